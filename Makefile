@@ -1,0 +1,56 @@
+# Centroid — the two commands of the quick start are `make demo` and `make test`.
+# Both provision what they need (a Python venv with the pinned klayout module,
+# a Redis server from apt) and are safe to run again.
+
+VENV        ?= .venv
+PYTHON      ?= python3
+VPY         := $(VENV)/bin/python
+SKILLS_DIR  := worker/skills
+CARGO       ?= cargo
+DEMO_DIR    ?= examples/ota5
+
+export CENTROID_PYTHON := $(abspath $(VPY))
+export CENTROID_SKILLS_DIR := $(abspath $(SKILLS_DIR))
+
+.PHONY: all build klayout redis demo test test-rust test-python lint bench clean
+
+all: build
+
+$(VENV)/.provisioned: $(SKILLS_DIR)/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r $(SKILLS_DIR)/requirements.txt
+	touch $@
+
+## klayout: a venv with the pinned pip `klayout` module, pytest and ruff
+klayout: $(VENV)/.provisioned
+
+## redis: a redis-server binary for the integration tests (apt, when missing)
+redis:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  echo "provisioning redis-server from apt"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq redis-server >/dev/null; }
+
+build:
+	$(CARGO) build --release --workspace --bins
+
+demo: klayout build
+	./target/release/centroid validate $(DEMO_DIR)
+
+lint: klayout
+	cd $(SKILLS_DIR) && ../../$(VENV)/bin/ruff check .
+
+test-python: klayout
+	cd $(SKILLS_DIR) && ../../$(VENV)/bin/python -m pytest -q
+
+test-rust: klayout redis
+	$(CARGO) test --workspace
+
+test: lint test-python test-rust
+
+bench: klayout build
+	@echo "see BENCHMARKS.md for the bench commands"
+
+clean:
+	$(CARGO) clean
+	rm -rf $(VENV)

@@ -1,0 +1,1 @@
+//! The Centroid coordinator: sessions, planning, candidate search, dispatch. Lands with the coordinator issue.

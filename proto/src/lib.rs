@@ -1,0 +1,1 @@
+//! gRPC contracts of Centroid (Coordinator and Worker services). The protos land with the worker and coordinator issues.
