@@ -1,1 +1,206 @@
-//! gRPC contracts of Centroid (Coordinator and Worker services). The protos land with the worker and coordinator issues.
+//! gRPC contracts of Centroid: the Coordinator and Worker services.
+//!
+//! Architecture invariant: this is the only crate that exposes prost types. The
+//! helpers here keep a structured [`v1::Error`] intact when it travels as the
+//! payload of a failed RPC (`tonic::Status` details) instead of flattening it to
+//! a string.
+
+use prost::Message;
+
+/// Generated messages, clients and servers of package `centroid.v1`.
+pub mod v1 {
+    tonic::include_proto!("centroid.v1");
+}
+
+pub use v1::{Error, ErrorCode};
+
+/// Version of the worker ↔ coordinator protocol. Registration carries it; a
+/// coordinator refuses a worker with another one (and the worker refuses a
+/// coordinator with another one). Bump on any incompatible change of these protos.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+impl ErrorCode {
+    /// The wire name used by the skill server and the brief, e.g. `"INVALID_PARAM"`.
+    pub fn wire_name(self) -> &'static str {
+        match self {
+            ErrorCode::Unspecified => "UNSPECIFIED",
+            ErrorCode::InvalidParam => "INVALID_PARAM",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::Conflict => "CONFLICT",
+            ErrorCode::DrcViolation => "DRC_VIOLATION",
+            ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::ServiceUnavailable => "SERVICE_UNAVAILABLE",
+            ErrorCode::ResourceExhausted => "RESOURCE_EXHAUSTED",
+            ErrorCode::InternalError => "INTERNAL_ERROR",
+        }
+    }
+
+    /// Parses a wire name; unknown names map to `INTERNAL_ERROR`.
+    pub fn from_wire_name(name: &str) -> ErrorCode {
+        match name {
+            "INVALID_PARAM" => ErrorCode::InvalidParam,
+            "NOT_FOUND" => ErrorCode::NotFound,
+            "CONFLICT" => ErrorCode::Conflict,
+            "DRC_VIOLATION" => ErrorCode::DrcViolation,
+            "TIMEOUT" => ErrorCode::Timeout,
+            "SERVICE_UNAVAILABLE" => ErrorCode::ServiceUnavailable,
+            "RESOURCE_EXHAUSTED" => ErrorCode::ResourceExhausted,
+            _ => ErrorCode::InternalError,
+        }
+    }
+
+    /// Whether the brief's retry policy retries this code at all.
+    pub fn is_retryable_by_default(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::Timeout
+                | ErrorCode::ServiceUnavailable
+                | ErrorCode::ResourceExhausted
+                | ErrorCode::InternalError
+        )
+    }
+
+    /// The gRPC status code that carries this error code.
+    pub fn grpc_code(self) -> tonic::Code {
+        match self {
+            ErrorCode::Unspecified => tonic::Code::Unknown,
+            ErrorCode::InvalidParam => tonic::Code::InvalidArgument,
+            ErrorCode::NotFound => tonic::Code::NotFound,
+            ErrorCode::Conflict => tonic::Code::FailedPrecondition,
+            ErrorCode::DrcViolation => tonic::Code::FailedPrecondition,
+            ErrorCode::Timeout => tonic::Code::DeadlineExceeded,
+            ErrorCode::ServiceUnavailable => tonic::Code::Unavailable,
+            ErrorCode::ResourceExhausted => tonic::Code::ResourceExhausted,
+            ErrorCode::InternalError => tonic::Code::Internal,
+        }
+    }
+}
+
+impl Error {
+    /// A new error with the code's default retryability and no details.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Error {
+        Error {
+            code: code as i32,
+            message: message.into(),
+            retryable: code.is_retryable_by_default(),
+            details_json: String::new(),
+        }
+    }
+
+    /// Overrides retryability.
+    pub fn with_retryable(mut self, retryable: bool) -> Error {
+        self.retryable = retryable;
+        self
+    }
+
+    /// Attaches a JSON object of details.
+    pub fn with_details(mut self, details: serde_json::Value) -> Error {
+        self.details_json = if details.is_null() {
+            String::new()
+        } else {
+            details.to_string()
+        };
+        self
+    }
+
+    /// The details as JSON (`Null` when there are none or they do not parse).
+    pub fn details(&self) -> serde_json::Value {
+        if self.details_json.is_empty() {
+            return serde_json::Value::Null;
+        }
+        serde_json::from_str(&self.details_json).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// The error code (unknown numbers read as `UNSPECIFIED`).
+    pub fn error_code(&self) -> ErrorCode {
+        ErrorCode::try_from(self.code).unwrap_or(ErrorCode::Unspecified)
+    }
+
+    /// A failed-RPC status: the matching gRPC code, the message, and this error
+    /// prost-encoded in the status details.
+    pub fn to_status(&self) -> tonic::Status {
+        let grpc_code = self.error_code().grpc_code();
+        let message = format!("{}: {}", self.error_code().wire_name(), self.message);
+        tonic::Status::with_details(grpc_code, message, self.encode_to_vec().into())
+    }
+
+    /// Recovers the structured error from a failed RPC. A status that carries
+    /// none (e.g. a transport failure) is mapped from its gRPC code.
+    pub fn from_status(status: &tonic::Status) -> Error {
+        if let Ok(error) = Error::decode(status.details())
+            && error.code != ErrorCode::Unspecified as i32
+        {
+            return error;
+        }
+        let code = match status.code() {
+            tonic::Code::InvalidArgument | tonic::Code::OutOfRange => ErrorCode::InvalidParam,
+            tonic::Code::NotFound => ErrorCode::NotFound,
+            tonic::Code::AlreadyExists
+            | tonic::Code::Aborted
+            | tonic::Code::FailedPrecondition => ErrorCode::Conflict,
+            tonic::Code::DeadlineExceeded => ErrorCode::Timeout,
+            tonic::Code::Unavailable | tonic::Code::Cancelled => ErrorCode::ServiceUnavailable,
+            tonic::Code::ResourceExhausted => ErrorCode::ResourceExhausted,
+            _ => ErrorCode::InternalError,
+        };
+        Error::new(code, status.message().to_string())
+    }
+}
+
+impl From<Error> for tonic::Status {
+    fn from(error: Error) -> tonic::Status {
+        error.to_status()
+    }
+}
+
+/// The check a coordinator applies to a registering worker (and a worker to the
+/// coordinator's answer): an `Err` carries a non-retryable CONFLICT error.
+pub fn check_protocol_version(peer_version: u32) -> Result<(), Error> {
+    if peer_version == PROTOCOL_VERSION {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorCode::Conflict,
+        format!(
+            "protocol version mismatch: peer speaks {peer_version}, this build speaks {PROTOCOL_VERSION}"
+        ),
+    )
+    .with_retryable(false)
+    .with_details(serde_json::json!({
+        "peer_protocol_version": peer_version,
+        "protocol_version": PROTOCOL_VERSION,
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn structured_error_survives_a_status_round_trip() {
+        let error = Error::new(ErrorCode::Timeout, "step s2 ran past the deadline")
+            .with_details(serde_json::json!({"step_id": "s2"}));
+        let status = error.to_status();
+        assert_eq!(status.code(), tonic::Code::DeadlineExceeded);
+        let back = Error::from_status(&status);
+        assert_eq!(back, error);
+        assert!(back.retryable);
+        assert_eq!(back.details()["step_id"], "s2");
+    }
+
+    #[test]
+    fn status_without_details_maps_from_grpc_code() {
+        let back = Error::from_status(&tonic::Status::unavailable("connection refused"));
+        assert_eq!(back.error_code(), ErrorCode::ServiceUnavailable);
+        assert!(back.retryable);
+    }
+
+    #[test]
+    fn protocol_version_mismatch_is_refused() {
+        assert!(check_protocol_version(PROTOCOL_VERSION).is_ok());
+        let error = check_protocol_version(PROTOCOL_VERSION + 1).unwrap_err();
+        assert_eq!(error.error_code(), ErrorCode::Conflict);
+        assert!(!error.retryable);
+        assert!(error.message.contains("protocol version mismatch"));
+    }
+}
