@@ -1,0 +1,111 @@
+"""The one place where skills are declared.
+
+Every skill is declared once with :func:`skill` (name, description, JSON Schema of
+its input, handler).  ``tools/list`` is generated from this registry and every
+``tools/call`` validates its arguments against the declared schema before the
+handler runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import jsonschema
+
+from centroid_skills.errors import INVALID_PARAM, SkillError
+
+if TYPE_CHECKING:
+    from centroid_skills.session import Session
+
+Handler = Callable[["Session", dict[str, Any]], dict[str, Any]]
+
+SKILL_MODULES = (
+    "centroid_skills.skills.debug",
+    "centroid_skills.skills.tech_skills",
+    "centroid_skills.skills.devices",
+    "centroid_skills.skills.matching",
+    "centroid_skills.skills.guard_ring",
+    "centroid_skills.skills.placement",
+    "centroid_skills.skills.drc",
+    "centroid_skills.skills.metrics",
+    "centroid_skills.skills.export",
+)
+
+VALIDATOR_CLASS = jsonschema.Draft202012Validator
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: Handler
+    validator: Any = field(repr=False, compare=False, default=None)
+
+    def tool_entry(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+
+    def validate(self, arguments: Any) -> None:
+        """Raise INVALID_PARAM with the JSON path of the first schema error."""
+        errors = sorted(self.validator.iter_errors(arguments), key=lambda e: (len(e.path), e.path))
+        if not errors:
+            return
+        best = jsonschema.exceptions.best_match(errors)
+        path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in best.absolute_path)
+        raise SkillError(
+            INVALID_PARAM,
+            f"invalid arguments for {self.name} at {path}: {best.message}",
+            {"path": path, "schema_path": "/".join(str(p) for p in best.absolute_schema_path),
+             "errors": len(errors)},
+        )
+
+
+_REGISTRY: dict[str, Skill] = {}
+
+
+def skill(name: str, description: str, input_schema: dict[str, Any]) -> Callable[[Handler], Handler]:
+    """Decorator declaring a skill.  The schema is checked to be a valid JSON Schema."""
+
+    def register(handler: Handler) -> Handler:
+        if name in _REGISTRY:
+            raise RuntimeError(f"skill {name} declared twice")
+        schema = dict(input_schema)
+        schema.setdefault("type", "object")
+        VALIDATOR_CLASS.check_schema(schema)
+        _REGISTRY[name] = Skill(name, description, schema, handler, VALIDATOR_CLASS(schema))
+        return handler
+
+    return register
+
+
+def load_all() -> dict[str, Skill]:
+    for module in SKILL_MODULES:
+        importlib.import_module(module)
+    return _REGISTRY
+
+
+def get(name: str) -> Skill | None:
+    return load_all().get(name)
+
+
+def tools_list() -> list[dict[str, Any]]:
+    return [s.tool_entry() for s in load_all().values()]
+
+
+# --- small schema helpers shared by skill modules -------------------------------------------
+
+def obj(properties: dict[str, Any], required: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    schema.update(extra)
+    return schema
+
+
+LENGTH_M = {"type": "number", "exclusiveMinimum": 0, "description": "length in metres"}
+POINT_UM = {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2,
+            "description": "[x, y] in micrometres"}
+NAME = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[A-Za-z0-9_.$:-]+$"}

@@ -1,0 +1,1 @@
+"""Skill families; each module declares its skills with :func:`centroid_skills.registry.skill`."""
