@@ -1,1 +1,30 @@
-//! The Centroid worker node: a gRPC service over a supervised pool of KLayout processes. Lands with the worker issue.
+//! The Centroid worker node: a gRPC `Worker` service over a supervised pool of
+//! long-lived headless KLayout processes ("skill servers", JSON-RPC on stdio).
+//!
+//! Code map (each file does one thing):
+//! - [`config`]: layered configuration (defaults → `centroid.toml` → `CENTROID_*` env → flags).
+//! - [`skill_process`]: one child process: spawn, JSON-RPC client over stdio, deadline, kill.
+//! - [`schema_check`]: the skill catalog from `tools/list`, JSON Schemas compiled once.
+//! - [`pool`]: N slots, one candidate per slot, admission without a queue.
+//! - [`supervisor`]: keeps a live child on every slot (restart after a death or a timeout).
+//! - [`candidate`]: runs one candidate's plan on a slot.
+//! - [`service`]: the tonic `Worker` service and the drain logic.
+//! - [`registration`]: registration with the coordinator and heartbeats on their own task.
+//! - [`node`]: wires it all together (used by `main.rs`, the tests and the bench).
+//!
+//! Architecture invariants: only this crate talks to KLayout; a call into KLayout
+//! always has a deadline; parameters are validated before KLayout sees them.
+
+pub mod candidate;
+pub mod config;
+pub mod error;
+pub mod node;
+pub mod pool;
+pub mod registration;
+pub mod schema_check;
+pub mod service;
+pub mod skill_process;
+pub mod supervisor;
+
+pub use config::WorkerConfig;
+pub use error::{SkillProcessError, WorkerError};

@@ -1,0 +1,120 @@
+//! Wires a worker node together: the pool, the skill catalog, the gRPC server on
+//! a bound listener, and (optionally) the registration task.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use centroid_proto::v1::worker_server::WorkerServer;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio_stream::wrappers::TcpListenerStream;
+
+use crate::config::WorkerConfig;
+use crate::error::WorkerError;
+use crate::pool::Pool;
+use crate::registration::{RegistrationSettings, spawn_registration};
+use crate::service::{WorkerService, WorkerState};
+use crate::skill_process::SkillServerCommand;
+use crate::supervisor;
+
+/// A serving worker node.
+pub struct Node {
+    pub local_address: SocketAddr,
+    pub state: Arc<WorkerState>,
+    /// fires when the coordinator refuses the registration
+    pub registration_refused: Option<oneshot::Receiver<WorkerError>>,
+    server_shutdown: oneshot::Sender<()>,
+    server_task: JoinHandle<Result<(), tonic::transport::Error>>,
+}
+
+impl Node {
+    /// Starts the skill servers, then serves the Worker service on `listener`,
+    /// then registers with the coordinator when one is configured.
+    pub async fn start(config: &WorkerConfig, listener: TcpListener) -> Result<Node, WorkerError> {
+        let local_address = listener.local_addr()?;
+        let command = SkillServerCommand {
+            python: config.python.clone(),
+            skills_dir: config.skills_dir.clone(),
+            memory_limit_bytes: config.memory_limit_bytes(),
+        };
+        let pool = Pool::new(command, config.slots, Duration::from_millis(config.startup_timeout_ms));
+        let (catalog, _server_info) = supervisor::start_all(&pool).await?;
+        let hostname = hostname();
+        let worker_id = config
+            .worker_id
+            .clone()
+            .unwrap_or_else(|| format!("{hostname}-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]));
+        let state = WorkerState::new(
+            worker_id,
+            pool,
+            catalog,
+            Duration::from_millis(config.drain_grace_ms),
+            Duration::from_millis(config.default_deadline_ms),
+        );
+
+        let (server_shutdown, shutdown_requested) = oneshot::channel::<()>();
+        let service = WorkerServer::new(WorkerService::new(state.clone()))
+            .max_decoding_message_size(64 * 1024 * 1024)
+            .max_encoding_message_size(512 * 1024 * 1024);
+        let server_task = tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(service)
+                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async {
+                    let _ = shutdown_requested.await;
+                }),
+        );
+        tracing::info!(address = %local_address, worker_id = %state.worker_id, slots = config.slots, "worker serving");
+
+        let mut registration_refused = None;
+        if let Some(coordinator_url) = &config.coordinator {
+            let (refused_sender, refused_receiver) = oneshot::channel();
+            let settings = RegistrationSettings {
+                coordinator_url: coordinator_url.clone(),
+                advertise_address: config
+                    .advertise_address
+                    .clone()
+                    .unwrap_or_else(|| format!("http://{local_address}")),
+                heartbeat_interval: Duration::from_millis(config.heartbeat_interval_ms),
+                hostname,
+            };
+            state.attach_registration(spawn_registration(state.clone(), settings, refused_sender));
+            registration_refused = Some(refused_receiver);
+        } else {
+            tracing::info!("no coordinator configured: running standalone");
+        }
+
+        Ok(Node {
+            local_address,
+            state,
+            registration_refused,
+            server_shutdown,
+            server_task,
+        })
+    }
+
+    /// Stops serving, deregisters if still registered, and stops the idle
+    /// skill servers (end of stdin, then SIGKILL after a short grace).
+    pub async fn stop(self) -> Result<(), WorkerError> {
+        self.state.stop_registration("stopped").await;
+        let _ = self.server_shutdown.send(());
+        let served = self.server_task.await.unwrap_or(Ok(()));
+        let processes = self.state.pool().take_idle_processes();
+        let mut stops = tokio::task::JoinSet::new();
+        for process in processes {
+            stops.spawn(process.shut_down(Duration::from_secs(2)));
+        }
+        while stops.join_next().await.is_some() {}
+        served.map_err(WorkerError::from)
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_string())
+        .ok()
+        .filter(|name| !name.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".to_string())
+}

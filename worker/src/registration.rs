@@ -1,0 +1,190 @@
+//! Registration with the coordinator and heartbeats, on their own tokio task so
+//! that busy slots never starve them. The coordinator being down is retried with
+//! back-off; a refusal (protocol version mismatch) is fatal and reported once.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use centroid_proto::v1::coordinator_client::CoordinatorClient;
+use centroid_proto::v1::{DeregisterWorkerRequest, HeartbeatRequest, RegisterWorkerRequest, WorkerInfo};
+use centroid_proto::{Error, PROTOCOL_VERSION, check_protocol_version};
+use tokio::sync::{oneshot, watch};
+use tokio::task::JoinHandle;
+use tonic::transport::{Channel, Endpoint};
+
+use crate::error::WorkerError;
+use crate::service::WorkerState;
+
+const FIRST_BACKOFF: Duration = Duration::from_millis(200);
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+const DEREGISTER_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Where and how to register.
+#[derive(Debug, Clone)]
+pub struct RegistrationSettings {
+    /// e.g. "http://127.0.0.1:50051"
+    pub coordinator_url: String,
+    /// the address the coordinator reaches this worker at
+    pub advertise_address: String,
+    pub heartbeat_interval: Duration,
+    pub hostname: String,
+}
+
+/// The running registration task.
+#[derive(Debug)]
+pub struct RegistrationHandle {
+    stop: watch::Sender<Option<String>>,
+    task: JoinHandle<()>,
+}
+
+impl RegistrationHandle {
+    /// Stops heartbeats and deregisters (if registered), waiting a few seconds at most.
+    pub async fn deregister(self, reason: &str) {
+        self.stop.send_replace(Some(reason.to_string()));
+        let _ = tokio::time::timeout(DEREGISTER_TIMEOUT + Duration::from_secs(1), self.task).await;
+    }
+}
+
+/// Starts the registration task. A refusal by the coordinator is sent on `refused`.
+pub fn spawn_registration(
+    state: Arc<WorkerState>,
+    settings: RegistrationSettings,
+    refused: oneshot::Sender<WorkerError>,
+) -> RegistrationHandle {
+    let (stop, stop_requested) = watch::channel(None);
+    let task = tokio::spawn(registration_loop(state, settings, stop_requested, refused));
+    RegistrationHandle { stop, task }
+}
+
+enum RegisterFailure {
+    /// the coordinator answered and said no: do not retry
+    Refused(String),
+    /// the coordinator could not be reached or failed: retry later
+    Unreachable(String),
+}
+
+async fn registration_loop(
+    state: Arc<WorkerState>,
+    settings: RegistrationSettings,
+    mut stop_requested: watch::Receiver<Option<String>>,
+    refused: oneshot::Sender<WorkerError>,
+) {
+    let mut backoff = FIRST_BACKOFF;
+    let mut registered_client: Option<CoordinatorClient<Channel>> = None;
+    let mut heartbeat_interval = settings.heartbeat_interval;
+    loop {
+        if stop_requested.borrow().is_some() {
+            break;
+        }
+        let Some(client) = registered_client.as_mut() else {
+            match register(&state, &settings).await {
+                Ok((client, interval)) => {
+                    tracing::info!(coordinator = %settings.coordinator_url, worker_id = %state.worker_id, "registered with the coordinator");
+                    registered_client = Some(client);
+                    heartbeat_interval = interval.unwrap_or(settings.heartbeat_interval);
+                    backoff = FIRST_BACKOFF;
+                }
+                Err(RegisterFailure::Refused(message)) => {
+                    tracing::error!(coordinator = %settings.coordinator_url, %message, "coordinator refused the registration");
+                    let _ = refused.send(WorkerError::RegistrationRefused(message));
+                    return;
+                }
+                Err(RegisterFailure::Unreachable(message)) => {
+                    tracing::warn!(coordinator = %settings.coordinator_url, %message, retry_in_ms = backoff.as_millis() as u64, "registration failed; retrying");
+                    if wait_or_stop(backoff, &mut stop_requested).await {
+                        break;
+                    }
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                }
+            }
+            continue;
+        };
+        if wait_or_stop(heartbeat_interval, &mut stop_requested).await {
+            break;
+        }
+        let heartbeat = HeartbeatRequest {
+            worker_id: state.worker_id.clone(),
+            free_slots: state.pool().free_slot_count() as u32,
+            running_candidates: state.pool().running_candidates(),
+            draining: state.is_draining(),
+            protocol_version: PROTOCOL_VERSION,
+        };
+        match client.heartbeat(heartbeat).await {
+            Ok(response) if response.get_ref().known => {}
+            Ok(_) => {
+                tracing::warn!("coordinator does not know this worker; registering again");
+                registered_client = None;
+            }
+            Err(status) => {
+                tracing::warn!(code = ?status.code(), message = status.message(), "heartbeat failed; registering again");
+                registered_client = None;
+            }
+        }
+    }
+    let reason = stop_requested.borrow().clone().unwrap_or_default();
+    if let Some(mut client) = registered_client {
+        let request = DeregisterWorkerRequest {
+            worker_id: state.worker_id.clone(),
+            reason,
+        };
+        match tokio::time::timeout(DEREGISTER_TIMEOUT, client.deregister_worker(request)).await {
+            Ok(Ok(_)) => tracing::info!("deregistered from the coordinator"),
+            Ok(Err(status)) => tracing::warn!(message = status.message(), "deregistration failed"),
+            Err(_) => tracing::warn!("deregistration timed out"),
+        }
+    }
+}
+
+/// Sleeps `duration`; `true` when a stop was requested meanwhile.
+async fn wait_or_stop(duration: Duration, stop_requested: &mut watch::Receiver<Option<String>>) -> bool {
+    let stopped = tokio::select! {
+        _ = tokio::time::sleep(duration) => false,
+        _ = stop_requested.wait_for(Option::is_some) => true,
+    };
+    stopped || stop_requested.borrow().is_some()
+}
+
+async fn register(
+    state: &WorkerState,
+    settings: &RegistrationSettings,
+) -> Result<(CoordinatorClient<Channel>, Option<Duration>), RegisterFailure> {
+    let endpoint = Endpoint::from_shared(settings.coordinator_url.clone())
+        .map_err(|error| RegisterFailure::Refused(format!("bad coordinator url `{}`: {error}", settings.coordinator_url)))?
+        .connect_timeout(REQUEST_TIMEOUT)
+        .timeout(REQUEST_TIMEOUT);
+    let channel = endpoint
+        .connect()
+        .await
+        .map_err(|error| RegisterFailure::Unreachable(format!("cannot connect: {error}")))?;
+    let mut client = CoordinatorClient::new(channel);
+    let catalog = state.catalog();
+    let request = RegisterWorkerRequest {
+        worker: Some(WorkerInfo {
+            worker_id: state.worker_id.clone(),
+            address: settings.advertise_address.clone(),
+            slots: state.pool().slot_count() as u32,
+            skills: catalog.skill_names(),
+            klayout_version: catalog.klayout_version.clone(),
+            protocol_version: PROTOCOL_VERSION,
+            hostname: settings.hostname.clone(),
+        }),
+    };
+    let response = match client.register_worker(request).await {
+        Ok(response) => response.into_inner(),
+        Err(status) => {
+            let error = Error::from_status(&status);
+            let message = format!("{}: {}", error.error_code().wire_name(), error.message);
+            return Err(if error.retryable {
+                RegisterFailure::Unreachable(message)
+            } else {
+                RegisterFailure::Refused(message)
+            });
+        }
+    };
+    if let Err(error) = check_protocol_version(response.protocol_version) {
+        return Err(RegisterFailure::Refused(error.message));
+    }
+    let interval = (response.heartbeat_interval_ms > 0).then(|| Duration::from_millis(response.heartbeat_interval_ms));
+    Ok((client, interval))
+}

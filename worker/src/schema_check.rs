@@ -1,0 +1,152 @@
+//! The skill catalog: every skill from `tools/list` with its input JSON Schema,
+//! compiled once. Arguments are checked here, in Rust, before KLayout sees them.
+
+use std::collections::BTreeMap;
+
+use centroid_proto::{Error, ErrorCode};
+use serde_json::{Value, json};
+
+use crate::error::WorkerError;
+use crate::skill_process::{ServerInfo, ToolDescription};
+
+struct CatalogEntry {
+    description: String,
+    input_schema: Value,
+    validator: jsonschema::Validator,
+}
+
+/// The skills one kind of skill server offers, with compiled validators.
+pub struct SkillCatalog {
+    skills: BTreeMap<String, CatalogEntry>,
+    pub klayout_version: String,
+    pub server_version: String,
+}
+
+impl std::fmt::Debug for SkillCatalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SkillCatalog")
+            .field("skills", &self.skills.keys().collect::<Vec<_>>())
+            .field("klayout_version", &self.klayout_version)
+            .finish()
+    }
+}
+
+/// Largest number of schema violations reported back for one step.
+const MAX_REPORTED_VIOLATIONS: usize = 8;
+
+impl SkillCatalog {
+    /// Compiles every skill's schema; a schema that does not compile stops the worker.
+    pub fn build(tools: Vec<ToolDescription>, server_info: &ServerInfo) -> Result<SkillCatalog, WorkerError> {
+        let mut skills = BTreeMap::new();
+        for tool in tools {
+            let validator = jsonschema::validator_for(&tool.input_schema).map_err(|error| WorkerError::SkillSchema {
+                skill: tool.name.clone(),
+                message: error.to_string(),
+            })?;
+            skills.insert(
+                tool.name,
+                CatalogEntry {
+                    description: tool.description,
+                    input_schema: tool.input_schema,
+                    validator,
+                },
+            );
+        }
+        Ok(SkillCatalog {
+            skills,
+            klayout_version: server_info.klayout_version.clone(),
+            server_version: server_info.server.version.clone(),
+        })
+    }
+
+    pub fn skill_names(&self) -> Vec<String> {
+        self.skills.keys().cloned().collect()
+    }
+
+    pub fn contains(&self, skill: &str) -> bool {
+        self.skills.contains_key(skill)
+    }
+
+    /// (name, description, input schema) of every skill, sorted by name.
+    pub fn describe(&self) -> Vec<(String, String, Value)> {
+        self.skills
+            .iter()
+            .map(|(name, entry)| (name.clone(), entry.description.clone(), entry.input_schema.clone()))
+            .collect()
+    }
+
+    /// NOT_FOUND for an unknown skill; INVALID_PARAM with the JSON pointer of
+    /// each violation for arguments the schema refuses.
+    pub fn check_arguments(&self, skill: &str, arguments: &Value) -> Result<(), Error> {
+        let Some(entry) = self.skills.get(skill) else {
+            return Err(Error::new(ErrorCode::NotFound, format!("unknown skill `{skill}`"))
+                .with_details(json!({"skill": skill, "known_skills": self.skill_names()})));
+        };
+        let violations: Vec<(String, String)> = entry
+            .validator
+            .iter_errors(arguments)
+            .take(MAX_REPORTED_VIOLATIONS)
+            .map(|violation| (violation.instance_path().as_str().to_string(), violation.to_string()))
+            .collect();
+        let Some((first_pointer, first_message)) = violations.first().cloned() else {
+            return Ok(());
+        };
+        let shown_pointer = if first_pointer.is_empty() { "/".to_string() } else { first_pointer.clone() };
+        Err(Error::new(
+            ErrorCode::InvalidParam,
+            format!("invalid arguments for `{skill}` at {shown_pointer}: {first_message}"),
+        )
+        .with_details(json!({
+            "skill": skill,
+            "pointer": first_pointer,
+            "violations": violations
+                .iter()
+                .map(|(pointer, message)| json!({"pointer": pointer, "message": message}))
+                .collect::<Vec<_>>(),
+        })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::skill_process::ServerName;
+
+    fn catalog() -> SkillCatalog {
+        let tools = vec![ToolDescription {
+            name: "debug.sleep".into(),
+            description: "sleeps".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {"seconds": {"type": "number", "minimum": 0}},
+                "required": ["seconds"],
+                "additionalProperties": false
+            }),
+        }];
+        let info = ServerInfo {
+            protocol_version: "2024-11-05".into(),
+            klayout_version: "0.30".into(),
+            server: ServerName::default(),
+        };
+        SkillCatalog::build(tools, &info).unwrap()
+    }
+
+    #[test]
+    fn bad_type_is_invalid_param_with_pointer() {
+        let error = catalog().check_arguments("debug.sleep", &json!({"seconds": "ten"})).unwrap_err();
+        assert_eq!(error.error_code(), ErrorCode::InvalidParam);
+        assert!(!error.retryable);
+        assert_eq!(error.details()["pointer"], "/seconds");
+    }
+
+    #[test]
+    fn unknown_skill_is_not_found() {
+        let error = catalog().check_arguments("device.teleport", &json!({})).unwrap_err();
+        assert_eq!(error.error_code(), ErrorCode::NotFound);
+    }
+
+    #[test]
+    fn good_arguments_pass() {
+        assert!(catalog().check_arguments("debug.sleep", &json!({"seconds": 0.5})).is_ok());
+    }
+}
