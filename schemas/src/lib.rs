@@ -1,0 +1,29 @@
+//! Centroid's inputs: the JSON Schemas of `netlist.json`, `drc_rules.json` and
+//! `objectives.json` (seed 001 §5.2–5.4, versions per §5.6), and the typed, checked model
+//! built from them — the flattened [`Circuit`] with net types and recognised modules, the
+//! [`DrcRuleSet`] with layer roles, and the [`DesignObjectives`].
+//!
+//! Loading goes JSON → schema version → JSON Schema → serde → semantic checks; every
+//! problem names the file, the JSON pointer and what would be valid, and all problems of
+//! all files are reported together ([`InputErrors`]).
+
+pub mod circuit;
+pub mod drc_rules;
+mod flatten;
+pub mod issue;
+pub mod layer_roles;
+pub mod modules;
+pub mod netlist;
+pub mod objectives;
+pub mod schema_check;
+pub mod source;
+pub mod task_context;
+pub mod version;
+
+pub use circuit::{Circuit, Device, DeviceParams, DeviceType, Net, NetType, TerminalRef, infer_net_type};
+pub use drc_rules::{DerivedLayer, DerivedOp, DrcRule, DrcRuleSet, LayerDef, RuleType};
+pub use issue::{InputErrors, InputIssue};
+pub use modules::{CircuitModule, ModuleMember, ModuleType, recognize_modules};
+pub use objectives::{DesignConstraints, DesignObjectives, Objective, ObjectiveName};
+pub use task_context::{InputFile, InputPaths, Loaded, TaskContext, TaskInputs, load_drc_rules, load_netlist, load_objectives};
+pub use version::{InputKind, ResolvedVersion, SchemaVersion};

@@ -1,0 +1,77 @@
+//! Validation of a document against the JSON Schema of its kind and version.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use jsonschema::Validator;
+use serde_json::Value;
+
+use crate::issue::IssueSink;
+use crate::version::{InputKind, SchemaVersion};
+
+/// The JSON Schema text of a kind at a supported version.
+pub fn schema_text(kind: InputKind, version: SchemaVersion) -> Option<&'static str> {
+    let text = match (kind, (version.major, version.minor, version.patch)) {
+        (InputKind::Netlist, (1, 0, 0)) => include_str!("../json/netlist-1.0.0.schema.json"),
+        (InputKind::Netlist, (1, 1, 0)) => include_str!("../json/netlist-1.1.0.schema.json"),
+        (InputKind::DrcRules, (1, 0, 0)) => include_str!("../json/drc_rules-1.0.0.schema.json"),
+        (InputKind::DrcRules, (1, 1, 0)) => include_str!("../json/drc_rules-1.1.0.schema.json"),
+        (InputKind::Objectives, (1, 0, 0)) => include_str!("../json/objectives-1.0.0.schema.json"),
+        _ => return None,
+    };
+    Some(text)
+}
+
+fn validators() -> &'static HashMap<(InputKind, SchemaVersion), Validator> {
+    static VALIDATORS: OnceLock<HashMap<(InputKind, SchemaVersion), Validator>> = OnceLock::new();
+    VALIDATORS.get_or_init(|| {
+        let mut validators = HashMap::new();
+        for kind in InputKind::ALL {
+            for &version in kind.supported_versions() {
+                let text = schema_text(kind, version).expect("every supported version has a schema");
+                let schema: Value = serde_json::from_str(text).expect("bundled schemas are valid JSON");
+                let validator = jsonschema::draft7::new(&schema).expect("bundled schemas are valid draft-07 schemas");
+                validators.insert((kind, version), validator);
+            }
+        }
+        validators
+    })
+}
+
+/// Longest message text kept from the schema validator (it quotes the offending value).
+const MAX_MESSAGE_CHARS: usize = 300;
+
+/// Checks `document` against the schema; every violation goes into `sink`.
+pub(crate) fn check_against_schema(kind: InputKind, version: SchemaVersion, document: &Value, sink: &mut IssueSink) {
+    let validator = &validators()[&(kind, version)];
+    for error in validator.iter_errors(document) {
+        let pointer = error.instance_path().as_str().to_owned();
+        let message = explain(kind, &pointer, &error);
+        sink.push(pointer, message);
+    }
+}
+
+fn explain(kind: InputKind, pointer: &str, error: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::ValidationErrorKind;
+    let is_one_of = matches!(error.kind(), ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::OneOfMultipleValid { .. });
+    if is_one_of {
+        let segments: Vec<&str> = pointer.split('/').collect();
+        let expected = match (kind, segments.as_slice()) {
+            (InputKind::DrcRules, ["", "layers", _]) => {
+                Some("expected a GDS layer number (integer) or an object {\"layer\": integer, \"datatype\"?: integer, \"role\"?: string}")
+            }
+            (InputKind::Netlist, ["", "cells", _, "nets", _]) => {
+                Some("expected a net name or an object {\"name\": string, \"type\"?: \"power\" | \"ground\" | \"signal\"}")
+            }
+            _ => None,
+        };
+        if let Some(expected) = expected {
+            return expected.to_owned();
+        }
+    }
+    let mut message = error.to_string();
+    if message.chars().count() > MAX_MESSAGE_CHARS {
+        message = message.chars().take(MAX_MESSAGE_CHARS).collect::<String>() + "…";
+    }
+    message
+}

@@ -1,0 +1,195 @@
+//! Loading the three input files into a [`TaskContext`]: JSON → schema version →
+//! JSON Schema → typed model → semantic checks, with every problem of every file
+//! reported together.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::circuit::{Circuit, DeviceType};
+use crate::drc_rules::{DrcRuleSet, build_rule_set, check_required_roles};
+use crate::flatten::flatten;
+use crate::issue::{InputErrors, InputIssue, IssueSink};
+use crate::modules::recognize_modules;
+use crate::netlist::{NetlistDocument, check_netlist};
+use crate::objectives::{DesignObjectives, build_objectives};
+use crate::schema_check::check_against_schema;
+use crate::source::{parse_json_document, read_input_file};
+use crate::version::{InputKind, ResolvedVersion, resolve_version};
+
+/// The raw contents of one input file, labelled for messages (its path, or its name).
+#[derive(Debug, Clone)]
+pub struct InputFile {
+    pub label: String,
+    pub bytes: Vec<u8>,
+}
+
+/// The three input files of a job.
+#[derive(Debug, Clone)]
+pub struct TaskInputs {
+    pub netlist: InputFile,
+    pub drc_rules: InputFile,
+    pub objectives: InputFile,
+}
+
+/// Paths of the three input files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputPaths {
+    pub netlist: PathBuf,
+    pub drc_rules: PathBuf,
+    pub objectives: PathBuf,
+}
+
+impl InputPaths {
+    /// `DIR/netlist.json`, `DIR/drc_rules.json`, `DIR/objectives.json`.
+    pub fn in_dir(dir: &Path) -> Self {
+        Self {
+            netlist: dir.join(InputKind::Netlist.file_name()),
+            drc_rules: dir.join(InputKind::DrcRules.file_name()),
+            objectives: dir.join(InputKind::Objectives.file_name()),
+        }
+    }
+}
+
+impl TaskInputs {
+    /// Reads the three files; every unreadable file is reported.
+    pub fn read(paths: &InputPaths) -> Result<Self, InputErrors> {
+        let read = |path: &Path| read_input_file(path).map(|bytes| InputFile { label: path.display().to_string(), bytes });
+        match (read(&paths.netlist), read(&paths.drc_rules), read(&paths.objectives)) {
+            (Ok(netlist), Ok(drc_rules), Ok(objectives)) => Ok(Self { netlist, drc_rules, objectives }),
+            (netlist, drc_rules, objectives) => Err(InputErrors::merge(
+                [netlist.err(), drc_rules.err(), objectives.err()].into_iter().flatten(),
+            )
+            .expect("at least one read failed")),
+        }
+    }
+}
+
+/// What a job works on (seed 001 appendix E).
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskContext {
+    pub circuit: Circuit,
+    pub drc_rules: DrcRuleSet,
+    pub objectives: DesignObjectives,
+    pub session_id: String,
+    /// Things worth knowing that do not stop the job (e.g. a newer minor schema version).
+    pub warnings: Vec<InputIssue>,
+}
+
+/// A checked document with its version and warnings.
+#[derive(Debug, Clone)]
+pub struct Loaded<T> {
+    pub value: T,
+    pub version: ResolvedVersion,
+    pub warnings: Vec<InputIssue>,
+}
+
+/// JSON → version → schema → serde, the same for every kind.
+fn decode<T: DeserializeOwned>(kind: InputKind, file: &InputFile) -> Result<(T, ResolvedVersion, IssueSink, Vec<InputIssue>), InputErrors> {
+    let document = parse_json_document(&file.label, &file.bytes)?;
+    let mut sink = IssueSink::new(&file.label);
+    let Some(version) = resolve_version(kind, &document, &mut sink) else {
+        return Err(sink.finish(()).unwrap_err());
+    };
+    let mut warnings = Vec::new();
+    if version.is_migrated() {
+        warnings.push(InputIssue {
+            file: file.label.clone(),
+            pointer: "/schema_version".to_owned(),
+            message: format!(
+                "schema_version {} is newer than this Centroid knows; read as {} (fields it does not know are ignored)",
+                version.declared, version.read_as
+            ),
+        });
+    }
+    check_against_schema(kind, version.read_as, &document, &mut sink);
+    if !sink.is_empty() {
+        return Err(sink.finish(()).unwrap_err());
+    }
+    match serde_json::from_value::<T>(document) {
+        Ok(value) => Ok((value, version, sink, warnings)),
+        Err(error) => {
+            sink.push("", format!("cannot read the document: {error}"));
+            Err(sink.finish(()).unwrap_err())
+        }
+    }
+}
+
+/// Parses and checks `netlist.json`: the flattened circuit with net types and modules.
+pub fn load_netlist(file: &InputFile) -> Result<Loaded<Circuit>, InputErrors> {
+    let (document, version, mut sink, mut warnings) = decode::<NetlistDocument>(InputKind::Netlist, file)?;
+    if !check_netlist(&document, &mut sink) {
+        return Err(sink.finish(()).unwrap_err());
+    }
+    let (mut circuit, flatten_warnings) = flatten(&document);
+    if circuit.devices.is_empty() {
+        sink.push("/top", format!("top cell \"{}\" has no devices, not even in its subcells; there is nothing to lay out", circuit.name));
+        return Err(sink.finish(()).unwrap_err());
+    }
+    warnings.extend(flatten_warnings.into_iter().map(|(pointer, message)| InputIssue { file: file.label.clone(), pointer, message }));
+    circuit.modules = recognize_modules(&circuit);
+    Ok(Loaded { value: circuit, version, warnings })
+}
+
+/// Parses and checks `drc_rules.json`.
+pub fn load_drc_rules(file: &InputFile) -> Result<Loaded<DrcRuleSet>, InputErrors> {
+    let (document, version, mut sink, warnings) = decode(InputKind::DrcRules, file)?;
+    match build_rule_set(document, &mut sink) {
+        Some(rule_set) => Ok(Loaded { value: rule_set, version, warnings }),
+        None => Err(sink.finish(()).unwrap_err()),
+    }
+}
+
+/// Parses and checks `objectives.json`.
+pub fn load_objectives(file: &InputFile) -> Result<Loaded<DesignObjectives>, InputErrors> {
+    let (document, version, mut sink, warnings) = decode(InputKind::Objectives, file)?;
+    match build_objectives(document, &mut sink) {
+        Some(objectives) => Ok(Loaded { value: objectives, version, warnings }),
+        None => Err(sink.finish(()).unwrap_err()),
+    }
+}
+
+impl TaskContext {
+    /// Loads all three inputs; the errors of every file are reported together.
+    pub fn load(inputs: &TaskInputs, session_id: impl Into<String>) -> Result<TaskContext, InputErrors> {
+        let netlist = load_netlist(&inputs.netlist);
+        let drc_rules = load_drc_rules(&inputs.drc_rules);
+        let objectives = load_objectives(&inputs.objectives);
+        let (netlist, drc_rules, objectives) = match (netlist, drc_rules, objectives) {
+            (Ok(netlist), Ok(drc_rules), Ok(objectives)) => (netlist, drc_rules, objectives),
+            (netlist, drc_rules, objectives) => {
+                return Err(InputErrors::merge([netlist.err(), drc_rules.err(), objectives.err()].into_iter().flatten())
+                    .expect("at least one file failed"));
+            }
+        };
+        // What the circuit needs of the rule set.
+        let mut sink = IssueSink::new(&inputs.drc_rules.label);
+        if netlist.value.has_device_type(DeviceType::Pmos) {
+            check_required_roles(&drc_rules.value, &["nwell"], &mut sink);
+        }
+        let issues = sink.into_issues();
+        if !issues.is_empty() {
+            let mut issues = issues;
+            for issue in &mut issues {
+                issue.message.push_str(&format!(" — the netlist {} has pmos devices", inputs.netlist.label));
+            }
+            return Err(InputErrors { issues });
+        }
+        let mut warnings = netlist.warnings;
+        warnings.extend(drc_rules.warnings);
+        warnings.extend(objectives.warnings);
+        Ok(TaskContext {
+            circuit: netlist.value,
+            drc_rules: drc_rules.value,
+            objectives: objectives.value,
+            session_id: session_id.into(),
+            warnings,
+        })
+    }
+
+    /// Reads the three files and loads them.
+    pub fn load_paths(paths: &InputPaths, session_id: impl Into<String>) -> Result<TaskContext, InputErrors> {
+        TaskContext::load(&TaskInputs::read(paths)?, session_id)
+    }
+}
