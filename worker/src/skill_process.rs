@@ -98,7 +98,8 @@ pub struct ToolError {
 pub struct SkillProcess {
     child: Child,
     pid: u32,
-    stdin: ChildStdin,
+    /// `None` once closed (end of input asks the child to exit)
+    stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     next_request_id: u64,
     log_context: Arc<Mutex<LogContext>>,
@@ -145,7 +146,7 @@ impl SkillProcess {
         Ok(SkillProcess {
             child,
             pid,
-            stdin,
+            stdin: Some(stdin),
             stdout: BufReader::new(stdout),
             next_request_id: 1,
             log_context,
@@ -223,8 +224,11 @@ impl SkillProcess {
     }
 
     async fn write_line(&mut self, line: &[u8]) -> std::io::Result<()> {
-        self.stdin.write_all(line).await?;
-        self.stdin.flush().await
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdin already closed"));
+        };
+        stdin.write_all(line).await?;
+        stdin.flush().await
     }
 
     async fn exit_error_or(&mut self, error: std::io::Error) -> SkillProcessError {
@@ -290,7 +294,7 @@ impl SkillProcess {
 
     /// Closes stdin (the child exits 0 at end of input), waits up to `grace`, then kills.
     pub async fn shut_down(mut self, grace: Duration) {
-        let _ = self.stdin.shutdown().await;
+        drop(self.stdin.take());
         match tokio::time::timeout(grace, self.child.wait()).await {
             Ok(Ok(status)) => tracing::debug!(pid = self.pid, status = %describe_exit_status(status), "skill server stopped"),
             _ => self.kill().await,
