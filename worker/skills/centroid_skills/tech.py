@@ -46,6 +46,12 @@ for _role, _names in {
         ROLE_BY_NAME[_name.lower()] = _role
 
 EXPLICIT_ONLY_ROLES = {"tap", "pwell", "poly_contact_marker", "poly_res", "mim"}
+# Roles only special devices draw: rules on layers built from them do not constrain
+# ordinary transistors and wiring (pass a context that names them to include them).
+EXOTIC_ROLES = frozenset({"poly_res", "mim"})
+DEFAULT_CONTEXT: frozenset[str] = frozenset()
+RESISTOR_CONTEXT = frozenset({"poly", "poly_res", "contact", "metal1", "via1", "metal2",
+                              "poly_contact_marker"})
 METAL_ROLES = tuple(f"metal{i}" for i in range(1, 10))
 VIA_ROLES = tuple(f"via{i}" for i in range(1, 9))
 
@@ -277,11 +283,36 @@ class Technology:
                        "source": self.layers[name].role_source}
                 for role, name in sorted(self.roles.items())}
 
+    def can_exist(self, name: str, context: frozenset[str] | None) -> bool:
+        """Whether layer/derived layer ``name`` can hold shapes when only the roles in
+        ``context`` are drawn (None: every role except the exotic markers)."""
+        ctx = DEFAULT_CONTEXT if context is None else context
+        if name in self.layers:
+            role = self.layers[name].role
+            if role is None:
+                return False
+            return role in ctx or (context is None and role not in EXOTIC_ROLES)
+        if name in self.derived:
+            op, a, b = self.derived[name]
+            if op == "and":
+                return self.can_exist(a, context) and self.can_exist(b, context)
+            if op == "or":
+                return self.can_exist(a, context) or self.can_exist(b, context)
+            return self.can_exist(a, context)
+        return False
+
     # -- rule lookup --------------------------------------------------------------------------
-    def rules_for(self, rtype: str, role: str, role2: str | None = None) -> list[Rule]:
+    def rules_for(self, rtype: str, role: str, role2: str | None = None,
+                  context: frozenset[str] | None = None) -> list[Rule]:
+        """Rules of ``rtype`` whose layer (and layer2) can hold shapes of ``role`` (``role2``)
+        when the roles of ``context`` are drawn (rules on layers that cannot exist there,
+        e.g. a resistor-body layer for a transistor, are skipped)."""
         out = []
         for r in self.rules:
             if r.type != rtype:
+                continue
+            if not self.can_exist(r.layer, context) or (
+                    r.layer2 is not None and not self.can_exist(r.layer2, context)):
                 continue
             r1 = self.roles_of(r.layer)
             r2 = self.roles_of(r.layer2) if r.layer2 else None
@@ -297,31 +328,34 @@ class Technology:
                 out.append(r)
         return out
 
-    def rule_min(self, rtype: str, role: str, role2: str | None = None, default: int = 0) -> int:
+    def rule_min(self, rtype: str, role: str, role2: str | None = None, default: int = 0,
+                 context: frozenset[str] | None = None) -> int:
         """Largest ``min`` (nm, snapped up to grid) over matching rules, else ``default``."""
-        values = [r.min for r in self.rules_for(rtype, role, role2) if r.min is not None]
+        values = [r.min for r in self.rules_for(rtype, role, role2, context) if r.min is not None]
         if not values:
             return default
         return self.snap_up(max(self.nm(v) for v in values))
 
-    def rule_max(self, rtype: str, role: str, role2: str | None = None) -> int | None:
-        values = [r.max for r in self.rules_for(rtype, role, role2) if r.max is not None]
+    def rule_max(self, rtype: str, role: str, role2: str | None = None,
+                 context: frozenset[str] | None = None) -> int | None:
+        values = [r.max for r in self.rules_for(rtype, role, role2, context) if r.max is not None]
         if not values:
             return None
         return self.snap_down(min(self.nm(v) for v in values))
 
-    def width(self, role: str) -> int:
+    def width(self, role: str, context: frozenset[str] | None = None) -> int:
         """Minimum width of ``role`` (0 when no rule)."""
-        return self.rule_min("width", role)
+        return self.rule_min("width", role, None, 0, context)
 
-    def space(self, role: str, role2: str | None = None) -> int:
-        return self.rule_min("spacing", role, role2)
+    def space(self, role: str, role2: str | None = None,
+              context: frozenset[str] | None = None) -> int:
+        return self.rule_min("spacing", role, role2, 0, context)
 
-    def enc(self, outer: str, inner: str) -> int:
-        return self.rule_min("enclosure", outer, inner)
+    def enc(self, outer: str, inner: str, context: frozenset[str] | None = None) -> int:
+        return self.rule_min("enclosure", outer, inner, 0, context)
 
-    def ext(self, layer: str, past: str) -> int:
-        return self.rule_min("extension", layer, past)
+    def ext(self, layer: str, past: str, context: frozenset[str] | None = None) -> int:
+        return self.rule_min("extension", layer, past, 0, context)
 
     def cut_size(self, role: str) -> int:
         """Size of a square cut: ``min == max`` of its width rule, else its min width,
