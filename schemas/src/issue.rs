@@ -55,15 +55,27 @@ impl InputErrors {
 pub(crate) struct IssueSink {
     file: String,
     issues: Vec<InputIssue>,
+    /// Issues before this index came from the JSON Schema; a later check does not
+    /// report a second problem at a pointer the schema already flagged.
+    schema_issue_count: usize,
 }
 
 impl IssueSink {
     pub(crate) fn new(file: &str) -> Self {
-        Self { file: file.to_owned(), issues: Vec::new() }
+        Self { file: file.to_owned(), issues: Vec::new(), schema_issue_count: 0 }
     }
 
     pub(crate) fn push(&mut self, pointer: impl Into<String>, message: impl Into<String>) {
-        self.issues.push(InputIssue { file: self.file.clone(), pointer: pointer.into(), message: message.into() });
+        let pointer = pointer.into();
+        if self.issues[..self.schema_issue_count].iter().any(|issue| issue.pointer == pointer) {
+            return;
+        }
+        self.issues.push(InputIssue { file: self.file.clone(), pointer, message: message.into() });
+    }
+
+    /// Marks the end of the JSON Schema's issues.
+    pub(crate) fn end_schema_phase(&mut self) {
+        self.schema_issue_count = self.issues.len();
     }
 
     pub(crate) fn is_empty(&self) -> bool {

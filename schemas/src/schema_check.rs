@@ -69,6 +69,12 @@ fn explain(kind: InputKind, pointer: &str, error: &jsonschema::ValidationError<'
             return expected.to_owned();
         }
     }
+    if let ValidationErrorKind::Enum { options } = error.kind() {
+        if let Value::Array(options) = options.as_ref() {
+            let valid: Vec<String> = options.iter().map(|option| option.as_str().map_or_else(|| option.to_string(), str::to_owned)).collect();
+            return format!("{} is not valid; expected one of: {}", error.instance(), valid.join(", "));
+        }
+    }
     let mut message = error.to_string();
     if message.chars().count() > MAX_MESSAGE_CHARS {
         message = message.chars().take(MAX_MESSAGE_CHARS).collect::<String>() + "…";

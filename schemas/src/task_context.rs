@@ -104,15 +104,25 @@ fn decode<T: DeserializeOwned>(kind: InputKind, file: &InputFile) -> Result<(T, 
         });
     }
     check_against_schema(kind, version.read_as, &document, &mut sink);
-    if !sink.is_empty() {
-        return Err(sink.finish(()).unwrap_err());
-    }
+    let schema_failed = !sink.is_empty();
+    sink.end_schema_phase();
     match serde_json::from_value::<T>(document) {
+        // Even after schema errors, a document that still reads goes on to the semantic
+        // checks, so that one run reports every problem it can.
         Ok(value) => Ok((value, version, sink, warnings)),
+        Err(_) if schema_failed => Err(sink.finish(()).unwrap_err()),
         Err(error) => {
             sink.push("", format!("cannot read the document: {error}"));
             Err(sink.finish(()).unwrap_err())
         }
+    }
+}
+
+/// Ends a load: the value when no problem was found, else every problem.
+fn conclude<T>(value: Option<T>, sink: IssueSink) -> Result<T, InputErrors> {
+    match value {
+        Some(value) if sink.is_empty() => Ok(value),
+        _ => Err(sink.finish(()).unwrap_err()),
     }
 }
 
@@ -122,6 +132,7 @@ pub fn load_netlist(file: &InputFile) -> Result<Loaded<Circuit>, InputErrors> {
     if !check_netlist(&document, &mut sink) {
         return Err(sink.finish(()).unwrap_err());
     }
+    // check_netlist returned true: no problem at all, the schema's included.
     let (mut circuit, flatten_warnings) = flatten(&document);
     if circuit.devices.is_empty() {
         sink.push("/top", format!("top cell \"{}\" has no devices, not even in its subcells; there is nothing to lay out", circuit.name));
@@ -135,19 +146,15 @@ pub fn load_netlist(file: &InputFile) -> Result<Loaded<Circuit>, InputErrors> {
 /// Parses and checks `drc_rules.json`.
 pub fn load_drc_rules(file: &InputFile) -> Result<Loaded<DrcRuleSet>, InputErrors> {
     let (document, version, mut sink, warnings) = decode(InputKind::DrcRules, file)?;
-    match build_rule_set(document, &mut sink) {
-        Some(rule_set) => Ok(Loaded { value: rule_set, version, warnings }),
-        None => Err(sink.finish(()).unwrap_err()),
-    }
+    let rule_set = build_rule_set(document, &mut sink);
+    conclude(rule_set, sink).map(|value| Loaded { value, version, warnings })
 }
 
 /// Parses and checks `objectives.json`.
 pub fn load_objectives(file: &InputFile) -> Result<Loaded<DesignObjectives>, InputErrors> {
     let (document, version, mut sink, warnings) = decode(InputKind::Objectives, file)?;
-    match build_objectives(document, &mut sink) {
-        Some(objectives) => Ok(Loaded { value: objectives, version, warnings }),
-        None => Err(sink.finish(()).unwrap_err()),
-    }
+    let objectives = build_objectives(document, &mut sink);
+    conclude(objectives, sink).map(|value| Loaded { value, version, warnings })
 }
 
 impl TaskContext {
