@@ -256,6 +256,10 @@ def _draw_mos_once(session: Session, cell: kdb.Cell, mos_type: str, w_nm: int, l
     pt.box("poly", bus)
     strap = kdb.Box(pcs[0].left - r.m1_ct, pc_y - r.m1_ct, pcs[-1].right + r.m1_ct,
                     pc_y + r.cont + r.m1_ct)
+    if dummy:  # the strap spans every (extended) strap: one tie net
+        strap = kdb.Box(min(strap.left, s_strips[0].left), strap.bottom,
+                        max(strap.right, (d_strips or s_strips)[-1].right,
+                            s_strips[-1].right), strap.top)
     if strap.height() < r.m1w:
         strap = kdb.Box(strap.left, strap.bottom, strap.right, strap.bottom + tech.snap_up(r.m1w))
     if strap.width() < r.m1w:

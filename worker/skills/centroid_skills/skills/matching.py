@@ -1,1 +1,339 @@
-"""(being written)"""
+"""Matched-device modules: common-centroid pairs, interdigitated groups, dummies.
+
+A module is one cell holding instances of *unit* cells (one unit = one device instance
+of ``nf`` fingers, drawn by :func:`centroid_skills.skills.devices.make_device` with
+``m = 1``).  Devices of equal type/w/l/nf share a single unit cell, so every unit is
+geometrically identical and every unit has the same orientation (R0).  Units sit in
+rows at a uniform pitch; the gap between units comes from the rules
+(:mod:`centroid_skills.abut`), with well/implant bridges where needed.
+
+Arrangements (``layout.create_common_centroid_pair``), for m units per device:
+
+* ``ABBA``  -- one row, (ABBA) repeated m/2 times (needs m even); centroids coincide.
+* ``ABAB``  -- one row, (AB) repeated m times; centroids differ by one pitch.
+* ``2D``    -- two rows, row 0 = an ABBA-style row of m units, row 1 = the same row with
+  A and B swapped (ABBA/BAAB, or AB/BA for m = 2: the cross-coupled quad); needs m even.
+* a custom pattern of letters A/B with ``/`` between rows, e.g. ``AABB`` or ``ABBA/BAAB``.
+
+Interdigitated groups (``layout.create_interdigitated_group``): n devices with unit
+counts c_i in one row.  Each device with c_i units contributes floor(c_i/2) mirror
+pairs of slots (i, N-1-i); pairs are assigned from the centre outwards in the order
+of their ideal fractional positions (k+0.5)/pairs_i, which spreads (interdigitates)
+the devices; an odd unit of a device takes the middle slot (N odd), so e.g. 1:2:4
+gives C B C A C B C.  Devices with odd counts beyond the first are placed nearest the
+centre and are reported as not exactly centred.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import klayout.db as kdb
+
+from centroid_skills import abut
+from centroid_skills.errors import invalid
+from centroid_skills.registry import LENGTH_M, NAME, obj, skill
+from centroid_skills.session import CellRecord, Pin, Session, box_um, um
+from centroid_skills.skills.devices import cell_summary, make_device
+
+MOS_DEVICE = obj(
+    {
+        "device_id": NAME,
+        "type": {"enum": ["nmos", "pmos"]},
+        "w": {**LENGTH_M, "description": "total width of one instance (split over nf fingers)"},
+        "l": LENGTH_M,
+        "nf": {"type": "integer", "minimum": 1, "maximum": 64, "default": 1},
+        "m": {"type": "integer", "minimum": 1, "maximum": 64, "default": 1,
+              "description": "number of unit instances of this device"},
+    },
+    ["device_id", "type", "w", "l"],
+)
+
+
+def unit_key(spec: dict[str, Any]) -> tuple[Any, ...]:
+    return (spec["type"], float(spec["w"]), float(spec["l"]), int(spec.get("nf", 1)))
+
+
+def pattern_rows(arrangement: str, m: int) -> list[str]:
+    arr = arrangement.upper()
+    if arr == "ABBA":
+        if m % 2:
+            raise invalid("ABBA needs an even m per device (use ABAB or a custom pattern)", m=m)
+        return ["ABBA" * (m // 2)]
+    if arr == "ABAB":
+        return ["AB" * m]
+    if arr in ("2D", "COMMON_CENTROID_2D", "CROSS", "ABBA/BAAB"):
+        if m % 2:
+            raise invalid("a 2-D common-centroid pair needs an even m per device", m=m)
+        row0 = "ABBA" * (m // 4) + ("AB" if m % 4 else "")
+        row1 = row0.translate(str.maketrans("AB", "BA"))
+        return [row0, row1]
+    rows = [r for r in arr.split("/")]
+    if not rows or any(not r or set(r) - {"A", "B"} for r in rows):
+        raise invalid("arrangement must be ABBA, ABAB, 2D or a pattern of A/B with '/' between rows",
+                      arrangement=arrangement)
+    return rows
+
+
+def interdigitate(counts: dict[str, int]) -> tuple[list[str], list[str]]:
+    """One symmetric row for devices with the given unit counts; returns (row, off-centre ids)."""
+    total = sum(counts.values())
+    slots: list[str] = [""] * total
+    singles = [d for d, c in counts.items() if c % 2]
+    pairs = sorted(((k + 0.5) / (c // 2), d) for d, c in counts.items() for k in range(c // 2))
+    left, right = (total - 1) // 2, total // 2
+    if total % 2:  # an odd total has an odd number of odd counts: one of them takes the middle
+        slots[left] = singles.pop(0)
+        left, right = left - 1, right + 1
+    off_centre = sorted(set(singles))
+    while left >= 0:
+        if singles:  # remaining odd units come in twos: next to the centre, one each side
+            slots[left], slots[right] = singles.pop(0), singles.pop(0)
+        else:
+            _, d = pairs.pop(0)
+            slots[left] = slots[right] = d
+        left, right = left - 1, right + 1
+    return slots, off_centre
+
+
+def build_module(session: Session, name: str, kind: str, rows: list[list[str]],
+                 unit_cells: dict[str, CellRecord], device_ids: dict[str, str],
+                 letters: dict[str, str]) -> CellRecord:
+    """Place unit cells (rows of keys into ``unit_cells``) at a uniform pitch."""
+    tech = session.need_tech()
+    layout = session.layout
+    cache: dict[int, abut.Extents] = {}
+    exts = {k: abut.extents(tech, layout, layout.cell(rec.name), cache) for k, rec in unit_cells.items()}
+    keys = list(unit_cells)
+    gap_x = max(abut.required_gap(tech, exts[a], exts[b], "x") for a in keys for b in keys)
+    gap_y = max(abut.required_gap(tech, exts[a], exts[b], "y") for a in keys for b in keys)
+    unit_w = max(e.bbox.width() for e in exts.values())
+    unit_h = max(e.bbox.height() for e in exts.values())
+    pitch_x = unit_w + gap_x
+    pitch_y = unit_h + gap_y
+    cell = session.new_cell(name)
+    rec = CellRecord(name=name, kind=kind)
+    placed: list[list[tuple[str, kdb.Trans]]] = []
+    counters: dict[str, int] = {}
+    for ri, row in enumerate(rows):
+        row_items = []
+        for ci, key in enumerate(row):
+            ex = exts[key]
+            # align unit bboxes on the pitch grid
+            trans = kdb.Trans(ci * pitch_x - ex.bbox.left, ri * pitch_y - ex.bbox.bottom)
+            cell.insert(kdb.CellInstArray(layout.cell(unit_cells[key].name).cell_index(), trans))
+            row_items.append((key, trans))
+            dev = device_ids[key]
+            counters[dev] = counters.get(dev, 0) + 1
+            inst_name = f"{dev}_{letters[key]}{counters[dev]}"
+            centre = ex.bbox.transformed(trans).center()
+            rec.units.append({
+                "instance": inst_name, "device_id": dev, "letter": letters[key], "row": ri,
+                "col": ci, "x_um": um(centre.x), "y_um": um(centre.y),
+                "origin_um": [um(trans.disp.x), um(trans.disp.y)], "orientation": "R0",
+                "unit_cell": unit_cells[key].name, "dummy": False,
+            })
+            for pin in unit_cells[key].pins:
+                moved = pin.transformed(trans)
+                rec.pins.append(Pin(f"{inst_name}.{pin.name}", moved.layer, moved.role, moved.box))
+        placed.append(row_items)
+    # bridges between neighbours (wells, implants) and between rows
+    for ri, row_items in enumerate(placed):
+        for (ka, ta), (kb, tb) in zip(row_items, row_items[1:], strict=False):
+            abut.draw_bridges(tech, layout, cell, abut.bridges(tech, exts[ka].moved(ta), exts[kb].moved(tb), "x"))
+        if ri + 1 < len(placed):
+            for (ka, ta), (kb, tb) in zip(row_items, placed[ri + 1], strict=False):
+                abut.draw_bridges(tech, layout, cell,
+                                  abut.bridges(tech, exts[ka].moved(ta), exts[kb].moved(tb), "y"))
+    abut.close_mergeable(tech, layout, cell)
+    rec.params = {"pitch_x_um": um(pitch_x), "pitch_y_um": um(pitch_y), "gap_x_um": um(gap_x),
+                  "gap_y_um": um(gap_y), "rows": ["".join(letters[k] for k in r) for r in rows]}
+    rec.device_area_nm2 = sum(unit_cells[k].device_area_nm2 for r in rows for k in r)
+    session.cells[name] = rec
+    return rec
+
+
+def group_entry(rec: CellRecord, devices: list[str]) -> dict[str, Any]:
+    return {"devices": devices, "module": rec.name}
+
+
+@skill(
+    "layout.create_common_centroid_pair",
+    "Two same-type MOS devices A and B as matched unit instances in one cell: ABBA, ABAB, "
+    "2D (ABBA/BAAB in two rows) or a custom A/B pattern; uniform orientation; unit gaps "
+    "from the rules. Returns the unit instances with positions and pins.",
+    obj({"device_a": MOS_DEVICE, "device_b": MOS_DEVICE,
+         "arrangement": {"type": "string", "minLength": 2, "maxLength": 200, "default": "ABBA",
+                         "description": "ABBA | ABAB | 2D | custom pattern like AABB or ABBA/BAAB"},
+         "cell_name": NAME},
+        ["device_a", "device_b"]),
+)
+def create_cc_pair(session: Session, args: dict[str, Any]) -> dict[str, Any]:
+    a, b = args["device_a"], args["device_b"]
+    if a["type"] != b["type"]:
+        raise invalid("Devices must be same type for matching",
+                      device_a_type=a["type"], device_b_type=b["type"])
+    if a["device_id"] == b["device_id"]:
+        raise invalid("device_a and device_b need different device_id", device_id=a["device_id"])
+    ma, mb = int(a.get("m", 1)), int(b.get("m", 1))
+    arrangement = args.get("arrangement", "ABBA")
+    if arrangement.upper() in ("ABBA", "ABAB", "2D", "COMMON_CENTROID_2D", "CROSS", "ABBA/BAAB") and ma != mb:
+        raise invalid("standard arrangements need the same m for A and B", m_a=ma, m_b=mb)
+    rows_txt = pattern_rows(arrangement, ma)
+    n_a = sum(r.count("A") for r in rows_txt)
+    n_b = sum(r.count("B") for r in rows_txt)
+    if (n_a, n_b) != (ma, mb):
+        raise invalid("the arrangement does not hold m units of each device",
+                      units_a=n_a, units_b=n_b, m_a=ma, m_b=mb)
+    name = args.get("cell_name") or session.unique_name(f"cc_{a['device_id']}_{b['device_id']}")
+    unit_cells: dict[str, CellRecord] = {}
+    same = unit_key(a) == unit_key(b)
+    ua = make_device(session, {**a, "m": 1, "device_id": None}, session.unique_name(f"{name}_unitA" if not same else f"{name}_unit"))
+    unit_cells["A"] = ua
+    unit_cells["B"] = ua if same else make_device(session, {**b, "m": 1, "device_id": None},
+                                                   session.unique_name(f"{name}_unitB"))
+    rec = build_module(session, name, "common_centroid", [list(r) for r in rows_txt], unit_cells,
+                       {"A": a["device_id"], "B": b["device_id"]}, {"A": "A", "B": "B"})
+    rec.params.update({"arrangement": arrangement, "device_a": a, "device_b": b})
+    rec.groups.append(group_entry(rec, [a["device_id"], b["device_id"]]))
+    session.devices[a["device_id"]] = name
+    session.devices[b["device_id"]] = name
+    return module_result(session, rec)
+
+
+def module_result(session: Session, rec: CellRecord) -> dict[str, Any]:
+    out = cell_summary(session, rec)
+    out["device_instances"] = [u["instance"] for u in rec.units]
+    out["units"] = rec.units
+    out["pins"] = {p.name: p.to_dict() for p in rec.pins}
+    return out
+
+
+@skill(
+    "layout.create_interdigitated_group",
+    "Ratioed devices (e.g. a mirror with unit counts 1:2:4) interdigitated in one row, "
+    "symmetric about the centre where possible. All devices share one unit (same type, w, l, nf).",
+    obj({"devices": {"type": "array", "minItems": 2, "maxItems": 16,
+                     "items": obj({**MOS_DEVICE["properties"],
+                                   "units": {"type": "integer", "minimum": 1, "maximum": 64,
+                                             "description": "unit count (defaults to m)"}},
+                                  ["device_id", "type", "w", "l"])},
+         "cell_name": NAME},
+        ["devices"]),
+)
+def create_interdigitated(session: Session, args: dict[str, Any]) -> dict[str, Any]:
+    devs = args["devices"]
+    ids = [d["device_id"] for d in devs]
+    if len(set(ids)) != len(ids):
+        raise invalid("device ids must be unique", device_ids=ids)
+    keys = {unit_key(d) for d in devs}
+    if len(keys) != 1:
+        raise invalid("interdigitated devices must share type, w, l and nf (ratios come from unit counts)",
+                      units=[{"device_id": d["device_id"], "type": d["type"], "w": d["w"],
+                              "l": d["l"], "nf": d.get("nf", 1)} for d in devs])
+    counts = {d["device_id"]: int(d.get("units", d.get("m", 1))) for d in devs}
+    row, off_centre = interdigitate(counts)
+    name = args.get("cell_name") or session.unique_name("idg_" + "_".join(ids))
+    unit = make_device(session, {**devs[0], "m": 1, "device_id": None}, session.unique_name(f"{name}_unit"))
+    letters = {d: chr(ord("A") + i) for i, d in enumerate(ids)}
+    unit_cells = {d: unit for d in ids}
+    rec = build_module(session, name, "interdigitated", [row], unit_cells, {d: d for d in ids}, letters)
+    rec.params.update({"counts": counts, "not_centred": off_centre, "letters": letters})
+    rec.groups.append(group_entry(rec, ids))
+    for d in ids:
+        session.devices[d] = name
+    out = module_result(session, rec)
+    out["pattern"] = rec.params["rows"][0]
+    out["not_centred"] = off_centre
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# dummies
+# --------------------------------------------------------------------------------------------
+
+@skill(
+    "layout.add_dummies",
+    "Add dummy devices at both ends of every row of a module (or around a single MOS device "
+    "cell, in a new wrapper cell). Dummies copy the unit with all terminals tied to one net "
+    "(pin TIE) and are marked dummy.",
+    obj({"cell": NAME, "count": {"type": "integer", "minimum": 1, "maximum": 8, "default": 1},
+         "cell_name": {**NAME, "description": "wrapper name when cell is a single device"}},
+        ["cell"]),
+)
+def add_dummies(session: Session, args: dict[str, Any]) -> dict[str, Any]:
+    tech = session.need_tech()
+    layout = session.layout
+    rec = session.record(args["cell"])
+    count = int(args.get("count", 1))
+    if rec.kind in ("nmos", "pmos"):
+        # wrap a single device into a one-unit module first
+        wrapper = args.get("cell_name") or session.unique_name(f"{rec.name}_dum")
+        dev = rec.params.get("device_id") or rec.name
+        rec = build_module(session, wrapper, "device_row", [["U"]], {"U": rec}, {"U": dev}, {"U": "U"})
+        rec.groups.append(group_entry(rec, [dev]))
+    if rec.kind not in ("common_centroid", "interdigitated", "device_row"):
+        raise invalid(f"add_dummies needs a matched module or a MOS device, not {rec.kind}",
+                      cell=rec.name, kind=rec.kind)
+    if any(u["dummy"] for u in rec.units):
+        raise invalid("the module has dummies already", cell=rec.name)
+    cell = layout.cell(rec.name)
+    cache: dict[int, abut.Extents] = {}
+    added = []
+    placed_dummies: dict[tuple[int, str, int], abut.Extents] = {}
+    rows = sorted({u["row"] for u in rec.units})
+    for ri in rows:
+        units = sorted((u for u in rec.units if u["row"] == ri), key=lambda u: u["col"])
+        for side, end in (("left", units[0]), ("right", units[-1])):
+            unit_rec = session.cells[end["unit_cell"]]
+            spec = {k: unit_rec.params[k] for k in ("type", "w", "l", "nf")}
+            dname = f"{unit_rec.name}_dummy"
+            drec = session.cells.get(dname) or make_device(session, {**spec, "m": 1}, dname, dummy=True)
+            uex = abut.extents(tech, layout, layout.cell(unit_rec.name), cache)
+            dex = abut.extents(tech, layout, layout.cell(drec.name), cache)
+            ut = kdb.Trans(int(round(end["origin_um"][0] * 1000)), int(round(end["origin_um"][1] * 1000)))
+            prev_ex = uex.moved(ut)
+            for k in range(count):
+                if side == "left":
+                    gap = abut.required_gap(tech, dex, prev_ex, "x")
+                    gap = max(gap, int(round(rec.params.get("gap_x_um", 0) * 1000)))
+                    x = prev_ex.bbox.left - gap - dex.bbox.width() - dex.bbox.left
+                else:
+                    gap = abut.required_gap(tech, prev_ex, dex, "x")
+                    gap = max(gap, int(round(rec.params.get("gap_x_um", 0) * 1000)))
+                    x = prev_ex.bbox.right + gap - dex.bbox.left
+                trans = kdb.Trans(x, ut.disp.y)
+                cell.insert(kdb.CellInstArray(layout.cell(drec.name).cell_index(), trans))
+                moved = dex.moved(trans)
+                pair = (moved, prev_ex) if side == "left" else (prev_ex, moved)
+                abut.draw_bridges(tech, layout, cell, abut.bridges(tech, pair[0], pair[1], "x"))
+                centre = moved.bbox.center()
+                inst = f"DUMMY_{ri}_{side}{k + 1}"
+                entry = {"instance": inst, "device_id": None, "letter": "D", "row": ri,
+                         "col": (units[0]["col"] - k - 1) if side == "left" else (units[-1]["col"] + k + 1),
+                         "x_um": um(centre.x), "y_um": um(centre.y),
+                         "origin_um": [um(trans.disp.x), um(trans.disp.y)], "orientation": "R0",
+                         "unit_cell": drec.name, "dummy": True, "side": side}
+                rec.units.append(entry)
+                for pin in drec.pins:
+                    mp = pin.transformed(trans)
+                    rec.pins.append(Pin(f"{inst}.{pin.name}", mp.layer, mp.role, mp.box))
+                added.append(entry)
+                placed_dummies[(ri, side, k)] = moved
+                prev_ex = moved
+    for (ri, side, k), ex in placed_dummies.items():  # wells/implants between stacked dummies
+        above = placed_dummies.get((ri + 1, side, k))
+        if above is not None:
+            abut.draw_bridges(tech, layout, cell, abut.bridges(tech, ex, above, "y"))
+    abut.close_mergeable(tech, layout, cell)
+    rec.dummies += len(added)
+    out = module_result(session, rec)
+    out["dummies"] = added
+    return out
+
+
+def unit_centres(rec: CellRecord) -> list[dict[str, Any]]:
+    return [u for u in rec.units if not u["dummy"]]
+
+
+__all__ = ["box_um", "create_cc_pair", "create_interdigitated", "add_dummies", "unit_centres"]
