@@ -81,3 +81,56 @@ fn explain(kind: InputKind, pointer: &str, error: &jsonschema::ValidationError<'
     }
     message
 }
+
+/// Fields the schema does not know, as (pointer, message): a typo such as `"NF"` for
+/// `"nf"` would otherwise be silently ignored. Driven by the schema's `properties`.
+pub(crate) fn unknown_fields(kind: InputKind, version: SchemaVersion, document: &Value) -> Vec<(String, String)> {
+    let schema: Value = serde_json::from_str(schema_text(kind, version).expect("supported version")).expect("bundled schema");
+    let mut found = Vec::new();
+    walk_unknown_fields(&schema, &schema, document, "", &mut found);
+    found
+}
+
+fn resolve_reference<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
+    match schema.get("$ref").and_then(Value::as_str).and_then(|reference| reference.strip_prefix('#')) {
+        Some(pointer) => root.pointer(pointer).unwrap_or(schema),
+        None => schema,
+    }
+}
+
+fn walk_unknown_fields(root: &Value, schema: &Value, instance: &Value, pointer: &str, found: &mut Vec<(String, String)>) {
+    let schema = resolve_reference(root, schema);
+    if let Some(Value::Array(branches)) = schema.get("oneOf") {
+        // Follow the branch written for this kind of value (e.g. a layer given as an object).
+        let wanted = if instance.is_object() { "object" } else { "" };
+        if let Some(branch) = branches.iter().map(|branch| resolve_reference(root, branch)).find(|branch| branch.get("type").and_then(Value::as_str) == Some(wanted)) {
+            walk_unknown_fields(root, branch, instance, pointer, found);
+        }
+        return;
+    }
+    match instance {
+        Value::Object(map) => {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties").filter(|value| value.is_object());
+            for (key, value) in map {
+                let child = crate::issue::pointer_join(pointer, key);
+                match (properties.and_then(|properties| properties.get(key)), additional) {
+                    (Some(child_schema), _) | (None, Some(child_schema)) => walk_unknown_fields(root, child_schema, value, &child, found),
+                    (None, None) if properties.is_some() => {
+                        let known: Vec<&str> = properties.into_iter().flat_map(|properties| properties.keys().map(String::as_str)).collect();
+                        found.push((child, format!("unknown field \"{key}\" is ignored; known fields here: {}", known.join(", "))));
+                    }
+                    (None, None) => {}
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for (index, item) in items.iter().enumerate() {
+                    walk_unknown_fields(root, item_schema, item, &format!("{pointer}/{index}"), found);
+                }
+            }
+        }
+        _ => {}
+    }
+}

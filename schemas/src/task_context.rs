@@ -14,7 +14,7 @@ use crate::issue::{InputErrors, InputIssue, IssueSink};
 use crate::modules::recognize_modules;
 use crate::netlist::{NetlistDocument, check_netlist};
 use crate::objectives::{DesignObjectives, build_objectives};
-use crate::schema_check::check_against_schema;
+use crate::schema_check::{check_against_schema, unknown_fields};
 use crate::source::{parse_json_document, read_input_file};
 use crate::version::{InputKind, ResolvedVersion, resolve_version};
 
@@ -104,6 +104,12 @@ fn decode<T: DeserializeOwned>(kind: InputKind, file: &InputFile) -> Result<(T, 
         });
     }
     check_against_schema(kind, version.read_as, &document, &mut sink);
+    warnings.extend(
+        unknown_fields(kind, version.read_as, &document)
+            .into_iter()
+            .filter(|_| !version.is_migrated())
+            .map(|(pointer, message)| InputIssue { file: file.label.clone(), pointer, message }),
+    );
     let schema_failed = !sink.is_empty();
     sink.end_schema_phase();
     match serde_json::from_value::<T>(document) {

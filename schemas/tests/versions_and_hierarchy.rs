@@ -122,3 +122,24 @@ fn schema_problems_and_semantic_problems_come_in_one_report() {
     assert!(found.iter().any(|(pointer, message)| *pointer == "/cells/0/devices/0/w" && message.contains("absurdly large")), "{errors}");
     assert!(found.iter().any(|(_, message)| message.contains("missing terminal \"b\"")), "{errors}");
 }
+
+#[test]
+fn unknown_fields_are_reported_as_warnings() {
+    let netlist = json!({
+        "top": "amp",
+        "cells": [{"name": "amp", "devices": [
+            {"id": "M1", "type": "nmos", "w": 1e-6, "l": 1.5e-7, "NF": 4, "terminals": {"g": "a", "d": "b", "s": "c", "b": "c"}}
+        ]}]
+    });
+    let loaded = load_netlist(&file("n.json", &netlist)).unwrap();
+    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+    assert_eq!(loaded.warnings[0].pointer, "/cells/0/devices/0/NF");
+    assert!(loaded.warnings[0].message.contains("unknown field \"NF\""), "{:?}", loaded.warnings);
+    // Terminal names are free-form keys (checked elsewhere), not unknown fields; a layer
+    // object's fields are known through the schema's oneOf branch.
+    let mut rules = minimal_rules("1.1.0");
+    rules["layers"]["Metal1"] = json!({"layer": 8, "role": "metal1", "colour": "blue"});
+    let loaded = load_drc_rules(&file("r.json", &rules)).unwrap();
+    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+    assert_eq!(loaded.warnings[0].pointer, "/layers/Metal1/colour");
+}
