@@ -80,6 +80,9 @@ class PairRule:
     b: str
     dist: int
     merge_ok: bool  # same mergeable layer: touching/overlapping is fine
+    # enclosure by a mergeable outer layer: no constraint when the cell holding the inner
+    # shape has that outer layer itself (the outer shapes merge, e.g. wells of two pmos)
+    skip_if_inner_cell_has: str | None = None
 
 
 def pair_rules(tech: Technology) -> list[PairRule]:
@@ -98,8 +101,9 @@ def pair_rules(tech: Technology) -> list[PairRule]:
             b = r.layer2 or r.layer
             if b == r.layer and mergeable(tech, b):
                 continue
-            out.append(PairRule(r.layer, b, tech.grid_nm, False))
-            out.append(PairRule(b, r.layer, tech.grid_nm, False))
+            skip = r.layer if r.type == "enclosure" and mergeable(tech, r.layer) else None
+            out.append(PairRule(r.layer, b, tech.grid_nm, False, skip))
+            out.append(PairRule(b, r.layer, tech.grid_nm, False, skip))
     return out
 
 
@@ -114,28 +118,39 @@ def _margins(x: Extents, y: Extents, name_x: str, name_y: str, axis: str) -> tup
 
 
 def required_gap(tech: Technology, x: Extents, y: Extents, axis: str = "x",
-                 minimum: int = 0) -> int:
-    """Smallest on-grid gap between the bboxes of X (left/below) and Y (right/above)."""
+                 minimum: int = 0, bridge: bool = True,
+                 filled: frozenset[str] = frozenset()) -> int:
+    """Smallest on-grid gap between the bboxes of X (left/below) and Y (right/above).
+
+    ``bridge``: same mergeable layers closer than their spacing will be bridged (X and Y
+    must then be in common coordinates along the other axis); otherwise they are kept a
+    full spacing apart.  ``filled``: mergeable layers the caller fills over both cells.
+    """
     gap = minimum
     rules = pair_rules(tech)
     for pr in rules:
         if pr.merge_ok:
             continue
+        if pr.skip_if_inner_cell_has is not None:
+            outer = pr.skip_if_inner_cell_has
+            inner_cell = y if pr.a == outer else x
+            if outer in inner_cell.boxes or outer in filled:
+                continue
         m = _margins(x, y, pr.a, pr.b, axis)
         if m is not None:
             gap = max(gap, pr.dist - m[0] - m[1])
     gap = tech.snap_up(gap)
-    # same mergeable layers: touching is fine, close but apart needs a bridge (checked later);
-    # when no bridge can be drawn (too little common length) keep the full spacing
+    # same mergeable layers: touching is fine, close but apart needs a bridge;
+    # when no bridge can be drawn keep the full spacing
     for pr in rules:
-        if not pr.merge_ok:
+        if not pr.merge_ok or pr.a in filled:
             continue
         m = _margins(x, y, pr.a, pr.a, axis)
         if m is None:
             continue
         dist = gap + m[0] + m[1]
-        if 0 < dist < pr.dist and _common_length(x, y, pr.a, axis) < tech.width(
-                tech.layers[pr.a].role or "") :
+        if 0 < dist < pr.dist and (not bridge or _common_length(x, y, pr.a, axis) < tech.width(
+                tech.layers[pr.a].role or "")):
             gap = tech.snap_up(pr.dist - m[0] - m[1])
     return gap
 
