@@ -1,5 +1,7 @@
 //! `centroid`: the command-line interface of Centroid.
 
+mod report;
+mod report_html;
 mod validate;
 
 use std::process::ExitCode;

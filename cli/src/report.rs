@@ -1,0 +1,121 @@
+//! The job report: `report.json` (read by other tools) and the figures the HTML page shows.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobStatus {
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl JobStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Completed => "completed",
+            JobStatus::Failed => "failed",
+            JobStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// What a candidate measured. Known fields are named; anything else a skill reports is kept.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CandidateMetrics {
+    pub drc_violations: Option<u64>,
+    pub lvs_match: Option<bool>,
+    pub area_um2: Option<f64>,
+    pub matching_score: Option<f64>,
+    pub utilization: Option<f64>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CandidateError {
+    pub code: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CandidateRecord {
+    pub id: String,
+    pub parent: Option<String>,
+    pub iteration: u32,
+    pub score: Option<f64>,
+    pub passed: bool,
+    pub metrics: Option<CandidateMetrics>,
+    pub error: Option<CandidateError>,
+    /// The point of the design space (arrangement, dummies, guard ring, …).
+    #[serde(default)]
+    pub design: Value,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DrcSummary {
+    pub violations: u64,
+    /// Rule id → number of violations (only rules with violations).
+    pub by_rule: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LvsSummary {
+    #[serde(rename = "match")]
+    pub is_match: bool,
+    /// What does not match, one line each.
+    pub mismatches: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BestCandidate {
+    pub candidate_id: String,
+    pub score: f64,
+    pub passed: bool,
+    /// Path of the GDS, relative to the report.
+    pub gds: String,
+    pub png: Option<String>,
+    pub metrics: CandidateMetrics,
+    pub drc: Option<DrcSummary>,
+    pub lvs: Option<LvsSummary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub job_id: String,
+    pub circuit: String,
+    pub tech: String,
+    pub status: JobStatus,
+    /// Why a job failed or was cancelled.
+    pub message: Option<String>,
+    pub iterations: u32,
+    pub candidates_evaluated: u32,
+    pub best: Option<BestCandidate>,
+    pub candidates: Vec<CandidateRecord>,
+    /// Phase → seconds (e.g. `total`, `planning`, `executing`, `evaluating`).
+    pub timings: BTreeMap<String, f64>,
+}
+
+impl Report {
+    /// The best score reached by the end of each iteration (1-based), for the plot.
+    pub fn best_score_per_iteration(&self) -> Vec<(u32, f64)> {
+        let mut best_by_iteration: BTreeMap<u32, f64> = BTreeMap::new();
+        for candidate in &self.candidates {
+            if let Some(score) = candidate.score {
+                let entry = best_by_iteration.entry(candidate.iteration).or_insert(f64::NEG_INFINITY);
+                *entry = entry.max(score);
+            }
+        }
+        let mut running = f64::NEG_INFINITY;
+        best_by_iteration
+            .into_iter()
+            .map(|(iteration, score)| {
+                running = running.max(score);
+                (iteration, running)
+            })
+            .collect()
+    }
+}
