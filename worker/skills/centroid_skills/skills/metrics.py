@@ -1,1 +1,157 @@
-"""(being written)"""
+"""``layout.metrics``: area, utilisation and a matching score per matched group.
+
+Area
+  * ``bbox_area_um2``: area of the cell's bounding box.
+  * ``device_area_um2``: sum of the bbox areas of every device-cell instance in the
+    hierarchy (units, dummies and plain devices).
+  * ``utilisation`` = device_area / bbox_area.
+  * ``area_score`` = 1 / (1 + bbox_area_um2) (seed 001 §5.4.3).
+
+Matching, for every matched group (the devices of a common-centroid pair or of an
+interdigitated group, found anywhere in the hierarchy); dummies are not units:
+
+  * c_d = mean of the unit-cell centres of device d (µm, top-cell coordinates);
+  * D = diagonal of the union bbox of the group's unit instances;
+  * centroid error  e = max over device pairs |c_i - c_j| / D   (0 = common centroid);
+  * orientation uniformity u = share of units with the most common orientation;
+  * dummy coverage  d = share of row ends (two per row) with a dummy next to the end unit;
+  * score = 0.6 * max(0, 1 - 2 e) + 0.25 * u + 0.15 * d, in [0, 1].
+
+ABBA (and 2-D ABBA/BAAB) gives e = 0; AABB gives e close to 0.5, so its score is
+lower by about 0.6 for the same orientation and dummies.  ``matching_score`` is the
+lowest group score (None without groups).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+import klayout.db as kdb
+
+from centroid_skills.registry import NAME, obj, skill
+from centroid_skills.session import CellRecord, Session, box_um, um
+
+DEVICE_KINDS = ("nmos", "pmos", "resistor", "capacitor")
+
+
+def _orientation(t: kdb.Trans) -> str:
+    return ("M" if t.is_mirror() else "R") + str(t.angle)
+
+
+def collect(session: Session, cell: kdb.Cell, trans: kdb.Trans,
+            groups: list[dict[str, Any]], areas: list[int]) -> None:
+    rec = session.cells.get(cell.name)
+    if rec is not None and rec.kind in DEVICE_KINDS:
+        areas.append(cell.bbox().area())
+        return
+    if rec is not None and rec.groups:
+        for g in rec.groups:
+            groups.append(group_geometry(session, rec, g, trans))
+    for inst in cell.each_inst():
+        child = inst.cell
+        ct = inst.cell_inst.trans if not inst.is_regular_array() else None
+        if ct is None:
+            for sub in inst.cell_inst.each_trans():
+                collect(session, child, trans * sub, groups, areas)
+        else:
+            collect(session, child, trans * ct, groups, areas)
+
+
+def group_geometry(session: Session, rec: CellRecord, group: dict[str, Any],
+                   trans: kdb.Trans) -> dict[str, Any]:
+    layout = session.layout
+    units = []
+    for u in rec.units:
+        if u["dummy"]:
+            continue
+        unit_cell = layout.cell(u["unit_cell"])
+        ut = kdb.Trans(int(round(u["origin_um"][0] * 1000)), int(round(u["origin_um"][1] * 1000)))
+        full = trans * ut
+        box = unit_cell.bbox().transformed(full)
+        units.append({"device_id": u["device_id"], "box": box, "orientation": _orientation(full),
+                      "row": u["row"], "col": u["col"]})
+    dummies = [u for u in rec.units if u["dummy"]]
+    return {"module": rec.name, "devices": group["devices"], "units": units, "dummies": dummies}
+
+
+def score_group(g: dict[str, Any]) -> dict[str, Any]:
+    units = g["units"]
+    union = kdb.Box()
+    for u in units:
+        union = union + u["box"]
+    diag = math.hypot(union.width(), union.height()) or 1.0
+    centroids: dict[str, tuple[float, float]] = {}
+    for dev in g["devices"]:
+        pts = [u["box"].center() for u in units if u["device_id"] == dev]
+        if pts:
+            centroids[dev] = (sum(p.x for p in pts) / len(pts), sum(p.y for p in pts) / len(pts))
+    err = 0.0
+    devs = list(centroids)
+    for i, a in enumerate(devs):
+        for b in devs[i + 1:]:
+            ca, cb = centroids[a], centroids[b]
+            err = max(err, math.hypot(ca[0] - cb[0], ca[1] - cb[1]) / diag)
+    orient = Counter(u["orientation"] for u in units)
+    uniformity = (orient.most_common(1)[0][1] / len(units)) if units else 1.0
+    rows = sorted({u["row"] for u in units})
+    ends = 2 * len(rows)
+    covered = 0
+    for r in rows:
+        sides = {d.get("side") for d in g["dummies"] if d["row"] == r}
+        covered += ("left" in sides) + ("right" in sides)
+    dummy_cov = covered / ends if ends else 0.0
+    score = 0.6 * max(0.0, 1.0 - 2.0 * err) + 0.25 * uniformity + 0.15 * dummy_cov
+    return {
+        "module": g["module"],
+        "devices": g["devices"],
+        "units": len(units),
+        "centroids_um": {d: [um(c[0]), um(c[1])] for d, c in centroids.items()},
+        "centroid_error": round(err, 6),
+        "orientation_uniformity": round(uniformity, 6),
+        "dummies": len(g["dummies"]),
+        "dummy_coverage": round(dummy_cov, 6),
+        "score": round(score, 6),
+    }
+
+
+def compute_metrics(session: Session, cell: kdb.Cell) -> dict[str, Any]:
+    tech = session.need_tech()
+    groups: list[dict[str, Any]] = []
+    areas: list[int] = []
+    collect(session, cell, kdb.Trans(), groups, areas)
+    bbox = cell.bbox()
+    bbox_area = bbox.area() * 1e-6
+    device_area = sum(areas) * 1e-6
+    active = tech.layer_for("active")
+    active_area = 0.0
+    if active is not None:
+        li = session.layout.find_layer(active.layer, active.datatype)
+        if li is not None:
+            reg = kdb.Region(cell.begin_shapes_rec(li))
+            reg.merge()
+            active_area = reg.area() * 1e-6
+    scored = [score_group(g) for g in groups]
+    return {
+        "cell": cell.name,
+        "bbox_um": box_um(bbox),
+        "width_um": um(bbox.width()),
+        "height_um": um(bbox.height()),
+        "bbox_area_um2": round(bbox_area, 6),
+        "device_area_um2": round(device_area, 6),
+        "active_area_um2": round(active_area, 6),
+        "device_instances": len(areas),
+        "utilisation": round(device_area / bbox_area, 6) if bbox_area else 0.0,
+        "area_score": round(1.0 / (1.0 + bbox_area), 9),
+        "groups": scored,
+        "matching_score": min((g["score"] for g in scored), default=None),
+    }
+
+
+@skill("layout.metrics",
+       "Area (bbox, device, utilisation) and per matched group: centroid error, orientation "
+       "uniformity, dummy coverage and a matching score in [0, 1] (formula in the README).",
+       obj({"cell": NAME}, ["cell"]))
+def metrics(session: Session, args: dict[str, Any]) -> dict[str, Any]:
+    return compute_metrics(session, session.any_cell(args["cell"]))
