@@ -49,3 +49,58 @@ class Client:
         return json.loads(json.dumps(response["result"], allow_nan=False))
 
 
+
+
+def scaled_rule_set(data: dict[str, Any], factor: float = 1.5, layer_offset: int = 100,
+                    prefix: str = "X") -> dict[str, Any]:
+    """Same process scaled by ``factor`` with other GDS numbers and other layer names.
+
+    Every length (rule min/max except densities, grid) is multiplied by ``factor``;
+    the grid is rounded to whole nm (the database unit) and every rule value to the
+    new grid (as in a real rule set, where every length is on grid); layers get new
+    numbers and names, derived layers new names; every role is declared explicitly
+    (the new names allow no inference).
+    """
+    from centroid_skills.tech import Technology
+
+    tech = Technology.from_rules(data)
+    rename = {name: f"{prefix}{i:02d}_{ldef.role or 'norole'}" for i, ldef in
+              enumerate(tech.layers.values()) for name in [ldef.name]}
+    rename.update({name: f"{prefix}D{i:02d}" for i, name in enumerate(tech.derived)})
+    layers: dict[str, Any] = {}
+    for name, ldef in tech.layers.items():
+        spec: dict[str, Any] = {"layer": ldef.layer + layer_offset, "datatype": ldef.datatype + 1}
+        if ldef.role:
+            spec["role"] = ldef.role
+        if ldef.sheet_resistance is not None:
+            spec["sheet_resistance"] = ldef.sheet_resistance
+        if ldef.area_capacitance is not None:
+            spec["area_capacitance"] = ldef.area_capacitance
+        layers[rename[name]] = spec
+    derived = {rename[n]: {"op": op, "a": rename[a], "b": rename[b]} for n, (op, a, b) in tech.derived.items()}
+    grid_nm = max(1, round(data.get("grid", 1e-9) * factor * 1e9))
+    rules = []
+    for r in data["rules"]:
+        nr = dict(r)
+        nr["id"] = f"{prefix}.{r['id']}"
+        nr["layer"] = rename[r["layer"]]
+        if "layer2" in r:
+            nr["layer2"] = rename[r["layer2"]]
+        if r["type"] != "density":
+            for key in ("min", "max"):
+                if key in r and r[key] is not None:
+                    nr[key] = round(r[key] * factor * 1e9 / grid_nm) * grid_nm / 1e9
+        rules.append(nr)
+    return {
+        "schema_version": "1.1.0",
+        "tech": f"{data['tech']}_x{factor}",
+        "grid": grid_nm * 1e-9,
+        "layers": layers,
+        "derived_layers": derived,
+        "rules": rules,
+    }
+
+
+def drc_total(client: Client, cell: str) -> tuple[int, list[Any]]:
+    data = client.call("drc.run", cell=cell)
+    return data["total"], [(v["id"], v["count"], v["markers_um"][:3]) for v in data["violations"]]

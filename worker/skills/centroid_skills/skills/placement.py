@@ -134,8 +134,7 @@ def place_rows(session: Session, rows: list[dict[str, Any]], axis_x: int, row_ga
         current: list[Placed] = []
         for k, (c, e, x) in enumerate(row_items):
             trans = kdb.Trans(x - e.bbox.left, y - e.bbox.bottom)
-            current.append(Placed(f"{c.name}" if row["cells"].count(c.name) == 1 else f"{c.name}_{k}",
-                                  c.name, c, trans, e))
+            current.append(Placed(f"{c.name}_r{ri}_{k}", c.name, c, trans, e))
         placed += current
         prev_row = current
         y = max(p.ex.bbox.top for p in current)
@@ -163,6 +162,13 @@ def place(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     else:
         placed = place_rows(session, args["rows"], tech.snap(float(args.get("axis_x", 0)) * 1000),
                             tech.snap_up(float(args.get("row_gap", 0)) * 1000))
+    if "rows" in args:  # instance names: the cell name when it is placed once
+        counts: dict[str, int] = {}
+        for p in placed:
+            counts[p.rec_name] = counts.get(p.rec_name, 0) + 1
+        for p in placed:
+            if counts[p.rec_name] == 1:
+                p.name = p.rec_name
     names = [p.name for p in placed]
     if len(set(names)) != len(names):
         raise invalid("placed instance names must be unique", names=names)
