@@ -8,7 +8,7 @@ import pytest
 from helpers import Client, drc_total
 
 MOS_SIZES = [
-    # (w, l, nf, m)
+    # (w, length, nf, m)
     (1e-6, 0.5e-6, 1, 1),
     (4e-6, 0.5e-6, 2, 1),
     (4e-6, 1e-6, 4, 1),
@@ -20,10 +20,10 @@ MOS_SIZES = [
 
 @pytest.mark.parametrize("mos_type", ["nmos", "pmos"])
 def test_mos_clean(loaded: Client, mos_type: str) -> None:
-    for w, l, nf, m in MOS_SIZES:
-        d = loaded.call("layout.create_device", type=mos_type, w=w, l=l, nf=nf, m=m)
+    for w, length, nf, m in MOS_SIZES:
+        d = loaded.call("layout.create_device", type=mos_type, w=w, l=length, nf=nf, m=m)
         total, v = drc_total(loaded, d["cell_name"])
-        assert total == 0, (mos_type, w, l, nf, m, v)
+        assert total == 0, (mos_type, w, length, nf, m, v)
         assert set(d["pins"]) == {"S", "D", "G"}
         assert d["params"]["fingers"] == nf * m
         assert abs(d["params"]["w_drawn_um"] - w * 1e6) <= 0.01 * nf
@@ -56,16 +56,16 @@ def test_mos_dummy_variant_clean(loaded: Client) -> None:
 
 @pytest.mark.parametrize("size", [(1e-6, 5e-6), (0.5e-6, 2e-6), (2e-6, 20e-6)])
 def test_resistor_clean(loaded: Client, size: tuple[float, float]) -> None:
-    w, l = size
-    d = loaded.call("layout.create_device", type="resistor", w=w, l=l)
+    w, length = size
+    d = loaded.call("layout.create_device", type="resistor", w=w, l=length)
     assert set(d["pins"]) == {"PLUS", "MINUS"}
     assert drc_total(loaded, d["cell_name"])[0] == 0
 
 
 @pytest.mark.parametrize("size", [(5e-6, 5e-6), (2e-6, 10e-6), (20e-6, 20e-6)])
 def test_capacitor_clean(loaded: Client, size: tuple[float, float]) -> None:
-    w, l = size
-    d = loaded.call("layout.create_device", type="capacitor", w=w, l=l)
+    w, length = size
+    d = loaded.call("layout.create_device", type="capacitor", w=w, l=length)
     assert set(d["pins"]) == {"TOP", "BOT"}
     assert drc_total(loaded, d["cell_name"])[0] == 0
 

@@ -8,8 +8,8 @@ import pytest
 from helpers import Client, drc_total
 
 
-def dev(device_id: str, mos_type: str, m: int = 2, w: float = 2e-6, l: float = 0.5e-6, nf: int = 2) -> dict[str, Any]:
-    return {"device_id": device_id, "type": mos_type, "w": w, "l": l, "nf": nf, "m": m}
+def dev(device_id: str, mos_type: str, m: int = 2, w: float = 2e-6, length: float = 0.5e-6, nf: int = 2) -> dict[str, Any]:
+    return {"device_id": device_id, "type": mos_type, "w": w, "l": length, "nf": nf, "m": m}
 
 
 @pytest.mark.parametrize("mos_type", ["nmos", "pmos"])
@@ -42,7 +42,7 @@ def test_seed_example_call(loaded: Client) -> None:
 
 @pytest.mark.parametrize("mos_type", ["nmos", "pmos"])
 def test_interdigitated_clean(loaded: Client, mos_type: str) -> None:
-    devices = [dict(dev(f"{mos_type}{i}", mos_type, 1, w=1e-6, l=1e-6, nf=1), units=u)
+    devices = [dict(dev(f"{mos_type}{i}", mos_type, 1, w=1e-6, length=1e-6, nf=1), units=u)
                for i, u in enumerate((1, 2, 4))]
     g = loaded.call("layout.create_interdigitated_group", devices=devices)
     assert g["pattern"] == "CBCACBC"
