@@ -23,7 +23,7 @@ def test_scaled_devices_and_modules_clean(client: Client, scaled_rules: dict[str
         for w, length, nf, m in ((1.5e-6, 0.75e-6, 1, 1), (6e-6, 0.75e-6, 2, 1), (6e-6, 1.5e-6, 4, 2)):
             d = client.call("layout.create_device", type=mos_type, w=w, l=length, nf=nf, m=m)
             assert drc_total(client, d["cell_name"]) == (0, []), (mos_type, w, length, nf, m)
-    for dtype, w, l in (("resistor", 1.5e-6, 6e-6), ("capacitor", 6e-6, 6e-6)):
+    for dtype, w, length in (("resistor", 1.5e-6, 6e-6), ("capacitor", 6e-6, 6e-6)):
         d = client.call("layout.create_device", type=dtype, w=w, l=length)
         assert drc_total(client, d["cell_name"]) == (0, []), dtype
     pair = client.call("layout.create_common_centroid_pair",
