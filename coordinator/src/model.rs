@@ -1,0 +1,341 @@
+//! The records the coordinator persists (as JSON) in its [`crate::store::Store`]:
+//! jobs, their inputs, candidates, results, events and artifact metadata.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The session state machine of seed 000 §4.1. A job ends in `Done` with an
+/// [`Outcome`]; `Completed` / `Failed` are passed through on the way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobState {
+    Init,
+    Parsing,
+    Planning,
+    Executing,
+    Evaluating,
+    Passed,
+    Iterating,
+    Completed,
+    Failed,
+    Done,
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Init => "init",
+            JobState::Parsing => "parsing",
+            JobState::Planning => "planning",
+            JobState::Executing => "executing",
+            JobState::Evaluating => "evaluating",
+            JobState::Passed => "passed",
+            JobState::Iterating => "iterating",
+            JobState::Completed => "completed",
+            JobState::Failed => "failed",
+            JobState::Done => "done",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Completed => "completed",
+            Outcome::Failed => "failed",
+            Outcome::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// Options of one job (SubmitJob's `JobOptions` after defaults).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobOptions {
+    pub candidates_per_iteration: u32,
+    pub max_iterations: u32,
+    pub seed: u64,
+    pub time_budget_ms: u64,
+    pub candidate_deadline_ms: u64,
+    #[serde(default)]
+    pub noop_plan: bool,
+    #[serde(default)]
+    pub sleep_ms: u64,
+}
+
+/// The three input files as text, kept so that a restarted coordinator can parse them again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobInputs {
+    pub netlist_json: String,
+    pub drc_rules_json: String,
+    pub objectives_json: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobRecord {
+    pub job_id: String,
+    pub name: String,
+    pub state: JobState,
+    #[serde(default)]
+    pub outcome: Option<Outcome>,
+    #[serde(default)]
+    pub error: String,
+    pub options: JobOptions,
+    pub created_ms: u64,
+    pub updated_ms: u64,
+    /// when the job first left INIT (the time budget counts from here)
+    pub started_ms: u64,
+    /// current iteration, from 0
+    pub iteration: u32,
+    /// the candidates of the current iteration were written and enqueued
+    #[serde(default)]
+    pub iteration_enqueued: bool,
+    #[serde(default)]
+    pub best_candidate_id: String,
+    #[serde(default)]
+    pub best_score: f64,
+    #[serde(default)]
+    pub best_passed: bool,
+    /// iterations in a row whose best did not improve the job's best
+    #[serde(default)]
+    pub iterations_without_improvement: u32,
+    /// a cancellation was requested
+    #[serde(default)]
+    pub cancel_requested: bool,
+    #[serde(default)]
+    pub cancel_reason: String,
+}
+
+impl JobRecord {
+    pub fn is_finished(&self) -> bool {
+        self.state == JobState::Done
+    }
+}
+
+/// How a candidate came to be (seed 003: draft new, improve the best, repair the failed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    Draft,
+    Improve,
+    Repair,
+}
+
+impl Origin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Draft => "draft",
+            Origin::Improve => "improve",
+            Origin::Repair => "repair",
+        }
+    }
+}
+
+/// One skill call of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanStep {
+    pub step_id: String,
+    pub skill: String,
+    pub arguments: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Plan {
+    pub summary: String,
+    pub steps: Vec<PlanStep>,
+}
+
+/// A point of the design space (what distinguishes one candidate from another).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct DesignPoint {
+    /// ABBA, ABAB or 2D
+    pub arrangement: String,
+    /// each device's fingers are split into this many unit instances (divides nf)
+    pub finger_split: u32,
+    /// dummies per row end of matched modules (0 = none)
+    pub dummies: u32,
+    pub guard_ring: bool,
+    /// index of the permutation of module rows used by placement
+    pub row_order: u32,
+    /// extra spacing between placed modules, in nanometres
+    pub spacing_nm: u32,
+    /// target width/height of the placement, in percent (100 = square)
+    pub aspect_ratio_pct: u32,
+}
+
+impl DesignPoint {
+    pub fn key(&self) -> String {
+        format!(
+            "{}/s{}/d{}/g{}/r{}/sp{}/ar{}",
+            self.arrangement,
+            self.finger_split,
+            self.dummies,
+            u8::from(self.guard_ring),
+            self.row_order,
+            self.spacing_nm,
+            self.aspect_ratio_pct
+        )
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CandidateStatus {
+    Queued,
+    Finished,
+    Failed,
+    DeadLettered,
+    Abandoned,
+}
+
+impl CandidateStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CandidateStatus::Queued => "queued",
+            CandidateStatus::Finished => "finished",
+            CandidateStatus::Failed => "failed",
+            CandidateStatus::DeadLettered => "dead_lettered",
+            CandidateStatus::Abandoned => "abandoned",
+        }
+    }
+}
+
+/// A candidate as generated by the search (its spec; the result is stored apart).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CandidateRecord {
+    pub candidate_id: String,
+    pub job_id: String,
+    pub iteration: u32,
+    #[serde(default)]
+    pub parent_id: String,
+    pub origin: Origin,
+    pub design_point: DesignPoint,
+    pub plan: Plan,
+    /// skills the plan needs (a worker must advertise all of them)
+    pub required_skills: Vec<String>,
+    /// set by the evaluator once the result is in
+    #[serde(default)]
+    pub evaluation: Option<Evaluation>,
+}
+
+/// One step's outcome as reported by the worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepOutcome {
+    pub step_id: String,
+    pub skill: String,
+    pub ok: bool,
+    #[serde(default)]
+    pub error_code: String,
+    #[serde(default)]
+    pub error_message: String,
+    pub data: Value,
+    pub duration_ms: u64,
+}
+
+/// What a candidate's run produced (recorded once: a late duplicate is ignored).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CandidateResult {
+    pub candidate_id: String,
+    pub status: CandidateStatus,
+    pub ok: bool,
+    #[serde(default)]
+    pub worker_id: String,
+    pub attempts: u32,
+    #[serde(default)]
+    pub error_code: String,
+    #[serde(default)]
+    pub error_message: String,
+    #[serde(default)]
+    pub steps: Vec<StepOutcome>,
+    #[serde(default)]
+    pub artifacts: Vec<ArtifactMeta>,
+    pub duration_ms: u64,
+    pub finished_ms: u64,
+    /// the plan as finally run (after ReAct adjustments)
+    #[serde(default)]
+    pub plan: Option<Plan>,
+    /// ReAct adjustments made on the way
+    #[serde(default)]
+    pub adjustments: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArtifactMeta {
+    pub candidate_id: String,
+    pub name: String,
+    pub media_type: String,
+    pub size: u64,
+}
+
+/// The evaluator's verdict on one candidate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evaluation {
+    pub score: f64,
+    pub passed: bool,
+    /// -1 when no DRC ran
+    pub drc_violations: i64,
+    /// "match", "mismatch" or "" when LVS did not run
+    pub lvs: String,
+    pub area_um2: f64,
+    pub area_score: f64,
+    pub matching_score: f64,
+    /// why it did not pass
+    pub reasons: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    StateChanged,
+    PlanCreated,
+    CandidateDispatched,
+    CandidateFinished,
+    CandidateRetried,
+    Evaluation,
+    Iteration,
+    WaitingForWorkers,
+    Completed,
+    Failed,
+    Cancelled,
+    CandidateDeadLettered,
+    StepAdjusted,
+}
+
+/// One entry of a job's event log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventRecord {
+    pub kind: EventKind,
+    pub timestamp_ms: u64,
+    pub state: JobState,
+    #[serde(default)]
+    pub candidate_id: String,
+    pub iteration: u32,
+    #[serde(default)]
+    pub message: String,
+    #[serde(default)]
+    pub data: Value,
+    #[serde(default)]
+    pub last: bool,
+}
+
+/// A delivery of a candidate from the work queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueEntry {
+    pub entry_id: String,
+    pub job_id: String,
+    pub candidate_id: String,
+}
+
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|duration| duration.as_millis() as u64)
+        .unwrap_or_default()
+}

@@ -1,0 +1,317 @@
+//! The in-process store: the same semantics as the Redis one, in a mutex.
+//! For `centroid run` on one machine and for tests. Nothing survives the process.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::error::StoreResult;
+use crate::model::{
+    ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry,
+};
+use crate::store::Store;
+
+#[derive(Default)]
+struct PendingEntry {
+    entry: Option<QueueEntry>,
+    consumer: String,
+    leased_at: Option<Instant>,
+}
+
+#[derive(Default)]
+struct Inner {
+    jobs: HashMap<String, JobRecord>,
+    inputs: HashMap<String, JobInputs>,
+    active: HashSet<String>,
+    candidates: HashMap<String, BTreeMap<String, CandidateRecord>>,
+    results: HashMap<String, HashMap<String, CandidateResult>>,
+    deliveries: HashMap<(String, String), u32>,
+    events: HashMap<String, Vec<EventRecord>>,
+    artifacts: HashMap<String, BTreeMap<(String, String), (ArtifactMeta, Vec<u8>)>>,
+    next_entry: u64,
+    queue: VecDeque<QueueEntry>,
+    pending: BTreeMap<u64, PendingEntry>,
+    dead: VecDeque<(String, String, String)>,
+}
+
+/// Bounds mirroring the Redis store's stream trimming.
+const MAX_EVENTS_PER_JOB: usize = 10_000;
+const MAX_DEAD_LETTERS: usize = 10_000;
+const MAX_JOBS: usize = 1_000;
+
+#[derive(Default)]
+pub struct MemoryStore {
+    inner: Mutex<Inner>,
+}
+
+impl MemoryStore {
+    pub fn new() -> MemoryStore {
+        MemoryStore::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().expect("memory store lock")
+    }
+}
+
+fn entry_number(entry_id: &str) -> u64 {
+    entry_id.parse().unwrap_or(u64::MAX)
+}
+
+#[tonic::async_trait]
+impl Store for MemoryStore {
+    async fn create_job(&self, job: &JobRecord, inputs: &JobInputs) -> StoreResult<()> {
+        let mut inner = self.lock();
+        if inner.jobs.len() >= MAX_JOBS {
+            // forget the oldest finished job
+            let oldest = inner
+                .jobs
+                .values()
+                .filter(|job| job.is_finished())
+                .min_by_key(|job| job.created_ms)
+                .map(|job| job.job_id.clone());
+            if let Some(oldest) = oldest {
+                inner.jobs.remove(&oldest);
+                inner.inputs.remove(&oldest);
+                inner.candidates.remove(&oldest);
+                inner.results.remove(&oldest);
+                inner.events.remove(&oldest);
+                inner.artifacts.remove(&oldest);
+            }
+        }
+        inner.jobs.insert(job.job_id.clone(), job.clone());
+        inner.inputs.insert(job.job_id.clone(), inputs.clone());
+        inner.active.insert(job.job_id.clone());
+        Ok(())
+    }
+
+    async fn put_job(&self, job: &JobRecord) -> StoreResult<()> {
+        self.lock().jobs.insert(job.job_id.clone(), job.clone());
+        Ok(())
+    }
+
+    async fn get_job(&self, job_id: &str) -> StoreResult<Option<JobRecord>> {
+        Ok(self.lock().jobs.get(job_id).cloned())
+    }
+
+    async fn get_inputs(&self, job_id: &str) -> StoreResult<Option<JobInputs>> {
+        Ok(self.lock().inputs.get(job_id).cloned())
+    }
+
+    async fn list_jobs(&self, limit: usize) -> StoreResult<Vec<JobRecord>> {
+        let mut jobs: Vec<JobRecord> = self.lock().jobs.values().cloned().collect();
+        jobs.sort_by(|left, right| right.created_ms.cmp(&left.created_ms).then(right.job_id.cmp(&left.job_id)));
+        jobs.truncate(limit);
+        Ok(jobs)
+    }
+
+    async fn active_jobs(&self) -> StoreResult<Vec<String>> {
+        let mut active: Vec<String> = self.lock().active.iter().cloned().collect();
+        active.sort();
+        Ok(active)
+    }
+
+    async fn finish_job(&self, job: &JobRecord) -> StoreResult<()> {
+        let mut inner = self.lock();
+        inner.jobs.insert(job.job_id.clone(), job.clone());
+        inner.active.remove(&job.job_id);
+        Ok(())
+    }
+
+    async fn enqueue_iteration(&self, job: &JobRecord, candidates: &[CandidateRecord]) -> StoreResult<()> {
+        let mut inner = self.lock();
+        for candidate in candidates {
+            inner
+                .candidates
+                .entry(job.job_id.clone())
+                .or_default()
+                .insert(candidate.candidate_id.clone(), candidate.clone());
+            inner.next_entry += 1;
+            let entry = QueueEntry {
+                entry_id: inner.next_entry.to_string(),
+                job_id: job.job_id.clone(),
+                candidate_id: candidate.candidate_id.clone(),
+            };
+            inner.queue.push_back(entry);
+        }
+        inner.jobs.insert(job.job_id.clone(), job.clone());
+        Ok(())
+    }
+
+    async fn put_candidate(&self, candidate: &CandidateRecord) -> StoreResult<()> {
+        self.lock()
+            .candidates
+            .entry(candidate.job_id.clone())
+            .or_default()
+            .insert(candidate.candidate_id.clone(), candidate.clone());
+        Ok(())
+    }
+
+    async fn get_candidate(&self, job_id: &str, candidate_id: &str) -> StoreResult<Option<CandidateRecord>> {
+        Ok(self.lock().candidates.get(job_id).and_then(|candidates| candidates.get(candidate_id)).cloned())
+    }
+
+    async fn candidates(&self, job_id: &str) -> StoreResult<Vec<CandidateRecord>> {
+        Ok(self
+            .lock()
+            .candidates
+            .get(job_id)
+            .map(|candidates| candidates.values().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    async fn record_result(&self, job_id: &str, result: &CandidateResult) -> StoreResult<bool> {
+        let mut inner = self.lock();
+        let results = inner.results.entry(job_id.to_string()).or_default();
+        if results.contains_key(&result.candidate_id) {
+            return Ok(false);
+        }
+        results.insert(result.candidate_id.clone(), result.clone());
+        Ok(true)
+    }
+
+    async fn has_result(&self, job_id: &str, candidate_id: &str) -> StoreResult<bool> {
+        Ok(self.lock().results.get(job_id).is_some_and(|results| results.contains_key(candidate_id)))
+    }
+
+    async fn results(&self, job_id: &str) -> StoreResult<HashMap<String, CandidateResult>> {
+        Ok(self.lock().results.get(job_id).cloned().unwrap_or_default())
+    }
+
+    async fn bump_deliveries(&self, job_id: &str, candidate_id: &str) -> StoreResult<u32> {
+        let mut inner = self.lock();
+        let counter = inner.deliveries.entry((job_id.to_string(), candidate_id.to_string())).or_default();
+        *counter += 1;
+        Ok(*counter)
+    }
+
+    async fn append_event(&self, job_id: &str, event: &EventRecord) -> StoreResult<String> {
+        let mut inner = self.lock();
+        let events = inner.events.entry(job_id.to_string()).or_default();
+        if events.len() >= MAX_EVENTS_PER_JOB {
+            // keep the first event (creation) and drop the oldest after it; cursors stay positional
+            events.remove(1);
+        }
+        events.push(event.clone());
+        Ok(format!("{}", events.len()))
+    }
+
+    async fn events_after(&self, job_id: &str, after: Option<&str>, limit: usize) -> StoreResult<Vec<(String, EventRecord)>> {
+        let inner = self.lock();
+        let Some(events) = inner.events.get(job_id) else {
+            return Ok(Vec::new());
+        };
+        let start = after.and_then(|cursor| cursor.parse::<usize>().ok()).unwrap_or(0);
+        Ok(events
+            .iter()
+            .enumerate()
+            .skip(start)
+            .take(limit)
+            .map(|(index, event)| (format!("{}", index + 1), event.clone()))
+            .collect())
+    }
+
+    async fn put_artifact(&self, job_id: &str, meta: &ArtifactMeta, content: &[u8]) -> StoreResult<()> {
+        self.lock()
+            .artifacts
+            .entry(job_id.to_string())
+            .or_default()
+            .insert((meta.candidate_id.clone(), meta.name.clone()), (meta.clone(), content.to_vec()));
+        Ok(())
+    }
+
+    async fn delete_candidate_artifacts(&self, job_id: &str, candidate_id: &str) -> StoreResult<()> {
+        if let Some(artifacts) = self.lock().artifacts.get_mut(job_id) {
+            artifacts.retain(|(candidate, _), _| candidate != candidate_id);
+        }
+        Ok(())
+    }
+
+    async fn artifacts(&self, job_id: &str) -> StoreResult<Vec<ArtifactMeta>> {
+        Ok(self
+            .lock()
+            .artifacts
+            .get(job_id)
+            .map(|artifacts| artifacts.values().map(|(meta, _)| meta.clone()).collect())
+            .unwrap_or_default())
+    }
+
+    async fn get_artifact(&self, job_id: &str, candidate_id: &str, name: &str) -> StoreResult<Option<Vec<u8>>> {
+        Ok(self
+            .lock()
+            .artifacts
+            .get(job_id)
+            .and_then(|artifacts| artifacts.get(&(candidate_id.to_string(), name.to_string())))
+            .map(|(_, content)| content.clone()))
+    }
+
+    async fn queue_read(&self, consumer: &str, count: usize) -> StoreResult<Vec<QueueEntry>> {
+        let mut inner = self.lock();
+        let mut read = Vec::new();
+        while read.len() < count {
+            let Some(entry) = inner.queue.pop_front() else { break };
+            inner.pending.insert(
+                entry_number(&entry.entry_id),
+                PendingEntry { entry: Some(entry.clone()), consumer: consumer.to_string(), leased_at: Some(Instant::now()) },
+            );
+            read.push(entry);
+        }
+        Ok(read)
+    }
+
+    async fn queue_reclaim(&self, consumer: &str, min_idle: Duration, count: usize) -> StoreResult<Vec<QueueEntry>> {
+        let mut inner = self.lock();
+        let now = Instant::now();
+        let mut reclaimed = Vec::new();
+        for pending in inner.pending.values_mut() {
+            if reclaimed.len() >= count {
+                break;
+            }
+            let idle = pending.leased_at.map(|leased_at| now.duration_since(leased_at)).unwrap_or(Duration::MAX);
+            if idle >= min_idle {
+                pending.consumer = consumer.to_string();
+                pending.leased_at = Some(now);
+                if let Some(entry) = &pending.entry {
+                    reclaimed.push(entry.clone());
+                }
+            }
+        }
+        Ok(reclaimed)
+    }
+
+    async fn queue_renew(&self, consumer: &str, entry_ids: &[String]) -> StoreResult<()> {
+        let mut inner = self.lock();
+        let now = Instant::now();
+        for entry_id in entry_ids {
+            if let Some(pending) = inner.pending.get_mut(&entry_number(entry_id))
+                && pending.consumer == consumer
+            {
+                pending.leased_at = Some(now);
+            }
+        }
+        Ok(())
+    }
+
+    async fn queue_ack(&self, entry_id: &str) -> StoreResult<()> {
+        self.lock().pending.remove(&entry_number(entry_id));
+        Ok(())
+    }
+
+    async fn dead_letter(&self, entry: &QueueEntry, reason: &str) -> StoreResult<()> {
+        let mut inner = self.lock();
+        inner.dead.push_back((entry.job_id.clone(), entry.candidate_id.clone(), reason.to_string()));
+        while inner.dead.len() > MAX_DEAD_LETTERS {
+            inner.dead.pop_front();
+        }
+        inner.pending.remove(&entry_number(&entry.entry_id));
+        Ok(())
+    }
+
+    async fn dead_letters(&self, limit: usize) -> StoreResult<Vec<(String, String, String)>> {
+        Ok(self.lock().dead.iter().rev().take(limit).cloned().collect())
+    }
+
+    async fn queue_pending_count(&self) -> StoreResult<u64> {
+        Ok(self.lock().pending.len() as u64)
+    }
+}

@@ -1,0 +1,80 @@
+//! Where the coordinator keeps its short-term memory (seed 000 §4.4.1) and its
+//! work queue: jobs, inputs, candidates, results, events, artifacts, and the
+//! candidate queue with leases.
+//!
+//! Two implementations behave the same (one test suite runs against both):
+//! [`redis::RedisStore`] for a farm (the queue is a Redis Stream with a consumer
+//! group), [`memory::MemoryStore`] for `centroid run` on one machine.
+//!
+//! Queue semantics (at-least-once with leases): an entry read by a consumer stays
+//! pending under that consumer until acknowledged. The consumer renews the lease
+//! of the entries it is working on; an entry whose lease was not renewed for
+//! `min_idle` is handed to whoever reclaims it (XAUTOCLAIM), with its delivery
+//! counter bumped.
+
+pub mod memory;
+pub mod redis;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use crate::error::StoreResult;
+use crate::model::{
+    ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry,
+};
+
+#[tonic::async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Writes a new job with its inputs and marks it active.
+    async fn create_job(&self, job: &JobRecord, inputs: &JobInputs) -> StoreResult<()>;
+    async fn put_job(&self, job: &JobRecord) -> StoreResult<()>;
+    async fn get_job(&self, job_id: &str) -> StoreResult<Option<JobRecord>>;
+    async fn get_inputs(&self, job_id: &str) -> StoreResult<Option<JobInputs>>;
+    /// Most recent first.
+    async fn list_jobs(&self, limit: usize) -> StoreResult<Vec<JobRecord>>;
+    /// Ids of the jobs not finished yet (a restarted coordinator resumes them).
+    async fn active_jobs(&self) -> StoreResult<Vec<String>>;
+    /// Writes the finished job and removes it from the active set.
+    async fn finish_job(&self, job: &JobRecord) -> StoreResult<()>;
+
+    /// Atomically: writes the candidates, enqueues one queue entry per candidate,
+    /// and writes the job record (which says the iteration is enqueued).
+    async fn enqueue_iteration(&self, job: &JobRecord, candidates: &[CandidateRecord]) -> StoreResult<()>;
+    async fn put_candidate(&self, candidate: &CandidateRecord) -> StoreResult<()>;
+    async fn get_candidate(&self, job_id: &str, candidate_id: &str) -> StoreResult<Option<CandidateRecord>>;
+    async fn candidates(&self, job_id: &str) -> StoreResult<Vec<CandidateRecord>>;
+
+    /// Records a result unless one is recorded already; `true` when this call recorded it.
+    async fn record_result(&self, job_id: &str, result: &CandidateResult) -> StoreResult<bool>;
+    async fn has_result(&self, job_id: &str, candidate_id: &str) -> StoreResult<bool>;
+    async fn results(&self, job_id: &str) -> StoreResult<HashMap<String, CandidateResult>>;
+    /// The delivery counter of a candidate: incremented on every delivery, returns the new value.
+    async fn bump_deliveries(&self, job_id: &str, candidate_id: &str) -> StoreResult<u32>;
+
+    /// Appends to the job's event log; returns the event's cursor.
+    async fn append_event(&self, job_id: &str, event: &EventRecord) -> StoreResult<String>;
+    /// Events after `after` (all when `None`), oldest first, at most `limit`.
+    async fn events_after(&self, job_id: &str, after: Option<&str>, limit: usize) -> StoreResult<Vec<(String, EventRecord)>>;
+
+    async fn put_artifact(&self, job_id: &str, meta: &ArtifactMeta, content: &[u8]) -> StoreResult<()>;
+    async fn delete_candidate_artifacts(&self, job_id: &str, candidate_id: &str) -> StoreResult<()>;
+    async fn artifacts(&self, job_id: &str) -> StoreResult<Vec<ArtifactMeta>>;
+    async fn get_artifact(&self, job_id: &str, candidate_id: &str, name: &str) -> StoreResult<Option<Vec<u8>>>;
+
+    /// New entries for `consumer` (never delivered before), at most `count`.
+    async fn queue_read(&self, consumer: &str, count: usize) -> StoreResult<Vec<QueueEntry>>;
+    /// Entries whose lease was not renewed for `min_idle`, now owned by `consumer`.
+    async fn queue_reclaim(&self, consumer: &str, min_idle: Duration, count: usize) -> StoreResult<Vec<QueueEntry>>;
+    /// Renews the leases of entries `consumer` is working on.
+    async fn queue_renew(&self, consumer: &str, entry_ids: &[String]) -> StoreResult<()>;
+    async fn queue_ack(&self, entry_id: &str) -> StoreResult<()>;
+    /// Moves an entry to the dead-letter stream and acknowledges it.
+    async fn dead_letter(&self, entry: &QueueEntry, reason: &str) -> StoreResult<()>;
+    /// Dead-lettered entries as (job_id, candidate_id, reason).
+    async fn dead_letters(&self, limit: usize) -> StoreResult<Vec<(String, String, String)>>;
+    /// Entries pending (delivered, not acknowledged) across all consumers.
+    async fn queue_pending_count(&self) -> StoreResult<u64>;
+}
+
+pub use memory::MemoryStore;
+pub use redis::RedisStore;
