@@ -41,6 +41,7 @@ from centroid_skills.session import CellRecord, Pin, Session, box_um, um
 from centroid_skills.tech import RESISTOR_CONTEXT, Technology
 
 MOS_TYPES = ("nmos", "pmos")
+MAX_FINGERS = 1024
 
 
 class Painter:
@@ -432,6 +433,9 @@ def make_device(session: Session, spec: dict[str, Any], cell_name: str | None = 
     nf = int(spec.get("nf", 1))
     m = int(spec.get("m", 1))
     device_id = spec.get("device_id")
+    if dtype in MOS_TYPES and nf * m > MAX_FINGERS:
+        raise invalid(f"nf*m = {nf * m} fingers is more than {MAX_FINGERS} in one cell",
+                      nf=nf, m=m, max_fingers=MAX_FINGERS)
     if cell_name is None:
         cell_name = device_id or session.unique_name(f"{dtype}_w{w_nm}_l{l_nm}_nf{nf}_m{m}")
     if device_id and device_id in session.devices and session.devices[device_id] != cell_name:
