@@ -80,3 +80,14 @@ def test_role_inference_1_0_0(client: Client) -> None:
 def test_debug_skills(client: Client) -> None:
     assert client.call("debug.noop") == {}
     assert client.call("debug.sleep", seconds=0)["slept_s"] >= 0
+
+
+def test_list_cells_and_cell_info(client: Client, toy_rules: dict[str, Any]) -> None:
+    client.call("tech.load", rules=toy_rules)
+    d = client.call("layout.create_device", device_id="M7", type="nmos", w=2e-6, l=0.5e-6, nf=2)
+    cells = client.call("layout.list_cells")
+    assert cells["devices"] == {"M7": "M7"}
+    assert [c["cell_name"] for c in cells["cells"]] == [d["cell_name"]]
+    info = client.call("layout.cell_info", cell="M7")
+    assert info["pins"] == d["pins"]
+    assert client.raw("layout.cell_info", {"cell": "nope"})["error"]["code"] == "NOT_FOUND"

@@ -155,3 +155,30 @@ def compute_metrics(session: Session, cell: kdb.Cell) -> dict[str, Any]:
        obj({"cell": NAME}, ["cell"]))
 def metrics(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     return compute_metrics(session, session.any_cell(args["cell"]))
+
+
+@skill("layout.list_cells",
+       "The generated cells of the session: name, kind, bbox (µm), number of pins and units.",
+       obj({}))
+def list_cells(session: Session, args: dict[str, Any]) -> dict[str, Any]:
+    out = []
+    for name, rec in session.cells.items():
+        cell = session.layout.cell(name)
+        if cell is None:
+            continue
+        out.append({"cell_name": name, "kind": rec.kind, "bbox_um": box_um(cell.bbox()),
+                    "pins": len(rec.pins), "units": len(rec.units),
+                    "top": cell.parent_cells() == 0})
+    return {"cells": out, "devices": dict(session.devices)}
+
+
+@skill("layout.cell_info",
+       "One generated cell: kind, bbox, pins (terminal -> layer + box, µm), params and units.",
+       obj({"cell": NAME}, ["cell"]))
+def cell_info(session: Session, args: dict[str, Any]) -> dict[str, Any]:
+    from centroid_skills.skills.devices import cell_summary
+
+    rec = session.record(args["cell"])
+    out = cell_summary(session, rec)
+    out["units"] = rec.units
+    return out
