@@ -32,6 +32,8 @@ SKILL_MODULES = (
     "centroid_skills.skills.drc",
     "centroid_skills.skills.metrics",
     "centroid_skills.skills.export",
+    "centroid_skills.skills.routing",
+    "centroid_skills.skills.lvs",
 )
 
 VALIDATOR_CLASS = jsonschema.Draft202012Validator

@@ -1,0 +1,457 @@
+"""``lvs.run``: KLayout netlist extraction of a cell compared with the input circuit.
+
+Extraction (:class:`klayout.db.LayoutToNetlist`, flat), every layer found by role:
+
+* diffusion = active (+ tap when the rule set separates it); p-type = diffusion AND
+  pplus, n-type = diffusion AND nplus (or NOT pplus when the rule set has no nplus,
+  e.g. IHP SG13G2, and vice versa);
+* NMOS (:class:`DeviceExtractorMOS4Transistor`): gate = poly AND n-diffusion outside
+  nwell, S/D = n-diffusion outside nwell NOT poly, bulk = substrate (the cell's bbox
+  NOT nwell); PMOS: gate = poly AND p-diffusion in nwell, S/D = p-diffusion in nwell
+  NOT poly, bulk = nwell;
+* taps: p-diffusion outside nwell connects the substrate, n-diffusion in nwell the
+  nwell; both connect through contacts like any diffusion;
+* resistor (:class:`DeviceExtractorResistor`): body = poly AND poly_res, terminals on
+  poly NOT poly_res; sheet resistance from the poly_res (else poly) layer, 1 Ω/□ when
+  the rule set gives none; W and L from the body;
+* capacitor (:class:`DeviceExtractorCapacitor`): metal1 over metal2 *inside the cells
+  the generator recorded as capacitors* (the plate capacitor has no marker layer of
+  its own, so routing crossings elsewhere are not capacitors); C from the area
+  capacitance of metal2/metal1 when declared, else 1 fF/µm²;
+* conductors: contact, metal1..N, via1..N-1 (as many as the rule set declares),
+  net names from text labels on ``<metal>_label`` layers (or on the metal itself).
+
+Before comparing: devices whose S, D and G sit on one net are dummies and are removed;
+parallel devices are combined (``combine_devices``: fingers and m add up W).
+
+The schematic is built from the flattened circuit (``devices`` as ``centroid validate``
+prints them): one MOS4 per instance with W = w (per instance, so that m instances and
+nf fingers add up to w·m after combining), L = l; resistors with W = w, L = l, R =
+sheet·l/w; capacitors with C = w·l·area capacitance.  Compared parameters: MOS W and
+L, resistor W and L (relative tolerance ``tolerance``, default 1 %); capacitors only
+by type and connectivity (the plate capacitor's drawn area is density-limited).
+Nets whose label names a schematic net are paired by name before matching, so an
+open, a short or a label on the wrong net is reported against the right names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import klayout.db as kdb
+
+from centroid_skills.errors import invalid
+from centroid_skills.registry import NAME, obj, skill
+from centroid_skills.session import Session
+from centroid_skills.tech import METAL_ROLES, VIA_ROLES, Technology
+
+CLASS_NAMES = {"nmos": "NMOS", "pmos": "PMOS", "resistor": "RES", "capacitor": "CAP"}
+MOS_TERMINALS = {"s": "S", "g": "G", "d": "D", "b": "B"}
+TWO_TERMINALS = {"p": "A", "n": "B", "plus": "A", "minus": "B", "a": "A"}
+DEFAULT_AREA_CAP = 1e-3  # F/m² = 1 fF/µm²
+
+
+@dataclass
+class Extraction:
+    l2n: kdb.LayoutToNetlist
+    netlist: kdb.Netlist
+    dummies_removed: int
+    devices_extracted: int
+
+
+def metal_stack(tech: Technology) -> list[str]:
+    """metal1..metalN as long as the via below each next metal exists."""
+    roles = ["metal1"]
+    for i in range(1, len(METAL_ROLES)):
+        if tech.has(METAL_ROLES[i]) and tech.has(VIA_ROLES[i - 1]):
+            roles.append(METAL_ROLES[i])
+        else:
+            break
+    return roles
+
+
+def _capacitor_cells(session: Session) -> list[int]:
+    out = []
+    for name, rec in session.cells.items():
+        if rec.kind == "capacitor":
+            c = session.layout.cell(name)
+            if c is not None:
+                out.append(c.cell_index())
+    return out
+
+
+def extract(session: Session, cell: kdb.Cell) -> Extraction:
+    tech = session.need_tech()
+    layout = session.layout
+    l2n = kdb.LayoutToNetlist(kdb.RecursiveShapeIterator(layout, cell, []))
+    l2n.threads = 1
+    empty_index = layout.layer()  # a scratch layer for roles the rule set lacks
+
+    def layer(role: str) -> kdb.Region:
+        ldef = tech.layer_for(role)
+        li = layout.find_layer(ldef.layer, ldef.datatype) if ldef is not None else None
+        return l2n.make_layer(empty_index if li is None else li, role)
+
+    def text_layer(role: str) -> kdb.Texts | None:
+        ldef = tech.layer_for(role)
+        if ldef is None:
+            return None
+        li = layout.find_layer(ldef.layer, ldef.datatype)
+        if li is None:
+            return None
+        return l2n.make_text_layer(li, role + "_text")
+
+    def reg(region: kdb.Region, name: str) -> kdb.Region:
+        l2n.register(region, name)
+        return region
+
+    active = layer("active")
+    diff = active + layer("tap") if tech.has("tap") else active
+    poly = layer("poly")
+    cont = layer("contact")
+    nwell = layer("nwell")
+    if tech.has("pplus"):
+        pdiff = diff & layer("pplus")
+        ndiff = (diff & layer("nplus")) if tech.has("nplus") else (diff - pdiff)
+    else:
+        ndiff = diff & layer("nplus")
+        pdiff = diff - ndiff
+    if tech.has("poly_res"):
+        res_body = reg(poly & layer("poly_res"), "res_body")
+        poly_c = reg(poly - res_body, "poly_c")
+    else:
+        res_body = None
+        poly_c = poly
+    n_out = ndiff - nwell
+    p_in = pdiff & nwell
+    ngate = reg(poly_c & n_out, "ngate")
+    pgate = reg(poly_c & p_in, "pgate")
+    nsd = reg(n_out - poly, "nsd")
+    psd = reg(p_in - poly, "psd")
+    ptap = reg((pdiff - nwell) - poly, "ptap")
+    ntap = reg((ndiff & nwell) - poly, "ntap")
+    bbox = cell.bbox().enlarged(1000, 1000)
+    substrate = reg(kdb.Region(bbox) - nwell, "substrate")
+
+    l2n.extract_devices(kdb.DeviceExtractorMOS4Transistor("NMOS"),
+                        {"SD": nsd, "G": ngate, "P": poly_c, "W": substrate})
+    l2n.extract_devices(kdb.DeviceExtractorMOS4Transistor("PMOS"),
+                        {"SD": psd, "G": pgate, "P": poly_c, "W": nwell})
+    if res_body is not None:
+        ldef = tech.layer_for("poly_res")
+        sheet = (ldef.sheet_resistance if ldef else None) or tech.require("poly").sheet_resistance or 1.0
+        l2n.extract_devices(kdb.DeviceExtractorResistor("RES", float(sheet)),
+                            {"R": res_body, "C": poly_c})
+    metals = metal_stack(tech)
+    metal_regions = {m: layer(m) for m in metals}
+    cap_cells = _capacitor_cells(session)
+    if cap_cells:
+        area_cap = None
+        for role in ("metal2", "metal1"):
+            ldef = tech.layer_for(role)
+            if ldef is not None and ldef.area_capacitance:
+                area_cap = ldef.area_capacitance
+                break
+        plates = []
+        for role in ("metal1", "metal2"):
+            ldef = tech.require(role)
+            li = layout.find_layer(ldef.layer, ldef.datatype)
+            it = kdb.RecursiveShapeIterator(layout, cell, li if li is not None else empty_index)
+            it.unselect_all_cells()
+            it.select_cells(cap_cells)
+            plates.append(reg(kdb.Region(it), f"cap_{role}"))
+        # F/m² -> F/µm²
+        l2n.extract_devices(kdb.DeviceExtractorCapacitor("CAP", (area_cap or DEFAULT_AREA_CAP) * 1e-12),
+                            {"P1": plates[0], "P2": plates[1]})
+        l2n.connect(plates[0])
+        l2n.connect(plates[1])
+        l2n.connect(plates[0], metal_regions["metal1"])
+        l2n.connect(plates[1], metal_regions["metal2"])
+
+    for conductor in (nsd, psd, ptap, ntap, poly_c, cont, nwell, substrate):
+        l2n.connect(conductor)
+    for d in (nsd, psd, ptap, ntap, poly_c):
+        l2n.connect(d, cont)
+    l2n.connect(ptap, substrate)
+    l2n.connect(ntap, nwell)
+    l2n.connect(cont, metal_regions["metal1"])
+    for i, m in enumerate(metals):
+        l2n.connect(metal_regions[m])
+        texts = text_layer(f"{m}_label")
+        if texts is None:
+            texts = text_layer(m)
+        if texts is not None:
+            l2n.connect(metal_regions[m], texts)
+        if i + 1 < len(metals):
+            via = layer(VIA_ROLES[i])
+            l2n.connect(via)
+            l2n.connect(metal_regions[m], via)
+            l2n.connect(via, metal_regions[metals[i + 1]])
+    l2n.extract_netlist()
+    netlist = l2n.netlist()
+    top = netlist.top_circuit()
+    extracted = len(list(top.each_device())) if top is not None else 0
+    removed = 0
+    if top is not None:
+        for dev in list(top.each_device()):
+            if dev.device_class().name not in ("NMOS", "PMOS"):
+                continue
+            nets = {_net_id(dev.net_for_terminal(t)) for t in ("S", "D", "G")}
+            if len(nets) == 1:
+                top.remove_device(dev)
+                removed += 1
+    netlist.combine_devices()
+    return Extraction(l2n, netlist, removed, extracted)
+
+
+def _net_id(net: kdb.Net | None) -> int:
+    return -1 if net is None else net.cluster_id
+
+
+# --------------------------------------------------------------------------------------------
+# schematic
+# --------------------------------------------------------------------------------------------
+
+def device_params(dev: dict[str, Any]) -> dict[str, Any]:
+    """Accept both ``{w, l, nf, m}`` and ``{params: {w, l, nf, m, value}}`` (centroid validate)."""
+    p = dict(dev.get("params") or {})
+    for key in ("w", "l", "nf", "m", "value"):
+        if key in dev and dev[key] is not None:
+            p[key] = dev[key]
+    return p
+
+
+def build_schematic(tech: Technology, devices: list[dict[str, Any]], name: str) -> kdb.Netlist:
+    nl = kdb.Netlist()
+    circuit = kdb.Circuit()
+    circuit.name = name
+    nl.add(circuit)
+    classes: dict[str, kdb.DeviceClass] = {}
+
+    def cls(dtype: str) -> kdb.DeviceClass:
+        if dtype not in classes:
+            if dtype in ("nmos", "pmos"):
+                dc: kdb.DeviceClass = kdb.DeviceClassMOS4Transistor()
+            elif dtype == "resistor":
+                dc = kdb.DeviceClassResistor()
+            else:
+                dc = kdb.DeviceClassCapacitor()
+            dc.name = CLASS_NAMES[dtype]
+            nl.add(dc)
+            classes[dtype] = dc
+        return classes[dtype]
+
+    nets: dict[str, kdb.Net] = {}
+
+    def net(n: str) -> kdb.Net:
+        if n not in nets:
+            nets[n] = circuit.create_net(n)
+        return nets[n]
+
+    area_cap = DEFAULT_AREA_CAP
+    for role in ("metal2", "metal1"):
+        ldef = tech.layer_for(role)
+        if ldef is not None and ldef.area_capacitance:
+            area_cap = ldef.area_capacitance
+            break
+    for dev in devices:
+        dtype = dev.get("type")
+        if dtype not in CLASS_NAMES:
+            raise invalid(f"device {dev.get('id')}: unsupported type {dtype!r}", device=dev.get("id"))
+        p = device_params(dev)
+        terms = dev.get("terminals") or {}
+        m = int(p.get("m") or 1)
+        for k in range(m):
+            d = circuit.create_device(cls(dtype), dev["id"] if m == 1 else f"{dev['id']}.{k + 1}")
+            w_um = float(p.get("w") or 0) * 1e6
+            l_um = float(p.get("l") or 0) * 1e6
+            if dtype in ("nmos", "pmos"):
+                d.set_parameter("W", w_um)
+                d.set_parameter("L", l_um)
+                mapping = MOS_TERMINALS
+                missing = [t for t in ("g", "d", "s", "b") if t not in terms]
+                if missing:
+                    raise invalid(f"device {dev['id']} lacks terminals {missing}", device=dev["id"])
+            else:
+                mapping = TWO_TERMINALS
+                if dtype == "resistor":
+                    d.set_parameter("W", w_um)
+                    d.set_parameter("L", l_um)
+                    if w_um > 0:
+                        ldef = tech.layer_for("poly_res")
+                        sheet = (ldef.sheet_resistance if ldef else None) or 1.0
+                        d.set_parameter("R", sheet * l_um / w_um)
+                else:
+                    d.set_parameter("C", area_cap * w_um * l_um * 1e-12)
+            for t, n in terms.items():
+                tn = mapping.get(t.lower())
+                if tn is None:
+                    raise invalid(f"device {dev['id']}: unknown terminal {t!r}", device=dev["id"])
+                d.connect_terminal(tn, net(n))
+    nl.combine_devices()
+    return nl
+
+
+def set_tolerances(nl: kdb.Netlist, tol: float) -> None:
+    for dc in nl.each_device_class():
+        if dc.name in ("NMOS", "PMOS", "RES"):
+            eq = kdb.EqualDeviceParameters(dc.parameter_id("W"), 1e-4, tol)
+            eq += kdb.EqualDeviceParameters(dc.parameter_id("L"), 1e-4, tol)
+            dc.equal_parameters = eq
+        elif dc.name == "CAP":  # connectivity only
+            dc.equal_parameters = kdb.EqualDeviceParameters(dc.parameter_id("C"), 1e9, 1e9)
+
+
+# --------------------------------------------------------------------------------------------
+# comparison
+# --------------------------------------------------------------------------------------------
+
+def _dev_info(d: kdb.Device | None) -> dict[str, Any] | None:
+    if d is None:
+        return None
+    dc = d.device_class()
+    params = {}
+    for pd in dc.parameter_definitions():
+        if pd.name in ("W", "L", "R", "C", "A"):
+            params[pd.name] = round(d.parameter(pd.name), 6)
+    terms = {}
+    for td in dc.terminal_definitions():
+        n = d.net_for_terminal(td.name)
+        terms[td.name] = n.expanded_name() if n is not None else None
+    return {"name": d.expanded_name(), "class": dc.name, "params": params, "terminals": terms}
+
+
+def _net_name(n: kdb.Net | None) -> str | None:
+    return None if n is None else n.expanded_name()
+
+
+STATUS = {}
+
+
+def _status_name(st: Any) -> str:
+    for name in ("Match", "MatchWithWarning", "Mismatch", "NoMatch", "Skipped", "None"):
+        if st == getattr(kdb.NetlistCrossReference, name, object()):
+            return name
+    return str(st)
+
+
+def compare(layout_nl: kdb.Netlist, schematic: kdb.Netlist, tol: float) -> dict[str, Any]:
+    set_tolerances(layout_nl, tol)
+    set_tolerances(schematic, tol)
+    comp = kdb.NetlistComparer()
+    comp.max_branch_complexity = 500
+    comp.max_depth = 16
+    a = layout_nl.top_circuit()
+    b = schematic.top_circuit()
+    paired = []
+    if a is not None and b is not None:
+        for nb in b.each_net():
+            na = a.net_by_name(nb.name)
+            if na is not None:
+                comp.same_nets(a, b, na, nb)
+                paired.append(nb.name)
+        comp.same_circuits(a, b)
+    xref = kdb.NetlistCrossReference()
+    ok = comp.compare(layout_nl, schematic, xref)
+    unmatched_devices_layout: list[Any] = []
+    unmatched_devices_schematic: list[Any] = []
+    parameter_mismatches: list[Any] = []
+    unmatched_nets_layout: list[str] = []
+    unmatched_nets_schematic: list[str] = []
+    net_mismatches: list[Any] = []
+    for cp in xref.each_circuit_pair():
+        for dp in xref.each_device_pair(cp):
+            st = _status_name(dp.status())
+            da, db = dp.first(), dp.second()
+            if da is None and db is not None:
+                unmatched_devices_schematic.append(_dev_info(db))
+            elif db is None and da is not None:
+                unmatched_devices_layout.append(_dev_info(da))
+            elif st not in ("Match", "MatchWithWarning"):
+                parameter_mismatches.append({"layout": _dev_info(da), "schematic": _dev_info(db),
+                                             "status": st})
+        for np_ in xref.each_net_pair(cp):
+            st = _status_name(np_.status())
+            na, nb = np_.first(), np_.second()
+            if na is None and nb is not None:
+                unmatched_nets_schematic.append(_net_name(nb) or "?")
+            elif nb is None and na is not None:
+                unmatched_nets_layout.append(_net_name(na) or "?")
+            elif st not in ("Match", "MatchWithWarning"):
+                net_mismatches.append({"layout": _net_name(na), "schematic": _net_name(nb),
+                                       "status": st})
+    return {
+        "match": bool(ok),
+        "unmatched_devices_layout": unmatched_devices_layout,
+        "unmatched_devices_schematic": unmatched_devices_schematic,
+        "parameter_mismatches": parameter_mismatches,
+        "unmatched_nets_layout": sorted(unmatched_nets_layout),
+        "unmatched_nets_schematic": sorted(unmatched_nets_schematic),
+        "net_mismatches": net_mismatches,
+        "nets_paired_by_label": len(paired),
+    }
+
+
+def summarize(nl: kdb.Netlist) -> dict[str, Any]:
+    top = nl.top_circuit()
+    if top is None:
+        return {"devices": [], "nets": []}
+    devices = [_dev_info(d) for d in top.each_device()]
+    nets = sorted(n.expanded_name() for n in top.each_net() if n.terminal_count() + n.pin_count() > 0)
+    return {"devices": devices, "nets": nets}
+
+
+LVS_SCHEMA = obj(
+    {
+        "cell": {**NAME, "description": "top cell of the layout to check"},
+        "devices": {"type": "array", "minItems": 1, "maxItems": 5000, "items": {
+            "type": "object", "required": ["id", "type", "terminals"],
+            "properties": {
+                "id": {"type": "string", "minLength": 1, "maxLength": 200},
+                "type": {"enum": ["nmos", "pmos", "resistor", "capacitor"]},
+                "w": {"type": "number", "exclusiveMinimum": 0},
+                "l": {"type": "number", "exclusiveMinimum": 0},
+                "nf": {"type": "integer", "minimum": 1},
+                "m": {"type": "integer", "minimum": 1},
+                "params": {"type": "object"},
+                "model": {},
+                "terminals": {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}},
+            }}, "description": "flattened circuit devices (as `centroid validate --json` prints them)"},
+        "circuit_name": {"type": "string", "minLength": 1, "maxLength": 200},
+        "tolerance": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.01},
+        "write_netlists": {"type": "boolean", "default": False,
+                           "description": "include both netlists (SPICE text) in the result"},
+    },
+    ["cell", "devices"],
+)
+
+
+@skill("lvs.run",
+       "Extract the netlist of a cell with KLayout (MOS4 nmos/pmos with bulk via taps, poly "
+       "resistors, plate capacitors, labels) and compare it with the flattened circuit "
+       "(device types, W, L, fingers/m combined, connectivity). Reports match or the "
+       "unmatched/mismatching devices and nets.",
+       LVS_SCHEMA)
+def lvs_run(session: Session, args: dict[str, Any]) -> dict[str, Any]:
+    tech = session.need_tech()
+    cell = session.any_cell(args["cell"])
+    tol = float(args.get("tolerance", 0.01))
+    schematic = build_schematic(tech, args["devices"], args.get("circuit_name") or cell.name)
+    ex = extract(session, cell)
+    result = compare(ex.netlist, schematic, tol)
+    top = ex.netlist.top_circuit()
+    labels = sorted({n.name for n in top.each_net() if n.name}) if top is not None else []
+    schematic_nets = sorted(n.name for n in schematic.top_circuit().each_net())
+    result.update({
+        "cell": cell.name,
+        "devices_extracted": ex.devices_extracted,
+        "dummies_removed": ex.dummies_removed,
+        "devices_after_combine": len(list(top.each_device())) if top is not None else 0,
+        "schematic_devices": len(list(schematic.top_circuit().each_device())),
+        "unlabelled_nets": [n for n in schematic_nets if n not in labels],
+    })
+    if args.get("write_netlists"):
+        result["layout_netlist"] = ex.netlist.to_s()
+        result["schematic_netlist"] = schematic.to_s()
+    return result
