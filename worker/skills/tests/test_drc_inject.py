@@ -115,6 +115,13 @@ def test_overlap(toy: Client) -> None:
     assert counts(toy, "c", rules=["Cnt.g"]) == {"Cnt.g": 2}
 
 
+def test_overlap_touching_contact_next_to_a_covered_one(toy: Client) -> None:
+    # one metal over one contact (fine) and touching a second contact: the touching pair counts
+    draw(toy, "c", [("Metal1", (0, 0, 1, 0.5)), ("Cont", (0.1, 0.1, 0.32, 0.32)),
+                    ("Cont", (1.0, 0.1, 1.22, 0.32))])
+    assert counts(toy, "c", rules=["Cnt.g"]) == {"Cnt.g": 1}
+
+
 def test_density(toy: Client, tmp_path: Path) -> None:
     draw(toy, "c", [("Metal1", (0, 0, 10, 10)), ("Activ", (0, 0, 10.5, 10.5))])
     data = toy.call("drc.run", cell="c", rules=["M1.dens"], report_path=str(tmp_path / "d.lyrdb"))

@@ -16,8 +16,9 @@ database units (1 nm), with ``A`` = region of ``layer`` and ``B`` = region of ``
                 (including edges where A ends flush with B) are extruded outwards by
                 min; whatever of that is not covered by A is a violation (so a flush
                 end is a zero-length extension).
-* overlap    -- where A and B interact: ``A & B`` must be at least min wide; A shapes
-                that only touch B (zero overlap) are violations when min > 0.
+* overlap    -- where A and B interact: ``A & B`` must be at least min wide; shapes of
+                A that only touch B, and of B that only touch A (zero overlap), are
+                violations when min > 0.
 * density    -- area(A inside the cell bbox) / area(cell bbox) in [min, max].
 
 ``count`` per rule is the number of separate violation sites (marker shapes that
@@ -104,7 +105,9 @@ def check_rule(tech: Technology, layout: kdb.Layout, cell: kdb.Cell, rule: Rule,
         if lo > 0:
             inter = a & b
             eps += inter.width_check(lo)
+            # shapes (of either layer) that touch the other layer without overlapping it
             polys += a.interacting(b).not_overlapping(b)
+            polys += b.interacting(a).not_overlapping(a)
     elif rule.type == "density":
         bbox = cell.bbox()
         if not bbox.empty() and bbox.area() > 0:
