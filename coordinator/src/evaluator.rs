@@ -1,0 +1,159 @@
+//! Objectives → score (seed 001 §5.4.3), and the pass/fail verdict.
+//!
+//! Normalisation (each objective's value in [0, 1], higher is better):
+//! * `area_min` (and `cost_min`, for which area is the only cost we measure):
+//!   **utilisation** = sum of the device-cell areas / bounding-box area of the
+//!   layout (`layout.metrics` `device_area_um2 / bbox_area_um2`). The seed's
+//!   `1 / (1 + area)` saturates at ~0 for any real layout in µm²; dividing by the
+//!   devices' own area makes the value comparable across circuits: 1 means no
+//!   space beyond the devices themselves.
+//! * `matching_max`: `layout.metrics` `matching_score` (the lowest matched-group
+//!   score: centroid error, orientation uniformity, dummy coverage).
+//! * `performance_max`: not measurable without simulation; left out of the
+//!   weighting (reported in `reasons`).
+//!
+//! score = Σ wᵢ·sᵢ / Σ wᵢ over the measurable objectives, then divided by
+//! (1 + DRC violations) and by 2 on an LVS mismatch, so that a broken layout
+//! ranks below a clean one with the same geometry. A candidate that did not run
+//! to the end scores 0.
+//!
+//! passed = the candidate ran, DRC ran with 0 violations, LVS matched (when it
+//! ran), area ≤ `max_area` and matching ≥ `min_matching_score` (when given).
+
+use centroid_schemas::{DesignObjectives, ObjectiveName};
+use serde_json::Value;
+
+use crate::model::{CandidateResult, Evaluation, StepOutcome};
+
+/// Measurements read from a candidate's step results.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Measurements {
+    pub drc_ran: bool,
+    pub drc_violations: i64,
+    /// Some(true) = match
+    pub lvs: Option<bool>,
+    pub bbox_area_um2: Option<f64>,
+    pub device_area_um2: Option<f64>,
+    pub matching_score: Option<f64>,
+}
+
+fn number(value: &Value, key: &str) -> Option<f64> {
+    value.get(key).and_then(Value::as_f64)
+}
+
+pub fn measure(steps: &[StepOutcome]) -> Measurements {
+    let mut measured = Measurements::default();
+    let mut area_sum = 0.0;
+    let mut device_area_sum = 0.0;
+    let mut matching: Option<f64> = None;
+    let mut metrics_seen = false;
+    for step in steps.iter().filter(|step| step.ok) {
+        match step.skill.as_str() {
+            "drc.run" => {
+                measured.drc_ran = true;
+                measured.drc_violations += step.data.get("total").and_then(Value::as_i64).unwrap_or(0);
+            }
+            "lvs.run" => {
+                let verdict = ["match", "matched", "matches", "clean", "equivalent", "ok"]
+                    .iter()
+                    .find_map(|key| step.data.get(*key).and_then(Value::as_bool));
+                measured.lvs = Some(verdict.unwrap_or(false) && measured.lvs.unwrap_or(true));
+            }
+            "layout.metrics" => {
+                metrics_seen = true;
+                area_sum += number(&step.data, "bbox_area_um2").unwrap_or(0.0);
+                device_area_sum += number(&step.data, "device_area_um2").unwrap_or(0.0);
+                if let Some(score) = number(&step.data, "matching_score") {
+                    matching = Some(matching.map_or(score, |previous: f64| previous.min(score)));
+                }
+            }
+            _ => {}
+        }
+    }
+    // a failed lvs.run step is a mismatch when it reports one
+    for step in steps.iter().filter(|step| !step.ok && step.skill == "lvs.run") {
+        if step.error_code == "DRC_VIOLATION" || step.error_code == "CONFLICT" {
+            measured.lvs = Some(false);
+        }
+    }
+    if metrics_seen {
+        measured.bbox_area_um2 = Some(area_sum);
+        measured.device_area_um2 = Some(device_area_sum);
+        measured.matching_score = matching;
+    }
+    measured
+}
+
+pub fn evaluate(objectives: &DesignObjectives, result: &CandidateResult) -> Evaluation {
+    let measured = measure(&result.steps);
+    let mut reasons = Vec::new();
+    if !result.ok {
+        reasons.push(format!(
+            "did not run to the end: {} {}",
+            result.error_code,
+            result.error_message.chars().take(300).collect::<String>()
+        ));
+    }
+    let utilisation = match (measured.device_area_um2, measured.bbox_area_um2) {
+        (Some(device), Some(bbox)) if bbox > 0.0 => (device / bbox).clamp(0.0, 1.0),
+        _ => 0.0,
+    };
+    let matching = measured.matching_score.unwrap_or(if measured.bbox_area_um2.is_some() { 1.0 } else { 0.0 });
+    let mut weighted = 0.0;
+    let mut weights = 0.0;
+    for objective in &objectives.objectives {
+        let value = match objective.name {
+            ObjectiveName::AreaMin | ObjectiveName::CostMin => utilisation,
+            ObjectiveName::MatchingMax => matching,
+            ObjectiveName::PerformanceMax => {
+                reasons.push("performance_max is not measured (no simulation); left out of the score".into());
+                continue;
+            }
+        };
+        weighted += objective.weight * value;
+        weights += objective.weight;
+    }
+    let mut score = if weights > 0.0 { weighted / weights } else { 0.0 };
+    if measured.drc_violations > 0 {
+        score /= 1.0 + measured.drc_violations as f64;
+        reasons.push(format!("{} DRC violations", measured.drc_violations));
+    }
+    if !measured.drc_ran {
+        reasons.push("DRC did not run".into());
+    }
+    if measured.lvs == Some(false) {
+        score /= 2.0;
+        reasons.push("LVS mismatch".into());
+    }
+    if !result.ok {
+        score = 0.0;
+    }
+    let area = measured.bbox_area_um2.unwrap_or(0.0);
+    if let (Some(max_area), Some(bbox)) = (objectives.constraints.max_area, measured.bbox_area_um2)
+        && bbox > max_area
+    {
+        reasons.push(format!("area {bbox:.1} µm² above max_area {max_area}"));
+    }
+    if let Some(min_matching) = objectives.constraints.min_matching_score
+        && matching < min_matching
+    {
+        reasons.push(format!("matching {matching:.3} below min_matching_score {min_matching}"));
+    }
+    let passed = reasons
+        .iter()
+        .all(|reason| reason.starts_with("performance_max"));
+    Evaluation {
+        score,
+        passed: passed && result.ok && measured.drc_ran && measured.drc_violations == 0,
+        drc_violations: if measured.drc_ran { measured.drc_violations } else { -1 },
+        lvs: match measured.lvs {
+            Some(true) => "match".into(),
+            Some(false) => "mismatch".into(),
+            None => String::new(),
+        },
+        area_um2: area,
+        area_score: utilisation,
+        matching_score: matching,
+        reasons,
+    }
+}

@@ -1,0 +1,47 @@
+//! Planning (seed 000 §4.2): a [`Planner`] turns the task context and one point of
+//! the design space into a plan of skill calls, and adjusts a failed step (ReAct).
+//! The built-in [`heuristic::HeuristicPlanner`] is rule-based; an LLM planner can
+//! come later behind the same trait.
+
+pub mod design_space;
+pub mod heuristic;
+
+use std::collections::HashMap;
+
+use centroid_proto::Error;
+use centroid_schemas::TaskContext;
+use serde_json::Value;
+
+use crate::model::{DesignPoint, Plan};
+
+pub use design_space::DesignSpace;
+pub use heuristic::HeuristicPlanner;
+
+/// Skills advertised by the live workers, with their input JSON Schemas
+/// (`Value::Null` when not fetched).
+pub type SkillCatalog = HashMap<String, Value>;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    #[error("the workers lack skills the plan needs: {0:?}")]
+    MissingSkills(Vec<String>),
+    #[error("nothing to lay out: {0}")]
+    Empty(String),
+}
+
+/// A ReAct adjustment: the new plan and what was changed (Thought/Action in one line).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Adjustment {
+    pub plan: Plan,
+    pub note: String,
+}
+
+pub trait Planner: Send + Sync + 'static {
+    /// The design space of this task (what the candidate generator varies).
+    fn design_space(&self, context: &TaskContext, skills: &SkillCatalog) -> DesignSpace;
+    /// The plan of one candidate.
+    fn plan(&self, context: &TaskContext, point: &DesignPoint, skills: &SkillCatalog) -> Result<Plan, PlanError>;
+    /// Adjusts the plan after step `step_id` failed with `error` (INVALID_PARAM,
+    /// NOT_FOUND or CONFLICT); `None` when it knows no fix.
+    fn adjust(&self, plan: &Plan, step_id: &str, error: &Error, skills: &SkillCatalog) -> Option<Adjustment>;
+}

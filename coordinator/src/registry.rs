@@ -1,0 +1,288 @@
+//! The workers this coordinator knows: registration, heartbeats, liveness, and
+//! slot accounting for the dispatcher (least loaded first).
+//!
+//! A worker is alive while its heartbeats arrive within `heartbeat_timeout`.
+//! When it misses them (or a call to it fails to connect) it is marked dead:
+//! its in-flight candidates are told (a watch channel) and their queue leases
+//! are no longer renewed, so the reclaimer hands them to another worker.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use centroid_proto::v1::worker_client::WorkerClient;
+use centroid_proto::v1::{ListSkillsRequest, WorkerInfo, WorkerStatus};
+use serde_json::Value;
+use tokio::sync::{Notify, watch};
+use tonic::transport::{Channel, Endpoint};
+
+struct WorkerEntry {
+    info: WorkerInfo,
+    reported_free_slots: u32,
+    draining: bool,
+    last_heartbeat: Instant,
+    alive: bool,
+    /// candidates this coordinator has running on the worker
+    running: u32,
+    channel: Option<Channel>,
+    /// input schemas by skill name (from ListSkills), when fetched
+    schemas: HashMap<String, Value>,
+    /// flips to true when the worker is declared dead
+    dead: watch::Sender<bool>,
+}
+
+/// A slot taken on a worker; gives it back on drop.
+pub struct SlotGuard {
+    registry: Arc<Registry>,
+    pub worker_id: String,
+    pub client: WorkerClient<Channel>,
+    /// becomes true when the worker is declared dead
+    pub dead: watch::Receiver<bool>,
+}
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        self.registry.release(&self.worker_id);
+    }
+}
+
+pub struct Registry {
+    workers: Mutex<HashMap<String, WorkerEntry>>,
+    heartbeat_timeout: Duration,
+    /// notified when a slot may have become available (release, registration, heartbeat)
+    pub slots_changed: Notify,
+    max_message_bytes: usize,
+}
+
+impl Registry {
+    pub fn new(heartbeat_timeout: Duration) -> Arc<Registry> {
+        Arc::new(Registry {
+            workers: Mutex::new(HashMap::new()),
+            heartbeat_timeout,
+            slots_changed: Notify::new(),
+            max_message_bytes: 512 * 1024 * 1024,
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, WorkerEntry>> {
+        self.workers.lock().expect("registry lock")
+    }
+
+    /// Adds or refreshes a worker. Returns `true` when it is new (or was dead).
+    pub fn register(self: &Arc<Self>, info: WorkerInfo) -> bool {
+        let worker_id = info.worker_id.clone();
+        let address = info.address.clone();
+        let channel = Endpoint::from_shared(address.clone()).ok().map(|endpoint| {
+            endpoint
+                .connect_timeout(Duration::from_secs(2))
+                .tcp_nodelay(true)
+                .http2_keep_alive_interval(Duration::from_secs(5))
+                .keep_alive_timeout(Duration::from_secs(5))
+                .connect_lazy()
+        });
+        let fresh = {
+            let mut workers = self.lock();
+            let previous_running = workers.get(&worker_id).map(|entry| entry.running).unwrap_or(0);
+            let was_alive = workers.get(&worker_id).is_some_and(|entry| entry.alive);
+            if let Some(previous) = workers.get(&worker_id) {
+                previous.dead.send_replace(true);
+            }
+            workers.insert(
+                worker_id.clone(),
+                WorkerEntry {
+                    reported_free_slots: info.slots,
+                    info,
+                    draining: false,
+                    last_heartbeat: Instant::now(),
+                    alive: true,
+                    running: previous_running,
+                    channel,
+                    schemas: HashMap::new(),
+                    dead: watch::Sender::new(false),
+                },
+            );
+            !was_alive
+        };
+        tracing::info!(worker_id = %worker_id, %address, "worker registered");
+        self.slots_changed.notify_waiters();
+        let registry = self.clone();
+        tokio::spawn(async move { registry.fetch_schemas(&worker_id).await });
+        fresh
+    }
+
+    async fn fetch_schemas(&self, worker_id: &str) {
+        let Some(channel) = self.lock().get(worker_id).and_then(|entry| entry.channel.clone()) else { return };
+        let mut client = WorkerClient::new(channel);
+        let mut request = tonic::Request::new(ListSkillsRequest {});
+        request.set_timeout(Duration::from_secs(5));
+        match client.list_skills(request).await {
+            Ok(response) => {
+                let schemas: HashMap<String, Value> = response
+                    .into_inner()
+                    .skills
+                    .into_iter()
+                    .map(|skill| (skill.name, serde_json::from_str(&skill.input_schema_json).unwrap_or(Value::Null)))
+                    .collect();
+                if let Some(entry) = self.lock().get_mut(worker_id) {
+                    entry.schemas = schemas;
+                }
+            }
+            Err(status) => tracing::warn!(worker_id, message = status.message(), "cannot list the worker's skills"),
+        }
+    }
+
+    /// A heartbeat; `false` when the worker is unknown or was declared dead (it should register again).
+    pub fn heartbeat(&self, worker_id: &str, free_slots: u32, draining: bool) -> bool {
+        let known = {
+            let mut workers = self.lock();
+            match workers.get_mut(worker_id) {
+                Some(entry) if entry.alive => {
+                    entry.last_heartbeat = Instant::now();
+                    entry.reported_free_slots = free_slots;
+                    entry.draining = draining;
+                    true
+                }
+                _ => false,
+            }
+        };
+        if known {
+            self.slots_changed.notify_waiters();
+        }
+        known
+    }
+
+    pub fn deregister(&self, worker_id: &str, reason: &str) {
+        if let Some(entry) = self.lock().get_mut(worker_id) {
+            entry.alive = false;
+            entry.dead.send_replace(true);
+        }
+        tracing::info!(worker_id, reason, "worker deregistered");
+    }
+
+    /// Declares dead the workers whose heartbeats stopped. Returns their ids.
+    pub fn sweep(&self) -> Vec<String> {
+        let mut dead = Vec::new();
+        for (worker_id, entry) in self.lock().iter_mut() {
+            if entry.alive && entry.last_heartbeat.elapsed() > self.heartbeat_timeout {
+                entry.alive = false;
+                entry.dead.send_replace(true);
+                dead.push(worker_id.clone());
+            }
+        }
+        for worker_id in &dead {
+            tracing::warn!(worker_id = %worker_id, "worker missed its heartbeats: declared dead");
+        }
+        dead
+    }
+
+    /// A call to the worker could not connect: declare it dead until it registers again.
+    pub fn mark_unreachable(&self, worker_id: &str) {
+        if let Some(entry) = self.lock().get_mut(worker_id)
+            && entry.alive
+        {
+            entry.alive = false;
+            entry.dead.send_replace(true);
+            tracing::warn!(worker_id, "worker unreachable: declared dead until it registers again");
+        }
+    }
+
+    /// Takes a slot on the least loaded live worker that has every required skill,
+    /// avoiding `excluded` workers when another one qualifies.
+    pub fn try_acquire(self: &Arc<Self>, required_skills: &[String], excluded: &BTreeSet<String>) -> Option<SlotGuard> {
+        let mut workers = self.lock();
+        let mut best: Option<(&String, f64, bool)> = None;
+        for (worker_id, entry) in workers.iter() {
+            if !entry.alive || entry.draining || entry.running >= entry.info.slots || entry.channel.is_none() {
+                continue;
+            }
+            if !required_skills.iter().all(|skill| entry.info.skills.contains(skill)) {
+                continue;
+            }
+            let load = entry.running as f64 / entry.info.slots.max(1) as f64;
+            let is_excluded = excluded.contains(worker_id);
+            let better = match best {
+                None => true,
+                Some((best_id, best_load, best_excluded)) => {
+                    (is_excluded, load, worker_id) < (best_excluded, best_load, best_id)
+                }
+            };
+            if better {
+                best = Some((worker_id, load, is_excluded));
+            }
+        }
+        let worker_id = best.map(|(worker_id, _, _)| worker_id.clone())?;
+        let entry = workers.get_mut(&worker_id).expect("chosen above");
+        entry.running += 1;
+        let client = WorkerClient::new(entry.channel.clone().expect("checked above"))
+            .max_decoding_message_size(self.max_message_bytes)
+            .max_encoding_message_size(64 * 1024 * 1024);
+        let dead = entry.dead.subscribe();
+        Some(SlotGuard { registry: self.clone(), worker_id, client, dead })
+    }
+
+    fn release(&self, worker_id: &str) {
+        if let Some(entry) = self.lock().get_mut(worker_id) {
+            entry.running = entry.running.saturating_sub(1);
+        }
+        self.slots_changed.notify_waiters();
+    }
+
+    pub fn is_alive(&self, worker_id: &str) -> bool {
+        self.lock().get(worker_id).is_some_and(|entry| entry.alive)
+    }
+
+    pub fn alive_count(&self) -> usize {
+        self.lock().values().filter(|entry| entry.alive && !entry.draining).count()
+    }
+
+    pub fn alive_slots(&self) -> u32 {
+        self.lock().values().filter(|entry| entry.alive && !entry.draining).map(|entry| entry.info.slots).sum()
+    }
+
+    /// Skills advertised by live workers (the union), with input schemas where known.
+    pub fn skills(&self) -> HashMap<String, Value> {
+        let mut skills = HashMap::new();
+        for entry in self.lock().values().filter(|entry| entry.alive) {
+            for skill in &entry.info.skills {
+                let schema = entry.schemas.get(skill).cloned().unwrap_or(Value::Null);
+                let slot = skills.entry(skill.clone()).or_insert(Value::Null);
+                if slot.is_null() {
+                    *slot = schema;
+                }
+            }
+        }
+        skills
+    }
+
+    /// Whether the schemas of every live worker are fetched (or `wait` ran out).
+    pub async fn wait_for_schemas(&self, wait: Duration) {
+        let started = Instant::now();
+        while started.elapsed() < wait {
+            let pending = self.lock().values().any(|entry| entry.alive && entry.schemas.is_empty());
+            if !pending {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub fn statuses(&self) -> Vec<WorkerStatus> {
+        let mut statuses: Vec<WorkerStatus> = self
+            .lock()
+            .values()
+            .map(|entry| WorkerStatus {
+                info: Some(entry.info.clone()),
+                free_slots: entry.reported_free_slots,
+                running: entry.running,
+                draining: entry.draining,
+                alive: entry.alive,
+                last_heartbeat_ms_ago: entry.last_heartbeat.elapsed().as_millis() as u64,
+            })
+            .collect();
+        statuses.sort_by(|left, right| {
+            let id = |status: &WorkerStatus| status.info.as_ref().map(|info| info.worker_id.clone()).unwrap_or_default();
+            id(left).cmp(&id(right))
+        });
+        statuses
+    }
+}

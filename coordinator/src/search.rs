@@ -1,0 +1,163 @@
+//! The candidate journal as a search tree (seed 003): every candidate is a node
+//! with its parent; each iteration improves the best node, repairs failed leaves
+//! and drafts new points. Deterministic for a given seed and journal.
+
+use std::collections::HashSet;
+
+use crate::model::{CandidateRecord, DesignPoint, Evaluation, Origin};
+use crate::planner::design_space::{DesignSpace, SplitMix64};
+
+/// A node of the journal.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub candidate_id: String,
+    pub parent_id: String,
+    pub point: DesignPoint,
+    pub evaluation: Option<Evaluation>,
+}
+
+impl Node {
+    fn is_buggy(&self) -> bool {
+        self.evaluation.as_ref().is_none_or(|evaluation| !evaluation.passed)
+    }
+
+    fn score(&self) -> f64 {
+        self.evaluation.as_ref().map_or(0.0, |evaluation| evaluation.score)
+    }
+}
+
+/// What the next iteration should run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proposal {
+    pub point: DesignPoint,
+    pub parent_id: String,
+    pub origin: Origin,
+}
+
+pub struct Journal {
+    nodes: Vec<Node>,
+}
+
+impl Journal {
+    pub fn from_candidates(candidates: &[CandidateRecord]) -> Journal {
+        let mut nodes: Vec<Node> = candidates
+            .iter()
+            .map(|candidate| Node {
+                candidate_id: candidate.candidate_id.clone(),
+                parent_id: candidate.parent_id.clone(),
+                point: candidate.design_point.clone(),
+                evaluation: candidate.evaluation.clone(),
+            })
+            .collect();
+        nodes.sort_by(|left, right| left.candidate_id.cmp(&right.candidate_id));
+        Journal { nodes }
+    }
+
+    /// The best node: passed first, then by score, then by id (stable).
+    pub fn best(&self) -> Option<&Node> {
+        self.nodes.iter().filter(|node| node.evaluation.is_some()).max_by(|left, right| {
+            let key = |node: &Node| (node.evaluation.as_ref().is_some_and(|evaluation| evaluation.passed), node.score());
+            let (left_passed, left_score) = key(left);
+            let (right_passed, right_score) = key(right);
+            left_passed
+                .cmp(&right_passed)
+                .then(left_score.total_cmp(&right_score))
+                .then(right.candidate_id.cmp(&left.candidate_id))
+        })
+    }
+
+    /// Failed nodes nobody tried to repair yet, best first.
+    fn unrepaired_failures(&self) -> Vec<&Node> {
+        let parents: HashSet<&str> = self.nodes.iter().map(|node| node.parent_id.as_str()).collect();
+        let mut failures: Vec<&Node> = self
+            .nodes
+            .iter()
+            .filter(|node| node.is_buggy() && !parents.contains(node.candidate_id.as_str()))
+            .collect();
+        failures.sort_by(|left, right| right.score().total_cmp(&left.score()).then(left.candidate_id.cmp(&right.candidate_id)));
+        failures
+    }
+
+    /// A repaired point for a failed node, from what its evaluation says.
+    fn repair(space: &DesignSpace, node: &Node, rng: &mut SplitMix64) -> DesignPoint {
+        let mut point = node.point.clone();
+        let reasons = node.evaluation.as_ref().map(|evaluation| evaluation.reasons.join(" ")).unwrap_or_default();
+        let next_larger = |values: &[u32], current: u32| values.iter().copied().filter(|value| *value > current).min();
+        if reasons.contains("DRC violations") {
+            if let Some(spacing) = next_larger(&space.spacings_nm, point.spacing_nm) {
+                point.spacing_nm = spacing;
+            } else {
+                point.guard_ring = false;
+            }
+        }
+        if reasons.contains("matching") {
+            point.arrangement = if point.arrangement == "ABBA" { "2D".into() } else { "ABBA".into() };
+            if space.dummies.contains(&1) && point.dummies == 0 {
+                point.dummies = 1;
+            }
+            if let Some(split) = space.finger_splits.iter().max() {
+                point.finger_split = *split;
+            }
+        }
+        if reasons.contains("max_area") {
+            point.guard_ring = false;
+            point.spacing_nm = space.spacings_nm.iter().copied().min().unwrap_or(0);
+            point.aspect_ratio_pct = 100;
+            point.dummies = point.dummies.min(1);
+        }
+        if reasons.contains("did not run") {
+            point.guard_ring = false;
+            point.dummies = point.dummies.min(1);
+            point.arrangement = "ABBA".into();
+        }
+        if point == node.point {
+            point = space.mutate(&node.point, rng);
+        }
+        point
+    }
+
+    /// Proposals for iteration `iteration`: about a quarter repairs, half
+    /// improvements of the best, the rest new drafts; never a point already tried.
+    pub fn propose(&self, space: &DesignSpace, count: usize, seed: u64, iteration: u32) -> Vec<Proposal> {
+        let mut rng = SplitMix64::new(seed ^ (iteration as u64).wrapping_mul(0xA24B_AED4_963E_E407));
+        let mut seen: HashSet<DesignPoint> = self.nodes.iter().map(|node| node.point.clone()).collect();
+        let mut proposals = Vec::new();
+        let accept = |proposal: Proposal, seen: &mut HashSet<DesignPoint>, proposals: &mut Vec<Proposal>| {
+            if proposals.len() < count && seen.insert(proposal.point.clone()) {
+                proposals.push(proposal);
+                true
+            } else {
+                false
+            }
+        };
+        if self.nodes.is_empty() {
+            accept(Proposal { point: space.default_point(), parent_id: String::new(), origin: Origin::Draft }, &mut seen, &mut proposals);
+        } else {
+            let repairs = (count / 4).max(1);
+            for node in self.unrepaired_failures().into_iter().take(repairs) {
+                let point = Journal::repair(space, node, &mut rng);
+                accept(Proposal { point, parent_id: node.candidate_id.clone(), origin: Origin::Repair }, &mut seen, &mut proposals);
+            }
+            if let Some(best) = self.best() {
+                let improvements = (count / 2).max(1);
+                let mut made = 0;
+                for _ in 0..improvements * 10 {
+                    if made == improvements {
+                        break;
+                    }
+                    let point = space.mutate(&best.point, &mut rng);
+                    if accept(Proposal { point, parent_id: best.candidate_id.clone(), origin: Origin::Improve }, &mut seen, &mut proposals) {
+                        made += 1;
+                    }
+                }
+            }
+        }
+        let mut tries = 0;
+        while proposals.len() < count && tries < count * 50 && (seen.len() as u64) < space.size() {
+            tries += 1;
+            let point = space.random_point(&mut rng);
+            accept(Proposal { point, parent_id: String::new(), origin: Origin::Draft }, &mut seen, &mut proposals);
+        }
+        proposals
+    }
+}
