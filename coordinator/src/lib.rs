@@ -17,3 +17,4 @@ pub mod session;
 pub use config::CoordinatorConfig;
 pub use coordinator::{Coordinator, JobView, SubmitOptions, Submitted};
 pub use error::{CoordinatorError, StoreError};
+pub mod service;

@@ -1,0 +1,310 @@
+//! The gRPC face: the worker-facing `Coordinator` service (registration,
+//! heartbeats) and the CLI-facing `Jobs` service, both wrapping [`Coordinator`].
+
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::time::Duration;
+
+use centroid_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
+use centroid_proto::v1::jobs_server::{Jobs, JobsServer};
+use centroid_proto::v1::{
+    ArtifactChunk, ArtifactRef, CancelJobRequest, CancelJobResponse, CandidateSummary, DeregisterWorkerRequest,
+    DeregisterWorkerResponse, FetchArtifactRequest, GetJobRequest, GetJobResponse, HeartbeatRequest, HeartbeatResponse,
+    InputIssue as ProtoIssue, JobEvent, JobEventKind, JobSummary, ListJobsRequest, ListJobsResponse, ListWorkersRequest,
+    ListWorkersResponse, RegisterWorkerRequest, RegisterWorkerResponse, SubmitJobRequest, SubmitJobResponse,
+    WatchJobRequest,
+};
+use centroid_proto::{Error, ErrorCode, PROTOCOL_VERSION, check_protocol_version};
+use tokio::net::TcpListener;
+use tokio_stream::Stream;
+use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tonic::{Request, Response, Status};
+
+use crate::artifacts::CHUNK_BYTES;
+use crate::coordinator::{Coordinator, JobView, SubmitOptions};
+use crate::error::CoordinatorError;
+use crate::model::{EventKind, EventRecord, JobInputs, JobRecord};
+
+impl From<CoordinatorError> for Status {
+    fn from(error: CoordinatorError) -> Status {
+        let structured = match &error {
+            CoordinatorError::InvalidInputs(issues) => Error::new(ErrorCode::InvalidParam, format!("invalid inputs: {} issues", issues.len()))
+                .with_retryable(false)
+                .with_details(serde_json::json!({"issues": issues})),
+            CoordinatorError::InvalidOptions(message) => Error::new(ErrorCode::InvalidParam, message.clone()).with_retryable(false),
+            CoordinatorError::UnknownJob(_) | CoordinatorError::UnknownArtifact(_) => {
+                Error::new(ErrorCode::NotFound, error.to_string()).with_retryable(false)
+            }
+            CoordinatorError::Store(_) => Error::new(ErrorCode::ServiceUnavailable, error.to_string()).with_retryable(true),
+            _ => Error::new(ErrorCode::InternalError, error.to_string()),
+        };
+        structured.to_status()
+    }
+}
+
+fn event_kind(kind: EventKind) -> JobEventKind {
+    match kind {
+        EventKind::StateChanged => JobEventKind::StateChanged,
+        EventKind::PlanCreated => JobEventKind::PlanCreated,
+        EventKind::CandidateDispatched => JobEventKind::CandidateDispatched,
+        EventKind::CandidateFinished => JobEventKind::CandidateFinished,
+        EventKind::CandidateRetried => JobEventKind::CandidateRetried,
+        EventKind::Evaluation => JobEventKind::Evaluation,
+        EventKind::Iteration => JobEventKind::Iteration,
+        EventKind::WaitingForWorkers => JobEventKind::WaitingForWorkers,
+        EventKind::Completed => JobEventKind::Completed,
+        EventKind::Failed => JobEventKind::Failed,
+        EventKind::Cancelled => JobEventKind::Cancelled,
+        EventKind::CandidateDeadLettered => JobEventKind::CandidateDeadLettered,
+        EventKind::StepAdjusted => JobEventKind::StepAdjusted,
+    }
+}
+
+pub fn job_event(job_id: &str, cursor: String, event: EventRecord) -> JobEvent {
+    JobEvent {
+        job_id: job_id.to_string(),
+        cursor,
+        timestamp_ms: event.timestamp_ms,
+        kind: event_kind(event.kind) as i32,
+        state: event.state.as_str().to_string(),
+        candidate_id: event.candidate_id,
+        iteration: event.iteration,
+        message: event.message,
+        data_json: if event.data.is_null() { String::new() } else { event.data.to_string() },
+        last: event.last,
+    }
+}
+
+pub fn job_summary(job: &JobRecord, total: usize, finished: usize) -> JobSummary {
+    JobSummary {
+        job_id: job.job_id.clone(),
+        name: job.name.clone(),
+        state: job.state.as_str().to_string(),
+        outcome: job.outcome.map(|outcome| outcome.as_str().to_string()).unwrap_or_default(),
+        iteration: job.iteration,
+        candidates_total: total as u32,
+        candidates_finished: finished as u32,
+        best_candidate_id: job.best_candidate_id.clone(),
+        best_score: job.best_score,
+        best_passed: job.best_passed,
+        created_ms: job.created_ms,
+        updated_ms: job.updated_ms,
+        error: job.error.clone(),
+    }
+}
+
+fn job_response(view: JobView) -> GetJobResponse {
+    let candidates: Vec<CandidateSummary> = view
+        .candidates
+        .iter()
+        .map(|candidate| {
+            let result = view.results.get(&candidate.candidate_id);
+            let evaluation = candidate.evaluation.as_ref();
+            CandidateSummary {
+                candidate_id: candidate.candidate_id.clone(),
+                iteration: candidate.iteration,
+                parent_id: candidate.parent_id.clone(),
+                origin: candidate.origin.as_str().to_string(),
+                design_point_json: serde_json::to_string(&candidate.design_point).unwrap_or_default(),
+                status: result.map(|result| result.status.as_str()).unwrap_or("queued").to_string(),
+                worker_id: result.map(|result| result.worker_id.clone()).unwrap_or_default(),
+                attempts: result.map(|result| result.attempts).unwrap_or_default(),
+                score: evaluation.map(|evaluation| evaluation.score).unwrap_or_default(),
+                passed: evaluation.is_some_and(|evaluation| evaluation.passed),
+                drc_violations: evaluation.map(|evaluation| evaluation.drc_violations).unwrap_or(-1),
+                area_um2: evaluation.map(|evaluation| evaluation.area_um2).unwrap_or_default(),
+                matching_score: evaluation.map(|evaluation| evaluation.matching_score).unwrap_or_default(),
+                lvs: evaluation.map(|evaluation| evaluation.lvs.clone()).unwrap_or_default(),
+                error: result.map(|result| result.error_message.clone()).unwrap_or_default(),
+                evaluation_json: evaluation.and_then(|evaluation| serde_json::to_string(evaluation).ok()).unwrap_or_default(),
+            }
+        })
+        .collect();
+    let best_plan_json = view
+        .results
+        .get(&view.job.best_candidate_id)
+        .and_then(|result| result.plan.as_ref())
+        .and_then(|plan| serde_json::to_string(plan).ok())
+        .unwrap_or_default();
+    GetJobResponse {
+        job: Some(job_summary(&view.job, view.candidates.len(), view.results.len())),
+        candidates,
+        artifacts: view
+            .artifacts
+            .iter()
+            .map(|meta| ArtifactRef { candidate_id: meta.candidate_id.clone(), name: meta.name.clone(), media_type: meta.media_type.clone(), size: meta.size })
+            .collect(),
+        best_plan_json,
+    }
+}
+
+/// Both services over one [`Coordinator`].
+#[derive(Clone)]
+pub struct CoordinatorService {
+    coordinator: Coordinator,
+}
+
+impl CoordinatorService {
+    pub fn new(coordinator: Coordinator) -> CoordinatorService {
+        CoordinatorService { coordinator }
+    }
+}
+
+#[tonic::async_trait]
+impl CoordinatorRpc for CoordinatorService {
+    async fn register_worker(&self, request: Request<RegisterWorkerRequest>) -> Result<Response<RegisterWorkerResponse>, Status> {
+        let Some(worker) = request.into_inner().worker else {
+            return Err(Error::new(ErrorCode::InvalidParam, "worker info missing").with_retryable(false).to_status());
+        };
+        check_protocol_version(worker.protocol_version).map_err(|error| error.to_status())?;
+        if worker.worker_id.is_empty() || worker.address.is_empty() || worker.slots == 0 {
+            return Err(Error::new(ErrorCode::InvalidParam, "worker_id, address and slots are required").with_retryable(false).to_status());
+        }
+        self.coordinator.registry().register(worker);
+        Ok(Response::new(RegisterWorkerResponse {
+            protocol_version: PROTOCOL_VERSION,
+            heartbeat_interval_ms: self.coordinator.config().heartbeat_interval_ms,
+        }))
+    }
+
+    async fn heartbeat(&self, request: Request<HeartbeatRequest>) -> Result<Response<HeartbeatResponse>, Status> {
+        let heartbeat = request.into_inner();
+        let known = self.coordinator.registry().heartbeat(&heartbeat.worker_id, heartbeat.free_slots, heartbeat.draining);
+        Ok(Response::new(HeartbeatResponse { known }))
+    }
+
+    async fn deregister_worker(&self, request: Request<DeregisterWorkerRequest>) -> Result<Response<DeregisterWorkerResponse>, Status> {
+        let request = request.into_inner();
+        self.coordinator.registry().deregister(&request.worker_id, &request.reason);
+        Ok(Response::new(DeregisterWorkerResponse {}))
+    }
+}
+
+type EventStream = Pin<Box<dyn Stream<Item = Result<JobEvent, Status>> + Send>>;
+type ChunkStream = Pin<Box<dyn Stream<Item = Result<ArtifactChunk, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl Jobs for CoordinatorService {
+    async fn submit_job(&self, request: Request<SubmitJobRequest>) -> Result<Response<SubmitJobResponse>, Status> {
+        let request = request.into_inner();
+        let options = request.options.unwrap_or_default();
+        let submitted = self
+            .coordinator
+            .submit(
+                JobInputs { netlist_json: request.netlist_json, drc_rules_json: request.drc_rules_json, objectives_json: request.objectives_json },
+                SubmitOptions {
+                    name: request.name,
+                    candidates_per_iteration: options.candidates_per_iteration,
+                    max_iterations: options.max_iterations,
+                    seed: options.seed,
+                    time_budget_ms: options.time_budget_ms,
+                    candidate_deadline_ms: options.candidate_deadline_ms,
+                    noop_plan: options.noop_plan,
+                    sleep_ms: options.sleep_ms,
+                },
+            )
+            .await?;
+        Ok(Response::new(SubmitJobResponse {
+            job_id: submitted.job_id,
+            warnings: submitted
+                .warnings
+                .into_iter()
+                .map(|issue| ProtoIssue { file: issue.file, pointer: issue.pointer, message: issue.message })
+                .collect(),
+        }))
+    }
+
+    type WatchJobStream = EventStream;
+
+    async fn watch_job(&self, request: Request<WatchJobRequest>) -> Result<Response<EventStream>, Status> {
+        let request = request.into_inner();
+        let after = (!request.after_cursor.is_empty()).then_some(request.after_cursor);
+        let mut receiver = self.coordinator.watch(&request.job_id, after).await?;
+        let (sender, output) = tokio::sync::mpsc::channel(256);
+        let job_id = request.job_id.clone();
+        tokio::spawn(async move {
+            while let Some((cursor, event)) = receiver.recv().await {
+                if sender.send(Ok(job_event(&job_id, cursor, event))).await.is_err() {
+                    return;
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(output))))
+    }
+
+    async fn get_job(&self, request: Request<GetJobRequest>) -> Result<Response<GetJobResponse>, Status> {
+        let view = self.coordinator.get(&request.into_inner().job_id).await?;
+        Ok(Response::new(job_response(view)))
+    }
+
+    async fn list_jobs(&self, request: Request<ListJobsRequest>) -> Result<Response<ListJobsResponse>, Status> {
+        let limit = match request.into_inner().limit {
+            0 => 100,
+            limit => limit.min(1000),
+        } as usize;
+        let jobs = self.coordinator.list(limit).await?;
+        Ok(Response::new(ListJobsResponse { jobs: jobs.iter().map(|job| job_summary(job, 0, 0)).collect() }))
+    }
+
+    async fn cancel_job(&self, request: Request<CancelJobRequest>) -> Result<Response<CancelJobResponse>, Status> {
+        let request = request.into_inner();
+        let job = self.coordinator.cancel(&request.job_id, &request.reason).await?;
+        Ok(Response::new(CancelJobResponse {
+            state: job.state.as_str().to_string(),
+            outcome: job.outcome.map(|outcome| outcome.as_str().to_string()).unwrap_or_default(),
+        }))
+    }
+
+    type FetchArtifactStream = ChunkStream;
+
+    async fn fetch_artifact(&self, request: Request<FetchArtifactRequest>) -> Result<Response<ChunkStream>, Status> {
+        let request = request.into_inner();
+        let (meta, content) = self.coordinator.fetch_artifact(&request.job_id, &request.candidate_id, &request.name).await?;
+        let total = content.len() as u64;
+        let chunks: Vec<Result<ArtifactChunk, Status>> = if content.is_empty() {
+            vec![Ok(ArtifactChunk { name: meta.name.clone(), media_type: meta.media_type.clone(), offset: 0, total_size: 0, content: Vec::new() })]
+        } else {
+            content
+                .chunks(CHUNK_BYTES)
+                .enumerate()
+                .map(|(index, chunk)| {
+                    Ok(ArtifactChunk {
+                        name: meta.name.clone(),
+                        media_type: meta.media_type.clone(),
+                        offset: (index * CHUNK_BYTES) as u64,
+                        total_size: total,
+                        content: chunk.to_vec(),
+                    })
+                })
+                .collect()
+        };
+        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+    }
+
+    async fn list_workers(&self, _request: Request<ListWorkersRequest>) -> Result<Response<ListWorkersResponse>, Status> {
+        Ok(Response::new(ListWorkersResponse { workers: self.coordinator.registry().statuses() }))
+    }
+}
+
+/// Serves both services on `listener` until `shutdown` resolves.
+pub async fn serve(
+    coordinator: Coordinator,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), CoordinatorError> {
+    let service = CoordinatorService::new(coordinator);
+    tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(Duration::from_secs(10)))
+        .add_service(CoordinatorServer::new(service.clone()))
+        .add_service(JobsServer::new(service).max_encoding_message_size(64 * 1024 * 1024).max_decoding_message_size(64 * 1024 * 1024))
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .await?;
+    Ok(())
+}
+
+/// Binds `address` (port 0 picks a free one).
+pub async fn bind(address: &str) -> Result<(TcpListener, SocketAddr), CoordinatorError> {
+    let listener = TcpListener::bind(address).await?;
+    let local = listener.local_addr()?;
+    Ok((listener, local))
+}
