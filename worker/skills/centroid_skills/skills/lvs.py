@@ -190,6 +190,7 @@ def extract(session: Session, cell: kdb.Cell) -> Extraction:
             l2n.connect(via, metal_regions[metals[i + 1]])
     l2n.extract_netlist()
     netlist = l2n.netlist()
+    netlist.flatten()
     top = netlist.top_circuit()
     extracted = len(list(top.each_device())) if top is not None else 0
     removed = 0

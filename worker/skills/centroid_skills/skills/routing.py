@@ -1,1 +1,63 @@
-"""Routing (being written)."""
+"""Routing skills: ``route.info`` (routing pitches for the planner) and ``route.nets``.
+
+``route.nets`` stacks placed rows (cells from ``layout.place``, bottom to top) with
+supply rails (tap strips on each MOS row's bulk net) and routing channels between
+them, and connects every net of the flattened circuit (see
+:mod:`centroid_skills.routing.router` for the structure).  Every net gets a text label
+with its name on one of its shapes (``<metal>_label`` layer when the rule set has one,
+else the metal layer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from centroid_skills.registry import NAME, obj, skill
+from centroid_skills.routing.dims import routing_dims
+from centroid_skills.routing.router import record, result_dict, route
+from centroid_skills.session import Session, um
+
+DEVICE_ITEM = {
+    "type": "object", "required": ["id", "type", "terminals"],
+    "properties": {
+        "id": {"type": "string", "minLength": 1, "maxLength": 200},
+        "type": {"enum": ["nmos", "pmos", "resistor", "capacitor"]},
+        "terminals": {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}},
+    },
+}
+
+
+@skill("route.info",
+       "Routing dimensions of the loaded rule set (µm): stub pitch (use it as the extra gap "
+       "between cells of a row for layout.place), track pitch, track layer, clearance.",
+       obj({}))
+def info(session: Session, args: dict[str, Any]) -> dict[str, Any]:
+    d = routing_dims(session.need_tech())
+    return {"pitch_um": um(d.px), "track_pitch_um": um(d.py), "track_layer": d.h_role,
+            "track_via": d.h_via, "clearance_um": um(d.c_out),
+            "row_gap_um": um(d.px)}
+
+
+@skill("route.nets",
+       "Stack placed rows (bottom to top) with supply rails (substrate/well taps on each MOS "
+       "row's bulk net) and routing channels, and route every net of the flattened circuit "
+       "(metal1/metal2 stubs, metal3 or metal1 tracks, metal2 trunks), with a name label per "
+       "net. Returns the new top cell, per-net wire length and label, channels.",
+       obj({"cell_name": NAME,
+            "rows": {"type": "array", "minItems": 1, "maxItems": 64, "items": NAME,
+                     "description": "row cells (e.g. from layout.place), bottom to top"},
+            "devices": {"type": "array", "minItems": 1, "maxItems": 5000, "items": DEVICE_ITEM,
+                        "description": "flattened circuit devices (id, type, terminals)"},
+            "nets": {"type": "array", "items": {"type": "object"},
+                     "description": "flattened nets ({name, net_type}); supply nets first in the trunk column"}},
+           ["cell_name", "rows", "devices"]))
+def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
+    net_types = {}
+    for n in args.get("nets") or []:
+        if isinstance(n, dict) and isinstance(n.get("name"), str):
+            net_types[n["name"]] = str(n.get("net_type") or n.get("type") or "signal")
+    tech = session.need_tech()
+    res = route(session, list(args["rows"]), args["devices"], net_types, args["cell_name"])
+    d = routing_dims(tech)
+    record(session, res, list(args["rows"]), d)
+    return result_dict(session, res, d)

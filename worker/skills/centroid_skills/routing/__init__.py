@@ -1,0 +1,1 @@
+"""Row-based channel router (see :mod:`centroid_skills.routing.router`)."""

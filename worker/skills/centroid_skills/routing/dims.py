@@ -1,0 +1,89 @@
+"""Routing dimensions, every one from the rule set (nm, on grid).
+
+Wires are described by centre lines and *half* widths on grid, so a wire box is
+``[c - h, c + h]``.  A cut of size ``v`` centred at ``c`` is ``[c - floor(v/2), ...]``
+(floor to grid), so an enclosing pad needs ``enc + v - floor(v/2)`` on each side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from centroid_skills.rules import cover, draw_rules
+from centroid_skills.tech import Technology
+
+ROUTING_ROLES = ("metal1", "via1", "metal2", "via2", "metal3", "contact")
+
+
+@dataclass(frozen=True)
+class Dims:
+    g: int
+    h_role: str  # horizontal track layer: metal3 when the rule set has via2+metal3, else metal1
+    h_via: str  # via between metal2 stubs and tracks
+    v1: int  # via1 cut
+    vh: int  # track via cut
+    hs1: int  # half width of a metal1 bar
+    hs2: int  # half width of a metal2 bar
+    hp1: int  # half size of the metal1 pad around via1
+    hp2: int  # half size of the metal2 pad around via1
+    hp2h: int  # half size of the metal2 pad around the track via
+    hh: int  # half width of a track (encloses the track via)
+    ht: int  # half width of a trunk (metal2, encloses both vias)
+    hstack: int  # half size of a via1 stack (max of its pads)
+    hvt: int  # half height of what sits on a track (track or metal2 pad)
+    px: int  # pitch of vertical stubs and trunks
+    py: int  # pitch of tracks
+    c_out: int  # clearance of routing from foreign cells (largest spacing a routing layer has)
+    s1: int
+    s2: int
+    sh: int
+
+    def cut(self, c: int, v: int) -> tuple[int, int]:
+        lo = c - (v // 2 // self.g) * self.g
+        return lo, lo + v
+
+
+def _half(tech: Technology, v: int, enc: int, wmin: int) -> int:
+    lower = (v // 2 // tech.grid_nm) * tech.grid_nm
+    need = max(enc + v - lower, enc + lower, (wmin + 1) // 2)
+    return tech.snap_up(need)
+
+
+def routing_dims(tech: Technology) -> Dims:
+    r = draw_rules(tech)
+    g = tech.grid_nm
+    use_m3 = tech.has("metal3") and tech.has("via2")
+    h_role = "metal3" if use_m3 else "metal1"
+    h_via = "via2" if use_m3 else "via1"
+    v1 = r.v1
+    vh = tech.cut_size(h_via) if use_m3 else v1
+    s1, s2 = r.m1s, r.m2s
+    sh = max(tech.space(h_role), g)
+    hs1 = tech.snap_up(r.m1w / 2)
+    hs2 = tech.snap_up(r.m2w / 2)
+    hp1 = _half(tech, v1, r.m1_v1, r.m1w)
+    hp2 = _half(tech, v1, r.m2_v1, r.m2w)
+    hp2h = _half(tech, vh, cover(tech, "metal2", h_via), r.m2w)
+    hh = _half(tech, vh, cover(tech, h_role, h_via), tech.width(h_role))
+    if not use_m3:
+        hh = max(hh, hp1)
+    ht = max(hp2, hp2h, hs2)
+    hstack = max(hp1, hp2)
+    hvt = max(hh, hp2h)
+    v1s = max(tech.space("via1"), g)
+    vhs = max(tech.space(h_via), g)
+    px = max(2 * hp1 + s1, 2 * max(hp2, hp2h, ht) + s2, v1 + v1s, vh + vhs)
+    py = max(2 * hh + sh, vh + vhs, 2 * hp2h + s2)
+    routing = set(ROUTING_ROLES) | {h_role, h_via}
+    c_out = max(s1, s2, sh, v1s, vhs)
+    for rule in tech.rules:
+        if rule.type != "spacing" or rule.min is None:
+            continue
+        roles = tech.roles_of(rule.layer) | (tech.roles_of(rule.layer2) if rule.layer2 else set())
+        if roles & routing and tech.can_exist(rule.layer, None) and (
+                rule.layer2 is None or tech.can_exist(rule.layer2, None)):
+            c_out = max(c_out, tech.nm(rule.min))
+    return Dims(g=g, h_role=h_role, h_via=h_via, v1=v1, vh=vh, hs1=hs1, hs2=hs2, hp1=hp1,
+                hp2=hp2, hp2h=hp2h, hh=hh, ht=ht, hstack=hstack, hvt=hvt,
+                px=tech.snap_up(px), py=tech.snap_up(py), c_out=tech.snap_up(c_out),
+                s1=s1, s2=s2, sh=sh)

@@ -1,0 +1,658 @@
+"""Row-based channel router: supply rails, pin escapes, tracks in channels, trunks.
+
+Input: placed rows (cells made by ``layout.place``, bottom to top), the flattened
+devices of the circuit (terminal -> net).  Output: one new top cell with the rows,
+their supply rails and every net routed.
+
+Structure, bottom to top, for every row ``r`` (all coordinates rule-derived):
+
+* **channel r**: horizontal tracks (metal3 when the rule set has via2 + metal3, else
+  metal1), one net per track segment (left-edge packing);
+* **rail r** (MOS rows only): a tap strip with a metal-1 rail (substrate tap under
+  nmos rows, well tap in an nwell drawn over the whole pmos row), on the row's bulk
+  net, so every device's bulk terminal reaches its supply through the tap;
+* **via zone**: between the rail and the devices, where metal-1 pins going down get
+  their via-1;
+* **row r** itself (devices and modules, untouched).
+
+Pins escape straight out of their device: pins in the upper half of their device
+(gate straps, dummy ties) go up into the channel above the row, the others (source
+bus, drain bus, resistor and capacitor terminals) go down into the channel below.
+A metal-1 pin gets a metal-1 bar to a via-1 outside the row, then a metal-2 stub to
+its net's track (via2 or via1); a metal-2 pin is a metal-2 stub.  Source pins on the
+row's rail net drop straight onto the rail with a metal-1 bar.  Stubs in one channel
+keep one pitch apart (x chosen as close to the pin centre as possible, so a
+symmetric placement gives a symmetric routing).  Nets present in several channels or
+rails are joined by vertical metal-2 trunks in a column left of the rows.
+
+Every shape outside a row keeps ``c_out`` (the largest spacing any routing layer has
+to any layer) from the row's bbox; the bars inside a row stay within their pin's
+extent, so they keep the device's own spacing.  Channel heights are the larger of
+the routing need and the rule-derived gap between the neighbouring rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import klayout.db as kdb
+
+from centroid_skills import abut
+from centroid_skills.errors import conflict, invalid
+from centroid_skills.routing.dims import Dims, routing_dims
+from centroid_skills.routing.rails import Rail, draw_rail
+from centroid_skills.session import CellRecord, Session, box_um, um
+from centroid_skills.tech import Technology
+
+DEVICE_KINDS = ("nmos", "pmos", "resistor", "capacitor")
+MODULE_KINDS = ("common_centroid", "interdigitated", "device_row")
+PIN_TERMINAL = {"S": "s", "D": "d", "G": "g", "PLUS": "p", "MINUS": "n", "TOP": "p", "BOT": "n"}
+SUPPLY_TYPES = ("power", "ground")
+
+
+@dataclass
+class Term:
+    device: str | None  # None: a dummy (tied to the row's rail net)
+    pin: str
+    role: str  # metal1 | metal2
+    box: kdb.Box  # row coordinates
+    block: kdb.Box  # bbox of the device/unit the pin belongs to
+    mos: str | None  # nmos | pmos | None
+    net: str = ""
+
+    @property
+    def up(self) -> bool:
+        return self.box.center().y > self.block.center().y
+
+
+@dataclass
+class Stub:
+    net: str
+    term: Term
+    row: int
+    kind: str  # up | down | rail
+    lo: int
+    hi: int
+    pref: int
+    x: int = 0
+
+
+@dataclass
+class RowInfo:
+    name: str
+    cell: kdb.Cell
+    terms: list[Term]
+    kind: str  # nmos | pmos | passive
+    rail_net: str | None
+    ext: abut.Extents | None = None  # assembly extents, row coordinates
+    rail_cell: kdb.Cell | None = None
+    rail: Rail | None = None
+    rail_dy: int = 0  # rail cell offset in row coordinates
+    nwell_box: kdb.Box | None = None
+    via_y: int = 0  # via-zone centre (row coordinates)
+    bottom: int = 0  # lowest point of the assembly incl. via zone (row coordinates)
+    top: int = 0
+    dy: int = 0  # row offset in the top cell
+
+
+@dataclass
+class Result:
+    cell: kdb.Cell
+    nets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    channels: list[dict[str, Any]] = field(default_factory=list)
+    trunks: int = 0
+
+
+# --------------------------------------------------------------------------------------------
+# terminals of a placed row
+# --------------------------------------------------------------------------------------------
+
+def collect_terms(session: Session, cell: kdb.Cell, trans: kdb.Trans, out: list[Term],
+                  depth: int = 0) -> None:
+    if depth > 16:
+        raise invalid("cell hierarchy too deep", cell=cell.name)
+    layout = session.layout
+    rec = session.cells.get(cell.name)
+    if rec is not None and rec.kind in DEVICE_KINDS:
+        dev = rec.params.get("device_id")
+        if rec.params.get("dummy"):
+            dev = None
+        if dev is None and not rec.params.get("dummy"):
+            raise invalid(f"device cell {cell.name} has no device_id: cannot tell its nets",
+                          cell=cell.name)
+        block = cell.bbox().transformed(trans)
+        mos = rec.kind if rec.kind in ("nmos", "pmos") else None
+        for p in rec.pins:
+            out.append(Term(dev, p.name, p.role, p.box.transformed(trans), block, mos))
+        if rec.params.get("dummy"):
+            _dummy_source(session, cell, trans, block, mos, out)
+        return
+    if rec is not None and rec.kind in MODULE_KINDS:
+        for u in rec.units:
+            ucell = layout.cell(u["unit_cell"])
+            urec = session.cells.get(u["unit_cell"])
+            if ucell is None or urec is None:
+                raise invalid(f"unit cell {u['unit_cell']} of {cell.name} is unknown", cell=cell.name)
+            ut = trans * kdb.Trans(int(round(u["origin_um"][0] * 1000)),
+                                   int(round(u["origin_um"][1] * 1000)))
+            block = ucell.bbox().transformed(ut)
+            mos = urec.kind if urec.kind in ("nmos", "pmos") else None
+            dev = None if u.get("dummy") else u["device_id"]
+            for p in urec.pins:
+                out.append(Term(dev, p.name, p.role, p.box.transformed(ut), block, mos))
+            if u.get("dummy"):
+                _dummy_source(session, ucell, ut, block, mos, out)
+        return
+    if rec is not None and rec.kind == "guard_ring":
+        raise invalid("the router draws its own tap rails: place the cells without guard rings",
+                      cell=cell.name)
+    for inst in cell.each_inst():
+        if inst.is_regular_array():
+            for t in inst.cell_inst.each_trans():
+                collect_terms(session, inst.cell, trans * t, out, depth + 1)
+        else:
+            collect_terms(session, inst.cell, trans * inst.cell_inst.trans, out, depth + 1)
+
+
+def _dummy_source(session: Session, cell: kdb.Cell, trans: kdb.Trans, block: kdb.Box,
+                  mos: str | None, out: list[Term]) -> None:
+    """A dummy's source bus (tied to its gate strap) as an extra pin, so the dummy can drop
+    onto the rail: the bus is drawn exactly as in the regular unit the dummy copies."""
+    if not cell.name.endswith("_dummy"):
+        return
+    base = session.cells.get(cell.name[: -len("_dummy")])
+    if base is None:
+        return
+    for p in base.pins:
+        if p.name == "S" and p.role == "metal1":
+            out.append(Term(None, "TIE_S", p.role, p.box.transformed(trans), block, mos))
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------
+
+def merge_extents(parts: list[abut.Extents]) -> abut.Extents:
+    bbox = kdb.Box()
+    boxes: dict[str, kdb.Box] = {}
+    for p in parts:
+        bbox = bbox + p.bbox
+        for k, v in p.boxes.items():
+            boxes[k] = boxes[k] + v if k in boxes else v
+    return abut.Extents(bbox, boxes)
+
+
+def assign_x(stubs: list[Stub], pitch: int, tech: Technology) -> bool:
+    """Give every stub an x in [lo, hi], one pitch apart.  First by preference, then
+    earliest-deadline-first.  Returns False when impossible."""
+    order = sorted(stubs, key=lambda s: (s.pref, s.lo, s.hi))
+    last = None
+    ok = True
+    for s in order:
+        x = max(s.lo, min(s.pref, s.hi))
+        if last is not None and x < last + pitch:
+            x = tech.snap_up(last + pitch)
+        if x > s.hi:
+            ok = False
+            break
+        s.x = x
+        last = x
+    if ok:
+        return True
+    order = sorted(stubs, key=lambda s: (s.hi, s.lo))
+    last = None
+    for s in order:
+        x = s.lo if last is None else max(s.lo, tech.snap_up(last + pitch))
+        if x > s.hi:
+            return False
+        s.x = x
+        last = x
+    return True
+
+
+def _left_edge(entries: list[tuple[int, int, str]], before: dict[str, set[str]],
+               d: Dims) -> dict[str, tuple[int, int, int]] | None:
+    """Tracks for net spans (left, right, net); ``before[b]``: nets whose track must be
+    below b's.  Lowest fitting track in topological order; None on a cycle."""
+    nets = {e[2]: e for e in entries}
+    level: dict[str, int] = {}
+    visiting: set[str] = set()
+
+    def lvl(n: str) -> int | None:
+        if n in level:
+            return level[n]
+        if n in visiting:
+            return None
+        visiting.add(n)
+        best = 0
+        for p in before.get(n, ()):
+            if p not in nets:
+                continue
+            v = lvl(p)
+            if v is None:
+                return None
+            best = max(best, v + 1)
+        visiting.discard(n)
+        level[n] = best
+        return best
+
+    for n in nets:
+        if lvl(n) is None:
+            return None
+    occupied: list[list[tuple[int, int]]] = []
+    out: dict[str, tuple[int, int, int]] = {}
+    for left, right, net in sorted(entries, key=lambda e: (level[e[2]], e[0], e[2])):
+        t = 1 + max((out[p][0] for p in before.get(net, ()) if p in out), default=-1)
+        while True:
+            while t >= len(occupied):
+                occupied.append([])
+            if all(left - d.hh - (r + d.hh) >= d.sh or l_ - d.hh - (right + d.hh) >= d.sh
+                   for l_, r in occupied[t]):
+                break
+            t += 1
+        occupied[t].append((left, right))
+        out[net] = (t, left, right)
+    return out
+
+
+def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims,
+                 tech: Technology) -> dict[str, tuple[int, int, int]] | None:
+    """x of every stub and the track of every net in one channel.
+
+    Stubs coming from below (up) and from above (down, rail) are spaced among
+    themselves; an up-stub of net A closer than one pitch to a down-stub of net B then
+    needs A's track below B's (vertical constraint).  When the constraints form a cycle
+    (or a side cannot be spaced), every stub of the channel gets its own pitch."""
+    if not lst:
+        return {}
+    ups = [s for s in lst if s.kind == "up"]
+    downs = [s for s in lst if s.kind != "up"]
+
+    def entries_for() -> list[tuple[int, int, str]]:
+        spans: dict[str, list[int]] = {}
+        for s in lst:
+            if s.kind != "rail":
+                spans.setdefault(s.net, []).append(s.x)
+        out = []
+        for net, xs in spans.items():
+            if len(xs) < 2 and net not in trunk_x:
+                continue
+            left, right = min(xs), max(xs)
+            if net in trunk_x:
+                left = min(left, trunk_x[net])
+            out.append((left, right, net))
+        return out
+
+    if assign_x(ups, d.px, tech) and assign_x(downs, d.px, tech):
+        before: dict[str, set[str]] = {}
+        for u in ups:
+            for w in downs:
+                if w.kind == "rail" or u.net == w.net or abs(u.x - w.x) >= d.px:
+                    continue
+                before.setdefault(w.net, set()).add(u.net)
+        res = _left_edge(entries_for(), before, d)
+        if res is not None:
+            return res
+    if not assign_x(lst, d.px, tech):
+        return None
+    return _left_edge(entries_for(), {}, d)
+
+
+def label_role(tech: Technology, role: str) -> str:
+    return f"{role}_label" if tech.has(f"{role}_label") else role
+
+
+# --------------------------------------------------------------------------------------------
+# the router
+# --------------------------------------------------------------------------------------------
+
+def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
+          net_types: dict[str, str], cell_name: str) -> Result:
+    tech = session.need_tech()
+    layout = session.layout
+    d = routing_dims(tech)
+    by_id: dict[str, dict[str, Any]] = {}
+    for dev in devices:
+        by_id[dev["id"]] = dev
+    cache: dict[int, abut.Extents] = {}
+    infos: list[RowInfo] = []
+    placed_devices: set[str] = set()
+    for name in rows:
+        cell = session.any_cell(name)
+        terms: list[Term] = []
+        collect_terms(session, cell, kdb.Trans(), terms)
+        mos_types = {t.mos for t in terms if t.mos}
+        if len(mos_types) > 1:
+            raise invalid(f"row {name} mixes nmos and pmos: give each type its own row", row=name)
+        bulk_nets = set()
+        for t in terms:
+            if t.device is None:
+                continue
+            dev = by_id.get(t.device)
+            if dev is None:
+                raise invalid(f"device {t.device} (in row {name}) is not in the circuit",
+                              device=t.device, row=name)
+            placed_devices.add(t.device)
+            if t.mos:
+                bnet = (dev.get("terminals") or {}).get("b")
+                if not bnet:
+                    raise invalid(f"device {t.device} has no bulk terminal", device=t.device)
+                bulk_nets.add(bnet)
+        if len(bulk_nets) > 1:
+            raise invalid(f"row {name} holds devices with different bulk nets {sorted(bulk_nets)}",
+                          row=name)
+        kind = mos_types.pop() if mos_types else "passive"
+        rail_net = bulk_nets.pop() if bulk_nets else None
+        if kind != "passive" and rail_net is None:
+            raise invalid(f"row {name} has only dummies: no bulk net known", row=name)
+        for t in terms:
+            if t.device is None:
+                if rail_net is None:
+                    raise invalid(f"dummy in row {name} without a rail net", row=name)
+                t.net = rail_net
+                continue
+            terminal = PIN_TERMINAL.get(t.pin)
+            if terminal is None:
+                raise invalid(f"pin {t.pin} of {t.device} has no terminal", device=t.device)
+            net = (by_id[t.device].get("terminals") or {}).get(terminal)
+            if net is None:
+                raise invalid(f"device {t.device} has no terminal {terminal}", device=t.device)
+            t.net = net
+        infos.append(RowInfo(name, cell, terms, kind, rail_net))
+    missing = sorted(set(by_id) - placed_devices)
+    if missing:
+        raise invalid("devices of the circuit are not placed in any row", devices=missing[:50])
+
+    top = session.new_cell(cell_name)
+    li_m1 = tech.role_index(layout, "metal1")
+    li_m2 = tech.role_index(layout, "metal2")
+    li_v1 = tech.role_index(layout, "via1")
+    li_h = tech.role_index(layout, d.h_role)
+    li_vh = tech.role_index(layout, d.h_via)
+    nwell_name = tech.roles.get("nwell")
+
+    # ---- rows: rails, via zones, assembly extents (row coordinates) ---------------------
+    zone = 2 * d.c_out + 2 * d.hstack
+    for ri, info in enumerate(infos):
+        bb = info.cell.bbox()
+        row_ext = abut.extents(tech, layout, info.cell, cache)
+        parts = [row_ext]
+        info.via_y = bb.bottom - d.c_out - d.hstack
+        info.bottom = bb.bottom - d.c_out - 2 * d.hstack
+        if info.kind in ("nmos", "pmos"):
+            rkind = "substrate" if info.kind == "nmos" else "well"
+            rcell = session.new_cell(session.unique_name(f"{cell_name}_rail{ri}"))
+            rail = draw_rail(tech, layout, rcell, rkind, bb.left, bb.right, 0, d)
+            rext = abut.extents(tech, layout, rcell)
+            filled = frozenset({nwell_name}) if rkind == "well" and nwell_name else frozenset()
+            gap = abut.required_gap(tech, rext, row_ext, "y", zone, bridge=True, filled=filled)
+            dy = bb.bottom - gap - rext.bbox.top
+            info.rail_cell, info.rail, info.rail_dy = rcell, rail, dy
+            moved = rext.moved(kdb.Trans(0, dy))
+            parts.append(moved)
+            if rkind == "well" and nwell_name:
+                nbox = tech.region(layout, info.cell, nwell_name).bbox()
+                band = rail.band.moved(kdb.Vector(0, dy))
+                nb = band.enlarged(rail.nwell_enc, rail.nwell_enc)
+                info.nwell_box = nb if nbox.empty() else nbox + nb
+                parts.append(abut.Extents(info.nwell_box, {nwell_name: info.nwell_box}))
+            info.bottom = min(info.bottom, moved.bbox.bottom)
+        info.ext = merge_extents(parts)
+        info.bottom = min(info.bottom, info.ext.bbox.bottom)
+        info.top = info.ext.bbox.top
+
+    # ---- stubs -----------------------------------------------------------------------------
+    n_channels = len(infos) + 1
+    term_count: dict[str, int] = {}
+    for info in infos:
+        for t in info.terms:
+            if t.device is not None:
+                term_count[t.net] = term_count.get(t.net, 0) + 1
+    stubs: list[list[Stub]] = [[] for _ in range(n_channels)]
+    single_pin: dict[str, Term] = {}
+    for ri, info in enumerate(infos):
+        for t in info.terms:
+            rail_ok = info.rail is not None and t.net == info.rail_net and t.role == "metal1" and not t.up
+            if t.device is not None and term_count.get(t.net, 0) == 1 and not rail_ok and not any(
+                    i.rail_net == t.net for i in infos):
+                single_pin[t.net] = t
+                continue
+            if t.pin == "TIE" and any(x.pin == "TIE_S" and x.block == t.block for x in info.terms):
+                continue  # the dummy drops onto the rail through its source bus
+            half = d.hs1 if t.role == "metal1" else d.hs2
+            lo = tech.snap_up(t.box.left + half)
+            hi = tech.snap_down(t.box.right - half)
+            cx = tech.snap(t.box.center().x)
+            if lo > hi:
+                lo = hi = cx
+            kind = "rail" if rail_ok else ("up" if t.up else "down")
+            ch = ri + 1 if kind == "up" else ri
+            stubs[ch].append(Stub(t.net, t, ri, kind, lo, hi, min(max(cx, lo), hi)))
+    # ---- which nets need tracks and trunks -------------------------------------------------
+    places: dict[str, set[tuple[str, int]]] = {}
+    for ch, lst in enumerate(stubs):
+        for s in lst:
+            if s.kind != "rail":
+                places.setdefault(s.net, set()).add(("ch", ch))
+    for ri, info in enumerate(infos):
+        if info.rail is not None and info.rail_net is not None:
+            places.setdefault(info.rail_net, set()).add(("rail", ri))
+    trunk_nets = sorted((n for n, p in places.items() if len(p) >= 2),
+                        key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
+    x_left = min(i.ext.bbox.left for i in infos if i.ext is not None)
+    trunk_x = {n: x_left - d.c_out - d.ht - k * d.px for k, n in enumerate(trunk_nets)}
+
+    tracks: list[dict[str, tuple[int, int, int]]] = []  # per channel: net -> (track, left, right)
+    for ch, lst in enumerate(stubs):
+        assigned = plan_channel(lst, trunk_x, d, tech)
+        if assigned is None:
+            raise conflict(f"channel {ch}: pins too close together for one routing pitch "
+                           f"({um(d.px)} µm); place the cells further apart",
+                           channel=ch, pitch_um=um(d.px))
+        tracks.append(assigned)
+
+    # ---- vertical positions ---------------------------------------------------------------
+    track_y: list[dict[str, int]] = []
+    prev_top: int | None = None
+    prev_ext: abut.Extents | None = None
+    channel_info = []
+    via_up_y: list[int | None] = []
+    for ch in range(n_channels):
+        n_tracks = 1 + max((k for k, _l, _r in tracks[ch].values()), default=-1)
+        if prev_top is None:
+            y_g = None
+            y0 = 0
+            content_top = y0 + (n_tracks - 1) * d.py + d.hvt if n_tracks else 0
+        else:
+            y_g = prev_top + d.c_out + d.hstack
+            y0 = y_g + d.hstack + d.c_out + d.hvt
+            content_top = y0 + (n_tracks - 1) * d.py + d.hvt if n_tracks else y_g + d.hstack
+        via_up_y.append(y_g)
+        track_y.append({net: y0 + k * d.py for net, (k, _l, _r) in tracks[ch].items()})
+        channel_info.append({"channel": ch, "tracks": n_tracks,
+                             "nets": sorted(tracks[ch]), "stubs": len(stubs[ch])})
+        if ch < len(infos):
+            info = infos[ch]
+            want_bottom = content_top + d.c_out
+            if prev_top is not None and prev_ext is not None and info.ext is not None:
+                cur = info.ext
+                # the gap the rules need between the two assemblies (placed at dy = 0)
+                gap = abut.required_gap(tech, prev_ext, cur.moved(kdb.Trans(0, 0)), "y", 0,
+                                        bridge=False)
+                want_bottom = max(want_bottom, prev_top + gap - (info.ext.bbox.bottom - info.bottom))
+            info.dy = tech.snap_up(want_bottom - info.bottom)
+            prev_top = info.top + info.dy
+            prev_ext = info.ext.moved(kdb.Trans(0, info.dy)) if info.ext is not None else None
+
+    # ---- draw rows and rails -------------------------------------------------------------
+    for info in infos:
+        top.insert(kdb.CellInstArray(info.cell.cell_index(), kdb.Trans(0, info.dy)))
+        if info.rail_cell is not None:
+            top.insert(kdb.CellInstArray(info.rail_cell.cell_index(),
+                                         kdb.Trans(0, info.dy + info.rail_dy)))
+        if info.nwell_box is not None:
+            top.shapes(tech.role_index(layout, "nwell")).insert(info.nwell_box.moved(kdb.Vector(0, info.dy)))
+
+    shapes: dict[int, kdb.Region] = {li: kdb.Region() for li in {li_m1, li_m2, li_v1, li_h, li_vh}}
+
+    def put(li: int, box: kdb.Box) -> None:
+        shapes[li].insert(box)
+
+    def via_stack_1(x: int, y: int) -> None:
+        put(li_m1, kdb.Box(x - d.hp1, y - d.hp1, x + d.hp1, y + d.hp1))
+        lo, hi = d.cut(x, d.v1)
+        lo_y, hi_y = d.cut(y, d.v1)
+        put(li_v1, kdb.Box(lo, lo_y, hi, hi_y))
+        put(li_m2, kdb.Box(x - d.hp2, y - d.hp2, x + d.hp2, y + d.hp2))
+
+    def via_track(x: int, y: int) -> None:
+        lo, hi = d.cut(x, d.vh)
+        lo_y, hi_y = d.cut(y, d.vh)
+        put(li_vh, kdb.Box(lo, lo_y, hi, hi_y))
+        put(li_m2, kdb.Box(x - d.hp2h, y - d.hp2h, x + d.hp2h, y + d.hp2h))
+
+    wire: dict[str, int] = {}
+    net_shapes: dict[str, tuple[str, kdb.Box]] = {}
+    for ch, lst in enumerate(stubs):
+        for s in lst:
+            info = infos[s.row]
+            box = s.term.box.moved(kdb.Vector(0, info.dy))
+            x = s.x
+            if s.kind == "rail":
+                assert info.rail is not None
+                rail_metal = info.rail.metal.moved(kdb.Vector(0, info.dy + info.rail_dy))
+                put(li_m1, kdb.Box(x - d.hs1, rail_metal.center().y, x + d.hs1, box.top))
+                wire[s.net] = wire.get(s.net, 0) + box.top - rail_metal.center().y
+                continue
+            ty = track_y[ch].get(s.net)
+            if ty is None:  # lone stub of a net with no track here (cannot happen; be safe)
+                continue
+            if s.kind == "down":
+                vy = info.via_y + info.dy
+                if s.term.role == "metal1":
+                    put(li_m1, kdb.Box(x - d.hs1, vy, x + d.hs1, box.top))
+                    via_stack_1(x, vy)
+                    put(li_m2, kdb.Box(x - d.hs2, ty, x + d.hs2, vy))
+                else:
+                    put(li_m2, kdb.Box(x - d.hs2, ty, x + d.hs2, box.top))
+                wire[s.net] = wire.get(s.net, 0) + box.top - ty
+            else:
+                vy = via_up_y[ch]
+                assert vy is not None
+                if s.term.role == "metal1":
+                    put(li_m1, kdb.Box(x - d.hs1, box.bottom, x + d.hs1, vy))
+                    via_stack_1(x, vy)
+                    put(li_m2, kdb.Box(x - d.hs2, vy, x + d.hs2, ty))
+                else:
+                    put(li_m2, kdb.Box(x - d.hs2, box.bottom, x + d.hs2, ty))
+                wire[s.net] = wire.get(s.net, 0) + ty - box.bottom
+            if d.h_role == "metal1":  # the track via is via1: the track is the metal-1 pad
+                lo, hi = d.cut(x, d.vh)
+                lo_y, hi_y = d.cut(ty, d.vh)
+                put(li_vh, kdb.Box(lo, lo_y, hi, hi_y))
+                put(li_m2, kdb.Box(x - d.hp2h, ty - d.hp2h, x + d.hp2h, ty + d.hp2h))
+            else:
+                via_track(x, ty)
+    for ch, lst in enumerate(stubs):
+        by_net: dict[str, list[int]] = {}
+        for s in lst:
+            if s.kind != "rail" and s.net in track_y[ch]:
+                by_net.setdefault(s.net, []).append(s.x)
+        for net, xs in by_net.items():
+            xs.sort()
+            y = track_y[ch][net]
+            for a, b in zip(xs, xs[1:], strict=False):
+                if 0 < b - a < d.px:
+                    put(li_m2, kdb.Box(a - d.hp2h, y - d.hp2h, b + d.hp2h, y + d.hp2h))
+    for ch in range(n_channels):
+        for net, (_k, left, right) in tracks[ch].items():
+            y = track_y[ch][net]
+            tb = kdb.Box(left - d.hh, y - d.hh, right + d.hh, y + d.hh)
+            put(li_h, tb)
+            wire[net] = wire.get(net, 0) + right - left
+            net_shapes.setdefault(net, (d.h_role, tb))
+    for net, x in trunk_x.items():
+        ys = []
+        for ch in range(n_channels):
+            if net in track_y[ch]:
+                y = track_y[ch][net]
+                ys.append(y)
+                if d.h_role == "metal1":
+                    lo, hi = d.cut(x, d.vh)
+                    lo_y, hi_y = d.cut(y, d.vh)
+                    put(li_vh, kdb.Box(lo, lo_y, hi, hi_y))
+                else:
+                    via_track(x, y)
+        for info in infos:
+            if info.rail is None or info.rail_net != net:
+                continue
+            rm = info.rail.metal.moved(kdb.Vector(0, info.dy + info.rail_dy))
+            y = rm.center().y
+            ys.append(y)
+            put(li_m1, kdb.Box(x - d.hp1, rm.bottom, rm.left, rm.top))
+            lo, hi = d.cut(x, d.v1)
+            lo_y, hi_y = d.cut(y, d.v1)
+            put(li_v1, kdb.Box(lo, lo_y, hi, hi_y))
+        tb = kdb.Box(x - d.ht, min(ys) - d.ht, x + d.ht, max(ys) + d.ht)
+        put(li_m2, tb)
+        wire[net] = wire.get(net, 0) + max(ys) - min(ys)
+    for li, region in shapes.items():
+        region.merge()
+        top.shapes(li).insert(region)
+
+    # ---- labels ---------------------------------------------------------------------------
+    for info in infos:
+        if info.rail is not None and info.rail_net is not None and info.rail_net not in net_shapes:
+            net_shapes[info.rail_net] = ("metal1", info.rail.metal.moved(
+                kdb.Vector(0, info.dy + info.rail_dy)))
+    for info in infos:
+        for t in info.terms:
+            if t.net and t.net not in net_shapes and t.device is not None:
+                net_shapes[t.net] = (t.role, t.box.moved(kdb.Vector(0, info.dy)))
+    for net, (role, box) in sorted(net_shapes.items()):
+        lrole = label_role(tech, role)
+        c = box.center()
+        top.shapes(tech.role_index(layout, lrole)).insert(kdb.Text(net, kdb.Trans(c.x, c.y)))
+
+    res = Result(top)
+    for net in sorted(set(term_count) | set(places)):
+        res.nets[net] = {"wire_um": um(wire.get(net, 0)), "trunk": net in trunk_x,
+                         "single_pin": net in single_pin,
+                         "label": None if net not in net_shapes else {
+                             "layer": tech.require(label_role(tech, net_shapes[net][0])).name,
+                             "at_um": [um(net_shapes[net][1].center().x),
+                                       um(net_shapes[net][1].center().y)]}}
+    res.channels = channel_info
+    res.trunks = len(trunk_x)
+    return res
+
+
+def record(session: Session, res: Result, rows: list[str], d: Dims) -> CellRecord:
+    rec = CellRecord(name=res.cell.name, kind="placement")
+    for name in rows:
+        child = session.cells.get(name)
+        if child is not None:
+            rec.device_area_nm2 += child.device_area_nm2
+    rec.params = {"routed": True, "rows": rows, "track_layer": d.h_role,
+                  "pitch_um": um(d.px), "track_pitch_um": um(d.py)}
+    session.cells[res.cell.name] = rec
+    return rec
+
+
+def result_dict(session: Session, res: Result, d: Dims) -> dict[str, Any]:
+    bbox = res.cell.bbox()
+    return {
+        "cell_name": res.cell.name,
+        "bbox_um": box_um(bbox),
+        "width_um": um(bbox.width()),
+        "height_um": um(bbox.height()),
+        "track_layer": d.h_role,
+        "pitch_um": um(d.px),
+        "track_pitch_um": um(d.py),
+        "clearance_um": um(d.c_out),
+        "channels": res.channels,
+        "trunks": res.trunks,
+        "nets": res.nets,
+        "wire_um": round(sum(n["wire_um"] for n in res.nets.values()), 3),
+    }
