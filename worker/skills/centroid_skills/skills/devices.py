@@ -202,7 +202,7 @@ def draw_mos(session: Session, cell: kdb.Cell, mos_type: str, w_nm: int, l_nm: i
             return pins, info
         extra += more
         cell.clear()
-    return pins, info
+    return _draw_mos_once(session, cell, mos_type, w_nm, l_nm, nf, m, dummy, extra)
 
 
 def _draw_mos_once(session: Session, cell: kdb.Cell, mos_type: str, w_nm: int, l_nm: int,
