@@ -33,10 +33,11 @@ MERGEABLE_ROLES = frozenset({"nwell", "pwell", "nplus", "pplus", "poly_contact_m
 class Extents:
     bbox: kdb.Box
     boxes: dict[str, kdb.Box]  # layer/derived name -> bbox of its region (cell coordinates)
+    rects: frozenset[str] = frozenset()  # layers whose region is exactly one box
 
     def moved(self, trans: kdb.Trans) -> Extents:
         return Extents(self.bbox.transformed(trans),
-                       {k: v.transformed(trans) for k, v in self.boxes.items()})
+                       {k: v.transformed(trans) for k, v in self.boxes.items()}, self.rects)
 
 
 def rule_layer_names(tech: Technology) -> set[str]:
@@ -59,11 +60,14 @@ def extents(tech: Technology, layout: kdb.Layout, cell: kdb.Cell,
         return cache[cell.cell_index()]
     regions: dict[str, kdb.Region] = {}
     boxes: dict[str, kdb.Box] = {}
+    rects: set[str] = set()
     for name in rule_layer_names(tech):
         reg = tech.region(layout, cell, name, regions)
         if not reg.is_empty():
             boxes[name] = reg.bbox()
-    ex = Extents(cell.bbox(), boxes)
+            if reg.count() == 1 and reg.area() == reg.bbox().area():
+                rects.add(name)
+    ex = Extents(cell.bbox(), boxes, frozenset(rects))
     if cache is not None:
         cache[cell.cell_index()] = ex
     return ex
@@ -122,9 +126,10 @@ def required_gap(tech: Technology, x: Extents, y: Extents, axis: str = "x",
                  filled: frozenset[str] = frozenset()) -> int:
     """Smallest on-grid gap between the bboxes of X (left/below) and Y (right/above).
 
-    ``bridge``: same mergeable layers closer than their spacing will be bridged (X and Y
-    must then be in common coordinates along the other axis); otherwise they are kept a
-    full spacing apart.  ``filled``: mergeable layers the caller fills over both cells.
+    ``bridge``: same mergeable layers (plain rectangles only) that end up closer than
+    their spacing will be bridged, or may touch/overlap and merge (X and Y must then be
+    in common coordinates along the other axis); otherwise they are kept a full spacing
+    apart.  ``filled``: mergeable layers the caller fills over both cells.
     """
     gap = minimum
     rules = pair_rules(tech)
@@ -133,8 +138,9 @@ def required_gap(tech: Technology, x: Extents, y: Extents, axis: str = "x",
             continue
         if pr.skip_if_inner_cell_has is not None:
             outer = pr.skip_if_inner_cell_has
+            inner_name = pr.b if pr.a == outer else pr.a
             inner_cell = y if pr.a == outer else x
-            if outer in inner_cell.boxes or outer in filled:
+            if outer in filled or _inside(inner_cell, inner_name, outer):
                 continue
         m = _margins(x, y, pr.a, pr.b, axis)
         if m is not None:
@@ -149,10 +155,56 @@ def required_gap(tech: Technology, x: Extents, y: Extents, axis: str = "x",
         if m is None:
             continue
         dist = gap + m[0] + m[1]
-        if 0 < dist < pr.dist and (not bridge or _common_length(x, y, pr.a, axis) < tech.width(
+        both_rects = pr.a in x.rects and pr.a in y.rects
+        if dist <= 0 and not (bridge and both_rects and _common_length(x, y, pr.a, axis) >= tech.width(
                 tech.layers[pr.a].role or "")):
+            # extents touch or overlap, but the shapes may not: keep them a spacing apart
+            gap = tech.snap_up(pr.dist - m[0] - m[1])
+        elif 0 < dist < pr.dist and (
+                not bridge
+                or _common_length(x, y, pr.a, axis) < tech.width(tech.layers[pr.a].role or "")
+                or not _bridgeable(tech, x, y, pr.a, axis)):
             gap = tech.snap_up(pr.dist - m[0] - m[1])
     return gap
+
+
+def _inside(ex: Extents, inner: str, outer: str) -> bool:
+    """Whether the extent of ``inner`` lies inside the extent of ``outer`` in one cell."""
+    bi, bo = ex.boxes.get(inner), ex.boxes.get(outer)
+    return bi is not None and bo is not None and bo.contains(bi.p1) and bo.contains(bi.p2)
+
+
+def _related(tech: Technology, name: str) -> set[str]:
+    """Layers that some rule relates to ``name`` (other than ``name`` itself)."""
+    out: set[str] = set()
+    for pr in pair_rules(tech):
+        if pr.a == name and pr.b != name:
+            out.add(pr.b)
+        elif pr.b == name and pr.a != name:
+            out.add(pr.a)
+    return out
+
+
+def _bridgeable(tech: Technology, x: Extents, y: Extents, name: str, axis: str) -> bool:
+    """A bridge of ``name`` between X and Y may only cross empty ground: no layer that a
+    rule relates to ``name`` may lie between ``name``'s extent and the facing bbox edge."""
+    if name not in x.rects or name not in y.rects:
+        return False  # only plain rectangles are bridged (the bridge meets them everywhere)
+    related = _related(tech, name)
+    bx, by = x.boxes[name], y.boxes[name]
+    for other in related:
+        ox, oy = x.boxes.get(other), y.boxes.get(other)
+        if axis == "x":
+            if ox is not None and ox.right > bx.right:
+                return False
+            if oy is not None and oy.left < by.left:
+                return False
+        else:
+            if ox is not None and ox.top > bx.top:
+                return False
+            if oy is not None and oy.bottom < by.bottom:
+                return False
+    return True
 
 
 def _common_length(x: Extents, y: Extents, name: str, axis: str) -> int:
@@ -171,6 +223,8 @@ def bridges(tech: Technology, x: Extents, y: Extents, axis: str = "x") -> list[t
             continue
         bx, by = x.boxes.get(pr.a), y.boxes.get(pr.a)
         if bx is None or by is None:
+            continue
+        if not _bridgeable(tech, x, y, pr.a, axis):
             continue
         if axis == "x":
             dist = by.left - bx.right
@@ -211,5 +265,27 @@ def close_mergeable(tech: Technology, layout: kdb.Layout, cell: kdb.Cell) -> Non
         half = (space + 1) // 2
         closed = region.sized(half).sized(-half)
         fill = closed - region
+        if not fill.is_empty():
+            cell.shapes(li).insert(fill)
+
+
+def heal_bridges(tech: Technology, layout: kdb.Layout, cell: kdb.Cell,
+                 drawn: list[tuple[str, kdb.Box]]) -> None:
+    """Fill the gaps and notches narrower than the layer spacing that bridges leave where
+    they meet (e.g. the corner between a row bridge and two row-to-row bridges).  Only
+    fill pieces touching a bridge are added."""
+    by_layer: dict[str, kdb.Region] = {}
+    for name, box in drawn:
+        by_layer.setdefault(name, kdb.Region()).insert(box)
+    for name, bridge_region in by_layer.items():
+        ldef = tech.layers[name]
+        space = tech.rule_min("spacing", ldef.role or "")
+        li = layout.find_layer(ldef.layer, ldef.datatype)
+        if space <= 0 or li is None:
+            continue
+        region = kdb.Region(cell.begin_shapes_rec(li))
+        region.merge()
+        half = (space + 1) // 2
+        fill = (region.sized(half).sized(-half) - region).interacting(bridge_region.sized(1))
         if not fill.is_empty():
             cell.shapes(li).insert(fill)

@@ -371,7 +371,22 @@ def draw_capacitor(session: Session, cell: kdb.Cell, w_nm: int, l_nm: int) -> tu
     """Metal-1 bottom plate under a metal-2 top plate.  When a maximum-density rule exists
     for either metal, both plates become combs of stripes (same stripes on both layers)
     whose coverage stays below the maximum; spines join the stripes (metal-1 on the left
-    = pin BOT, metal-2 on the right = pin TOP)."""
+    = pin BOT, metal-2 on the right = pin TOP).  If the cell is still too dense (a single
+    stripe), the spines are made taller until every maximum density is met."""
+    tech = session.need_tech()
+    extra = 0
+    for _ in range(8):
+        pins, info = _draw_capacitor_once(session, cell, w_nm, l_nm, extra)
+        more = density_relief(tech, session.layout, cell)
+        if more == 0:
+            return pins, info
+        extra += more
+        cell.clear()
+    return pins, info
+
+
+def _draw_capacitor_once(session: Session, cell: kdb.Cell, w_nm: int, l_nm: int,
+                         extra_h: int) -> tuple[list[Pin], dict[str, Any]]:
     tech = session.need_tech()
     r = draw_rules(tech)
     pt = Painter(session, cell)
@@ -396,15 +411,14 @@ def draw_capacitor(session: Session, cell: kdb.Cell, w_nm: int, l_nm: int) -> tu
         pt.box("metal1", kdb.Box(0, y0, length, y1))
         pt.box("metal2", kdb.Box(0, y0, length, y1))
         plate_area += length * (y1 - y0)
-    top_y = stripes[-1][1]
-    bot = pt.box("metal1", kdb.Box(-spine - ms, 0, -ms if len(stripes) > 1 else 0, top_y))
-    if len(stripes) > 1:
-        for y0, y1 in stripes:
-            pt.box("metal1", kdb.Box(-ms, y0, 0, y1))
+    top_y = stripes[-1][1] + extra_h
+    # each plate's spine is on its own side: metal-1 left, metal-2 right
+    bot = pt.box("metal1", kdb.Box(-spine - ms, 0, -ms, top_y))
+    for y0, y1 in stripes:
+        pt.box("metal1", kdb.Box(-ms, y0, 0, y1))
     top = pt.box("metal2", kdb.Box(length + ms, 0, length + ms + spine, top_y))
     for y0, y1 in stripes:
         pt.box("metal2", kdb.Box(length, y0, length + ms, y1))
-    # each plate's spine is on its own side: metal-1 left, metal-2 right
     cap = None
     for role in ("metal2", "metal1"):
         ldef = tech.layer_for(role)

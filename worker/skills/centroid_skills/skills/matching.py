@@ -293,6 +293,7 @@ def add_dummies(session: Session, args: dict[str, Any]) -> dict[str, Any]:
             dex = abut.extents(tech, layout, layout.cell(drec.name), cache)
             ut = kdb.Trans(int(round(end["origin_um"][0] * 1000)), int(round(end["origin_um"][1] * 1000)))
             prev_ex = uex.moved(ut)
+            dex = dex.moved(kdb.Trans(0, ut.disp.y))  # same row height: comparable extents
             for k in range(count):
                 if side == "left":
                     gap = abut.required_gap(tech, dex, prev_ex, "x")
@@ -304,7 +305,7 @@ def add_dummies(session: Session, args: dict[str, Any]) -> dict[str, Any]:
                     x = prev_ex.bbox.right + gap - dex.bbox.left
                 trans = kdb.Trans(x, ut.disp.y)
                 cell.insert(kdb.CellInstArray(layout.cell(drec.name).cell_index(), trans))
-                moved = dex.moved(trans)
+                moved = dex.moved(kdb.Trans(x, 0))
                 pair = (moved, prev_ex) if side == "left" else (prev_ex, moved)
                 abut.draw_bridges(tech, layout, cell, abut.bridges(tech, pair[0], pair[1], "x"))
                 centre = moved.bbox.center()

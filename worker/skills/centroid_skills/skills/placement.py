@@ -124,12 +124,20 @@ def place_rows(session: Session, rows: list[dict[str, Any]], axis_x: int, row_ga
         for k, (c, e) in enumerate(zip(cells, exts, strict=False)):
             row_items.append((c, e, x0 + xs[k]))
         if ri > 0:
+            # the row sits at the largest height any pair needs; a pair then may end up
+            # further apart than its own minimum, which can turn "touching wells/implants"
+            # into "too close": repeat until every pair accepts the common height
+            cands = [e.moved(kdb.Trans(x - e.bbox.left, -e.bbox.bottom)) for _c, e, x in row_items]
             need = y
-            for _c, e, x in row_items:
-                cand = e.moved(kdb.Trans(x - e.bbox.left, -e.bbox.bottom))
-                for p in prev_row:
-                    gap = abut.required_gap(tech, p.ex, cand, "y", row_gap)
-                    need = max(need, p.ex.bbox.top + gap)
+            for _ in range(8):
+                before = need
+                for cand in cands:
+                    for p in prev_row:
+                        at = max(row_gap, need - p.ex.bbox.top)
+                        gap = abut.required_gap(tech, p.ex, cand, "y", at)
+                        need = max(need, p.ex.bbox.top + gap)
+                if need == before:
+                    break
             y = need
         current: list[Placed] = []
         for k, (c, e, x) in enumerate(row_items):
@@ -191,13 +199,16 @@ def place(session: Session, args: dict[str, Any]) -> dict[str, Any]:
         for row in args["rows"]:
             by_row.append(placed[i:i + len(row["cells"])])
             i += len(row["cells"])
+        drawn: list[tuple[str, kdb.Box]] = []
         for ri, row_p in enumerate(by_row):
             for a, b in zip(row_p, row_p[1:], strict=False):
-                abut.draw_bridges(tech, layout, cell, abut.bridges(tech, a.ex, b.ex, "x"))
+                drawn += abut.bridges(tech, a.ex, b.ex, "x")
             if ri + 1 < len(by_row):
                 for a in row_p:
                     for b in by_row[ri + 1]:
-                        abut.draw_bridges(tech, layout, cell, abut.bridges(tech, a.ex, b.ex, "y"))
+                        drawn += abut.bridges(tech, a.ex, b.ex, "y")
+        abut.draw_bridges(tech, layout, cell, drawn)
+        abut.heal_bridges(tech, layout, cell, drawn)
     session.cells[cell.name] = rec
     out = cell_summary(session, rec)
     out["instances"] = rec.units
