@@ -244,6 +244,8 @@ impl Coordinator {
             iterations_without_improvement: 0,
             cancel_requested: false,
             cancel_reason: String::new(),
+            route_pitch_um: None,
+            route_probed: false,
         };
         self.shared.store.create_job(&job, &inputs).await?;
         self.shared

@@ -524,3 +524,42 @@ async fn record(shared: &Arc<Shared>, job: &crate::model::JobRecord, candidate: 
     shared.progress.notify_waiters();
     true
 }
+
+/// Runs a short plan outside the queue (e.g. `route.info` to learn the routing
+/// pitch before planning), on any live worker with the skills, with a deadline.
+pub(crate) async fn probe(shared: &Arc<Shared>, job_id: &str, plan: &Plan, deadline: Duration) -> Option<RunCandidateResponse> {
+    let required: Vec<String> = plan.steps.iter().map(|step| step.skill.clone()).collect();
+    let waited = Instant::now();
+    let slot = loop {
+        if let Some(slot) = shared.registry.try_acquire(&required, &BTreeSet::new()) {
+            break slot;
+        }
+        if waited.elapsed() > deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let candidate_id = format!("{job_id}-probe");
+    let request = RunCandidateRequest {
+        candidate_id: candidate_id.clone(),
+        session_id: job_id.to_string(),
+        deadline_ms: deadline.as_millis() as u64,
+        plan: plan
+            .steps
+            .iter()
+            .map(|step| SkillCall { step_id: step.step_id.clone(), skill: step.skill.clone(), arguments_json: step.arguments.to_string() })
+            .collect(),
+        continue_on_error: false,
+    };
+    let mut tonic_request = tonic::Request::new(request);
+    tonic_request.set_timeout(deadline + Duration::from_secs(2));
+    let mut client = slot.client.clone();
+    match tokio::time::timeout(deadline + Duration::from_secs(3), client.run_candidate(tonic_request)).await {
+        Ok(Ok(response)) => Some(response.into_inner()),
+        Ok(Err(status)) => {
+            tracing::warn!(session_id = job_id, worker_id = %slot.worker_id, message = status.message(), "probe failed");
+            None
+        }
+        Err(_) => None,
+    }
+}

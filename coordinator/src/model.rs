@@ -111,6 +111,11 @@ pub struct JobRecord {
     pub cancel_requested: bool,
     #[serde(default)]
     pub cancel_reason: String,
+    /// `route.info`'s pitch for this job's rule set, once probed
+    #[serde(default)]
+    pub route_pitch_um: Option<f64>,
+    #[serde(default)]
+    pub route_probed: bool,
 }
 
 impl JobRecord {

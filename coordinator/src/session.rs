@@ -19,7 +19,9 @@ use crate::evaluator;
 use crate::model::{
     CandidateRecord, CandidateResult, CandidateStatus, EventKind, JobRecord, JobState, Outcome, now_ms,
 };
-use crate::planner::heuristic::{RawInputs, noop_plan};
+use crate::dispatcher;
+use crate::model::{Plan, PlanStep};
+use crate::planner::heuristic::{RawInputs, noop_plan, routing_advertised};
 use crate::planner::{HeuristicPlanner, PlanError, Planner};
 use crate::search::Journal;
 
@@ -87,7 +89,7 @@ async fn finish(shared: &Shared, job: &mut JobRecord, outcome: Outcome, message:
         Outcome::Completed => JobState::Completed,
         _ => JobState::Failed,
     };
-    if outcome != Outcome::Cancelled {
+    if outcome != Outcome::Cancelled && job.state != final_state {
         transition(shared, job, final_state, message).await;
     }
     job.state = JobState::Done;
@@ -141,7 +143,6 @@ pub(crate) async fn drive(shared: Arc<Shared>, job_id: String) {
         drc_rules: serde_json::from_str(&inputs.drc_rules_json).unwrap_or(Value::Null),
         netlist: serde_json::from_str(&inputs.netlist_json).unwrap_or(Value::Null),
     };
-    let planner = HeuristicPlanner::new(raw);
     let mut waiting_reported = false;
 
     loop {
@@ -190,6 +191,15 @@ pub(crate) async fn drive(shared: Arc<Shared>, job_id: String) {
                 }
                 shared.registry.wait_for_schemas(Duration::from_secs(3)).await;
                 let skills = shared.registry.skills();
+                if !job.options.noop_plan && !job.route_probed && routing_advertised(&skills) {
+                    job.route_pitch_um = probe_route_pitch(&shared, &job_id, &raw).await;
+                    job.route_probed = true;
+                    retry!(shared, "write job", shared.store.put_job(&job));
+                    shared
+                        .emit(&job, EventKind::StateChanged, "", "probed the routing pitch", json!({"route_pitch_um": job.route_pitch_um}))
+                        .await;
+                }
+                let planner = HeuristicPlanner::new(raw.clone()).with_route_pitch(job.route_pitch_um);
                 let space = planner.design_space(context, &skills);
                 let candidates_so_far = retry!(shared, "read candidates", shared.store.candidates(&job_id));
                 let journal = Journal::from_candidates(&candidates_so_far);
@@ -366,4 +376,28 @@ async fn wait_a_little(shared: &Shared, cancel: &mut tokio::sync::watch::Receive
         _ = shared.progress.notified() => {}
         _ = cancel.wait_for(|cancelled| *cancelled) => {}
     }
+}
+
+/// `tech.load` + `route.info` on a worker: the pitch the placement leaves between cells.
+async fn probe_route_pitch(shared: &Arc<Shared>, job_id: &str, raw: &RawInputs) -> Option<f64> {
+    let step = |step_id: &str, skill: &str, arguments: Value| PlanStep {
+        step_id: step_id.into(),
+        skill: skill.into(),
+        arguments,
+        optional: false,
+        output_cell: String::new(),
+    };
+    let plan = Plan {
+        summary: "routing pitch probe".into(),
+        steps: vec![step("p1_tech_load", "tech.load", json!({"rules": raw.drc_rules})), step("p2_route_info", "route.info", json!({}))],
+    };
+    let response = dispatcher::probe(shared, job_id, &plan, Duration::from_secs(30)).await?;
+    let pitch = response
+        .steps
+        .iter()
+        .find(|step| step.skill == "route.info" && step.ok)
+        .and_then(|step| serde_json::from_str::<Value>(&step.data_json).ok())
+        .and_then(|data| data.get("pitch_um").and_then(Value::as_f64));
+    tracing::info!(session_id = job_id, ?pitch, "routing pitch probed");
+    pitch
 }

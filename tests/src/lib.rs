@@ -1,1 +1,467 @@
-//! Helpers shared by the multi-process integration tests in `tests/tests/`.
+//! Helpers shared by the multi-process integration tests in `tests/tests/`, in the
+//! style of Quickwit's `ClusterSandbox`: a [`Sandbox`] starts a real Redis server
+//! (AOF on) on a free port, the real `centroid-coordinator` binary and real
+//! `centroid-worker` binaries on 127.0.0.1:0 (each reports its bound address in a
+//! ready file), and talks to them over gRPC. Processes are SIGKILLed on drop; logs
+//! are kept in the sandbox directory and printed when a test asks for them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+use centroid_proto::v1::jobs_client::JobsClient;
+use centroid_proto::v1::{
+    GetJobRequest, GetJobResponse, JobEvent, JobOptions, ListWorkersRequest, SubmitJobRequest, WatchJobRequest,
+};
+use tonic::transport::Channel;
+
+pub fn repository_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+}
+
+pub fn python() -> PathBuf {
+    std::env::var_os("CENTROID_PYTHON").map(PathBuf::from).unwrap_or_else(|| repository_root().join(".venv/bin/python"))
+}
+
+pub fn skills_dir() -> PathBuf {
+    std::env::var_os("CENTROID_SKILLS_DIR").map(PathBuf::from).unwrap_or_else(|| repository_root().join("worker/skills"))
+}
+
+/// target/<profile>/ of the running test binary (target/<profile>/deps/<test>).
+fn binary_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    let deps = exe.parent().expect("deps dir");
+    let profile_dir = if deps.file_name().is_some_and(|name| name == "deps") { deps.parent().expect("profile dir") } else { deps };
+    profile_dir.to_path_buf()
+}
+
+static BUILD: Once = Once::new();
+
+/// Builds the two binaries once per test process (a no-op when up to date).
+pub fn ensure_binaries() {
+    BUILD.call_once(|| {
+        let release = binary_dir().file_name().is_some_and(|name| name == "release");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut command = Command::new(cargo);
+        command.current_dir(repository_root()).args(["build", "--bins", "-p", "centroid-coordinator", "-p", "centroid-worker"]);
+        if release {
+            command.arg("--release");
+        }
+        let status = command.status().expect("run cargo build");
+        assert!(status.success(), "building the binaries failed");
+    });
+}
+
+pub fn binary(name: &str) -> PathBuf {
+    ensure_binaries();
+    let path = binary_dir().join(name);
+    assert!(path.exists(), "{} is missing; run cargo build --workspace --bins", path.display());
+    path
+}
+
+/// A free TCP port on 127.0.0.1 (for redis-server, which cannot report one).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").expect("bind :0").local_addr().expect("local addr").port()
+}
+
+fn wait_for_file(path: &Path, child: &mut Child, what: &str, log: &Path, timeout: Duration) -> String {
+    let started = Instant::now();
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && !text.trim().is_empty()
+        {
+            return text.trim().to_string();
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("{what} exited before serving ({status}):\n{}", tail(log, 60));
+        }
+        assert!(started.elapsed() < timeout, "{what} did not serve within {timeout:?}:\n{}", tail(log, 60));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The last `lines` lines of a log file.
+pub fn tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+fn signal(child: &Child, signal: i32) {
+    // SAFETY: kill(2) on a pid we spawned and have not reaped yet.
+    unsafe {
+        libc::kill(child.id() as i32, signal);
+    }
+}
+
+/// A redis-server with AOF on, in its own directory, on a fixed free port (so it can restart on it).
+pub struct RedisProcess {
+    child: Option<Child>,
+    pub port: u16,
+    dir: PathBuf,
+    log: PathBuf,
+}
+
+impl RedisProcess {
+    pub fn start(dir: &Path) -> RedisProcess {
+        let port = free_port();
+        let data = dir.join("redis");
+        std::fs::create_dir_all(&data).expect("redis dir");
+        let mut redis = RedisProcess { child: None, port, dir: data, log: dir.join("redis.log") };
+        redis.spawn();
+        redis
+    }
+
+    fn spawn(&mut self) {
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log).expect("redis log");
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--appendonly", "yes", "--appendfsync", "everysec", "--save", ""])
+            .args(["--maxmemory-policy", "noeviction", "--dir"])
+            .arg(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .expect("spawn redis-server (apt-get install -y redis-server, or make redis)");
+        self.child = Some(child);
+        let started = Instant::now();
+        loop {
+            if self.ping() {
+                return;
+            }
+            assert!(started.elapsed() < Duration::from_secs(20), "redis-server did not answer:\n{}", tail(&self.log, 30));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn ping(&self) -> bool {
+        use std::io::{Read, Write};
+        let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else { return false };
+        let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+        if stream.write_all(b"PING\r\n").is_err() {
+            return false;
+        }
+        let mut buffer = [0u8; 16];
+        matches!(stream.read(&mut buffer), Ok(count) if buffer[..count].starts_with(b"+PONG"))
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// SIGTERM (redis fsyncs the AOF on shutdown), wait, start again on the same port and directory.
+    pub fn restart(&mut self, down_for: Duration) {
+        if let Some(mut child) = self.child.take() {
+            signal(&child, libc::SIGTERM);
+            let _ = child.wait();
+        }
+        std::thread::sleep(down_for);
+        self.spawn();
+    }
+
+    /// A raw command through redis-cli (for assertions on keys).
+    pub fn cli(&self, arguments: &[&str]) -> String {
+        let output = Command::new("redis-cli").args(["-p", &self.port.to_string()]).args(arguments).output().expect("redis-cli");
+        String::from_utf8_lossy(&output.stdout).trim().to_string()
+    }
+}
+
+impl Drop for RedisProcess {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Timings short enough for tests: heartbeats every 200 ms, a worker is dead after
+/// 1.5 s of silence, a lease lapses after 2.5 s.
+pub const TEST_COORDINATOR_FLAGS: &[&str] = &[
+    "--heartbeat-interval-ms",
+    "200",
+    "--heartbeat-timeout-ms",
+    "1500",
+    "--lease-timeout-ms",
+    "2500",
+];
+
+pub struct CoordinatorProcess {
+    child: Option<Child>,
+    /// host:port it serves on (kept across restarts)
+    pub address: String,
+    redis_url: String,
+    prefix: String,
+    extra: Vec<String>,
+    dir: PathBuf,
+    pub log: PathBuf,
+    starts: u32,
+}
+
+impl CoordinatorProcess {
+    pub fn start(dir: &Path, redis_url: &str, prefix: &str, extra: &[&str]) -> CoordinatorProcess {
+        let mut coordinator = CoordinatorProcess {
+            child: None,
+            address: "127.0.0.1:0".into(),
+            redis_url: redis_url.to_string(),
+            prefix: prefix.to_string(),
+            extra: extra.iter().map(|flag| flag.to_string()).collect(),
+            dir: dir.to_path_buf(),
+            log: dir.join("coordinator.log"),
+            starts: 0,
+        };
+        coordinator.spawn();
+        coordinator
+    }
+
+    fn spawn(&mut self) {
+        self.starts += 1;
+        let ready = self.dir.join(format!("coordinator.ready.{}", self.starts));
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log).expect("coordinator log");
+        let mut child = Command::new(binary("centroid-coordinator"))
+            .args(["--listen", &self.address, "--redis", &self.redis_url, "--key-prefix", &self.prefix, "--consumer", "coordinator-test"])
+            .args(TEST_COORDINATOR_FLAGS)
+            .args(&self.extra)
+            .arg("--ready-file")
+            .arg(&ready)
+            .env("RUST_LOG", "info")
+            .current_dir(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn centroid-coordinator");
+        self.address = wait_for_file(&ready, &mut child, "centroid-coordinator", &self.log, Duration::from_secs(60));
+        self.child = Some(child);
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// SIGKILL.
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts again on the same address.
+    pub fn restart(&mut self) {
+        self.kill9();
+        self.spawn();
+    }
+
+    pub fn logs(&self) -> String {
+        tail(&self.log, 200)
+    }
+}
+
+impl Drop for CoordinatorProcess {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+pub struct WorkerProcess {
+    child: Option<Child>,
+    pub worker_id: String,
+    pub address: String,
+    pub log: PathBuf,
+}
+
+impl WorkerProcess {
+    pub fn start(dir: &Path, coordinator_url: &str, worker_id: &str, slots: u32) -> WorkerProcess {
+        let ready = dir.join(format!("{worker_id}.ready"));
+        let log_path = dir.join(format!("{worker_id}.log"));
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(&log_path).expect("worker log");
+        let mut child = Command::new(binary("centroid-worker"))
+            .args(["--listen", "127.0.0.1:0", "--coordinator", coordinator_url, "--worker-id", worker_id])
+            .args(["--slots", &slots.to_string(), "--heartbeat-interval-ms", "200", "--drain-grace-ms", "2000", "--memory-limit-mb", "0"])
+            .arg("--python")
+            .arg(python())
+            .arg("--skills-dir")
+            .arg(skills_dir())
+            .arg("--ready-file")
+            .arg(&ready)
+            .env("RUST_LOG", "info")
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn centroid-worker");
+        let address = wait_for_file(&ready, &mut child, "centroid-worker", &log_path, Duration::from_secs(120));
+        WorkerProcess { child: Some(child), worker_id: worker_id.to_string(), address: format!("http://{address}"), log: log_path }
+    }
+
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+/// A Redis server, a coordinator and workers, with clients.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+    pub redis: RedisProcess,
+    pub coordinator: CoordinatorProcess,
+    pub workers: Vec<WorkerProcess>,
+    pub prefix: String,
+}
+
+impl Sandbox {
+    /// Redis + coordinator (no worker yet).
+    pub fn start(coordinator_flags: &[&str]) -> Sandbox {
+        let dir = tempfile::Builder::new().prefix("centroid-sandbox-").tempdir().expect("sandbox dir");
+        let redis = RedisProcess::start(dir.path());
+        let prefix = format!("t{}", std::process::id());
+        let coordinator = CoordinatorProcess::start(dir.path(), &redis.url(), &prefix, coordinator_flags);
+        Sandbox { dir, redis, coordinator, workers: Vec::new(), prefix }
+    }
+
+    /// Starts a worker and waits until the coordinator lists it alive.
+    pub async fn add_worker(&mut self, worker_id: &str, slots: u32) {
+        let worker = WorkerProcess::start(self.dir.path(), &self.coordinator.url(), worker_id, slots);
+        self.workers.push(worker);
+        self.wait_for_workers(&[worker_id]).await;
+    }
+
+    pub async fn wait_for_workers(&self, worker_ids: &[&str]) {
+        let started = Instant::now();
+        loop {
+            if let Ok(mut client) = self.client().await
+                && let Ok(response) = client.list_workers(ListWorkersRequest {}).await
+            {
+                let alive: Vec<String> = response
+                    .into_inner()
+                    .workers
+                    .into_iter()
+                    .filter(|status| status.alive)
+                    .filter_map(|status| status.info.map(|info| info.worker_id))
+                    .collect();
+                if worker_ids.iter().all(|id| alive.iter().any(|alive_id| alive_id == id)) {
+                    return;
+                }
+            }
+            assert!(started.elapsed() < Duration::from_secs(60), "workers {worker_ids:?} did not register:\n{}", self.coordinator.logs());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub fn worker(&mut self, worker_id: &str) -> &mut WorkerProcess {
+        self.workers.iter_mut().find(|worker| worker.worker_id == worker_id).expect("known worker")
+    }
+
+    pub async fn client(&self) -> Result<JobsClient<Channel>, tonic::transport::Error> {
+        let channel = tonic::transport::Endpoint::from_shared(self.coordinator.url())
+            .expect("url")
+            .connect_timeout(Duration::from_secs(2))
+            .connect()
+            .await?;
+        Ok(JobsClient::new(channel).max_decoding_message_size(64 * 1024 * 1024))
+    }
+
+    /// Submits an example circuit directory (e.g. "ota5").
+    pub async fn submit_example(&self, example: &str, options: JobOptions) -> String {
+        let dir = repository_root().join("examples").join(example);
+        let read = |name: &str| std::fs::read_to_string(dir.join(name)).expect("example file");
+        let request = SubmitJobRequest {
+            netlist_json: read("netlist.json"),
+            drc_rules_json: read("drc_rules.json"),
+            objectives_json: read("objectives.json"),
+            options: Some(options),
+            name: example.to_string(),
+        };
+        let mut client = self.client().await.expect("connect");
+        client.submit_job(request).await.expect("submit").into_inner().job_id
+    }
+
+    pub async fn get_job(&self, job_id: &str) -> GetJobResponse {
+        let started = Instant::now();
+        loop {
+            if let Ok(mut client) = self.client().await
+                && let Ok(response) = client.get_job(GetJobRequest { job_id: job_id.to_string() }).await
+            {
+                return response.into_inner();
+            }
+            assert!(started.elapsed() < Duration::from_secs(30), "GetJob kept failing:\n{}", self.coordinator.logs());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Polls GetJob until the job is done; panics with the logs after `timeout`.
+    pub async fn wait_done(&self, job_id: &str, timeout: Duration) -> GetJobResponse {
+        let started = Instant::now();
+        loop {
+            let response = self.get_job(job_id).await;
+            if response.job.as_ref().is_some_and(|job| job.state == "done") {
+                return response;
+            }
+            assert!(started.elapsed() < timeout, "job {job_id} not done after {timeout:?}: {:?}\n{}", response.job, self.coordinator.logs());
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Polls GetJob until `predicate` holds.
+    pub async fn wait_until(&self, job_id: &str, timeout: Duration, what: &str, predicate: impl Fn(&GetJobResponse) -> bool) -> GetJobResponse {
+        let started = Instant::now();
+        loop {
+            let response = self.get_job(job_id).await;
+            if predicate(&response) {
+                return response;
+            }
+            assert!(started.elapsed() < timeout, "{what}: not within {timeout:?}: {:?}\n{}", response.job, self.coordinator.logs());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Every event of the job from the beginning (WatchJob ends after the last one).
+    pub async fn events(&self, job_id: &str) -> Vec<JobEvent> {
+        let mut client = self.client().await.expect("connect");
+        let mut stream = client
+            .watch_job(WatchJobRequest { job_id: job_id.to_string(), after_cursor: String::new() })
+            .await
+            .expect("watch")
+            .into_inner();
+        let mut events = Vec::new();
+        while let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(30), stream.message()).await.expect("watch stalled") {
+            let last = event.last;
+            events.push(event);
+            if last {
+                break;
+            }
+        }
+        events
+    }
+
+    pub fn dump_logs(&self) {
+        eprintln!("--- coordinator ---\n{}", self.coordinator.logs());
+        for worker in &self.workers {
+            eprintln!("--- {} ---\n{}", worker.worker_id, tail(&worker.log, 60));
+        }
+    }
+}
+
+/// Options of a small OTA job for tests.
+pub fn small_job(candidates: u32, iterations: u32, seed: u64) -> JobOptions {
+    JobOptions {
+        candidates_per_iteration: candidates,
+        max_iterations: iterations,
+        seed,
+        time_budget_ms: 0,
+        candidate_deadline_ms: 120_000,
+        noop_plan: false,
+        sleep_ms: 0,
+    }
+}

@@ -37,12 +37,30 @@ pub struct RawInputs {
 #[derive(Debug, Clone, Default)]
 pub struct HeuristicPlanner {
     raw: RawInputs,
+    /// `route.info`'s `pitch_um` for this rule set (probed once per job); routing
+    /// and LVS are planned only when it is known
+    route_pitch_um: Option<f64>,
 }
 
 impl HeuristicPlanner {
     pub fn new(raw: RawInputs) -> HeuristicPlanner {
-        HeuristicPlanner { raw }
+        HeuristicPlanner { raw, route_pitch_um: None }
     }
+
+    pub fn with_route_pitch(mut self, pitch_um: Option<f64>) -> HeuristicPlanner {
+        self.route_pitch_um = pitch_um;
+        self
+    }
+
+    fn routing(&self, skills: &SkillCatalog) -> Option<f64> {
+        let advertised = ["route.nets", "layout.place"].iter().all(|skill| skills.contains_key(*skill));
+        self.route_pitch_um.filter(|_| advertised)
+    }
+}
+
+/// Whether the workers can route (then the planner needs `route.info`'s pitch first).
+pub fn routing_advertised(skills: &SkillCatalog) -> bool {
+    ["route.info", "route.nets", "layout.place"].iter().all(|skill| skills.contains_key(*skill))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -182,10 +200,12 @@ impl Planner for HeuristicPlanner {
             arrangements: vec!["ABBA".into(), "2D".into(), "ABAB".into()],
             finger_splits,
             dummies: if skills.contains_key("layout.add_dummies") { vec![0, 1, 2] } else { vec![0] },
-            guard_rings: if skills.contains_key("layout.add_guard_ring") { vec![false, true] } else { vec![false] },
+            // routed layouts get bulk taps from the router: no guard rings there
+            guard_rings: if skills.contains_key("layout.add_guard_ring") && self.routing(skills).is_none() { vec![false, true] } else { vec![false] },
             row_orders,
             spacings_nm: vec![0, 200, 500],
-            aspect_ratios_pct: vec![100, 50, 200],
+            // a routed row holds one device type: no single mixed row
+            aspect_ratios_pct: if self.routing(skills).is_some() { vec![100, 50] } else { vec![100, 50, 200] },
         }
     }
 
@@ -313,19 +333,52 @@ impl Planner for HeuristicPlanner {
 
         let spacing_um = point.spacing_nm as f64 / 1000.0;
         let mut top: Option<String> = None;
-        if builder.has("layout.place") {
-            let mut kinds: Vec<RowKind> = units.iter().map(|unit| unit.kind).collect::<BTreeSet<_>>().into_iter().collect();
-            kinds = permutation(&kinds, point.row_order as usize);
+        let mut kinds: Vec<RowKind> = units.iter().map(|unit| unit.kind).collect::<BTreeSet<_>>().into_iter().collect();
+        kinds = permutation(&kinds, point.row_order as usize);
+        // per kind: matched modules in the middle, single devices alternating around them
+        let row_of = |kind: RowKind| -> Vec<String> {
+            let mut order: Vec<String> = units
+                .iter()
+                .filter(|unit| unit.kind == kind && matched_cells.iter().any(|cell| unit.cell.ends_with(cell.as_str())))
+                .map(|unit| unit.cell.clone())
+                .collect();
+            let singles = units.iter().filter(|unit| unit.kind == kind && !matched_cells.iter().any(|cell| unit.cell.ends_with(cell.as_str())));
+            for (index, single) in singles.enumerate() {
+                if index % 2 == 0 { order.push(single.cell.clone()) } else { order.insert(0, single.cell.clone()) }
+            }
+            order
+        };
+        let mut routed = false;
+        if let Some(pitch_um) = self.routing(skills) {
+            // rows of one device type each (bottom to top), routed by route.nets
+            let rows: Vec<Vec<String>> = if point.aspect_ratio_pct < 75 {
+                kinds.iter().flat_map(|kind| row_of(*kind).into_iter().map(|cell| vec![cell])).collect()
+            } else {
+                kinds.iter().map(|kind| row_of(*kind)).filter(|row| !row.is_empty()).collect()
+            };
+            let mut row_cells = Vec::new();
+            for (index, cells) in rows.iter().enumerate() {
+                let row_cell = format!("ROW{index}");
+                if builder.push("layout.place", json!({"cell_name": row_cell, "rows": [{"cells": cells, "gap": pitch_um + spacing_um}]}), false, "") {
+                    row_cells.push(row_cell);
+                }
+            }
+            let devices: Vec<Value> = circuit
+                .devices
+                .iter()
+                .filter(|device| used.contains(&device.id))
+                .map(|device| json!({"id": device.id, "type": device.device_type.as_str(), "terminals": device.terminals}))
+                .collect();
+            let nets: Vec<Value> = circuit.nets.iter().map(|net| json!({"name": net.name, "net_type": net.net_type.as_str()})).collect();
+            if builder.push("route.nets", json!({"cell_name": TOP_CELL, "rows": row_cells, "devices": devices, "nets": nets}), false, "") {
+                top = Some(TOP_CELL.to_string());
+                routed = true;
+            }
+        } else if builder.has("layout.place") {
             let rows: Vec<Vec<String>> = match point.aspect_ratio_pct {
-                pct if pct > 150 => vec![kinds.iter().flat_map(|kind| units.iter().filter(move |unit| unit.kind == *kind).map(|unit| unit.cell.clone())).collect()],
-                pct if pct < 75 => kinds
-                    .iter()
-                    .flat_map(|kind| units.iter().filter(move |unit| unit.kind == *kind).map(|unit| vec![unit.cell.clone()]))
-                    .collect(),
-                _ => kinds
-                    .iter()
-                    .map(|kind| units.iter().filter(|unit| unit.kind == *kind).map(|unit| unit.cell.clone()).collect())
-                    .collect(),
+                pct if pct > 150 => vec![kinds.iter().flat_map(|kind| row_of(*kind)).collect()],
+                pct if pct < 75 => kinds.iter().flat_map(|kind| row_of(*kind).into_iter().map(|cell| vec![cell])).collect(),
+                _ => kinds.iter().map(|kind| row_of(*kind)).filter(|row| !row.is_empty()).collect(),
             };
             let rows: Vec<Value> = rows.into_iter().map(|cells| json!({"cells": cells, "gap": spacing_um})).collect();
             if builder.push("layout.place", json!({"cell_name": TOP_CELL, "rows": rows, "row_gap": spacing_um}), false, "") {
@@ -336,23 +389,21 @@ impl Planner for HeuristicPlanner {
             Some(top) => vec![top.clone()],
             None => units.iter().map(|unit| unit.cell.clone()).collect(),
         };
-
-        if let Some(top) = &top {
-            let route_skill = ["layout.route", "route.run", "route.auto", "route"]
+        if routed && builder.has("lvs.run") {
+            let devices: Vec<Value> = circuit
+                .devices
                 .iter()
-                .find(|skill| builder.has(skill))
-                .map(|skill| skill.to_string());
-            if let Some(route_skill) = route_skill {
-                builder.push(&route_skill, json!({"cell": top, "netlist": self.raw.netlist}), false, "");
-            }
-            if builder.has("lvs.run") {
-                builder.push(
-                    "lvs.run",
-                    json!({"cell": top, "netlist": self.raw.netlist, "report_path": format!("{CANDIDATE_DIR}/lvs.lvsdb")}),
-                    false,
-                    "",
-                );
-            }
+                .filter(|device| used.contains(&device.id))
+                .map(|device| {
+                    let mut spec = json!({"id": device.id, "type": device.device_type.as_str(), "terminals": device.terminals});
+                    if let Some(w) = device.params.w { spec["w"] = json!(w); }
+                    if let Some(l) = device.params.l { spec["l"] = json!(l); }
+                    spec["nf"] = json!(device.params.nf.max(1));
+                    spec["m"] = json!(device.params.m.max(1));
+                    spec
+                })
+                .collect();
+            builder.push("lvs.run", json!({"cell": TOP_CELL, "devices": devices, "circuit_name": TOP_CELL}), false, "");
         }
         if builder.has("drc.run") {
             for cell in &checked_cells {
@@ -388,7 +439,7 @@ impl Planner for HeuristicPlanner {
             point.row_order,
             point.spacing_nm,
             point.aspect_ratio_pct,
-            if top.is_some() { "; placed into TOP" } else { "; not placed (no layout.place)" },
+            if routed { "; placed in rows and routed into TOP, LVS" } else if top.is_some() { "; placed into TOP (not routed)" } else { "; not placed (no layout.place)" },
         );
         if !builder.notes.is_empty() {
             summary.push_str("; notes: ");
