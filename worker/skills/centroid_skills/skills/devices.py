@@ -16,8 +16,9 @@ MOS transistor (``layout.create_device`` type nmos/pmos), one cell per device:
   diffusion, joined by a metal-2 drain bus (pin ``D``);
 * the implant of the device type (nplus/pplus, when the rule set has that layer)
   around the diffusion; for pmos an nwell around diffusion and implant.
-* ``dummy: true`` draws the same device with every strap tied to the gate strap
-  (one net ``TIE``) -- used for dummies at row ends.
+* ``dummy: true`` draws the same device with gate, source and drain on one net
+  ``TIE`` (the first source strap runs up into the gate strap, a via-1 on it joins
+  the drain bus) -- used for dummies at row ends; same pitch as the device.
 
 Poly resistor (type ``resistor``): a poly bar ``w`` wide and ``l`` long between two
 contact heads (poly widened to hold a row of contacts, covered by metal-1 pads, pins
@@ -119,8 +120,9 @@ def mos_plan(tech: Technology, w_nm: int, l_nm: int, nf: int, m: int, mos_type: 
             break
         strip_w += r.g
     ctm = max(r.ct_poly, r.act_ct)
+    # (vias on neighbouring straps: dummies tie their drain bus to a source strap)
     d = tech.snap_up(max(r.sd_ext, r.poly_s, r.cs + r.cont - length, strip_w + r.m1s - length,
-                         r.v1s + r.v1 - 2 * length, r.g))
+                         r.v1s + r.v1 - length, r.g))
     while True:
         sx = tech.snap_down((d - strip_w) / 2)
         cx = sx + sc
@@ -195,7 +197,7 @@ def draw_mos(session: Session, cell: kdb.Cell, mos_type: str, w_nm: int, l_nm: i
              m: int, dummy: bool = False) -> tuple[list[Pin], dict[str, Any]]:
     tech = session.need_tech()
     extra = 0
-    for _ in range(4):
+    for _ in range(8):
         pins, info = _draw_mos_once(session, cell, mos_type, w_nm, l_nm, nf, m, dummy, extra)
         more = density_relief(tech, session.layout, cell)
         if more == 0:
@@ -225,11 +227,14 @@ def _draw_mos_once(session: Session, cell: kdb.Cell, mos_type: str, w_nm: int, l
             y = p["ct_y0"] + k * (r.cont + r.cs)
             pt.box("contact", kdb.Box(sx0 + p["sc"], y, sx0 + p["sc"] + r.cont, y + r.cont))
         top = p["strip_top"]
-        if dummy:
-            top = p["pc_y"] - r.m1_ct  # join the gate strap
+        if dummy and i == 0:
+            top = p["pc_y"] - r.m1_ct  # the first source strap joins the gate strap
         if is_source:
             strip = kdb.Box(sx0, p["s_bus_bot"], sx0 + p["strip_w"], top)
             s_strips.append(strip)
+            if dummy and i == 0:  # a via-1 ties the drain bus to the source
+                vx = sx0 + p["sv"]
+                vias.append(pt.box("via1", kdb.Box(vx, p["via_bot"], vx + r.v1, p["via_top"])))
         else:
             strip = kdb.Box(sx0, p["d_strip_bot"], sx0 + p["strip_w"], top)
             d_strips.append(strip)
@@ -257,10 +262,8 @@ def _draw_mos_once(session: Session, cell: kdb.Cell, mos_type: str, w_nm: int, l
     pt.box("poly", bus)
     strap = kdb.Box(pcs[0].left - r.m1_ct, pc_y - r.m1_ct, pcs[-1].right + r.m1_ct,
                     pc_y + r.cont + r.m1_ct)
-    if dummy:  # the strap spans every (extended) strap: one tie net
-        strap = kdb.Box(min(strap.left, s_strips[0].left), strap.bottom,
-                        max(strap.right, (d_strips or s_strips)[-1].right,
-                            s_strips[-1].right), strap.top)
+    if dummy:  # the strap reaches the first source strap: gate, source and drain on one net
+        strap = kdb.Box(min(strap.left, s_strips[0].left), strap.bottom, strap.right, strap.top)
     if strap.height() < r.m1w:
         strap = kdb.Box(strap.left, strap.bottom, strap.right, strap.bottom + tech.snap_up(r.m1w))
     if strap.width() < r.m1w:
