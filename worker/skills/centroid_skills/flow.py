@@ -69,6 +69,13 @@ def plan(circuit: dict[str, Any], rules: dict[str, Any], pitch_um: float | None 
     name = _safe(circuit.get("name") or "top")
     devices = circuit["devices"]
     by_id = {d["id"]: d for d in devices}
+    # layout names allow no '/': hierarchical ids X1/M3 become X1.M3 (kept unique)
+    lid: dict[str, str] = {}
+    for d in devices:
+        cand = _safe(d["id"].replace("/", "."))
+        while cand in lid.values():
+            cand += "_"
+        lid[d["id"]] = cand
     calls: list[Call] = [{"name": "tech.load", "arguments": {"rules": rules}},
                          {"name": "route.info", "arguments": {}}]
     used: set[str] = set()
@@ -87,8 +94,8 @@ def plan(circuit: dict[str, Any], rules: dict[str, Any], pitch_um: float | None 
             if len(group) < 2:
                 continue
             mtype, wf, length = key
-            cell = _safe(f"{module['id']}_{'_'.join(g['id'] for g in group)}")
-            specs = [{"device_id": g["id"], "type": mtype, "w": wf, "l": length, "nf": 1,
+            cell = _safe(f"{module['id']}_{'_'.join(lid[g['id']] for g in group)}")
+            specs = [{"device_id": lid[g["id"]], "type": mtype, "w": wf, "l": length, "nf": 1,
                       "m": _units(g)} for g in group]
             if len(group) == 2 and _units(group[0]) == _units(group[1]):
                 u = _units(group[0])
@@ -107,9 +114,9 @@ def plan(circuit: dict[str, Any], rules: dict[str, Any], pitch_um: float | None 
         if dev["id"] in used:
             continue
         p = _params(dev)
-        cell = _safe(dev["id"])
+        cell = lid[dev["id"]]
         calls.append({"name": "layout.create_device", "arguments": {
-            "device_id": dev["id"], "type": dev["type"], "w": p["w"], "l": p["l"],
+            "device_id": lid[dev["id"]], "type": dev["type"], "w": p["w"], "l": p["l"],
             "nf": int(p.get("nf") or 1), "m": int(p.get("m") or 1), "cell_name": cell}})
         blocks.append((cell, dev["type"], False))
     gap: Any = pitch_um if pitch_um is not None else "$route.info.pitch_um"
@@ -136,7 +143,8 @@ def plan(circuit: dict[str, Any], rules: dict[str, Any], pitch_um: float | None 
             for n in circuit.get("nets") or [] if isinstance(n, dict) and "name" in n]
     calls.append({"name": "route.nets", "arguments": {
         "cell_name": name, "rows": rows,
-        "devices": [{"id": d["id"], "type": d["type"], "terminals": d["terminals"]} for d in devices],
+        "devices": [{"id": lid[d["id"]], "type": d["type"], "terminals": d["terminals"]}
+                    for d in devices],
         "nets": nets}})
     calls.append({"name": "drc.run", "arguments": {"cell": name}})
     calls.append({"name": "lvs.run", "arguments": {"cell": name, "devices": flat_devices,

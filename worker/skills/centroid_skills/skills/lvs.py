@@ -296,9 +296,12 @@ def build_schematic(tech: Technology, devices: list[dict[str, Any]], name: str) 
 
 def set_tolerances(nl: kdb.Netlist, tol: float) -> None:
     for dc in nl.each_device_class():
+        dc.strict = False  # S/D of MOS, A/B of resistors and capacitors are interchangeable
         if dc.name in ("NMOS", "PMOS", "RES"):
             eq = kdb.EqualDeviceParameters(dc.parameter_id("W"), 1e-4, tol)
             eq += kdb.EqualDeviceParameters(dc.parameter_id("L"), 1e-4, tol)
+            if dc.name == "RES":  # R is primary: compared unless given a tolerance too
+                eq += kdb.EqualDeviceParameters(dc.parameter_id("R"), 1e-4, tol)
             dc.equal_parameters = eq
         elif dc.name == "CAP":  # connectivity only
             dc.equal_parameters = kdb.EqualDeviceParameters(dc.parameter_id("C"), 1e9, 1e9)
