@@ -322,10 +322,11 @@ impl Store for RedisStore {
     }
 
     async fn put_candidate(&self, candidate: &CandidateRecord) -> StoreResult<()> {
-        let _: () = self
-            .conn()
-            .hset(self.job_key(&candidate.job_id, "candidates"), &candidate.candidate_id, to_json(candidate))
-            .await?;
+        let key = self.job_key(&candidate.job_id, "candidates");
+        let mut pipe = redis::pipe();
+        pipe.cmd("HSET").arg(&key).arg(&candidate.candidate_id).arg(to_json(candidate)).ignore();
+        pipe.cmd("PEXPIRE").arg(&key).arg(self.ttl_ms()).ignore();
+        pipe.query_async::<()>(&mut self.conn()).await?;
         Ok(())
     }
 
@@ -345,10 +346,11 @@ impl Store for RedisStore {
     }
 
     async fn record_result(&self, job_id: &str, result: &CandidateResult) -> StoreResult<bool> {
-        let recorded: bool = self
-            .conn()
-            .hset_nx(self.job_key(job_id, "results"), &result.candidate_id, to_json(result))
-            .await?;
+        let key = self.job_key(job_id, "results");
+        let mut pipe = redis::pipe();
+        pipe.cmd("HSETNX").arg(&key).arg(&result.candidate_id).arg(to_json(result));
+        pipe.cmd("PEXPIRE").arg(&key).arg(self.ttl_ms()).ignore();
+        let (recorded,): (bool,) = pipe.query_async(&mut self.conn()).await?;
         Ok(recorded)
     }
 
@@ -365,7 +367,11 @@ impl Store for RedisStore {
     }
 
     async fn bump_deliveries(&self, job_id: &str, candidate_id: &str) -> StoreResult<u32> {
-        let count: i64 = self.conn().hincr(self.job_key(job_id, "deliveries"), candidate_id, 1).await?;
+        let key = self.job_key(job_id, "deliveries");
+        let mut pipe = redis::pipe();
+        pipe.cmd("HINCRBY").arg(&key).arg(candidate_id).arg(1);
+        pipe.cmd("PEXPIRE").arg(&key).arg(self.ttl_ms()).ignore();
+        let (count,): (i64,) = pipe.query_async(&mut self.conn()).await?;
         Ok(count.max(0) as u32)
     }
 
