@@ -205,3 +205,28 @@ pub fn process_is_alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks existence.
     unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
 }
+
+/// Runs a command to its exit (SIGKILL and panic after `limit`); returns its status and stderr.
+pub async fn run_to_exit(mut command: Command, limit: Duration) -> (ExitStatus, String) {
+    let log = tempfile::NamedTempFile::new().expect("log file");
+    let mut child = command
+        .stdout(Stdio::null())
+        .stderr(log.reopen().expect("reopen log"))
+        .spawn()
+        .expect("spawn");
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return (status, std::fs::read_to_string(log.path()).unwrap_or_default());
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "still running after {limit:?}:\n{}",
+                std::fs::read_to_string(log.path()).unwrap_or_default()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
