@@ -1,19 +1,38 @@
-//! `centroid`: the command-line interface of Centroid.
+//! `centroid`: the command-line interface of Centroid. `run` does the whole job on this
+//! machine; `submit`, `watch`, `status`, `result`, `cancel` and `workers` are a thin
+//! client of a farm's coordinator; `validate` checks inputs.
 
+mod inputs;
+mod jobs_client;
+mod local_cluster;
+mod output;
+mod progress;
+mod remote;
 mod report;
 mod report_html;
+mod run;
 mod validate;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use tracing_subscriber::EnvFilter;
+
+use crate::report::{JobStatus, Report};
 
 /// Exit status for invalid input files.
 pub const EXIT_INVALID_INPUT: u8 = 2;
+/// Exit status when the job completed but its best layout did not pass.
+pub const EXIT_NOT_PASSED: u8 = 3;
 
 #[derive(Debug, Parser)]
 #[command(name = "centroid", version, about = "Analog layout exploration on a compute farm")]
 struct Cli {
+    #[command(flatten)]
+    coordinator: remote::CoordinatorArg,
+    /// Log as JSON lines on stderr.
+    #[arg(long, global = true)]
+    log_json: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -22,13 +41,71 @@ struct Cli {
 enum Command {
     /// Check a circuit's inputs and print what Centroid understood of them.
     Validate(validate::ValidateArgs),
+    /// Run the whole job on this machine and write the output folder.
+    Run(run::RunArgs),
+    /// Submit a job to the coordinator; prints its id.
+    Submit(remote::SubmitArgs),
+    /// Follow a job's progress until it ends.
+    Watch(remote::JobArg),
+    /// Show one job, or list the jobs.
+    Status(remote::StatusArgs),
+    /// Fetch a finished job's result into an output folder.
+    Result(remote::ResultArgs),
+    /// Cancel a job.
+    Cancel(remote::JobArg),
+    /// List the workers registered with the coordinator.
+    Workers,
+}
+
+/// 0 when the best layout passed, 3 when the job completed without a passing layout, 1 otherwise.
+pub fn exit_for_report(report: &Report) -> ExitCode {
+    match (report.status, report.best.as_ref().is_some_and(|best| best.passed)) {
+        (JobStatus::Completed, true) => ExitCode::SUCCESS,
+        (JobStatus::Completed, false) => ExitCode::from(EXIT_NOT_PASSED),
+        _ => ExitCode::FAILURE,
+    }
+}
+
+fn init_logging(json: bool) {
+    let filter = EnvFilter::try_from_env("CENTROID_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    if json {
+        builder.json().flatten_event(true).init();
+    } else {
+        builder.init();
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let outcome = match cli.command {
-        Command::Validate(args) => validate::run(&args),
+    init_logging(cli.log_json);
+    if let Command::Validate(args) = &cli.command {
+        return finish(validate::run(args));
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
     };
+    let coordinator = cli.coordinator.coordinator.clone();
+    let outcome = runtime.block_on(async {
+        match &cli.command {
+            Command::Validate(_) => unreachable!("handled above"),
+            Command::Run(args) => run::run(args).await,
+            Command::Submit(args) => remote::submit(&coordinator, args).await,
+            Command::Watch(args) => remote::watch(&coordinator, args).await,
+            Command::Status(args) => remote::status(&coordinator, args).await,
+            Command::Result(args) => remote::result(&coordinator, args).await,
+            Command::Cancel(args) => remote::cancel(&coordinator, args).await,
+            Command::Workers => remote::workers(&coordinator).await,
+        }
+    });
+    finish(outcome)
+}
+
+fn finish(outcome: anyhow::Result<ExitCode>) -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(error) => {

@@ -44,7 +44,7 @@ h1{font-size:1.5rem;margin-bottom:.2rem}h2{font-size:1.15rem;margin-top:2rem;bor
 .sub{color:#5a6475}.badge{display:inline-block;padding:.1rem .5rem;border-radius:.4rem;font-weight:600}\
 .ok{background:#dcf5e3;color:#11622b}.bad{background:#fbe1e1;color:#8a1616}.warn{background:#fff1cc;color:#6b4d00}\
 table{border-collapse:collapse;font-size:.9rem}td,th{border:1px solid #d6dbe3;padding:.25rem .6rem;text-align:right}\
-th{background:#f2f4f7}td.l,th.l{text-align:left}tr.best td{background:#eef6ff;font-weight:600}\
+th{background:#f2f4f7}td.l,th.l{text-align:left}td.design{font-size:.78rem;color:#3b4556;max-width:260px}tr.best td{background:#eef6ff;font-weight:600}\
 .grid{display:grid;grid-template-columns:minmax(0,1fr) 320px;gap:2rem;align-items:start}\
 img.layout{max-width:100%;border:1px solid #d6dbe3;background:#000}dl{display:grid;grid-template-columns:auto auto;gap:.2rem 1rem}dt{color:#5a6475}";
 
@@ -136,17 +136,18 @@ pub fn render_html(report: &Report, png: Option<&[u8]>) -> String {
     for candidate in &report.candidates {
         let metrics = candidate.metrics.as_ref();
         let design = match &candidate.design {
-            serde_json::Value::Object(map) => map.iter().map(|(key, value)| format!("{key}={}", value.as_str().map_or_else(|| value.to_string(), str::to_owned))).collect::<Vec<_>>().join(" "),
+            serde_json::Value::Object(map) => map.iter().map(|(key, value)| format!("{key}={}", value.as_str().map_or_else(|| value.to_string(), str::to_owned))).collect::<Vec<_>>().join(", "),
             serde_json::Value::Null => String::new(),
             other => other.to_string(),
         };
         let error = candidate.error.as_ref().map_or_else(String::new, |error| format!("{}: {}", error.code, error.message));
         let _ = write!(
             page,
-            "<tr{class}><td class=\"l\">{id}</td><td class=\"l\">{parent}</td><td>{iteration}</td><td>{score}</td><td>{passed}</td><td>{drc}</td><td>{lvs}</td><td>{area}</td><td>{matching}</td><td class=\"l\">{design}</td><td class=\"l\">{error}</td></tr>",
+            "<tr{class}><td class=\"l\" title=\"{id}\">{short_id}</td><td class=\"l\">{parent}</td><td>{iteration}</td><td>{score}</td><td>{passed}</td><td>{drc}</td><td>{lvs}</td><td>{area}</td><td>{matching}</td><td class=\"l design\">{design}</td><td class=\"l\">{error}</td></tr>",
             class = if Some(candidate.id.as_str()) == best_id { " class=\"best\"" } else { "" },
             id = escape(&candidate.id),
-            parent = escape(candidate.parent.as_deref().unwrap_or("–")),
+            short_id = escape(short_id(&report.job_id, &candidate.id)),
+            parent = escape(candidate.parent.as_deref().map_or("–", |parent| short_id(&report.job_id, parent))),
             iteration = candidate.iteration,
             score = fixed(candidate.score, 4),
             passed = if candidate.passed { "yes" } else { "no" },
@@ -164,6 +165,11 @@ pub fn render_html(report: &Report, png: Option<&[u8]>) -> String {
     }
     page.push_str("</table></body></html>\n");
     page
+}
+
+/// A candidate id without its job's prefix (`job-1-i0-c3` → `i0-c3`), for tables.
+fn short_id<'a>(job_id: &str, candidate_id: &'a str) -> &'a str {
+    candidate_id.strip_prefix(job_id).map_or(candidate_id, |rest| rest.trim_start_matches(['-', '/', ':']))
 }
 
 /// An inline SVG line plot of (iteration, best score).
@@ -246,7 +252,7 @@ mod tests {
         assert!(!page.contains("<script"), "no script");
         assert!(page.contains("ota&lt;5&gt;") && !page.contains("ota<5>"), "escaped");
         assert!(page.contains("&lt;slow&gt;"), "errors escaped");
-        assert!(page.contains("<tr class=\"best\"><td class=\"l\">c2</td>"));
+        assert!(page.contains("<tr class=\"best\"><td class=\"l\" title=\"c2\">c2</td>"));
         assert!(page.contains("LVS match") && page.contains("DRC clean"));
         assert!(page.contains("<polyline"), "score plot");
     }

@@ -1,0 +1,73 @@
+//! The one-machine cluster of `centroid run`: the coordinator with its in-process
+//! store and a worker node with S KLayout processes, in this process, talking gRPC
+//! over loopback exactly as a farm does.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, anyhow};
+use centroid_coordinator::store::MemoryStore;
+use centroid_coordinator::{Coordinator, CoordinatorConfig, service};
+use centroid_worker::WorkerConfig;
+use centroid_worker::config::CommandLine as WorkerCommandLine;
+use centroid_worker::node::Node;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub struct LocalCluster {
+    /// `http://127.0.0.1:<port>` of the coordinator.
+    pub address: String,
+    coordinator: Coordinator,
+    server_stop: oneshot::Sender<()>,
+    server: JoinHandle<Result<(), centroid_coordinator::CoordinatorError>>,
+    worker: Node,
+}
+
+/// Where the venv and the skill package are when neither the environment nor the
+/// working directory says: beside the repository this binary was built in.
+fn repository_default(relative: &str) -> Option<PathBuf> {
+    if Path::new(relative).exists() {
+        return None;
+    }
+    let executable = std::env::current_exe().ok()?;
+    executable.ancestors().skip(1).map(|ancestor| ancestor.join(relative)).find(|candidate| candidate.exists())
+}
+
+impl LocalCluster {
+    pub async fn start(slots: usize) -> anyhow::Result<LocalCluster> {
+        let config = CoordinatorConfig { listen: "127.0.0.1:0".to_owned(), redis: "memory".to_owned(), ..CoordinatorConfig::default() };
+        let (listener, local_address) = service::bind(&config.listen).await.context("binding the local coordinator")?;
+        let coordinator = Coordinator::start(config, Arc::new(MemoryStore::new())).await.context("starting the local coordinator")?;
+        let (server_stop, stop_requested) = oneshot::channel::<()>();
+        let server = tokio::spawn(service::serve(coordinator.clone(), listener, async {
+            let _ = stop_requested.await;
+        }));
+        let address = format!("http://{local_address}");
+
+        let environment: HashMap<String, String> = std::env::vars().collect();
+        let command_line = WorkerCommandLine {
+            coordinator: Some(address.clone()),
+            listen: Some("127.0.0.1:0".to_owned()),
+            slots: Some(slots),
+            python: environment.get("CENTROID_PYTHON").is_none().then(|| repository_default(".venv/bin/python")).flatten(),
+            skills_dir: environment.get("CENTROID_SKILLS_DIR").is_none().then(|| repository_default("worker/skills")).flatten(),
+            ..WorkerCommandLine::default()
+        };
+        let worker_config = WorkerConfig::load_with_environment(&command_line, environment).map_err(|error| anyhow!("worker configuration: {error}"))?;
+        let worker_listener = tokio::net::TcpListener::bind(&worker_config.listen).await.context("binding the local worker")?;
+        let worker = Node::start(&worker_config, worker_listener).await.map_err(|error| {
+            anyhow!("starting {slots} KLayout process(es) with {}: {error}; run `make klayout` to provision the venv", worker_config.python.display())
+        })?;
+        Ok(LocalCluster { address, coordinator, server_stop, server, worker })
+    }
+
+    pub async fn stop(self) {
+        if let Err(error) = self.worker.stop().await {
+            tracing::warn!(%error, "stopping the local worker");
+        }
+        let _ = self.server_stop.send(());
+        let _ = self.server.await;
+        self.coordinator.shutdown().await;
+    }
+}
