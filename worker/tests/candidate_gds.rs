@@ -1,0 +1,93 @@
+//! A whole candidate over gRPC on the real binary: tech.load with a small rule
+//! set, a device, layout.export and layout.render into the candidate's scratch
+//! directory; the GDS that comes back is read back by KLayout in a child process.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use serde_json::{Value, json};
+
+fn small_rule_set() -> Value {
+    let path = skills_dir().join("tests/fixtures/toy180.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    serde_json::from_str(&text).expect("rule set json")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn candidate_returns_gds_that_klayout_reads_back() {
+    let worker = WorkerProcess::start(&["--slots", "1"]);
+    let mut client = worker.client().await;
+
+    let plan = vec![
+        step("tech", "tech.load", json!({"rules": small_rule_set()})),
+        step("m1", "layout.create_device", json!({"device_id": "M1", "type": "nmos", "w": 2e-6, "l": 1.8e-7, "nf": 2})),
+        step("gds", "layout.export", json!({"cell": "M1", "path": "${CANDIDATE_DIR}/M1.gds"})),
+        step("png", "layout.render", json!({"cell": "M1", "path": "${CANDIDATE_DIR}/M1.png", "width": 200, "height": 200})),
+    ];
+    let response = run(&mut client, candidate("gds-1", 120_000, plan)).await.expect("candidate runs");
+    assert!(response.ok, "{:#?}\n{}", response, worker.logs());
+    assert_eq!(response.candidate_id, "gds-1");
+    assert_eq!(response.steps.len(), 4);
+    let device: Value = serde_json::from_str(&response.steps[1].data_json).unwrap();
+    assert_eq!(device["cell_name"], "M1");
+
+    let gds = response.artifacts.iter().find(|artifact| artifact.name == "M1.gds").expect("a GDS artifact");
+    assert_eq!(gds.media_type, "application/x-gdsii");
+    // GDSII stream: first record is HEADER (length 6, type 0x00 0x02)
+    assert!(gds.content.len() > 100);
+    assert_eq!(&gds.content[..4], &[0x00, 0x06, 0x00, 0x02]);
+    let png = response.artifacts.iter().find(|artifact| artifact.name == "M1.png").expect("a PNG artifact");
+    assert_eq!(png.media_type, "image/png");
+    assert_eq!(&png.content[..8], b"\x89PNG\r\n\x1a\n");
+
+    // KLayout reads the bytes back: one top cell M1 with shapes on the device layers
+    let scratch = tempfile::tempdir().unwrap();
+    let gds_path = scratch.path().join("returned.gds");
+    std::fs::write(&gds_path, &gds.content).unwrap();
+    let script = r#"
+import json, sys
+import klayout.db as kdb
+layout = kdb.Layout()
+layout.read(sys.argv[1])
+top = layout.top_cell()
+shapes = 0
+layers = set()
+for index in layout.layer_indexes():
+    shape_iterator = top.begin_shapes_rec(index)
+    while not shape_iterator.at_end():
+        shapes += 1
+        info = layout.get_info(index)
+        layers.add((info.layer, info.datatype))
+        shape_iterator.next()
+print(json.dumps({"top": top.name, "cells": [cell.name for cell in layout.each_cell()],
+                  "shapes": shapes, "layers": sorted(layers)}))
+"#;
+    let output = tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::process::Command::new(python()).arg("-c").arg(script).arg(&gds_path).output(),
+    )
+    .await
+    .expect("klayout read-back in time")
+    .expect("run python");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let read_back: Value = serde_json::from_slice(&output.stdout).expect("read-back json");
+    assert_eq!(read_back["top"], "M1", "{read_back}");
+    assert!(read_back["shapes"].as_u64().unwrap() >= 4, "{read_back}");
+    // active (1/0), poly (5/0), contact (6/0) and metal-1 (8/0) of the rule set are drawn
+    let layers = read_back["layers"].as_array().unwrap();
+    for expected in [json!([1, 0]), json!([5, 0]), json!([6, 0]), json!([8, 0])] {
+        assert!(layers.contains(&expected), "layer {expected} missing: {read_back}");
+    }
+
+    // the next candidate starts from a reset session: the cell of the previous one is gone
+    let response = run(
+        &mut client,
+        candidate("gds-2", 60_000, vec![step("info", "layout.cell_info", json!({"cell": "M1"}))]),
+    )
+    .await
+    .unwrap();
+    assert!(!response.ok, "session/reset must drop the previous candidate's layout: {response:?}");
+    assert!(response.artifacts.is_empty());
+}
