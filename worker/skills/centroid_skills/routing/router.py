@@ -471,7 +471,9 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
         via_up_y.append(y_g)
         track_y.append({net: y0 + k * d.py for net, (k, _l, _r) in tracks[ch].items()})
         channel_info.append({"channel": ch, "tracks": n_tracks,
-                             "nets": sorted(tracks[ch]), "stubs": len(stubs[ch])})
+                             "nets": sorted(tracks[ch]), "stubs": len(stubs[ch]),
+                             "track_of": {net: k for net, (k, _l, _r) in tracks[ch].items()},
+                             "_spans": {net: (left, right) for net, (_k, left, right) in tracks[ch].items()}})
         if ch < len(infos):
             info = infos[ch]
             want_bottom = content_top + d.c_out
@@ -623,6 +625,11 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
                              "layer": tech.require(label_role(tech, net_shapes[net][0])).name,
                              "at_um": [um(net_shapes[net][1].center().x),
                                        um(net_shapes[net][1].center().y)]}}
+    for ci in channel_info:  # absolute track geometry, known once the rows are stacked
+        spans = ci.pop("_spans")
+        ci["tracks_um"] = {net: {"y": um(track_y[ci["channel"]][net]), "x": [um(lr[0]), um(lr[1])],
+                                 "half_width": um(d.hh)}
+                           for net, lr in sorted(spans.items())}
     res.channels = channel_info
     res.trunks = len(trunk_x)
     return res

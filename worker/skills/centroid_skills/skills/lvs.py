@@ -340,6 +340,46 @@ def _status_name(st: Any) -> str:
     return str(st)
 
 
+def _param_diffs(a: dict[str, Any], b: dict[str, Any], tol: float) -> dict[str, Any]:
+    keys = ("W", "L", "R") if b["class"] != "CAP" else ()
+    out = {}
+    for k in keys:
+        va, vb = a["params"].get(k), b["params"].get(k)
+        if va is None or vb is None:
+            continue
+        if abs(va - vb) > 1e-4 + tol * max(abs(va), abs(vb)):
+            out[k] = {"layout": va, "schematic": vb}
+    return out
+
+
+def _terminal_key(info: dict[str, Any], rename: dict[str, str]) -> tuple[Any, ...]:
+    t = {k: rename.get(v, v) if v is not None else None for k, v in info["terminals"].items()}
+    if info["class"] in ("NMOS", "PMOS"):
+        return (t.get("G"), t.get("B"), frozenset((t.get("S"), t.get("D"))))
+    return (frozenset(t.values()),)
+
+
+def pair_parameter_mismatches(lay: list[Any], sch: list[Any], out: list[Any],
+                              lay2sch: dict[str, str]) -> None:
+    """The comparer leaves devices with differing parameters unpaired on both sides: pair
+    them again (same class, same nets through the net pairing; else the only candidate of
+    its class on each side) and report them as parameter mismatches."""
+    for db in list(sch):
+        cands = [da for da in lay if da["class"] == db["class"]]
+        same_nets = [da for da in cands
+                     if _terminal_key(da, lay2sch) == _terminal_key(db, {})]
+        pick = same_nets[0] if same_nets else None
+        if pick is None and len(cands) == 1 and sum(x["class"] == db["class"] for x in sch) == 1:
+            pick = cands[0]
+        if pick is None:
+            continue
+        lay.remove(pick)
+        sch.remove(db)
+        diffs = _param_diffs(pick, db, 0.0)
+        out.append({"layout": pick, "schematic": db, "status": "ParameterMismatch",
+                    "differences": diffs, "nets_agree": bool(same_nets)})
+
+
 def compare(layout_nl: kdb.Netlist, schematic: kdb.Netlist, tol: float) -> dict[str, Any]:
     set_tolerances(layout_nl, tol)
     set_tolerances(schematic, tol)
@@ -372,9 +412,13 @@ def compare(layout_nl: kdb.Netlist, schematic: kdb.Netlist, tol: float) -> dict[
                 unmatched_devices_schematic.append(_dev_info(db))
             elif db is None and da is not None:
                 unmatched_devices_layout.append(_dev_info(da))
-            elif st not in ("Match", "MatchWithWarning"):
-                parameter_mismatches.append({"layout": _dev_info(da), "schematic": _dev_info(db),
-                                             "status": st})
+            elif st != "Match":
+                ia, ib = _dev_info(da), _dev_info(db)
+                assert ia is not None and ib is not None
+                diffs = _param_diffs(ia, ib, tol)
+                if st != "MatchWithWarning" or diffs:
+                    parameter_mismatches.append({"layout": ia, "schematic": ib, "status": st,
+                                                 "differences": diffs})
         for np_ in xref.each_net_pair(cp):
             st = _status_name(np_.status())
             na, nb = np_.first(), np_.second()
@@ -385,6 +429,13 @@ def compare(layout_nl: kdb.Netlist, schematic: kdb.Netlist, tol: float) -> dict[
             elif st not in ("Match", "MatchWithWarning"):
                 net_mismatches.append({"layout": _net_name(na), "schematic": _net_name(nb),
                                        "status": st})
+    lay2sch: dict[str, str] = {}
+    for cp in xref.each_circuit_pair():
+        for np_ in xref.each_net_pair(cp):
+            if np_.first() is not None and np_.second() is not None:
+                lay2sch[np_.first().expanded_name()] = np_.second().expanded_name()
+    pair_parameter_mismatches(unmatched_devices_layout, unmatched_devices_schematic,
+                              parameter_mismatches, lay2sch)
     return {
         "match": bool(ok),
         "unmatched_devices_layout": unmatched_devices_layout,
