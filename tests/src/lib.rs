@@ -465,3 +465,81 @@ pub fn small_job(candidates: u32, iterations: u32, seed: u64) -> JobOptions {
         sleep_ms: 0,
     }
 }
+
+/// Options of a job whose candidates each run `debug.sleep` for `sleep_ms`
+/// (dispatch mechanics without KLayout work).
+pub fn sleep_job(candidates: u32, iterations: u32, sleep_ms: u64) -> JobOptions {
+    JobOptions {
+        candidates_per_iteration: candidates,
+        max_iterations: iterations,
+        seed: 7,
+        time_budget_ms: 0,
+        candidate_deadline_ms: 60_000,
+        noop_plan: true,
+        sleep_ms,
+    }
+}
+
+/// Kind of an event as the enum.
+pub fn kind(event: &JobEvent) -> centroid_proto::v1::JobEventKind {
+    centroid_proto::v1::JobEventKind::try_from(event.kind).unwrap_or(centroid_proto::v1::JobEventKind::Unspecified)
+}
+
+pub fn event_data(event: &JobEvent) -> serde_json::Value {
+    serde_json::from_str(&event.data_json).unwrap_or(serde_json::Value::Null)
+}
+
+/// Every candidate of the job has exactly one result (in the job view, in the
+/// event log, and in Redis), none is still queued.
+pub async fn assert_accounted_once(sandbox: &Sandbox, job_id: &str) -> (GetJobResponse, Vec<JobEvent>) {
+    use centroid_proto::v1::JobEventKind;
+    let job = sandbox.get_job(job_id).await;
+    let summary = job.job.clone().expect("job summary");
+    assert!(summary.candidates_total > 0);
+    assert_eq!(summary.candidates_finished, summary.candidates_total, "every candidate has a result: {summary:?}");
+    for candidate in &job.candidates {
+        assert_ne!(candidate.status, "queued", "{} still queued", candidate.candidate_id);
+    }
+    let events = sandbox.events(job_id).await;
+    let mut finished: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for event in events.iter().filter(|event| kind(event) == JobEventKind::CandidateFinished) {
+        *finished.entry(event.candidate_id.clone()).or_default() += 1;
+    }
+    for candidate in job.candidates.iter().filter(|candidate| candidate.status != "abandoned") {
+        assert_eq!(finished.get(&candidate.candidate_id).copied().unwrap_or(0), 1, "{} finished events", candidate.candidate_id);
+    }
+    let results_in_redis: usize = sandbox.redis.cli(&["HLEN", &format!("{}:job:{job_id}:results", sandbox.prefix)]).parse().unwrap_or(0);
+    assert_eq!(results_in_redis, job.candidates.len(), "one result per candidate in redis");
+    (job, events)
+}
+
+/// Waits until some candidate of the job was dispatched to `worker_id` and has not finished.
+pub async fn wait_for_running_on(sandbox: &Sandbox, job_id: &str, worker_id: &str, timeout: Duration) -> String {
+    use centroid_proto::v1::JobEventKind;
+    let mut client = sandbox.client().await.expect("connect");
+    let mut stream = client
+        .watch_job(WatchJobRequest { job_id: job_id.to_string(), after_cursor: String::new() })
+        .await
+        .expect("watch")
+        .into_inner();
+    let started = Instant::now();
+    let mut running: std::collections::HashSet<String> = std::collections::HashSet::new();
+    loop {
+        let left = timeout.saturating_sub(started.elapsed());
+        let event = tokio::time::timeout(left, stream.message())
+            .await
+            .unwrap_or_else(|_| panic!("no candidate ran on {worker_id} within {timeout:?}:\n{}", sandbox.coordinator.logs()))
+            .expect("watch stream")
+            .expect("job ended before a candidate ran on the worker");
+        match kind(&event) {
+            JobEventKind::CandidateDispatched if event_data(&event)["worker_id"] == worker_id => {
+                running.insert(event.candidate_id.clone());
+                return event.candidate_id;
+            }
+            JobEventKind::CandidateFinished => {
+                running.remove(&event.candidate_id);
+            }
+            _ => {}
+        }
+    }
+}
