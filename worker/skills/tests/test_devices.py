@@ -101,3 +101,25 @@ def test_every_coordinate_on_grid(loaded: Client) -> None:
 
 def _params(d: dict[str, Any]) -> dict[str, Any]:
     return d["params"]
+
+
+@pytest.mark.parametrize("size", [(5e-6, 5e-6), (3e-6, 12e-6)])
+def test_mim_capacitor(loaded: Client, size: tuple[float, float]) -> None:
+    w, length = size
+    r = loaded.raw("layout.create_device", {"type": "capacitor", "w": w, "l": length, "cap_kind": "mim"})
+    tech = loaded.server.session.tech
+    assert tech is not None
+    if not tech.has("mim"):
+        assert r["error"]["code"] == "INVALID_PARAM"
+        return
+    d = r["data"]
+    assert set(d["pins"]) == {"TOP", "BOT"} and d["params"]["vias"] >= 1
+    assert drc_total(loaded, d["cell_name"]) == (0, [])
+
+
+def test_mim_capacitor_scaled(client: Client, scaled_rules: dict[str, Any]) -> None:
+    client.call("tech.load", rules=scaled_rules)
+    if not client.server.session.tech.has("mim"):  # type: ignore[union-attr]
+        pytest.skip("no mim layer in this rule set")
+    d = client.call("layout.create_device", type="capacitor", w=9e-6, l=9e-6, cap_kind="mim")
+    assert drc_total(client, d["cell_name"]) == (0, [])

@@ -26,7 +26,9 @@ contact heads (poly widened to hold a row of contacts, covered by metal-1 pads, 
 
 Capacitor (type ``capacitor``): a metal-1 bottom plate ``w`` x ``l`` with a metal-2 top
 plate of the same size over it (a plate capacitor; pins ``BOT`` on a metal-1 tab and
-``TOP`` on the metal-2 plate).  MIM capacitors are not generated.
+``TOP`` on the metal-2 plate).  With ``cap_kind: "mim"`` (rule sets with a ``mim`` layer):
+the mim layer on a bottom-metal plate, a via array on it and a top-metal plate, the
+stack found from the enclosure rules (see :func:`mim_stack`).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from centroid_skills.errors import INVALID_PARAM, SkillError, invalid
 from centroid_skills.registry import LENGTH_M, NAME, obj, skill
 from centroid_skills.rules import DrawRules, cover, draw_rules
 from centroid_skills.session import CellRecord, Pin, Session, box_um, um
-from centroid_skills.tech import RESISTOR_CONTEXT, Technology
+from centroid_skills.tech import METAL_ROLES, RESISTOR_CONTEXT, VIA_ROLES, Technology
 
 MOS_TYPES = ("nmos", "pmos")
 MAX_FINGERS = 1024
@@ -436,6 +438,78 @@ def _draw_capacitor_once(session: Session, cell: kdb.Cell, w_nm: int, l_nm: int,
     return pins, info
 
 
+def mim_stack(tech: Technology) -> tuple[str, str, str, str]:
+    """(bottom metal, mim, via on mim, top metal) layer names, found from the rules: the
+    metal enclosing the mim layer, the via the mim layer encloses, and the other metal
+    enclosing that via."""
+    mim = tech.require("mim", "a MIM capacitor").name
+
+    def role(name: str | None) -> str:
+        ldef = tech.layers.get(name or "")
+        return (ldef.role or "") if ldef else ""
+
+    bottoms = {r.layer for r in tech.rules if r.type == "enclosure" and r.layer2 == mim
+               and role(r.layer) in METAL_ROLES}
+    vias = {r.layer2 for r in tech.rules if r.type == "enclosure" and r.layer == mim
+            and role(r.layer2) in VIA_ROLES}
+    if len(bottoms) != 1 or len(vias) != 1:
+        raise invalid("cannot tell the MIM stack from the rules (need one metal enclosing the "
+                      "mim layer and one via enclosed by it)", bottoms=sorted(bottoms), vias=sorted(vias))
+    bottom, via = bottoms.pop(), vias.pop()
+    assert via is not None
+    tops = {r.layer for r in tech.rules if r.type == "enclosure" and r.layer2 == via
+            and role(r.layer) in METAL_ROLES and r.layer != bottom}
+    if len(tops) != 1:
+        raise invalid("cannot tell the MIM top metal from the rules", tops=sorted(tops))
+    return bottom, mim, via, tops.pop()
+
+
+def draw_mim(session: Session, cell: kdb.Cell, w_nm: int, l_nm: int) -> tuple[list[Pin], dict[str, Any]]:
+    """MIM capacitor: the mim layer ``w`` x ``l`` on a bottom-metal plate (enclosure rule),
+    an array of vias on the mim (mim enclosure, via size and spacing rules), a top-metal
+    plate over the vias (pin ``TOP``); pin ``BOT`` is the bottom plate."""
+    tech = session.need_tech()
+    bottom, mim, via, top = mim_stack(tech)
+    rb, rm, rv, rt = (tech.layers[n].role or "" for n in (bottom, mim, via, top))
+    ctx = frozenset(tech.roles)
+    w = tech.snap(w_nm)
+    length = tech.snap(l_nm)
+    mim_w = tech.width(rm, ctx)
+    if min(w, length) < mim_w:
+        raise invalid(f"MIM side below the minimum {um(mim_w)} µm", min_um=um(mim_w))
+    pt = Painter(session, cell)
+    mim_box = pt.box(rm, kdb.Box(0, 0, length, w))
+    e_bot = tech.enc(rb, rm, ctx)
+    pt.box(rb, mim_box.enlarged(e_bot, e_bot))
+    cut = tech.cut_size(rv)
+    cs = max(tech.space(rv, None, ctx), tech.grid_nm)
+    margin = max(tech.enc(rm, rv, ctx), tech.enc(rb, rv, ctx) - e_bot)
+    nx = max(0, (length - 2 * margin + cs) // (cut + cs))
+    ny = max(0, (w - 2 * margin + cs) // (cut + cs))
+    if nx < 1 or ny < 1:
+        raise invalid("MIM too small for one via with its enclosure",
+                      min_um=um(cut + 2 * margin))
+    ox = tech.snap_down((length - (nx * cut + (nx - 1) * cs)) / 2)
+    oy = tech.snap_down((w - (ny * cut + (ny - 1) * cs)) / 2)
+    cuts = kdb.Box()
+    for i in range(nx):
+        for j in range(ny):
+            x, y = ox + i * (cut + cs), oy + j * (cut + cs)
+            cuts += pt.box(rv, kdb.Box(x, y, x + cut, y + cut))
+    e_top = tech.enc(rt, rv, ctx)
+    top_box = pt.box(rt, grow_to_width(cuts.enlarged(e_top, e_top), tech.width(rt, ctx), tech))
+    bot_box = mim_box.enlarged(e_bot, e_bot)
+    cap = None
+    if tech.layers[mim].area_capacitance:
+        cap = tech.layers[mim].area_capacitance * w * length * 1e-18
+    info: dict[str, Any] = {"w_um": um(w), "l_um": um(length), "kind": "mim",
+                            "layers": {"bottom": bottom, "mim": mim, "via": via, "top": top},
+                            "vias": nx * ny, "plate_area_um2": round(w * length * 1e-6, 6)}
+    if cap is not None:
+        info["capacitance_f"] = cap
+    return [pt.pin("TOP", rt, top_box), pt.pin("BOT", rb, bot_box)], info
+
+
 # --------------------------------------------------------------------------------------------
 # skill
 # --------------------------------------------------------------------------------------------
@@ -464,6 +538,9 @@ def make_device(session: Session, spec: dict[str, Any], cell_name: str | None = 
             area = int(info["active_area_um2"] * 1e6)
         elif dtype == "resistor":
             pins, info = draw_resistor(session, cell, w_nm, l_nm)
+            area = 0
+        elif dtype == "capacitor" and spec.get("cap_kind", "plate") == "mim":
+            pins, info = draw_mim(session, cell, w_nm, l_nm)
             area = 0
         elif dtype == "capacitor":
             pins, info = draw_capacitor(session, cell, w_nm, l_nm)
@@ -511,6 +588,8 @@ DEVICE_SPEC = obj(
         "cell_name": NAME,
         "dummy": {"type": "boolean", "default": False},
         "replace": {"type": "boolean", "default": False},
+        "cap_kind": {"enum": ["plate", "mim"], "default": "plate",
+                     "description": "capacitor: metal-1/metal-2 plate, or MIM (needs a mim layer)"},
     },
     ["type", "w", "l"],
 )
