@@ -36,6 +36,7 @@ build:
 
 demo: klayout build
 	./target/release/centroid validate $(DEMO_DIR)
+	./target/release/centroid run $(DEMO_DIR) --out out/$(notdir $(DEMO_DIR))
 
 lint: klayout
 	cd $(SKILLS_DIR) && ../../$(VENV)/bin/ruff check .
@@ -44,6 +45,7 @@ test-python: klayout
 	cd $(SKILLS_DIR) && ../../$(VENV)/bin/python -m pytest -q
 
 test-rust: klayout redis
+	$(CARGO) build --workspace --bins
 	$(CARGO) test --workspace
 
 test: lint test-python test-rust
