@@ -113,6 +113,16 @@ RULESET_SCHEMA: dict[str, Any] = {
 _RULESET_VALIDATOR = jsonschema.Draft202012Validator(RULESET_SCHEMA)
 
 
+def grid_in_dbu(grid_m: float) -> int:
+    """The smallest whole number of database units (nm) that is a multiple of the grid:
+    a 5 nm grid is 5, a 2.5 nm grid 5 (coordinates must be on the grid and on the dbu)."""
+    g = grid_m * NM_PER_M
+    for k in range(1, 1001):
+        if abs(k * g - round(k * g)) < 1e-6 * max(1.0, k * g):
+            return max(1, round(k * g))
+    return max(1, math.ceil(g))
+
+
 @dataclass(frozen=True)
 class LayerDef:
     name: str
@@ -202,7 +212,7 @@ class Technology:
         tech = cls(
             name=data["tech"],
             schema_version=data.get("schema_version", "1.0.0"),
-            grid_nm=max(1, round(float(data.get("grid", 1e-9)) * NM_PER_M)),
+            grid_nm=grid_in_dbu(float(data.get("grid", 1e-9))),
             layers=layers, derived=derived, rules=[], roles=roles, raw=data,
         )
         for name in derived:

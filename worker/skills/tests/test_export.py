@@ -91,3 +91,9 @@ def test_list_cells_and_cell_info(client: Client, toy_rules: dict[str, Any]) -> 
     info = client.call("layout.cell_info", cell="M7")
     assert info["pins"] == d["pins"]
     assert client.raw("layout.cell_info", {"cell": "nope"})["error"]["code"] == "NOT_FOUND"
+
+
+def test_grid_in_database_units() -> None:
+    from centroid_skills.tech import grid_in_dbu
+
+    assert [grid_in_dbu(g) for g in (5e-9, 2.5e-9, 1e-9, 7.5e-9, 1e-8, 5e-10)] == [5, 5, 1, 15, 10, 1]
