@@ -60,6 +60,8 @@ class Term:
     block: kdb.Box  # bbox of the device/unit the pin belongs to
     mos: str | None  # nmos | pmos | None
     net: str = ""
+    module: str | None = None  # matched module the pin belongs to
+    module_box: kdb.Box | None = None
 
     @property
     def up(self) -> bool:
@@ -102,6 +104,7 @@ class Result:
     nets: dict[str, dict[str, Any]] = field(default_factory=dict)
     channels: list[dict[str, Any]] = field(default_factory=list)
     trunks: int = 0
+    modules: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------------------------
@@ -139,10 +142,14 @@ def collect_terms(session: Session, cell: kdb.Cell, trans: kdb.Trans, out: list[
             block = ucell.bbox().transformed(ut)
             mos = urec.kind if urec.kind in ("nmos", "pmos") else None
             dev = None if u.get("dummy") else u["device_id"]
+            first = len(out)
             for p in urec.pins:
                 out.append(Term(dev, p.name, p.role, p.box.transformed(ut), block, mos))
             if u.get("dummy"):
                 _dummy_source(session, ucell, ut, block, mos, out)
+            mbox = cell.bbox().transformed(trans)
+            for t in out[first:]:
+                t.module, t.module_box = cell.name, mbox
         return
     if rec is not None and rec.kind == "guard_ring":
         raise invalid("the router draws its own tap rails: place the cells without guard rings",
@@ -618,8 +625,15 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
         top.shapes(tech.role_index(layout, lrole)).insert(kdb.Text(net, kdb.Trans(c.x, c.y)))
 
     res = Result(top)
+    stub_xs: dict[str, list[tuple[int, int, int]]] = {}  # net -> (channel, x, row axis)
+    for ch, lst in enumerate(stubs):
+        for s in lst:
+            axis = infos[s.row].cell.bbox().center().x
+            stub_xs.setdefault(s.net, []).append((ch, s.x, axis))
     for net in sorted(set(term_count) | set(places)):
+        pts = stub_xs.get(net, [])
         res.nets[net] = {"wire_um": um(wire.get(net, 0)), "trunk": net in trunk_x,
+                         "stubs": len(pts),
                          "single_pin": net in single_pin,
                          "label": None if net not in net_shapes else {
                              "layer": tech.require(label_role(tech, net_shapes[net][0])).name,
@@ -632,6 +646,19 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
                            for net, lr in sorted(spans.items())}
     res.channels = channel_info
     res.trunks = len(trunk_x)
+    # matching of the wiring: in a module every unit (uniform orientation) should escape
+    # each pin at the same offset from the unit's origin, so every unit sees the same wires
+    for lst in stubs:
+        for s in lst:
+            if s.term.module is None or s.term.device is None:
+                continue
+            entry = res.modules.setdefault(s.term.module, {"offsets": {}, "stubs": 0})
+            entry["stubs"] += 1
+            entry["offsets"].setdefault(s.term.pin, []).append(s.x - s.term.block.left)
+    for entry in res.modules.values():
+        offs = entry.pop("offsets")
+        entry["escape_offset_spread_um"] = {p: um(max(v) - min(v)) for p, v in sorted(offs.items())}
+        entry["uniform_escapes"] = all(max(v) == min(v) for v in offs.values())
     return res
 
 
@@ -660,6 +687,7 @@ def result_dict(session: Session, res: Result, d: Dims) -> dict[str, Any]:
         "clearance_um": um(d.c_out),
         "channels": res.channels,
         "trunks": res.trunks,
+        "modules": res.modules,
         "nets": res.nets,
         "wire_um": round(sum(n["wire_um"] for n in res.nets.values()), 3),
     }

@@ -1,0 +1,139 @@
+"""route.info / route.nets: dimensions from the rules, labels on conductors, uniform escapes
+in matched modules, metal-1 tracks when the rule set has no metal3, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import klayout.db as kdb
+import pytest
+from helpers import FIXTURES, REPO_ROOT, Client, load_rule_set
+
+from centroid_skills import flow
+
+CIRCUITS = Path(__file__).resolve().parent / "fixtures" / "circuits"
+
+
+def circuit(name: str) -> dict[str, Any]:
+    return json.loads((CIRCUITS / f"{name}.json").read_text())
+
+
+def test_route_info(loaded: Client) -> None:
+    tech = loaded.server.session.tech
+    assert tech is not None
+    info = loaded.call("route.info")
+    assert info["pitch_um"] > 0 and info["track_pitch_um"] > 0 and info["clearance_um"] > 0
+    want = "metal3" if tech.has("metal3") and tech.has("via2") else "metal1"
+    assert info["track_layer"] == want
+
+
+def test_route_info_scaled(client: Client, scaled_rules: dict[str, Any]) -> None:
+    client.call("tech.load", rules=scaled_rules)
+    assert client.call("route.info")["pitch_um"] > 0
+
+
+@pytest.mark.parametrize("pdk", ["ihp_sg13g2", "sky130"])
+def test_every_net_labelled_on_its_conductor(pdk: str) -> None:
+    from centroid_skills.server import Server
+
+    server = Server()
+    r = flow.run(circuit("miller_ota"), load_rule_set(REPO_ROOT / "examples" / "pdk" / f"{pdk}.json"),
+                 server=server)
+    assert r["ok"] and r["drc_total"] == 0 and r["lvs_match"]
+    session = server.session
+    tech = session.tech
+    assert tech is not None
+    top = session.layout.cell(r["cell"])
+    nets = r["results"]["route.nets"]["nets"]
+    names = {n["name"] for n in circuit("miller_ota")["nets"]}
+    assert set(nets) == names
+    for net, info in nets.items():
+        label = info["label"]
+        assert label is not None, net
+        layer = tech.layers[label["layer"]]
+        role = layer.role
+        assert role is not None
+        metal_role = role[: -len("_label")] if role.endswith("_label") else role
+        if role.endswith("_label"):
+            assert tech.has(role)
+        li = session.layout.find_layer(layer.layer, layer.datatype)
+        texts = [s.text for s in top.shapes(li).each() if s.is_text() and s.text.string == net]
+        assert len(texts) == 1, net
+        metal = tech.region(session.layout, top, tech.require(metal_role).name)
+        pt = texts[0].trans.disp
+        probe = kdb.Region(kdb.Box(pt.x - 1, pt.y - 1, pt.x + 1, pt.y + 1))
+        assert not (probe & metal).is_empty(), f"label {net} is not on a {metal_role} shape"
+
+
+@pytest.mark.parametrize("example", ["ota5", "strongarm_comparator", "mirror_bank"])
+def test_matched_modules_have_uniform_escapes(example: str) -> None:
+    r = flow.run(circuit(example), load_rule_set(REPO_ROOT / "examples" / "pdk" / "sky130.json"))
+    assert r["ok"]
+    modules = r["results"]["route.nets"]["modules"]
+    assert modules
+    for name, m in modules.items():
+        assert m["uniform_escapes"], (name, m)
+
+
+@pytest.mark.parametrize("example", ["ota5", "miller_ota", "folded_cascode"])
+def test_metal1_tracks_without_metal3(example: str) -> None:
+    """The toy rule set stops at metal2: tracks fall back to metal1, still clean."""
+    r = flow.run(circuit(example), load_rule_set(FIXTURES / "toy180.json"))
+    assert r["ok"], r.get("failed")
+    assert r["results"]["route.nets"]["track_layer"] == "metal1"
+    assert r["drc_total"] == 0, r["results"]["drc.run"]["violations"][:3]
+    assert r["lvs_match"]
+
+
+def _ota_rows(client: Client) -> dict[str, str]:
+    client.call("tech.load", rules=load_rule_set(REPO_ROOT / "examples" / "pdk" / "ihp_sg13g2.json"))
+    cells = {}
+    for dev in circuit("ota5")["devices"]:
+        p = dev["params"]
+        d = client.call("layout.create_device", device_id=dev["id"], type=dev["type"], w=p["w"],
+                        l=p["l"], nf=p["nf"], cell_name=dev["id"])
+        cells[dev["id"]] = d["cell_name"]
+    return cells
+
+
+def _devices() -> list[dict[str, Any]]:
+    return [{"id": d["id"], "type": d["type"], "terminals": d["terminals"]}
+            for d in circuit("ota5")["devices"]]
+
+
+def test_bad_input(client: Client) -> None:
+    cells = _ota_rows(client)
+    client.call("layout.place", cell_name="mixed", rows=[{"cells": [cells["M1"], cells["M3"]], "gap": 1}])
+    r = client.raw("route.nets", {"cell_name": "t1", "rows": ["mixed"], "devices": _devices()})
+    assert not r["ok"] and r["error"]["code"] == "INVALID_PARAM" and "mixes" in r["error"]["message"]
+    client.call("layout.place", cell_name="n", rows=[{"cells": [cells["M1"], cells["M2"], cells["M5"]], "gap": 1}])
+    r = client.raw("route.nets", {"cell_name": "t2", "rows": ["n"], "devices": _devices()})
+    assert not r["ok"] and r["error"]["code"] == "INVALID_PARAM"
+    assert r["error"]["details"]["devices"] == ["M3", "M4"]
+    r = client.raw("route.nets", {"cell_name": "t3", "rows": ["nope"], "devices": _devices()})
+    assert not r["ok"] and r["error"]["code"] == "NOT_FOUND"
+    r = client.raw("route.nets", {"cell_name": "t4", "rows": ["n"], "devices": _devices()[:2]})
+    assert not r["ok"] and r["error"]["code"] == "INVALID_PARAM" and r["error"]["details"]["device"] == "M5"
+    ring = client.call("layout.add_guard_ring", cell="n")
+    r = client.raw("route.nets", {"cell_name": "t5", "rows": [ring["cell_name"]], "devices": _devices()})
+    assert not r["ok"] and r["error"]["code"] == "INVALID_PARAM"
+    r = client.raw("route.nets", {"cell_name": "t6", "rows": ["n"], "devices": [{"id": "M1"}]})
+    assert not r["ok"] and r["error"]["code"] == "INVALID_PARAM"
+
+
+def test_single_devices_without_modules_route_clean(client: Client) -> None:
+    """Plain device cells (no modules), one row per type, placed with the routing pitch."""
+    cells = _ota_rows(client)
+    pitch = client.call("route.info")["pitch_um"]
+    client.call("layout.place", cell_name="rn", rows=[{"cells": [cells["M1"], cells["M2"], cells["M5"]], "gap": pitch}])
+    client.call("layout.place", cell_name="rp", rows=[{"cells": [cells["M3"], cells["M4"]], "gap": pitch}])
+    r = client.call("route.nets", cell_name="ota", rows=["rn", "rp"], devices=_devices())
+    assert r["trunks"] >= 1
+    assert client.call("drc.run", cell="ota")["total"] == 0
+    devices = [{"id": d["id"], "type": d["type"], "terminals": d["terminals"], **d["params"]}
+               for d in circuit("ota5")["devices"]]
+    for d in devices:
+        d.pop("value", None)
+    assert client.call("lvs.run", cell="ota", devices=devices)["match"]
