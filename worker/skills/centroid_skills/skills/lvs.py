@@ -84,14 +84,25 @@ def _capacitor_cells(session: Session) -> list[int]:
 def extract(session: Session, cell: kdb.Cell) -> Extraction:
     tech = session.need_tech()
     layout = session.layout
-    l2n = kdb.LayoutToNetlist(kdb.RecursiveShapeIterator(layout, cell, []))
+    # detached (flat) mode: flat booleans on an analog cell are much faster than deep ones
+    l2n = kdb.LayoutToNetlist(cell.name, layout.dbu)
     l2n.threads = 1
-    empty_index = layout.layer()  # a scratch layer for roles the rule set lacks
+    counter = [0]
 
-    def layer(role: str) -> kdb.Region:
+    def reg(region: kdb.Region, name: str | None = None) -> kdb.Region:
+        counter[0] += 1
+        l2n.register(region, name or f"l{counter[0]}")
+        return region
+
+    def flat(role: str) -> kdb.Region:
         ldef = tech.layer_for(role)
         li = layout.find_layer(ldef.layer, ldef.datatype) if ldef is not None else None
-        return l2n.make_layer(empty_index if li is None else li, role)
+        if li is None:
+            return kdb.Region()
+        return kdb.Region(kdb.RecursiveShapeIterator(layout, cell, li))
+
+    def layer(role: str) -> kdb.Region:
+        return reg(flat(role), role)
 
     def text_layer(role: str) -> kdb.Texts | None:
         ldef = tech.layer_for(role)
@@ -100,22 +111,20 @@ def extract(session: Session, cell: kdb.Cell) -> Extraction:
         li = layout.find_layer(ldef.layer, ldef.datatype)
         if li is None:
             return None
-        return l2n.make_text_layer(li, role + "_text")
+        texts = kdb.Texts(kdb.RecursiveShapeIterator(layout, cell, li))
+        l2n.register(texts, role + "_text")
+        return texts
 
-    def reg(region: kdb.Region, name: str) -> kdb.Region:
-        l2n.register(region, name)
-        return region
-
-    active = layer("active")
-    diff = active + layer("tap") if tech.has("tap") else active
+    active = flat("active")
+    diff = active + flat("tap") if tech.has("tap") else active
     poly = layer("poly")
     cont = layer("contact")
     nwell = layer("nwell")
     if tech.has("pplus"):
-        pdiff = diff & layer("pplus")
-        ndiff = (diff & layer("nplus")) if tech.has("nplus") else (diff - pdiff)
+        pdiff = diff & flat("pplus")
+        ndiff = (diff & flat("nplus")) if tech.has("nplus") else (diff - pdiff)
     else:
-        ndiff = diff & layer("nplus")
+        ndiff = diff & flat("nplus")
         pdiff = diff - ndiff
     if tech.has("poly_res"):
         res_body = reg(poly & layer("poly_res"), "res_body")
@@ -157,7 +166,10 @@ def extract(session: Session, cell: kdb.Cell) -> Extraction:
         for role in ("metal1", "metal2"):
             ldef = tech.require(role)
             li = layout.find_layer(ldef.layer, ldef.datatype)
-            it = kdb.RecursiveShapeIterator(layout, cell, li if li is not None else empty_index)
+            if li is None:
+                plates.append(reg(kdb.Region(), f"cap_{role}"))
+                continue
+            it = kdb.RecursiveShapeIterator(layout, cell, li)
             it.unselect_all_cells()
             it.select_cells(cap_cells)
             plates.append(reg(kdb.Region(it), f"cap_{role}"))
