@@ -279,7 +279,6 @@ def _draw_mos_once(session: Session, cell: kdb.Cell, mos_type: str, w_nm: int, l
             pcm = kdb.Box(pcm.left, pcm.bottom, pcm.right, pcm.bottom + tech.snap_up(r.pcm_w))
         pt.box("poly_contact_marker", grow_to_width(pcm, r.pcm_w, tech))
     # implant and well
-    outline = active
     imp = implant_role(tech, mos_type)
     imp_box = None
     if imp:
@@ -295,7 +294,6 @@ def _draw_mos_once(session: Session, cell: kdb.Cell, mos_type: str, w_nm: int, l
             e2 = tech.enc("nwell", imp)  # type: ignore[arg-type]
             well = well + imp_box.enlarged(e2, e2)
         pt.box("nwell", grow_to_width(well, tech.width("nwell"), tech))
-    del outline
     if dummy:
         pins = [pt.pin("TIE", "metal1", strap)]
     else:

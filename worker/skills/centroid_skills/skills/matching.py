@@ -33,7 +33,7 @@ import klayout.db as kdb
 from centroid_skills import abut
 from centroid_skills.errors import invalid
 from centroid_skills.registry import LENGTH_M, NAME, obj, skill
-from centroid_skills.session import CellRecord, Pin, Session, box_um, um
+from centroid_skills.session import CellRecord, Pin, Session, um
 from centroid_skills.skills.devices import cell_summary, make_device
 
 MOS_DEVICE = obj(
@@ -331,10 +331,3 @@ def add_dummies(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     out = module_result(session, rec)
     out["dummies"] = added
     return out
-
-
-def unit_centres(rec: CellRecord) -> list[dict[str, Any]]:
-    return [u for u in rec.units if not u["dummy"]]
-
-
-__all__ = ["box_um", "create_cc_pair", "create_interdigitated", "add_dummies", "unit_centres"]
