@@ -137,3 +137,15 @@ def test_single_devices_without_modules_route_clean(client: Client) -> None:
     for d in devices:
         d.pop("value", None)
     assert client.call("lvs.run", cell="ota", devices=devices)["match"]
+
+
+def test_two_row_module_is_refused(client: Client) -> None:
+    client.call("tech.load", rules=load_rule_set(REPO_ROOT / "examples" / "pdk" / "sky130.json"))
+    a = {"device_id": "M1", "type": "nmos", "w": 2e-6, "l": 5e-7, "nf": 1, "m": 2}
+    pair = client.call("layout.create_common_centroid_pair", device_a=a,
+                       device_b={**a, "device_id": "M2"}, arrangement="2D")
+    client.call("layout.place", cell_name="row", rows=[{"cells": [pair["cell_name"]]}])
+    devices = [{"id": i, "type": "nmos", "terminals": {"g": "g" + i, "d": "d" + i, "s": "s", "b": "vss"}}
+               for i in ("M1", "M2")]
+    r = client.raw("route.nets", {"cell_name": "t", "rows": ["row"], "devices": devices})
+    assert not r["ok"] and r["error"]["code"] == "INVALID_PARAM" and "one row" in r["error"]["message"]

@@ -329,6 +329,10 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
         cell = session.any_cell(name)
         terms: list[Term] = []
         collect_terms(session, cell, kdb.Trans(), terms)
+        blocks = {(b.left, b.bottom, b.right, b.top): b for b in (t.block for t in terms)}.values()
+        if blocks and max(b.bottom for b in blocks) >= min(b.top for b in blocks):
+            raise invalid(f"{name} is not one row of cells (e.g. a multi-row placement or a "
+                          "2-D module): route.nets needs one row of devices per row cell", row=name)
         mos_types = {t.mos for t in terms if t.mos}
         if len(mos_types) > 1:
             raise invalid(f"row {name} mixes nmos and pmos: give each type its own row", row=name)
@@ -448,7 +452,15 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     trunk_nets = sorted((n for n, p in places.items() if len(p) >= 2),
                         key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
     x_left = min(i.ext.bbox.left for i in infos if i.ext is not None)
-    trunk_x = {n: x_left - d.c_out - d.ht - k * d.px for k, n in enumerate(trunk_nets)}
+    # supply trunks are twice as wide (two pitches); trunks keep one pitch minus a width apart
+    trunk_x: dict[str, int] = {}
+    trunk_hw: dict[str, int] = {}
+    cursor = x_left - d.c_out
+    for n in trunk_nets:
+        hw = d.ht if net_types.get(n) not in SUPPLY_TYPES else d.ht + tech.snap_up(d.px / 2)
+        trunk_hw[n] = hw
+        trunk_x[n] = cursor - hw
+        cursor = trunk_x[n] - hw - (d.px - 2 * d.ht)
 
     tracks: list[dict[str, tuple[int, int, int]]] = []  # per channel: net -> (track, left, right)
     for ch, lst in enumerate(stubs):
@@ -603,7 +615,8 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
             lo, hi = d.cut(x, d.v1)
             lo_y, hi_y = d.cut(y, d.v1)
             put(li_v1, kdb.Box(lo, lo_y, hi, hi_y))
-        tb = kdb.Box(x - d.ht, min(ys) - d.ht, x + d.ht, max(ys) + d.ht)
+        hw = trunk_hw[net]
+        tb = kdb.Box(x - hw, min(ys) - d.ht, x + hw, max(ys) + d.ht)
         put(li_m2, tb)
         wire[net] = wire.get(net, 0) + max(ys) - min(ys)
     for li, region in shapes.items():
