@@ -44,6 +44,18 @@ def test_single_mos_wrong_l_and_type(loaded: Client) -> None:
     assert [x["class"] for x in r["unmatched_devices_layout"]] == ["NMOS"]
 
 
+def test_finger_count_is_compared(loaded: Client) -> None:
+    """Same total W and L, but one finger drawn where the circuit has two."""
+    d = loaded.call("layout.create_device", device_id="M1", type="nmos", w=4e-6, l=5e-7, nf=1)
+    r = loaded.call("lvs.run", cell=d["cell_name"], devices=[mos("M1", "nmos", 4e-6, 5e-7, 2)])
+    assert not r["match"]
+    (mm,) = r["parameter_mismatches"]
+    assert mm["schematic"]["name"] == "M1"
+    assert mm["differences"] == {"fingers": {"layout": 1, "schematic": 2}}
+    ok = loaded.call("lvs.run", cell=d["cell_name"], devices=[mos("M1", "nmos", 4e-6, 5e-7, 1)])
+    assert ok["match"]
+
+
 def test_resistor_and_capacitor_match(loaded: Client) -> None:
     r1 = loaded.call("layout.create_device", device_id="R1", type="resistor", w=1e-6, l=4e-6)
     res = loaded.call("lvs.run", cell=r1["cell_name"], devices=[

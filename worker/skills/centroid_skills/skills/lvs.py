@@ -58,6 +58,7 @@ class Extraction:
     netlist: kdb.Netlist
     dummies_removed: int
     devices_extracted: int
+    fingers: dict[int, int]  # combined device id -> gate fingers
 
 
 def metal_stack(tech: Technology) -> list[str]:
@@ -214,8 +215,34 @@ def extract(session: Session, cell: kdb.Cell) -> Extraction:
             if len(nets) == 1:
                 top.remove_device(dev)
                 removed += 1
+    counts = _finger_counts(top, {}) if top is not None else {}
     netlist.combine_devices()
-    return Extraction(l2n, netlist, removed, extracted)
+    fingers = _fingers_after(top, counts) if top is not None else {}
+    return Extraction(l2n, netlist, removed, extracted, fingers)
+
+
+def _mos_key(dev: kdb.Device) -> tuple[Any, ...]:
+    def n(t: str) -> str | None:
+        net = dev.net_for_terminal(t)
+        return None if net is None else net.expanded_name()
+
+    return (dev.device_class().name, round(dev.parameter("L"), 4), n("G"), n("B"),
+            frozenset((n("S"), n("D"))))
+
+
+def _finger_counts(circuit: kdb.Circuit, weight: dict[int, int]) -> dict[tuple[Any, ...], int]:
+    """Gate fingers per (class, L, G, B, {S, D}) before parallel devices are combined."""
+    out: dict[tuple[Any, ...], int] = {}
+    for dev in circuit.each_device():
+        if dev.device_class().name in ("NMOS", "PMOS"):
+            key = _mos_key(dev)
+            out[key] = out.get(key, 0) + weight.get(dev.id(), 1)
+    return out
+
+
+def _fingers_after(circuit: kdb.Circuit, counts: dict[tuple[Any, ...], int]) -> dict[int, int]:
+    return {dev.id(): counts.get(_mos_key(dev), 0) for dev in circuit.each_device()
+            if dev.device_class().name in ("NMOS", "PMOS")}
 
 
 def _net_id(net: kdb.Net | None) -> int:
@@ -235,7 +262,9 @@ def device_params(dev: dict[str, Any]) -> dict[str, Any]:
     return p
 
 
-def build_schematic(tech: Technology, devices: list[dict[str, Any]], name: str) -> kdb.Netlist:
+def build_schematic(tech: Technology, devices: list[dict[str, Any]],
+                    name: str) -> tuple[kdb.Netlist, dict[int, int]]:
+    """The schematic netlist (parallel devices combined) and its gate fingers per device."""
     nl = kdb.Netlist()
     circuit = kdb.Circuit()
     circuit.name = name
@@ -256,6 +285,7 @@ def build_schematic(tech: Technology, devices: list[dict[str, Any]], name: str) 
         return classes[dtype]
 
     nets: dict[str, kdb.Net] = {}
+    weight: dict[int, int] = {}
 
     def net(n: str) -> kdb.Net:
         if n not in nets:
@@ -280,6 +310,7 @@ def build_schematic(tech: Technology, devices: list[dict[str, Any]], name: str) 
             w_um = float(p.get("w") or 0) * 1e6
             l_um = float(p.get("l") or 0) * 1e6
             if dtype in ("nmos", "pmos"):
+                weight[d.id()] = int(p.get("nf") or 1)
                 d.set_parameter("W", w_um)
                 d.set_parameter("L", l_um)
                 mapping = MOS_TERMINALS
@@ -302,8 +333,9 @@ def build_schematic(tech: Technology, devices: list[dict[str, Any]], name: str) 
                 if tn is None:
                     raise invalid(f"device {dev['id']}: unknown terminal {t!r}", device=dev["id"])
                 d.connect_terminal(tn, net(n))
+    counts = _finger_counts(circuit, weight)
     nl.combine_devices()
-    return nl
+    return nl, _fingers_after(circuit, counts)
 
 
 def set_tolerances(nl: kdb.Netlist, tol: float) -> None:
@@ -392,7 +424,8 @@ def pair_parameter_mismatches(lay: list[Any], sch: list[Any], out: list[Any],
                     "differences": diffs, "nets_agree": bool(same_nets)})
 
 
-def compare(layout_nl: kdb.Netlist, schematic: kdb.Netlist, tol: float) -> dict[str, Any]:
+def compare(layout_nl: kdb.Netlist, schematic: kdb.Netlist, tol: float,
+            fingers: tuple[dict[int, int], dict[int, int]] | None = None) -> dict[str, Any]:
     set_tolerances(layout_nl, tol)
     set_tolerances(schematic, tol)
     comp = kdb.NetlistComparer()
@@ -410,6 +443,7 @@ def compare(layout_nl: kdb.Netlist, schematic: kdb.Netlist, tol: float) -> dict[
         comp.same_circuits(a, b)
     xref = kdb.NetlistCrossReference()
     ok = comp.compare(layout_nl, schematic, xref)
+    finger_mismatch = False
     unmatched_devices_layout: list[Any] = []
     unmatched_devices_schematic: list[Any] = []
     parameter_mismatches: list[Any] = []
@@ -424,11 +458,17 @@ def compare(layout_nl: kdb.Netlist, schematic: kdb.Netlist, tol: float) -> dict[
                 unmatched_devices_schematic.append(_dev_info(db))
             elif db is None and da is not None:
                 unmatched_devices_layout.append(_dev_info(da))
-            elif st != "Match":
+            else:
                 ia, ib = _dev_info(da), _dev_info(db)
                 assert ia is not None and ib is not None
-                diffs = _param_diffs(ia, ib, tol)
-                if st != "MatchWithWarning" or diffs:
+                diffs = _param_diffs(ia, ib, tol) if st != "Match" else {}
+                if fingers is not None and ia["class"] in ("NMOS", "PMOS"):
+                    fa, fb = fingers[0].get(da.id()), fingers[1].get(db.id())
+                    ia["fingers"], ib["fingers"] = fa, fb
+                    if fa != fb:
+                        diffs["fingers"] = {"layout": fa, "schematic": fb}
+                        finger_mismatch = True
+                if (st != "Match" and (st != "MatchWithWarning" or diffs)) or "fingers" in diffs:
                     parameter_mismatches.append({"layout": ia, "schematic": ib, "status": st,
                                                  "differences": diffs})
         for np_ in xref.each_net_pair(cp):
@@ -449,7 +489,7 @@ def compare(layout_nl: kdb.Netlist, schematic: kdb.Netlist, tol: float) -> dict[
     pair_parameter_mismatches(unmatched_devices_layout, unmatched_devices_schematic,
                               parameter_mismatches, lay2sch)
     return {
-        "match": bool(ok),
+        "match": bool(ok) and not finger_mismatch,
         "unmatched_devices_layout": unmatched_devices_layout,
         "unmatched_devices_schematic": unmatched_devices_schematic,
         "parameter_mismatches": parameter_mismatches,
@@ -504,9 +544,9 @@ def lvs_run(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     tech = session.need_tech()
     cell = session.any_cell(args["cell"])
     tol = float(args.get("tolerance", 0.01))
-    schematic = build_schematic(tech, args["devices"], args.get("circuit_name") or cell.name)
+    schematic, sch_fingers = build_schematic(tech, args["devices"], args.get("circuit_name") or cell.name)
     ex = extract(session, cell)
-    result = compare(ex.netlist, schematic, tol)
+    result = compare(ex.netlist, schematic, tol, (ex.fingers, sch_fingers))
     top = ex.netlist.top_circuit()
     labels = sorted({n.name for n in top.each_net() if n.name}) if top is not None else []
     schematic_nets = sorted(n.name for n in schematic.top_circuit().each_net())
