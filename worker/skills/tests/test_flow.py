@@ -49,15 +49,17 @@ def check(result: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("rules_name", PDKS)
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_flow_clean(example: str, rules_name: str) -> None:
-    check(flow.run(circuit(example), pdk(rules_name)))
+def test_flow_clean(example: str, rules_name: str, tmp_path: Path) -> None:
+    check(flow.run(circuit(example), pdk(rules_name),
+                   options={"export_path": str(tmp_path / f"{example}.gds")}))
 
 
 @pytest.mark.parametrize("rules_name", PDKS)
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_flow_clean_scaled(example: str, rules_name: str) -> None:
+def test_flow_clean_scaled(example: str, rules_name: str, tmp_path: Path) -> None:
     rules = scaled_rule_set(pdk(rules_name), 1.5)
-    check(flow.run(scaled_circuit(circuit(example), 1.5), rules))
+    check(flow.run(scaled_circuit(circuit(example), 1.5), rules,
+                   options={"export_path": str(tmp_path / f"{example}.gds")}))
 
 
 def test_plan_is_json_and_schema_valid() -> None:
