@@ -452,6 +452,8 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     trunk_nets = sorted((n for n, p in places.items() if len(p) >= 2),
                         key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
     x_left = min(i.ext.bbox.left for i in infos if i.ext is not None)
+    # a stub lies inside its pin (so inside its row), but its via pads may stick out
+    x_left -= max(d.hp1, d.hp2, d.hp2h)
     # supply trunks are twice as wide (two pitches); trunks keep one pitch minus a width apart
     trunk_x: dict[str, int] = {}
     trunk_hw: dict[str, int] = {}
@@ -568,24 +570,26 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
                 else:
                     put(li_m2, kdb.Box(x - d.hs2, box.bottom, x + d.hs2, ty))
                 wire[s.net] = wire.get(s.net, 0) + ty - box.bottom
-            if d.h_role == "metal1":  # the track via is via1: the track is the metal-1 pad
-                lo, hi = d.cut(x, d.vh)
-                lo_y, hi_y = d.cut(ty, d.vh)
-                put(li_vh, kdb.Box(lo, lo_y, hi, hi_y))
-                put(li_m2, kdb.Box(x - d.hp2h, ty - d.hp2h, x + d.hp2h, ty + d.hp2h))
-            else:
-                via_track(x, ty)
     for ch, lst in enumerate(stubs):
         by_net: dict[str, list[int]] = {}
         for s in lst:
             if s.kind != "rail" and s.net in track_y[ch]:
                 by_net.setdefault(s.net, []).append(s.x)
+        # one track via per cluster of same-net stubs closer than a pitch (stubs from below
+        # and above may come that close); a metal-2 bar at the track joins the cluster
         for net, xs in by_net.items():
             xs.sort()
             y = track_y[ch][net]
-            for a, b in zip(xs, xs[1:], strict=False):
-                if 0 < b - a < d.px:
-                    put(li_m2, kdb.Box(a - d.hp2h, y - d.hp2h, b + d.hp2h, y + d.hp2h))
+            clusters: list[list[int]] = []
+            for x in xs:
+                if clusters and x - clusters[-1][-1] < d.px:
+                    clusters[-1].append(x)
+                else:
+                    clusters.append([x])
+            for cl in clusters:
+                via_track(cl[0], y)
+                if len(cl) > 1:
+                    put(li_m2, kdb.Box(cl[0] - d.hp2h, y - d.hp2h, cl[-1] + d.hp2h, y + d.hp2h))
     for ch in range(n_channels):
         for net, (_k, left, right) in tracks[ch].items():
             y = track_y[ch][net]
@@ -646,6 +650,8 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     for net in sorted(set(term_count) | set(places)):
         pts = stub_xs.get(net, [])
         res.nets[net] = {"wire_um": um(wire.get(net, 0)), "trunk": net in trunk_x,
+                         "trunk_x_um": um(trunk_x[net]) if net in trunk_x else None,
+                         "trunk_half_width_um": um(trunk_hw[net]) if net in trunk_x else None,
                          "stubs": len(pts),
                          "single_pin": net in single_pin,
                          "label": None if net not in net_shapes else {

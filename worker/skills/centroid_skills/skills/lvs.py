@@ -333,6 +333,10 @@ def build_schematic(tech: Technology, devices: list[dict[str, Any]],
                 if tn is None:
                     raise invalid(f"device {dev['id']}: unknown terminal {t!r}", device=dev["id"])
                 d.connect_terminal(tn, net(n))
+    for dev in list(circuit.each_device()):  # same rule as for the layout's dummies
+        if dev.device_class().name in ("NMOS", "PMOS") and len(
+                {dev.net_for_terminal(t).expanded_name() for t in ("S", "D", "G")}) == 1:
+            circuit.remove_device(dev)
     counts = _finger_counts(circuit, weight)
     nl.combine_devices()
     return nl, _fingers_after(circuit, counts)
