@@ -96,6 +96,7 @@ class RowInfo:
     bottom: int = 0  # lowest point of the assembly incl. via zone (row coordinates)
     top: int = 0
     dy: int = 0  # row offset in the top cell
+    dx: int = 0  # horizontal shift of the row (to untangle a channel)
 
 
 @dataclass
@@ -420,29 +421,35 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
         for t in info.terms:
             if t.device is not None:
                 term_count[t.net] = term_count.get(t.net, 0) + 1
-    stubs: list[list[Stub]] = [[] for _ in range(n_channels)]
     single_pin: dict[str, Term] = {}
-    for ri, info in enumerate(infos):
-        for t in info.terms:
-            rail_ok = info.rail is not None and t.net == info.rail_net and t.role == "metal1" and not t.up
-            if t.device is not None and term_count.get(t.net, 0) == 1 and not rail_ok and not any(
-                    i.rail_net == t.net for i in infos):
-                single_pin[t.net] = t
-                continue
-            if t.pin == "TIE" and any(x.pin == "TIE_S" and x.block == t.block for x in info.terms):
-                continue  # the dummy drops onto the rail through its source bus
-            half = d.hs1 if t.role == "metal1" else d.hs2
-            lo = tech.snap_up(t.box.left + half)
-            hi = tech.snap_down(t.box.right - half)
-            cx = tech.snap(t.box.center().x)
-            if lo > hi:
-                lo = hi = cx
-            kind = "rail" if rail_ok else ("up" if t.up else "down")
-            ch = ri + 1 if kind == "up" else ri
-            stubs[ch].append(Stub(t.net, t, ri, kind, lo, hi, min(max(cx, lo), hi)))
+
+    def make_stubs() -> list[list[Stub]]:
+        out: list[list[Stub]] = [[] for _ in range(n_channels)]
+        for ri, info in enumerate(infos):
+            for t in info.terms:
+                rail_ok = (info.rail is not None and t.net == info.rail_net and t.role == "metal1"
+                           and not t.up)
+                if t.device is not None and term_count.get(t.net, 0) == 1 and not rail_ok and not any(
+                        i.rail_net == t.net for i in infos):
+                    single_pin[t.net] = t
+                    continue
+                if t.pin == "TIE" and any(x.pin == "TIE_S" and x.block == t.block for x in info.terms):
+                    continue  # the dummy drops onto the rail through its source bus
+                half = d.hs1 if t.role == "metal1" else d.hs2
+                box = t.box.moved(kdb.Vector(info.dx, 0))
+                lo = tech.snap_up(box.left + half)
+                hi = tech.snap_down(box.right - half)
+                cx = tech.snap(box.center().x)
+                if lo > hi:
+                    lo = hi = cx
+                kind = "rail" if rail_ok else ("up" if t.up else "down")
+                ch = ri + 1 if kind == "up" else ri
+                out[ch].append(Stub(t.net, t, ri, kind, lo, hi, min(max(cx, lo), hi)))
+        return out
+
     # ---- which nets need tracks and trunks -------------------------------------------------
     places: dict[str, set[tuple[str, int]]] = {}
-    for ch, lst in enumerate(stubs):
+    for ch, lst in enumerate(make_stubs()):
         for s in lst:
             if s.kind != "rail":
                 places.setdefault(s.net, set()).add(("ch", ch))
@@ -451,27 +458,41 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
             places.setdefault(info.rail_net, set()).add(("rail", ri))
     trunk_nets = sorted((n for n, p in places.items() if len(p) >= 2),
                         key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
-    x_left = min(i.ext.bbox.left for i in infos if i.ext is not None)
-    # a stub lies inside its pin (so inside its row), but its via pads may stick out
-    x_left -= max(d.hp1, d.hp2, d.hp2h)
-    # supply trunks are twice as wide (two pitches); trunks keep one pitch minus a width apart
-    trunk_x: dict[str, int] = {}
-    trunk_hw: dict[str, int] = {}
-    cursor = x_left - d.c_out
-    for n in trunk_nets:
-        hw = d.ht if net_types.get(n) not in SUPPLY_TYPES else d.ht + tech.snap_up(d.px / 2)
-        trunk_hw[n] = hw
-        trunk_x[n] = cursor - hw
-        cursor = trunk_x[n] - hw - (d.px - 2 * d.ht)
-
-    tracks: list[dict[str, tuple[int, int, int]]] = []  # per channel: net -> (track, left, right)
-    for ch, lst in enumerate(stubs):
-        assigned = plan_channel(lst, trunk_x, d, tech)
-        if assigned is None:
-            raise conflict(f"channel {ch}: pins too close together for one routing pitch "
+    half_pitch = tech.snap_up(d.px / 2)
+    tries = [0] * len(infos)
+    while True:
+        stubs = make_stubs()
+        x_left = min(i.ext.bbox.left + i.dx for i in infos if i.ext is not None)
+        # a stub lies inside its pin (so inside its row), but its via pads may stick out
+        x_left -= max(d.hp1, d.hp2, d.hp2h)
+        # supply trunks are twice as wide (two pitches); trunks keep one pitch minus a width apart
+        trunk_x: dict[str, int] = {}
+        trunk_hw: dict[str, int] = {}
+        cursor = x_left - d.c_out
+        for n in trunk_nets:
+            hw = d.ht if net_types.get(n) not in SUPPLY_TYPES else d.ht + half_pitch
+            trunk_hw[n] = hw
+            trunk_x[n] = cursor - hw
+            cursor = trunk_x[n] - hw - (d.px - 2 * d.ht)
+        tracks: list[dict[str, tuple[int, int, int]]] = []  # per channel: net -> (track, l, r)
+        failed = None
+        for ch, lst in enumerate(stubs):
+            assigned = plan_channel(lst, trunk_x, d, tech)
+            if assigned is None:
+                failed = ch
+                break
+            tracks.append(assigned)
+        if failed is None:
+            break
+        # pins from the rows below and above compete for the same x: shift the upper row
+        # by half pitches (+1, -1, +2, -2, ...) and try again
+        if failed == 0 or failed >= len(infos) or tries[failed] >= 8:
+            raise conflict(f"channel {failed}: pins too close together for one routing pitch "
                            f"({um(d.px)} µm); place the cells further apart",
-                           channel=ch, pitch_um=um(d.px))
-        tracks.append(assigned)
+                           channel=failed, pitch_um=um(d.px))
+        tries[failed] += 1
+        k = tries[failed]
+        infos[failed].dx = ((k + 1) // 2) * half_pitch * (1 if k % 2 else -1)
 
     # ---- vertical positions ---------------------------------------------------------------
     track_y: list[dict[str, int]] = []
@@ -510,12 +531,12 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
 
     # ---- draw rows and rails -------------------------------------------------------------
     for info in infos:
-        top.insert(kdb.CellInstArray(info.cell.cell_index(), kdb.Trans(0, info.dy)))
+        top.insert(kdb.CellInstArray(info.cell.cell_index(), kdb.Trans(info.dx, info.dy)))
         if info.rail_cell is not None:
             top.insert(kdb.CellInstArray(info.rail_cell.cell_index(),
-                                         kdb.Trans(0, info.dy + info.rail_dy)))
+                                         kdb.Trans(info.dx, info.dy + info.rail_dy)))
         if info.nwell_box is not None:
-            top.shapes(tech.role_index(layout, "nwell")).insert(info.nwell_box.moved(kdb.Vector(0, info.dy)))
+            top.shapes(tech.role_index(layout, "nwell")).insert(info.nwell_box.moved(kdb.Vector(info.dx, info.dy)))
 
     shapes: dict[int, kdb.Region] = {li: kdb.Region() for li in {li_m1, li_m2, li_v1, li_h, li_vh}}
 
@@ -540,11 +561,11 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     for ch, lst in enumerate(stubs):
         for s in lst:
             info = infos[s.row]
-            box = s.term.box.moved(kdb.Vector(0, info.dy))
+            box = s.term.box.moved(kdb.Vector(info.dx, info.dy))
             x = s.x
             if s.kind == "rail":
                 assert info.rail is not None
-                rail_metal = info.rail.metal.moved(kdb.Vector(0, info.dy + info.rail_dy))
+                rail_metal = info.rail.metal.moved(kdb.Vector(info.dx, info.dy + info.rail_dy))
                 put(li_m1, kdb.Box(x - d.hs1, rail_metal.center().y, x + d.hs1, box.top))
                 wire[s.net] = wire.get(s.net, 0) + box.top - rail_metal.center().y
                 continue
@@ -612,7 +633,7 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
         for info in infos:
             if info.rail is None or info.rail_net != net:
                 continue
-            rm = info.rail.metal.moved(kdb.Vector(0, info.dy + info.rail_dy))
+            rm = info.rail.metal.moved(kdb.Vector(info.dx, info.dy + info.rail_dy))
             y = rm.center().y
             ys.append(y)
             put(li_m1, kdb.Box(x - d.hp1, rm.bottom, rm.left, rm.top))
@@ -631,11 +652,11 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     for info in infos:
         if info.rail is not None and info.rail_net is not None and info.rail_net not in net_shapes:
             net_shapes[info.rail_net] = ("metal1", info.rail.metal.moved(
-                kdb.Vector(0, info.dy + info.rail_dy)))
+                kdb.Vector(info.dx, info.dy + info.rail_dy)))
     for info in infos:
         for t in info.terms:
             if t.net and t.net not in net_shapes and t.device is not None:
-                net_shapes[t.net] = (t.role, t.box.moved(kdb.Vector(0, info.dy)))
+                net_shapes[t.net] = (t.role, t.box.moved(kdb.Vector(info.dx, info.dy)))
     for net, (role, box) in sorted(net_shapes.items()):
         lrole = label_role(tech, role)
         c = box.center()
@@ -673,7 +694,8 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
                 continue
             entry = res.modules.setdefault(s.term.module, {"offsets": {}, "stubs": 0})
             entry["stubs"] += 1
-            entry["offsets"].setdefault(s.term.pin, []).append(s.x - s.term.block.left)
+            entry["offsets"].setdefault(s.term.pin, []).append(
+                s.x - s.term.block.left - infos[s.row].dx)
     for entry in res.modules.values():
         offs = entry.pop("offsets")
         entry["escape_offset_spread_um"] = {p: um(max(v) - min(v)) for p, v in sorted(offs.items())}
