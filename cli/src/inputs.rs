@@ -80,6 +80,20 @@ impl InputArgs {
     }
 }
 
+impl CheckedInputs {
+    /// The SubmitJob request carrying these inputs, as read from disk.
+    pub fn submit_request(&self, name: String, options: centroid_proto::v1::JobOptions) -> centroid_proto::v1::SubmitJobRequest {
+        let text = |file: &centroid_schemas::InputFile| String::from_utf8_lossy(&file.bytes).into_owned();
+        centroid_proto::v1::SubmitJobRequest {
+            netlist_json: text(&self.raw.netlist),
+            drc_rules_json: text(&self.raw.drc_rules),
+            objectives_json: text(&self.raw.objectives),
+            options: Some(options),
+            name,
+        }
+    }
+}
+
 /// Prints every problem on stderr, one per line.
 pub fn report_input_errors(errors: &InputErrors) {
     let mut stderr = std::io::stderr().lock();

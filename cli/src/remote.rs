@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::anyhow;
-use centroid_proto::v1::SubmitJobRequest;
 use clap::Args;
 
 use crate::inputs::{InputArgs, report_input_errors};
@@ -95,13 +94,7 @@ pub async fn submit(coordinator: &str, args: &SubmitArgs) -> anyhow::Result<Exit
         return Ok(ExitCode::from(EXIT_INVALID_INPUT));
     };
     let jobs = Jobs::connect(coordinator).await?;
-    let request = SubmitJobRequest {
-        netlist_json: String::from_utf8_lossy(&checked.raw.netlist.bytes).into_owned(),
-        drc_rules_json: String::from_utf8_lossy(&checked.raw.drc_rules.bytes).into_owned(),
-        objectives_json: String::from_utf8_lossy(&checked.raw.objectives.bytes).into_owned(),
-        options: Some(job_options(args.candidates, args.iterations, args.seed, args.time_budget)),
-        name: args.inputs.job_name(&checked.context),
-    };
+    let request = checked.submit_request(args.inputs.job_name(&checked.context), job_options(args.candidates, args.iterations, args.seed, args.time_budget));
     let submitted = match jobs.submit(request).await {
         Ok(submitted) => submitted,
         Err(ClientError::InvalidInputs(errors)) => {

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use centroid_proto::v1::SubmitJobRequest;
 use clap::Args;
 
 use crate::inputs::{InputArgs, report_input_errors};
@@ -86,13 +85,7 @@ async fn run_on(
     cluster_ready_s: f64,
 ) -> Result<crate::report::Report, RunError> {
     let jobs = Jobs::connect(address).await?;
-    let request = SubmitJobRequest {
-        netlist_json: String::from_utf8_lossy(&checked.raw.netlist.bytes).into_owned(),
-        drc_rules_json: String::from_utf8_lossy(&checked.raw.drc_rules.bytes).into_owned(),
-        objectives_json: String::from_utf8_lossy(&checked.raw.objectives.bytes).into_owned(),
-        options: Some(job_options(args.candidates, args.iterations, args.seed, args.time_budget)),
-        name: name.to_owned(),
-    };
+    let request = checked.submit_request(name.to_owned(), job_options(args.candidates, args.iterations, args.seed, args.time_budget));
     let searched = Instant::now();
     let submitted = match jobs.submit(request).await {
         Ok(submitted) => submitted,
