@@ -288,7 +288,7 @@ def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims,
                 continue
             left, right = min(xs), max(xs)
             if net in trunk_x:
-                left = min(left, trunk_x[net])
+                left, right = min(left, trunk_x[net]), max(right, trunk_x[net])
             out.append((left, right, net))
         return out
 
@@ -466,14 +466,29 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
         # a stub lies inside its pin (so inside its row), but its via pads may stick out
         x_left -= max(d.hp1, d.hp2, d.hp2h)
         # supply trunks are twice as wide (two pitches); trunks keep one pitch minus a width apart
+        # each trunk goes to the column (left or right of the rows) nearer its pins
+        x_right = max(i.ext.bbox.right + i.dx for i in infos if i.ext is not None)
+        x_right += max(d.hp1, d.hp2, d.hp2h)
+        pins_x: dict[str, list[int]] = {}
+        for lst in stubs:
+            for st in lst:
+                if st.kind != "rail":
+                    pins_x.setdefault(st.net, []).append(st.pref)
         trunk_x: dict[str, int] = {}
         trunk_hw: dict[str, int] = {}
-        cursor = x_left - d.c_out
+        cursor_l = x_left - d.c_out
+        cursor_r = x_right + d.c_out
         for n in trunk_nets:
             hw = d.ht if net_types.get(n) not in SUPPLY_TYPES else d.ht + half_pitch
             trunk_hw[n] = hw
-            trunk_x[n] = cursor - hw
-            cursor = trunk_x[n] - hw - (d.px - 2 * d.ht)
+            xs = pins_x.get(n)
+            mean = sum(xs) / len(xs) if xs else x_left
+            if mean - x_left <= x_right - mean:
+                trunk_x[n] = cursor_l - hw
+                cursor_l = trunk_x[n] - hw - (d.px - 2 * d.ht)
+            else:
+                trunk_x[n] = cursor_r + hw
+                cursor_r = trunk_x[n] + hw + (d.px - 2 * d.ht)
         tracks: list[dict[str, tuple[int, int, int]]] = []  # per channel: net -> (track, l, r)
         failed = None
         for ch, lst in enumerate(stubs):
@@ -636,7 +651,10 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
             rm = info.rail.metal.moved(kdb.Vector(info.dx, info.dy + info.rail_dy))
             y = rm.center().y
             ys.append(y)
-            put(li_m1, kdb.Box(x - d.hp1, rm.bottom, rm.left, rm.top))
+            if x < rm.left:
+                put(li_m1, kdb.Box(x - d.hp1, rm.bottom, rm.left, rm.top))
+            else:
+                put(li_m1, kdb.Box(rm.right, rm.bottom, x + d.hp1, rm.top))
             lo, hi = d.cut(x, d.v1)
             lo_y, hi_y = d.cut(y, d.v1)
             put(li_v1, kdb.Box(lo, lo_y, hi, hi_y))
