@@ -23,7 +23,8 @@ its net's track (via2 or via1); a metal-2 pin is a metal-2 stub.  Source pins on
 row's rail net drop straight onto the rail with a metal-1 bar.  Stubs in one channel
 keep one pitch apart (x chosen as close to the pin centre as possible, so a
 symmetric placement gives a symmetric routing).  Nets present in several channels or
-rails are joined by vertical metal-2 trunks in a column left of the rows.
+rails are joined by vertical metal-2 trunks in a column left or right of the rows
+(whichever is nearer the net's pins).
 
 Every shape outside a row keeps ``c_out`` (the largest spacing any routing layer has
 to any layer) from the row's bbox; the bars inside a row stay within their pin's
