@@ -21,6 +21,8 @@ Module choice (the candidate's design point, fixed here; the coordinator varies 
   (ABBA when the count is even, else ABAB); more devices, or other counts, with one
   unit -> an interdigitated group; a device whose unit differs stays a single device;
 * each module gets one dummy at both row ends (``dummies`` option);
+* options: ``dummies`` (default true), ``arrangement`` ("ABBA" default, or "ABAB" for
+  every pair), ``export_path`` (GDS path of the export step);
 * every other device is a single device cell (``layout.create_device``);
 * rows bottom to top: nmos, pmos, passives (resistors, capacitors); in a row the
   modules sit in the middle and single devices alternate left/right around them.
@@ -65,7 +67,7 @@ def plan(circuit: dict[str, Any], rules: dict[str, Any], pitch_um: float | None 
          options: dict[str, Any] | None = None) -> list[Call]:
     """The calls of one candidate (``pitch_um`` None: leave the place gap as a marker
     ``"$route.info.pitch_um"`` for the caller to fill in)."""
-    opts = {"dummies": True, "export_path": None, **(options or {})}
+    opts = {"dummies": True, "export_path": None, "arrangement": "ABBA", **(options or {})}
     name = _safe(circuit.get("name") or "top")
     devices = circuit["devices"]
     by_id = {d["id"]: d for d in devices}
@@ -99,7 +101,7 @@ def plan(circuit: dict[str, Any], rules: dict[str, Any], pitch_um: float | None 
                       "m": _units(g)} for g in group]
             if len(group) == 2 and _units(group[0]) == _units(group[1]):
                 u = _units(group[0])
-                arrangement = "ABBA" if u % 2 == 0 else "AB" * u
+                arrangement = "ABBA" if u % 2 == 0 and opts["arrangement"] == "ABBA" else "AB" * u
                 calls.append({"name": "layout.create_common_centroid_pair", "arguments": {
                     "device_a": specs[0], "device_b": specs[1], "arrangement": arrangement,
                     "cell_name": cell}})

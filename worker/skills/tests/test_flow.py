@@ -62,6 +62,13 @@ def test_flow_clean_scaled(example: str, rules_name: str, tmp_path: Path) -> Non
                    options={"export_path": str(tmp_path / f"{example}.gds")}))
 
 
+@pytest.mark.parametrize("options", [{"dummies": False}, {"arrangement": "ABAB"}])
+def test_flow_design_points(options: dict[str, Any], tmp_path: Path) -> None:
+    for example in ("ota5", "strongarm_comparator"):
+        check(flow.run(circuit(example), pdk("sky130"),
+                       options={**options, "export_path": str(tmp_path / "x.gds")}))
+
+
 def test_plan_is_json_and_schema_valid() -> None:
     """Every call of the plan is plain JSON and valid against its skill's input schema
     (the place gap filled in as the worker would)."""
