@@ -326,7 +326,7 @@ async fn run_entry(shared: &Arc<Shared>, in_flight: &InFlight, entry: &QueueEntr
         let outcome = tokio::select! {
             result = tokio::time::timeout(rpc_timeout + Duration::from_secs(1), client.run_candidate(request)) => match result {
                 Ok(Ok(response)) => CallOutcome::Response(response.into_inner()),
-                Ok(Err(status)) => CallOutcome::Failed(Error::from_status(&status)),
+                Ok(Err(status)) => CallOutcome::Failed(classify_status(&status)),
                 Err(_) => CallOutcome::Failed(Error::new(ErrorCode::Timeout, format!("no answer within {} ms", rpc_timeout.as_millis()))),
             },
             _ = dead.wait_for(|is_dead| *is_dead) => CallOutcome::WorkerLost,
@@ -390,7 +390,7 @@ async fn run_entry(shared: &Arc<Shared>, in_flight: &InFlight, entry: &QueueEntr
             ErrorCode::ServiceUnavailable => {
                 unavailable += 1;
                 excluded.insert(worker_id.clone());
-                if error.message.contains("connect") || error.message.contains("transport") || error.message.contains("refused") {
+                if error.message.starts_with("worker unreachable") {
                     shared.registry.mark_unreachable(&worker_id);
                 }
                 unavailable <= 3
@@ -562,4 +562,17 @@ pub(crate) async fn probe(shared: &Arc<Shared>, job_id: &str, plan: &Plan, deadl
         }
         Err(_) => None,
     }
+}
+
+/// The structured error of a failed call; a transport failure (the worker died or
+/// hung up, no structured details) counts as SERVICE_UNAVAILABLE, not INTERNAL_ERROR.
+fn classify_status(status: &tonic::Status) -> Error {
+    let error = Error::from_status(status);
+    let structured = !status.details().is_empty();
+    let transport = matches!(status.code(), tonic::Code::Unknown | tonic::Code::Internal | tonic::Code::Cancelled | tonic::Code::Unavailable)
+        && !structured;
+    if transport {
+        return Error::new(ErrorCode::ServiceUnavailable, format!("worker unreachable: {}", status.message())).with_retryable(true);
+    }
+    error
 }
