@@ -22,7 +22,8 @@ Module choice (the candidate's design point, fixed here; the coordinator varies 
   unit -> an interdigitated group; a device whose unit differs stays a single device;
 * each module gets one dummy at both row ends (``dummies`` option);
 * options: ``dummies`` (default true), ``arrangement`` ("ABBA" default, or "ABAB" for
-  every pair), ``export_path`` (GDS path of the export step);
+  every pair), ``max_fingers_per_row`` (default 32: a type gets more rows beyond it),
+  ``export_path`` (GDS path of the export step);
 * every other device is a single device cell (``layout.create_device``);
 * rows bottom to top: nmos, pmos, passives (resistors, capacitors); in a row the
   modules sit in the middle and single devices alternate left/right around them.
@@ -35,6 +36,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+PASSIVE_FINGERS = 4  # a resistor or capacitor counts as this many fingers of row width
 MATCHED_MODULES = ("differential_pair", "cross_coupled_pair", "current_mirror",
                    "matched_current_sources")
 Call = dict[str, Any]
@@ -67,7 +69,8 @@ def plan(circuit: dict[str, Any], rules: dict[str, Any], pitch_um: float | None 
          options: dict[str, Any] | None = None) -> list[Call]:
     """The calls of one candidate (``pitch_um`` None: leave the place gap as a marker
     ``"$route.info.pitch_um"`` for the caller to fill in)."""
-    opts = {"dummies": True, "export_path": None, "arrangement": "ABBA", **(options or {})}
+    opts = {"dummies": True, "export_path": None, "arrangement": "ABBA", "max_fingers_per_row": 32,
+            **(options or {})}
     name = _safe(circuit.get("name") or "top")
     devices = circuit["devices"]
     by_id = {d["id"]: d for d in devices}
@@ -81,7 +84,7 @@ def plan(circuit: dict[str, Any], rules: dict[str, Any], pitch_um: float | None 
     calls: list[Call] = [{"name": "tech.load", "arguments": {"rules": rules}},
                          {"name": "route.info", "arguments": {}}]
     used: set[str] = set()
-    blocks: list[tuple[str, str, bool]] = []  # (cell, kind, is_module)
+    blocks: list[tuple[str, str, bool, int]] = []  # (cell, kind, is_module, fingers)
     for module in sorted(circuit.get("modules") or [],
                          key=lambda m: MATCHED_MODULES.index(m["type"]) if m["type"] in MATCHED_MODULES else 99):
         if module["type"] not in MATCHED_MODULES:
@@ -111,7 +114,7 @@ def plan(circuit: dict[str, Any], rules: dict[str, Any], pitch_um: float | None 
             if opts["dummies"]:
                 calls.append({"name": "layout.add_dummies", "arguments": {"cell": cell}})
             used.update(g["id"] for g in group)
-            blocks.append((cell, mtype, True))
+            blocks.append((cell, mtype, True, sum(_units(g) for g in group) + 2 * bool(opts["dummies"])))
     for dev in devices:
         if dev["id"] in used:
             continue
@@ -120,24 +123,34 @@ def plan(circuit: dict[str, Any], rules: dict[str, Any], pitch_um: float | None 
         calls.append({"name": "layout.create_device", "arguments": {
             "device_id": lid[dev["id"]], "type": dev["type"], "w": p["w"], "l": p["l"],
             "nf": int(p.get("nf") or 1), "m": int(p.get("m") or 1), "cell_name": cell}})
-        blocks.append((cell, dev["type"], False))
+        blocks.append((cell, dev["type"], False,
+                       _units(dev) if dev["type"] in ("nmos", "pmos") else PASSIVE_FINGERS))
     gap: Any = pitch_um if pitch_um is not None else "$route.info.pitch_um"
     rows = []
+    budget = int(opts["max_fingers_per_row"])
     for kinds in (("nmos",), ("pmos",), ("resistor", "capacitor")):
-        mods = [b[0] for b in blocks if b[1] in kinds and b[2]]
-        singles = [b[0] for b in blocks if b[1] in kinds and not b[2]]
+        mods = [b for b in blocks if b[1] in kinds and b[2]]
+        singles = [b for b in blocks if b[1] in kinds and not b[2]]
         if not mods and not singles:
             continue
-        order = list(mods)
-        for i, s in enumerate(singles):
-            if i % 2 == 0:
-                order.append(s)
-            else:
-                order.insert(0, s)
-        row_cell = f"{name}_row{len(rows)}"
-        calls.append({"name": "layout.place", "arguments": {
-            "cell_name": row_cell, "rows": [{"cells": order, "gap": gap}]}})
-        rows.append(row_cell)
+        # rows of at most ``budget`` fingers (modules first, in the first rows); in a row
+        # the modules sit in the middle and single devices alternate right/left
+        type_rows: list[list[tuple[str, str, bool, int]]] = [[]]
+        for b in mods + singles:
+            if type_rows[-1] and sum(x[3] for x in type_rows[-1]) + b[3] > budget:
+                type_rows.append([])
+            type_rows[-1].append(b)
+        for members in type_rows:
+            order: list[str] = [b[0] for b in members if b[2]]
+            for i, b in enumerate(x for x in members if not x[2]):
+                if i % 2 == 0:
+                    order.append(b[0])
+                else:
+                    order.insert(0, b[0])
+            row_cell = f"{name}_row{len(rows)}"
+            calls.append({"name": "layout.place", "arguments": {
+                "cell_name": row_cell, "rows": [{"cells": order, "gap": gap}]}})
+            rows.append(row_cell)
     flat_devices = [{"id": d["id"], "type": d["type"], "terminals": d["terminals"],
                      **{k: v for k, v in _params(d).items() if k in ("w", "l", "nf", "m")}}
                     for d in devices]

@@ -62,9 +62,10 @@ def test_flow_clean_scaled(example: str, rules_name: str, tmp_path: Path) -> Non
                    options={"export_path": str(tmp_path / f"{example}.gds")}))
 
 
-@pytest.mark.parametrize("options", [{"dummies": False}, {"arrangement": "ABAB"}])
+@pytest.mark.parametrize("options", [{"dummies": False}, {"arrangement": "ABAB"},
+                                     {"max_fingers_per_row": 8}])
 def test_flow_design_points(options: dict[str, Any], tmp_path: Path) -> None:
-    for example in ("ota5", "strongarm_comparator"):
+    for example in ("ota5", "strongarm_comparator", "folded_cascode"):
         check(flow.run(circuit(example), pdk("sky130"),
                        options={**options, "export_path": str(tmp_path / "x.gds")}))
 
