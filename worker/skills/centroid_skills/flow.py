@@ -226,3 +226,46 @@ def run(circuit: dict[str, Any], rules: dict[str, Any], server: Any | None = Non
     return {"ok": True, "drc_clean": drc["clean"], "drc_total": drc["total"],
             "lvs_match": lvs["match"], "steps": steps, "results": results,
             "cell": results["route.nets"]["cell_name"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m centroid_skills.flow plan|run CIRCUIT.json RULES.json [--option k=v]``:
+    print the plan (JSON lines, the place gap left as a marker) or run one candidate and
+    print a summary (DRC total, LVS match, step times)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m centroid_skills.flow")
+    ap.add_argument("command", choices=["plan", "run"])
+    ap.add_argument("circuit", help="circuit JSON (the `circuit` of `centroid validate --json`, "
+                                    "or the whole validate output)")
+    ap.add_argument("rules", help="drc_rules.json")
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=JSON")
+    args = ap.parse_args(argv)
+    with open(args.circuit) as fh:
+        circuit = json.load(fh)
+    circuit = circuit.get("circuit", circuit)
+    with open(args.rules) as fh:
+        rules = json.load(fh)
+    options = {}
+    for item in args.option:
+        key, _, value = item.partition("=")
+        options[key] = json.loads(value)
+    if args.command == "plan":
+        for c in plan(circuit, rules, None, options):
+            print(json.dumps(c))
+        return 0
+    result = run(circuit, rules, options=options)
+    summary = {"ok": result["ok"], "steps": [{"name": s["name"], "ms": round(s["seconds"] * 1000, 1)}
+                                              for s in result["steps"]]}
+    if result["ok"]:
+        summary.update({"cell": result["cell"], "drc_total": result["drc_total"],
+                        "lvs_match": result["lvs_match"],
+                        "gds": result["results"]["layout.export"]["path"]})
+    else:
+        summary["failed"] = {"name": result["failed"]["call"]["name"], "error": result["failed"]["error"]}
+    print(json.dumps(summary, indent=1))
+    return 0 if result["ok"] and result["drc_total"] == 0 and result["lvs_match"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
