@@ -360,6 +360,10 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
         if kind != "passive" and rail_net is None:
             raise invalid(f"row {name} has only dummies: no bulk net known", row=name)
         for t in terms:
+            if t.role not in ("metal1", "metal2"):
+                raise invalid(f"pin {t.pin} of {t.device or 'a dummy'} is on {t.role}: the router "
+                              "connects metal-1 and metal-2 pins only (e.g. no MIM capacitors)",
+                              device=t.device, pin=t.pin, role=t.role)
             if t.device is None:
                 if rail_net is None:
                     raise invalid(f"dummy in row {name} without a rail net", row=name)
