@@ -204,3 +204,18 @@ def test_random_circuits_clean(seed: int, tmp_path: Path) -> None:
         assert r["ok"], (pdk, r.get("failed"))
         assert r["drc_total"] == 0, (pdk, r["results"]["drc.run"]["violations"][:3])
         assert r["lvs_match"], (pdk, r["results"]["lvs.run"])
+
+
+def test_failed_route_leaves_no_cells(client: Client) -> None:
+    cells = _ota_rows(client)
+    client.call("layout.place", cell_name="n", rows=[{"cells": [cells["M1"], cells["M2"], cells["M5"]], "gap": 1}])
+    client.call("layout.place", cell_name="p", rows=[{"cells": [cells["M3"], cells["M4"]], "gap": 1}])
+    bad = _devices()
+    bad[2] = {**bad[2], "terminals": {k: v for k, v in bad[2]["terminals"].items() if k != "s"}}
+    layout = client.server.session.layout
+    n_cells = layout.cells()
+    r = client.raw("route.nets", {"cell_name": "ota", "rows": ["n", "p"], "devices": bad})
+    assert not r["ok"] and r["error"]["code"] == "INVALID_PARAM"
+    assert layout.cells() == n_cells
+    # a retry under the same name works
+    assert client.call("route.nets", cell_name="ota", rows=["n", "p"], devices=_devices())["trunks"] >= 1

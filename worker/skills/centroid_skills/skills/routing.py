@@ -57,7 +57,16 @@ def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
         if isinstance(n, dict) and isinstance(n.get("name"), str):
             net_types[n["name"]] = str(n.get("net_type") or n.get("type") or "signal")
     tech = session.need_tech()
-    res = route(session, list(args["rows"]), args["devices"], net_types, args["cell_name"])
+    layout = session.layout
+    before = {c.cell_index() for c in layout.each_cell()}
+    try:
+        res = route(session, list(args["rows"]), args["devices"], net_types, args["cell_name"])
+    except Exception:
+        # leave the session as it was: drop the top and rail cells made before the failure
+        for ci in sorted({c.cell_index() for c in layout.each_cell()} - before, reverse=True):
+            if layout.is_valid_cell_index(ci):
+                layout.delete_cell(ci)
+        raise
     d = routing_dims(tech)
     record(session, res, list(args["rows"]), d)
     return result_dict(session, res, d)
