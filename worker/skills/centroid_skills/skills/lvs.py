@@ -378,13 +378,10 @@ def _net_name(n: kdb.Net | None) -> str | None:
     return None if n is None else n.expanded_name()
 
 
-STATUS = {}
-
-
 def _status_name(st: Any) -> str:
-    for name in ("Match", "MatchWithWarning", "Mismatch", "NoMatch", "Skipped", "None"):
+    for name in ("Match", "MatchWithWarning", "Mismatch", "NoMatch", "Skipped", "None_"):
         if st == getattr(kdb.NetlistCrossReference, name, object()):
-            return name
+            return name.rstrip("_")
     return str(st)
 
 
