@@ -29,5 +29,6 @@ async fn worker_killed_mid_job_its_candidates_run_elsewhere_once() {
         .filter(|event| kind(event) == JobEventKind::CandidateDispatched && event.candidate_id == victim)
         .map(|event| event_data(event)["worker_id"].as_str().unwrap_or_default().to_string())
         .collect();
+    sandbox.dump_logs();
     assert!(retried >= 1 && dispatched_to.first().map(String::as_str) == Some("w2"), "retried {retried}, dispatched to {dispatched_to:?}");
 }

@@ -23,5 +23,7 @@ async fn coordinator_killed_mid_job_resumes_after_restart() {
     assert_eq!(summary.iteration, 1, "both iterations ran");
     let (job, _) = assert_accounted_once(&sandbox, &job_id).await;
     assert_eq!(job.candidates.len(), 8);
-    assert!(sandbox.coordinator.logs().contains("resuming job"), "the restarted coordinator resumed the job");
+    let logs = sandbox.coordinator.logs();
+    assert!(logs.contains("resuming job"), "the restarted coordinator resumed the job");
+    assert!(logs.contains("reclaimed a lapsed lease"), "in-flight entries of the killed coordinator were reclaimed:\n{logs}");
 }
