@@ -219,3 +219,17 @@ def test_failed_route_leaves_no_cells(client: Client) -> None:
     assert layout.cells() == n_cells
     # a retry under the same name works
     assert client.call("route.nets", cell_name="ota", rows=["n", "p"], devices=_devices())["trunks"] >= 1
+
+
+def test_partner_nets_get_equal_track_spans() -> None:
+    r = flow.run(circuit("ota5"), load_rule_set(REPO_ROOT / "examples" / "pdk" / "sky130.json"))
+    routed = r["results"]["route.nets"]
+    assert ["inp", "inn"] in routed["partner_nets"] and ["n1", "out"] in routed["partner_nets"]
+    checked = 0
+    for ch in routed["channels"]:
+        trs = ch["tracks_um"]
+        for a, b in routed["partner_nets"]:
+            if a in trs and b in trs and not routed["nets"][a]["trunk"] and not routed["nets"][b]["trunk"]:
+                assert trs[a]["x"] == trs[b]["x"], (a, b, trs[a], trs[b])
+                checked += 1
+    assert checked >= 1

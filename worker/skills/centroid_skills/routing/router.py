@@ -107,6 +107,7 @@ class Result:
     channels: list[dict[str, Any]] = field(default_factory=list)
     trunks: int = 0
     modules: dict[str, dict[str, Any]] = field(default_factory=dict)
+    partners: list[list[str]] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------------
@@ -265,33 +266,50 @@ def _left_edge(entries: list[tuple[int, int, str]], before: dict[str, set[str]],
     return out
 
 
-def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims,
-                 tech: Technology) -> dict[str, tuple[int, int, int]] | None:
+def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology,
+                 partners: list[tuple[str, str]] | None = None
+                 ) -> dict[str, tuple[int, int, int]] | None:
     """x of every stub and the track of every net in one channel.
 
     Stubs coming from below (up) and from above (down, rail) are spaced among
     themselves; an up-stub of net A closer than one pitch to a down-stub of net B then
     needs A's track below B's (vertical constraint).  When the constraints form a cycle
-    (or a side cannot be spaced), every stub of the channel gets its own pitch."""
+    (or a side cannot be spaced), every stub of the channel gets its own pitch.
+    ``partners``: net pairs of matched devices (same terminal of the two devices of a
+    pair); both tracks get the union of their spans, so partner nets carry the same
+    track length."""
     if not lst:
         return {}
     ups = [s for s in lst if s.kind == "up"]
     downs = [s for s in lst if s.kind != "up"]
+
+    def same_side(a: str, b: str) -> bool:
+        """Both without a trunk, or both trunks in the same column."""
+        if (a in trunk_x) != (b in trunk_x):
+            return False
+        if a not in trunk_x:
+            return True
+        xs = [s.x for s in lst]
+        return (trunk_x[a] < min(xs)) == (trunk_x[b] < min(xs))
 
     def entries_for() -> list[tuple[int, int, str]]:
         spans: dict[str, list[int]] = {}
         for s in lst:
             if s.kind != "rail":
                 spans.setdefault(s.net, []).append(s.x)
-        out = []
+        span: dict[str, tuple[int, int]] = {}
         for net, xs in spans.items():
             if len(xs) < 2 and net not in trunk_x:
                 continue
             left, right = min(xs), max(xs)
             if net in trunk_x:
                 left, right = min(left, trunk_x[net]), max(right, trunk_x[net])
-            out.append((left, right, net))
-        return out
+            span[net] = (left, right)
+        for a, b in partners or ():
+            if a in span and b in span and same_side(a, b):
+                both = (min(span[a][0], span[b][0]), max(span[a][1], span[b][1]))
+                span[a] = span[b] = both
+        return [(lr[0], lr[1], net) for net, lr in span.items()]
 
     if assign_x(ups, d.px, tech) and assign_x(downs, d.px, tech):
         before: dict[str, set[str]] = {}
@@ -317,7 +335,7 @@ def label_role(tech: Technology, role: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
-          net_types: dict[str, str], cell_name: str) -> Result:
+          net_types: dict[str, str], cell_name: str, balance_partners: bool = True) -> Result:
     tech = session.need_tech()
     layout = session.layout
     d = routing_dims(tech)
@@ -419,6 +437,24 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
         info.bottom = min(info.bottom, info.ext.bbox.bottom)
         info.top = info.ext.bbox.top
 
+    # ---- partner nets of matched pairs (their tracks get equal spans) ------------------------
+    module_devices: dict[str, list[str]] = {}
+    for info in infos:
+        for t in info.terms:
+            if t.module is not None and t.device is not None:
+                devs = module_devices.setdefault(t.module, [])
+                if t.device not in devs:
+                    devs.append(t.device)
+    partners: list[tuple[str, str]] = []
+    for devs in module_devices.values():
+        if len(devs) != 2 or not balance_partners:
+            continue
+        ta = by_id[devs[0]].get("terminals") or {}
+        tb = by_id[devs[1]].get("terminals") or {}
+        for term in ("d", "g", "s"):
+            if ta.get(term) and tb.get(term) and ta[term] != tb[term]:
+                partners.append((ta[term], tb[term]))
+
     # ---- stubs -----------------------------------------------------------------------------
     n_channels = len(infos) + 1
     term_count: dict[str, int] = {}
@@ -497,7 +533,7 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
         tracks: list[dict[str, tuple[int, int, int]]] = []  # per channel: net -> (track, l, r)
         failed = None
         for ch, lst in enumerate(stubs):
-            assigned = plan_channel(lst, trunk_x, d, tech)
+            assigned = plan_channel(lst, trunk_x, d, tech, partners)
             if assigned is None:
                 failed = ch
                 break
@@ -709,6 +745,7 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
                            for net, lr in sorted(spans.items())}
     res.channels = channel_info
     res.trunks = len(trunk_x)
+    res.partners = [list(p) for p in partners]
     # matching of the wiring: in a module every unit (uniform orientation) should escape
     # each pin at the same offset from the unit's origin, so every unit sees the same wires
     for lst in stubs:
@@ -752,6 +789,7 @@ def result_dict(session: Session, res: Result, d: Dims) -> dict[str, Any]:
         "channels": res.channels,
         "trunks": res.trunks,
         "modules": res.modules,
+        "partner_nets": res.partners,
         "nets": res.nets,
         "wire_um": round(sum(n["wire_um"] for n in res.nets.values()), 3),
     }

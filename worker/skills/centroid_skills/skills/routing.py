@@ -49,7 +49,10 @@ def info(session: Session, args: dict[str, Any]) -> dict[str, Any]:
             "devices": {"type": "array", "minItems": 1, "maxItems": 5000, "items": DEVICE_ITEM,
                         "description": "flattened circuit devices (id, type, terminals)"},
             "nets": {"type": "array", "items": {"type": "object"},
-                     "description": "flattened nets ({name, net_type}); supply nets first in the trunk column"}},
+                     "description": "flattened nets ({name, net_type}); supply nets first in the trunk column"},
+            "balance_partners": {"type": "boolean", "default": True,
+                                 "description": "give the partner nets of a matched pair (same "
+                                                "terminal of both devices) tracks of equal span"}},
            ["cell_name", "rows", "devices"]))
 def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     net_types = {}
@@ -60,7 +63,8 @@ def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     layout = session.layout
     before = {c.cell_index() for c in layout.each_cell()}
     try:
-        res = route(session, list(args["rows"]), args["devices"], net_types, args["cell_name"])
+        res = route(session, list(args["rows"]), args["devices"], net_types, args["cell_name"],
+                    bool(args.get("balance_partners", True)))
     except Exception:
         # leave the session as it was: drop the top and rail cells made before the failure
         for ci in sorted({c.cell_index() for c in layout.each_cell()} - before, reverse=True):
