@@ -157,3 +157,75 @@ pub fn evaluate(objectives: &DesignObjectives, result: &CandidateResult) -> Eval
         reasons,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::CandidateStatus;
+    use centroid_schemas::{DesignConstraints, Objective};
+    use serde_json::json;
+
+    fn step(skill: &str, data: Value) -> StepOutcome {
+        StepOutcome { step_id: skill.into(), skill: skill.into(), ok: true, error_code: String::new(), error_message: String::new(), data, duration_ms: 1 }
+    }
+
+    fn result(steps: Vec<StepOutcome>) -> CandidateResult {
+        CandidateResult {
+            candidate_id: "c".into(),
+            status: CandidateStatus::Finished,
+            ok: true,
+            worker_id: "w".into(),
+            attempts: 1,
+            error_code: String::new(),
+            error_message: String::new(),
+            steps,
+            artifacts: vec![],
+            duration_ms: 1,
+            finished_ms: 1,
+            plan: None,
+            adjustments: vec![],
+        }
+    }
+
+    fn objectives() -> DesignObjectives {
+        DesignObjectives {
+            objectives: vec![
+                Objective { name: ObjectiveName::AreaMin, weight: 0.4, target: None },
+                Objective { name: ObjectiveName::MatchingMax, weight: 0.6, target: None },
+            ],
+            constraints: DesignConstraints { max_iterations: 5, max_area: Some(400.0), min_matching_score: Some(0.8) },
+        }
+    }
+
+    #[test]
+    fn clean_layout_passes_with_the_weighted_score() {
+        let evaluation = evaluate(
+            &objectives(),
+            &result(vec![
+                step("drc.run", json!({"total": 0})),
+                step("lvs.run", json!({"match": true})),
+                step("layout.metrics", json!({"bbox_area_um2": 200.0, "device_area_um2": 100.0, "matching_score": 1.0})),
+            ]),
+        );
+        assert!(evaluation.passed, "{evaluation:?}");
+        assert!((evaluation.score - (0.4 * 0.5 + 0.6 * 1.0)).abs() < 1e-9);
+        assert_eq!(evaluation.lvs, "match");
+    }
+
+    #[test]
+    fn violations_mismatch_and_constraints_fail_it() {
+        let evaluation = evaluate(
+            &objectives(),
+            &result(vec![
+                step("drc.run", json!({"total": 3})),
+                step("lvs.run", json!({"match": false})),
+                step("layout.metrics", json!({"bbox_area_um2": 500.0, "device_area_um2": 100.0, "matching_score": 0.5})),
+            ]),
+        );
+        assert!(!evaluation.passed);
+        assert_eq!(evaluation.drc_violations, 3);
+        assert_eq!(evaluation.reasons.len(), 4, "{:?}", evaluation.reasons);
+        let no_drc = evaluate(&objectives(), &result(vec![step("layout.metrics", json!({"bbox_area_um2": 1.0, "device_area_um2": 1.0, "matching_score": 1.0}))]));
+        assert!(!no_drc.passed, "no DRC, no pass");
+    }
+}

@@ -27,6 +27,8 @@ struct WorkerEntry {
     channel: Option<Channel>,
     /// input schemas by skill name (from ListSkills), when fetched
     schemas: HashMap<String, Value>,
+    /// ListSkills answered (or failed for good)
+    schemas_fetched: bool,
     /// flips to true when the worker is declared dead
     dead: watch::Sender<bool>,
 }
@@ -98,6 +100,7 @@ impl Registry {
                     running: previous_running,
                     channel,
                     schemas: HashMap::new(),
+                    schemas_fetched: false,
                     dead: watch::Sender::new(false),
                 },
             );
@@ -125,9 +128,15 @@ impl Registry {
                     .collect();
                 if let Some(entry) = self.lock().get_mut(worker_id) {
                     entry.schemas = schemas;
+                    entry.schemas_fetched = true;
                 }
             }
-            Err(status) => tracing::warn!(worker_id, message = status.message(), "cannot list the worker's skills"),
+            Err(status) => {
+                tracing::warn!(worker_id, message = status.message(), "cannot list the worker's skills");
+                if let Some(entry) = self.lock().get_mut(worker_id) {
+                    entry.schemas_fetched = true;
+                }
+            }
         }
     }
 
@@ -258,7 +267,7 @@ impl Registry {
     pub async fn wait_for_schemas(&self, wait: Duration) {
         let started = Instant::now();
         while started.elapsed() < wait {
-            let pending = self.lock().values().any(|entry| entry.alive && entry.schemas.is_empty());
+            let pending = self.lock().values().any(|entry| entry.alive && !entry.schemas_fetched);
             if !pending {
                 return;
             }

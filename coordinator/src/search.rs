@@ -161,3 +161,81 @@ impl Journal {
         proposals
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Evaluation, Plan};
+
+    fn space() -> DesignSpace {
+        DesignSpace {
+            arrangements: vec!["ABBA".into(), "2D".into(), "ABAB".into()],
+            finger_splits: vec![1, 2],
+            dummies: vec![0, 1, 2],
+            guard_rings: vec![false, true],
+            row_orders: 2,
+            spacings_nm: vec![0, 200, 500],
+            aspect_ratios_pct: vec![100, 50],
+        }
+    }
+
+    fn record(id: &str, parent: &str, point: DesignPoint, score: f64, passed: bool, reasons: &[&str]) -> CandidateRecord {
+        CandidateRecord {
+            candidate_id: id.into(),
+            job_id: "j".into(),
+            iteration: 0,
+            parent_id: parent.into(),
+            origin: Origin::Draft,
+            design_point: point,
+            plan: Plan::default(),
+            required_skills: vec![],
+            evaluation: Some(Evaluation {
+                score,
+                passed,
+                drc_violations: 0,
+                lvs: String::new(),
+                area_um2: 1.0,
+                area_score: 1.0,
+                matching_score: 1.0,
+                reasons: reasons.iter().map(|reason| reason.to_string()).collect(),
+            }),
+        }
+    }
+
+    #[test]
+    fn first_iteration_starts_from_the_default_point_and_is_deterministic() {
+        let journal = Journal::from_candidates(&[]);
+        let first = journal.propose(&space(), 5, 42, 0);
+        let again = journal.propose(&space(), 5, 42, 0);
+        assert_eq!(first, again, "same seed, same proposals");
+        assert_eq!(first[0].point, space().default_point());
+        assert_eq!(first.len(), 5);
+        let other = journal.propose(&space(), 5, 43, 0);
+        assert_ne!(first, other, "another seed, other drafts");
+    }
+
+    #[test]
+    fn later_iterations_repair_improve_and_draft_without_repeats() {
+        let space = space();
+        let mut rng = SplitMix64::new(1);
+        let good = space.default_point();
+        let bad = space.random_point(&mut rng);
+        let candidates = vec![
+            record("c0", "", good.clone(), 0.9, true, &[]),
+            record("c1", "", bad.clone(), 0.2, false, &["matching 0.5 below min_matching_score 0.8"]),
+        ];
+        let journal = Journal::from_candidates(&candidates);
+        assert_eq!(journal.best().unwrap().candidate_id, "c0");
+        let proposals = journal.propose(&space, 4, 7, 1);
+        assert_eq!(proposals.len(), 4);
+        let repair = proposals.iter().find(|proposal| proposal.origin == Origin::Repair).expect("a repair");
+        assert_eq!(repair.parent_id, "c1");
+        assert!(repair.point.arrangement == "ABBA" || repair.point.arrangement == "2D");
+        assert!(proposals.iter().any(|proposal| proposal.origin == Origin::Improve && proposal.parent_id == "c0"));
+        let mut keys: Vec<String> = proposals.iter().map(|proposal| proposal.point.key()).collect();
+        keys.push(good.key());
+        keys.push(bad.key());
+        let unique: HashSet<&String> = keys.iter().collect();
+        assert_eq!(unique.len(), keys.len(), "no point is tried twice");
+    }
+}
