@@ -35,7 +35,11 @@ def info(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     d = routing_dims(session.need_tech())
     return {"pitch_um": um(d.px), "track_pitch_um": um(d.py), "track_layer": d.h_role,
             "track_via": d.h_via, "clearance_um": um(d.c_out),
-            "row_gap_um": um(d.px)}
+            "row_gap_um": um(d.px),
+            # what route.nets accepts, for planners
+            "accepts": {"row_cells": "one row of cells per row cell (layout.place with one row)",
+                        "guard_rings": False, "two_row_modules": False,
+                        "mixed_nmos_pmos_rows": False, "pin_roles": ["metal1", "metal2"]}}
 
 
 @skill("route.nets",
