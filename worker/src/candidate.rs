@@ -59,14 +59,27 @@ pub async fn run_candidate(
     }
     let process = lease.process.as_mut().expect("ensured above");
     process.set_log_context(&request.candidate_id, &request.session_id);
-    let scratch_dir = tempfile::Builder::new()
-        .prefix("centroid-candidate-")
-        .tempdir()
-        .map_err(|error| Error::new(ErrorCode::InternalError, format!("cannot create scratch directory: {error}")))?;
+    // Only a plan that names the scratch directory can leave files in it.
+    let needs_scratch_dir = request
+        .plan
+        .iter()
+        .any(|step| step.arguments_json.contains(CANDIDATE_DIR_PLACEHOLDER));
+    let scratch_dir = match needs_scratch_dir {
+        false => None,
+        true => Some(
+            tempfile::Builder::new()
+                .prefix("centroid-candidate-")
+                .tempdir()
+                .map_err(|error| Error::new(ErrorCode::InternalError, format!("cannot create scratch directory: {error}")))?,
+        ),
+    };
+    let scratch_path = scratch_dir.as_ref().map(|dir| dir.path().to_path_buf()).unwrap_or_default();
 
     if let Err(interruption) = interruptible(process.reset_session(deadline), &mut context.drain_grace_expired).await {
         return Err(fail_candidate(lease, interruption, None, 0, deadline, started));
     }
+
+    tracing::debug!(elapsed_us = started.elapsed().as_micros() as u64, "session reset");
 
     let mut steps: Vec<StepResult> = Vec::with_capacity(request.plan.len());
     let mut first_error: Option<Error> = None;
@@ -75,7 +88,7 @@ pub async fn run_candidate(
             break;
         }
         let step_started = Instant::now();
-        let checked_arguments = parse_arguments(step, scratch_dir.path())
+        let checked_arguments = parse_arguments(step, &scratch_path)
             .and_then(|arguments| context.catalog.check_arguments(&step.skill, &arguments).map(|()| arguments));
         let arguments = match checked_arguments {
             Ok(arguments) => arguments,
@@ -92,6 +105,7 @@ pub async fn run_candidate(
         match interruptible(call, &mut context.drain_grace_expired).await {
             Ok(result) => {
                 let step_result = step_result_from_tool(step, result, step_started);
+                tracing::debug!(step_id = %step.step_id, ok = step_result.ok, elapsed_us = started.elapsed().as_micros() as u64, "step finished");
                 if let Some(error) = step_result.error.as_ref().filter(|_| !step_result.ok) {
                     first_error.get_or_insert_with(|| error.clone());
                 }
@@ -111,8 +125,11 @@ pub async fn run_candidate(
         }
     }
 
-    let artifacts = collect_artifacts(scratch_dir.path())
-        .map_err(|error| Error::new(ErrorCode::InternalError, format!("cannot read artifacts: {error}")))?;
+    let artifacts = match &scratch_dir {
+        None => Vec::new(),
+        Some(dir) => collect_artifacts(dir.path())
+            .map_err(|error| Error::new(ErrorCode::InternalError, format!("cannot read artifacts: {error}")))?,
+    };
     let slot = lease.index() as u32;
     drop(lease);
     Ok(RunCandidateResponse {

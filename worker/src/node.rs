@@ -9,6 +9,7 @@ use centroid_proto::v1::worker_server::WorkerServer;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
 
 use crate::config::WorkerConfig;
@@ -61,7 +62,7 @@ impl Node {
         let server_task = tokio::spawn(
             tonic::transport::Server::builder()
                 .add_service(service)
-                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async {
+                .serve_with_incoming_shutdown(incoming_without_nagle(listener), async {
                     let _ = shutdown_requested.await;
                 }),
         );
@@ -108,6 +109,20 @@ impl Node {
         while stops.join_next().await.is_some() {}
         served.map_err(WorkerError::from)
     }
+}
+
+/// Accepted connections with TCP_NODELAY: without it a response written in two
+/// pieces waits for the peer's delayed ACK (~40 ms per candidate).
+fn incoming_without_nagle(
+    listener: TcpListener,
+) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
+    TcpListenerStream::new(listener).map(|accepted| {
+        let stream = accepted?;
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::warn!(%error, "cannot set TCP_NODELAY");
+        }
+        Ok(stream)
+    })
 }
 
 fn hostname() -> String {
