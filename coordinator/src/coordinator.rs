@@ -136,7 +136,8 @@ impl Shared {
         }
         let shared = self.clone();
         let id = job_id.to_string();
-        drivers.insert(job_id.to_string(), tokio::spawn(async move { session::drive(shared, id).await }));
+        let span = tracing::info_span!("session", session_id = %job_id);
+        drivers.insert(job_id.to_string(), tokio::spawn(tracing::Instrument::instrument(session::drive(shared, id), span)));
     }
 }
 

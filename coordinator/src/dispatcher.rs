@@ -138,7 +138,8 @@ async fn dispatch_loop(shared: Arc<Shared>, in_flight: InFlight) {
                 in_flight.insert(entry.entry_id.clone(), None);
             }
             started += 1;
-            tokio::spawn(handle_entry(shared.clone(), in_flight.clone(), entry));
+            let span = tracing::info_span!("candidate", session_id = %entry.job_id, candidate_id = %entry.candidate_id);
+            tokio::spawn(tracing::Instrument::instrument(handle_entry(shared.clone(), in_flight.clone(), entry), span));
         }
         if started == 0 {
             let queue_changed = shared.queue_changed.notified();

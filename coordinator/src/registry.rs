@@ -84,27 +84,38 @@ impl Registry {
         });
         let fresh = {
             let mut workers = self.lock();
-            let previous_running = workers.get(&worker_id).map(|entry| entry.running).unwrap_or(0);
-            let was_alive = workers.get(&worker_id).is_some_and(|entry| entry.alive);
-            if let Some(previous) = workers.get(&worker_id) {
-                previous.dead.send_replace(true);
+            // the same live process registering again (e.g. after a failed heartbeat on its
+            // side): keep its in-flight calls, refresh what it advertises
+            if let Some(entry) = workers.get_mut(&worker_id)
+                && entry.alive
+                && entry.info.address == address
+            {
+                entry.info = info;
+                entry.last_heartbeat = Instant::now();
+                entry.schemas_fetched = false;
+                false
+            } else {
+                let previous_running = workers.get(&worker_id).map(|entry| entry.running).unwrap_or(0);
+                if let Some(previous) = workers.get(&worker_id) {
+                    previous.dead.send_replace(true);
+                }
+                workers.insert(
+                    worker_id.clone(),
+                    WorkerEntry {
+                        reported_free_slots: info.slots,
+                        info,
+                        draining: false,
+                        last_heartbeat: Instant::now(),
+                        alive: true,
+                        running: previous_running,
+                        channel,
+                        schemas: HashMap::new(),
+                        schemas_fetched: false,
+                        dead: watch::Sender::new(false),
+                    },
+                );
+                true
             }
-            workers.insert(
-                worker_id.clone(),
-                WorkerEntry {
-                    reported_free_slots: info.slots,
-                    info,
-                    draining: false,
-                    last_heartbeat: Instant::now(),
-                    alive: true,
-                    running: previous_running,
-                    channel,
-                    schemas: HashMap::new(),
-                    schemas_fetched: false,
-                    dead: watch::Sender::new(false),
-                },
-            );
-            !was_alive
         };
         tracing::info!(worker_id = %worker_id, %address, "worker registered");
         self.slots_changed.notify_waiters();

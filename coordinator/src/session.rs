@@ -130,9 +130,6 @@ fn elapsed_budget(job: &JobRecord) -> bool {
 
 /// Runs a job to its end (or until the coordinator shuts down).
 pub(crate) async fn drive(shared: Arc<Shared>, job_id: String) {
-    let span = tracing::info_span!("session", session_id = %job_id);
-    let _entered = span.enter();
-    drop(_entered);
     let Some(inputs) = retry!(shared, "read inputs", shared.store.get_inputs(&job_id)) else {
         tracing::warn!(session_id = %job_id, "job has no inputs (expired?); dropping it");
         return;

@@ -163,6 +163,19 @@ async fn scenarios(make_store: impl Fn() -> Arc<dyn Store>) {
     }
     coordinator.shutdown().await;
 
+    // the time budget ends the job
+    let coordinator = start(make_store(), Script::Succeed, 6).await;
+    let submitted = coordinator
+        .submit(ota5(), SubmitOptions { candidates_per_iteration: 2, max_iterations: 50, time_budget_ms: 1, ..SubmitOptions::default() })
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let job = coordinator.wait(&submitted.job_id, Duration::from_secs(30)).await.unwrap();
+    assert!(job.is_finished(), "{job:?}");
+    assert!(job.error.contains("time budget"), "{job:?}");
+    assert!(job.iteration < 49);
+    coordinator.shutdown().await;
+
     // a worker that is always unavailable: retried, then dead-lettered after max_deliveries
     let store = make_store();
     let coordinator = start(store.clone(), Script::AlwaysUnavailable, 2).await;
@@ -211,9 +224,10 @@ async fn in_process_coordinator_with_redis_store() {
     let counter = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let stores: Arc<Mutex<Vec<Arc<dyn Store>>>> = Arc::new(Mutex::new(Vec::new()));
     // connect the stores up front (the factory is synchronous)
-    for index in 0..4 {
+    for index in 0..5 {
         let settings = RedisStoreSettings { url: url.clone(), prefix: format!("inproc{index}"), ..RedisStoreSettings::default() };
-        stores.lock().unwrap().push(Arc::new(RedisStore::connect(settings, Duration::from_secs(10)).await.unwrap()));
+        let store: Arc<dyn Store> = Arc::new(RedisStore::connect(settings, Duration::from_secs(10)).await.unwrap());
+        stores.lock().unwrap().push(store);
     }
     scenarios(move || {
         let index = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);

@@ -18,6 +18,9 @@ struct PendingEntry {
     leased_at: Option<Instant>,
 }
 
+/// (candidate id, artifact name) → metadata and bytes
+type ArtifactMap = BTreeMap<(String, String), (ArtifactMeta, Vec<u8>)>;
+
 #[derive(Default)]
 struct Inner {
     jobs: HashMap<String, JobRecord>,
@@ -27,7 +30,7 @@ struct Inner {
     results: HashMap<String, HashMap<String, CandidateResult>>,
     deliveries: HashMap<(String, String), u32>,
     events: HashMap<String, Vec<EventRecord>>,
-    artifacts: HashMap<String, BTreeMap<(String, String), (ArtifactMeta, Vec<u8>)>>,
+    artifacts: HashMap<String, ArtifactMap>,
     next_entry: u64,
     queue: VecDeque<QueueEntry>,
     pending: BTreeMap<u64, PendingEntry>,
