@@ -135,9 +135,9 @@ impl Error {
         let code = match status.code() {
             tonic::Code::InvalidArgument | tonic::Code::OutOfRange => ErrorCode::InvalidParam,
             tonic::Code::NotFound => ErrorCode::NotFound,
-            tonic::Code::AlreadyExists
-            | tonic::Code::Aborted
-            | tonic::Code::FailedPrecondition => ErrorCode::Conflict,
+            tonic::Code::AlreadyExists | tonic::Code::Aborted | tonic::Code::FailedPrecondition => {
+                ErrorCode::Conflict
+            }
             tonic::Code::DeadlineExceeded => ErrorCode::Timeout,
             tonic::Code::Unavailable | tonic::Code::Cancelled => ErrorCode::ServiceUnavailable,
             tonic::Code::ResourceExhausted => ErrorCode::ResourceExhausted,

@@ -15,7 +15,10 @@ use centroid_worker::skill_process::{SkillProcess, SkillServerCommand};
 use serde_json::json;
 
 fn repository_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("worker/ has a parent").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("worker/ has a parent")
+        .to_path_buf()
 }
 
 fn python() -> PathBuf {

@@ -9,7 +9,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use centroid_proto::v1::{Artifact, RunCandidateRequest, RunCandidateResponse, SkillCall, StepResult};
+use centroid_proto::v1::{
+    Artifact, RunCandidateRequest, RunCandidateResponse, SkillCall, StepResult,
+};
 use centroid_proto::{Error, ErrorCode};
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -70,16 +72,39 @@ pub async fn run_candidate(
             tempfile::Builder::new()
                 .prefix("centroid-candidate-")
                 .tempdir()
-                .map_err(|error| Error::new(ErrorCode::InternalError, format!("cannot create scratch directory: {error}")))?,
+                .map_err(|error| {
+                    Error::new(
+                        ErrorCode::InternalError,
+                        format!("cannot create scratch directory: {error}"),
+                    )
+                })?,
         ),
     };
-    let scratch_path = scratch_dir.as_ref().map(|dir| dir.path().to_path_buf()).unwrap_or_default();
+    let scratch_path = scratch_dir
+        .as_ref()
+        .map(|dir| dir.path().to_path_buf())
+        .unwrap_or_default();
 
-    if let Err(interruption) = interruptible(process.reset_session(deadline), &mut context.drain_grace_expired).await {
-        return Err(fail_candidate(lease, interruption, None, 0, deadline, started));
+    if let Err(interruption) = interruptible(
+        process.reset_session(deadline),
+        &mut context.drain_grace_expired,
+    )
+    .await
+    {
+        return Err(fail_candidate(
+            lease,
+            interruption,
+            None,
+            0,
+            deadline,
+            started,
+        ));
     }
 
-    tracing::debug!(elapsed_us = started.elapsed().as_micros() as u64, "session reset");
+    tracing::debug!(
+        elapsed_us = started.elapsed().as_micros() as u64,
+        "session reset"
+    );
 
     let mut steps: Vec<StepResult> = Vec::with_capacity(request.plan.len());
     let mut first_error: Option<Error> = None;
@@ -88,8 +113,12 @@ pub async fn run_candidate(
             break;
         }
         let step_started = Instant::now();
-        let checked_arguments = parse_arguments(step, &scratch_path)
-            .and_then(|arguments| context.catalog.check_arguments(&step.skill, &arguments).map(|()| arguments));
+        let checked_arguments = parse_arguments(step, &scratch_path).and_then(|arguments| {
+            context
+                .catalog
+                .check_arguments(&step.skill, &arguments)
+                .map(|()| arguments)
+        });
         let arguments = match checked_arguments {
             Ok(arguments) => arguments,
             Err(error) => {
@@ -112,25 +141,42 @@ pub async fn run_candidate(
                 steps.push(step_result);
             }
             Err(Interruption::Process(SkillProcessError::JsonRpc { code, message, .. })) => {
-                let error = Error::new(ErrorCode::InternalError, format!("skill server refused the call: {message}"))
-                    .with_retryable(false)
-                    .with_details(json!({"jsonrpc_code": code}));
+                let error = Error::new(
+                    ErrorCode::InternalError,
+                    format!("skill server refused the call: {message}"),
+                )
+                .with_retryable(false)
+                .with_details(json!({"jsonrpc_code": code}));
                 first_error.get_or_insert_with(|| error.clone());
                 steps.push(failed_step(step, error, step_started));
             }
             Err(interruption) => {
                 let completed_steps = steps.len();
-                return Err(fail_candidate(lease, interruption, Some(step), completed_steps, deadline, started));
+                return Err(fail_candidate(
+                    lease,
+                    interruption,
+                    Some(step),
+                    completed_steps,
+                    deadline,
+                    started,
+                ));
             }
         }
     }
 
     let artifacts = match &scratch_dir {
         None => Vec::new(),
-        Some(dir) => collect_artifacts(dir.path())
-            .map_err(|error| Error::new(ErrorCode::InternalError, format!("cannot read artifacts: {error}")))?,
+        Some(dir) => collect_artifacts(dir.path()).map_err(|error| {
+            Error::new(
+                ErrorCode::InternalError,
+                format!("cannot read artifacts: {error}"),
+            )
+        })?,
     };
     let slot = lease.index() as u32;
+    if let Some(process) = lease.process.as_ref() {
+        process.set_log_context("", "");
+    }
     drop(lease);
     Ok(RunCandidateResponse {
         candidate_id: request.candidate_id,
@@ -168,7 +214,11 @@ fn fail_candidate(
     deadline: Instant,
     started: Instant,
 ) -> Error {
-    let pid = lease.process.as_ref().map(|process| process.pid()).unwrap_or_default();
+    let pid = lease
+        .process
+        .as_ref()
+        .map(|process| process.pid())
+        .unwrap_or_default();
     let slot = lease.index();
     let (step_id, skill) = step
         .map(|step| (step.step_id.as_str(), step.skill.as_str()))
@@ -212,15 +262,19 @@ fn parse_arguments(step: &SkillCall, scratch_dir: &Path) -> Result<Value, Error>
         json!({})
     } else {
         serde_json::from_str(text).map_err(|error| {
-            Error::new(ErrorCode::InvalidParam, format!("arguments of step `{}` are not json: {error}", step.step_id))
-                .with_details(json!({"pointer": ""}))
+            Error::new(
+                ErrorCode::InvalidParam,
+                format!("arguments of step `{}` are not json: {error}", step.step_id),
+            )
+            .with_details(json!({"pointer": ""}))
         })?
     };
     if !arguments.is_object() {
-        return Err(
-            Error::new(ErrorCode::InvalidParam, format!("arguments of step `{}` must be a json object", step.step_id))
-                .with_details(json!({"pointer": ""})),
-        );
+        return Err(Error::new(
+            ErrorCode::InvalidParam,
+            format!("arguments of step `{}` must be a json object", step.step_id),
+        )
+        .with_details(json!({"pointer": ""})));
     }
     replace_placeholder(&mut arguments, &scratch_dir.display().to_string());
     Ok(arguments)
@@ -231,8 +285,12 @@ fn replace_placeholder(value: &mut Value, scratch_dir: &str) {
         Value::String(text) if text.contains(CANDIDATE_DIR_PLACEHOLDER) => {
             *text = text.replace(CANDIDATE_DIR_PLACEHOLDER, scratch_dir);
         }
-        Value::Array(items) => items.iter_mut().for_each(|item| replace_placeholder(item, scratch_dir)),
-        Value::Object(fields) => fields.values_mut().for_each(|field| replace_placeholder(field, scratch_dir)),
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| replace_placeholder(item, scratch_dir)),
+        Value::Object(fields) => fields
+            .values_mut()
+            .for_each(|field| replace_placeholder(field, scratch_dir)),
         _ => {}
     }
 }
@@ -248,14 +306,22 @@ fn failed_step(step: &SkillCall, error: Error, step_started: Instant) -> StepRes
     }
 }
 
-fn step_result_from_tool(step: &SkillCall, result: ToolCallResult, step_started: Instant) -> StepResult {
+fn step_result_from_tool(
+    step: &SkillCall,
+    result: ToolCallResult,
+    step_started: Instant,
+) -> StepResult {
     let error = if result.ok {
         None
     } else {
         Some(match result.error {
             Some(tool_error) => {
                 let code = ErrorCode::from_wire_name(&tool_error.code);
-                let message = if tool_error.message.is_empty() { tool_error.code.clone() } else { tool_error.message };
+                let message = if tool_error.message.is_empty() {
+                    tool_error.code.clone()
+                } else {
+                    tool_error.message
+                };
                 Error::new(code, message).with_details(tool_error.details)
             }
             None => Error::new(ErrorCode::InternalError, "skill failed without an error"),
@@ -293,10 +359,16 @@ fn collect_artifacts(scratch_dir: &Path) -> std::io::Result<Vec<Artifact>> {
             }
             total_bytes += entry.metadata()?.len();
             if total_bytes > MAX_ARTIFACT_BYTES {
-                return Err(std::io::Error::other(format!("artifacts exceed {MAX_ARTIFACT_BYTES} bytes")));
+                return Err(std::io::Error::other(format!(
+                    "artifacts exceed {MAX_ARTIFACT_BYTES} bytes"
+                )));
             }
             let path = entry.path();
-            let name = path.strip_prefix(scratch_dir).unwrap_or(&path).display().to_string();
+            let name = path
+                .strip_prefix(scratch_dir)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
             artifacts.push(Artifact {
                 media_type: media_type_of(&name).to_string(),
                 content: std::fs::read(&path)?,
@@ -309,7 +381,11 @@ fn collect_artifacts(scratch_dir: &Path) -> std::io::Result<Vec<Artifact>> {
 }
 
 fn media_type_of(name: &str) -> &'static str {
-    let extension = name.rsplit('.').next().unwrap_or_default().to_ascii_lowercase();
+    let extension = name
+        .rsplit('.')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     match extension.as_str() {
         "gds" | "gds2" | "gdsii" => "application/x-gdsii",
         "oas" | "oasis" => "application/x-oasis",
@@ -328,14 +404,22 @@ mod tests {
 
     #[test]
     fn placeholder_is_replaced_in_nested_strings() {
-        let mut value = json!({"path": "${CANDIDATE_DIR}/top.gds", "list": ["${CANDIDATE_DIR}"], "n": 3});
+        let mut value =
+            json!({"path": "${CANDIDATE_DIR}/top.gds", "list": ["${CANDIDATE_DIR}"], "n": 3});
         replace_placeholder(&mut value, "/tmp/x");
-        assert_eq!(value, json!({"path": "/tmp/x/top.gds", "list": ["/tmp/x"], "n": 3}));
+        assert_eq!(
+            value,
+            json!({"path": "/tmp/x/top.gds", "list": ["/tmp/x"], "n": 3})
+        );
     }
 
     #[test]
     fn non_object_arguments_are_invalid() {
-        let step = SkillCall { step_id: "s".into(), skill: "debug.noop".into(), arguments_json: "[1]".into() };
+        let step = SkillCall {
+            step_id: "s".into(),
+            skill: "debug.noop".into(),
+            arguments_json: "[1]".into(),
+        };
         let error = parse_arguments(&step, Path::new("/tmp")).unwrap_err();
         assert_eq!(error.error_code(), ErrorCode::InvalidParam);
     }

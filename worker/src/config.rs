@@ -13,7 +13,11 @@ use crate::error::WorkerError;
 /// `centroid-worker` command line. Every flag overrides the same key of the
 /// file and the environment.
 #[derive(Debug, Clone, Default, Parser)]
-#[command(name = "centroid-worker", version, about = "Centroid worker node: runs candidate layouts on a pool of headless KLayout processes")]
+#[command(
+    name = "centroid-worker",
+    version,
+    about = "Centroid worker node: runs candidate layouts on a pool of headless KLayout processes"
+)]
 pub struct CommandLine {
     /// configuration file (default: ./centroid.toml when it exists)
     #[arg(long)]
@@ -119,7 +123,9 @@ impl WorkerConfig {
         environment: HashMap<String, String>,
     ) -> Result<WorkerConfig, WorkerError> {
         let config_error = |error: config::ConfigError| WorkerError::Config(error.to_string());
-        let default_slots = std::thread::available_parallelism().map(usize::from).unwrap_or(1) as i64;
+        let default_slots = std::thread::available_parallelism()
+            .map(usize::from)
+            .unwrap_or(1) as i64;
         let mut builder = config::Config::builder()
             .set_default("worker.listen", "127.0.0.1:50061")
             .and_then(|builder| builder.set_default("worker.slots", default_slots))
@@ -149,7 +155,9 @@ impl WorkerConfig {
         for key in ENVIRONMENT_KEYS {
             let variable = format!("CENTROID_{}", key.to_ascii_uppercase());
             if let Some(value) = environment.get(&variable).filter(|value| !value.is_empty()) {
-                builder = builder.set_override(format!("worker.{key}"), value.as_str()).map_err(config_error)?;
+                builder = builder
+                    .set_override(format!("worker.{key}"), value.as_str())
+                    .map_err(config_error)?;
             }
         }
 
@@ -160,23 +168,41 @@ impl WorkerConfig {
             }
         };
         let text = |value: &Option<String>| value.clone().map(config::Value::from);
-        let path = |value: &Option<PathBuf>| value.as_ref().map(|path| config::Value::from(path.display().to_string()));
+        let path = |value: &Option<PathBuf>| {
+            value
+                .as_ref()
+                .map(|path| config::Value::from(path.display().to_string()))
+        };
         let number = |value: Option<u64>| value.map(|number| config::Value::from(number as i64));
         flag("coordinator", text(&command_line.coordinator));
         flag("listen", text(&command_line.listen));
         flag("advertise_address", text(&command_line.advertise_address));
-        flag("slots", number(command_line.slots.map(|slots| slots as u64)));
+        flag(
+            "slots",
+            number(command_line.slots.map(|slots| slots as u64)),
+        );
         flag("python", path(&command_line.python));
         flag("skills_dir", path(&command_line.skills_dir));
         flag("memory_limit_mb", number(command_line.memory_limit_mb));
         flag("drain_grace_ms", number(command_line.drain_grace_ms));
-        flag("heartbeat_interval_ms", number(command_line.heartbeat_interval_ms));
-        flag("default_deadline_ms", number(command_line.default_deadline_ms));
-        flag("log_format", command_line.log_json.then(|| config::Value::from("json")));
+        flag(
+            "heartbeat_interval_ms",
+            number(command_line.heartbeat_interval_ms),
+        );
+        flag(
+            "default_deadline_ms",
+            number(command_line.default_deadline_ms),
+        );
+        flag(
+            "log_format",
+            command_line.log_json.then(|| config::Value::from("json")),
+        );
         flag("ready_file", path(&command_line.ready_file));
         flag("worker_id", text(&command_line.worker_id));
         for (key, value) in flag_overrides {
-            builder = builder.set_override(format!("worker.{key}"), value).map_err(config_error)?;
+            builder = builder
+                .set_override(format!("worker.{key}"), value)
+                .map_err(config_error)?;
         }
 
         let config: WorkerConfig = builder
@@ -193,15 +219,17 @@ impl WorkerConfig {
         }
         self.listen_address()?;
         if self.heartbeat_interval_ms == 0 {
-            return Err(WorkerError::Config("heartbeat_interval_ms must be above 0".into()));
+            return Err(WorkerError::Config(
+                "heartbeat_interval_ms must be above 0".into(),
+            ));
         }
         Ok(())
     }
 
     pub fn listen_address(&self) -> Result<SocketAddr, WorkerError> {
-        self.listen
-            .parse()
-            .map_err(|error| WorkerError::Config(format!("listen address `{}`: {error}", self.listen)))
+        self.listen.parse().map_err(|error| {
+            WorkerError::Config(format!("listen address `{}`: {error}", self.listen))
+        })
     }
 
     pub fn memory_limit_bytes(&self) -> u64 {
@@ -214,12 +242,16 @@ mod tests {
     use super::*;
 
     fn environment(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs.iter().map(|(key, value)| (key.to_string(), value.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(key, value)| (key.to_string(), value.to_string()))
+            .collect()
     }
 
     #[test]
     fn defaults_apply_without_file_environment_or_flags() {
-        let config = WorkerConfig::load_with_environment(&CommandLine::default(), HashMap::new()).unwrap();
+        let config =
+            WorkerConfig::load_with_environment(&CommandLine::default(), HashMap::new()).unwrap();
         assert_eq!(config.listen, "127.0.0.1:50061");
         assert!(config.slots >= 1);
         assert_eq!(config.memory_limit_mb, 4096);
@@ -257,7 +289,10 @@ mod tests {
 
     #[test]
     fn zero_slots_is_refused() {
-        let command_line = CommandLine { slots: Some(0), ..CommandLine::default() };
+        let command_line = CommandLine {
+            slots: Some(0),
+            ..CommandLine::default()
+        };
         assert!(WorkerConfig::load_with_environment(&command_line, HashMap::new()).is_err());
     }
 }

@@ -2,10 +2,12 @@
 //! processes; SIGTERM drains (in-flight candidates finish within the grace
 //! period), deregisters and exits 0.
 
+use std::io::IsTerminal;
+
 use anyhow::Context;
+use centroid_worker::WorkerConfig;
 use centroid_worker::config::{CommandLine, LogFormat};
 use centroid_worker::node::Node;
-use centroid_worker::WorkerConfig;
 use clap::Parser;
 use tokio::signal::unix::{SignalKind, signal};
 use tracing_subscriber::EnvFilter;
@@ -20,12 +22,15 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(listen_address)
         .await
         .with_context(|| format!("binding {listen_address}"))?;
-    let mut node = Node::start(&config, listener).await.context("starting the worker")?;
+    let mut node = Node::start(&config, listener)
+        .await
+        .context("starting the worker")?;
     if let Some(ready_file) = &config.ready_file {
         write_ready_file(ready_file, &node.local_address.to_string())?;
     }
 
-    let mut terminate = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    let mut terminate =
+        signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
     let mut interrupt = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
     let registration_refused = async {
         match node.registration_refused.take() {
@@ -43,16 +48,27 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     let report = node.state.drain(node.state.default_drain_grace()).await;
-    tracing::info!(finished = report.finished, failed_back = report.failed_back, "exiting");
+    tracing::info!(
+        finished = report.finished,
+        failed_back = report.failed_back,
+        "exiting"
+    );
     node.stop().await.context("stopping the server")?;
     Ok(())
 }
 
 fn init_logging(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
     match format {
-        LogFormat::Json => builder.json().flatten_event(true).with_current_span(true).init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .init(),
         LogFormat::Text => builder.init(),
     }
 }
@@ -60,7 +76,8 @@ fn init_logging(format: LogFormat) {
 /// Writes the bound address atomically (temp file + rename), so a reader never sees half of it.
 fn write_ready_file(path: &std::path::Path, address: &str) -> anyhow::Result<()> {
     let temporary = path.with_extension("tmp");
-    std::fs::write(&temporary, address).with_context(|| format!("writing {}", temporary.display()))?;
+    std::fs::write(&temporary, address)
+        .with_context(|| format!("writing {}", temporary.display()))?;
     std::fs::rename(&temporary, path).with_context(|| format!("renaming to {}", path.display()))?;
     Ok(())
 }

@@ -40,13 +40,19 @@ impl Node {
             skills_dir: config.skills_dir.clone(),
             memory_limit_bytes: config.memory_limit_bytes(),
         };
-        let pool = Pool::new(command, config.slots, Duration::from_millis(config.startup_timeout_ms));
+        let pool = Pool::new(
+            command,
+            config.slots,
+            Duration::from_millis(config.startup_timeout_ms),
+        );
         let (catalog, _server_info) = supervisor::start_all(&pool).await?;
         let hostname = hostname();
-        let worker_id = config
-            .worker_id
-            .clone()
-            .unwrap_or_else(|| format!("{hostname}-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]));
+        let worker_id = config.worker_id.clone().unwrap_or_else(|| {
+            format!(
+                "{hostname}-{}",
+                &uuid::Uuid::new_v4().simple().to_string()[..8]
+            )
+        });
         let state = WorkerState::new(
             worker_id,
             pool,

@@ -40,13 +40,19 @@ pub struct Pool {
 
 impl std::fmt::Debug for Pool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pool").field("slots", &self.slots.len()).finish_non_exhaustive()
+        f.debug_struct("Pool")
+            .field("slots", &self.slots.len())
+            .finish_non_exhaustive()
     }
 }
 
 impl Pool {
     /// An empty pool of `slot_count` slots; the supervisor starts the processes.
-    pub fn new(command: SkillServerCommand, slot_count: usize, startup_timeout: Duration) -> Arc<Pool> {
+    pub fn new(
+        command: SkillServerCommand,
+        slot_count: usize,
+        startup_timeout: Duration,
+    ) -> Arc<Pool> {
         let slots = (0..slot_count)
             .map(|_| Slot {
                 idle_process: Mutex::new(None),
@@ -76,7 +82,10 @@ impl Pool {
     }
 
     pub fn free_slot_count(&self) -> usize {
-        self.free_slot_indexes.lock().expect("free slots lock").len()
+        self.free_slot_indexes
+            .lock()
+            .expect("free slots lock")
+            .len()
     }
 
     pub fn rejected_busy_count(&self) -> u64 {
@@ -85,7 +94,12 @@ impl Pool {
 
     /// A free slot for `candidate_id`, or `None` at once when all are busy.
     pub fn try_acquire(self: &Arc<Self>, candidate_id: &str) -> Option<SlotLease> {
-        let Some(index) = self.free_slot_indexes.lock().expect("free slots lock").pop() else {
+        let Some(index) = self
+            .free_slot_indexes
+            .lock()
+            .expect("free slots lock")
+            .pop()
+        else {
             self.rejected_busy.fetch_add(1, Ordering::Relaxed);
             return None;
         };
@@ -143,7 +157,9 @@ pub struct SlotLease {
 
 impl std::fmt::Debug for SlotLease {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SlotLease").field("index", &self.index).finish_non_exhaustive()
+        f.debug_struct("SlotLease")
+            .field("index", &self.index)
+            .finish_non_exhaustive()
     }
 }
 
@@ -158,7 +174,8 @@ impl SlotLease {
 
     /// Records a tools/call sent to this slot's process.
     pub fn count_forwarded_call(&self) {
-        self.pool.update_status(self.index, |status| status.calls_forwarded += 1);
+        self.pool
+            .update_status(self.index, |status| status.calls_forwarded += 1);
     }
 
     /// Records that a new process runs on this slot.
@@ -176,7 +193,8 @@ impl SlotLease {
 
     /// Marks the slot as restarting (busy, no candidate) while a restart task holds it.
     pub fn mark_restarting(&self) {
-        self.pool.update_status(self.index, |status| status.candidate_id.clear());
+        self.pool
+            .update_status(self.index, |status| status.candidate_id.clear());
     }
 }
 
@@ -192,6 +210,10 @@ impl Drop for SlotLease {
             status.busy = false;
             status.candidate_id.clear();
         }
-        self.pool.free_slot_indexes.lock().expect("free slots lock").push(self.index);
+        self.pool
+            .free_slot_indexes
+            .lock()
+            .expect("free slots lock")
+            .push(self.index);
     }
 }

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use centroid_proto::v1::coordinator_client::CoordinatorClient;
-use centroid_proto::v1::{DeregisterWorkerRequest, HeartbeatRequest, RegisterWorkerRequest, WorkerInfo};
+use centroid_proto::v1::{
+    DeregisterWorkerRequest, HeartbeatRequest, RegisterWorkerRequest, WorkerInfo,
+};
 use centroid_proto::{Error, PROTOCOL_VERSION, check_protocol_version};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
@@ -137,7 +139,10 @@ async fn registration_loop(
 }
 
 /// Sleeps `duration`; `true` when a stop was requested meanwhile.
-async fn wait_or_stop(duration: Duration, stop_requested: &mut watch::Receiver<Option<String>>) -> bool {
+async fn wait_or_stop(
+    duration: Duration,
+    stop_requested: &mut watch::Receiver<Option<String>>,
+) -> bool {
     let stopped = tokio::select! {
         _ = tokio::time::sleep(duration) => false,
         _ = stop_requested.wait_for(Option::is_some) => true,
@@ -150,7 +155,12 @@ async fn register(
     settings: &RegistrationSettings,
 ) -> Result<(CoordinatorClient<Channel>, Option<Duration>), RegisterFailure> {
     let endpoint = Endpoint::from_shared(settings.coordinator_url.clone())
-        .map_err(|error| RegisterFailure::Refused(format!("bad coordinator url `{}`: {error}", settings.coordinator_url)))?
+        .map_err(|error| {
+            RegisterFailure::Refused(format!(
+                "bad coordinator url `{}`: {error}",
+                settings.coordinator_url
+            ))
+        })?
         .connect_timeout(REQUEST_TIMEOUT)
         .timeout(REQUEST_TIMEOUT);
     let channel = endpoint
@@ -185,6 +195,7 @@ async fn register(
     if let Err(error) = check_protocol_version(response.protocol_version) {
         return Err(RegisterFailure::Refused(error.message));
     }
-    let interval = (response.heartbeat_interval_ms > 0).then(|| Duration::from_millis(response.heartbeat_interval_ms));
+    let interval = (response.heartbeat_interval_ms > 0)
+        .then(|| Duration::from_millis(response.heartbeat_interval_ms));
     Ok((client, interval))
 }

@@ -36,12 +36,17 @@ const MAX_REPORTED_VIOLATIONS: usize = 8;
 
 impl SkillCatalog {
     /// Compiles every skill's schema; a schema that does not compile stops the worker.
-    pub fn build(tools: Vec<ToolDescription>, server_info: &ServerInfo) -> Result<SkillCatalog, WorkerError> {
+    pub fn build(
+        tools: Vec<ToolDescription>,
+        server_info: &ServerInfo,
+    ) -> Result<SkillCatalog, WorkerError> {
         let mut skills = BTreeMap::new();
         for tool in tools {
-            let validator = jsonschema::validator_for(&tool.input_schema).map_err(|error| WorkerError::SkillSchema {
-                skill: tool.name.clone(),
-                message: error.to_string(),
+            let validator = jsonschema::validator_for(&tool.input_schema).map_err(|error| {
+                WorkerError::SkillSchema {
+                    skill: tool.name.clone(),
+                    message: error.to_string(),
+                }
             })?;
             skills.insert(
                 tool.name,
@@ -71,7 +76,13 @@ impl SkillCatalog {
     pub fn describe(&self) -> Vec<(String, String, Value)> {
         self.skills
             .iter()
-            .map(|(name, entry)| (name.clone(), entry.description.clone(), entry.input_schema.clone()))
+            .map(|(name, entry)| {
+                (
+                    name.clone(),
+                    entry.description.clone(),
+                    entry.input_schema.clone(),
+                )
+            })
             .collect()
     }
 
@@ -79,19 +90,30 @@ impl SkillCatalog {
     /// each violation for arguments the schema refuses.
     pub fn check_arguments(&self, skill: &str, arguments: &Value) -> Result<(), Error> {
         let Some(entry) = self.skills.get(skill) else {
-            return Err(Error::new(ErrorCode::NotFound, format!("unknown skill `{skill}`"))
-                .with_details(json!({"skill": skill, "known_skills": self.skill_names()})));
+            return Err(
+                Error::new(ErrorCode::NotFound, format!("unknown skill `{skill}`"))
+                    .with_details(json!({"skill": skill, "known_skills": self.skill_names()})),
+            );
         };
         let violations: Vec<(String, String)> = entry
             .validator
             .iter_errors(arguments)
             .take(MAX_REPORTED_VIOLATIONS)
-            .map(|violation| (violation.instance_path().as_str().to_string(), violation.to_string()))
+            .map(|violation| {
+                (
+                    violation.instance_path().as_str().to_string(),
+                    violation.to_string(),
+                )
+            })
             .collect();
         let Some((first_pointer, first_message)) = violations.first().cloned() else {
             return Ok(());
         };
-        let shown_pointer = if first_pointer.is_empty() { "/".to_string() } else { first_pointer.clone() };
+        let shown_pointer = if first_pointer.is_empty() {
+            "/".to_string()
+        } else {
+            first_pointer.clone()
+        };
         Err(Error::new(
             ErrorCode::InvalidParam,
             format!("invalid arguments for `{skill}` at {shown_pointer}: {first_message}"),
@@ -133,7 +155,9 @@ mod tests {
 
     #[test]
     fn bad_type_is_invalid_param_with_pointer() {
-        let error = catalog().check_arguments("debug.sleep", &json!({"seconds": "ten"})).unwrap_err();
+        let error = catalog()
+            .check_arguments("debug.sleep", &json!({"seconds": "ten"}))
+            .unwrap_err();
         assert_eq!(error.error_code(), ErrorCode::InvalidParam);
         assert!(!error.retryable);
         assert_eq!(error.details()["pointer"], "/seconds");
@@ -141,12 +165,18 @@ mod tests {
 
     #[test]
     fn unknown_skill_is_not_found() {
-        let error = catalog().check_arguments("device.teleport", &json!({})).unwrap_err();
+        let error = catalog()
+            .check_arguments("device.teleport", &json!({}))
+            .unwrap_err();
         assert_eq!(error.error_code(), ErrorCode::NotFound);
     }
 
     #[test]
     fn good_arguments_pass() {
-        assert!(catalog().check_arguments("debug.sleep", &json!({"seconds": 0.5})).is_ok());
+        assert!(
+            catalog()
+                .check_arguments("debug.sleep", &json!({"seconds": 0.5}))
+                .is_ok()
+        );
     }
 }

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use centroid_proto::v1::worker_server::Worker;
 use centroid_proto::v1::{
-    DrainRequest, DrainResponse, HealthRequest, HealthResponse, ListSkillsRequest, ListSkillsResponse,
-    RunCandidateRequest, RunCandidateResponse, Skill, SlotHealth,
+    DrainRequest, DrainResponse, HealthRequest, HealthResponse, ListSkillsRequest,
+    ListSkillsResponse, RunCandidateRequest, RunCandidateResponse, Skill, SlotHealth,
 };
 use centroid_proto::{Error, ErrorCode, PROTOCOL_VERSION};
 use tokio::sync::watch;
@@ -41,7 +41,9 @@ pub struct WorkerState {
 
 impl std::fmt::Debug for WorkerState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WorkerState").field("worker_id", &self.worker_id).finish_non_exhaustive()
+        f.debug_struct("WorkerState")
+            .field("worker_id", &self.worker_id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -94,7 +96,9 @@ impl WorkerState {
 
     fn enter_in_flight(self: &Arc<Self>) -> InFlightGuard {
         self.in_flight.send_modify(|count| *count += 1);
-        InFlightGuard { state: self.clone() }
+        InFlightGuard {
+            state: self.clone(),
+        }
     }
 
     /// Stops taking candidates, waits for in-flight ones up to `grace`, fails the
@@ -108,16 +112,24 @@ impl WorkerState {
         self.draining.store(true, Ordering::SeqCst);
         let mut in_flight = self.in_flight.subscribe();
         let in_flight_at_start = *in_flight.borrow();
-        tracing::info!(in_flight = in_flight_at_start, grace_ms = grace.as_millis() as u64, "draining");
+        tracing::info!(
+            in_flight = in_flight_at_start,
+            grace_ms = grace.as_millis() as u64,
+            "draining"
+        );
         let finished_in_time = tokio::time::timeout(grace, in_flight.wait_for(|count| *count == 0))
             .await
             .is_ok();
         let mut failed_back = 0;
         if !finished_in_time {
             failed_back = *in_flight.borrow();
-            tracing::warn!(failing_back = failed_back, "drain grace period ran out; failing in-flight candidates back");
+            tracing::warn!(
+                failing_back = failed_back,
+                "drain grace period ran out; failing in-flight candidates back"
+            );
             self.drain_grace_expired.send_replace(true);
-            let _ = tokio::time::timeout(FAIL_BACK_WAIT, in_flight.wait_for(|count| *count == 0)).await;
+            let _ =
+                tokio::time::timeout(FAIL_BACK_WAIT, in_flight.wait_for(|count| *count == 0)).await;
         }
         if let Some(registration) = self.take_registration() {
             registration.deregister("drained").await;
@@ -126,7 +138,11 @@ impl WorkerState {
             finished: in_flight_at_start.saturating_sub(failed_back) as u32,
             failed_back: failed_back as u32,
         };
-        tracing::info!(finished = drained.finished, failed_back = drained.failed_back, "drained");
+        tracing::info!(
+            finished = drained.finished,
+            failed_back = drained.failed_back,
+            "drained"
+        );
         *report = Some(drained);
         drained
     }
@@ -163,17 +179,26 @@ impl WorkerState {
         }
     }
 
-    async fn run_candidate(self: &Arc<Self>, request: RunCandidateRequest) -> Result<RunCandidateResponse, Error> {
+    async fn run_candidate(
+        self: &Arc<Self>,
+        request: RunCandidateRequest,
+    ) -> Result<RunCandidateResponse, Error> {
         check_request(&request)?;
         let in_flight_guard = self.enter_in_flight();
         if self.is_draining() {
-            return Err(Error::new(ErrorCode::ServiceUnavailable, "worker is draining").with_retryable(true));
+            return Err(
+                Error::new(ErrorCode::ServiceUnavailable, "worker is draining")
+                    .with_retryable(true),
+            );
         }
         let Some(lease) = self.pool.try_acquire(&request.candidate_id) else {
             let slots = self.pool.slot_count();
-            return Err(Error::new(ErrorCode::ResourceExhausted, format!("all {slots} slots are busy"))
-                .with_retryable(true)
-                .with_details(serde_json::json!({"slots": slots})));
+            return Err(Error::new(
+                ErrorCode::ResourceExhausted,
+                format!("all {slots} slots are busy"),
+            )
+            .with_retryable(true)
+            .with_details(serde_json::json!({"slots": slots})));
         };
         let deadline_budget = match request.deadline_ms {
             0 => self.default_deadline,
@@ -206,9 +231,12 @@ impl WorkerState {
             }
             .instrument(span),
         );
-        candidate_task
-            .await
-            .unwrap_or_else(|join_error| Err(Error::new(ErrorCode::InternalError, format!("candidate task failed: {join_error}"))))
+        candidate_task.await.unwrap_or_else(|join_error| {
+            Err(Error::new(
+                ErrorCode::InternalError,
+                format!("candidate task failed: {join_error}"),
+            ))
+        })
     }
 }
 
@@ -223,7 +251,9 @@ impl Drop for InFlightGuard {
 }
 
 fn check_request(request: &RunCandidateRequest) -> Result<(), Error> {
-    let refuse = |message: &str| Err(Error::new(ErrorCode::InvalidParam, message.to_string()).with_retryable(false));
+    let refuse = |message: &str| {
+        Err(Error::new(ErrorCode::InvalidParam, message.to_string()).with_retryable(false))
+    };
     if request.candidate_id.is_empty() {
         return refuse("candidate_id is empty");
     }
@@ -250,7 +280,10 @@ impl WorkerService {
 
 #[tonic::async_trait]
 impl Worker for WorkerService {
-    async fn run_candidate(&self, request: Request<RunCandidateRequest>) -> Result<Response<RunCandidateResponse>, Status> {
+    async fn run_candidate(
+        &self,
+        request: Request<RunCandidateRequest>,
+    ) -> Result<Response<RunCandidateResponse>, Status> {
         self.state
             .run_candidate(request.into_inner())
             .await
@@ -258,7 +291,10 @@ impl Worker for WorkerService {
             .map_err(|error| error.to_status())
     }
 
-    async fn list_skills(&self, _request: Request<ListSkillsRequest>) -> Result<Response<ListSkillsResponse>, Status> {
+    async fn list_skills(
+        &self,
+        _request: Request<ListSkillsRequest>,
+    ) -> Result<Response<ListSkillsResponse>, Status> {
         let catalog = self.state.catalog();
         Ok(Response::new(ListSkillsResponse {
             skills: catalog
@@ -275,11 +311,17 @@ impl Worker for WorkerService {
         }))
     }
 
-    async fn health(&self, _request: Request<HealthRequest>) -> Result<Response<HealthResponse>, Status> {
+    async fn health(
+        &self,
+        _request: Request<HealthRequest>,
+    ) -> Result<Response<HealthResponse>, Status> {
         Ok(Response::new(self.state.health()))
     }
 
-    async fn drain(&self, request: Request<DrainRequest>) -> Result<Response<DrainResponse>, Status> {
+    async fn drain(
+        &self,
+        request: Request<DrainRequest>,
+    ) -> Result<Response<DrainResponse>, Status> {
         let grace = match request.into_inner().grace_ms {
             0 => self.state.default_drain_grace(),
             milliseconds => Duration::from_millis(milliseconds),

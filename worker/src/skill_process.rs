@@ -108,14 +108,19 @@ pub struct SkillProcess {
 
 impl std::fmt::Debug for SkillProcess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SkillProcess").field("pid", &self.pid).finish_non_exhaustive()
+        f.debug_struct("SkillProcess")
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
     }
 }
 
 impl SkillProcess {
     /// Starts a child in a new process group, with its memory capped and its
     /// stderr lines forwarded to `tracing`.
-    pub fn spawn(command: &SkillServerCommand, slot_index: usize) -> Result<SkillProcess, SkillProcessError> {
+    pub fn spawn(
+        command: &SkillServerCommand,
+        slot_index: usize,
+    ) -> Result<SkillProcess, SkillProcessError> {
         let mut process_command = Command::new(&command.python);
         process_command
             .args(["-u", "-m", "centroid_skills"])
@@ -132,16 +137,23 @@ impl SkillProcess {
         unsafe {
             process_command.pre_exec(move || limit_child_resources(memory_limit_bytes));
         }
-        let mut child = process_command.spawn().map_err(|source| SkillProcessError::Spawn {
-            program: command.python.display().to_string(),
-            source,
-        })?;
+        let mut child = process_command
+            .spawn()
+            .map_err(|source| SkillProcessError::Spawn {
+                program: command.python.display().to_string(),
+                source,
+            })?;
         let pid = child.id().unwrap_or_default();
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         let log_context = Arc::new(Mutex::new(LogContext::default()));
-        tokio::spawn(forward_stderr_to_tracing(stderr, pid, slot_index, log_context.clone()));
+        tokio::spawn(forward_stderr_to_tracing(
+            stderr,
+            pid,
+            slot_index,
+            log_context.clone(),
+        ));
         tracing::debug!(pid, slot = slot_index, "skill server started");
         Ok(SkillProcess {
             child,
@@ -167,10 +179,17 @@ impl SkillProcess {
 
     /// Sends one JSON-RPC request and waits for its response until `deadline`.
     /// After an error other than `JsonRpc` the child must be thrown away.
-    pub async fn request(&mut self, method: &str, params: Value, deadline: Instant) -> Result<Value, SkillProcessError> {
+    pub async fn request(
+        &mut self,
+        method: &str,
+        params: Value,
+        deadline: Instant,
+    ) -> Result<Value, SkillProcessError> {
         match tokio::time::timeout_at(deadline, self.exchange(method, params)).await {
             Ok(result) => result,
-            Err(_elapsed) => Err(SkillProcessError::Timeout { method: method.to_string() }),
+            Err(_elapsed) => Err(SkillProcessError::Timeout {
+                method: method.to_string(),
+            }),
         }
     }
 
@@ -204,19 +223,35 @@ impl SkillProcess {
             let response: Value = match serde_json::from_str(text) {
                 Ok(response) => response,
                 Err(_) => {
-                    tracing::warn!(pid = self.pid, line = text, "skill server wrote a non-json line on stdout");
+                    tracing::warn!(
+                        pid = self.pid,
+                        line = text,
+                        "skill server wrote a non-json line on stdout"
+                    );
                     continue;
                 }
             };
             if response.get("id").and_then(Value::as_u64) != Some(request_id) {
-                tracing::warn!(pid = self.pid, expected = request_id, response = text, "skipping a response to another request");
+                tracing::warn!(
+                    pid = self.pid,
+                    expected = request_id,
+                    response = text,
+                    "skipping a response to another request"
+                );
                 continue;
             }
             if let Some(error) = response.get("error").filter(|error| !error.is_null()) {
                 return Err(SkillProcessError::JsonRpc {
                     method: method.to_string(),
-                    code: error.get("code").and_then(Value::as_i64).unwrap_or_default(),
-                    message: error.get("message").and_then(Value::as_str).unwrap_or_default().to_string(),
+                    code: error
+                        .get("code")
+                        .and_then(Value::as_i64)
+                        .unwrap_or_default(),
+                    message: error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
                 });
             }
             return Ok(response.get("result").cloned().unwrap_or(Value::Null));
@@ -225,7 +260,10 @@ impl SkillProcess {
 
     async fn write_line(&mut self, line: &[u8]) -> std::io::Result<()> {
         let Some(stdin) = self.stdin.as_mut() else {
-            return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdin already closed"));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "stdin already closed",
+            ));
         };
         stdin.write_all(line).await?;
         stdin.flush().await
@@ -241,7 +279,8 @@ impl SkillProcess {
 
     /// stdout closed: the child is gone (or going). Reap it briefly for its status.
     async fn exited_error(&mut self) -> SkillProcessError {
-        let status = match tokio::time::timeout(Duration::from_millis(500), self.child.wait()).await {
+        let status = match tokio::time::timeout(Duration::from_millis(500), self.child.wait()).await
+        {
             Ok(Ok(status)) => describe_exit_status(status),
             Ok(Err(error)) => format!("unknown ({error})"),
             Err(_) => "closed its stdout".to_string(),
@@ -254,28 +293,45 @@ impl SkillProcess {
         let result = self
             .request("initialize", json!({"protocolVersion": "2024-11-05", "clientInfo": {"name": "centroid-worker", "version": env!("CARGO_PKG_VERSION")}}), deadline)
             .await?;
-        serde_json::from_value(result).map_err(|error| SkillProcessError::Protocol(format!("bad initialize result: {error}")))
+        serde_json::from_value(result)
+            .map_err(|error| SkillProcessError::Protocol(format!("bad initialize result: {error}")))
     }
 
     /// `tools/list`.
-    pub async fn list_tools(&mut self, deadline: Instant) -> Result<Vec<ToolDescription>, SkillProcessError> {
+    pub async fn list_tools(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<Vec<ToolDescription>, SkillProcessError> {
         let result = self.request("tools/list", json!({}), deadline).await?;
-        let list: ToolList = serde_json::from_value(result)
-            .map_err(|error| SkillProcessError::Protocol(format!("bad tools/list result: {error}")))?;
+        let list: ToolList = serde_json::from_value(result).map_err(|error| {
+            SkillProcessError::Protocol(format!("bad tools/list result: {error}"))
+        })?;
         Ok(list.tools)
     }
 
     /// `tools/call`.
-    pub async fn call_tool(&mut self, name: &str, arguments: Value, deadline: Instant) -> Result<ToolCallResult, SkillProcessError> {
+    pub async fn call_tool(
+        &mut self,
+        name: &str,
+        arguments: Value,
+        deadline: Instant,
+    ) -> Result<ToolCallResult, SkillProcessError> {
         let result = self
-            .request("tools/call", json!({"name": name, "arguments": arguments}), deadline)
+            .request(
+                "tools/call",
+                json!({"name": name, "arguments": arguments}),
+                deadline,
+            )
             .await?;
-        serde_json::from_value(result).map_err(|error| SkillProcessError::Protocol(format!("bad tools/call result: {error}")))
+        serde_json::from_value(result)
+            .map_err(|error| SkillProcessError::Protocol(format!("bad tools/call result: {error}")))
     }
 
     /// `session/reset`: drops the layout and the loaded technology.
     pub async fn reset_session(&mut self, deadline: Instant) -> Result<(), SkillProcessError> {
-        self.request("session/reset", json!({}), deadline).await.map(|_| ())
+        self.request("session/reset", json!({}), deadline)
+            .await
+            .map(|_| ())
     }
 
     /// Whether the child has exited (without blocking).
@@ -287,8 +343,13 @@ impl SkillProcess {
     pub async fn kill(mut self) {
         self.kill_process_group();
         match tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await {
-            Ok(Ok(status)) => tracing::debug!(pid = self.pid, status = %describe_exit_status(status), "skill server killed"),
-            _ => tracing::warn!(pid = self.pid, "skill server did not die within 5 s of SIGKILL"),
+            Ok(Ok(status)) => {
+                tracing::debug!(pid = self.pid, status = %describe_exit_status(status), "skill server killed")
+            }
+            _ => tracing::warn!(
+                pid = self.pid,
+                "skill server did not die within 5 s of SIGKILL"
+            ),
         }
     }
 
@@ -296,7 +357,9 @@ impl SkillProcess {
     pub async fn shut_down(mut self, grace: Duration) {
         drop(self.stdin.take());
         match tokio::time::timeout(grace, self.child.wait()).await {
-            Ok(Ok(status)) => tracing::debug!(pid = self.pid, status = %describe_exit_status(status), "skill server stopped"),
+            Ok(Ok(status)) => {
+                tracing::debug!(pid = self.pid, status = %describe_exit_status(status), "skill server stopped")
+            }
             _ => self.kill().await,
         }
     }
@@ -360,13 +423,25 @@ async fn forward_stderr_to_tracing(
     let mut lines = BufReader::new(stderr).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         let context = log_context.lock().expect("log context lock").clone();
-        tracing::info!(
-            target: "centroid_worker::klayout",
-            pid,
-            slot = slot_index,
-            candidate_id = %context.candidate_id,
-            session_id = %context.session_id,
-            "{line}"
-        );
+        macro_rules! forward {
+            ($level:ident) => {
+                tracing::$level!(
+                    target: "centroid_worker::klayout",
+                    pid,
+                    slot = slot_index,
+                    candidate_id = %context.candidate_id,
+                    session_id = %context.session_id,
+                    "{line}"
+                )
+            };
+        }
+        // the skill server logs "<time> LEVEL <logger>: <message>"
+        if line.contains(" ERROR ") || line.contains(" CRITICAL ") {
+            forward!(error);
+        } else if line.contains(" WARNING ") {
+            forward!(warn);
+        } else {
+            forward!(info);
+        }
     }
 }

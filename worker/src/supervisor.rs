@@ -21,7 +21,10 @@ const RESTART_ATTEMPTS: u32 = 3;
 pub async fn start_all(pool: &Arc<Pool>) -> Result<(SkillCatalog, ServerInfo), WorkerError> {
     let mut leases = Vec::new();
     for _ in 0..pool.slot_count() {
-        leases.push(pool.try_acquire("").expect("a fresh pool has every slot free"));
+        leases.push(
+            pool.try_acquire("")
+                .expect("a fresh pool has every slot free"),
+        );
     }
     let mut starts = tokio::task::JoinSet::new();
     for mut lease in leases {
@@ -89,7 +92,11 @@ pub async fn ensure_live_process(lease: &mut SlotLease) -> Result<(), SkillProce
         if !process.has_exited() {
             return Ok(());
         }
-        tracing::warn!(slot, pid = process.pid(), "skill server died while idle; starting a new one");
+        tracing::warn!(
+            slot,
+            pid = process.pid(),
+            "skill server died while idle; starting a new one"
+        );
         let dead = lease.process.take().expect("checked above");
         dead.kill().await;
         lease.record_process_gone();
@@ -112,7 +119,11 @@ pub fn replace_process(mut lease: SlotLease, reason: String) {
         for attempt in 1..=RESTART_ATTEMPTS {
             match start_process(&mut lease).await {
                 Ok(_) => {
-                    tracing::info!(slot = lease.index(), pid = lease.process.as_ref().map(SkillProcess::pid), "skill server restarted");
+                    tracing::info!(
+                        slot = lease.index(),
+                        pid = lease.process.as_ref().map(SkillProcess::pid),
+                        "skill server restarted"
+                    );
                     return;
                 }
                 Err(error) => {

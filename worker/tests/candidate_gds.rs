@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 
 fn small_rule_set() -> Value {
     let path = skills_dir().join("tests/fixtures/toy180.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
     serde_json::from_str(&text).expect("rule set json")
 }
 
@@ -22,23 +23,45 @@ async fn candidate_returns_gds_that_klayout_reads_back() {
 
     let plan = vec![
         step("tech", "tech.load", json!({"rules": small_rule_set()})),
-        step("m1", "layout.create_device", json!({"device_id": "M1", "type": "nmos", "w": 2e-6, "l": 1.8e-7, "nf": 2})),
-        step("gds", "layout.export", json!({"cell": "M1", "path": "${CANDIDATE_DIR}/M1.gds"})),
-        step("png", "layout.render", json!({"cell": "M1", "path": "${CANDIDATE_DIR}/M1.png", "width": 200, "height": 200})),
+        step(
+            "m1",
+            "layout.create_device",
+            json!({"device_id": "M1", "type": "nmos", "w": 2e-6, "l": 1.8e-7, "nf": 2}),
+        ),
+        step(
+            "gds",
+            "layout.export",
+            json!({"cell": "M1", "path": "${CANDIDATE_DIR}/M1.gds"}),
+        ),
+        step(
+            "png",
+            "layout.render",
+            json!({"cell": "M1", "path": "${CANDIDATE_DIR}/M1.png", "width": 200, "height": 200}),
+        ),
     ];
-    let response = run(&mut client, candidate("gds-1", 120_000, plan)).await.expect("candidate runs");
+    let response = run(&mut client, candidate("gds-1", 120_000, plan))
+        .await
+        .expect("candidate runs");
     assert!(response.ok, "{:#?}\n{}", response, worker.logs());
     assert_eq!(response.candidate_id, "gds-1");
     assert_eq!(response.steps.len(), 4);
     let device: Value = serde_json::from_str(&response.steps[1].data_json).unwrap();
     assert_eq!(device["cell_name"], "M1");
 
-    let gds = response.artifacts.iter().find(|artifact| artifact.name == "M1.gds").expect("a GDS artifact");
+    let gds = response
+        .artifacts
+        .iter()
+        .find(|artifact| artifact.name == "M1.gds")
+        .expect("a GDS artifact");
     assert_eq!(gds.media_type, "application/x-gdsii");
     // GDSII stream: first record is HEADER (length 6, type 0x00 0x02)
     assert!(gds.content.len() > 100);
     assert_eq!(&gds.content[..4], &[0x00, 0x06, 0x00, 0x02]);
-    let png = response.artifacts.iter().find(|artifact| artifact.name == "M1.png").expect("a PNG artifact");
+    let png = response
+        .artifacts
+        .iter()
+        .find(|artifact| artifact.name == "M1.png")
+        .expect("a PNG artifact");
     assert_eq!(png.media_type, "image/png");
     assert_eq!(&png.content[..8], b"\x89PNG\r\n\x1a\n");
 
@@ -66,28 +89,123 @@ print(json.dumps({"top": top.name, "cells": [cell.name for cell in layout.each_c
 "#;
     let output = tokio::time::timeout(
         Duration::from_secs(60),
-        tokio::process::Command::new(python()).arg("-c").arg(script).arg(&gds_path).output(),
+        tokio::process::Command::new(python())
+            .arg("-c")
+            .arg(script)
+            .arg(&gds_path)
+            .output(),
     )
     .await
     .expect("klayout read-back in time")
     .expect("run python");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let read_back: Value = serde_json::from_slice(&output.stdout).expect("read-back json");
     assert_eq!(read_back["top"], "M1", "{read_back}");
     assert!(read_back["shapes"].as_u64().unwrap() >= 4, "{read_back}");
     // active (1/0), poly (5/0), contact (6/0) and metal-1 (8/0) of the rule set are drawn
     let layers = read_back["layers"].as_array().unwrap();
     for expected in [json!([1, 0]), json!([5, 0]), json!([6, 0]), json!([8, 0])] {
-        assert!(layers.contains(&expected), "layer {expected} missing: {read_back}");
+        assert!(
+            layers.contains(&expected),
+            "layer {expected} missing: {read_back}"
+        );
     }
 
     // the next candidate starts from a reset session: the cell of the previous one is gone
     let response = run(
         &mut client,
-        candidate("gds-2", 60_000, vec![step("info", "layout.cell_info", json!({"cell": "M1"}))]),
+        candidate(
+            "gds-2",
+            60_000,
+            vec![step("info", "layout.cell_info", json!({"cell": "M1"}))],
+        ),
     )
     .await
     .unwrap();
-    assert!(!response.ok, "session/reset must drop the previous candidate's layout: {response:?}");
+    assert!(
+        !response.ok,
+        "session/reset must drop the previous candidate's layout: {response:?}"
+    );
     assert!(response.artifacts.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn klayout_stderr_lines_reach_the_worker_log_with_candidate_and_session() {
+    let worker = WorkerProcess::start(&["--slots", "1"]);
+    let mut client = worker.client().await;
+    // rendering into an impossible directory makes the skill raise: the skill
+    // server writes the traceback to its stderr and answers INTERNAL_ERROR
+    let plan = vec![
+        step("tech", "tech.load", json!({"rules": small_rule_set()})),
+        step(
+            "m1",
+            "layout.create_device",
+            json!({"device_id": "M1", "type": "nmos", "w": 1e-6, "l": 1.8e-7}),
+        ),
+        step(
+            "png",
+            "layout.render",
+            json!({"cell": "M1", "path": "/proc/centroid-nowhere/M1.png"}),
+        ),
+    ];
+    let mut request = candidate("stderr-1", 60_000, plan);
+    request.session_id = "job-42".to_string();
+    let response = run(&mut client, request).await.unwrap();
+    assert!(!response.ok);
+    let error = response.error.unwrap();
+    assert_eq!(
+        error.error_code(),
+        centroid_proto::ErrorCode::InternalError,
+        "{error:?}"
+    );
+    assert!(
+        error.details()["traceback"]
+            .as_str()
+            .is_some_and(|traceback| traceback.contains("Traceback"))
+    );
+
+    let started = std::time::Instant::now();
+    loop {
+        let logs = worker.logs();
+        let forwarded = logs.lines().any(|line| {
+            line.contains("centroid_worker::klayout")
+                && line.contains("candidate_id=stderr-1")
+                && line.contains("session_id=job-42")
+        });
+        if forwarded {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no stderr line of the candidate in the log:\n{logs}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_klayout_process_runs_under_the_configured_memory_cap() {
+    let worker = WorkerProcess::start(&["--slots", "1", "--memory-limit-mb", "3000"]);
+    let mut client = worker.client().await;
+    let pid = health(&mut client).await.slot_health[0].pid;
+    let limits =
+        std::fs::read_to_string(format!("/proc/{pid}/limits")).expect("read the child's limits");
+    let address_space = limits
+        .lines()
+        .find(|line| line.starts_with("Max address space"))
+        .expect("an address-space line");
+    let expected = (3000u64 * 1024 * 1024).to_string();
+    assert!(address_space.contains(&expected), "{address_space}");
+    // and it still works under the cap
+    let response = run(
+        &mut client,
+        candidate("capped", 30_000, vec![step("s1", "debug.noop", json!({}))]),
+    )
+    .await
+    .unwrap();
+    assert!(response.ok);
 }

@@ -8,12 +8,12 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use centroid_proto::PROTOCOL_VERSION;
 use centroid_proto::v1::coordinator_server::{Coordinator, CoordinatorServer};
 use centroid_proto::v1::{
-    DeregisterWorkerRequest, DeregisterWorkerResponse, HeartbeatRequest, HeartbeatResponse, RegisterWorkerRequest,
-    RegisterWorkerResponse,
+    DeregisterWorkerRequest, DeregisterWorkerResponse, HeartbeatRequest, HeartbeatResponse,
+    RegisterWorkerRequest, RegisterWorkerResponse,
 };
-use centroid_proto::PROTOCOL_VERSION;
 
 use common::*;
 use serde_json::json;
@@ -40,10 +40,20 @@ struct TinyCoordinator {
 
 #[tonic::async_trait]
 impl Coordinator for TinyCoordinator {
-    async fn register_worker(&self, request: Request<RegisterWorkerRequest>) -> Result<Response<RegisterWorkerResponse>, Status> {
+    async fn register_worker(
+        &self,
+        request: Request<RegisterWorkerRequest>,
+    ) -> Result<Response<RegisterWorkerResponse>, Status> {
         let request = request.into_inner();
-        self.events.lock().unwrap().push(Event::Register(request.clone()));
-        let worker_version = request.worker.as_ref().map(|worker| worker.protocol_version).unwrap_or_default();
+        self.events
+            .lock()
+            .unwrap()
+            .push(Event::Register(request.clone()));
+        let worker_version = request
+            .worker
+            .as_ref()
+            .map(|worker| worker.protocol_version)
+            .unwrap_or_default();
         if self.checks_version && worker_version != self.protocol_version {
             // what a real coordinator does: refuse with a structured, non-retryable error
             let refusal = centroid_proto::Error::new(
@@ -62,8 +72,14 @@ impl Coordinator for TinyCoordinator {
         }))
     }
 
-    async fn heartbeat(&self, request: Request<HeartbeatRequest>) -> Result<Response<HeartbeatResponse>, Status> {
-        self.events.lock().unwrap().push(Event::Heartbeat(request.into_inner()));
+    async fn heartbeat(
+        &self,
+        request: Request<HeartbeatRequest>,
+    ) -> Result<Response<HeartbeatResponse>, Status> {
+        self.events
+            .lock()
+            .unwrap()
+            .push(Event::Heartbeat(request.into_inner()));
         Ok(Response::new(HeartbeatResponse { known: true }))
     }
 
@@ -71,7 +87,10 @@ impl Coordinator for TinyCoordinator {
         &self,
         request: Request<DeregisterWorkerRequest>,
     ) -> Result<Response<DeregisterWorkerResponse>, Status> {
-        self.events.lock().unwrap().push(Event::Deregister(request.into_inner()));
+        self.events
+            .lock()
+            .unwrap()
+            .push(Event::Deregister(request.into_inner()));
         Ok(Response::new(DeregisterWorkerResponse {}))
     }
 }
@@ -83,7 +102,11 @@ struct RunningCoordinator {
 }
 
 impl RunningCoordinator {
-    async fn start(listener: tokio::net::TcpListener, protocol_version: u32, checks_version: bool) -> RunningCoordinator {
+    async fn start(
+        listener: tokio::net::TcpListener,
+        protocol_version: u32,
+        checks_version: bool,
+    ) -> RunningCoordinator {
         let address = listener.local_addr().unwrap();
         let events = Arc::new(Mutex::new(Vec::new()));
         let coordinator = TinyCoordinator {
@@ -119,14 +142,22 @@ impl RunningCoordinator {
         self.events.lock().unwrap().clone()
     }
 
-    async fn wait_for(&self, what: &str, limit: Duration, condition: impl Fn(&[Event]) -> bool) -> Vec<Event> {
+    async fn wait_for(
+        &self,
+        what: &str,
+        limit: Duration,
+        condition: impl Fn(&[Event]) -> bool,
+    ) -> Vec<Event> {
         let started = Instant::now();
         loop {
             let events = self.events();
             if condition(&events) {
                 return events;
             }
-            assert!(started.elapsed() < limit, "timed out waiting for {what}; events: {events:#?}");
+            assert!(
+                started.elapsed() < limit,
+                "timed out waiting for {what}; events: {events:#?}"
+            );
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
     }
@@ -153,33 +184,63 @@ fn heartbeats(events: &[Event]) -> Vec<HeartbeatRequest> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn worker_registers_heartbeats_while_busy_and_deregisters_on_sigterm() {
     let coordinator = RunningCoordinator::bind_and_start(PROTOCOL_VERSION, true).await;
-    let mut worker = WorkerProcess::start(&["--slots", "1", "--coordinator", &coordinator.url(), "--worker-id", "w-test"]);
+    let mut worker = WorkerProcess::start(&[
+        "--slots",
+        "1",
+        "--coordinator",
+        &coordinator.url(),
+        "--worker-id",
+        "w-test",
+    ]);
     let mut client = worker.client().await;
 
     let events = coordinator
         .wait_for("a registration", Duration::from_secs(30), |events| {
-            events.iter().any(|event| matches!(event, Event::Register(_)))
+            events
+                .iter()
+                .any(|event| matches!(event, Event::Register(_)))
         })
         .await;
-    let Event::Register(registration) = &events[0] else { panic!("first event: {events:?}") };
+    let Event::Register(registration) = &events[0] else {
+        panic!("first event: {events:?}")
+    };
     let info = registration.worker.clone().unwrap();
     assert_eq!(info.worker_id, "w-test");
     assert_eq!(info.protocol_version, PROTOCOL_VERSION);
     assert_eq!(info.slots, 1);
     assert_eq!(info.address, worker.address);
-    assert!(info.skills.contains(&"debug.sleep".to_string()), "{:?}", info.skills);
+    assert!(
+        info.skills.contains(&"debug.sleep".to_string()),
+        "{:?}",
+        info.skills
+    );
     assert!(!info.klayout_version.is_empty());
 
     // heartbeats keep coming (every 100 ms, as the coordinator asked) while the only slot is busy
     let mut busy_client = client.clone();
     let busy = tokio::spawn(async move {
-        run(&mut busy_client, candidate("busy", 30_000, vec![step("s1", "debug.sleep", json!({"seconds": 2}))])).await
+        run(
+            &mut busy_client,
+            candidate(
+                "busy",
+                30_000,
+                vec![step("s1", "debug.sleep", json!({"seconds": 2}))],
+            ),
+        )
+        .await
     });
     wait_until_running(&mut client, "busy", 1).await;
     let before = heartbeats(&coordinator.events()).len();
     tokio::time::sleep(Duration::from_millis(1_000)).await;
-    let during: Vec<HeartbeatRequest> = heartbeats(&coordinator.events()).into_iter().skip(before).collect();
-    assert!(during.len() >= 5, "only {} heartbeats in 1 s while busy", during.len());
+    let during: Vec<HeartbeatRequest> = heartbeats(&coordinator.events())
+        .into_iter()
+        .skip(before)
+        .collect();
+    assert!(
+        during.len() >= 5,
+        "only {} heartbeats in 1 s while busy",
+        during.len()
+    );
     let last = during.last().unwrap();
     assert_eq!(last.worker_id, "w-test");
     assert_eq!(last.free_slots, 0);
@@ -202,11 +263,17 @@ async fn coordinator_refuses_a_worker_with_another_protocol_version() {
     let coordinator = RunningCoordinator::bind_and_start(PROTOCOL_VERSION + 1, true).await;
     let scratch = tempfile::tempdir().unwrap();
     let (status, logs) = run_to_exit(
-        WorkerProcess::command(&["--slots", "1", "--coordinator", &coordinator.url()], scratch.path()),
+        WorkerProcess::command(
+            &["--slots", "1", "--coordinator", &coordinator.url()],
+            scratch.path(),
+        ),
         Duration::from_secs(60),
     )
     .await;
-    assert!(!status.success(), "a refused worker must not keep running: {logs}");
+    assert!(
+        !status.success(),
+        "a refused worker must not keep running: {logs}"
+    );
     assert!(logs.contains("protocol version mismatch"), "{logs}");
     let registrations = coordinator
         .events()
@@ -222,7 +289,10 @@ async fn worker_refuses_a_coordinator_with_another_protocol_version() {
     let coordinator = RunningCoordinator::bind_and_start(PROTOCOL_VERSION + 1, false).await;
     let scratch = tempfile::tempdir().unwrap();
     let (status, logs) = run_to_exit(
-        WorkerProcess::command(&["--slots", "1", "--coordinator", &coordinator.url()], scratch.path()),
+        WorkerProcess::command(
+            &["--slots", "1", "--coordinator", &coordinator.url()],
+            scratch.path(),
+        ),
         Duration::from_secs(60),
     )
     .await;
@@ -237,21 +307,46 @@ async fn worker_retries_with_backoff_until_the_coordinator_is_up() {
         let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         probe.local_addr().unwrap()
     };
-    let worker = WorkerProcess::start(&["--slots", "1", "--coordinator", &format!("http://{address}")]);
+    let worker = WorkerProcess::start(&[
+        "--slots",
+        "1",
+        "--coordinator",
+        &format!("http://{address}"),
+    ]);
     let mut client = worker.client().await;
     // the worker serves candidates although the coordinator is down
-    let response = run(&mut client, candidate("standalone", 30_000, vec![step("s1", "debug.noop", json!({}))]))
-        .await
-        .unwrap();
+    let response = run(
+        &mut client,
+        candidate(
+            "standalone",
+            30_000,
+            vec![step("s1", "debug.noop", json!({}))],
+        ),
+    )
+    .await
+    .unwrap();
     assert!(response.ok);
     tokio::time::sleep(Duration::from_millis(1_500)).await;
-    assert!(worker.logs().contains("registration failed; retrying"), "{}", worker.logs());
+    assert!(
+        worker.logs().contains("registration failed; retrying"),
+        "{}",
+        worker.logs()
+    );
 
-    let listener = tokio::net::TcpListener::bind(address).await.expect("rebind the reserved port");
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .expect("rebind the reserved port");
     let coordinator = RunningCoordinator::start(listener, PROTOCOL_VERSION, true).await;
     coordinator
-        .wait_for("a late registration and heartbeats", Duration::from_secs(20), |events| {
-            events.iter().any(|event| matches!(event, Event::Register(_))) && heartbeats(events).len() >= 2
-        })
+        .wait_for(
+            "a late registration and heartbeats",
+            Duration::from_secs(20),
+            |events| {
+                events
+                    .iter()
+                    .any(|event| matches!(event, Event::Register(_)))
+                    && heartbeats(events).len() >= 2
+            },
+        )
         .await;
 }

@@ -16,7 +16,15 @@ async fn killed_child_fails_its_candidate_retryable_and_the_next_runs_on_a_fresh
 
     let mut victim_client = client.clone();
     let victim = tokio::spawn(async move {
-        run(&mut victim_client, candidate("victim", 60_000, vec![step("s1", "debug.sleep", json!({"seconds": 30}))])).await
+        run(
+            &mut victim_client,
+            candidate(
+                "victim",
+                60_000,
+                vec![step("s1", "debug.sleep", json!({"seconds": 30}))],
+            ),
+        )
+        .await
     });
     let (pid, _) = wait_until_running(&mut client, "victim", 1).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -25,25 +33,45 @@ async fn killed_child_fails_its_candidate_retryable_and_the_next_runs_on_a_fresh
 
     let killed_at = Instant::now();
     let status = victim.await.unwrap().expect_err("the candidate must fail");
-    assert!(killed_at.elapsed() < Duration::from_secs(5), "failure reported late");
+    assert!(
+        killed_at.elapsed() < Duration::from_secs(5),
+        "failure reported late"
+    );
     let error = Error::from_status(&status);
     assert_eq!(status.code(), tonic::Code::Unavailable);
-    assert_eq!(error.error_code(), ErrorCode::ServiceUnavailable, "{error:?}");
+    assert_eq!(
+        error.error_code(),
+        ErrorCode::ServiceUnavailable,
+        "{error:?}"
+    );
     assert!(error.retryable);
     assert_eq!(error.details()["step_id"], "s1");
 
-    let health = wait_for_health(&mut client, Duration::from_secs(60), "a fresh process", |health| {
-        health.free_slots == 1 && health.slot_health[0].pid != 0
-    })
+    let health = wait_for_health(
+        &mut client,
+        Duration::from_secs(60),
+        "a fresh process",
+        |health| health.free_slots == 1 && health.slot_health[0].pid != 0,
+    )
     .await;
-    assert_ne!(health.slot_health[0].pid, pid, "the slot must run a new process");
+    assert_ne!(
+        health.slot_health[0].pid, pid,
+        "the slot must run a new process"
+    );
     assert_eq!(health.slot_health[0].restarts, 1);
 
-    let next = run(&mut client, candidate("next", 30_000, vec![step("s1", "debug.noop", json!({}))]))
-        .await
-        .expect("the next candidate runs");
+    let next = run(
+        &mut client,
+        candidate("next", 30_000, vec![step("s1", "debug.noop", json!({}))]),
+    )
+    .await
+    .expect("the next candidate runs");
     assert!(next.ok, "{next:?}");
-    assert!(worker.logs().contains("killed by signal 9"), "{}", worker.logs());
+    assert!(
+        worker.logs().contains("killed by signal 9"),
+        "{}",
+        worker.logs()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -53,27 +81,53 @@ async fn hanging_skill_times_out_within_the_deadline_plus_one_second_and_the_slo
     let old_pid = health(&mut client).await.slot_health[0].pid;
 
     let started = Instant::now();
-    let status = run(&mut client, candidate("hang", 2_000, vec![step("s1", "debug.sleep", json!({"seconds": 60}))]))
-        .await
-        .expect_err("the candidate must time out");
+    let status = run(
+        &mut client,
+        candidate(
+            "hang",
+            2_000,
+            vec![step("s1", "debug.sleep", json!({"seconds": 60}))],
+        ),
+    )
+    .await
+    .expect_err("the candidate must time out");
     let elapsed = started.elapsed();
     let error = Error::from_status(&status);
     assert_eq!(status.code(), tonic::Code::DeadlineExceeded);
     assert_eq!(error.error_code(), ErrorCode::Timeout, "{error:?}");
     assert!(error.retryable);
-    assert!(elapsed >= Duration::from_millis(1_900), "returned before the deadline: {elapsed:?}");
-    assert!(elapsed < Duration::from_millis(3_000), "TIMEOUT after {elapsed:?}, more than deadline + 1 s");
+    assert!(
+        elapsed >= Duration::from_millis(1_900),
+        "returned before the deadline: {elapsed:?}"
+    );
+    assert!(
+        elapsed < Duration::from_millis(3_000),
+        "TIMEOUT after {elapsed:?}, more than deadline + 1 s"
+    );
 
-    let health = wait_for_health(&mut client, Duration::from_secs(60), "a fresh process", |health| {
-        health.free_slots == 1 && health.slot_health[0].pid != 0
-    })
+    let health = wait_for_health(
+        &mut client,
+        Duration::from_secs(60),
+        "a fresh process",
+        |health| health.free_slots == 1 && health.slot_health[0].pid != 0,
+    )
     .await;
     assert_ne!(health.slot_health[0].pid, old_pid);
-    assert!(!process_is_alive(old_pid), "the hung process must be killed");
+    assert!(
+        !process_is_alive(old_pid),
+        "the hung process must be killed"
+    );
 
-    let next = run(&mut client, candidate("after-hang", 30_000, vec![step("s1", "debug.sleep", json!({"seconds": 0.1}))]))
-        .await
-        .expect("the slot serves again");
+    let next = run(
+        &mut client,
+        candidate(
+            "after-hang",
+            30_000,
+            vec![step("s1", "debug.sleep", json!({"seconds": 0.1}))],
+        ),
+    )
+    .await
+    .expect("the slot serves again");
     assert!(next.ok, "{next:?}");
 }
 
@@ -86,13 +140,21 @@ async fn bad_parameters_are_invalid_param_and_never_reach_klayout() {
     let started = Instant::now();
     let response = run(
         &mut client,
-        candidate("bad-type", 30_000, vec![step("s1", "debug.sleep", json!({"seconds": "ten"}))]),
+        candidate(
+            "bad-type",
+            30_000,
+            vec![step("s1", "debug.sleep", json!({"seconds": "ten"}))],
+        ),
     )
     .await
     .expect("a refused step is a result, not a failed rpc");
     assert!(!response.ok);
     let step_error = response.steps[0].error.clone().unwrap();
-    assert_eq!(step_error.error_code(), ErrorCode::InvalidParam, "{step_error:?}");
+    assert_eq!(
+        step_error.error_code(),
+        ErrorCode::InvalidParam,
+        "{step_error:?}"
+    );
     assert!(!step_error.retryable);
     assert_eq!(step_error.details()["pointer"], "/seconds");
     assert_eq!(response.error.as_ref(), Some(&step_error));
@@ -100,26 +162,51 @@ async fn bad_parameters_are_invalid_param_and_never_reach_klayout() {
     // 30 s of sleep with an unexpected key: refused, and it never sleeps
     let response = run(
         &mut client,
-        candidate("extra-key", 30_000, vec![step("s1", "debug.sleep", json!({"seconds": 30, "nap": true}))]),
+        candidate(
+            "extra-key",
+            30_000,
+            vec![step(
+                "s1",
+                "debug.sleep",
+                json!({"seconds": 30, "nap": true}),
+            )],
+        ),
     )
     .await
     .unwrap();
-    assert_eq!(response.error.unwrap().error_code(), ErrorCode::InvalidParam);
+    assert_eq!(
+        response.error.unwrap().error_code(),
+        ErrorCode::InvalidParam
+    );
     let response = run(
         &mut client,
-        candidate("negative", 30_000, vec![step("s1", "debug.sleep", json!({"seconds": -1}))]),
+        candidate(
+            "negative",
+            30_000,
+            vec![step("s1", "debug.sleep", json!({"seconds": -1}))],
+        ),
     )
     .await
     .unwrap();
-    assert_eq!(response.error.unwrap().error_code(), ErrorCode::InvalidParam);
+    assert_eq!(
+        response.error.unwrap().error_code(),
+        ErrorCode::InvalidParam
+    );
     let response = run(
         &mut client,
-        candidate("unknown", 30_000, vec![step("s1", "device.teleport", json!({}))]),
+        candidate(
+            "unknown",
+            30_000,
+            vec![step("s1", "device.teleport", json!({}))],
+        ),
     )
     .await
     .unwrap();
     assert_eq!(response.error.unwrap().error_code(), ErrorCode::NotFound);
-    assert!(started.elapsed() < Duration::from_secs(5), "a refused sleep must not sleep");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "a refused sleep must not sleep"
+    );
 
     let calls_after = health(&mut client).await.slot_health[0].calls_forwarded;
     assert_eq!(calls_after, calls_before, "no tools/call may reach KLayout");
@@ -142,7 +229,10 @@ async fn bad_parameters_are_invalid_param_and_never_reach_klayout() {
     assert!(!response.ok);
     assert_eq!(response.steps.len(), 2);
     assert!(response.steps[0].ok);
-    assert_eq!(health(&mut client).await.slot_health[0].calls_forwarded, calls_before + 1);
+    assert_eq!(
+        health(&mut client).await.slot_health[0].calls_forwarded,
+        calls_before + 1
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -155,24 +245,47 @@ async fn more_candidates_than_slots_are_refused_at_once() {
         let mut busy_client = client.clone();
         running.push(tokio::spawn(async move {
             let plan = vec![step("s1", "debug.sleep", json!({"seconds": 2}))];
-            run(&mut busy_client, candidate(&format!("busy-{index}"), 30_000, plan)).await
+            run(
+                &mut busy_client,
+                candidate(&format!("busy-{index}"), 30_000, plan),
+            )
+            .await
         }));
     }
-    wait_for_health(&mut client, Duration::from_secs(30), "both slots busy", |health| health.free_slots == 0).await;
+    wait_for_health(
+        &mut client,
+        Duration::from_secs(30),
+        "both slots busy",
+        |health| health.free_slots == 0,
+    )
+    .await;
 
     let started = Instant::now();
-    let status = run(&mut client, candidate("one-too-many", 30_000, vec![step("s1", "debug.noop", json!({}))]))
-        .await
-        .expect_err("no free slot");
+    let status = run(
+        &mut client,
+        candidate(
+            "one-too-many",
+            30_000,
+            vec![step("s1", "debug.noop", json!({}))],
+        ),
+    )
+    .await
+    .expect_err("no free slot");
     let refused_after = started.elapsed();
     let error = Error::from_status(&status);
     assert_eq!(status.code(), tonic::Code::ResourceExhausted);
     assert_eq!(error.error_code(), ErrorCode::ResourceExhausted);
     assert!(error.retryable);
-    assert!(refused_after < Duration::from_millis(500), "refused after {refused_after:?}: that is a queue");
+    assert!(
+        refused_after < Duration::from_millis(500),
+        "refused after {refused_after:?}: that is a queue"
+    );
 
     for candidate in running {
-        let response = candidate.await.unwrap().expect("the admitted candidates finish");
+        let response = candidate
+            .await
+            .unwrap()
+            .expect("the admitted candidates finish");
         assert!(response.ok, "{response:?}");
     }
     assert_eq!(health(&mut client).await.rejected_busy, 1);
@@ -185,21 +298,38 @@ async fn sigterm_lets_the_running_candidate_finish_then_the_worker_exits_zero() 
 
     let mut running_client = client.clone();
     let running = tokio::spawn(async move {
-        run(&mut running_client, candidate("in-flight", 30_000, vec![step("s1", "debug.sleep", json!({"seconds": 2}))])).await
+        run(
+            &mut running_client,
+            candidate(
+                "in-flight",
+                30_000,
+                vec![step("s1", "debug.sleep", json!({"seconds": 2}))],
+            ),
+        )
+        .await
     });
     wait_until_running(&mut client, "in-flight", 1).await;
     worker.send_signal(libc::SIGTERM);
-    wait_for_health(&mut client, Duration::from_secs(5), "draining", |health| health.draining).await;
+    wait_for_health(&mut client, Duration::from_secs(5), "draining", |health| {
+        health.draining
+    })
+    .await;
 
-    let status = run(&mut client, candidate("late", 30_000, vec![step("s1", "debug.noop", json!({}))]))
-        .await
-        .expect_err("a draining worker takes no work");
+    let status = run(
+        &mut client,
+        candidate("late", 30_000, vec![step("s1", "debug.noop", json!({}))]),
+    )
+    .await
+    .expect_err("a draining worker takes no work");
     let error = Error::from_status(&status);
     assert_eq!(error.error_code(), ErrorCode::ServiceUnavailable);
     assert!(error.retryable);
     assert!(error.message.contains("draining"), "{error:?}");
 
-    let response = running.await.unwrap().expect("the in-flight candidate completes");
+    let response = running
+        .await
+        .unwrap()
+        .expect("the in-flight candidate completes");
     assert!(response.ok, "{response:?}");
     let exit = worker.wait_for_exit(Duration::from_secs(15)).await;
     assert_eq!(exit.code(), Some(0), "{}", worker.logs());
@@ -212,7 +342,15 @@ async fn sigterm_fails_back_a_candidate_that_outlives_the_grace_period() {
 
     let mut running_client = client.clone();
     let running = tokio::spawn(async move {
-        run(&mut running_client, candidate("too-long", 60_000, vec![step("s1", "debug.sleep", json!({"seconds": 30}))])).await
+        run(
+            &mut running_client,
+            candidate(
+                "too-long",
+                60_000,
+                vec![step("s1", "debug.sleep", json!({"seconds": 30}))],
+            ),
+        )
+        .await
     });
     wait_until_running(&mut client, "too-long", 1).await;
     let signalled = Instant::now();
@@ -220,7 +358,11 @@ async fn sigterm_fails_back_a_candidate_that_outlives_the_grace_period() {
 
     let status = running.await.unwrap().expect_err("failed back");
     let error = Error::from_status(&status);
-    assert_eq!(error.error_code(), ErrorCode::ServiceUnavailable, "{error:?}");
+    assert_eq!(
+        error.error_code(),
+        ErrorCode::ServiceUnavailable,
+        "{error:?}"
+    );
     assert!(error.retryable);
     assert!(signalled.elapsed() < Duration::from_secs(5));
     let exit = worker.wait_for_exit(Duration::from_secs(15)).await;
@@ -237,10 +379,20 @@ async fn drain_rpc_stops_taking_work_without_exiting() {
         .unwrap()
         .into_inner();
     assert_eq!((drained.finished, drained.failed_back), (0, 0));
-    let status = run(&mut client, candidate("after-drain", 30_000, vec![step("s1", "debug.noop", json!({}))]))
-        .await
-        .expect_err("drained");
-    assert_eq!(Error::from_status(&status).error_code(), ErrorCode::ServiceUnavailable);
+    let status = run(
+        &mut client,
+        candidate(
+            "after-drain",
+            30_000,
+            vec![step("s1", "debug.noop", json!({}))],
+        ),
+    )
+    .await
+    .expect_err("drained");
+    assert_eq!(
+        Error::from_status(&status).error_code(),
+        ErrorCode::ServiceUnavailable
+    );
     let health = health(&mut client).await;
     assert!(health.draining);
 }
@@ -255,12 +407,19 @@ async fn list_skills_reports_schemas_and_the_klayout_version() {
         .unwrap()
         .into_inner();
     assert!(!skills.klayout_version.is_empty());
-    let sleep = skills.skills.iter().find(|skill| skill.name == "debug.sleep").expect("debug.sleep");
+    let sleep = skills
+        .skills
+        .iter()
+        .find(|skill| skill.name == "debug.sleep")
+        .expect("debug.sleep");
     let schema: serde_json::Value = serde_json::from_str(&sleep.input_schema_json).unwrap();
     assert_eq!(schema["required"], json!(["seconds"]));
     // --log-json: every log line is a JSON object
     let logs = worker.logs();
     let first_line = logs.lines().next().expect("some log");
     let parsed: serde_json::Value = serde_json::from_str(first_line).expect("json log line");
-    assert!(parsed.get("message").is_some() || parsed.get("fields").is_some(), "{first_line}");
+    assert!(
+        parsed.get("message").is_some() || parsed.get("fields").is_some(),
+        "{first_line}"
+    );
 }

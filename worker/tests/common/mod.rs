@@ -9,11 +9,16 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use centroid_proto::v1::worker_client::WorkerClient;
-use centroid_proto::v1::{HealthRequest, HealthResponse, RunCandidateRequest, RunCandidateResponse, SkillCall};
+use centroid_proto::v1::{
+    HealthRequest, HealthResponse, RunCandidateRequest, RunCandidateResponse, SkillCall,
+};
 use tonic::transport::Channel;
 
 pub fn repository_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("worker/ has a parent").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("worker/ has a parent")
+        .to_path_buf()
 }
 
 /// `$CENTROID_PYTHON`, else the repository's `.venv/bin/python`.
@@ -73,10 +78,16 @@ impl WorkerProcess {
                 return worker;
             }
             if let Ok(Some(status)) = worker.child.try_wait() {
-                panic!("centroid-worker exited before serving ({status}):\n{}", worker.logs());
+                panic!(
+                    "centroid-worker exited before serving ({status}):\n{}",
+                    worker.logs()
+                );
             }
             if started.elapsed() > Duration::from_secs(90) {
-                panic!("centroid-worker did not serve within 90 s:\n{}", worker.logs());
+                panic!(
+                    "centroid-worker did not serve within 90 s:\n{}",
+                    worker.logs()
+                );
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -125,7 +136,10 @@ impl WorkerProcess {
                 return status;
             }
             if started.elapsed() > limit {
-                panic!("centroid-worker still running after {limit:?}:\n{}", self.logs());
+                panic!(
+                    "centroid-worker still running after {limit:?}:\n{}",
+                    self.logs()
+                );
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -149,7 +163,11 @@ pub fn step(step_id: &str, skill: &str, arguments: serde_json::Value) -> SkillCa
     }
 }
 
-pub fn candidate(candidate_id: &str, deadline_ms: u64, plan: Vec<SkillCall>) -> RunCandidateRequest {
+pub fn candidate(
+    candidate_id: &str,
+    deadline_ms: u64,
+    plan: Vec<SkillCall>,
+) -> RunCandidateRequest {
     RunCandidateRequest {
         candidate_id: candidate_id.to_string(),
         session_id: "test-session".to_string(),
@@ -159,12 +177,22 @@ pub fn candidate(candidate_id: &str, deadline_ms: u64, plan: Vec<SkillCall>) -> 
     }
 }
 
-pub async fn run(client: &mut WorkerClient<Channel>, request: RunCandidateRequest) -> Result<RunCandidateResponse, tonic::Status> {
-    client.run_candidate(request).await.map(tonic::Response::into_inner)
+pub async fn run(
+    client: &mut WorkerClient<Channel>,
+    request: RunCandidateRequest,
+) -> Result<RunCandidateResponse, tonic::Status> {
+    client
+        .run_candidate(request)
+        .await
+        .map(tonic::Response::into_inner)
 }
 
 pub async fn health(client: &mut WorkerClient<Channel>) -> HealthResponse {
-    client.health(HealthRequest {}).await.expect("health").into_inner()
+    client
+        .health(HealthRequest {})
+        .await
+        .expect("health")
+        .into_inner()
 }
 
 /// Polls Health until `condition` holds, up to `limit`.
@@ -189,15 +217,29 @@ pub async fn wait_for_health(
 
 /// Waits until `candidate_id` is running on some slot and its `min_calls`-th
 /// tools/call has been forwarded to KLayout; returns (slot pid, calls).
-pub async fn wait_until_running(client: &mut WorkerClient<Channel>, candidate_id: &str, min_calls: u64) -> (u32, u64) {
-    let health = wait_for_health(client, Duration::from_secs(30), "the candidate to be running", |health| {
-        health
-            .slot_health
-            .iter()
-            .any(|slot| slot.candidate_id == candidate_id && slot.pid != 0 && slot.calls_forwarded >= min_calls)
-    })
+pub async fn wait_until_running(
+    client: &mut WorkerClient<Channel>,
+    candidate_id: &str,
+    min_calls: u64,
+) -> (u32, u64) {
+    let health = wait_for_health(
+        client,
+        Duration::from_secs(30),
+        "the candidate to be running",
+        |health| {
+            health.slot_health.iter().any(|slot| {
+                slot.candidate_id == candidate_id
+                    && slot.pid != 0
+                    && slot.calls_forwarded >= min_calls
+            })
+        },
+    )
     .await;
-    let slot = health.slot_health.iter().find(|slot| slot.candidate_id == candidate_id).unwrap();
+    let slot = health
+        .slot_health
+        .iter()
+        .find(|slot| slot.candidate_id == candidate_id)
+        .unwrap();
     (slot.pid, slot.calls_forwarded)
 }
 
@@ -217,7 +259,10 @@ pub async fn run_to_exit(mut command: Command, limit: Duration) -> (ExitStatus, 
     let started = Instant::now();
     loop {
         if let Some(status) = child.try_wait().expect("try_wait") {
-            return (status, std::fs::read_to_string(log.path()).unwrap_or_default());
+            return (
+                status,
+                std::fs::read_to_string(log.path()).unwrap_or_default(),
+            );
         }
         if started.elapsed() > limit {
             let _ = child.kill();
