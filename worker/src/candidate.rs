@@ -53,10 +53,18 @@ pub async fn run_candidate(
     mut context: CandidateContext,
 ) -> Result<RunCandidateResponse, Error> {
     let started = Instant::now();
-    if let Err(error) = supervisor::ensure_live_process(&mut lease).await {
+    // a slot whose process died while idle starts a new one, within the candidate's deadline
+    let ensured =
+        tokio::time::timeout_at(deadline, supervisor::ensure_live_process(&mut lease)).await;
+    let startup_failure = match ensured {
+        Ok(Ok(())) => None,
+        Ok(Err(error)) => Some(error.to_string()),
+        Err(_elapsed) => Some("starting it ran past the candidate deadline".to_string()),
+    };
+    if let Some(reason) = startup_failure {
         return Err(Error::new(
             ErrorCode::ServiceUnavailable,
-            format!("no klayout process on slot {}: {error}", lease.index()),
+            format!("no klayout process on slot {}: {reason}", lease.index()),
         ));
     }
     let process = lease.process.as_mut().expect("ensured above");

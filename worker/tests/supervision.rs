@@ -423,3 +423,31 @@ async fn list_skills_reports_schemas_and_the_klayout_version() {
         "{first_line}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_that_died_while_idle_is_replaced_before_the_next_candidate() {
+    let worker = WorkerProcess::start(&["--slots", "1"]);
+    let mut client = worker.client().await;
+    let old_pid = health(&mut client).await.slot_health[0].pid;
+    // SAFETY: SIGKILL to the idle KLayout child reported by Health.
+    assert_eq!(
+        unsafe { libc::kill(old_pid as libc::pid_t, libc::SIGKILL) },
+        0
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let response = run(
+        &mut client,
+        candidate(
+            "after-idle-death",
+            60_000,
+            vec![step("s1", "debug.noop", json!({}))],
+        ),
+    )
+    .await
+    .expect("the candidate runs on a new process");
+    assert!(response.ok, "{response:?}");
+    let health = health(&mut client).await;
+    assert_ne!(health.slot_health[0].pid, old_pid);
+    assert_eq!(health.slot_health[0].restarts, 1);
+}
