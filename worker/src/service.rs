@@ -24,6 +24,9 @@ use crate::schema_check::SkillCatalog;
 /// were told to stop, to give their slots back.
 const FAIL_BACK_WAIT: Duration = Duration::from_secs(10);
 
+/// Longest deadline a candidate can ask for (a week): keeps `now + deadline` finite.
+const MAX_CANDIDATE_DEADLINE_MS: u64 = 7 * 24 * 3600 * 1000;
+
 /// Everything the service, the registration task and the drain share.
 pub struct WorkerState {
     pub worker_id: String,
@@ -202,7 +205,7 @@ impl WorkerState {
         };
         let deadline_budget = match request.deadline_ms {
             0 => self.default_deadline,
-            milliseconds => Duration::from_millis(milliseconds),
+            milliseconds => Duration::from_millis(milliseconds.min(MAX_CANDIDATE_DEADLINE_MS)),
         };
         let deadline = Instant::now() + deadline_budget;
         let span = tracing::info_span!(

@@ -414,6 +414,18 @@ async fn list_skills_reports_schemas_and_the_klayout_version() {
         .expect("debug.sleep");
     let schema: serde_json::Value = serde_json::from_str(&sleep.input_schema_json).unwrap();
     assert_eq!(schema["required"], json!(["seconds"]));
+    // a deadline far beyond anything sensible is capped, not an overflow
+    let response = run(
+        &mut client,
+        candidate(
+            "far-deadline",
+            u64::MAX,
+            vec![step("s1", "debug.noop", json!({}))],
+        ),
+    )
+    .await
+    .expect("capped deadline");
+    assert!(response.ok);
     // --log-json: every log line is a JSON object
     let logs = worker.logs();
     let first_line = logs.lines().next().expect("some log");
