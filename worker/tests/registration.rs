@@ -36,6 +36,8 @@ struct TinyCoordinator {
     protocol_version: u32,
     /// whether it checks the worker's version (an old coordinator that doesn't)
     checks_version: bool,
+    /// answers the first heartbeat with known = false (as after a coordinator restart)
+    forgets_once: Arc<std::sync::atomic::AtomicBool>,
 }
 
 #[tonic::async_trait]
@@ -80,7 +82,10 @@ impl Coordinator for TinyCoordinator {
             .lock()
             .unwrap()
             .push(Event::Heartbeat(request.into_inner()));
-        Ok(Response::new(HeartbeatResponse { known: true }))
+        let forgets = self
+            .forgets_once
+            .swap(false, std::sync::atomic::Ordering::SeqCst);
+        Ok(Response::new(HeartbeatResponse { known: !forgets }))
     }
 
     async fn deregister_worker(
@@ -107,12 +112,22 @@ impl RunningCoordinator {
         protocol_version: u32,
         checks_version: bool,
     ) -> RunningCoordinator {
+        RunningCoordinator::start_with(listener, protocol_version, checks_version, false).await
+    }
+
+    async fn start_with(
+        listener: tokio::net::TcpListener,
+        protocol_version: u32,
+        checks_version: bool,
+        forgets_once: bool,
+    ) -> RunningCoordinator {
         let address = listener.local_addr().unwrap();
         let events = Arc::new(Mutex::new(Vec::new()));
         let coordinator = TinyCoordinator {
             events: events.clone(),
             protocol_version,
             checks_version,
+            forgets_once: Arc::new(std::sync::atomic::AtomicBool::new(forgets_once)),
         };
         let (shutdown, shutdown_requested) = oneshot::channel::<()>();
         tokio::spawn(
@@ -348,5 +363,21 @@ async fn worker_retries_with_backoff_until_the_coordinator_is_up() {
                     && heartbeats(events).len() >= 2
             },
         )
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_registers_again_when_the_coordinator_forgot_it() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let coordinator = RunningCoordinator::start_with(listener, PROTOCOL_VERSION, true, true).await;
+    let _worker = WorkerProcess::start(&["--slots", "1", "--coordinator", &coordinator.url()]);
+    coordinator
+        .wait_for("a second registration", Duration::from_secs(20), |events| {
+            events
+                .iter()
+                .filter(|event| matches!(event, Event::Register(_)))
+                .count()
+                >= 2
+        })
         .await;
 }
