@@ -172,9 +172,18 @@ pub async fn run_candidate(
         }
     }
 
-    let artifacts = match &scratch_dir {
+    // reading (possibly large) files and removing the directory block: not on a runtime thread
+    let artifacts = match scratch_dir {
         None => Vec::new(),
-        Some(dir) => collect_artifacts(dir.path()).map_err(|error| {
+        Some(dir) => tokio::task::spawn_blocking(move || {
+            let collected = collect_artifacts(dir.path());
+            drop(dir);
+            collected
+        })
+        .await
+        .map_err(std::io::Error::other)
+        .and_then(|collected| collected)
+        .map_err(|error| {
             Error::new(
                 ErrorCode::InternalError,
                 format!("cannot read artifacts: {error}"),
