@@ -53,6 +53,8 @@ pub(crate) struct Shared {
     pub store: Arc<dyn Store>,
     pub registry: Arc<Registry>,
     pub consumer: String,
+    /// this process's identity as a job driver (consumer name + a per-start id)
+    pub driver_id: String,
     pub events_changed: Notify,
     pub queue_changed: Notify,
     pub progress: Notify,
@@ -153,11 +155,13 @@ impl Coordinator {
     pub async fn start(config: CoordinatorConfig, store: Arc<dyn Store>) -> Result<Coordinator, CoordinatorError> {
         let registry = Registry::new(config.heartbeat_timeout());
         let consumer = config.consumer_name();
+        let driver_id = format!("{consumer}/{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
         let shared = Arc::new(Shared {
             config,
             store,
             registry,
             consumer,
+            driver_id,
             events_changed: Notify::new(),
             queue_changed: Notify::new(),
             progress: Notify::new(),

@@ -63,6 +63,13 @@ async fn sweep_loop(shared: Arc<Shared>) {
         if !shared.registry.sweep().is_empty() {
             shared.queue_changed.notify_waiters();
         }
+        // publish the live workers' cards for the other coordinators sharing the store
+        let ttl = shared.config.heartbeat_timeout();
+        for card in shared.registry.cards_due(ttl / 3, &shared.consumer) {
+            if let Err(error) = shared.store.put_worker_card(&card, ttl).await {
+                tracing::warn!(%error, worker_id = %card.worker_id, "cannot publish the worker card");
+            }
+        }
     }
 }
 
@@ -96,7 +103,10 @@ async fn dispatch_loop(shared: Arc<Shared>, in_flight: InFlight) {
         if shared.is_shutting_down() {
             return;
         }
-        let capacity = (shared.registry.alive_slots() as usize * 2).max(4) + 4;
+        // without a live worker this coordinator claims nothing: the entries stay in
+        // the stream for a coordinator that has workers (or for when one registers)
+        let alive_slots = shared.registry.alive_slots() as usize;
+        let capacity = if alive_slots == 0 { 0 } else { alive_slots * 2 + 4 };
         let available = capacity.saturating_sub(in_flight.lock().expect("in-flight lock").len());
         let mut entries: Vec<QueueEntry> = Vec::new();
         let mut failed = None;
@@ -300,10 +310,21 @@ async fn run_entry(shared: &Arc<Shared>, in_flight: &InFlight, entry: &QueueEntr
         }
         count_delivery = true;
 
-        // wait for a slot on a live worker
+        // wait for a slot on a live worker; with no live worker for a whole lease,
+        // hand the entry back (its lease lapses and any coordinator may take it)
+        let mut no_worker_since: Option<Instant> = None;
         let slot = loop {
             if let Some(slot) = shared.registry.try_acquire(&candidate.required_skills, &excluded) {
                 break slot;
+            }
+            if shared.registry.alive_slots() == 0 {
+                let since = *no_worker_since.get_or_insert_with(Instant::now);
+                if since.elapsed() > shared.config.lease_timeout() {
+                    tracing::info!(session_id = job_id, candidate_id, "no live worker here; handing the entry back");
+                    return Disposition::LeavePending;
+                }
+            } else {
+                no_worker_since = None;
             }
             let slots_changed = shared.registry.slots_changed.notified();
             tokio::select! {
@@ -530,6 +551,9 @@ async fn record(shared: &Arc<Shared>, job: &crate::model::JobRecord, candidate: 
 /// pitch before planning), on any live worker with the skills, with a deadline.
 pub(crate) async fn probe(shared: &Arc<Shared>, job_id: &str, plan: &Plan, deadline: Duration) -> Option<RunCandidateResponse> {
     let required: Vec<String> = plan.steps.iter().map(|step| step.skill.clone()).collect();
+    if shared.registry.alive_slots() == 0 {
+        return None;
+    }
     let waited = Instant::now();
     let slot = loop {
         if let Some(slot) = shared.registry.try_acquire(&required, &BTreeSet::new()) {

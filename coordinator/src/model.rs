@@ -351,3 +351,21 @@ pub fn now_ms() -> u64 {
         .map(|duration| duration.as_millis() as u64)
         .unwrap_or_default()
 }
+
+/// What a coordinator publishes about a live worker so that other coordinators
+/// sharing the store can plan with its skills (and list it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerCard {
+    pub worker_id: String,
+    pub address: String,
+    pub slots: u32,
+    pub skills: Vec<String>,
+    /// input schemas by skill
+    #[serde(default)]
+    pub schemas: std::collections::HashMap<String, Value>,
+    pub klayout_version: String,
+    pub hostname: String,
+    /// the coordinator the worker registered with
+    pub coordinator: String,
+    pub last_seen_ms: u64,
+}

@@ -31,6 +31,8 @@ struct WorkerEntry {
     schemas_fetched: bool,
     /// flips to true when the worker is declared dead
     dead: watch::Sender<bool>,
+    /// when this coordinator last published the worker's card
+    card_published: Option<Instant>,
 }
 
 /// A slot taken on a worker; gives it back on drop.
@@ -93,6 +95,7 @@ impl Registry {
                 entry.info = info;
                 entry.last_heartbeat = Instant::now();
                 entry.schemas_fetched = false;
+                entry.card_published = None;
                 false
             } else {
                 let previous_running = workers.get(&worker_id).map(|entry| entry.running).unwrap_or(0);
@@ -112,6 +115,7 @@ impl Registry {
                         schemas: HashMap::new(),
                         schemas_fetched: false,
                         dead: watch::Sender::new(false),
+                        card_published: None,
                     },
                 );
                 true
@@ -284,6 +288,34 @@ impl Registry {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+
+    /// Cards of live workers due for publishing (every `period`, and once their schemas are in).
+    pub fn cards_due(&self, period: Duration, coordinator: &str) -> Vec<crate::model::WorkerCard> {
+        let mut due = Vec::new();
+        for entry in self.lock().values_mut() {
+            if !entry.alive || !entry.schemas_fetched || entry.card_published.is_some_and(|published| published.elapsed() < period) {
+                continue;
+            }
+            entry.card_published = Some(Instant::now());
+            due.push(crate::model::WorkerCard {
+                worker_id: entry.info.worker_id.clone(),
+                address: entry.info.address.clone(),
+                slots: entry.info.slots,
+                skills: entry.info.skills.clone(),
+                schemas: entry.schemas.clone(),
+                klayout_version: entry.info.klayout_version.clone(),
+                hostname: entry.info.hostname.clone(),
+                coordinator: coordinator.to_string(),
+                last_seen_ms: crate::model::now_ms(),
+            });
+        }
+        due
+    }
+
+    /// Ids of the workers registered here (alive or not).
+    pub fn known_ids(&self) -> Vec<String> {
+        self.lock().keys().cloned().collect()
     }
 
     pub fn statuses(&self) -> Vec<WorkerStatus> {

@@ -12,7 +12,7 @@ use centroid_proto::v1::{
     DeregisterWorkerResponse, FetchArtifactRequest, GetJobRequest, GetJobResponse, HeartbeatRequest, HeartbeatResponse,
     InputIssue as ProtoIssue, JobEvent, JobEventKind, JobSummary, ListJobsRequest, ListJobsResponse, ListWorkersRequest,
     ListWorkersResponse, RegisterWorkerRequest, RegisterWorkerResponse, SubmitJobRequest, SubmitJobResponse,
-    WatchJobRequest,
+    WatchJobRequest, WorkerInfo, WorkerStatus,
 };
 use centroid_proto::{Error, ErrorCode, PROTOCOL_VERSION, check_protocol_version};
 use tokio::net::TcpListener;
@@ -282,7 +282,30 @@ impl Jobs for CoordinatorService {
     }
 
     async fn list_workers(&self, _request: Request<ListWorkersRequest>) -> Result<Response<ListWorkersResponse>, Status> {
-        Ok(Response::new(ListWorkersResponse { workers: self.coordinator.registry().statuses() }))
+        let mut workers = self.coordinator.registry().statuses();
+        // workers registered with other coordinators sharing the store
+        let local = self.coordinator.registry().known_ids();
+        if let Ok(cards) = self.coordinator.store().worker_cards().await {
+            for card in cards.into_iter().filter(|card| !local.contains(&card.worker_id)) {
+                workers.push(WorkerStatus {
+                    info: Some(WorkerInfo {
+                        worker_id: card.worker_id,
+                        address: card.address,
+                        slots: card.slots,
+                        skills: card.skills,
+                        klayout_version: card.klayout_version,
+                        protocol_version: PROTOCOL_VERSION,
+                        hostname: card.hostname,
+                    }),
+                    free_slots: card.slots,
+                    running: 0,
+                    draining: false,
+                    alive: true,
+                    last_heartbeat_ms_ago: crate::model::now_ms().saturating_sub(card.last_seen_ms),
+                });
+            }
+        }
+        Ok(Response::new(ListWorkersResponse { workers }))
     }
 }
 

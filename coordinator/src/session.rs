@@ -128,8 +128,58 @@ fn elapsed_budget(job: &JobRecord) -> bool {
     job.options.time_budget_ms > 0 && now_ms().saturating_sub(job.started_ms) > job.options.time_budget_ms
 }
 
-/// Runs a job to its end (or until the coordinator shuts down).
+/// Runs a job to its end (or until the coordinator shuts down), holding the job's
+/// driver lease: a job is driven by one coordinator at a time.
 pub(crate) async fn drive(shared: Arc<Shared>, job_id: String) {
+    let lease = shared.config.lease_timeout();
+    let mut announced = false;
+    loop {
+        match shared.store.lease_job(&job_id, &shared.driver_id, lease).await {
+            Ok(true) => break,
+            Ok(false) => {
+                if !announced {
+                    announced = true;
+                    tracing::info!(session_id = %job_id, "another coordinator drives this job; waiting for its lease to lapse");
+                }
+            }
+            Err(error) => tracing::warn!(session_id = %job_id, %error, "cannot take the job lease"),
+        }
+        let mut shutdown = shared.shutdown.subscribe();
+        tokio::select! {
+            _ = tokio::time::sleep(lease / 3) => {}
+            _ = shutdown.wait_for(|stopping| *stopping) => return,
+        }
+        if let Ok(Some(job)) = shared.store.get_job(&job_id).await
+            && job.is_finished()
+        {
+            return;
+        }
+    }
+    let (lost_sender, lost) = tokio::sync::watch::channel(false);
+    let renewer = {
+        let shared = shared.clone();
+        let job_id = job_id.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(lease / 3).await;
+                match shared.store.lease_job(&job_id, &shared.driver_id, lease).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        tracing::warn!(session_id = %job_id, "lost the job lease to another coordinator");
+                        lost_sender.send_replace(true);
+                        return;
+                    }
+                    Err(error) => tracing::warn!(session_id = %job_id, %error, "cannot renew the job lease"),
+                }
+            }
+        })
+    };
+    drive_leased(shared.clone(), job_id.clone(), lost).await;
+    renewer.abort();
+    let _ = shared.store.release_job(&job_id, &shared.driver_id).await;
+}
+
+async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::watch::Receiver<bool>) {
     let Some(inputs) = retry!(shared, "read inputs", shared.store.get_inputs(&job_id)) else {
         tracing::warn!(session_id = %job_id, "job has no inputs (expired?); dropping it");
         return;
@@ -143,7 +193,7 @@ pub(crate) async fn drive(shared: Arc<Shared>, job_id: String) {
     let mut waiting_reported = false;
 
     loop {
-        if shared.is_shutting_down() {
+        if shared.is_shutting_down() || *lost.borrow() {
             return;
         }
         let Some(mut job) = retry!(shared, "read job", shared.store.get_job(&job_id)) else { return };
@@ -178,7 +228,24 @@ pub(crate) async fn drive(shared: Arc<Shared>, job_id: String) {
                 transition(&shared, &mut job, JobState::Planning, "planning").await;
             }
             JobState::Planning => {
-                if shared.registry.alive_count() == 0 {
+                // workers of other coordinators sharing the store count too: their
+                // dispatchers take the candidates from the shared queue
+                let remote_skills = if shared.registry.alive_count() == 0 {
+                    let cards = shared.store.worker_cards().await.unwrap_or_default();
+                    (!cards.is_empty()).then(|| {
+                        let mut skills = crate::planner::SkillCatalog::new();
+                        for card in cards {
+                            for skill in card.skills {
+                                let schema = card.schemas.get(&skill).cloned().unwrap_or(Value::Null);
+                                skills.entry(skill).or_insert(schema);
+                            }
+                        }
+                        skills
+                    })
+                } else {
+                    None
+                };
+                if shared.registry.alive_count() == 0 && remote_skills.is_none() {
                     if !waiting_reported {
                         waiting_reported = true;
                         shared.emit(&job, EventKind::WaitingForWorkers, "", "no live worker: waiting for one to register", Value::Null).await;
@@ -187,7 +254,7 @@ pub(crate) async fn drive(shared: Arc<Shared>, job_id: String) {
                     continue;
                 }
                 shared.registry.wait_for_schemas(Duration::from_secs(3)).await;
-                let skills = shared.registry.skills();
+                let skills = remote_skills.unwrap_or_else(|| shared.registry.skills());
                 if !job.options.noop_plan && !job.route_probed && routing_advertised(&skills) {
                     job.route_pitch_um = probe_route_pitch(&shared, &job_id, &raw).await;
                     job.route_probed = true;

@@ -193,6 +193,7 @@ pub struct CoordinatorProcess {
     pub address: String,
     redis_url: String,
     prefix: String,
+    consumer: String,
     extra: Vec<String>,
     dir: PathBuf,
     pub log: PathBuf,
@@ -201,11 +202,18 @@ pub struct CoordinatorProcess {
 
 impl CoordinatorProcess {
     pub fn start(dir: &Path, redis_url: &str, prefix: &str, extra: &[&str]) -> CoordinatorProcess {
+        CoordinatorProcess::start_named(dir, redis_url, prefix, "coordinator-test", extra)
+    }
+
+    /// A coordinator with its own consumer name (several may share one Redis and prefix).
+    pub fn start_named(dir: &Path, redis_url: &str, prefix: &str, consumer: &str, extra: &[&str]) -> CoordinatorProcess {
+        std::fs::create_dir_all(dir).expect("coordinator dir");
         let mut coordinator = CoordinatorProcess {
             child: None,
             address: "127.0.0.1:0".into(),
             redis_url: redis_url.to_string(),
             prefix: prefix.to_string(),
+            consumer: consumer.to_string(),
             extra: extra.iter().map(|flag| flag.to_string()).collect(),
             dir: dir.to_path_buf(),
             log: dir.join("coordinator.log"),
@@ -220,7 +228,7 @@ impl CoordinatorProcess {
         let ready = self.dir.join(format!("coordinator.ready.{}", self.starts));
         let log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log).expect("coordinator log");
         let mut child = Command::new(binary("centroid-coordinator"))
-            .args(["--listen", &self.address, "--redis", &self.redis_url, "--key-prefix", &self.prefix, "--consumer", "coordinator-test"])
+            .args(["--listen", &self.address, "--redis", &self.redis_url, "--key-prefix", &self.prefix, "--consumer", &self.consumer])
             .args(TEST_COORDINATOR_FLAGS)
             .args(&self.extra)
             .arg("--ready-file")
@@ -364,13 +372,9 @@ impl Sandbox {
     }
 
     pub async fn client(&self) -> Result<JobsClient<Channel>, tonic::transport::Error> {
-        let channel = tonic::transport::Endpoint::from_shared(self.coordinator.url())
-            .expect("url")
-            .connect_timeout(Duration::from_secs(2))
-            .connect()
-            .await?;
-        Ok(JobsClient::new(channel).max_decoding_message_size(64 * 1024 * 1024))
+        client_for(&self.coordinator.url()).await
     }
+
 
     /// Submits an example circuit directory (e.g. "ota5").
     pub async fn submit_example(&self, example: &str, options: JobOptions) -> String {
@@ -542,4 +546,14 @@ pub async fn wait_for_running_on(sandbox: &Sandbox, job_id: &str, worker_id: &st
             _ => {}
         }
     }
+}
+
+/// A Jobs client for a coordinator URL.
+pub async fn client_for(url: &str) -> Result<JobsClient<Channel>, tonic::transport::Error> {
+    let channel = tonic::transport::Endpoint::from_shared(url.to_string())
+        .expect("url")
+        .connect_timeout(Duration::from_secs(2))
+        .connect()
+        .await?;
+    Ok(JobsClient::new(channel).max_decoding_message_size(64 * 1024 * 1024))
 }

@@ -107,6 +107,18 @@ async fn suite(store: Arc<dyn Store>) {
     store.finish_job(&finished).await.unwrap();
     assert_eq!(store.active_jobs().await.unwrap(), vec!["job-b"]);
 
+    // the driver lease: one owner at a time, renewable, taken over once it lapses
+    assert!(store.lease_job("job-b", "coordinator-1", Duration::from_millis(300)).await.unwrap());
+    assert!(!store.lease_job("job-b", "coordinator-2", Duration::from_millis(300)).await.unwrap());
+    assert!(store.lease_job("job-b", "coordinator-1", Duration::from_millis(300)).await.unwrap(), "renewal");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(store.lease_job("job-b", "coordinator-2", Duration::from_millis(300)).await.unwrap(), "lapsed: taken over");
+    store.release_job("job-b", "coordinator-1").await.unwrap();
+    assert!(!store.lease_job("job-b", "coordinator-1", Duration::from_millis(300)).await.unwrap(), "release by a non-holder is a no-op");
+    store.release_job("job-b", "coordinator-2").await.unwrap();
+    assert!(store.lease_job("job-b", "coordinator-1", Duration::from_millis(300)).await.unwrap());
+    store.release_job("job-b", "coordinator-1").await.unwrap();
+
     // enqueue + read + ack
     let mut running = job("job-b", 20);
     running.state = JobState::Executing;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::StoreResult;
 use crate::model::{
-    ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry,
+    ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry, WorkerCard,
 };
 use crate::store::Store;
 
@@ -35,6 +35,8 @@ struct Inner {
     queue: VecDeque<QueueEntry>,
     pending: BTreeMap<u64, PendingEntry>,
     dead: VecDeque<(String, String, String)>,
+    leases: HashMap<String, (String, Instant)>,
+    workers: HashMap<String, (WorkerCard, Instant)>,
 }
 
 /// Bounds mirroring the Redis store's stream trimming.
@@ -112,6 +114,27 @@ impl Store for MemoryStore {
         let mut active: Vec<String> = self.lock().active.iter().cloned().collect();
         active.sort();
         Ok(active)
+    }
+
+    async fn lease_job(&self, job_id: &str, owner: &str, ttl: Duration) -> StoreResult<bool> {
+        let mut inner = self.lock();
+        let now = Instant::now();
+        let free = match inner.leases.get(job_id) {
+            None => true,
+            Some((holder, expires)) => holder == owner || *expires <= now,
+        };
+        if free {
+            inner.leases.insert(job_id.to_string(), (owner.to_string(), now + ttl));
+        }
+        Ok(free)
+    }
+
+    async fn release_job(&self, job_id: &str, owner: &str) -> StoreResult<()> {
+        let mut inner = self.lock();
+        if inner.leases.get(job_id).is_some_and(|(holder, _)| holder == owner) {
+            inner.leases.remove(job_id);
+        }
+        Ok(())
     }
 
     async fn finish_job(&self, job: &JobRecord) -> StoreResult<()> {
@@ -312,6 +335,20 @@ impl Store for MemoryStore {
 
     async fn dead_letters(&self, limit: usize) -> StoreResult<Vec<(String, String, String)>> {
         Ok(self.lock().dead.iter().rev().take(limit).cloned().collect())
+    }
+
+    async fn put_worker_card(&self, card: &WorkerCard, ttl: Duration) -> StoreResult<()> {
+        self.lock().workers.insert(card.worker_id.clone(), (card.clone(), Instant::now() + ttl));
+        Ok(())
+    }
+
+    async fn worker_cards(&self) -> StoreResult<Vec<WorkerCard>> {
+        let mut inner = self.lock();
+        let now = Instant::now();
+        inner.workers.retain(|_, (_, expires)| *expires > now);
+        let mut cards: Vec<WorkerCard> = inner.workers.values().map(|(card, _)| card.clone()).collect();
+        cards.sort_by(|left, right| left.worker_id.cmp(&right.worker_id));
+        Ok(cards)
     }
 
     async fn queue_pending_count(&self) -> StoreResult<u64> {

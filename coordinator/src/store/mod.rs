@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use crate::error::StoreResult;
 use crate::model::{
-    ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry,
+    ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry, WorkerCard,
 };
 
 #[tonic::async_trait]
@@ -34,6 +34,12 @@ pub trait Store: Send + Sync + 'static {
     async fn list_jobs(&self, limit: usize) -> StoreResult<Vec<JobRecord>>;
     /// Ids of the jobs not finished yet (a restarted coordinator resumes them).
     async fn active_jobs(&self) -> StoreResult<Vec<String>>;
+    /// Takes or renews the lease on driving a job: `true` when `owner` holds it for
+    /// `ttl` from now (it was free, expired, or already `owner`'s). One coordinator
+    /// drives a job at a time; another takes over when the lease lapses.
+    async fn lease_job(&self, job_id: &str, owner: &str, ttl: Duration) -> StoreResult<bool>;
+    /// Gives the lease up if `owner` holds it.
+    async fn release_job(&self, job_id: &str, owner: &str) -> StoreResult<()>;
     /// Writes the finished job and removes it from the active set.
     async fn finish_job(&self, job: &JobRecord) -> StoreResult<()>;
 
@@ -72,6 +78,10 @@ pub trait Store: Send + Sync + 'static {
     async fn dead_letter(&self, entry: &QueueEntry, reason: &str) -> StoreResult<()>;
     /// Dead-lettered entries as (job_id, candidate_id, reason).
     async fn dead_letters(&self, limit: usize) -> StoreResult<Vec<(String, String, String)>>;
+    /// Publishes a worker's card for `ttl` (refreshed while it heartbeats).
+    async fn put_worker_card(&self, card: &WorkerCard, ttl: Duration) -> StoreResult<()>;
+    /// Cards of the workers seen within their ttl, by any coordinator.
+    async fn worker_cards(&self) -> StoreResult<Vec<WorkerCard>>;
     /// Entries pending (delivered, not acknowledged) across all consumers.
     async fn queue_pending_count(&self) -> StoreResult<u64>;
 }

@@ -8,12 +8,15 @@
 //! | `P:jobs:active` | set | ids of unfinished jobs (a restarted coordinator resumes them) |
 //! | `P:job:{id}` | string | the job record (JSON) |
 //! | `P:job:{id}:inputs` | string | the three input files (JSON) |
+//! | `P:job:{id}:owner` | string | the coordinator driving the job (lease, PX = lease timeout) |
 //! | `P:job:{id}:candidates` | hash | candidate id → candidate record (JSON) |
 //! | `P:job:{id}:results` | hash | candidate id → result (JSON), written with HSETNX: first result wins |
 //! | `P:job:{id}:deliveries` | hash | candidate id → delivery counter |
 //! | `P:job:{id}:events` | stream | the job's event log (MAXLEN ~ `max_events`) |
 //! | `P:job:{id}:artifacts` | hash | `{candidate}/{name}` → bytes (only the best candidates' ones) |
 //! | `P:job:{id}:artifact_index` | hash | `{candidate}/{name}` → metadata (JSON) |
+//! | `P:workers` | set | ids of published worker cards (stale ids dropped on read) |
+//! | `P:worker:{id}` | string | a live worker's card (skills, schemas, address), PX = heartbeat timeout |
 //! | `P:queue` | stream | candidate entries {job, candidate}; consumer group `dispatch` (MAXLEN ~ `max_queue`) |
 //! | `P:queue:dead` | stream | dead-lettered entries {job, candidate, reason} (MAXLEN ~ `max_dead`) |
 //!
@@ -27,7 +30,7 @@ use redis::{AsyncCommands, Value};
 
 use crate::error::{StoreError, StoreResult};
 use crate::model::{
-    ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry,
+    ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry, WorkerCard,
 };
 use crate::store::Store;
 
@@ -282,6 +285,37 @@ impl Store for RedisStore {
         let mut ids: Vec<String> = self.conn().smembers(self.key("jobs:active")).await?;
         ids.sort();
         Ok(ids)
+    }
+
+    async fn lease_job(&self, job_id: &str, owner: &str, ttl: Duration) -> StoreResult<bool> {
+        const SCRIPT: &str = r"local holder = redis.call('GET', KEYS[1])
+              if holder == false or holder == ARGV[1] then
+                redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+                return 1
+              end
+              return 0";
+        let taken: i64 = redis::cmd("EVAL")
+            .arg(SCRIPT)
+            .arg(1)
+            .arg(self.job_key(job_id, "owner"))
+            .arg(owner)
+            .arg(ttl.as_millis() as u64)
+            .query_async(&mut self.conn())
+            .await?;
+        Ok(taken == 1)
+    }
+
+    async fn release_job(&self, job_id: &str, owner: &str) -> StoreResult<()> {
+        const SCRIPT: &str = r"if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+              return 0";
+        let _: i64 = redis::cmd("EVAL")
+            .arg(SCRIPT)
+            .arg(1)
+            .arg(self.job_key(job_id, "owner"))
+            .arg(owner)
+            .query_async(&mut self.conn())
+            .await?;
+        Ok(())
     }
 
     async fn finish_job(&self, job: &JobRecord) -> StoreResult<()> {
@@ -575,6 +609,31 @@ impl Store for RedisStore {
                 (field("job"), field("candidate"), field("reason"))
             })
             .collect())
+    }
+
+    async fn put_worker_card(&self, card: &WorkerCard, ttl: Duration) -> StoreResult<()> {
+        let mut pipe = redis::pipe();
+        pipe.cmd("SET").arg(self.key(&format!("worker:{}", card.worker_id))).arg(to_json(card)).arg("PX").arg(ttl.as_millis() as u64).ignore();
+        pipe.cmd("SADD").arg(self.key("workers")).arg(&card.worker_id).ignore();
+        pipe.query_async::<()>(&mut self.conn()).await?;
+        Ok(())
+    }
+
+    async fn worker_cards(&self) -> StoreResult<Vec<WorkerCard>> {
+        let ids: Vec<String> = self.conn().smembers(self.key("workers")).await?;
+        let mut cards = Vec::new();
+        for id in ids {
+            let key = self.key(&format!("worker:{id}"));
+            let text: Option<String> = self.conn().get(&key).await?;
+            match text {
+                Some(text) => cards.push(from_json::<WorkerCard>(&key, &text)?),
+                None => {
+                    let _: () = self.conn().srem(self.key("workers"), &id).await?;
+                }
+            }
+        }
+        cards.sort_by(|left, right| left.worker_id.cmp(&right.worker_id));
+        Ok(cards)
     }
 
     async fn queue_pending_count(&self) -> StoreResult<u64> {
