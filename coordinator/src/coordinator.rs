@@ -251,6 +251,7 @@ impl Coordinator {
             cancel_reason: String::new(),
             route_pitch_um: None,
             route_probed: false,
+            iteration_started_ms: 0,
         };
         self.shared.store.create_job(&job, &inputs).await?;
         self.shared

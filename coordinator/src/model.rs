@@ -116,6 +116,9 @@ pub struct JobRecord {
     pub route_pitch_um: Option<f64>,
     #[serde(default)]
     pub route_probed: bool,
+    /// when the current iteration's candidates were enqueued
+    #[serde(default)]
+    pub iteration_started_ms: u64,
 }
 
 impl JobRecord {

@@ -325,6 +325,7 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
                     .await;
                 job.state = JobState::Executing;
                 job.iteration_enqueued = true;
+                job.iteration_started_ms = now_ms();
                 job.updated_ms = now_ms();
                 retry!(shared, "enqueue candidates", shared.store.enqueue_iteration(&job, &candidates));
                 shared.queue_changed.notify_waiters();
@@ -340,6 +341,34 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
                     .iter()
                     .filter(|candidate| candidate.iteration == job.iteration && !results.contains_key(&candidate.candidate_id))
                     .count();
+                // a candidate whose entry was lost (e.g. Redis lost data) must not hang the job:
+                // past every delivery's deadline it is recorded as lost
+                let stall_limit_ms = job.options.candidate_deadline_ms.saturating_add(shared.config.rpc_grace_ms)
+                    * (shared.config.max_deliveries as u64 + 1)
+                    + shared.config.lease_timeout_ms;
+                let stalled = job.iteration_started_ms > 0 && now_ms().saturating_sub(job.iteration_started_ms) > stall_limit_ms;
+                if waiting > 0 && stalled {
+                    for candidate in candidates.iter().filter(|candidate| candidate.iteration == job.iteration && !results.contains_key(&candidate.candidate_id)) {
+                        let lost = CandidateResult {
+                            candidate_id: candidate.candidate_id.clone(),
+                            status: CandidateStatus::Failed,
+                            ok: false,
+                            worker_id: String::new(),
+                            attempts: 0,
+                            error_code: "LOST".into(),
+                            error_message: format!("no result within {stall_limit_ms} ms"),
+                            steps: Vec::new(),
+                            artifacts: Vec::new(),
+                            duration_ms: 0,
+                            finished_ms: now_ms(),
+                            plan: None,
+                            adjustments: Vec::new(),
+                        };
+                        retry!(shared, "record lost candidate", shared.store.record_result(&job_id, &lost));
+                        tracing::warn!(session_id = %job_id, candidate_id = %candidate.candidate_id, "candidate lost: no result in time");
+                    }
+                    continue;
+                }
                 if waiting == 0 {
                     transition(&shared, &mut job, JobState::Evaluating, "every candidate of the iteration is in").await;
                 } else {

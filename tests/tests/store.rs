@@ -41,6 +41,7 @@ fn job(job_id: &str, created_ms: u64) -> JobRecord {
         cancel_reason: String::new(),
         route_pitch_um: None,
         route_probed: false,
+        iteration_started_ms: 0,
     }
 }
 
