@@ -91,7 +91,12 @@ impl Journal {
             }
         }
         if reasons.contains("matching") {
-            point.arrangement = if point.arrangement == "ABBA" { "2D".into() } else { "ABBA".into() };
+            point.arrangement = space
+                .arrangements
+                .iter()
+                .find(|arrangement| **arrangement != point.arrangement && *arrangement != "ABAB")
+                .cloned()
+                .unwrap_or_else(|| "ABBA".into());
             if space.dummies.contains(&1) && point.dummies == 0 {
                 point.dummies = 1;
             }
@@ -108,7 +113,7 @@ impl Journal {
         if reasons.contains("did not run") {
             point.guard_ring = false;
             point.dummies = point.dummies.min(1);
-            point.arrangement = "ABBA".into();
+            point.arrangement = space.arrangements.first().cloned().unwrap_or_else(|| "ABBA".into());
         }
         if point == node.point {
             point = space.mutate(&node.point, rng);

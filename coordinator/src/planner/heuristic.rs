@@ -87,7 +87,10 @@ fn is_mos(device: &Device) -> bool {
     matches!(device.device_type, DeviceType::Nmos | DeviceType::Pmos)
 }
 
-/// Largest divisor of every `nf` that is at most `wanted`.
+/// The finger split of a module: the largest divisor of every device's `nf` that is
+/// at most the point's value. Each device becomes `split` units of `nf/split`
+/// fingers and `w/split` width: the same fingers, W and L (what LVS compares).
+/// Splitting a finger itself would change the device, so `nf = 1` stays one unit.
 fn common_split(devices: &[&Device], wanted: u32) -> u32 {
     (1..=wanted.max(1))
         .rev()
@@ -95,14 +98,27 @@ fn common_split(devices: &[&Device], wanted: u32) -> u32 {
         .unwrap_or(1)
 }
 
+fn unit_fingers(device: &Device, split: u32) -> u32 {
+    device.params.nf.max(1) / split
+}
+
+/// A device id as the skills accept it (`^[A-Za-z0-9_.$:-]+$`): flattened ids such as
+/// `X1/M1` become `X1_M1`, used alike by the generators, the router and LVS.
+pub fn skill_id(device_id: &str) -> String {
+    device_id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "_.$:-".contains(c) { c } else { '_' })
+        .collect()
+}
+
 fn unit_spec(device: &Device, split: u32) -> Value {
     let params = &device.params;
     json!({
-        "device_id": device.id,
+        "device_id": skill_id(&device.id),
         "type": device.device_type.as_str(),
         "w": params.w.unwrap_or(0.0) / split as f64,
         "l": params.l.unwrap_or(0.0),
-        "nf": params.nf.max(1) / split,
+        "nf": unit_fingers(device, split),
         "m": params.m.max(1) * split,
     })
 }
@@ -113,7 +129,7 @@ fn unit_key(device: &Device, split: u32) -> (String, String, String, u32) {
         device.device_type.as_str().to_string(),
         format!("{:e}", params.w.unwrap_or(0.0) / split as f64),
         format!("{:e}", params.l.unwrap_or(0.0)),
-        params.nf.max(1) / split,
+        unit_fingers(device, split),
     )
 }
 
@@ -190,14 +206,12 @@ impl PlanBuilder<'_> {
 impl Planner for HeuristicPlanner {
     fn design_space(&self, context: &TaskContext, skills: &SkillCatalog) -> DesignSpace {
         let max_nf = context.circuit.devices.iter().filter(|device| is_mos(device)).map(|device| device.params.nf).max().unwrap_or(1);
-        let mut finger_splits: Vec<u32> = (1..=max_nf.min(4)).filter(|split| max_nf % split == 0).collect();
-        if finger_splits.is_empty() {
-            finger_splits.push(1);
-        }
+        let finger_splits: Vec<u32> = (1..=max_nf.clamp(1, 4)).filter(|split| max_nf % split == 0).collect();
         let kinds: BTreeSet<RowKind> = context.circuit.devices.iter().map(|device| row_kind(device.device_type)).collect();
         let row_orders = (1..=kinds.len().max(1) as u32).product::<u32>().min(6);
         DesignSpace {
-            arrangements: vec!["ABBA".into(), "2D".into(), "ABAB".into()],
+            // route.nets needs one row of devices per row cell: no 2-D modules when routing
+            arrangements: if self.routing(skills).is_some() { vec!["ABBA".into(), "ABAB".into()] } else { vec!["ABBA".into(), "2D".into(), "ABAB".into()] },
             finger_splits,
             dummies: if skills.contains_key("layout.add_dummies") { vec![0, 1, 2] } else { vec![0] },
             // routed layouts get bulk taps from the router: no guard rings there
@@ -297,7 +311,7 @@ impl Planner for HeuristicPlanner {
             let added = builder.push(
                 "layout.create_device",
                 json!({
-                    "device_id": device.id,
+                    "device_id": skill_id(&device.id),
                     "type": device.device_type.as_str(),
                     "w": w,
                     "l": l,
@@ -367,7 +381,7 @@ impl Planner for HeuristicPlanner {
                 .devices
                 .iter()
                 .filter(|device| used.contains(&device.id))
-                .map(|device| json!({"id": device.id, "type": device.device_type.as_str(), "terminals": device.terminals}))
+                .map(|device| json!({"id": skill_id(&device.id), "type": device.device_type.as_str(), "terminals": device.terminals}))
                 .collect();
             let nets: Vec<Value> = circuit.nets.iter().map(|net| json!({"name": net.name, "net_type": net.net_type.as_str()})).collect();
             if builder.push("route.nets", json!({"cell_name": TOP_CELL, "rows": row_cells, "devices": devices, "nets": nets}), false, "") {
@@ -395,7 +409,7 @@ impl Planner for HeuristicPlanner {
                 .iter()
                 .filter(|device| used.contains(&device.id))
                 .map(|device| {
-                    let mut spec = json!({"id": device.id, "type": device.device_type.as_str(), "terminals": device.terminals});
+                    let mut spec = json!({"id": skill_id(&device.id), "type": device.device_type.as_str(), "terminals": device.terminals});
                     if let Some(w) = device.params.w { spec["w"] = json!(w); }
                     if let Some(l) = device.params.l { spec["l"] = json!(l); }
                     spec["nf"] = json!(device.params.nf.max(1));
