@@ -252,6 +252,7 @@ impl Coordinator {
             route_pitch_um: None,
             route_probed: false,
             iteration_started_ms: 0,
+            iteration_candidates: Vec::new(),
         };
         self.shared.store.create_job(&job, &inputs).await?;
         self.shared

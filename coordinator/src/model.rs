@@ -119,6 +119,9 @@ pub struct JobRecord {
     /// when the current iteration's candidates were enqueued
     #[serde(default)]
     pub iteration_started_ms: u64,
+    /// ids of the current iteration's candidates
+    #[serde(default)]
+    pub iteration_candidates: Vec<String>,
 }
 
 impl JobRecord {

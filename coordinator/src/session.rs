@@ -326,6 +326,7 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
                 job.state = JobState::Executing;
                 job.iteration_enqueued = true;
                 job.iteration_started_ms = now_ms();
+                job.iteration_candidates = candidates.iter().map(|candidate| candidate.candidate_id.clone()).collect();
                 job.updated_ms = now_ms();
                 retry!(shared, "enqueue candidates", shared.store.enqueue_iteration(&job, &candidates));
                 shared.queue_changed.notify_waiters();
@@ -335,12 +336,16 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
                     .await;
             }
             JobState::Executing => {
-                let candidates = retry!(shared, "read candidates", shared.store.candidates(&job_id));
-                let results = retry!(shared, "read results", shared.store.results(&job_id));
-                let waiting = candidates
-                    .iter()
-                    .filter(|candidate| candidate.iteration == job.iteration && !results.contains_key(&candidate.candidate_id))
-                    .count();
+                let finished: HashSet<String> = retry!(shared, "read result ids", shared.store.result_ids(&job_id)).into_iter().collect();
+                let iteration_candidates: Vec<String> = if job.iteration_candidates.is_empty() {
+                    // a record written before iteration_candidates existed
+                    let candidates = retry!(shared, "read candidates", shared.store.candidates(&job_id));
+                    candidates.into_iter().filter(|candidate| candidate.iteration == job.iteration).map(|candidate| candidate.candidate_id).collect()
+                } else {
+                    job.iteration_candidates.clone()
+                };
+                let missing: Vec<&String> = iteration_candidates.iter().filter(|candidate_id| !finished.contains(*candidate_id)).collect();
+                let waiting = missing.len();
                 // a candidate whose entry was lost (e.g. Redis lost data) must not hang the job:
                 // past every delivery's deadline it is recorded as lost
                 let stall_limit_ms = job.options.candidate_deadline_ms.saturating_add(shared.config.rpc_grace_ms)
@@ -348,9 +353,9 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
                     + shared.config.lease_timeout_ms;
                 let stalled = job.iteration_started_ms > 0 && now_ms().saturating_sub(job.iteration_started_ms) > stall_limit_ms;
                 if waiting > 0 && stalled {
-                    for candidate in candidates.iter().filter(|candidate| candidate.iteration == job.iteration && !results.contains_key(&candidate.candidate_id)) {
+                    for candidate_id in &missing {
                         let lost = CandidateResult {
-                            candidate_id: candidate.candidate_id.clone(),
+                            candidate_id: candidate_id.to_string(),
                             status: CandidateStatus::Failed,
                             ok: false,
                             worker_id: String::new(),
@@ -365,7 +370,7 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
                             adjustments: Vec::new(),
                         };
                         retry!(shared, "record lost candidate", shared.store.record_result(&job_id, &lost));
-                        tracing::warn!(session_id = %job_id, candidate_id = %candidate.candidate_id, "candidate lost: no result in time");
+                        tracing::warn!(session_id = %job_id, candidate_id = %candidate_id, "candidate lost: no result in time");
                     }
                     continue;
                 }

@@ -42,6 +42,7 @@ fn job(job_id: &str, created_ms: u64) -> JobRecord {
         route_pitch_um: None,
         route_probed: false,
         iteration_started_ms: 0,
+        iteration_candidates: vec![],
     }
 }
 
@@ -159,6 +160,7 @@ async fn suite(store: Arc<dyn Store>) {
     assert!(!store.record_result("job-b", &result("job-b-c0", "w2")).await.unwrap(), "a late duplicate is ignored");
     assert_eq!(store.results("job-b").await.unwrap()["job-b-c0"].worker_id, "w1");
     assert!(store.has_result("job-b", "job-b-c0").await.unwrap());
+    assert_eq!(store.result_ids("job-b").await.unwrap(), vec!["job-b-c0"]);
     assert!(!store.has_result("job-b", "job-b-c1").await.unwrap());
     assert_eq!(store.bump_deliveries("job-b", "job-b-c1").await.unwrap(), 1);
     assert_eq!(store.bump_deliveries("job-b", "job-b-c1").await.unwrap(), 2);

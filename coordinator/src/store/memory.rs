@@ -204,6 +204,10 @@ impl Store for MemoryStore {
         Ok(self.lock().results.get(job_id).cloned().unwrap_or_default())
     }
 
+    async fn result_ids(&self, job_id: &str) -> StoreResult<Vec<String>> {
+        Ok(self.lock().results.get(job_id).map(|results| results.keys().cloned().collect()).unwrap_or_default())
+    }
+
     async fn bump_deliveries(&self, job_id: &str, candidate_id: &str) -> StoreResult<u32> {
         let mut inner = self.lock();
         let counter = inner.deliveries.entry((job_id.to_string(), candidate_id.to_string())).or_default();

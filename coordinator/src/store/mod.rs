@@ -54,6 +54,8 @@ pub trait Store: Send + Sync + 'static {
     async fn record_result(&self, job_id: &str, result: &CandidateResult) -> StoreResult<bool>;
     async fn has_result(&self, job_id: &str, candidate_id: &str) -> StoreResult<bool>;
     async fn results(&self, job_id: &str) -> StoreResult<HashMap<String, CandidateResult>>;
+    /// Ids of the candidates with a result (cheap: no result bodies).
+    async fn result_ids(&self, job_id: &str) -> StoreResult<Vec<String>>;
     /// The delivery counter of a candidate: incremented on every delivery, returns the new value.
     async fn bump_deliveries(&self, job_id: &str, candidate_id: &str) -> StoreResult<u32>;
 

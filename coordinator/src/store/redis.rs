@@ -400,6 +400,10 @@ impl Store for RedisStore {
             .collect()
     }
 
+    async fn result_ids(&self, job_id: &str) -> StoreResult<Vec<String>> {
+        Ok(self.conn().hkeys(self.job_key(job_id, "results")).await?)
+    }
+
     async fn bump_deliveries(&self, job_id: &str, candidate_id: &str) -> StoreResult<u32> {
         let key = self.job_key(job_id, "deliveries");
         let mut pipe = redis::pipe();
