@@ -374,10 +374,20 @@ impl Coordinator {
     pub async fn shutdown(&self) {
         self.shared.shutdown.send_replace(true);
         let tasks: Vec<JoinHandle<()>> = std::mem::take(&mut *self.tasks.lock().expect("tasks lock"));
-        let drivers: Vec<JoinHandle<()>> = self.shared.drivers.lock().expect("drivers lock").drain().map(|(_, handle)| handle).collect();
-        for handle in tasks.into_iter().chain(drivers) {
+        let drivers: Vec<(String, JoinHandle<()>)> = self.shared.drivers.lock().expect("drivers lock").drain().collect();
+        let mut job_ids = Vec::new();
+        for (job_id, handle) in drivers {
             handle.abort();
             let _ = handle.await;
+            job_ids.push(job_id);
+        }
+        for handle in tasks {
+            handle.abort();
+            let _ = handle.await;
+        }
+        // hand the jobs over at once instead of after a lease
+        for job_id in job_ids {
+            let _ = tokio::time::timeout(Duration::from_secs(1), self.shared.store.release_job(&job_id, &self.shared.driver_id)).await;
         }
     }
 }
