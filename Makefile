@@ -48,7 +48,8 @@ test-rust: klayout redis
 	$(CARGO) build --workspace --bins
 	$(CARGO) test --workspace
 
-test: lint test-python test-rust
+# Rust first: it builds the binaries the Python tests compare against.
+test: lint test-rust test-python
 
 bench: klayout build
 	@echo "see BENCHMARKS.md for the bench commands"

@@ -92,10 +92,19 @@ def test_flow_reports_failure_without_raising() -> None:
     assert not r["ok"] and r["failed"]["error"]["code"] == "INVALID_PARAM"
 
 
-@pytest.mark.skipif(shutil.which("centroid") is None and not Path("/tmp/cw/target/debug/centroid").exists(),
-                    reason="centroid binary not built")
+def centroid_binary() -> str | None:
+    """The `centroid` binary of this checkout (make test builds it before pytest runs)."""
+    for profile in ("debug", "release"):
+        candidate = REPO_ROOT / "target" / profile / "centroid"
+        if candidate.exists():
+            return str(candidate)
+    return shutil.which("centroid")
+
+
+@pytest.mark.skipif(centroid_binary() is None, reason="centroid binary not built (cargo build -p centroid-cli)")
 def test_fixtures_match_centroid_validate() -> None:
-    binary = shutil.which("centroid") or "/tmp/cw/target/debug/centroid"
+    binary = centroid_binary()
+    assert binary is not None
     for example in EXAMPLES:
         out = subprocess.run([binary, "validate", str(REPO_ROOT / "examples" / example), "--json"],
                              capture_output=True, text=True, timeout=60, check=True)
