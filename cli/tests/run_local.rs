@@ -104,3 +104,21 @@ fn run_with_bad_inputs_exits_2_and_writes_nothing() {
     assert!(stderr.contains("objectives.json: /objectives/0/name"), "{stderr}");
     assert!(!out.exists(), "an output folder was written for invalid inputs");
 }
+
+#[test]
+fn every_example_circuit_gets_a_passing_layout() {
+    for example in ["miller_ota", "mirror_bank", "strongarm_comparator", "folded_cascode"] {
+        let out = tempfile::tempdir().unwrap();
+        let output = centroid()
+            .args(["run", "--candidates", "4", "--iterations", "3", "--slots", "2", "--seed", "1", "--out"])
+            .arg(out.path())
+            .arg(repository().join("examples").join(example))
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{example}: {}\n{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        let report: Value = serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
+        assert_eq!(report["best"]["metrics"]["drc_violations"], 0, "{example}");
+        assert_eq!(report["best"]["metrics"]["lvs_match"], true, "{example}");
+        assert!(gds_labels(&out.path().join("best.gds")).len() >= 4, "{example}: too few net labels");
+    }
+}
