@@ -38,13 +38,13 @@ fn binary_dir() -> PathBuf {
 
 static BUILD: Once = Once::new();
 
-/// Builds the two binaries once per test process (a no-op when up to date).
+/// Builds the coordinator, worker and CLI binaries once per test process (a no-op when up to date).
 pub fn ensure_binaries() {
     BUILD.call_once(|| {
         let release = binary_dir().file_name().is_some_and(|name| name == "release");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut command = Command::new(cargo);
-        command.current_dir(repository_root()).args(["build", "--bins", "-p", "centroid-coordinator", "-p", "centroid-worker"]);
+        command.current_dir(repository_root()).args(["build", "--bins", "-p", "centroid-coordinator", "-p", "centroid-worker", "-p", "centroid-cli"]);
         if release {
             command.arg("--release");
         }
