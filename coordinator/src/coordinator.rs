@@ -288,6 +288,7 @@ impl Coordinator {
         job.cancel_requested = true;
         job.cancel_reason = if reason.is_empty() { "cancelled by request".into() } else { reason.to_string() };
         job.updated_ms = now_ms();
+        store.request_cancel(job_id, &job.cancel_reason).await?;
         store.put_job(&job).await?;
         self.shared.signal_cancel(job_id);
         self.shared.progress.notify_waiters();

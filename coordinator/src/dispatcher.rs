@@ -262,6 +262,9 @@ async fn run_entry(shared: &Arc<Shared>, in_flight: &InFlight, entry: &QueueEntr
     if job.is_finished() || job.cancel_requested {
         return Disposition::Ack;
     }
+    if read_with_retry(shared, "read cancel", || shared.store.cancel_requested(job_id)).await.flatten().is_some() {
+        return Disposition::Ack;
+    }
     let Some(candidate) = read_with_retry(shared, "read candidate", || shared.store.get_candidate(job_id, candidate_id)).await else {
         return Disposition::LeavePending;
     };

@@ -200,6 +200,12 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
         if job.is_finished() {
             return;
         }
+        if !job.cancel_requested
+            && let Some(reason) = retry!(shared, "read cancel", shared.store.cancel_requested(&job_id))
+        {
+            job.cancel_requested = true;
+            job.cancel_reason = reason;
+        }
         if job.cancel_requested {
             let reason = job.cancel_reason.clone();
             finish(&shared, &mut job, Outcome::Cancelled, &reason).await;

@@ -121,6 +121,11 @@ async fn suite(store: Arc<dyn Store>) {
     assert!(store.lease_job("job-b", "coordinator-1", Duration::from_millis(300)).await.unwrap());
     store.release_job("job-b", "coordinator-1").await.unwrap();
 
+    // cancellation requests live apart from the job record
+    assert_eq!(store.cancel_requested("job-b").await.unwrap(), None);
+    store.request_cancel("job-b", "user").await.unwrap();
+    assert_eq!(store.cancel_requested("job-b").await.unwrap().as_deref(), Some("user"));
+
     // enqueue + read + ack
     let mut running = job("job-b", 20);
     running.state = JobState::Executing;

@@ -37,6 +37,7 @@ struct Inner {
     dead: VecDeque<(String, String, String)>,
     leases: HashMap<String, (String, Instant)>,
     workers: HashMap<String, (WorkerCard, Instant)>,
+    cancels: HashMap<String, String>,
 }
 
 /// Bounds mirroring the Redis store's stream trimming.
@@ -114,6 +115,15 @@ impl Store for MemoryStore {
         let mut active: Vec<String> = self.lock().active.iter().cloned().collect();
         active.sort();
         Ok(active)
+    }
+
+    async fn request_cancel(&self, job_id: &str, reason: &str) -> StoreResult<()> {
+        self.lock().cancels.insert(job_id.to_string(), reason.to_string());
+        Ok(())
+    }
+
+    async fn cancel_requested(&self, job_id: &str) -> StoreResult<Option<String>> {
+        Ok(self.lock().cancels.get(job_id).cloned())
     }
 
     async fn lease_job(&self, job_id: &str, owner: &str, ttl: Duration) -> StoreResult<bool> {

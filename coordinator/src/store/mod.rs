@@ -34,6 +34,11 @@ pub trait Store: Send + Sync + 'static {
     async fn list_jobs(&self, limit: usize) -> StoreResult<Vec<JobRecord>>;
     /// Ids of the jobs not finished yet (a restarted coordinator resumes them).
     async fn active_jobs(&self) -> StoreResult<Vec<String>>;
+    /// Records a cancellation request apart from the job record (which the job's
+    /// driver rewrites on every transition, so a flag in it could be overwritten).
+    async fn request_cancel(&self, job_id: &str, reason: &str) -> StoreResult<()>;
+    /// The cancellation reason, when one was requested.
+    async fn cancel_requested(&self, job_id: &str) -> StoreResult<Option<String>>;
     /// Takes or renews the lease on driving a job: `true` when `owner` holds it for
     /// `ttl` from now (it was free, expired, or already `owner`'s). One coordinator
     /// drives a job at a time; another takes over when the lease lapses.

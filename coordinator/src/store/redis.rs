@@ -8,6 +8,7 @@
 //! | `P:jobs:active` | set | ids of unfinished jobs (a restarted coordinator resumes them) |
 //! | `P:job:{id}` | string | the job record (JSON) |
 //! | `P:job:{id}:inputs` | string | the three input files (JSON) |
+//! | `P:job:{id}:cancel` | string | the cancellation reason, once requested |
 //! | `P:job:{id}:owner` | string | the coordinator driving the job (lease, PX = lease timeout) |
 //! | `P:job:{id}:candidates` | hash | candidate id → candidate record (JSON) |
 //! | `P:job:{id}:results` | hash | candidate id → result (JSON), written with HSETNX: first result wins |
@@ -216,7 +217,7 @@ impl RedisStore {
     }
 
     async fn touch_job_keys(&self, pipe: &mut redis::Pipeline, job_id: &str) {
-        for suffix in ["", "inputs", "candidates", "results", "deliveries", "events", "artifacts", "artifact_index"] {
+        for suffix in ["", "inputs", "candidates", "results", "deliveries", "events", "artifacts", "artifact_index", "cancel"] {
             pipe.cmd("PEXPIRE").arg(self.job_key(job_id, suffix)).arg(self.ttl_ms()).ignore();
         }
     }
@@ -285,6 +286,18 @@ impl Store for RedisStore {
         let mut ids: Vec<String> = self.conn().smembers(self.key("jobs:active")).await?;
         ids.sort();
         Ok(ids)
+    }
+
+    async fn request_cancel(&self, job_id: &str, reason: &str) -> StoreResult<()> {
+        let _: () = self
+            .conn()
+            .pset_ex(self.job_key(job_id, "cancel"), reason, self.settings.job_ttl.as_millis() as u64)
+            .await?;
+        Ok(())
+    }
+
+    async fn cancel_requested(&self, job_id: &str) -> StoreResult<Option<String>> {
+        Ok(self.conn().get(self.job_key(job_id, "cancel")).await?)
     }
 
     async fn lease_job(&self, job_id: &str, owner: &str, ttl: Duration) -> StoreResult<bool> {
