@@ -70,7 +70,9 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(job_id: &str) -> Progress {
-        let bar = std::io::stderr().is_terminal().then(|| {
+        // A progress line only in an interactive session; logs and pipes get plain lines.
+        let interactive = std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
+        let bar = interactive.then(|| {
             let bar = ProgressBar::new_spinner();
             bar.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {prefix} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
             bar.set_prefix(job_id.to_owned());
