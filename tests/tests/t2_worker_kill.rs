@@ -32,3 +32,21 @@ async fn worker_killed_mid_job_its_candidates_run_elsewhere_once() {
     sandbox.dump_logs();
     assert!(retried >= 1 && dispatched_to.first().map(String::as_str) == Some("w2"), "retried {retried}, dispatched to {dispatched_to:?}");
 }
+
+/// The same with real KLayout plans (routed OTA candidates of ~0.5 s each).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_killed_during_real_layout_candidates_the_job_still_completes_clean() {
+    let mut sandbox = Sandbox::start(&[]);
+    sandbox.add_worker("w1", 1).await;
+    sandbox.add_worker("w2", 1).await;
+    let job_id = sandbox.submit_example("ota5", centroid_tests::small_job(4, 1, 9)).await;
+    wait_for_running_on(&sandbox, &job_id, "w2", Duration::from_secs(60)).await;
+    sandbox.worker("w2").kill9();
+    let done = sandbox.wait_done(&job_id, Duration::from_secs(180)).await;
+    let summary = done.job.clone().unwrap();
+    assert_eq!(summary.outcome, "completed", "{summary:?}");
+    let (job, _) = assert_accounted_once(&sandbox, &job_id).await;
+    assert!(job.candidates.iter().all(|candidate| candidate.status == "finished"), "{:?}", job.candidates);
+    let best = job.candidates.iter().find(|candidate| candidate.candidate_id == summary.best_candidate_id).unwrap();
+    assert_eq!(best.drc_violations, 0);
+}
