@@ -87,6 +87,19 @@ impl Shared {
             .send_replace(true);
     }
 
+    /// Signals a job's cancellation to the tasks of this process watching it;
+    /// `false` when none watches it or it was signalled already.
+    pub fn signal_cancel_if_watched(&self, job_id: &str) -> bool {
+        let signals = self.cancel_signals.lock().expect("cancel lock");
+        match signals.get(job_id) {
+            Some(sender) if !*sender.borrow() => {
+                sender.send_replace(true);
+                true
+            }
+            _ => false,
+        }
+    }
+
     pub fn forget_job_signals(&self, job_id: &str) {
         self.cancel_signals.lock().expect("cancel lock").remove(job_id);
     }
@@ -276,6 +289,17 @@ impl Coordinator {
 
     pub async fn list(&self, limit: usize) -> Result<Vec<JobRecord>, CoordinatorError> {
         Ok(self.shared.store.list_jobs(limit).await?)
+    }
+
+    /// The newest jobs, each with (candidates, candidates with a result).
+    pub async fn list_with_counts(&self, limit: usize) -> Result<Vec<(JobRecord, usize, usize)>, CoordinatorError> {
+        let jobs = self.list(limit).await?;
+        let mut listed = Vec::with_capacity(jobs.len());
+        for job in jobs {
+            let (total, finished) = self.shared.store.candidate_counts(&job.job_id).await?;
+            listed.push((job, total, finished));
+        }
+        Ok(listed)
     }
 
     /// Requests cancellation; the job's driver ends it as cancelled.

@@ -18,13 +18,20 @@
 //! | SERVICE_UNAVAILABLE | retried 3× on another worker when there is one |
 //! | RESOURCE_EXHAUSTED | retried after a back-off (not counted as a delivery) |
 //! | INTERNAL_ERROR | retried once |
+//! | CANCELLED (the worker was told to stop the candidate) | recorded, not retried |
 //! Back-off: exponential from `retry_base_ms`, capped at `retry_max_ms`, full jitter.
+//!
+//! Cancellation: when the job of a running candidate is cancelled (or ends), the
+//! RunCandidate call is dropped and the worker is told to stop the candidate
+//! (`Worker.CancelCandidate`, with its own deadline); the candidate is then
+//! recorded as abandoned by the session.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use centroid_proto::v1::{RunCandidateRequest, RunCandidateResponse, SkillCall};
+use centroid_proto::v1::worker_client::WorkerClient;
+use centroid_proto::v1::{CancelCandidateRequest, RunCandidateRequest, RunCandidateResponse, SkillCall};
 use centroid_proto::{Error, ErrorCode};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
@@ -39,9 +46,27 @@ use crate::planner::Planner;
 
 const MAX_ADJUSTMENTS: u32 = 3;
 const MAX_EXHAUSTED_RETRIES: u32 = 50;
+/// Deadline of one CancelCandidate call (the worker answers at once).
+const CANCEL_RPC_TIMEOUT: Duration = Duration::from_secs(2);
+/// Pause before asking once more when the worker did not know the candidate (the
+/// RunCandidate may still be on its way).
+const CANCEL_RETRY_PAUSE: Duration = Duration::from_millis(300);
 
-/// What this coordinator is working on: entry id → worker running it (None while waiting).
-type InFlight = Arc<Mutex<HashMap<String, Option<String>>>>;
+/// What this coordinator is working on, by queue entry id.
+type InFlight = Arc<Mutex<HashMap<String, InFlightEntry>>>;
+
+struct InFlightEntry {
+    job_id: String,
+    /// the worker running it; `None` while it waits for a slot or a retry
+    worker_id: Option<String>,
+}
+
+fn set_worker(in_flight: &InFlight, entry: &QueueEntry, worker_id: Option<&str>) {
+    in_flight.lock().expect("in-flight lock").insert(
+        entry.entry_id.clone(),
+        InFlightEntry { job_id: entry.job_id.clone(), worker_id: worker_id.map(str::to_string) },
+    );
+}
 
 pub(crate) fn spawn(shared: Arc<Shared>) -> Vec<JoinHandle<()>> {
     let in_flight: InFlight = Arc::new(Mutex::new(HashMap::new()));
@@ -81,15 +106,25 @@ async fn renew_loop(shared: Arc<Shared>, in_flight: InFlight) {
             _ = tokio::time::sleep(period) => {}
             _ = shutdown.wait_for(|stopping| *stopping) => return,
         }
-        let entry_ids: Vec<String> = in_flight
-            .lock()
-            .expect("in-flight lock")
-            .iter()
-            .filter(|(_, worker)| worker.as_ref().is_none_or(|worker_id| shared.registry.is_alive(worker_id)))
-            .map(|(entry_id, _)| entry_id.clone())
-            .collect();
+        let (entry_ids, job_ids): (Vec<String>, BTreeSet<String>) = {
+            let in_flight = in_flight.lock().expect("in-flight lock");
+            let entry_ids = in_flight
+                .iter()
+                .filter(|(_, entry)| entry.worker_id.as_ref().is_none_or(|worker_id| shared.registry.is_alive(worker_id)))
+                .map(|(entry_id, _)| entry_id.clone())
+                .collect();
+            (entry_ids, in_flight.values().map(|entry| entry.job_id.clone()).collect())
+        };
         if let Err(error) = shared.store.queue_renew(&shared.consumer, &entry_ids).await {
             tracing::warn!(%error, entries = entry_ids.len(), "cannot renew queue leases");
+        }
+        // a job cancelled through another coordinator: stop its candidates here too
+        for job_id in job_ids {
+            if let Ok(Some(_)) = shared.store.cancel_requested(&job_id).await
+                && shared.signal_cancel_if_watched(&job_id)
+            {
+                tracing::info!(session_id = %job_id, "job cancelled elsewhere; stopping its candidates here");
+            }
         }
     }
 }
@@ -145,7 +180,7 @@ async fn dispatch_loop(shared: Arc<Shared>, in_flight: InFlight) {
                 if in_flight.contains_key(&entry.entry_id) {
                     continue;
                 }
-                in_flight.insert(entry.entry_id.clone(), None);
+                in_flight.insert(entry.entry_id.clone(), InFlightEntry { job_id: entry.job_id.clone(), worker_id: None });
             }
             started += 1;
             let span = tracing::info_span!("candidate", session_id = %entry.job_id, candidate_id = %entry.candidate_id);
@@ -338,7 +373,7 @@ async fn run_entry(shared: &Arc<Shared>, in_flight: &InFlight, entry: &QueueEntr
             }
         };
         let worker_id = slot.worker_id.clone();
-        in_flight.lock().expect("in-flight lock").insert(entry.entry_id.clone(), Some(worker_id.clone()));
+        set_worker(in_flight, entry, Some(&worker_id));
         tracing::info!(session_id = job_id, candidate_id, worker_id = %worker_id, delivery = deliveries, "candidate dispatched");
         shared
             .emit(&job, EventKind::CandidateDispatched, candidate_id, format!("on {worker_id}"), json!({"worker_id": worker_id, "delivery": deliveries}))
@@ -359,11 +394,12 @@ async fn run_entry(shared: &Arc<Shared>, in_flight: &InFlight, entry: &QueueEntr
             _ = shutdown.wait_for(|stopping| *stopping) => CallOutcome::ShuttingDown,
         };
         drop(slot);
-        in_flight.lock().expect("in-flight lock").insert(entry.entry_id.clone(), None);
+        set_worker(in_flight, entry, None);
 
         let error = match outcome {
             CallOutcome::Cancelled => {
                 tracing::info!(session_id = job_id, candidate_id, worker_id = %worker_id, "candidate abandoned: job cancelled");
+                cancel_on_worker(client, &worker_id, job_id, candidate_id).await;
                 return Disposition::Ack;
             }
             CallOutcome::ShuttingDown => return Disposition::LeavePending,
@@ -372,7 +408,7 @@ async fn run_entry(shared: &Arc<Shared>, in_flight: &InFlight, entry: &QueueEntr
                 shared
                     .emit(&job, EventKind::CandidateRetried, candidate_id, format!("worker {worker_id} stopped heartbeating; lease left to lapse"), json!({"worker_id": worker_id}))
                     .await;
-                in_flight.lock().expect("in-flight lock").insert(entry.entry_id.clone(), Some(worker_id.clone()));
+                set_worker(in_flight, entry, Some(&worker_id));
                 // keep it marked as on the dead worker so the renewal skips it; the reclaimer takes it
                 return Disposition::LeavePending;
             }
@@ -478,6 +514,34 @@ async fn run_entry(shared: &Arc<Shared>, in_flight: &InFlight, entry: &QueueEntr
         return Disposition::LeavePending;
     }
     Disposition::Ack
+}
+
+/// Tells the worker to stop a candidate of a cancelled job, each call with a deadline.
+async fn cancel_on_worker(mut client: WorkerClient<tonic::transport::Channel>, worker_id: &str, job_id: &str, candidate_id: &str) {
+    for attempt in 1..=2 {
+        let mut request = tonic::Request::new(CancelCandidateRequest { candidate_id: candidate_id.to_string(), reason: format!("job {job_id} cancelled") });
+        request.set_timeout(CANCEL_RPC_TIMEOUT);
+        match tokio::time::timeout(CANCEL_RPC_TIMEOUT + Duration::from_millis(500), client.cancel_candidate(request)).await {
+            Ok(Ok(response)) if response.get_ref().found => {
+                tracing::info!(session_id = job_id, candidate_id, worker_id, "worker stopped the candidate");
+                return;
+            }
+            Ok(Ok(_)) if attempt == 1 => tokio::time::sleep(CANCEL_RETRY_PAUSE).await,
+            Ok(Ok(_)) => {
+                tracing::info!(session_id = job_id, candidate_id, worker_id, "worker was not running the candidate any more");
+                return;
+            }
+            Ok(Err(status)) => {
+                // an older worker answers UNIMPLEMENTED: it finishes the candidate, which is ignored
+                tracing::warn!(session_id = job_id, candidate_id, worker_id, code = ?status.code(), message = status.message(), "cannot cancel the candidate on the worker");
+                return;
+            }
+            Err(_) => {
+                tracing::warn!(session_id = job_id, candidate_id, worker_id, timeout_ms = CANCEL_RPC_TIMEOUT.as_millis() as u64, "cancel request to the worker timed out");
+                return;
+            }
+        }
+    }
 }
 
 fn failed_result(candidate_id: &str, status: CandidateStatus, code: &str, message: &str, attempts: u32, worker_id: &str, started: Instant) -> CandidateResult {

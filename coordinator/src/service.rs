@@ -214,7 +214,6 @@ impl Jobs for CoordinatorService {
         }))
     }
 
-    type WatchJobStream = EventStream;
 
     async fn watch_job(&self, request: Request<WatchJobRequest>) -> Result<Response<EventStream>, Status> {
         let request = request.into_inner();
@@ -242,8 +241,8 @@ impl Jobs for CoordinatorService {
             0 => 100,
             limit => limit.min(1000),
         } as usize;
-        let jobs = self.coordinator.list(limit).await?;
-        Ok(Response::new(ListJobsResponse { jobs: jobs.iter().map(|job| job_summary(job, 0, 0)).collect() }))
+        let jobs = self.coordinator.list_with_counts(limit).await?;
+        Ok(Response::new(ListJobsResponse { jobs: jobs.iter().map(|(job, total, finished)| job_summary(job, *total, *finished)).collect() }))
     }
 
     async fn cancel_job(&self, request: Request<CancelJobRequest>) -> Result<Response<CancelJobResponse>, Status> {
@@ -255,7 +254,6 @@ impl Jobs for CoordinatorService {
         }))
     }
 
-    type FetchArtifactStream = ChunkStream;
 
     async fn fetch_artifact(&self, request: Request<FetchArtifactRequest>) -> Result<Response<ChunkStream>, Status> {
         let request = request.into_inner();

@@ -207,6 +207,9 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
             job.cancel_reason = reason;
         }
         if job.cancel_requested {
+            // a cancellation requested through another coordinator (or before a
+            // restart) stops this one's in-flight calls too: their workers are told
+            shared.signal_cancel(&job_id);
             let reason = job.cancel_reason.clone();
             finish(&shared, &mut job, Outcome::Cancelled, &reason).await;
             return;

@@ -32,6 +32,7 @@ impl ErrorCode {
             ErrorCode::ServiceUnavailable => "SERVICE_UNAVAILABLE",
             ErrorCode::ResourceExhausted => "RESOURCE_EXHAUSTED",
             ErrorCode::InternalError => "INTERNAL_ERROR",
+            ErrorCode::Cancelled => "CANCELLED",
         }
     }
 
@@ -45,6 +46,7 @@ impl ErrorCode {
             "TIMEOUT" => ErrorCode::Timeout,
             "SERVICE_UNAVAILABLE" => ErrorCode::ServiceUnavailable,
             "RESOURCE_EXHAUSTED" => ErrorCode::ResourceExhausted,
+            "CANCELLED" => ErrorCode::Cancelled,
             _ => ErrorCode::InternalError,
         }
     }
@@ -72,6 +74,7 @@ impl ErrorCode {
             ErrorCode::ServiceUnavailable => tonic::Code::Unavailable,
             ErrorCode::ResourceExhausted => tonic::Code::ResourceExhausted,
             ErrorCode::InternalError => tonic::Code::Internal,
+            ErrorCode::Cancelled => tonic::Code::Cancelled,
         }
     }
 }
@@ -193,6 +196,18 @@ mod tests {
         let back = Error::from_status(&tonic::Status::unavailable("connection refused"));
         assert_eq!(back.error_code(), ErrorCode::ServiceUnavailable);
         assert!(back.retryable);
+    }
+
+    #[test]
+    fn cancelled_is_not_retryable_and_travels_as_grpc_cancelled() {
+        let error = Error::new(ErrorCode::Cancelled, "cancelled by request");
+        assert!(!error.retryable);
+        let status = error.to_status();
+        assert_eq!(status.code(), tonic::Code::Cancelled);
+        let back = Error::from_status(&status);
+        assert_eq!(back.error_code(), ErrorCode::Cancelled);
+        assert!(!back.retryable);
+        assert_eq!(ErrorCode::from_wire_name("CANCELLED"), ErrorCode::Cancelled);
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //!
 //! A skill's failure is a step result. A lost process (death, deadline, drain
 //! grace expiry) fails the whole candidate with a retryable error and the slot
-//! gets a fresh process.
+//! gets a fresh process. A cancelled candidate (`CancelCandidate`) stops the same
+//! way — its process group is killed and replaced — and fails with CANCELLED,
+//! not retryable.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -17,6 +19,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use crate::cancel::CancelSignal;
 use crate::error::SkillProcessError;
 use crate::pool::SlotLease;
 use crate::schema_check::SkillCatalog;
@@ -36,12 +39,15 @@ pub struct CandidateContext {
     pub catalog: Arc<SkillCatalog>,
     /// becomes `true` when the drain grace period ran out: in-flight candidates stop
     pub drain_grace_expired: watch::Receiver<bool>,
+    /// becomes `Some(reason)` when this candidate is cancelled
+    pub cancel: CancelSignal,
 }
 
 /// Why a call into the process did not produce an answer.
 enum Interruption {
     Process(SkillProcessError),
     DrainGraceExpired,
+    Cancelled(String),
 }
 
 /// Runs the plan. `Err` means the candidate could not finish because of the
@@ -93,12 +99,7 @@ pub async fn run_candidate(
         .map(|dir| dir.path().to_path_buf())
         .unwrap_or_default();
 
-    if let Err(interruption) = interruptible(
-        process.reset_session(deadline),
-        &mut context.drain_grace_expired,
-    )
-    .await
-    {
+    if let Err(interruption) = interruptible(process.reset_session(deadline), &mut context).await {
         return Err(fail_candidate(
             lease,
             interruption,
@@ -139,7 +140,7 @@ pub async fn run_candidate(
         lease.count_forwarded_call();
         let process = lease.process.as_mut().expect("a live process");
         let call = process.call_tool(&step.skill, arguments, deadline);
-        match interruptible(call, &mut context.drain_grace_expired).await {
+        match interruptible(call, &mut context).await {
             Ok(result) => {
                 let step_result = step_result_from_tool(step, result, step_started);
                 tracing::debug!(step_id = %step.step_id, ok = step_result.ok, elapsed_us = started.elapsed().as_micros() as u64, "step finished");
@@ -208,16 +209,29 @@ pub async fn run_candidate(
     })
 }
 
-/// Awaits a call into the process unless the drain grace period runs out first.
+/// Awaits a call into the process unless the candidate is cancelled or the drain
+/// grace period runs out first.
 async fn interruptible<T>(
     call: impl Future<Output = Result<T, SkillProcessError>>,
-    drain_grace_expired: &mut watch::Receiver<bool>,
+    context: &mut CandidateContext,
 ) -> Result<T, Interruption> {
-    if *drain_grace_expired.borrow() {
+    if let Some(reason) = context.cancel.borrow().clone() {
+        return Err(Interruption::Cancelled(reason));
+    }
+    if *context.drain_grace_expired.borrow() {
         return Err(Interruption::DrainGraceExpired);
     }
+    let CandidateContext {
+        drain_grace_expired,
+        cancel,
+        ..
+    } = context;
     tokio::select! {
         result = call => result.map_err(Interruption::Process),
+        // a closed signal (cannot happen while the run is registered) disables the branch
+        Ok(reason) = cancel.wait_for(Option::is_some) => {
+            Err(Interruption::Cancelled(reason.clone().unwrap_or_default()))
+        }
         _ = drain_grace_expired.wait_for(|expired| *expired) => Err(Interruption::DrainGraceExpired),
     }
 }
@@ -258,8 +272,12 @@ fn fail_candidate(
             ErrorCode::ServiceUnavailable,
             format!("worker is draining and its grace period ran out during step `{step_id}` (`{skill}`)"),
         ),
+        Interruption::Cancelled(reason) => Error::new(
+            ErrorCode::Cancelled,
+            format!("candidate cancelled during step `{step_id}` (`{skill}`): {reason}"),
+        ),
     }
-    .with_retryable(true)
+    .with_retryable(!matches!(interruption, Interruption::Cancelled(_)))
     .with_details(json!({
         "step_id": step_id,
         "skill": skill,
@@ -267,7 +285,16 @@ fn fail_candidate(
         "slot": slot,
         "pid": pid,
     }));
-    tracing::warn!(error_code = error.error_code().wire_name(), error = %error.message, "candidate failed");
+    if matches!(interruption, Interruption::Cancelled(_)) {
+        tracing::info!(
+            slot,
+            pid,
+            step_id,
+            "candidate cancelled; killing its klayout process group"
+        );
+    } else {
+        tracing::warn!(error_code = error.error_code().wire_name(), error = %error.message, "candidate failed");
+    }
     supervisor::replace_process(lease, error.message.clone());
     error
 }

@@ -7,14 +7,16 @@
 //! - [`schema_check`]: the skill catalog from `tools/list`, JSON Schemas compiled once.
 //! - [`pool`]: N slots, one candidate per slot, admission without a queue.
 //! - [`supervisor`]: keeps a live child on every slot (restart after a death or a timeout).
+//! - [`cancel`]: the running candidates by id, so `CancelCandidate` can stop one.
 //! - [`candidate`]: runs one candidate's plan on a slot.
-//! - [`service`]: the tonic `Worker` service and the drain logic.
+//! - [`service`]: the tonic `Worker` service, the drain logic and `CancelCandidate`.
 //! - [`registration`]: registration with the coordinator and heartbeats on their own task.
 //! - [`node`]: wires it all together (used by `main.rs`, the tests and the bench).
 //!
 //! Architecture invariants: only this crate talks to KLayout; a call into KLayout
 //! always has a deadline; parameters are validated before KLayout sees them.
 
+pub mod cancel;
 pub mod candidate;
 pub mod config;
 pub mod error;

@@ -1,4 +1,5 @@
-//! The tonic `Worker` service, the worker's shared state, and the drain.
+//! The tonic `Worker` service, the worker's shared state, the drain, and
+//! per-candidate cancellation.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -6,8 +7,9 @@ use std::time::Duration;
 
 use centroid_proto::v1::worker_server::Worker;
 use centroid_proto::v1::{
-    DrainRequest, DrainResponse, HealthRequest, HealthResponse, ListSkillsRequest,
-    ListSkillsResponse, RunCandidateRequest, RunCandidateResponse, Skill, SlotHealth,
+    CancelCandidateRequest, CancelCandidateResponse, DrainRequest, DrainResponse, HealthRequest,
+    HealthResponse, ListSkillsRequest, ListSkillsResponse, RunCandidateRequest,
+    RunCandidateResponse, Skill, SlotHealth,
 };
 use centroid_proto::{Error, ErrorCode, PROTOCOL_VERSION};
 use tokio::sync::watch;
@@ -15,6 +17,7 @@ use tokio::time::Instant;
 use tonic::{Request, Response, Status};
 use tracing::Instrument;
 
+use crate::cancel::CancelRegistry;
 use crate::candidate::{self, CandidateContext};
 use crate::pool::Pool;
 use crate::registration::RegistrationHandle;
@@ -36,6 +39,8 @@ pub struct WorkerState {
     /// number of RunCandidate calls between admission and answer
     in_flight: watch::Sender<usize>,
     drain_grace_expired: watch::Sender<bool>,
+    /// the admitted candidates, cancellable by id
+    cancels: Arc<CancelRegistry>,
     default_drain_grace: Duration,
     default_deadline: Duration,
     drain_report: tokio::sync::Mutex<Option<DrainResponse>>,
@@ -65,6 +70,7 @@ impl WorkerState {
             draining: AtomicBool::new(false),
             in_flight: watch::Sender::new(0),
             drain_grace_expired: watch::Sender::new(false),
+            cancels: CancelRegistry::new(),
             default_drain_grace,
             default_deadline,
             drain_report: tokio::sync::Mutex::new(None),
@@ -150,6 +156,24 @@ impl WorkerState {
         drained
     }
 
+    /// Stops a running candidate: its call into KLayout is abandoned, the slot's
+    /// process group killed and replaced, and its RunCandidate fails with
+    /// CANCELLED. `false` when no such candidate runs here (or it was cancelled already).
+    pub fn cancel_candidate(&self, candidate_id: &str, reason: &str) -> bool {
+        let reason = if reason.is_empty() {
+            "cancelled by request"
+        } else {
+            reason
+        };
+        let found = self.cancels.cancel(candidate_id, reason);
+        if found {
+            tracing::info!(candidate_id, %reason, "cancelling candidate");
+        } else {
+            tracing::info!(candidate_id, %reason, "cancel request for a candidate not running here");
+        }
+        found
+    }
+
     /// Deregisters (if registered) without draining: for a shutdown after a fatal error.
     pub async fn stop_registration(&self, reason: &str) {
         if let Some(registration) = self.take_registration() {
@@ -214,20 +238,24 @@ impl WorkerState {
             session_id = %request.session_id,
             slot = lease.index(),
         );
+        let (cancel_guard, cancel) = self.cancels.register(&request.candidate_id);
         let context = CandidateContext {
             worker_id: self.worker_id.clone(),
             catalog: self.catalog.clone(),
             drain_grace_expired: self.drain_grace_expired.subscribe(),
+            cancel,
         };
         // Its own task: a client that hangs up must not cancel a call half-way
         // through the child's stdio.
         let candidate_task = tokio::spawn(
             async move {
                 let _in_flight_guard = in_flight_guard;
+                let _cancel_guard = cancel_guard;
                 tracing::info!(steps = request.plan.len(), "candidate started");
                 let result = candidate::run_candidate(lease, request, deadline, context).await;
                 match &result {
                     Ok(response) => tracing::info!(ok = response.ok, duration_ms = response.duration_ms, "candidate finished"),
+                    Err(error) if error.error_code() == ErrorCode::Cancelled => tracing::info!(error = %error.message, "candidate cancelled"),
                     Err(error) => tracing::warn!(error_code = error.error_code().wire_name(), error = %error.message, "candidate failed"),
                 }
                 result
@@ -330,5 +358,21 @@ impl Worker for WorkerService {
             milliseconds => Duration::from_millis(milliseconds),
         };
         Ok(Response::new(self.state.drain(grace).await))
+    }
+
+    async fn cancel_candidate(
+        &self,
+        request: Request<CancelCandidateRequest>,
+    ) -> Result<Response<CancelCandidateResponse>, Status> {
+        let request = request.into_inner();
+        if request.candidate_id.is_empty() {
+            return Err(Error::new(ErrorCode::InvalidParam, "candidate_id is empty")
+                .with_retryable(false)
+                .to_status());
+        }
+        let found = self
+            .state
+            .cancel_candidate(&request.candidate_id, &request.reason);
+        Ok(Response::new(CancelCandidateResponse { found }))
     }
 }

@@ -214,6 +214,13 @@ impl Store for MemoryStore {
         Ok(self.lock().results.get(job_id).cloned().unwrap_or_default())
     }
 
+    async fn candidate_counts(&self, job_id: &str) -> StoreResult<(usize, usize)> {
+        let inner = self.lock();
+        let total = inner.candidates.get(job_id).map_or(0, |candidates| candidates.len());
+        let finished = inner.results.get(job_id).map_or(0, |results| results.len());
+        Ok((total, finished))
+    }
+
     async fn result_ids(&self, job_id: &str) -> StoreResult<Vec<String>> {
         Ok(self.lock().results.get(job_id).map(|results| results.keys().cloned().collect()).unwrap_or_default())
     }

@@ -61,6 +61,10 @@ pub trait Store: Send + Sync + 'static {
     async fn results(&self, job_id: &str) -> StoreResult<HashMap<String, CandidateResult>>;
     /// Ids of the candidates with a result (cheap: no result bodies).
     async fn result_ids(&self, job_id: &str) -> StoreResult<Vec<String>>;
+    /// (candidates, candidates with a result) of a job, without reading the bodies.
+    async fn candidate_counts(&self, job_id: &str) -> StoreResult<(usize, usize)> {
+        Ok((self.candidates(job_id).await?.len(), self.result_ids(job_id).await?.len()))
+    }
     /// The delivery counter of a candidate: incremented on every delivery, returns the new value.
     async fn bump_deliveries(&self, job_id: &str, candidate_id: &str) -> StoreResult<u32>;
 

@@ -417,6 +417,14 @@ impl Store for RedisStore {
         Ok(self.conn().hkeys(self.job_key(job_id, "results")).await?)
     }
 
+    async fn candidate_counts(&self, job_id: &str) -> StoreResult<(usize, usize)> {
+        let mut pipe = redis::pipe();
+        pipe.cmd("HLEN").arg(self.job_key(job_id, "candidates"));
+        pipe.cmd("HLEN").arg(self.job_key(job_id, "results"));
+        let (total, finished): (usize, usize) = pipe.query_async(&mut self.conn()).await?;
+        Ok((total, finished))
+    }
+
     async fn bump_deliveries(&self, job_id: &str, candidate_id: &str) -> StoreResult<u32> {
         let key = self.job_key(job_id, "deliveries");
         let mut pipe = redis::pipe();
