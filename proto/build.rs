@@ -14,10 +14,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
-        // an RPC added later (e.g. Worker.CancelCandidate) answers UNIMPLEMENTED in a
-        // service written before it, as an old peer does on the wire: additive
-        // changes must not break existing implementations (the tests' fake workers)
-        .generate_default_stubs(true)
         .compile_fds(file_descriptor_set)?;
     Ok(())
 }

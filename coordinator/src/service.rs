@@ -215,6 +215,8 @@ impl Jobs for CoordinatorService {
     }
 
 
+    type WatchJobStream = EventStream;
+
     async fn watch_job(&self, request: Request<WatchJobRequest>) -> Result<Response<EventStream>, Status> {
         let request = request.into_inner();
         let after = (!request.after_cursor.is_empty()).then_some(request.after_cursor);
@@ -254,6 +256,8 @@ impl Jobs for CoordinatorService {
         }))
     }
 
+
+    type FetchArtifactStream = ChunkStream;
 
     async fn fetch_artifact(&self, request: Request<FetchArtifactRequest>) -> Result<Response<ChunkStream>, Status> {
         let request = request.into_inner();

@@ -14,7 +14,7 @@ use centroid_coordinator::store::{MemoryStore, RedisStore, Store};
 use centroid_coordinator::{Coordinator, CoordinatorConfig, SubmitOptions};
 use centroid_proto::v1::worker_server::{Worker, WorkerServer};
 use centroid_proto::v1::{
-    DrainRequest, DrainResponse, HealthRequest, HealthResponse, ListSkillsRequest, ListSkillsResponse, RunCandidateRequest,
+    CancelCandidateRequest, CancelCandidateResponse, DrainRequest, DrainResponse, HealthRequest, HealthResponse, ListSkillsRequest, ListSkillsResponse, RunCandidateRequest,
     RunCandidateResponse, StepResult, WorkerInfo,
 };
 use centroid_proto::{Error, ErrorCode, PROTOCOL_VERSION};
@@ -76,6 +76,11 @@ impl Worker for FakeWorker {
 
     async fn drain(&self, _request: Request<DrainRequest>) -> Result<Response<DrainResponse>, Status> {
         Ok(Response::new(DrainResponse::default()))
+    }
+
+    async fn cancel_candidate(&self, _request: Request<CancelCandidateRequest>) -> Result<Response<CancelCandidateResponse>, Status> {
+        // Scripted candidates finish on their own; nothing runs to stop.
+        Ok(Response::new(CancelCandidateResponse { found: false }))
     }
 }
 
