@@ -49,7 +49,10 @@ from centroid_skills.tech import METAL_ROLES, VIA_ROLES, Technology
 CLASS_NAMES = {"nmos": "NMOS", "pmos": "PMOS", "resistor": "RES", "capacitor": "CAP"}
 MOS_TERMINALS = {"s": "S", "g": "G", "d": "D", "b": "B"}
 TWO_TERMINALS = {"p": "A", "n": "B", "plus": "A", "minus": "B", "a": "A"}
-DEFAULT_AREA_CAP = 1e-3  # F/m² = 1 fF/µm²
+# Without an area capacitance in the rule set, capacitors are extracted with a unit
+# placeholder: LVS compares their type and connectivity, not their value, so no
+# process figure is needed (or assumed) here.
+DEFAULT_AREA_CAP = 1.0  # F/m², a placeholder, not a process value
 
 
 @dataclass
