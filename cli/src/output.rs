@@ -46,7 +46,7 @@ fn metrics_of(candidate: &CandidateSummary) -> Option<CandidateMetrics> {
     }
     let evaluation: Value = serde_json::from_str(&candidate.evaluation_json).unwrap_or(Value::Null);
     let mut other = serde_json::Map::new();
-    for key in ["area_score", "reasons"] {
+    for key in ["area_score", "reasons", "drc_by_rule", "lvs_mismatches"] {
         if let Some(value) = evaluation.get(key) {
             other.insert(key.to_owned(), value.clone());
         }
@@ -60,9 +60,15 @@ fn metrics_of(candidate: &CandidateSummary) -> Option<CandidateMetrics> {
         },
         area_um2: Some(candidate.area_um2),
         matching_score: Some(candidate.matching_score),
-        utilization: None,
+        // The evaluator's area score is the utilisation: device area / bounding box.
+        utilization: evaluation.get("area_score").and_then(Value::as_f64),
         other,
     })
+}
+
+/// A value the evaluator kept in `other`, or its default.
+fn listed<T: serde::de::DeserializeOwned + Default>(metrics: &CandidateMetrics, key: &str) -> T {
+    metrics.other.get(key).and_then(|value| serde_json::from_value(value.clone()).ok()).unwrap_or_default()
 }
 
 /// The process name from the best plan's `tech.load` step.
@@ -103,18 +109,16 @@ pub fn build_report(view: &GetJobResponse, timings: BTreeMap<String, f64>) -> an
         .collect();
     let best = view.candidates.iter().find(|candidate| candidate.candidate_id == job.best_candidate_id && !job.best_candidate_id.is_empty()).map(|candidate| {
         let metrics = metrics_of(candidate).unwrap_or_default();
-        let reasons: Vec<String> = metrics.other.get("reasons").and_then(|reasons| serde_json::from_value(reasons.clone()).ok()).unwrap_or_default();
+        let by_rule: BTreeMap<String, u64> = listed(&metrics, "drc_by_rule");
+        let lvs_mismatches: Vec<String> = listed(&metrics, "lvs_mismatches");
         BestCandidate {
             candidate_id: candidate.candidate_id.clone(),
             score: candidate.score,
             passed: candidate.passed,
             gds: "best.gds".to_owned(),
             png: artifact(&view.artifacts, &candidate.candidate_id, PNG_MEDIA_TYPE).map(|_| "best.png".to_owned()),
-            drc: metrics.drc_violations.map(|violations| DrcSummary { violations, by_rule: BTreeMap::new() }),
-            lvs: metrics.lvs_match.map(|is_match| LvsSummary {
-                is_match,
-                mismatches: if is_match { Vec::new() } else { reasons.iter().filter(|reason| reason.to_ascii_lowercase().contains("lvs")).cloned().collect() },
-            }),
+            drc: metrics.drc_violations.map(|violations| DrcSummary { violations, by_rule: by_rule.clone() }),
+            lvs: metrics.lvs_match.map(|is_match| LvsSummary { is_match, mismatches: lvs_mismatches.clone() }),
             metrics,
         }
     });

@@ -70,6 +70,11 @@ fn run_writes_a_clean_layout_and_a_complete_report() {
     assert_eq!(best["metrics"]["lvs_match"], true);
     assert!(best["metrics"]["area_um2"].as_f64().unwrap() > 0.0);
     assert!(best["metrics"]["matching_score"].as_f64().unwrap() > 0.0);
+    let utilization = best["metrics"]["utilization"].as_f64().unwrap();
+    assert!(utilization > 0.0 && utilization <= 1.0, "{utilization}");
+    assert_eq!(best["drc"]["violations"], 0);
+    assert_eq!(best["drc"]["by_rule"], serde_json::json!({}));
+    assert_eq!(best["lvs"]["match"], true);
     assert!(candidates.iter().any(|candidate| candidate["id"] == best["candidate_id"]));
     assert!(report["timings"]["total"].as_f64().unwrap() > 0.0);
 

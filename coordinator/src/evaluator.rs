@@ -23,6 +23,8 @@
 use centroid_schemas::{DesignObjectives, ObjectiveName};
 use serde_json::Value;
 
+use std::collections::BTreeMap;
+
 use crate::model::{CandidateResult, Evaluation, StepOutcome};
 
 /// Measurements read from a candidate's step results.
@@ -35,6 +37,31 @@ pub struct Measurements {
     pub bbox_area_um2: Option<f64>,
     pub device_area_um2: Option<f64>,
     pub matching_score: Option<f64>,
+    pub drc_by_rule: BTreeMap<String, i64>,
+    pub lvs_mismatches: Vec<String>,
+}
+
+/// Most LVS differences listed per candidate.
+const MAX_LVS_LINES: usize = 20;
+
+/// One line per difference `lvs.run` reports.
+fn lvs_difference_lines(data: &Value) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (key, what) in [
+        ("unmatched_devices_layout", "device only in the layout"),
+        ("unmatched_devices_schematic", "device only in the netlist"),
+        ("parameter_mismatches", "parameters differ"),
+        ("unmatched_nets_layout", "net only in the layout"),
+        ("unmatched_nets_schematic", "net only in the netlist"),
+        ("net_mismatches", "nets differ"),
+    ] {
+        for item in data.get(key).and_then(Value::as_array).into_iter().flatten() {
+            let text = item.as_str().map_or_else(|| item.to_string(), str::to_owned);
+            lines.push(format!("{what}: {text}"));
+        }
+    }
+    lines.truncate(MAX_LVS_LINES);
+    lines
 }
 
 fn number(value: &Value, key: &str) -> Option<f64> {
@@ -52,12 +79,18 @@ pub fn measure(steps: &[StepOutcome]) -> Measurements {
             "drc.run" => {
                 measured.drc_ran = true;
                 measured.drc_violations += step.data.get("total").and_then(Value::as_i64).unwrap_or(0);
+                for violation in step.data.get("violations").and_then(Value::as_array).into_iter().flatten() {
+                    if let (Some(rule), Some(count)) = (violation.get("id").and_then(Value::as_str), violation.get("count").and_then(Value::as_i64)) {
+                        *measured.drc_by_rule.entry(rule.to_owned()).or_insert(0) += count;
+                    }
+                }
             }
             "lvs.run" => {
                 let verdict = ["match", "matched", "matches", "clean", "equivalent", "ok"]
                     .iter()
                     .find_map(|key| step.data.get(*key).and_then(Value::as_bool));
                 measured.lvs = Some(verdict.unwrap_or(false) && measured.lvs.unwrap_or(true));
+                measured.lvs_mismatches.extend(lvs_difference_lines(&step.data));
             }
             "layout.metrics" => {
                 metrics_seen = true;
@@ -155,6 +188,8 @@ pub fn evaluate(objectives: &DesignObjectives, result: &CandidateResult) -> Eval
         area_score: utilisation,
         matching_score: matching,
         reasons,
+        drc_by_rule: measured.drc_by_rule,
+        lvs_mismatches: measured.lvs_mismatches,
     }
 }
 
@@ -227,5 +262,24 @@ mod tests {
         assert_eq!(evaluation.reasons.len(), 4, "{:?}", evaluation.reasons);
         let no_drc = evaluate(&objectives(), &result(vec![step("layout.metrics", json!({"bbox_area_um2": 1.0, "device_area_um2": 1.0, "matching_score": 1.0}))]));
         assert!(!no_drc.passed, "no DRC, no pass");
+    }
+
+    #[test]
+    fn drc_counts_per_rule_and_lvs_differences_reach_the_evaluation() {
+        let evaluation = evaluate(
+            &objectives(),
+            &result(vec![
+                step("drc.run", json!({"total": 3, "violations": [{"id": "M1.b", "count": 2}, {"id": "Cnt.a", "count": 1}]})),
+                step("lvs.run", json!({"match": false, "unmatched_nets_layout": ["tail"], "parameter_mismatches": [{"layout": "M5", "param": "W"}]})),
+                step("layout.metrics", json!({"bbox_area_um2": 200.0, "device_area_um2": 100.0, "matching_score": 1.0})),
+            ]),
+        );
+        assert_eq!(evaluation.drc_violations, 3);
+        assert_eq!(evaluation.drc_by_rule.get("M1.b"), Some(&2));
+        assert_eq!(evaluation.drc_by_rule.get("Cnt.a"), Some(&1));
+        assert_eq!(evaluation.lvs, "mismatch");
+        assert_eq!(evaluation.lvs_mismatches.len(), 2, "{:?}", evaluation.lvs_mismatches);
+        assert!(evaluation.lvs_mismatches[0].contains("tail") || evaluation.lvs_mismatches[1].contains("tail"));
+        assert!(!evaluation.passed);
     }
 }

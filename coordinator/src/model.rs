@@ -1,6 +1,8 @@
 //! The records the coordinator persists (as JSON) in its [`crate::store::Store`]:
 //! jobs, their inputs, candidates, results, events and artifact metadata.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -306,6 +308,12 @@ pub struct Evaluation {
     pub matching_score: f64,
     /// why it did not pass
     pub reasons: Vec<String>,
+    /// DRC violations per rule id (rules with violations only)
+    #[serde(default)]
+    pub drc_by_rule: BTreeMap<String, i64>,
+    /// what LVS found different, one line each (empty on a match)
+    #[serde(default)]
+    pub lvs_mismatches: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -203,6 +203,8 @@ mod tests {
                 area_score: 1.0,
                 matching_score: 1.0,
                 reasons: reasons.iter().map(|reason| reason.to_string()).collect(),
+                drc_by_rule: Default::default(),
+                lvs_mismatches: Vec::new(),
             }),
         }
     }
