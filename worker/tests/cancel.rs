@@ -17,18 +17,7 @@ async fn cancelled_candidate_stops_at_once_and_the_slot_serves_the_next_one() {
     let worker = WorkerProcess::start(&["--slots", "1"]);
     let mut client = worker.client().await;
 
-    let mut victim_client = client.clone();
-    let victim = tokio::spawn(async move {
-        run(
-            &mut victim_client,
-            candidate(
-                "sleeper",
-                120_000,
-                vec![step("s1", "debug.sleep", json!({"seconds": 60}))],
-            ),
-        )
-        .await
-    });
+    let victim = spawn_sleeping_candidate(&client, "sleeper", 120_000, 60);
     let (pid, _) = wait_until_running(&mut client, "sleeper", 1).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
 

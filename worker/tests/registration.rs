@@ -232,18 +232,7 @@ async fn worker_registers_heartbeats_while_busy_and_deregisters_on_sigterm() {
     assert!(!info.klayout_version.is_empty());
 
     // heartbeats keep coming (every 100 ms, as the coordinator asked) while the only slot is busy
-    let mut busy_client = client.clone();
-    let busy = tokio::spawn(async move {
-        run(
-            &mut busy_client,
-            candidate(
-                "busy",
-                30_000,
-                vec![step("s1", "debug.sleep", json!({"seconds": 2}))],
-            ),
-        )
-        .await
-    });
+    let busy = spawn_sleeping_candidate(&client, "busy", 30_000, 2);
     wait_until_running(&mut client, "busy", 1).await;
     let before = heartbeats(&coordinator.events()).len();
     tokio::time::sleep(Duration::from_millis(1_000)).await;

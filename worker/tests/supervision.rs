@@ -14,18 +14,7 @@ async fn killed_child_fails_its_candidate_retryable_and_the_next_runs_on_a_fresh
     let worker = WorkerProcess::start(&["--slots", "1"]);
     let mut client = worker.client().await;
 
-    let mut victim_client = client.clone();
-    let victim = tokio::spawn(async move {
-        run(
-            &mut victim_client,
-            candidate(
-                "victim",
-                60_000,
-                vec![step("s1", "debug.sleep", json!({"seconds": 30}))],
-            ),
-        )
-        .await
-    });
+    let victim = spawn_sleeping_candidate(&client, "victim", 60_000, 30);
     let (pid, _) = wait_until_running(&mut client, "victim", 1).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     // SAFETY: SIGKILL to the KLayout child reported by Health.
@@ -296,18 +285,7 @@ async fn sigterm_lets_the_running_candidate_finish_then_the_worker_exits_zero() 
     let mut worker = WorkerProcess::start(&["--slots", "1", "--drain-grace-ms", "20000"]);
     let mut client = worker.client().await;
 
-    let mut running_client = client.clone();
-    let running = tokio::spawn(async move {
-        run(
-            &mut running_client,
-            candidate(
-                "in-flight",
-                30_000,
-                vec![step("s1", "debug.sleep", json!({"seconds": 2}))],
-            ),
-        )
-        .await
-    });
+    let running = spawn_sleeping_candidate(&client, "in-flight", 30_000, 2);
     wait_until_running(&mut client, "in-flight", 1).await;
     worker.send_signal(libc::SIGTERM);
     wait_for_health(&mut client, Duration::from_secs(5), "draining", |health| {
@@ -340,18 +318,7 @@ async fn sigterm_fails_back_a_candidate_that_outlives_the_grace_period() {
     let mut worker = WorkerProcess::start(&["--slots", "1", "--drain-grace-ms", "500"]);
     let mut client = worker.client().await;
 
-    let mut running_client = client.clone();
-    let running = tokio::spawn(async move {
-        run(
-            &mut running_client,
-            candidate(
-                "too-long",
-                60_000,
-                vec![step("s1", "debug.sleep", json!({"seconds": 30}))],
-            ),
-        )
-        .await
-    });
+    let running = spawn_sleeping_candidate(&client, "too-long", 60_000, 30);
     wait_until_running(&mut client, "too-long", 1).await;
     let signalled = Instant::now();
     worker.send_signal(libc::SIGTERM);

@@ -187,6 +187,23 @@ pub async fn run(
         .map(tonic::Response::into_inner)
 }
 
+/// Runs a one-step `debug.sleep` candidate in the background (the slot stays busy
+/// for `seconds`); the handle yields the RunCandidate outcome.
+pub fn spawn_sleeping_candidate(
+    client: &WorkerClient<Channel>,
+    candidate_id: &str,
+    deadline_ms: u64,
+    seconds: u64,
+) -> tokio::task::JoinHandle<Result<RunCandidateResponse, tonic::Status>> {
+    let mut client = client.clone();
+    let request = candidate(
+        candidate_id,
+        deadline_ms,
+        vec![step("s1", "debug.sleep", serde_json::json!({ "seconds": seconds }))],
+    );
+    tokio::spawn(async move { run(&mut client, request).await })
+}
+
 pub async fn health(client: &mut WorkerClient<Channel>) -> HealthResponse {
     client
         .health(HealthRequest {})
