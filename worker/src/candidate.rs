@@ -192,9 +192,9 @@ pub async fn run_candidate(
         })?,
     };
     let slot = lease.index() as u32;
-    if let Some(process) = lease.process.as_ref() {
-        process.set_log_context("", "");
-    }
+    // The log context stays until the next candidate sets its own: the child's
+    // stderr is read apart from its responses, so lines of this candidate (a
+    // traceback, say) may still arrive after its last response.
     drop(lease);
     Ok(RunCandidateResponse {
         candidate_id: request.candidate_id,

@@ -27,7 +27,7 @@ pub struct SkillServerCommand {
     pub memory_limit_bytes: u64,
 }
 
-/// Who the child is working for right now: stamped on its stderr lines.
+/// Who the child is working for, or last worked for: stamped on its stderr lines.
 #[derive(Debug, Default, Clone)]
 pub struct LogContext {
     pub candidate_id: String,
