@@ -55,17 +55,7 @@ async fn cancelled_candidate_stops_at_once_and_the_slot_serves_the_next_one() {
         .into_inner();
     assert!(!again.found);
 
-    let health = wait_for_health(
-        &mut client,
-        Duration::from_secs(30),
-        "a fresh process",
-        |health| health.free_slots == 1 && health.slot_health[0].pid != 0,
-    )
-    .await;
-    assert_ne!(
-        health.slot_health[0].pid, pid,
-        "the slot must run a new process"
-    );
+    let health = wait_for_fresh_process(&mut client, pid).await;
     assert_eq!(health.slot_health[0].restarts, 1);
     assert!(
         !process_is_alive(pid),

@@ -36,17 +36,7 @@ async fn killed_child_fails_its_candidate_retryable_and_the_next_runs_on_a_fresh
     assert!(error.retryable);
     assert_eq!(error.details()["step_id"], "s1");
 
-    let health = wait_for_health(
-        &mut client,
-        Duration::from_secs(60),
-        "a fresh process",
-        |health| health.free_slots == 1 && health.slot_health[0].pid != 0,
-    )
-    .await;
-    assert_ne!(
-        health.slot_health[0].pid, pid,
-        "the slot must run a new process"
-    );
+    let health = wait_for_fresh_process(&mut client, pid).await;
     assert_eq!(health.slot_health[0].restarts, 1);
 
     let next = run(
@@ -72,11 +62,7 @@ async fn hanging_skill_times_out_within_the_deadline_plus_one_second_and_the_slo
     let started = Instant::now();
     let status = run(
         &mut client,
-        candidate(
-            "hang",
-            2_000,
-            vec![step("s1", "debug.sleep", json!({"seconds": 60}))],
-        ),
+        sleep_candidate("hang", 2_000, json!(60)),
     )
     .await
     .expect_err("the candidate must time out");
@@ -94,14 +80,7 @@ async fn hanging_skill_times_out_within_the_deadline_plus_one_second_and_the_slo
         "TIMEOUT after {elapsed:?}, more than deadline + 1 s"
     );
 
-    let health = wait_for_health(
-        &mut client,
-        Duration::from_secs(60),
-        "a fresh process",
-        |health| health.free_slots == 1 && health.slot_health[0].pid != 0,
-    )
-    .await;
-    assert_ne!(health.slot_health[0].pid, old_pid);
+    wait_for_fresh_process(&mut client, old_pid).await;
     assert!(
         !process_is_alive(old_pid),
         "the hung process must be killed"
@@ -109,11 +88,7 @@ async fn hanging_skill_times_out_within_the_deadline_plus_one_second_and_the_slo
 
     let next = run(
         &mut client,
-        candidate(
-            "after-hang",
-            30_000,
-            vec![step("s1", "debug.sleep", json!({"seconds": 0.1}))],
-        ),
+        sleep_candidate("after-hang", 30_000, json!(0.1)),
     )
     .await
     .expect("the slot serves again");
@@ -129,11 +104,7 @@ async fn bad_parameters_are_invalid_param_and_never_reach_klayout() {
     let started = Instant::now();
     let response = run(
         &mut client,
-        candidate(
-            "bad-type",
-            30_000,
-            vec![step("s1", "debug.sleep", json!({"seconds": "ten"}))],
-        ),
+        sleep_candidate("bad-type", 30_000, json!("ten")),
     )
     .await
     .expect("a refused step is a result, not a failed rpc");
@@ -169,11 +140,7 @@ async fn bad_parameters_are_invalid_param_and_never_reach_klayout() {
     );
     let response = run(
         &mut client,
-        candidate(
-            "negative",
-            30_000,
-            vec![step("s1", "debug.sleep", json!({"seconds": -1}))],
-        ),
+        sleep_candidate("negative", 30_000, json!(-1)),
     )
     .await
     .unwrap();

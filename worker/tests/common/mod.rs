@@ -196,12 +196,37 @@ pub fn spawn_sleeping_candidate(
     seconds: u64,
 ) -> tokio::task::JoinHandle<Result<RunCandidateResponse, tonic::Status>> {
     let mut client = client.clone();
-    let request = candidate(
+    let request = sleep_candidate(candidate_id, deadline_ms, serde_json::json!(seconds));
+    tokio::spawn(async move { run(&mut client, request).await })
+}
+
+/// A candidate of one `debug.sleep` step (`seconds` as given, valid or not).
+pub fn sleep_candidate(
+    candidate_id: &str,
+    deadline_ms: u64,
+    seconds: serde_json::Value,
+) -> RunCandidateRequest {
+    candidate(
         candidate_id,
         deadline_ms,
         vec![step("s1", "debug.sleep", serde_json::json!({ "seconds": seconds }))],
+    )
+}
+
+/// Waits until the (single) slot is free again on a process other than `old_pid`.
+pub async fn wait_for_fresh_process(
+    client: &mut WorkerClient<Channel>,
+    old_pid: u32,
+) -> HealthResponse {
+    let health = wait_for_health(client, Duration::from_secs(60), "a fresh process", |health| {
+        health.free_slots == 1 && health.slot_health[0].pid != 0
+    })
+    .await;
+    assert_ne!(
+        health.slot_health[0].pid, old_pid,
+        "the slot must run a new process"
     );
-    tokio::spawn(async move { run(&mut client, request).await })
+    health
 }
 
 pub async fn health(client: &mut WorkerClient<Channel>) -> HealthResponse {
