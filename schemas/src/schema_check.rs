@@ -22,19 +22,28 @@ pub fn schema_text(kind: InputKind, version: SchemaVersion) -> Option<&'static s
     Some(text)
 }
 
-fn validators() -> &'static HashMap<(InputKind, SchemaVersion), Validator> {
-    static VALIDATORS: OnceLock<HashMap<(InputKind, SchemaVersion), Validator>> = OnceLock::new();
-    VALIDATORS.get_or_init(|| {
-        let mut validators = HashMap::new();
+/// The bundled schemas, parsed once.
+fn schemas() -> &'static HashMap<(InputKind, SchemaVersion), Value> {
+    static SCHEMAS: OnceLock<HashMap<(InputKind, SchemaVersion), Value>> = OnceLock::new();
+    SCHEMAS.get_or_init(|| {
+        let mut schemas = HashMap::new();
         for kind in InputKind::ALL {
             for &version in kind.supported_versions() {
                 let text = schema_text(kind, version).expect("every supported version has a schema");
-                let schema: Value = serde_json::from_str(text).expect("bundled schemas are valid JSON");
-                let validator = jsonschema::draft7::new(&schema).expect("bundled schemas are valid draft-07 schemas");
-                validators.insert((kind, version), validator);
+                schemas.insert((kind, version), serde_json::from_str(text).expect("bundled schemas are valid JSON"));
             }
         }
-        validators
+        schemas
+    })
+}
+
+fn validators() -> &'static HashMap<(InputKind, SchemaVersion), Validator> {
+    static VALIDATORS: OnceLock<HashMap<(InputKind, SchemaVersion), Validator>> = OnceLock::new();
+    VALIDATORS.get_or_init(|| {
+        schemas()
+            .iter()
+            .map(|(key, schema)| (*key, jsonschema::draft7::new(schema).expect("bundled schemas are valid draft-07 schemas")))
+            .collect()
     })
 }
 
@@ -85,9 +94,9 @@ fn explain(kind: InputKind, pointer: &str, error: &jsonschema::ValidationError<'
 /// Fields the schema does not know, as (pointer, message): a typo such as `"NF"` for
 /// `"nf"` would otherwise be silently ignored. Driven by the schema's `properties`.
 pub(crate) fn unknown_fields(kind: InputKind, version: SchemaVersion, document: &Value) -> Vec<(String, String)> {
-    let schema: Value = serde_json::from_str(schema_text(kind, version).expect("supported version")).expect("bundled schema");
+    let schema = &schemas()[&(kind, version)];
     let mut found = Vec::new();
-    walk_unknown_fields(&schema, &schema, document, "", &mut found);
+    walk_unknown_fields(schema, schema, document, "", &mut found);
     found
 }
 
