@@ -86,10 +86,8 @@ pub fn measure(steps: &[StepOutcome]) -> Measurements {
                 }
             }
             "lvs.run" => {
-                let verdict = ["match", "matched", "matches", "clean", "equivalent", "ok"]
-                    .iter()
-                    .find_map(|key| step.data.get(*key).and_then(Value::as_bool));
-                measured.lvs = Some(verdict.unwrap_or(false) && measured.lvs.unwrap_or(true));
+                let verdict = step.data.get("match").and_then(Value::as_bool).unwrap_or(false);
+                measured.lvs = Some(verdict && measured.lvs.unwrap_or(true));
                 measured.lvs_mismatches.extend(lvs_difference_lines(&step.data));
             }
             "layout.metrics" => {
@@ -101,12 +99,6 @@ pub fn measure(steps: &[StepOutcome]) -> Measurements {
                 }
             }
             _ => {}
-        }
-    }
-    // a failed lvs.run step is a mismatch when it reports one
-    for step in steps.iter().filter(|step| !step.ok && step.skill == "lvs.run") {
-        if step.error_code == "DRC_VIOLATION" || step.error_code == "CONFLICT" {
-            measured.lvs = Some(false);
         }
     }
     if metrics_seen {
