@@ -33,15 +33,42 @@ impl InputArgs {
     /// The three paths, or which flags are missing.
     pub fn input_paths(&self) -> Result<InputPaths, String> {
         let from_dir = self.dir.as_deref().map(InputPaths::in_dir);
-        let pick = |explicit: &Option<PathBuf>, in_dir: Option<PathBuf>, flag: &str| explicit.clone().or(in_dir).ok_or_else(|| format!("--{flag}"));
-        let netlist = pick(&self.netlist, from_dir.as_ref().map(|paths| paths.netlist.clone()), "netlist");
-        let drc_rules = pick(&self.drc, from_dir.as_ref().map(|paths| paths.drc_rules.clone()), "drc");
-        let objectives = pick(&self.objectives, from_dir.as_ref().map(|paths| paths.objectives.clone()), "objectives");
+        let pick = |explicit: &Option<PathBuf>, in_dir: Option<PathBuf>, flag: &str| {
+            explicit
+                .clone()
+                .or(in_dir)
+                .ok_or_else(|| format!("--{flag}"))
+        };
+        let netlist = pick(
+            &self.netlist,
+            from_dir.as_ref().map(|paths| paths.netlist.clone()),
+            "netlist",
+        );
+        let drc_rules = pick(
+            &self.drc,
+            from_dir.as_ref().map(|paths| paths.drc_rules.clone()),
+            "drc",
+        );
+        let objectives = pick(
+            &self.objectives,
+            from_dir.as_ref().map(|paths| paths.objectives.clone()),
+            "objectives",
+        );
         match (netlist, drc_rules, objectives) {
-            (Ok(netlist), Ok(drc_rules), Ok(objectives)) => Ok(InputPaths { netlist, drc_rules, objectives }),
+            (Ok(netlist), Ok(drc_rules), Ok(objectives)) => Ok(InputPaths {
+                netlist,
+                drc_rules,
+                objectives,
+            }),
             (netlist, drc_rules, objectives) => {
-                let missing: Vec<String> = [netlist.err(), drc_rules.err(), objectives.err()].into_iter().flatten().collect();
-                Err(format!("give a circuit directory or {}", missing.join(", ")))
+                let missing: Vec<String> = [netlist.err(), drc_rules.err(), objectives.err()]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                Err(format!(
+                    "give a circuit directory or {}",
+                    missing.join(", ")
+                ))
             }
         }
     }
@@ -51,7 +78,10 @@ impl InputArgs {
         self.dir
             .as_deref()
             .and_then(|dir| dir.canonicalize().ok())
-            .and_then(|dir| dir.file_name().map(|name| name.to_string_lossy().into_owned()))
+            .and_then(|dir| {
+                dir.file_name()
+                    .map(|name| name.to_string_lossy().into_owned())
+            })
             .unwrap_or_else(|| context.circuit.name.clone())
     }
 
@@ -64,13 +94,18 @@ impl InputArgs {
                 return None;
             }
         };
-        let loaded = TaskInputs::read(&paths).and_then(|raw| TaskContext::load(&raw, "cli").map(|context| (raw, context)));
+        let loaded = TaskInputs::read(&paths)
+            .and_then(|raw| TaskContext::load(&raw, "cli").map(|context| (raw, context)));
         match loaded {
             Ok((raw, context)) => {
                 for warning in &context.warnings {
                     eprintln!("warning: {warning}");
                 }
-                Some(CheckedInputs { paths, raw, context })
+                Some(CheckedInputs {
+                    paths,
+                    raw,
+                    context,
+                })
             }
             Err(errors) => {
                 report_input_errors(&errors);
@@ -82,8 +117,13 @@ impl InputArgs {
 
 impl CheckedInputs {
     /// The SubmitJob request carrying these inputs, as read from disk.
-    pub fn submit_request(&self, name: String, options: centroid_proto::v1::JobOptions) -> centroid_proto::v1::SubmitJobRequest {
-        let text = |file: &centroid_schemas::InputFile| String::from_utf8_lossy(&file.bytes).into_owned();
+    pub fn submit_request(
+        &self,
+        name: String,
+        options: centroid_proto::v1::JobOptions,
+    ) -> centroid_proto::v1::SubmitJobRequest {
+        let text =
+            |file: &centroid_schemas::InputFile| String::from_utf8_lossy(&file.bytes).into_owned();
         centroid_proto::v1::SubmitJobRequest {
             netlist_json: text(&self.raw.netlist),
             drc_rules_json: text(&self.raw.drc_rules),
@@ -98,7 +138,11 @@ impl CheckedInputs {
 pub fn report_input_errors(errors: &InputErrors) {
     let mut stderr = std::io::stderr().lock();
     let count = errors.issues.len();
-    let _ = writeln!(stderr, "invalid inputs: {count} problem{}", if count == 1 { "" } else { "s" });
+    let _ = writeln!(
+        stderr,
+        "invalid inputs: {count} problem{}",
+        if count == 1 { "" } else { "s" }
+    );
     for issue in &errors.issues {
         let _ = writeln!(stderr, "error: {issue}");
     }

@@ -6,8 +6,9 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use centroid_proto::v1::jobs_client::JobsClient;
 use centroid_proto::v1::{
-    CancelJobRequest, CancelJobResponse, FetchArtifactRequest, GetJobRequest, GetJobResponse, JobEvent, JobOptions, ListJobsRequest,
-    ListWorkersRequest, ListWorkersResponse, SubmitJobRequest, SubmitJobResponse, WatchJobRequest,
+    CancelJobRequest, CancelJobResponse, FetchArtifactRequest, GetJobRequest, GetJobResponse,
+    JobEvent, JobOptions, ListJobsRequest, ListWorkersRequest, ListWorkersResponse,
+    SubmitJobRequest, SubmitJobResponse, WatchJobRequest,
 };
 use centroid_schemas::{InputErrors, InputIssue};
 use tonic::transport::Channel;
@@ -22,7 +23,11 @@ pub enum ClientError {
     #[error("{0}")]
     InvalidInputs(InputErrors),
     #[error("{code}: {message}")]
-    Rpc { code: String, message: String, retryable: bool },
+    Rpc {
+        code: String,
+        message: String,
+        retryable: bool,
+    },
     #[error(transparent)]
     Other(#[from] anyhow::Error),
 }
@@ -30,12 +35,18 @@ pub enum ClientError {
 fn rpc_error(status: tonic::Status) -> ClientError {
     let error = centroid_proto::Error::from_status(&status);
     let details = error.details();
-    if let Some(issues) = details.get("issues").and_then(|issues| serde_json::from_value::<Vec<InputIssue>>(issues.clone()).ok())
+    if let Some(issues) = details
+        .get("issues")
+        .and_then(|issues| serde_json::from_value::<Vec<InputIssue>>(issues.clone()).ok())
         && !issues.is_empty()
     {
         return ClientError::InvalidInputs(InputErrors { issues });
     }
-    ClientError::Rpc { code: error.error_code().wire_name().to_owned(), message: error.message, retryable: error.retryable }
+    ClientError::Rpc {
+        code: error.error_code().wire_name().to_owned(),
+        message: error.message,
+        retryable: error.retryable,
+    }
 }
 
 #[derive(Clone)]
@@ -46,49 +57,97 @@ pub struct Jobs {
 impl Jobs {
     /// Connects to `address` (`http://host:port`, or `host:port`).
     pub async fn connect(address: &str) -> anyhow::Result<Jobs> {
-        let address = if address.contains("://") { address.to_owned() } else { format!("http://{address}") };
+        let address = if address.contains("://") {
+            address.to_owned()
+        } else {
+            format!("http://{address}")
+        };
         let endpoint = tonic::transport::Endpoint::from_shared(address.clone())
             .with_context(|| format!("invalid coordinator address {address}"))?
             .connect_timeout(Duration::from_secs(10))
             .http2_keep_alive_interval(Duration::from_secs(15));
-        let channel = endpoint.connect().await.with_context(|| format!("cannot reach the coordinator at {address}"))?;
-        let client = JobsClient::new(channel).max_decoding_message_size(MAX_MESSAGE_BYTES).max_encoding_message_size(MAX_MESSAGE_BYTES);
+        let channel = endpoint
+            .connect()
+            .await
+            .with_context(|| format!("cannot reach the coordinator at {address}"))?;
+        let client = JobsClient::new(channel)
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES);
         Ok(Jobs { client })
     }
 
-    pub async fn submit(&self, request: SubmitJobRequest) -> Result<SubmitJobResponse, ClientError> {
-        self.client.clone().submit_job(request).await.map(tonic::Response::into_inner).map_err(rpc_error)
+    pub async fn submit(
+        &self,
+        request: SubmitJobRequest,
+    ) -> Result<SubmitJobResponse, ClientError> {
+        self.client
+            .clone()
+            .submit_job(request)
+            .await
+            .map(tonic::Response::into_inner)
+            .map_err(rpc_error)
     }
 
     pub async fn get(&self, job_id: &str) -> Result<GetJobResponse, ClientError> {
-        self.client.clone().get_job(GetJobRequest { job_id: job_id.to_owned() }).await.map(tonic::Response::into_inner).map_err(rpc_error)
+        self.client
+            .clone()
+            .get_job(GetJobRequest {
+                job_id: job_id.to_owned(),
+            })
+            .await
+            .map(tonic::Response::into_inner)
+            .map_err(rpc_error)
     }
 
     pub async fn list(&self) -> Result<Vec<centroid_proto::v1::JobSummary>, ClientError> {
-        let response = self.client.clone().list_jobs(ListJobsRequest { limit: 0 }).await.map_err(rpc_error)?;
+        let response = self
+            .client
+            .clone()
+            .list_jobs(ListJobsRequest { limit: 0 })
+            .await
+            .map_err(rpc_error)?;
         Ok(response.into_inner().jobs)
     }
 
-    pub async fn cancel(&self, job_id: &str, reason: &str) -> Result<CancelJobResponse, ClientError> {
+    pub async fn cancel(
+        &self,
+        job_id: &str,
+        reason: &str,
+    ) -> Result<CancelJobResponse, ClientError> {
         self.client
             .clone()
-            .cancel_job(CancelJobRequest { job_id: job_id.to_owned(), reason: reason.to_owned() })
+            .cancel_job(CancelJobRequest {
+                job_id: job_id.to_owned(),
+                reason: reason.to_owned(),
+            })
             .await
             .map(tonic::Response::into_inner)
             .map_err(rpc_error)
     }
 
     pub async fn workers(&self) -> Result<ListWorkersResponse, ClientError> {
-        self.client.clone().list_workers(ListWorkersRequest {}).await.map(tonic::Response::into_inner).map_err(rpc_error)
+        self.client
+            .clone()
+            .list_workers(ListWorkersRequest {})
+            .await
+            .map(tonic::Response::into_inner)
+            .map_err(rpc_error)
     }
 
     /// Calls `on_event` for every event of the job (past ones first) until its last
     /// event. A dropped stream is resumed after the last cursor seen.
-    pub async fn watch(&self, job_id: &str, mut on_event: impl FnMut(&JobEvent)) -> Result<(), ClientError> {
+    pub async fn watch(
+        &self,
+        job_id: &str,
+        mut on_event: impl FnMut(&JobEvent),
+    ) -> Result<(), ClientError> {
         let mut cursor = String::new();
         let mut reconnects = 0u32;
         loop {
-            let request = WatchJobRequest { job_id: job_id.to_owned(), after_cursor: cursor.clone() };
+            let request = WatchJobRequest {
+                job_id: job_id.to_owned(),
+                after_cursor: cursor.clone(),
+            };
             let mut stream = match self.client.clone().watch_job(request).await {
                 Ok(response) => response.into_inner(),
                 Err(status) if status.code() == tonic::Code::Unavailable && reconnects < 30 => {
@@ -122,17 +181,38 @@ impl Jobs {
     }
 
     /// Downloads an artifact whole (empty `candidate_id` = the best candidate).
-    pub async fn fetch(&self, job_id: &str, candidate_id: &str, name: &str) -> Result<Vec<u8>, ClientError> {
-        let request = FetchArtifactRequest { job_id: job_id.to_owned(), candidate_id: candidate_id.to_owned(), name: name.to_owned() };
-        let mut stream = self.client.clone().fetch_artifact(request).await.map_err(rpc_error)?.into_inner();
+    pub async fn fetch(
+        &self,
+        job_id: &str,
+        candidate_id: &str,
+        name: &str,
+    ) -> Result<Vec<u8>, ClientError> {
+        let request = FetchArtifactRequest {
+            job_id: job_id.to_owned(),
+            candidate_id: candidate_id.to_owned(),
+            name: name.to_owned(),
+        };
+        let mut stream = self
+            .client
+            .clone()
+            .fetch_artifact(request)
+            .await
+            .map_err(rpc_error)?
+            .into_inner();
         let mut content = Vec::new();
         while let Some(chunk) = stream.message().await.map_err(rpc_error)? {
             if chunk.offset != content.len() as u64 {
-                return Err(ClientError::Other(anyhow!("artifact {name}: chunk at offset {} after {} bytes", chunk.offset, content.len())));
+                return Err(ClientError::Other(anyhow!(
+                    "artifact {name}: chunk at offset {} after {} bytes",
+                    chunk.offset,
+                    content.len()
+                )));
             }
             content.extend_from_slice(&chunk.content);
             if chunk.total_size > 0 && content.len() as u64 > chunk.total_size {
-                return Err(ClientError::Other(anyhow!("artifact {name}: more bytes than announced")));
+                return Err(ClientError::Other(anyhow!(
+                    "artifact {name}: more bytes than announced"
+                )));
             }
         }
         Ok(content)
@@ -140,7 +220,12 @@ impl Jobs {
 }
 
 /// Options common to `run` and `submit`.
-pub fn job_options(candidates: Option<u32>, iterations: Option<u32>, seed: Option<u64>, time_budget_s: Option<u64>) -> JobOptions {
+pub fn job_options(
+    candidates: Option<u32>,
+    iterations: Option<u32>,
+    seed: Option<u64>,
+    time_budget_s: Option<u64>,
+) -> JobOptions {
     JobOptions {
         candidates_per_iteration: candidates.unwrap_or(0),
         max_iterations: iterations.unwrap_or(0),

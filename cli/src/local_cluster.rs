@@ -31,14 +31,26 @@ fn repository_default(relative: &str) -> Option<PathBuf> {
         return None;
     }
     let executable = std::env::current_exe().ok()?;
-    executable.ancestors().skip(1).map(|ancestor| ancestor.join(relative)).find(|candidate| candidate.exists())
+    executable
+        .ancestors()
+        .skip(1)
+        .map(|ancestor| ancestor.join(relative))
+        .find(|candidate| candidate.exists())
 }
 
 impl LocalCluster {
     pub async fn start(slots: usize) -> anyhow::Result<LocalCluster> {
-        let config = CoordinatorConfig { listen: "127.0.0.1:0".to_owned(), redis: "memory".to_owned(), ..CoordinatorConfig::default() };
-        let (listener, local_address) = service::bind(&config.listen).await.context("binding the local coordinator")?;
-        let coordinator = Coordinator::start(config, Arc::new(MemoryStore::new())).await.context("starting the local coordinator")?;
+        let config = CoordinatorConfig {
+            listen: "127.0.0.1:0".to_owned(),
+            redis: "memory".to_owned(),
+            ..CoordinatorConfig::default()
+        };
+        let (listener, local_address) = service::bind(&config.listen)
+            .await
+            .context("binding the local coordinator")?;
+        let coordinator = Coordinator::start(config, Arc::new(MemoryStore::new()))
+            .await
+            .context("starting the local coordinator")?;
         let (server_stop, stop_requested) = oneshot::channel::<()>();
         let server = tokio::spawn(service::serve(coordinator.clone(), listener, async {
             let _ = stop_requested.await;
@@ -50,16 +62,33 @@ impl LocalCluster {
             coordinator: Some(address.clone()),
             listen: Some("127.0.0.1:0".to_owned()),
             slots: Some(slots),
-            python: environment.get("CENTROID_PYTHON").is_none().then(|| repository_default(".venv/bin/python")).flatten(),
-            skills_dir: environment.get("CENTROID_SKILLS_DIR").is_none().then(|| repository_default("worker/skills")).flatten(),
+            python: environment
+                .get("CENTROID_PYTHON")
+                .is_none()
+                .then(|| repository_default(".venv/bin/python"))
+                .flatten(),
+            skills_dir: environment
+                .get("CENTROID_SKILLS_DIR")
+                .is_none()
+                .then(|| repository_default("worker/skills"))
+                .flatten(),
             ..WorkerCommandLine::default()
         };
-        let worker_config = WorkerConfig::load_with_environment(&command_line, environment).map_err(|error| anyhow!("worker configuration: {error}"))?;
-        let worker_listener = tokio::net::TcpListener::bind(&worker_config.listen).await.context("binding the local worker")?;
+        let worker_config = WorkerConfig::load_with_environment(&command_line, environment)
+            .map_err(|error| anyhow!("worker configuration: {error}"))?;
+        let worker_listener = tokio::net::TcpListener::bind(&worker_config.listen)
+            .await
+            .context("binding the local worker")?;
         let worker = Node::start(&worker_config, worker_listener).await.map_err(|error| {
             anyhow!("starting {slots} KLayout process(es) with {}: {error}; run `make klayout` to provision the venv", worker_config.python.display())
         })?;
-        Ok(LocalCluster { address, coordinator, server_stop, server, worker })
+        Ok(LocalCluster {
+            address,
+            coordinator,
+            server_stop,
+            server,
+            worker,
+        })
     }
 
     pub async fn stop(self) {

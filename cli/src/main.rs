@@ -26,7 +26,11 @@ pub const EXIT_INVALID_INPUT: u8 = 2;
 pub const EXIT_NOT_PASSED: u8 = 3;
 
 #[derive(Debug, Parser)]
-#[command(name = "centroid", version, about = "Analog layout exploration on a compute farm")]
+#[command(
+    name = "centroid",
+    version,
+    about = "Analog layout exploration on a compute farm"
+)]
 struct Cli {
     #[command(flatten)]
     coordinator: remote::CoordinatorArg,
@@ -59,7 +63,10 @@ enum Command {
 
 /// 0 when the best layout passed, 3 when the job completed without a passing layout, 1 otherwise.
 pub fn exit_for_report(report: &Report) -> ExitCode {
-    match (report.status, report.best.as_ref().is_some_and(|best| best.passed)) {
+    match (
+        report.status,
+        report.best.as_ref().is_some_and(|best| best.passed),
+    ) {
         (JobStatus::Completed, true) => ExitCode::SUCCESS,
         (JobStatus::Completed, false) => ExitCode::from(EXIT_NOT_PASSED),
         _ => ExitCode::FAILURE,
@@ -68,7 +75,9 @@ pub fn exit_for_report(report: &Report) -> ExitCode {
 
 fn init_logging(json: bool) {
     let filter = EnvFilter::try_from_env("CENTROID_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     if json {
         builder.json().flatten_event(true).init();
     } else {
@@ -82,7 +91,10 @@ fn main() -> ExitCode {
     if let Command::Validate(args) = &cli.command {
         return finish(validate::run(args));
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("error: cannot start the async runtime: {error}");

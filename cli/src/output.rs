@@ -11,7 +11,10 @@ use centroid_proto::v1::{ArtifactRef, CandidateSummary, GetJobResponse};
 use serde_json::Value;
 
 use crate::jobs_client::Jobs;
-use crate::report::{BestCandidate, CandidateError, CandidateMetrics, CandidateRecord, DrcSummary, JobStatus, LvsSummary, Report};
+use crate::report::{
+    BestCandidate, CandidateError, CandidateMetrics, CandidateRecord, DrcSummary, JobStatus,
+    LvsSummary, Report,
+};
 use crate::report_html::render_html;
 
 /// How many candidates besides the best get their layouts in `candidates/`.
@@ -21,22 +24,46 @@ const GDS_MEDIA_TYPE: &str = "application/x-gdsii";
 const PNG_MEDIA_TYPE: &str = "image/png";
 
 fn write_atomically(path: &Path, content: &[u8]) -> anyhow::Result<()> {
-    let temporary = path.with_extension(format!("{}.partial", path.extension().and_then(|extension| extension.to_str()).unwrap_or("")));
-    std::fs::write(&temporary, content).with_context(|| format!("writing {}", temporary.display()))?;
-    std::fs::rename(&temporary, path).with_context(|| format!("renaming {} to {}", temporary.display(), path.display()))
+    let temporary = path.with_extension(format!(
+        "{}.partial",
+        path.extension()
+            .and_then(|extension| extension.to_str())
+            .unwrap_or("")
+    ));
+    std::fs::write(&temporary, content)
+        .with_context(|| format!("writing {}", temporary.display()))?;
+    std::fs::rename(&temporary, path)
+        .with_context(|| format!("renaming {} to {}", temporary.display(), path.display()))
 }
 
-fn artifact<'a>(artifacts: &'a [ArtifactRef], candidate_id: &str, media_type: &str) -> Option<&'a ArtifactRef> {
-    artifacts.iter().find(|artifact| artifact.candidate_id == candidate_id && artifact.media_type == media_type)
+fn artifact<'a>(
+    artifacts: &'a [ArtifactRef],
+    candidate_id: &str,
+    media_type: &str,
+) -> Option<&'a ArtifactRef> {
+    artifacts
+        .iter()
+        .find(|artifact| artifact.candidate_id == candidate_id && artifact.media_type == media_type)
 }
 
 /// `"CODE: message"` → (code, message).
 fn split_error(text: &str) -> CandidateError {
     match text.split_once(": ") {
-        Some((code, message)) if !code.is_empty() && code.chars().all(|character| character.is_ascii_uppercase() || character == '_') => {
-            CandidateError { code: code.to_owned(), message: message.to_owned() }
+        Some((code, message))
+            if !code.is_empty()
+                && code
+                    .chars()
+                    .all(|character| character.is_ascii_uppercase() || character == '_') =>
+        {
+            CandidateError {
+                code: code.to_owned(),
+                message: message.to_owned(),
+            }
         }
-        _ => CandidateError { code: "ERROR".to_owned(), message: text.to_owned() },
+        _ => CandidateError {
+            code: "ERROR".to_owned(),
+            message: text.to_owned(),
+        },
     }
 }
 
@@ -68,7 +95,11 @@ fn metrics_of(candidate: &CandidateSummary) -> Option<CandidateMetrics> {
 
 /// A value the evaluator kept in `other`, or its default.
 fn listed<T: serde::de::DeserializeOwned + Default>(metrics: &CandidateMetrics, key: &str) -> T {
-    metrics.other.get(key).and_then(|value| serde_json::from_value(value.clone()).ok()).unwrap_or_default()
+    metrics
+        .other
+        .get(key)
+        .and_then(|value| serde_json::from_value(value.clone()).ok())
+        .unwrap_or_default()
 }
 
 /// The process name from the best plan's `tech.load` step.
@@ -84,13 +115,23 @@ fn tech_of(best_plan_json: &str) -> Option<String> {
 }
 
 /// Builds the report of a finished job (no file access).
-pub fn build_report(view: &GetJobResponse, timings: BTreeMap<String, f64>) -> anyhow::Result<Report> {
-    let Some(job) = &view.job else { bail!("the coordinator sent no job summary") };
+pub fn build_report(
+    view: &GetJobResponse,
+    timings: BTreeMap<String, f64>,
+) -> anyhow::Result<Report> {
+    let Some(job) = &view.job else {
+        bail!("the coordinator sent no job summary")
+    };
     let status = match job.outcome.as_str() {
         "completed" => JobStatus::Completed,
         "failed" => JobStatus::Failed,
         "cancelled" => JobStatus::Cancelled,
-        "" => bail!("job {} has not finished (state {}); watch it with `centroid watch {}`", job.job_id, job.state, job.job_id),
+        "" => bail!(
+            "job {} has not finished (state {}); watch it with `centroid watch {}`",
+            job.job_id,
+            job.state,
+            job.job_id
+        ),
         other => bail!("job {} ended with an unknown outcome {other:?}", job.job_id),
     };
     let candidates: Vec<CandidateRecord> = view
@@ -107,29 +148,50 @@ pub fn build_report(view: &GetJobResponse, timings: BTreeMap<String, f64>) -> an
             design: serde_json::from_str(&candidate.design_point_json).unwrap_or(Value::Null),
         })
         .collect();
-    let best = view.candidates.iter().find(|candidate| candidate.candidate_id == job.best_candidate_id && !job.best_candidate_id.is_empty()).map(|candidate| {
-        let metrics = metrics_of(candidate).unwrap_or_default();
-        let by_rule: BTreeMap<String, u64> = listed(&metrics, "drc_by_rule");
-        let lvs_mismatches: Vec<String> = listed(&metrics, "lvs_mismatches");
-        BestCandidate {
-            candidate_id: candidate.candidate_id.clone(),
-            score: candidate.score,
-            passed: candidate.passed,
-            gds: "best.gds".to_owned(),
-            png: artifact(&view.artifacts, &candidate.candidate_id, PNG_MEDIA_TYPE).map(|_| "best.png".to_owned()),
-            drc: metrics.drc_violations.map(|violations| DrcSummary { violations, by_rule: by_rule.clone() }),
-            lvs: metrics.lvs_match.map(|is_match| LvsSummary { is_match, mismatches: lvs_mismatches.clone() }),
-            metrics,
-        }
-    });
+    let best = view
+        .candidates
+        .iter()
+        .find(|candidate| {
+            candidate.candidate_id == job.best_candidate_id && !job.best_candidate_id.is_empty()
+        })
+        .map(|candidate| {
+            let metrics = metrics_of(candidate).unwrap_or_default();
+            let by_rule: BTreeMap<String, u64> = listed(&metrics, "drc_by_rule");
+            let lvs_mismatches: Vec<String> = listed(&metrics, "lvs_mismatches");
+            BestCandidate {
+                candidate_id: candidate.candidate_id.clone(),
+                score: candidate.score,
+                passed: candidate.passed,
+                gds: "best.gds".to_owned(),
+                png: artifact(&view.artifacts, &candidate.candidate_id, PNG_MEDIA_TYPE)
+                    .map(|_| "best.png".to_owned()),
+                drc: metrics.drc_violations.map(|violations| DrcSummary {
+                    violations,
+                    by_rule: by_rule.clone(),
+                }),
+                lvs: metrics.lvs_match.map(|is_match| LvsSummary {
+                    is_match,
+                    mismatches: lvs_mismatches.clone(),
+                }),
+                metrics,
+            }
+        });
     Ok(Report {
         job_id: job.job_id.clone(),
         circuit: job.name.clone(),
         tech: tech_of(&view.best_plan_json).unwrap_or_default(),
         status,
         message: (!job.error.is_empty()).then(|| job.error.clone()),
-        iterations: candidates.iter().map(|candidate| candidate.iteration).max().unwrap_or(0),
-        candidates_evaluated: view.candidates.iter().filter(|candidate| !candidate.evaluation_json.is_empty()).count() as u32,
+        iterations: candidates
+            .iter()
+            .map(|candidate| candidate.iteration)
+            .max()
+            .unwrap_or(0),
+        candidates_evaluated: view
+            .candidates
+            .iter()
+            .filter(|candidate| !candidate.evaluation_json.is_empty())
+            .count() as u32,
         best,
         candidates,
         timings,
@@ -137,50 +199,103 @@ pub fn build_report(view: &GetJobResponse, timings: BTreeMap<String, f64>) -> an
 }
 
 /// Fetches the artifacts and writes the output folder; returns the report.
-pub async fn write_output(jobs: &Jobs, job_id: &str, out: &Path, mut timings: BTreeMap<String, f64>) -> anyhow::Result<Report> {
-    let view = jobs.get(job_id).await.map_err(|error| anyhow::anyhow!("{error}"))?;
+pub async fn write_output(
+    jobs: &Jobs,
+    job_id: &str,
+    out: &Path,
+    mut timings: BTreeMap<String, f64>,
+) -> anyhow::Result<Report> {
+    let view = jobs
+        .get(job_id)
+        .await
+        .map_err(|error| anyhow::anyhow!("{error}"))?;
     if let Some(job) = &view.job
         && job.updated_ms >= job.created_ms
     {
-        timings.entry("job".to_owned()).or_insert((job.updated_ms - job.created_ms) as f64 / 1000.0);
+        timings
+            .entry("job".to_owned())
+            .or_insert((job.updated_ms - job.created_ms) as f64 / 1000.0);
     }
     let report = build_report(&view, timings)?;
-    std::fs::create_dir_all(out.join("candidates")).with_context(|| format!("creating {}", out.display()))?;
+    std::fs::create_dir_all(out.join("candidates"))
+        .with_context(|| format!("creating {}", out.display()))?;
 
     let mut best_png = None;
     if let Some(best) = &report.best {
-        let gds = artifact(&view.artifacts, &best.candidate_id, GDS_MEDIA_TYPE)
-            .with_context(|| format!("the coordinator kept no GDS of the best candidate {}", best.candidate_id))?;
-        let bytes = jobs.fetch(job_id, &best.candidate_id, &gds.name).await.map_err(|error| anyhow::anyhow!("{error}"))?;
+        let gds =
+            artifact(&view.artifacts, &best.candidate_id, GDS_MEDIA_TYPE).with_context(|| {
+                format!(
+                    "the coordinator kept no GDS of the best candidate {}",
+                    best.candidate_id
+                )
+            })?;
+        let bytes = jobs
+            .fetch(job_id, &best.candidate_id, &gds.name)
+            .await
+            .map_err(|error| anyhow::anyhow!("{error}"))?;
         write_atomically(&out.join("best.gds"), &bytes)?;
         if let Some(png) = artifact(&view.artifacts, &best.candidate_id, PNG_MEDIA_TYPE) {
-            let bytes = jobs.fetch(job_id, &best.candidate_id, &png.name).await.map_err(|error| anyhow::anyhow!("{error}"))?;
+            let bytes = jobs
+                .fetch(job_id, &best.candidate_id, &png.name)
+                .await
+                .map_err(|error| anyhow::anyhow!("{error}"))?;
             write_atomically(&out.join("best.png"), &bytes)?;
             best_png = Some(bytes);
         }
     }
-    let mut ranked: Vec<&CandidateRecord> = report.candidates.iter().filter(|candidate| candidate.score.is_some()).collect();
-    ranked.sort_by(|a, b| b.score.partial_cmp(&a.score).unwrap_or(std::cmp::Ordering::Equal));
+    let mut ranked: Vec<&CandidateRecord> = report
+        .candidates
+        .iter()
+        .filter(|candidate| candidate.score.is_some())
+        .collect();
+    ranked.sort_by(|a, b| {
+        b.score
+            .partial_cmp(&a.score)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
     let mut kept = 0;
     for candidate in ranked {
         if kept == TOP_CANDIDATES_KEPT {
             break;
         }
-        let Some(gds) = artifact(&view.artifacts, &candidate.id, GDS_MEDIA_TYPE) else { continue };
-        let bytes = jobs.fetch(job_id, &candidate.id, &gds.name).await.map_err(|error| anyhow::anyhow!("{error}"))?;
+        let Some(gds) = artifact(&view.artifacts, &candidate.id, GDS_MEDIA_TYPE) else {
+            continue;
+        };
+        let bytes = jobs
+            .fetch(job_id, &candidate.id, &gds.name)
+            .await
+            .map_err(|error| anyhow::anyhow!("{error}"))?;
         write_atomically(&candidate_path(out, &candidate.id, "gds"), &bytes)?;
         if let Some(png) = artifact(&view.artifacts, &candidate.id, PNG_MEDIA_TYPE) {
-            let bytes = jobs.fetch(job_id, &candidate.id, &png.name).await.map_err(|error| anyhow::anyhow!("{error}"))?;
+            let bytes = jobs
+                .fetch(job_id, &candidate.id, &png.name)
+                .await
+                .map_err(|error| anyhow::anyhow!("{error}"))?;
             write_atomically(&candidate_path(out, &candidate.id, "png"), &bytes)?;
         }
         kept += 1;
     }
-    write_atomically(&out.join("report.html"), render_html(&report, best_png.as_deref()).as_bytes())?;
-    write_atomically(&out.join("report.json"), &serde_json::to_vec_pretty(&report)?)?;
+    write_atomically(
+        &out.join("report.html"),
+        render_html(&report, best_png.as_deref()).as_bytes(),
+    )?;
+    write_atomically(
+        &out.join("report.json"),
+        &serde_json::to_vec_pretty(&report)?,
+    )?;
     Ok(report)
 }
 
 fn candidate_path(out: &Path, candidate_id: &str, extension: &str) -> PathBuf {
-    let safe: String = candidate_id.chars().map(|character| if character.is_ascii_alphanumeric() || character == '-' || character == '_' { character } else { '_' }).collect();
+    let safe: String = candidate_id
+        .chars()
+        .map(|character| {
+            if character.is_ascii_alphanumeric() || character == '-' || character == '_' {
+                character
+            } else {
+                '_'
+            }
+        })
+        .collect();
     out.join("candidates").join(format!("{safe}.{extension}"))
 }

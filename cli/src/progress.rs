@@ -40,7 +40,10 @@ impl Tally {
             JobEventKind::CandidateRetried => self.running = self.running.saturating_sub(1),
             JobEventKind::CandidateDeadLettered => self.failed += 1,
             JobEventKind::Evaluation | JobEventKind::Iteration | JobEventKind::Completed => {
-                let score = data.get("best_score").or_else(|| data.get("score")).and_then(Value::as_f64);
+                let score = data
+                    .get("best_score")
+                    .or_else(|| data.get("score"))
+                    .and_then(Value::as_f64);
                 if let Some(score) = score {
                     self.best_score = Some(self.best_score.map_or(score, |best| best.max(score)));
                 }
@@ -50,10 +53,16 @@ impl Tally {
     }
 
     pub fn line(&self) -> String {
-        let best = self.best_score.map_or_else(|| "–".to_owned(), |score| format!("{score:.4}"));
+        let best = self
+            .best_score
+            .map_or_else(|| "–".to_owned(), |score| format!("{score:.4}"));
         format!(
             "{state} · iteration {iteration} · candidates done {done}, running {running}, failed {failed} · best score {best}",
-            state = if self.state.is_empty() { "starting" } else { &self.state },
+            state = if self.state.is_empty() {
+                "starting"
+            } else {
+                &self.state
+            },
             iteration = self.iteration + 1,
             done = self.done,
             running = self.running,
@@ -74,7 +83,10 @@ impl Progress {
         let interactive = std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
         let bar = interactive.then(|| {
             let bar = ProgressBar::new_spinner();
-            bar.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {prefix} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {prefix} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
             bar.set_prefix(job_id.to_owned());
             bar.enable_steady_tick(Duration::from_millis(120));
             bar
@@ -82,7 +94,10 @@ impl Progress {
         if bar.is_none() {
             eprintln!("job {job_id}: watching");
         }
-        Progress { tally: Tally::default(), bar }
+        Progress {
+            tally: Tally::default(),
+            bar,
+        }
     }
 
     pub fn on_event(&mut self, event: &JobEvent) {
@@ -91,15 +106,38 @@ impl Progress {
             Some(bar) => {
                 bar.set_message(self.tally.line());
                 let kind = JobEventKind::try_from(event.kind).unwrap_or(JobEventKind::Unspecified);
-                if matches!(kind, JobEventKind::Iteration | JobEventKind::WaitingForWorkers | JobEventKind::CandidateDeadLettered) {
-                    bar.println(format!("{}: {}", kind.as_str_name().trim_start_matches("JOB_EVENT_KIND_").to_ascii_lowercase(), event.message));
+                if matches!(
+                    kind,
+                    JobEventKind::Iteration
+                        | JobEventKind::WaitingForWorkers
+                        | JobEventKind::CandidateDeadLettered
+                ) {
+                    bar.println(format!(
+                        "{}: {}",
+                        kind.as_str_name()
+                            .trim_start_matches("JOB_EVENT_KIND_")
+                            .to_ascii_lowercase(),
+                        event.message
+                    ));
                 }
             }
             None => {
                 let kind = JobEventKind::try_from(event.kind).unwrap_or(JobEventKind::Unspecified);
-                let name = kind.as_str_name().trim_start_matches("JOB_EVENT_KIND_").to_ascii_lowercase();
-                let candidate = if event.candidate_id.is_empty() { String::new() } else { format!(" {}", event.candidate_id) };
-                eprintln!("[{}] {name}{candidate}: {} | {}", event.state, event.message, self.tally.line());
+                let name = kind
+                    .as_str_name()
+                    .trim_start_matches("JOB_EVENT_KIND_")
+                    .to_ascii_lowercase();
+                let candidate = if event.candidate_id.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", event.candidate_id)
+                };
+                eprintln!(
+                    "[{}] {name}{candidate}: {} | {}",
+                    event.state,
+                    event.message,
+                    self.tally.line()
+                );
             }
         }
     }
@@ -116,7 +154,12 @@ mod tests {
     use super::*;
 
     fn event(kind: JobEventKind, data: &str) -> JobEvent {
-        JobEvent { kind: kind as i32, state: "executing".into(), data_json: data.into(), ..JobEvent::default() }
+        JobEvent {
+            kind: kind as i32,
+            state: "executing".into(),
+            data_json: data.into(),
+            ..JobEvent::default()
+        }
     }
 
     #[test]

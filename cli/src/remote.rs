@@ -18,7 +18,12 @@ use crate::{EXIT_INVALID_INPUT, exit_for_report};
 #[derive(Debug, Args)]
 pub struct CoordinatorArg {
     /// Coordinator address, e.g. http://coordinator:50051.
-    #[arg(long, env = "CENTROID_COORDINATOR", default_value = "http://127.0.0.1:50051", global = true)]
+    #[arg(
+        long,
+        env = "CENTROID_COORDINATOR",
+        default_value = "http://127.0.0.1:50051",
+        global = true
+    )]
     pub coordinator: String,
 }
 
@@ -74,10 +79,23 @@ pub fn result_line(report: &Report, out: &Path) -> String {
             status = report.status.as_str(),
             id = best.candidate_id,
             score = best.score,
-            verdict = if best.passed { "passed (DRC and LVS clean, constraints met)" } else { "did not pass" },
+            verdict = if best.passed {
+                "passed (DRC and LVS clean, constraints met)"
+            } else {
+                "did not pass"
+            },
             out = out.display()
         ),
-        None => format!("{}: no layout{} → {}", report.status.as_str(), report.message.as_deref().map(|message| format!(" ({message})")).unwrap_or_default(), out.display()),
+        None => format!(
+            "{}: no layout{} → {}",
+            report.status.as_str(),
+            report
+                .message
+                .as_deref()
+                .map(|message| format!(" ({message})"))
+                .unwrap_or_default(),
+            out.display()
+        ),
     }
 }
 
@@ -94,7 +112,15 @@ pub async fn submit(coordinator: &str, args: &SubmitArgs) -> anyhow::Result<Exit
         return Ok(ExitCode::from(EXIT_INVALID_INPUT));
     };
     let jobs = Jobs::connect(coordinator).await?;
-    let request = checked.submit_request(args.inputs.job_name(&checked.context), job_options(args.candidates, args.iterations, args.seed, args.time_budget));
+    let request = checked.submit_request(
+        args.inputs.job_name(&checked.context),
+        job_options(
+            args.candidates,
+            args.iterations,
+            args.seed,
+            args.time_budget,
+        ),
+    );
     let submitted = match jobs.submit(request).await {
         Ok(submitted) => submitted,
         Err(ClientError::InvalidInputs(errors)) => {
@@ -108,9 +134,14 @@ pub async fn submit(coordinator: &str, args: &SubmitArgs) -> anyhow::Result<Exit
         return Ok(ExitCode::SUCCESS);
     }
     let mut progress = Progress::new(&submitted.job_id);
-    jobs.watch(&submitted.job_id, |event| progress.on_event(event)).await.map_err(rpc)?;
+    jobs.watch(&submitted.job_id, |event| progress.on_event(event))
+        .await
+        .map_err(rpc)?;
     progress.finish();
-    let out = args.out.clone().unwrap_or_else(|| default_out(&submitted.job_id));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&submitted.job_id));
     let report = write_output(&jobs, &submitted.job_id, &out, BTreeMap::new()).await?;
     println!("{}", result_line(&report, &out));
     Ok(exit_for_report(&report))
@@ -119,28 +150,47 @@ pub async fn submit(coordinator: &str, args: &SubmitArgs) -> anyhow::Result<Exit
 pub async fn watch(coordinator: &str, args: &JobArg) -> anyhow::Result<ExitCode> {
     let jobs = Jobs::connect(coordinator).await?;
     let mut progress = Progress::new(&args.job);
-    jobs.watch(&args.job, |event| progress.on_event(event)).await.map_err(rpc)?;
+    jobs.watch(&args.job, |event| progress.on_event(event))
+        .await
+        .map_err(rpc)?;
     progress.finish();
     let view = jobs.get(&args.job).await.map_err(rpc)?;
     let outcome = view.job.map(|job| job.outcome).unwrap_or_default();
     println!("{}: {outcome}", args.job);
-    Ok(if outcome == "completed" { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if outcome == "completed" {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 pub async fn status(coordinator: &str, args: &StatusArgs) -> anyhow::Result<ExitCode> {
     let jobs = Jobs::connect(coordinator).await?;
     let summaries = match &args.job {
-        Some(job_id) => vec![jobs.get(job_id).await.map_err(rpc)?.job.ok_or_else(|| anyhow!("no job summary"))?],
+        Some(job_id) => vec![
+            jobs.get(job_id)
+                .await
+                .map_err(rpc)?
+                .job
+                .ok_or_else(|| anyhow!("no job summary"))?,
+        ],
         None => jobs.list().await.map_err(rpc)?,
     };
-    println!("{:<38} {:<20} {:<11} {:<10} {:>5} {:>11} {:>8} {:<6}", "JOB", "NAME", "STATE", "OUTCOME", "ITER", "CANDIDATES", "BEST", "PASSED");
+    println!(
+        "{:<38} {:<20} {:<11} {:<10} {:>5} {:>11} {:>8} {:<6}",
+        "JOB", "NAME", "STATE", "OUTCOME", "ITER", "CANDIDATES", "BEST", "PASSED"
+    );
     for job in summaries {
         println!(
             "{:<38} {:<20} {:<11} {:<10} {:>5} {:>5}/{:<5} {:>8.4} {:<6}",
             job.job_id,
             job.name,
             job.state,
-            if job.outcome.is_empty() { "-" } else { &job.outcome },
+            if job.outcome.is_empty() {
+                "-"
+            } else {
+                &job.outcome
+            },
             job.iteration + 1,
             job.candidates_finished,
             job.candidates_total,
@@ -161,7 +211,10 @@ pub async fn result(coordinator: &str, args: &ResultArgs) -> anyhow::Result<Exit
 
 pub async fn cancel(coordinator: &str, args: &JobArg) -> anyhow::Result<ExitCode> {
     let jobs = Jobs::connect(coordinator).await?;
-    let response = jobs.cancel(&args.job, "cancelled from the command line").await.map_err(rpc)?;
+    let response = jobs
+        .cancel(&args.job, "cancelled from the command line")
+        .await
+        .map_err(rpc)?;
     println!("{}: {} {}", args.job, response.state, response.outcome);
     Ok(ExitCode::SUCCESS)
 }
@@ -169,7 +222,10 @@ pub async fn cancel(coordinator: &str, args: &JobArg) -> anyhow::Result<ExitCode
 pub async fn workers(coordinator: &str) -> anyhow::Result<ExitCode> {
     let jobs = Jobs::connect(coordinator).await?;
     let response = jobs.workers().await.map_err(rpc)?;
-    println!("{:<28} {:<28} {:>5} {:>5} {:>7} {:<6} {:<9} {:<10}", "WORKER", "ADDRESS", "SLOTS", "FREE", "RUNNING", "ALIVE", "DRAINING", "KLAYOUT");
+    println!(
+        "{:<28} {:<28} {:>5} {:>5} {:>7} {:<6} {:<9} {:<10}",
+        "WORKER", "ADDRESS", "SLOTS", "FREE", "RUNNING", "ALIVE", "DRAINING", "KLAYOUT"
+    );
     for worker in response.workers {
         let info = worker.info.unwrap_or_default();
         println!(

@@ -105,7 +105,9 @@ impl Report {
         let mut best_by_iteration: BTreeMap<u32, f64> = BTreeMap::new();
         for candidate in &self.candidates {
             if let Some(score) = candidate.score {
-                let entry = best_by_iteration.entry(candidate.iteration).or_insert(f64::NEG_INFINITY);
+                let entry = best_by_iteration
+                    .entry(candidate.iteration)
+                    .or_insert(f64::NEG_INFINITY);
                 *entry = entry.max(score);
             }
         }

@@ -81,7 +81,11 @@ pub fn render_html(report: &Report, png: Option<&[u8]>) -> String {
             match png {
                 Some(bytes) => {
                     let encoded = base64::engine::general_purpose::STANDARD.encode(bytes);
-                    let _ = write!(page, "<img class=\"layout\" alt=\"layout of {}\" src=\"data:image/png;base64,{encoded}\">", escape(&best.candidate_id));
+                    let _ = write!(
+                        page,
+                        "<img class=\"layout\" alt=\"layout of {}\" src=\"data:image/png;base64,{encoded}\">",
+                        escape(&best.candidate_id)
+                    );
                 }
                 None => page.push_str("<p>No picture was rendered.</p>"),
             }
@@ -104,11 +108,21 @@ pub fn render_html(report: &Report, png: Option<&[u8]>) -> String {
             );
             page.push_str("<h2>DRC and LVS</h2>");
             match &best.drc {
-                Some(drc) if drc.violations == 0 => page.push_str("<p><span class=\"badge ok\">DRC clean</span> 0 violations.</p>"),
+                Some(drc) if drc.violations == 0 => {
+                    page.push_str("<p><span class=\"badge ok\">DRC clean</span> 0 violations.</p>")
+                }
                 Some(drc) => {
-                    let _ = write!(page, "<p><span class=\"badge bad\">{} DRC violations</span></p><table><tr><th class=\"l\">rule</th><th>violations</th></tr>", drc.violations);
+                    let _ = write!(
+                        page,
+                        "<p><span class=\"badge bad\">{} DRC violations</span></p><table><tr><th class=\"l\">rule</th><th>violations</th></tr>",
+                        drc.violations
+                    );
                     for (rule, count) in &drc.by_rule {
-                        let _ = write!(page, "<tr><td class=\"l\">{}</td><td>{count}</td></tr>", escape(rule));
+                        let _ = write!(
+                            page,
+                            "<tr><td class=\"l\">{}</td><td>{count}</td></tr>",
+                            escape(rule)
+                        );
                     }
                     page.push_str("</table>");
                 }
@@ -136,18 +150,40 @@ pub fn render_html(report: &Report, png: Option<&[u8]>) -> String {
     for candidate in &report.candidates {
         let metrics = candidate.metrics.as_ref();
         let design = match &candidate.design {
-            serde_json::Value::Object(map) => map.iter().map(|(key, value)| format!("{key}={}", value.as_str().map_or_else(|| value.to_string(), str::to_owned))).collect::<Vec<_>>().join(", "),
+            serde_json::Value::Object(map) => map
+                .iter()
+                .map(|(key, value)| {
+                    format!(
+                        "{key}={}",
+                        value
+                            .as_str()
+                            .map_or_else(|| value.to_string(), str::to_owned)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
             serde_json::Value::Null => String::new(),
             other => other.to_string(),
         };
-        let error = candidate.error.as_ref().map_or_else(String::new, |error| format!("{}: {}", error.code, error.message));
+        let error = candidate.error.as_ref().map_or_else(String::new, |error| {
+            format!("{}: {}", error.code, error.message)
+        });
         let _ = write!(
             page,
             "<tr{class}><td class=\"l\" title=\"{id}\">{short_id}</td><td class=\"l\">{parent}</td><td>{iteration}</td><td>{score}</td><td>{passed}</td><td>{drc}</td><td>{lvs}</td><td>{area}</td><td>{matching}</td><td class=\"l design\">{design}</td><td class=\"l\">{error}</td></tr>",
-            class = if Some(candidate.id.as_str()) == best_id { " class=\"best\"" } else { "" },
+            class = if Some(candidate.id.as_str()) == best_id {
+                " class=\"best\""
+            } else {
+                ""
+            },
             id = escape(&candidate.id),
             short_id = escape(short_id(&report.job_id, &candidate.id)),
-            parent = escape(candidate.parent.as_deref().map_or("–", |parent| short_id(&report.job_id, parent))),
+            parent = escape(
+                candidate
+                    .parent
+                    .as_deref()
+                    .map_or("–", |parent| short_id(&report.job_id, parent))
+            ),
             iteration = candidate.iteration,
             score = fixed(candidate.score, 4),
             passed = if candidate.passed { "yes" } else { "no" },
@@ -159,9 +195,15 @@ pub fn render_html(report: &Report, png: Option<&[u8]>) -> String {
             error = escape(&error),
         );
     }
-    page.push_str("</table><h2>Timings</h2><table><tr><th class=\"l\">phase</th><th>seconds</th></tr>");
+    page.push_str(
+        "</table><h2>Timings</h2><table><tr><th class=\"l\">phase</th><th>seconds</th></tr>",
+    );
     for (phase, seconds) in &report.timings {
-        let _ = write!(page, "<tr><td class=\"l\">{}</td><td>{seconds:.3}</td></tr>", escape(phase));
+        let _ = write!(
+            page,
+            "<tr><td class=\"l\">{}</td><td>{seconds:.3}</td></tr>",
+            escape(phase)
+        );
     }
     page.push_str("</table></body></html>\n");
     page
@@ -169,7 +211,11 @@ pub fn render_html(report: &Report, png: Option<&[u8]>) -> String {
 
 /// A candidate id without its job's prefix (`job-1-i0-c3` → `i0-c3`), for tables.
 fn short_id<'a>(job_id: &str, candidate_id: &'a str) -> &'a str {
-    candidate_id.strip_prefix(job_id).map_or(candidate_id, |rest| rest.trim_start_matches(['-', '/', ':']))
+    candidate_id
+        .strip_prefix(job_id)
+        .map_or(candidate_id, |rest| {
+            rest.trim_start_matches(['-', '/', ':'])
+        })
 }
 
 /// An inline SVG line plot of (iteration, best score).
@@ -183,7 +229,9 @@ fn score_plot(points: &[(u32, f64)]) -> String {
     let first_iteration = f64::from(points[0].0);
     let last_iteration = f64::from(points[points.len() - 1].0);
     let span = (last_iteration - first_iteration).max(1.0);
-    let x = |iteration: u32| MARGIN + (f64::from(iteration) - first_iteration) / span * (WIDTH - 2.0 * MARGIN);
+    let x = |iteration: u32| {
+        MARGIN + (f64::from(iteration) - first_iteration) / span * (WIDTH - 2.0 * MARGIN)
+    };
     let y = |score: f64| HEIGHT - MARGIN - score.clamp(0.0, 1.0) * (HEIGHT - 2.0 * MARGIN);
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" role=\"img\" aria-label=\"best score per iteration\">\
@@ -194,8 +242,15 @@ fn score_plot(points: &[(u32, f64)]) -> String {
         label_y = HEIGHT - 8.0,
         top_label = MARGIN + 4.0,
     );
-    let polyline: Vec<String> = points.iter().map(|(iteration, score)| format!("{:.1},{:.1}", x(*iteration), y(*score))).collect();
-    let _ = write!(svg, "<polyline fill=\"none\" stroke=\"#2563eb\" stroke-width=\"2\" points=\"{}\"/>", polyline.join(" "));
+    let polyline: Vec<String> = points
+        .iter()
+        .map(|(iteration, score)| format!("{:.1},{:.1}", x(*iteration), y(*score)))
+        .collect();
+    let _ = write!(
+        svg,
+        "<polyline fill=\"none\" stroke=\"#2563eb\" stroke-width=\"2\" points=\"{}\"/>",
+        polyline.join(" ")
+    );
     for (iteration, score) in points {
         let _ = write!(
             svg,
@@ -213,10 +268,18 @@ fn score_plot(points: &[(u32, f64)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{BestCandidate, CandidateError, CandidateRecord, DrcSummary, JobStatus, LvsSummary};
+    use crate::report::{
+        BestCandidate, CandidateError, CandidateRecord, DrcSummary, JobStatus, LvsSummary,
+    };
 
     fn sample() -> Report {
-        let metrics = CandidateMetrics { drc_violations: Some(0), lvs_match: Some(true), area_um2: Some(120.5), matching_score: Some(0.97), ..Default::default() };
+        let metrics = CandidateMetrics {
+            drc_violations: Some(0),
+            lvs_match: Some(true),
+            area_um2: Some(120.5),
+            matching_score: Some(0.97),
+            ..Default::default()
+        };
         Report {
             job_id: "job-1".into(),
             circuit: "ota<5>".into(),
@@ -233,12 +296,45 @@ mod tests {
                 png: Some("best.png".into()),
                 metrics: metrics.clone(),
                 drc: Some(DrcSummary::default()),
-                lvs: Some(LvsSummary { is_match: true, mismatches: vec![] }),
+                lvs: Some(LvsSummary {
+                    is_match: true,
+                    mismatches: vec![],
+                }),
             }),
             candidates: vec![
-                CandidateRecord { id: "c1".into(), parent: None, iteration: 1, score: Some(0.6), passed: false, metrics: Some(metrics.clone()), error: None, design: serde_json::json!({"arrangement": "ABAB"}) },
-                CandidateRecord { id: "c2".into(), parent: Some("c1".into()), iteration: 2, score: Some(0.81), passed: true, metrics: Some(metrics), error: None, design: serde_json::json!({"arrangement": "ABBA"}) },
-                CandidateRecord { id: "c3".into(), parent: None, iteration: 2, score: None, passed: false, metrics: None, error: Some(CandidateError { code: "TIMEOUT".into(), message: "<slow>".into() }), design: serde_json::Value::Null },
+                CandidateRecord {
+                    id: "c1".into(),
+                    parent: None,
+                    iteration: 1,
+                    score: Some(0.6),
+                    passed: false,
+                    metrics: Some(metrics.clone()),
+                    error: None,
+                    design: serde_json::json!({"arrangement": "ABAB"}),
+                },
+                CandidateRecord {
+                    id: "c2".into(),
+                    parent: Some("c1".into()),
+                    iteration: 2,
+                    score: Some(0.81),
+                    passed: true,
+                    metrics: Some(metrics),
+                    error: None,
+                    design: serde_json::json!({"arrangement": "ABBA"}),
+                },
+                CandidateRecord {
+                    id: "c3".into(),
+                    parent: None,
+                    iteration: 2,
+                    score: None,
+                    passed: false,
+                    metrics: None,
+                    error: Some(CandidateError {
+                        code: "TIMEOUT".into(),
+                        message: "<slow>".into(),
+                    }),
+                    design: serde_json::Value::Null,
+                },
             ],
             timings: [("total".to_owned(), 2.5)].into(),
         }
@@ -247,10 +343,19 @@ mod tests {
     #[test]
     fn page_is_self_contained_and_shows_what_the_report_holds() {
         let page = render_html(&sample(), Some(&[0x89, b'P', b'N', b'G']));
-        assert!(page.contains("src=\"data:image/png;base64,iVBORw==\""), "picture embedded");
-        assert!(!page.contains("http://") || page.matches("http://").count() == 1, "only the SVG namespace is a URL");
+        assert!(
+            page.contains("src=\"data:image/png;base64,iVBORw==\""),
+            "picture embedded"
+        );
+        assert!(
+            !page.contains("http://") || page.matches("http://").count() == 1,
+            "only the SVG namespace is a URL"
+        );
         assert!(!page.contains("<script"), "no script");
-        assert!(page.contains("ota&lt;5&gt;") && !page.contains("ota<5>"), "escaped");
+        assert!(
+            page.contains("ota&lt;5&gt;") && !page.contains("ota<5>"),
+            "escaped"
+        );
         assert!(page.contains("&lt;slow&gt;"), "errors escaped");
         assert!(page.contains("<tr class=\"best\"><td class=\"l\" title=\"c2\">c2</td>"));
         assert!(page.contains("LVS match") && page.contains("DRC clean"));

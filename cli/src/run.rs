@@ -45,12 +45,28 @@ pub async fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_INVALID_INPUT));
     };
     let name = args.inputs.job_name(&checked.context);
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&name));
-    let slots = args.slots.unwrap_or_else(|| std::thread::available_parallelism().map(usize::from).unwrap_or(1));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out").join(&name));
+    let slots = args.slots.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(usize::from)
+            .unwrap_or(1)
+    });
 
     let cluster = LocalCluster::start(slots).await?;
     let cluster_ready_s = started.elapsed().as_secs_f64();
-    let outcome = run_on(&cluster.address, &checked, args, &name, &out, started, cluster_ready_s).await;
+    let outcome = run_on(
+        &cluster.address,
+        &checked,
+        args,
+        &name,
+        &out,
+        started,
+        cluster_ready_s,
+    )
+    .await;
     cluster.stop().await;
     let report = match outcome {
         Ok(done) => done,
@@ -85,7 +101,15 @@ async fn run_on(
     cluster_ready_s: f64,
 ) -> Result<crate::report::Report, RunError> {
     let jobs = Jobs::connect(address).await?;
-    let request = checked.submit_request(name.to_owned(), job_options(args.candidates, args.iterations, args.seed, args.time_budget));
+    let request = checked.submit_request(
+        name.to_owned(),
+        job_options(
+            args.candidates,
+            args.iterations,
+            args.seed,
+            args.time_budget,
+        ),
+    );
     let searched = Instant::now();
     let submitted = match jobs.submit(request).await {
         Ok(submitted) => submitted,
@@ -93,7 +117,9 @@ async fn run_on(
         Err(error) => return Err(RunError::Other(anyhow::anyhow!("{error}"))),
     };
     let mut progress = Progress::new(&submitted.job_id);
-    jobs.watch(&submitted.job_id, |event| progress.on_event(event)).await.map_err(|error| anyhow::anyhow!("{error}"))?;
+    jobs.watch(&submitted.job_id, |event| progress.on_event(event))
+        .await
+        .map_err(|error| anyhow::anyhow!("{error}"))?;
     progress.finish();
     let mut timings = BTreeMap::new();
     timings.insert("start_local_cluster".to_owned(), cluster_ready_s);

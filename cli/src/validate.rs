@@ -30,7 +30,13 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
         writeln!(stdout, "{}", context.circuit.summarize())?;
         writeln!(stdout, "{}", context.drc_rules.summarize())?;
         write!(stdout, "{}", context.objectives.summarize())?;
-        writeln!(stdout, "\nvalid: {}, {}, {}", paths.netlist.display(), paths.drc_rules.display(), paths.objectives.display())?;
+        writeln!(
+            stdout,
+            "\nvalid: {}, {}, {}",
+            paths.netlist.display(),
+            paths.drc_rules.display(),
+            paths.objectives.display()
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -12,12 +12,15 @@ fn repository() -> PathBuf {
 }
 
 fn python() -> PathBuf {
-    std::env::var_os("CENTROID_PYTHON").map_or_else(|| repository().join(".venv/bin/python"), PathBuf::from)
+    std::env::var_os("CENTROID_PYTHON")
+        .map_or_else(|| repository().join(".venv/bin/python"), PathBuf::from)
 }
 
 fn centroid() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_centroid"));
-    command.env("CENTROID_PYTHON", python()).env("CENTROID_SKILLS_DIR", repository().join("worker/skills"));
+    command
+        .env("CENTROID_PYTHON", python())
+        .env("CENTROID_SKILLS_DIR", repository().join("worker/skills"));
     command
 }
 
@@ -31,25 +34,54 @@ fn gds_labels(gds: &Path) -> Vec<String> {
                   \x20   for shape in tops[0].begin_shapes_rec(index):\n\
                   \x20       if shape.shape().is_text(): texts.add(shape.shape().text_string)\n\
                   print('\\n'.join(sorted(texts)))\n";
-    let output = Command::new(python()).args(["-c", script]).arg(gds).output().unwrap();
-    assert!(output.status.success(), "klayout could not read {}: {}", gds.display(), String::from_utf8_lossy(&output.stderr));
-    String::from_utf8_lossy(&output.stdout).lines().map(str::to_owned).collect()
+    let output = Command::new(python())
+        .args(["-c", script])
+        .arg(gds)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "klayout could not read {}: {}",
+        gds.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
 }
 
 #[test]
 fn run_writes_a_clean_layout_and_a_complete_report() {
     let out = tempfile::tempdir().unwrap();
     let output = centroid()
-        .args(["run", "--candidates", "3", "--iterations", "1", "--slots", "2", "--seed", "7", "--out"])
+        .args([
+            "run",
+            "--candidates",
+            "3",
+            "--iterations",
+            "1",
+            "--slots",
+            "2",
+            "--seed",
+            "7",
+            "--out",
+        ])
         .arg(out.path())
         .arg(repository().join("examples/ota5"))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "stdout: {}\nstderr: {stderr}", String::from_utf8_lossy(&output.stdout));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stdout: {}\nstderr: {stderr}",
+        String::from_utf8_lossy(&output.stdout)
+    );
     assert!(String::from_utf8_lossy(&output.stdout).contains("passed"));
 
-    let report: Value = serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
     assert_eq!(report["circuit"], "ota5");
     assert_eq!(report["tech"], "ihp_sg13g2");
     assert_eq!(report["status"], "completed");
@@ -59,8 +91,19 @@ fn run_writes_a_clean_layout_and_a_complete_report() {
     assert_eq!(candidates.len(), 3);
     assert_eq!(report["candidates_evaluated"], 3);
     for candidate in candidates {
-        for field in ["id", "parent", "iteration", "score", "passed", "metrics", "error"] {
-            assert!(candidate.get(field).is_some(), "candidate without {field}: {candidate}");
+        for field in [
+            "id",
+            "parent",
+            "iteration",
+            "score",
+            "passed",
+            "metrics",
+            "error",
+        ] {
+            assert!(
+                candidate.get(field).is_some(),
+                "candidate without {field}: {candidate}"
+            );
         }
     }
     let best = &report["best"];
@@ -75,22 +118,41 @@ fn run_writes_a_clean_layout_and_a_complete_report() {
     assert_eq!(best["drc"]["violations"], 0);
     assert_eq!(best["drc"]["by_rule"], serde_json::json!({}));
     assert_eq!(best["lvs"]["match"], true);
-    assert!(candidates.iter().any(|candidate| candidate["id"] == best["candidate_id"]));
+    assert!(
+        candidates
+            .iter()
+            .any(|candidate| candidate["id"] == best["candidate_id"])
+    );
     assert!(report["timings"]["total"].as_f64().unwrap() > 0.0);
 
     // The GDS is real: KLayout reads it, and every net of the circuit has its label.
     let labels = gds_labels(&out.path().join("best.gds"));
     for net in ["inp", "inn", "out", "n1", "tail", "vbias", "vdd", "vss"] {
-        assert!(labels.iter().any(|label| label == net), "no label {net} in best.gds: {labels:?}");
+        assert!(
+            labels.iter().any(|label| label == net),
+            "no label {net} in best.gds: {labels:?}"
+        );
     }
     let png = std::fs::read(out.path().join("best.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
-    assert!(html.contains("data:image/png;base64,") && html.contains("LVS match") && html.contains("DRC clean"));
-    let kept = std::fs::read_dir(out.path().join("candidates")).unwrap().count();
+    assert!(
+        html.contains("data:image/png;base64,")
+            && html.contains("LVS match")
+            && html.contains("DRC clean")
+    );
+    let kept = std::fs::read_dir(out.path().join("candidates"))
+        .unwrap()
+        .count();
     assert!(kept >= 1, "candidates/ is empty");
     // No half-written files are left behind.
-    assert!(std::fs::read_dir(out.path()).unwrap().all(|entry| !entry.unwrap().file_name().to_string_lossy().ends_with(".partial")));
+    assert!(std::fs::read_dir(out.path()).unwrap().all(|entry| {
+        !entry
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .ends_with(".partial")
+    }));
 }
 
 #[test]
@@ -99,31 +161,77 @@ fn run_with_bad_inputs_exits_2_and_writes_nothing() {
     let circuit = work.path().join("bad");
     std::fs::create_dir(&circuit).unwrap();
     for file in ["netlist.json", "drc_rules.json", "objectives.json"] {
-        std::fs::copy(repository().join("examples/ota5").join(file), circuit.join(file)).unwrap();
+        std::fs::copy(
+            repository().join("examples/ota5").join(file),
+            circuit.join(file),
+        )
+        .unwrap();
     }
-    std::fs::write(circuit.join("objectives.json"), r#"{"objectives": [{"name": "speed_max"}]}"#).unwrap();
+    std::fs::write(
+        circuit.join("objectives.json"),
+        r#"{"objectives": [{"name": "speed_max"}]}"#,
+    )
+    .unwrap();
     let out = work.path().join("out");
-    let output = centroid().args(["run", "--out"]).arg(&out).arg(&circuit).output().unwrap();
+    let output = centroid()
+        .args(["run", "--out"])
+        .arg(&out)
+        .arg(&circuit)
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("objectives.json: /objectives/0/name"), "{stderr}");
-    assert!(!out.exists(), "an output folder was written for invalid inputs");
+    assert!(
+        stderr.contains("objectives.json: /objectives/0/name"),
+        "{stderr}"
+    );
+    assert!(
+        !out.exists(),
+        "an output folder was written for invalid inputs"
+    );
 }
 
 #[test]
 fn every_example_circuit_gets_a_passing_layout() {
-    for example in ["miller_ota", "mirror_bank", "strongarm_comparator", "folded_cascode"] {
+    for example in [
+        "miller_ota",
+        "mirror_bank",
+        "strongarm_comparator",
+        "folded_cascode",
+    ] {
         let out = tempfile::tempdir().unwrap();
         let output = centroid()
-            .args(["run", "--candidates", "4", "--iterations", "3", "--slots", "2", "--seed", "1", "--out"])
+            .args([
+                "run",
+                "--candidates",
+                "4",
+                "--iterations",
+                "3",
+                "--slots",
+                "2",
+                "--seed",
+                "1",
+                "--out",
+            ])
             .arg(out.path())
             .arg(repository().join("examples").join(example))
             .output()
             .unwrap();
-        assert_eq!(output.status.code(), Some(0), "{example}: {}\n{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-        let report: Value = serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{example}: {}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let report: Value =
+            serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap())
+                .unwrap();
         assert_eq!(report["best"]["metrics"]["drc_violations"], 0, "{example}");
         assert_eq!(report["best"]["metrics"]["lvs_match"], true, "{example}");
-        assert!(gds_labels(&out.path().join("best.gds")).len() >= 4, "{example}: too few net labels");
+        assert!(
+            gds_labels(&out.path().join("best.gds")).len() >= 4,
+            "{example}: too few net labels"
+        );
     }
 }

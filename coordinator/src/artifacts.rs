@@ -13,7 +13,12 @@ use crate::model::{ArtifactMeta, CandidateRecord};
 pub const CHUNK_BYTES: usize = 256 * 1024;
 
 /// Stores a finished candidate's artifacts (bounded per file).
-pub(crate) async fn store_artifacts(shared: &Shared, job_id: &str, candidate_id: &str, artifacts: &[Artifact]) -> Vec<ArtifactMeta> {
+pub(crate) async fn store_artifacts(
+    shared: &Shared,
+    job_id: &str,
+    candidate_id: &str,
+    artifacts: &[Artifact],
+) -> Vec<ArtifactMeta> {
     let mut kept = Vec::new();
     for artifact in artifacts {
         if artifact.content.len() as u64 > shared.config.artifact_max_bytes {
@@ -26,9 +31,15 @@ pub(crate) async fn store_artifacts(shared: &Shared, job_id: &str, candidate_id:
             media_type: artifact.media_type.clone(),
             size: artifact.content.len() as u64,
         };
-        match shared.store.put_artifact(job_id, &meta, &artifact.content).await {
+        match shared
+            .store
+            .put_artifact(job_id, &meta, &artifact.content)
+            .await
+        {
             Ok(()) => kept.push(meta),
-            Err(error) => tracing::warn!(session_id = job_id, candidate_id, %error, "cannot store artifact"),
+            Err(error) => {
+                tracing::warn!(session_id = job_id, candidate_id, %error, "cannot store artifact")
+            }
         }
     }
     kept
@@ -36,7 +47,10 @@ pub(crate) async fn store_artifacts(shared: &Shared, job_id: &str, candidate_id:
 
 /// Drops the artifacts of every candidate outside the job's best `artifacts_keep`.
 pub(crate) async fn keep_best(shared: &Shared, job_id: &str, candidates: &[CandidateRecord]) {
-    let mut ranked: Vec<&CandidateRecord> = candidates.iter().filter(|candidate| candidate.evaluation.is_some()).collect();
+    let mut ranked: Vec<&CandidateRecord> = candidates
+        .iter()
+        .filter(|candidate| candidate.evaluation.is_some())
+        .collect();
     ranked.sort_by(|left, right| {
         let key = |candidate: &CandidateRecord| {
             let evaluation = candidate.evaluation.as_ref().expect("filtered");
@@ -44,14 +58,26 @@ pub(crate) async fn keep_best(shared: &Shared, job_id: &str, candidates: &[Candi
         };
         let (left_passed, left_score) = key(left);
         let (right_passed, right_score) = key(right);
-        right_passed.cmp(&left_passed).then(right_score.total_cmp(&left_score)).then(left.candidate_id.cmp(&right.candidate_id))
+        right_passed
+            .cmp(&left_passed)
+            .then(right_score.total_cmp(&left_score))
+            .then(left.candidate_id.cmp(&right.candidate_id))
     });
-    let keep: HashSet<&str> = ranked.iter().take(shared.config.artifacts_keep as usize).map(|candidate| candidate.candidate_id.as_str()).collect();
-    let Ok(stored) = shared.store.artifacts(job_id).await else { return };
+    let keep: HashSet<&str> = ranked
+        .iter()
+        .take(shared.config.artifacts_keep as usize)
+        .map(|candidate| candidate.candidate_id.as_str())
+        .collect();
+    let Ok(stored) = shared.store.artifacts(job_id).await else {
+        return;
+    };
     let owners: HashSet<String> = stored.into_iter().map(|meta| meta.candidate_id).collect();
     for owner in owners {
         if !keep.contains(owner.as_str())
-            && let Err(error) = shared.store.delete_candidate_artifacts(job_id, &owner).await
+            && let Err(error) = shared
+                .store
+                .delete_candidate_artifacts(job_id, &owner)
+                .await
         {
             tracing::warn!(session_id = job_id, candidate_id = %owner, %error, "cannot drop artifacts");
         }

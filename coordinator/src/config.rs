@@ -12,7 +12,11 @@ use crate::error::CoordinatorError;
 
 /// `centroid-coordinator` command line.
 #[derive(Debug, Clone, Default, Parser)]
-#[command(name = "centroid-coordinator", version, about = "Centroid coordinator: plans layouts and dispatches candidates to workers")]
+#[command(
+    name = "centroid-coordinator",
+    version,
+    about = "Centroid coordinator: plans layouts and dispatches candidates to workers"
+)]
 pub struct CommandLine {
     /// configuration file (default: ./centroid.toml when it exists)
     #[arg(long)]
@@ -115,7 +119,8 @@ const ENVIRONMENT_KEYS: &[&str] = &[
 
 impl Default for CoordinatorConfig {
     fn default() -> Self {
-        CoordinatorConfig::load_with_environment(&CommandLine::default(), HashMap::new()).expect("defaults are valid")
+        CoordinatorConfig::load_with_environment(&CommandLine::default(), HashMap::new())
+            .expect("defaults are valid")
     }
 }
 
@@ -151,7 +156,9 @@ impl CoordinatorConfig {
         ];
         let mut builder = config::Config::builder();
         for (key, value) in defaults {
-            builder = builder.set_default(format!("coordinator.{key}"), value.clone()).map_err(config_error)?;
+            builder = builder
+                .set_default(format!("coordinator.{key}"), value.clone())
+                .map_err(config_error)?;
         }
         let (config_file, required) = match &command_line.config {
             Some(path) => (path.clone(), true),
@@ -160,11 +167,17 @@ impl CoordinatorConfig {
                 None => (PathBuf::from("centroid.toml"), false),
             },
         };
-        builder = builder.add_source(config::File::from(config_file).format(config::FileFormat::Toml).required(required));
+        builder = builder.add_source(
+            config::File::from(config_file)
+                .format(config::FileFormat::Toml)
+                .required(required),
+        );
         for key in ENVIRONMENT_KEYS {
             let variable = format!("CENTROID_{}", key.to_ascii_uppercase());
             if let Some(value) = environment.get(&variable).filter(|value| !value.is_empty()) {
-                builder = builder.set_override(format!("coordinator.{key}"), value.as_str()).map_err(config_error)?;
+                builder = builder
+                    .set_override(format!("coordinator.{key}"), value.as_str())
+                    .map_err(config_error)?;
             }
         }
         let text = |value: &Option<String>| value.clone().map(config::Value::from);
@@ -174,19 +187,45 @@ impl CoordinatorConfig {
             ("redis", text(&command_line.redis)),
             ("key_prefix", text(&command_line.key_prefix)),
             ("consumer", text(&command_line.consumer)),
-            ("heartbeat_interval_ms", number(command_line.heartbeat_interval_ms)),
-            ("heartbeat_timeout_ms", number(command_line.heartbeat_timeout_ms)),
+            (
+                "heartbeat_interval_ms",
+                number(command_line.heartbeat_interval_ms),
+            ),
+            (
+                "heartbeat_timeout_ms",
+                number(command_line.heartbeat_timeout_ms),
+            ),
             ("lease_timeout_ms", number(command_line.lease_timeout_ms)),
-            ("max_deliveries", number(command_line.max_deliveries.map(u64::from))),
-            ("candidates_per_iteration", number(command_line.candidates_per_iteration.map(u64::from))),
-            ("candidate_deadline_ms", number(command_line.candidate_deadline_ms)),
+            (
+                "max_deliveries",
+                number(command_line.max_deliveries.map(u64::from)),
+            ),
+            (
+                "candidates_per_iteration",
+                number(command_line.candidates_per_iteration.map(u64::from)),
+            ),
+            (
+                "candidate_deadline_ms",
+                number(command_line.candidate_deadline_ms),
+            ),
             ("job_ttl_s", number(command_line.job_ttl_s)),
-            ("log_format", command_line.log_json.then(|| config::Value::from("json"))),
-            ("ready_file", command_line.ready_file.as_ref().map(|path| config::Value::from(path.display().to_string()))),
+            (
+                "log_format",
+                command_line.log_json.then(|| config::Value::from("json")),
+            ),
+            (
+                "ready_file",
+                command_line
+                    .ready_file
+                    .as_ref()
+                    .map(|path| config::Value::from(path.display().to_string())),
+            ),
         ];
         for (key, value) in flags {
             if let Some(value) = value {
-                builder = builder.set_override(format!("coordinator.{key}"), value).map_err(config_error)?;
+                builder = builder
+                    .set_override(format!("coordinator.{key}"), value)
+                    .map_err(config_error)?;
             }
         }
         let config: CoordinatorConfig = builder
@@ -205,10 +244,14 @@ impl CoordinatorConfig {
             )));
         }
         if self.heartbeat_timeout_ms <= self.heartbeat_interval_ms {
-            return Err(CoordinatorError::Config("heartbeat_timeout_ms must exceed heartbeat_interval_ms".into()));
+            return Err(CoordinatorError::Config(
+                "heartbeat_timeout_ms must exceed heartbeat_interval_ms".into(),
+            ));
         }
         if self.max_deliveries == 0 || self.candidates_per_iteration == 0 {
-            return Err(CoordinatorError::Config("max_deliveries and candidates_per_iteration must be at least 1".into()));
+            return Err(CoordinatorError::Config(
+                "max_deliveries and candidates_per_iteration must be at least 1".into(),
+            ));
         }
         Ok(())
     }
@@ -240,10 +283,17 @@ mod tests {
         let directory = tempfile::tempdir().unwrap();
         let file = directory.path().join("centroid.toml");
         std::fs::write(&file, "[coordinator]\nkey_prefix = \"file\"\nmax_deliveries = 9\ncandidates_per_iteration = 7\n").unwrap();
-        let command_line = CommandLine { config: Some(file), candidates_per_iteration: Some(2), ..CommandLine::default() };
+        let command_line = CommandLine {
+            config: Some(file),
+            candidates_per_iteration: Some(2),
+            ..CommandLine::default()
+        };
         let environment = HashMap::from([
             ("CENTROID_KEY_PREFIX".to_string(), "env".to_string()),
-            ("CENTROID_CANDIDATES_PER_ITERATION".to_string(), "5".to_string()),
+            (
+                "CENTROID_CANDIDATES_PER_ITERATION".to_string(),
+                "5".to_string(),
+            ),
         ]);
         let config = CoordinatorConfig::load_with_environment(&command_line, environment).unwrap();
         assert_eq!(config.candidates_per_iteration, 2, "flag beats environment");
@@ -254,7 +304,11 @@ mod tests {
 
     #[test]
     fn lease_must_exceed_heartbeat_timeout() {
-        let command_line = CommandLine { lease_timeout_ms: Some(1000), heartbeat_timeout_ms: Some(2000), ..CommandLine::default() };
+        let command_line = CommandLine {
+            lease_timeout_ms: Some(1000),
+            heartbeat_timeout_ms: Some(2000),
+            ..CommandLine::default()
+        };
         assert!(CoordinatorConfig::load_with_environment(&command_line, HashMap::new()).is_err());
     }
 }

@@ -14,7 +14,8 @@ use tokio::task::JoinHandle;
 use crate::config::CoordinatorConfig;
 use crate::error::{CoordinatorError, StoreError};
 use crate::model::{
-    ArtifactMeta, CandidateRecord, CandidateResult, EventKind, EventRecord, JobInputs, JobOptions, JobRecord, JobState, now_ms,
+    ArtifactMeta, CandidateRecord, CandidateResult, EventKind, EventRecord, JobInputs, JobOptions,
+    JobRecord, JobState, now_ms,
 };
 use crate::registry::Registry;
 use crate::store::Store;
@@ -101,7 +102,10 @@ impl Shared {
     }
 
     pub fn forget_job_signals(&self, job_id: &str) {
-        self.cancel_signals.lock().expect("cancel lock").remove(job_id);
+        self.cancel_signals
+            .lock()
+            .expect("cancel lock")
+            .remove(job_id);
     }
 
     /// Sleeps with back-off after a store failure; `false` when shutting down.
@@ -116,8 +120,18 @@ impl Shared {
     }
 
     /// Appends an event (retrying while the store is down).
-    pub async fn emit(&self, job: &JobRecord, kind: EventKind, candidate_id: &str, message: impl Into<String>, data: serde_json::Value) {
-        let last = matches!(kind, EventKind::Completed | EventKind::Failed | EventKind::Cancelled);
+    pub async fn emit(
+        &self,
+        job: &JobRecord,
+        kind: EventKind,
+        candidate_id: &str,
+        message: impl Into<String>,
+        data: serde_json::Value,
+    ) {
+        let last = matches!(
+            kind,
+            EventKind::Completed | EventKind::Failed | EventKind::Cancelled
+        );
         let event = EventRecord {
             kind,
             timestamp_ms: now_ms(),
@@ -146,13 +160,22 @@ impl Shared {
     /// Starts the driver of a job unless one runs.
     pub fn spawn_driver(self: &Arc<Self>, job_id: &str) {
         let mut drivers = self.drivers.lock().expect("drivers lock");
-        if drivers.get(job_id).is_some_and(|handle| !handle.is_finished()) {
+        if drivers
+            .get(job_id)
+            .is_some_and(|handle| !handle.is_finished())
+        {
             return;
         }
         let shared = self.clone();
         let id = job_id.to_string();
         let span = tracing::info_span!("session", session_id = %job_id);
-        drivers.insert(job_id.to_string(), tokio::spawn(tracing::Instrument::instrument(session::drive(shared, id), span)));
+        drivers.insert(
+            job_id.to_string(),
+            tokio::spawn(tracing::Instrument::instrument(
+                session::drive(shared, id),
+                span,
+            )),
+        );
     }
 }
 
@@ -165,10 +188,16 @@ pub struct Coordinator {
 
 impl Coordinator {
     /// Starts the dispatcher and resumes every unfinished job of the store.
-    pub async fn start(config: CoordinatorConfig, store: Arc<dyn Store>) -> Result<Coordinator, CoordinatorError> {
+    pub async fn start(
+        config: CoordinatorConfig,
+        store: Arc<dyn Store>,
+    ) -> Result<Coordinator, CoordinatorError> {
         let registry = Registry::new(config.heartbeat_timeout());
         let consumer = config.consumer_name();
-        let driver_id = format!("{consumer}/{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+        let driver_id = format!(
+            "{consumer}/{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..8]
+        );
         let shared = Arc::new(Shared {
             config,
             store,
@@ -184,7 +213,10 @@ impl Coordinator {
         });
         let mut tasks = Vec::new();
         tasks.extend(dispatcher::spawn(shared.clone()));
-        let coordinator = Coordinator { shared: shared.clone(), tasks: Arc::new(Mutex::new(tasks)) };
+        let coordinator = Coordinator {
+            shared: shared.clone(),
+            tasks: Arc::new(Mutex::new(tasks)),
+        };
         // resume in the background: a store that is down must not block serving
         let resumer = tokio::spawn(async move {
             let mut attempt = 0;
@@ -198,7 +230,10 @@ impl Coordinator {
                         break;
                     }
                     Err(error) => {
-                        if !shared.store_backoff(attempt, &error, "list active jobs").await {
+                        if !shared
+                            .store_backoff(attempt, &error, "list active jobs")
+                            .await
+                        {
                             break;
                         }
                         attempt += 1;
@@ -223,31 +258,50 @@ impl Coordinator {
     }
 
     /// Validates the inputs and starts a job.
-    pub async fn submit(&self, inputs: JobInputs, options: SubmitOptions) -> Result<Submitted, CoordinatorError> {
+    pub async fn submit(
+        &self,
+        inputs: JobInputs,
+        options: SubmitOptions,
+    ) -> Result<Submitted, CoordinatorError> {
         let job_id = format!("job-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
         let task_inputs = task_inputs(&inputs);
-        let context = TaskContext::load(&task_inputs, job_id.clone()).map_err(|errors| CoordinatorError::InvalidInputs(errors.issues))?;
+        let context = TaskContext::load(&task_inputs, job_id.clone())
+            .map_err(|errors| CoordinatorError::InvalidInputs(errors.issues))?;
         let config = &self.shared.config;
         let max_iterations = match options.max_iterations {
             0 => context.objectives.constraints.max_iterations.max(1),
             limit => limit,
         };
         if options.noop_plan && options.sleep_ms > 3_600_000 {
-            return Err(CoordinatorError::InvalidOptions("sleep_ms above one hour".into()));
+            return Err(CoordinatorError::InvalidOptions(
+                "sleep_ms above one hour".into(),
+            ));
         }
         let now = now_ms();
         let job = JobRecord {
             job_id: job_id.clone(),
-            name: if options.name.is_empty() { context.circuit.name.clone() } else { options.name.clone() },
+            name: if options.name.is_empty() {
+                context.circuit.name.clone()
+            } else {
+                options.name.clone()
+            },
             state: JobState::Init,
             outcome: None,
             error: String::new(),
             options: JobOptions {
-                candidates_per_iteration: if options.candidates_per_iteration == 0 { config.candidates_per_iteration } else { options.candidates_per_iteration },
+                candidates_per_iteration: if options.candidates_per_iteration == 0 {
+                    config.candidates_per_iteration
+                } else {
+                    options.candidates_per_iteration
+                },
                 max_iterations,
                 seed: options.seed,
                 time_budget_ms: options.time_budget_ms,
-                candidate_deadline_ms: if options.candidate_deadline_ms == 0 { config.candidate_deadline_ms } else { options.candidate_deadline_ms },
+                candidate_deadline_ms: if options.candidate_deadline_ms == 0 {
+                    config.candidate_deadline_ms
+                } else {
+                    options.candidate_deadline_ms
+                },
                 noop_plan: options.noop_plan,
                 sleep_ms: options.sleep_ms,
             },
@@ -269,16 +323,28 @@ impl Coordinator {
         };
         self.shared.store.create_job(&job, &inputs).await?;
         self.shared
-            .emit(&job, EventKind::StateChanged, "", "job created", serde_json::json!({"options": job.options, "summary": context.circuit.summarize()}))
+            .emit(
+                &job,
+                EventKind::StateChanged,
+                "",
+                "job created",
+                serde_json::json!({"options": job.options, "summary": context.circuit.summarize()}),
+            )
             .await;
         tracing::info!(session_id = %job_id, "job submitted");
         self.shared.spawn_driver(&job_id);
-        Ok(Submitted { job_id, warnings: context.warnings })
+        Ok(Submitted {
+            job_id,
+            warnings: context.warnings,
+        })
     }
 
     pub async fn get(&self, job_id: &str) -> Result<JobView, CoordinatorError> {
         let store = &self.shared.store;
-        let job = store.get_job(job_id).await?.ok_or_else(|| CoordinatorError::UnknownJob(job_id.to_string()))?;
+        let job = store
+            .get_job(job_id)
+            .await?
+            .ok_or_else(|| CoordinatorError::UnknownJob(job_id.to_string()))?;
         Ok(JobView {
             candidates: store.candidates(job_id).await?,
             results: store.results(job_id).await?,
@@ -292,7 +358,10 @@ impl Coordinator {
     }
 
     /// The newest jobs, each with (candidates, candidates with a result).
-    pub async fn list_with_counts(&self, limit: usize) -> Result<Vec<(JobRecord, usize, usize)>, CoordinatorError> {
+    pub async fn list_with_counts(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<(JobRecord, usize, usize)>, CoordinatorError> {
         let jobs = self.list(limit).await?;
         let mut listed = Vec::with_capacity(jobs.len());
         for job in jobs {
@@ -305,12 +374,19 @@ impl Coordinator {
     /// Requests cancellation; the job's driver ends it as cancelled.
     pub async fn cancel(&self, job_id: &str, reason: &str) -> Result<JobRecord, CoordinatorError> {
         let store = &self.shared.store;
-        let mut job = store.get_job(job_id).await?.ok_or_else(|| CoordinatorError::UnknownJob(job_id.to_string()))?;
+        let mut job = store
+            .get_job(job_id)
+            .await?
+            .ok_or_else(|| CoordinatorError::UnknownJob(job_id.to_string()))?;
         if job.is_finished() || job.cancel_requested {
             return Ok(job);
         }
         job.cancel_requested = true;
-        job.cancel_reason = if reason.is_empty() { "cancelled by request".into() } else { reason.to_string() };
+        job.cancel_reason = if reason.is_empty() {
+            "cancelled by request".into()
+        } else {
+            reason.to_string()
+        };
         job.updated_ms = now_ms();
         store.request_cancel(job_id, &job.cancel_reason).await?;
         store.put_job(&job).await?;
@@ -322,10 +398,19 @@ impl Coordinator {
     }
 
     /// Waits until the job is done (or `timeout` runs out); returns its last record.
-    pub async fn wait(&self, job_id: &str, timeout: Duration) -> Result<JobRecord, CoordinatorError> {
+    pub async fn wait(
+        &self,
+        job_id: &str,
+        timeout: Duration,
+    ) -> Result<JobRecord, CoordinatorError> {
         let started = std::time::Instant::now();
         loop {
-            let job = self.shared.store.get_job(job_id).await?.ok_or_else(|| CoordinatorError::UnknownJob(job_id.to_string()))?;
+            let job = self
+                .shared
+                .store
+                .get_job(job_id)
+                .await?
+                .ok_or_else(|| CoordinatorError::UnknownJob(job_id.to_string()))?;
             if job.is_finished() || started.elapsed() >= timeout {
                 return Ok(job);
             }
@@ -334,7 +419,11 @@ impl Coordinator {
     }
 
     /// The job's events from `after` on; the stream ends after the last event.
-    pub async fn watch(&self, job_id: &str, after: Option<String>) -> Result<mpsc::Receiver<(String, EventRecord)>, CoordinatorError> {
+    pub async fn watch(
+        &self,
+        job_id: &str,
+        after: Option<String>,
+    ) -> Result<mpsc::Receiver<(String, EventRecord)>, CoordinatorError> {
         let shared = self.shared.clone();
         if shared.store.get_job(job_id).await?.is_none() {
             return Err(CoordinatorError::UnknownJob(job_id.to_string()));
@@ -346,7 +435,11 @@ impl Coordinator {
             let mut attempt = 0;
             loop {
                 let notified = shared.events_changed.notified();
-                match shared.store.events_after(&job_id, cursor.as_deref(), 256).await {
+                match shared
+                    .store
+                    .events_after(&job_id, cursor.as_deref(), 256)
+                    .await
+                {
                     Ok(events) if !events.is_empty() => {
                         attempt = 0;
                         for (event_cursor, event) in events {
@@ -378,10 +471,22 @@ impl Coordinator {
     }
 
     /// An artifact of a kept candidate (`candidate_id` empty = the best one).
-    pub async fn fetch_artifact(&self, job_id: &str, candidate_id: &str, name: &str) -> Result<(ArtifactMeta, Vec<u8>), CoordinatorError> {
+    pub async fn fetch_artifact(
+        &self,
+        job_id: &str,
+        candidate_id: &str,
+        name: &str,
+    ) -> Result<(ArtifactMeta, Vec<u8>), CoordinatorError> {
         let store = &self.shared.store;
-        let job = store.get_job(job_id).await?.ok_or_else(|| CoordinatorError::UnknownJob(job_id.to_string()))?;
-        let candidate_id = if candidate_id.is_empty() { job.best_candidate_id.clone() } else { candidate_id.to_string() };
+        let job = store
+            .get_job(job_id)
+            .await?
+            .ok_or_else(|| CoordinatorError::UnknownJob(job_id.to_string()))?;
+        let candidate_id = if candidate_id.is_empty() {
+            job.best_candidate_id.clone()
+        } else {
+            candidate_id.to_string()
+        };
         let meta = store
             .artifacts(job_id)
             .await?
@@ -398,8 +503,15 @@ impl Coordinator {
     /// Stops the dispatcher and the job drivers (jobs stay in the store and resume on the next start).
     pub async fn shutdown(&self) {
         self.shared.shutdown.send_replace(true);
-        let tasks: Vec<JoinHandle<()>> = std::mem::take(&mut *self.tasks.lock().expect("tasks lock"));
-        let drivers: Vec<(String, JoinHandle<()>)> = self.shared.drivers.lock().expect("drivers lock").drain().collect();
+        let tasks: Vec<JoinHandle<()>> =
+            std::mem::take(&mut *self.tasks.lock().expect("tasks lock"));
+        let drivers: Vec<(String, JoinHandle<()>)> = self
+            .shared
+            .drivers
+            .lock()
+            .expect("drivers lock")
+            .drain()
+            .collect();
         let mut job_ids = Vec::new();
         for (job_id, handle) in drivers {
             handle.abort();
@@ -412,15 +524,30 @@ impl Coordinator {
         }
         // hand the jobs over at once instead of after a lease
         for job_id in job_ids {
-            let _ = tokio::time::timeout(Duration::from_secs(1), self.shared.store.release_job(&job_id, &self.shared.driver_id)).await;
+            let _ = tokio::time::timeout(
+                Duration::from_secs(1),
+                self.shared
+                    .store
+                    .release_job(&job_id, &self.shared.driver_id),
+            )
+            .await;
         }
     }
 }
 
 pub fn task_inputs(inputs: &JobInputs) -> TaskInputs {
     TaskInputs {
-        netlist: InputFile { label: "netlist.json".into(), bytes: inputs.netlist_json.clone().into_bytes() },
-        drc_rules: InputFile { label: "drc_rules.json".into(), bytes: inputs.drc_rules_json.clone().into_bytes() },
-        objectives: InputFile { label: "objectives.json".into(), bytes: inputs.objectives_json.clone().into_bytes() },
+        netlist: InputFile {
+            label: "netlist.json".into(),
+            bytes: inputs.netlist_json.clone().into_bytes(),
+        },
+        drc_rules: InputFile {
+            label: "drc_rules.json".into(),
+            bytes: inputs.drc_rules_json.clone().into_bytes(),
+        },
+        objectives: InputFile {
+            label: "objectives.json".into(),
+            bytes: inputs.objectives_json.clone().into_bytes(),
+        },
     }
 }

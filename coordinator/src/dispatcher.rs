@@ -31,7 +31,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use centroid_proto::v1::worker_client::WorkerClient;
-use centroid_proto::v1::{CancelCandidateRequest, RunCandidateRequest, RunCandidateResponse, SkillCall};
+use centroid_proto::v1::{
+    CancelCandidateRequest, RunCandidateRequest, RunCandidateResponse, SkillCall,
+};
 use centroid_proto::{Error, ErrorCode};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
@@ -39,10 +41,13 @@ use tokio::task::JoinHandle;
 use crate::artifacts;
 use crate::coordinator::Shared;
 use crate::evaluator;
-use crate::model::{CandidateRecord, CandidateResult, CandidateStatus, EventKind, Plan, QueueEntry, StepOutcome, now_ms};
+use crate::model::{
+    CandidateRecord, CandidateResult, CandidateStatus, EventKind, Plan, QueueEntry, StepOutcome,
+    now_ms,
+};
+use crate::planner::Planner;
 use crate::planner::design_space::SplitMix64;
 use crate::planner::heuristic::HeuristicPlanner;
-use crate::planner::Planner;
 
 const MAX_ADJUSTMENTS: u32 = 3;
 const MAX_EXHAUSTED_RETRIES: u32 = 50;
@@ -64,7 +69,10 @@ struct InFlightEntry {
 fn set_worker(in_flight: &InFlight, entry: &QueueEntry, worker_id: Option<&str>) {
     in_flight.lock().expect("in-flight lock").insert(
         entry.entry_id.clone(),
-        InFlightEntry { job_id: entry.job_id.clone(), worker_id: worker_id.map(str::to_string) },
+        InFlightEntry {
+            job_id: entry.job_id.clone(),
+            worker_id: worker_id.map(str::to_string),
+        },
     );
 }
 
@@ -110,10 +118,21 @@ async fn renew_loop(shared: Arc<Shared>, in_flight: InFlight) {
             let in_flight = in_flight.lock().expect("in-flight lock");
             let entry_ids = in_flight
                 .iter()
-                .filter(|(_, entry)| entry.worker_id.as_ref().is_none_or(|worker_id| shared.registry.is_alive(worker_id)))
+                .filter(|(_, entry)| {
+                    entry
+                        .worker_id
+                        .as_ref()
+                        .is_none_or(|worker_id| shared.registry.is_alive(worker_id))
+                })
                 .map(|(entry_id, _)| entry_id.clone())
                 .collect();
-            (entry_ids, in_flight.values().map(|entry| entry.job_id.clone()).collect())
+            (
+                entry_ids,
+                in_flight
+                    .values()
+                    .map(|entry| entry.job_id.clone())
+                    .collect(),
+            )
         };
         if let Err(error) = shared.store.queue_renew(&shared.consumer, &entry_ids).await {
             tracing::warn!(%error, entries = entry_ids.len(), "cannot renew queue leases");
@@ -141,14 +160,22 @@ async fn dispatch_loop(shared: Arc<Shared>, in_flight: InFlight) {
         // without a live worker this coordinator claims nothing: the entries stay in
         // the stream for a coordinator that has workers (or for when one registers)
         let alive_slots = shared.registry.alive_slots() as usize;
-        let capacity = if alive_slots == 0 { 0 } else { alive_slots * 2 + 4 };
+        let capacity = if alive_slots == 0 {
+            0
+        } else {
+            alive_slots * 2 + 4
+        };
         let available = capacity.saturating_sub(in_flight.lock().expect("in-flight lock").len());
         let mut entries: Vec<QueueEntry> = Vec::new();
         let mut failed = None;
         if available > 0 {
             if last_reclaim.elapsed() >= reclaim_period {
                 last_reclaim = Instant::now();
-                match shared.store.queue_reclaim(&shared.consumer, shared.config.lease_timeout(), available).await {
+                match shared
+                    .store
+                    .queue_reclaim(&shared.consumer, shared.config.lease_timeout(), available)
+                    .await
+                {
                     Ok(reclaimed) => {
                         for entry in &reclaimed {
                             tracing::info!(session_id = %entry.job_id, candidate_id = %entry.candidate_id, "reclaimed a lapsed lease");
@@ -159,14 +186,21 @@ async fn dispatch_loop(shared: Arc<Shared>, in_flight: InFlight) {
                 }
             }
             if failed.is_none() && entries.len() < available {
-                match shared.store.queue_read(&shared.consumer, available - entries.len()).await {
+                match shared
+                    .store
+                    .queue_read(&shared.consumer, available - entries.len())
+                    .await
+                {
                     Ok(read) => entries.extend(read),
                     Err(error) => failed = Some(error),
                 }
             }
         }
         if let Some(error) = failed {
-            if !shared.store_backoff(store_attempt, &error, "read the queue").await {
+            if !shared
+                .store_backoff(store_attempt, &error, "read the queue")
+                .await
+            {
                 return;
             }
             store_attempt += 1;
@@ -180,11 +214,20 @@ async fn dispatch_loop(shared: Arc<Shared>, in_flight: InFlight) {
                 if in_flight.contains_key(&entry.entry_id) {
                     continue;
                 }
-                in_flight.insert(entry.entry_id.clone(), InFlightEntry { job_id: entry.job_id.clone(), worker_id: None });
+                in_flight.insert(
+                    entry.entry_id.clone(),
+                    InFlightEntry {
+                        job_id: entry.job_id.clone(),
+                        worker_id: None,
+                    },
+                );
             }
             started += 1;
             let span = tracing::info_span!("candidate", session_id = %entry.job_id, candidate_id = %entry.candidate_id);
-            tokio::spawn(tracing::Instrument::instrument(handle_entry(shared.clone(), in_flight.clone(), entry), span));
+            tokio::spawn(tracing::Instrument::instrument(
+                handle_entry(shared.clone(), in_flight.clone(), entry),
+                span,
+            ));
         }
         if started == 0 {
             let queue_changed = shared.queue_changed.notified();
@@ -227,13 +270,24 @@ async fn handle_entry(shared: Arc<Shared>, in_flight: InFlight, entry: QueueEntr
             attempt += 1;
         }
     }
-    in_flight.lock().expect("in-flight lock").remove(&entry.entry_id);
+    in_flight
+        .lock()
+        .expect("in-flight lock")
+        .remove(&entry.entry_id);
     shared.progress.notify_waiters();
 }
 
 fn backoff(shared: &Shared, attempt: u32, salt: &str) -> Duration {
-    let ceiling = (shared.config.retry_base_ms.saturating_mul(1u64 << attempt.min(16))).min(shared.config.retry_max_ms).max(1);
-    let seed = now_ms() ^ salt.bytes().fold(0u64, |hash, byte| hash.wrapping_mul(31).wrapping_add(byte as u64));
+    let ceiling = (shared
+        .config
+        .retry_base_ms
+        .saturating_mul(1u64 << attempt.min(16)))
+    .min(shared.config.retry_max_ms)
+    .max(1);
+    let seed = now_ms()
+        ^ salt.bytes().fold(0u64, |hash, byte| {
+            hash.wrapping_mul(31).wrapping_add(byte as u64)
+        });
     let jitter = SplitMix64::new(seed).unit();
     Duration::from_millis(((ceiling as f64) * (0.5 + 0.5 * jitter)) as u64)
 }
@@ -246,7 +300,11 @@ fn to_request(candidate: &CandidateRecord, plan: &Plan, deadline_ms: u64) -> Run
         plan: plan
             .steps
             .iter()
-            .map(|step| SkillCall { step_id: step.step_id.clone(), skill: step.skill.clone(), arguments_json: step.arguments.to_string() })
+            .map(|step| SkillCall {
+                step_id: step.step_id.clone(),
+                skill: step.skill.clone(),
+                arguments_json: step.arguments.to_string(),
+            })
             .collect(),
         continue_on_error: false,
     }
@@ -260,8 +318,16 @@ fn step_outcomes(response: &RunCandidateResponse) -> Vec<StepOutcome> {
             step_id: step.step_id.clone(),
             skill: step.skill.clone(),
             ok: step.ok,
-            error_code: step.error.as_ref().map(|error| error.error_code().wire_name().to_string()).unwrap_or_default(),
-            error_message: step.error.as_ref().map(|error| error.message.clone()).unwrap_or_default(),
+            error_code: step
+                .error
+                .as_ref()
+                .map(|error| error.error_code().wire_name().to_string())
+                .unwrap_or_default(),
+            error_message: step
+                .error
+                .as_ref()
+                .map(|error| error.message.clone())
+                .unwrap_or_default(),
             data: serde_json::from_str(&step.data_json).unwrap_or(Value::Null),
             duration_ms: step.duration_ms,
         })
@@ -290,21 +356,40 @@ where
 async fn run_entry(shared: &Arc<Shared>, in_flight: &InFlight, entry: &QueueEntry) -> Disposition {
     let job_id = entry.job_id.as_str();
     let candidate_id = entry.candidate_id.as_str();
-    let Some(job) = read_with_retry(shared, "read job", || shared.store.get_job(job_id)).await else {
+    let Some(job) = read_with_retry(shared, "read job", || shared.store.get_job(job_id)).await
+    else {
         return Disposition::LeavePending;
     };
-    let Some(job) = job else { return Disposition::Ack };
+    let Some(job) = job else {
+        return Disposition::Ack;
+    };
     if job.is_finished() || job.cancel_requested {
         return Disposition::Ack;
     }
-    if read_with_retry(shared, "read cancel", || shared.store.cancel_requested(job_id)).await.flatten().is_some() {
+    if read_with_retry(shared, "read cancel", || {
+        shared.store.cancel_requested(job_id)
+    })
+    .await
+    .flatten()
+    .is_some()
+    {
         return Disposition::Ack;
     }
-    let Some(candidate) = read_with_retry(shared, "read candidate", || shared.store.get_candidate(job_id, candidate_id)).await else {
+    let Some(candidate) = read_with_retry(shared, "read candidate", || {
+        shared.store.get_candidate(job_id, candidate_id)
+    })
+    .await
+    else {
         return Disposition::LeavePending;
     };
-    let Some(candidate) = candidate else { return Disposition::Ack };
-    let Some(already) = read_with_retry(shared, "check result", || shared.store.has_result(job_id, candidate_id)).await else {
+    let Some(candidate) = candidate else {
+        return Disposition::Ack;
+    };
+    let Some(already) = read_with_retry(shared, "check result", || {
+        shared.store.has_result(job_id, candidate_id)
+    })
+    .await
+    else {
         return Disposition::LeavePending;
     };
     if already {
@@ -330,19 +415,47 @@ async fn run_entry(shared: &Arc<Shared>, in_flight: &InFlight, entry: &QueueEntr
             return Disposition::Ack;
         }
         if count_delivery {
-            let Some(count) = read_with_retry(shared, "count delivery", || shared.store.bump_deliveries(job_id, candidate_id)).await else {
+            let Some(count) = read_with_retry(shared, "count delivery", || {
+                shared.store.bump_deliveries(job_id, candidate_id)
+            })
+            .await
+            else {
                 return Disposition::LeavePending;
             };
             deliveries = count;
             if count > shared.config.max_deliveries {
-                let reason = format!("delivered {count} times (max_deliveries {})", shared.config.max_deliveries);
+                let reason = format!(
+                    "delivered {count} times (max_deliveries {})",
+                    shared.config.max_deliveries
+                );
                 tracing::warn!(session_id = job_id, candidate_id, %reason, "dead-lettering");
-                let result = failed_result(candidate_id, CandidateStatus::DeadLettered, "DEAD_LETTERED", &reason, count, "", started);
-                if read_with_retry(shared, "dead-letter", || shared.store.dead_letter(entry, &reason)).await.is_none() {
+                let result = failed_result(
+                    candidate_id,
+                    CandidateStatus::DeadLettered,
+                    "DEAD_LETTERED",
+                    &reason,
+                    count,
+                    "",
+                    started,
+                );
+                if read_with_retry(shared, "dead-letter", || {
+                    shared.store.dead_letter(entry, &reason)
+                })
+                .await
+                .is_none()
+                {
                     return Disposition::LeavePending;
                 }
                 record(shared, &job, &candidate, result, &[]).await;
-                shared.emit(&job, EventKind::CandidateDeadLettered, candidate_id, reason, Value::Null).await;
+                shared
+                    .emit(
+                        &job,
+                        EventKind::CandidateDeadLettered,
+                        candidate_id,
+                        reason,
+                        Value::Null,
+                    )
+                    .await;
                 return Disposition::LeavePending; // acknowledged by dead_letter
             }
         }
@@ -352,13 +465,20 @@ async fn run_entry(shared: &Arc<Shared>, in_flight: &InFlight, entry: &QueueEntr
         // hand the entry back (its lease lapses and any coordinator may take it)
         let mut no_worker_since: Option<Instant> = None;
         let slot = loop {
-            if let Some(slot) = shared.registry.try_acquire(&candidate.required_skills, &excluded) {
+            if let Some(slot) = shared
+                .registry
+                .try_acquire(&candidate.required_skills, &excluded)
+            {
                 break slot;
             }
             if shared.registry.alive_slots() == 0 {
                 let since = *no_worker_since.get_or_insert_with(Instant::now);
                 if since.elapsed() > shared.config.lease_timeout() {
-                    tracing::info!(session_id = job_id, candidate_id, "no live worker here; handing the entry back");
+                    tracing::info!(
+                        session_id = job_id,
+                        candidate_id,
+                        "no live worker here; handing the entry back"
+                    );
                     return Disposition::LeavePending;
                 }
             } else {
@@ -376,7 +496,13 @@ async fn run_entry(shared: &Arc<Shared>, in_flight: &InFlight, entry: &QueueEntr
         set_worker(in_flight, entry, Some(&worker_id));
         tracing::info!(session_id = job_id, candidate_id, worker_id = %worker_id, delivery = deliveries, "candidate dispatched");
         shared
-            .emit(&job, EventKind::CandidateDispatched, candidate_id, format!("on {worker_id}"), json!({"worker_id": worker_id, "delivery": deliveries}))
+            .emit(
+                &job,
+                EventKind::CandidateDispatched,
+                candidate_id,
+                format!("on {worker_id}"),
+                json!({"worker_id": worker_id, "delivery": deliveries}),
+            )
             .await;
 
         let mut client = slot.client.clone();
@@ -406,7 +532,13 @@ async fn run_entry(shared: &Arc<Shared>, in_flight: &InFlight, entry: &QueueEntr
             CallOutcome::WorkerLost => {
                 tracing::warn!(session_id = job_id, candidate_id, worker_id = %worker_id, "worker lost mid-candidate; the lease will lapse and the candidate be reclaimed");
                 shared
-                    .emit(&job, EventKind::CandidateRetried, candidate_id, format!("worker {worker_id} stopped heartbeating; lease left to lapse"), json!({"worker_id": worker_id}))
+                    .emit(
+                        &job,
+                        EventKind::CandidateRetried,
+                        candidate_id,
+                        format!("worker {worker_id} stopped heartbeating; lease left to lapse"),
+                        json!({"worker_id": worker_id}),
+                    )
                     .await;
                 set_worker(in_flight, entry, Some(&worker_id));
                 // keep it marked as on the dead worker so the renewal skips it; the reclaimer takes it
@@ -416,14 +548,31 @@ async fn run_entry(shared: &Arc<Shared>, in_flight: &InFlight, entry: &QueueEntr
                 if response.ok {
                     break (Some(response), None, worker_id);
                 }
-                let step_error = response.error.clone().unwrap_or_else(|| Error::new(ErrorCode::InternalError, "failed without an error"));
-                let failed_step = response.steps.iter().find(|step| !step.ok).map(|step| step.step_id.clone()).unwrap_or_default();
+                let step_error = response.error.clone().unwrap_or_else(|| {
+                    Error::new(ErrorCode::InternalError, "failed without an error")
+                });
+                let failed_step = response
+                    .steps
+                    .iter()
+                    .find(|step| !step.ok)
+                    .map(|step| step.step_id.clone())
+                    .unwrap_or_default();
                 match step_error.error_code() {
-                    ErrorCode::InvalidParam | ErrorCode::NotFound | ErrorCode::Conflict if (adjustments.len() as u32) < MAX_ADJUSTMENTS => {
+                    ErrorCode::InvalidParam | ErrorCode::NotFound | ErrorCode::Conflict
+                        if (adjustments.len() as u32) < MAX_ADJUSTMENTS =>
+                    {
                         match planner.adjust(&plan, &failed_step, &step_error, &skills) {
                             Some(adjustment) => {
                                 tracing::info!(session_id = job_id, candidate_id, note = %adjustment.note, "step adjusted (ReAct)");
-                                shared.emit(&job, EventKind::StepAdjusted, candidate_id, adjustment.note.clone(), json!({"step_id": failed_step})).await;
+                                shared
+                                    .emit(
+                                        &job,
+                                        EventKind::StepAdjusted,
+                                        candidate_id,
+                                        adjustment.note.clone(),
+                                        json!({"step_id": failed_step}),
+                                    )
+                                    .await;
                                 adjustments.push(adjustment.note);
                                 plan = adjustment.plan;
                                 continue;
@@ -474,7 +623,13 @@ async fn run_entry(shared: &Arc<Shared>, in_flight: &InFlight, entry: &QueueEntr
         let delay = backoff(shared, attempt, candidate_id);
         tracing::info!(session_id = job_id, candidate_id, worker_id = %worker_id, code = code.wire_name(), error = %error.message, retry_in_ms = delay.as_millis() as u64, "retrying candidate");
         shared
-            .emit(&job, EventKind::CandidateRetried, candidate_id, format!("{}: {}", code.wire_name(), error.message), json!({"worker_id": worker_id, "retry_in_ms": delay.as_millis() as u64}))
+            .emit(
+                &job,
+                EventKind::CandidateRetried,
+                candidate_id,
+                format!("{}: {}", code.wire_name(), error.message),
+                json!({"worker_id": worker_id, "retry_in_ms": delay.as_millis() as u64}),
+            )
             .await;
         tokio::select! {
             _ = tokio::time::sleep(delay) => {}
@@ -487,12 +642,22 @@ async fn run_entry(shared: &Arc<Shared>, in_flight: &InFlight, entry: &QueueEntr
     let steps = response.as_ref().map(step_outcomes).unwrap_or_default();
     let mut result = CandidateResult {
         candidate_id: candidate_id.to_string(),
-        status: if ok { CandidateStatus::Finished } else { CandidateStatus::Failed },
+        status: if ok {
+            CandidateStatus::Finished
+        } else {
+            CandidateStatus::Failed
+        },
         ok,
         worker_id: worker_id.clone(),
         attempts: deliveries,
-        error_code: last_error.as_ref().map(|error| error.error_code().wire_name().to_string()).unwrap_or_default(),
-        error_message: last_error.as_ref().map(|error| error.message.clone()).unwrap_or_default(),
+        error_code: last_error
+            .as_ref()
+            .map(|error| error.error_code().wire_name().to_string())
+            .unwrap_or_default(),
+        error_message: last_error
+            .as_ref()
+            .map(|error| error.message.clone())
+            .unwrap_or_default(),
         steps,
         artifacts: Vec::new(),
         duration_ms: started.elapsed().as_millis() as u64,
@@ -500,7 +665,13 @@ async fn run_entry(shared: &Arc<Shared>, in_flight: &InFlight, entry: &QueueEntr
         plan: Some(plan),
         adjustments,
     };
-    let artifacts_to_keep = if ok { response.map(|response| response.artifacts).unwrap_or_default() } else { Vec::new() };
+    let artifacts_to_keep = if ok {
+        response
+            .map(|response| response.artifacts)
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     result.artifacts = artifacts_to_keep
         .iter()
         .map(|artifact| crate::model::ArtifactMeta {
@@ -517,18 +688,41 @@ async fn run_entry(shared: &Arc<Shared>, in_flight: &InFlight, entry: &QueueEntr
 }
 
 /// Tells the worker to stop a candidate of a cancelled job, each call with a deadline.
-async fn cancel_on_worker(mut client: WorkerClient<tonic::transport::Channel>, worker_id: &str, job_id: &str, candidate_id: &str) {
+async fn cancel_on_worker(
+    mut client: WorkerClient<tonic::transport::Channel>,
+    worker_id: &str,
+    job_id: &str,
+    candidate_id: &str,
+) {
     for attempt in 1..=2 {
-        let mut request = tonic::Request::new(CancelCandidateRequest { candidate_id: candidate_id.to_string(), reason: format!("job {job_id} cancelled") });
+        let mut request = tonic::Request::new(CancelCandidateRequest {
+            candidate_id: candidate_id.to_string(),
+            reason: format!("job {job_id} cancelled"),
+        });
         request.set_timeout(CANCEL_RPC_TIMEOUT);
-        match tokio::time::timeout(CANCEL_RPC_TIMEOUT + Duration::from_millis(500), client.cancel_candidate(request)).await {
+        match tokio::time::timeout(
+            CANCEL_RPC_TIMEOUT + Duration::from_millis(500),
+            client.cancel_candidate(request),
+        )
+        .await
+        {
             Ok(Ok(response)) if response.get_ref().found => {
-                tracing::info!(session_id = job_id, candidate_id, worker_id, "worker stopped the candidate");
+                tracing::info!(
+                    session_id = job_id,
+                    candidate_id,
+                    worker_id,
+                    "worker stopped the candidate"
+                );
                 return;
             }
             Ok(Ok(_)) if attempt == 1 => tokio::time::sleep(CANCEL_RETRY_PAUSE).await,
             Ok(Ok(_)) => {
-                tracing::info!(session_id = job_id, candidate_id, worker_id, "worker was not running the candidate any more");
+                tracing::info!(
+                    session_id = job_id,
+                    candidate_id,
+                    worker_id,
+                    "worker was not running the candidate any more"
+                );
                 return;
             }
             Ok(Err(status)) => {
@@ -537,14 +731,28 @@ async fn cancel_on_worker(mut client: WorkerClient<tonic::transport::Channel>, w
                 return;
             }
             Err(_) => {
-                tracing::warn!(session_id = job_id, candidate_id, worker_id, timeout_ms = CANCEL_RPC_TIMEOUT.as_millis() as u64, "cancel request to the worker timed out");
+                tracing::warn!(
+                    session_id = job_id,
+                    candidate_id,
+                    worker_id,
+                    timeout_ms = CANCEL_RPC_TIMEOUT.as_millis() as u64,
+                    "cancel request to the worker timed out"
+                );
                 return;
             }
         }
     }
 }
 
-fn failed_result(candidate_id: &str, status: CandidateStatus, code: &str, message: &str, attempts: u32, worker_id: &str, started: Instant) -> CandidateResult {
+fn failed_result(
+    candidate_id: &str,
+    status: CandidateStatus,
+    code: &str,
+    message: &str,
+    attempts: u32,
+    worker_id: &str,
+    started: Instant,
+) -> CandidateResult {
     CandidateResult {
         candidate_id: candidate_id.to_string(),
         status,
@@ -564,9 +772,19 @@ fn failed_result(candidate_id: &str, status: CandidateStatus, code: &str, messag
 
 /// Records the result once; the first recording emits CandidateFinished and keeps
 /// the artifacts. `false` when the store stayed down until shutdown.
-async fn record(shared: &Arc<Shared>, job: &crate::model::JobRecord, candidate: &CandidateRecord, result: CandidateResult, artifacts: &[centroid_proto::v1::Artifact]) -> bool {
+async fn record(
+    shared: &Arc<Shared>,
+    job: &crate::model::JobRecord,
+    candidate: &CandidateRecord,
+    result: CandidateResult,
+    artifacts: &[centroid_proto::v1::Artifact],
+) -> bool {
     let job_id = job.job_id.as_str();
-    let Some(first) = read_with_retry(shared, "record result", || shared.store.record_result(job_id, &result)).await else {
+    let Some(first) = read_with_retry(shared, "record result", || {
+        shared.store.record_result(job_id, &result)
+    })
+    .await
+    else {
         return false;
     };
     if !first {
@@ -591,7 +809,11 @@ async fn record(shared: &Arc<Shared>, job: &crate::model::JobRecord, candidate: 
             job,
             EventKind::CandidateFinished,
             &candidate.candidate_id,
-            if result.ok { "ok".to_string() } else { format!("{}: {}", result.error_code, result.error_message) },
+            if result.ok {
+                "ok".to_string()
+            } else {
+                format!("{}: {}", result.error_code, result.error_message)
+            },
             json!({
                 "ok": result.ok,
                 "status": result.status.as_str(),
@@ -616,7 +838,12 @@ async fn record(shared: &Arc<Shared>, job: &crate::model::JobRecord, candidate: 
 
 /// Runs a short plan outside the queue (e.g. `route.info` to learn the routing
 /// pitch before planning), on any live worker with the skills, with a deadline.
-pub(crate) async fn probe(shared: &Arc<Shared>, job_id: &str, plan: &Plan, deadline: Duration) -> Option<RunCandidateResponse> {
+pub(crate) async fn probe(
+    shared: &Arc<Shared>,
+    job_id: &str,
+    plan: &Plan,
+    deadline: Duration,
+) -> Option<RunCandidateResponse> {
     let required: Vec<String> = plan.steps.iter().map(|step| step.skill.clone()).collect();
     if shared.registry.alive_slots() == 0 {
         return None;
@@ -639,14 +866,23 @@ pub(crate) async fn probe(shared: &Arc<Shared>, job_id: &str, plan: &Plan, deadl
         plan: plan
             .steps
             .iter()
-            .map(|step| SkillCall { step_id: step.step_id.clone(), skill: step.skill.clone(), arguments_json: step.arguments.to_string() })
+            .map(|step| SkillCall {
+                step_id: step.step_id.clone(),
+                skill: step.skill.clone(),
+                arguments_json: step.arguments.to_string(),
+            })
             .collect(),
         continue_on_error: false,
     };
     let mut tonic_request = tonic::Request::new(request);
     tonic_request.set_timeout(deadline + Duration::from_secs(2));
     let mut client = slot.client.clone();
-    match tokio::time::timeout(deadline + Duration::from_secs(3), client.run_candidate(tonic_request)).await {
+    match tokio::time::timeout(
+        deadline + Duration::from_secs(3),
+        client.run_candidate(tonic_request),
+    )
+    .await
+    {
         Ok(Ok(response)) => Some(response.into_inner()),
         Ok(Err(status)) => {
             tracing::warn!(session_id = job_id, worker_id = %slot.worker_id, message = status.message(), "probe failed");
@@ -661,10 +897,19 @@ pub(crate) async fn probe(shared: &Arc<Shared>, job_id: &str, plan: &Plan, deadl
 fn classify_status(status: &tonic::Status) -> Error {
     let error = Error::from_status(status);
     let structured = !status.details().is_empty();
-    let transport = matches!(status.code(), tonic::Code::Unknown | tonic::Code::Internal | tonic::Code::Cancelled | tonic::Code::Unavailable)
-        && !structured;
+    let transport = matches!(
+        status.code(),
+        tonic::Code::Unknown
+            | tonic::Code::Internal
+            | tonic::Code::Cancelled
+            | tonic::Code::Unavailable
+    ) && !structured;
     if transport {
-        return Error::new(ErrorCode::ServiceUnavailable, format!("worker unreachable: {}", status.message())).with_retryable(true);
+        return Error::new(
+            ErrorCode::ServiceUnavailable,
+            format!("worker unreachable: {}", status.message()),
+        )
+        .with_retryable(true);
     }
     error
 }

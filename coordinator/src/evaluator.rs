@@ -55,8 +55,15 @@ fn lvs_difference_lines(data: &Value) -> Vec<String> {
         ("unmatched_nets_schematic", "net only in the netlist"),
         ("net_mismatches", "nets differ"),
     ] {
-        for item in data.get(key).and_then(Value::as_array).into_iter().flatten() {
-            let text = item.as_str().map_or_else(|| item.to_string(), str::to_owned);
+        for item in data
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let text = item
+                .as_str()
+                .map_or_else(|| item.to_string(), str::to_owned);
             lines.push(format!("{what}: {text}"));
         }
     }
@@ -78,17 +85,33 @@ pub fn measure(steps: &[StepOutcome]) -> Measurements {
         match step.skill.as_str() {
             "drc.run" => {
                 measured.drc_ran = true;
-                measured.drc_violations += step.data.get("total").and_then(Value::as_i64).unwrap_or(0);
-                for violation in step.data.get("violations").and_then(Value::as_array).into_iter().flatten() {
-                    if let (Some(rule), Some(count)) = (violation.get("id").and_then(Value::as_str), violation.get("count").and_then(Value::as_i64)) {
+                measured.drc_violations +=
+                    step.data.get("total").and_then(Value::as_i64).unwrap_or(0);
+                for violation in step
+                    .data
+                    .get("violations")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let (Some(rule), Some(count)) = (
+                        violation.get("id").and_then(Value::as_str),
+                        violation.get("count").and_then(Value::as_i64),
+                    ) {
                         *measured.drc_by_rule.entry(rule.to_owned()).or_insert(0) += count;
                     }
                 }
             }
             "lvs.run" => {
-                let verdict = step.data.get("match").and_then(Value::as_bool).unwrap_or(false);
+                let verdict = step
+                    .data
+                    .get("match")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
                 measured.lvs = Some(verdict && measured.lvs.unwrap_or(true));
-                measured.lvs_mismatches.extend(lvs_difference_lines(&step.data));
+                measured
+                    .lvs_mismatches
+                    .extend(lvs_difference_lines(&step.data));
             }
             "layout.metrics" => {
                 metrics_seen = true;
@@ -123,7 +146,13 @@ pub fn evaluate(objectives: &DesignObjectives, result: &CandidateResult) -> Eval
         (Some(device), Some(bbox)) if bbox > 0.0 => (device / bbox).clamp(0.0, 1.0),
         _ => 0.0,
     };
-    let matching = measured.matching_score.unwrap_or(if measured.bbox_area_um2.is_some() { 1.0 } else { 0.0 });
+    let matching = measured
+        .matching_score
+        .unwrap_or(if measured.bbox_area_um2.is_some() {
+            1.0
+        } else {
+            0.0
+        });
     let mut weighted = 0.0;
     let mut weights = 0.0;
     for objective in &objectives.objectives {
@@ -131,14 +160,20 @@ pub fn evaluate(objectives: &DesignObjectives, result: &CandidateResult) -> Eval
             ObjectiveName::AreaMin | ObjectiveName::CostMin => utilisation,
             ObjectiveName::MatchingMax => matching,
             ObjectiveName::PerformanceMax => {
-                reasons.push("performance_max is not measured (no simulation); left out of the score".into());
+                reasons.push(
+                    "performance_max is not measured (no simulation); left out of the score".into(),
+                );
                 continue;
             }
         };
         weighted += objective.weight * value;
         weights += objective.weight;
     }
-    let mut score = if weights > 0.0 { weighted / weights } else { 0.0 };
+    let mut score = if weights > 0.0 {
+        weighted / weights
+    } else {
+        0.0
+    };
     if measured.drc_violations > 0 {
         score /= 1.0 + measured.drc_violations as f64;
         reasons.push(format!("{} DRC violations", measured.drc_violations));
@@ -162,7 +197,9 @@ pub fn evaluate(objectives: &DesignObjectives, result: &CandidateResult) -> Eval
     if let Some(min_matching) = objectives.constraints.min_matching_score
         && matching < min_matching
     {
-        reasons.push(format!("matching {matching:.3} below min_matching_score {min_matching}"));
+        reasons.push(format!(
+            "matching {matching:.3} below min_matching_score {min_matching}"
+        ));
     }
     let passed = reasons
         .iter()
@@ -170,7 +207,11 @@ pub fn evaluate(objectives: &DesignObjectives, result: &CandidateResult) -> Eval
     Evaluation {
         score,
         passed: passed && result.ok && measured.drc_ran && measured.drc_violations == 0,
-        drc_violations: if measured.drc_ran { measured.drc_violations } else { -1 },
+        drc_violations: if measured.drc_ran {
+            measured.drc_violations
+        } else {
+            -1
+        },
         lvs: match measured.lvs {
             Some(true) => "match".into(),
             Some(false) => "mismatch".into(),
@@ -193,7 +234,15 @@ mod tests {
     use serde_json::json;
 
     fn step(skill: &str, data: Value) -> StepOutcome {
-        StepOutcome { step_id: skill.into(), skill: skill.into(), ok: true, error_code: String::new(), error_message: String::new(), data, duration_ms: 1 }
+        StepOutcome {
+            step_id: skill.into(),
+            skill: skill.into(),
+            ok: true,
+            error_code: String::new(),
+            error_message: String::new(),
+            data,
+            duration_ms: 1,
+        }
     }
 
     fn result(steps: Vec<StepOutcome>) -> CandidateResult {
@@ -217,10 +266,22 @@ mod tests {
     fn objectives() -> DesignObjectives {
         DesignObjectives {
             objectives: vec![
-                Objective { name: ObjectiveName::AreaMin, weight: 0.4, target: None },
-                Objective { name: ObjectiveName::MatchingMax, weight: 0.6, target: None },
+                Objective {
+                    name: ObjectiveName::AreaMin,
+                    weight: 0.4,
+                    target: None,
+                },
+                Objective {
+                    name: ObjectiveName::MatchingMax,
+                    weight: 0.6,
+                    target: None,
+                },
             ],
-            constraints: DesignConstraints { max_iterations: 5, max_area: Some(400.0), min_matching_score: Some(0.8) },
+            constraints: DesignConstraints {
+                max_iterations: 5,
+                max_area: Some(400.0),
+                min_matching_score: Some(0.8),
+            },
         }
     }
 
@@ -231,7 +292,10 @@ mod tests {
             &result(vec![
                 step("drc.run", json!({"total": 0})),
                 step("lvs.run", json!({"match": true})),
-                step("layout.metrics", json!({"bbox_area_um2": 200.0, "device_area_um2": 100.0, "matching_score": 1.0})),
+                step(
+                    "layout.metrics",
+                    json!({"bbox_area_um2": 200.0, "device_area_um2": 100.0, "matching_score": 1.0}),
+                ),
             ]),
         );
         assert!(evaluation.passed, "{evaluation:?}");
@@ -246,13 +310,22 @@ mod tests {
             &result(vec![
                 step("drc.run", json!({"total": 3})),
                 step("lvs.run", json!({"match": false})),
-                step("layout.metrics", json!({"bbox_area_um2": 500.0, "device_area_um2": 100.0, "matching_score": 0.5})),
+                step(
+                    "layout.metrics",
+                    json!({"bbox_area_um2": 500.0, "device_area_um2": 100.0, "matching_score": 0.5}),
+                ),
             ]),
         );
         assert!(!evaluation.passed);
         assert_eq!(evaluation.drc_violations, 3);
         assert_eq!(evaluation.reasons.len(), 4, "{:?}", evaluation.reasons);
-        let no_drc = evaluate(&objectives(), &result(vec![step("layout.metrics", json!({"bbox_area_um2": 1.0, "device_area_um2": 1.0, "matching_score": 1.0}))]));
+        let no_drc = evaluate(
+            &objectives(),
+            &result(vec![step(
+                "layout.metrics",
+                json!({"bbox_area_um2": 1.0, "device_area_um2": 1.0, "matching_score": 1.0}),
+            )]),
+        );
         assert!(!no_drc.passed, "no DRC, no pass");
     }
 
@@ -261,17 +334,34 @@ mod tests {
         let evaluation = evaluate(
             &objectives(),
             &result(vec![
-                step("drc.run", json!({"total": 3, "violations": [{"id": "M1.b", "count": 2}, {"id": "Cnt.a", "count": 1}]})),
-                step("lvs.run", json!({"match": false, "unmatched_nets_layout": ["tail"], "parameter_mismatches": [{"layout": "M5", "param": "W"}]})),
-                step("layout.metrics", json!({"bbox_area_um2": 200.0, "device_area_um2": 100.0, "matching_score": 1.0})),
+                step(
+                    "drc.run",
+                    json!({"total": 3, "violations": [{"id": "M1.b", "count": 2}, {"id": "Cnt.a", "count": 1}]}),
+                ),
+                step(
+                    "lvs.run",
+                    json!({"match": false, "unmatched_nets_layout": ["tail"], "parameter_mismatches": [{"layout": "M5", "param": "W"}]}),
+                ),
+                step(
+                    "layout.metrics",
+                    json!({"bbox_area_um2": 200.0, "device_area_um2": 100.0, "matching_score": 1.0}),
+                ),
             ]),
         );
         assert_eq!(evaluation.drc_violations, 3);
         assert_eq!(evaluation.drc_by_rule.get("M1.b"), Some(&2));
         assert_eq!(evaluation.drc_by_rule.get("Cnt.a"), Some(&1));
         assert_eq!(evaluation.lvs, "mismatch");
-        assert_eq!(evaluation.lvs_mismatches.len(), 2, "{:?}", evaluation.lvs_mismatches);
-        assert!(evaluation.lvs_mismatches[0].contains("tail") || evaluation.lvs_mismatches[1].contains("tail"));
+        assert_eq!(
+            evaluation.lvs_mismatches.len(),
+            2,
+            "{:?}",
+            evaluation.lvs_mismatches
+        );
+        assert!(
+            evaluation.lvs_mismatches[0].contains("tail")
+                || evaluation.lvs_mismatches[1].contains("tail")
+        );
         assert!(!evaluation.passed);
     }
 }

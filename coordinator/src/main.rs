@@ -33,18 +33,29 @@ async fn main() -> anyhow::Result<()> {
             max_queue: config.max_queue_len,
             ..RedisStoreSettings::default()
         };
-        Arc::new(RedisStore::connect(settings, Duration::from_secs(30)).await.context("connecting to redis")?)
+        Arc::new(
+            RedisStore::connect(settings, Duration::from_secs(30))
+                .await
+                .context("connecting to redis")?,
+        )
     };
-    let (listener, local_address) = service::bind(&config.listen).await.with_context(|| format!("binding {}", config.listen))?;
-    let coordinator = Coordinator::start(config.clone(), store).await.context("starting the coordinator")?;
+    let (listener, local_address) = service::bind(&config.listen)
+        .await
+        .with_context(|| format!("binding {}", config.listen))?;
+    let coordinator = Coordinator::start(config.clone(), store)
+        .await
+        .context("starting the coordinator")?;
     tracing::info!(address = %local_address, redis = %config.redis, consumer = %config.consumer_name(), "coordinator serving");
     if let Some(ready_file) = &config.ready_file {
         let temporary = ready_file.with_extension("tmp");
-        std::fs::write(&temporary, local_address.to_string()).with_context(|| format!("writing {}", temporary.display()))?;
-        std::fs::rename(&temporary, ready_file).with_context(|| format!("renaming to {}", ready_file.display()))?;
+        std::fs::write(&temporary, local_address.to_string())
+            .with_context(|| format!("writing {}", temporary.display()))?;
+        std::fs::rename(&temporary, ready_file)
+            .with_context(|| format!("renaming to {}", ready_file.display()))?;
     }
 
-    let mut terminate = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    let mut terminate =
+        signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
     let mut interrupt = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
     let stop = async move {
         tokio::select! {
@@ -52,16 +63,24 @@ async fn main() -> anyhow::Result<()> {
             _ = interrupt.recv() => tracing::info!("SIGINT: stopping"),
         }
     };
-    service::serve(coordinator.clone(), listener, stop).await.context("serving")?;
+    service::serve(coordinator.clone(), listener, stop)
+        .await
+        .context("serving")?;
     coordinator.shutdown().await;
     Ok(())
 }
 
 fn init_logging(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     match format {
-        LogFormat::Json => builder.json().flatten_event(true).with_current_span(true).init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .init(),
         LogFormat::Text => builder.init(),
     }
 }

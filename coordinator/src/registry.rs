@@ -98,7 +98,10 @@ impl Registry {
                 entry.card_published = None;
                 false
             } else {
-                let previous_running = workers.get(&worker_id).map(|entry| entry.running).unwrap_or(0);
+                let previous_running = workers
+                    .get(&worker_id)
+                    .map(|entry| entry.running)
+                    .unwrap_or(0);
                 if let Some(previous) = workers.get(&worker_id) {
                     previous.dead.send_replace(true);
                 }
@@ -129,7 +132,13 @@ impl Registry {
     }
 
     async fn fetch_schemas(&self, worker_id: &str) {
-        let Some(channel) = self.lock().get(worker_id).and_then(|entry| entry.channel.clone()) else { return };
+        let Some(channel) = self
+            .lock()
+            .get(worker_id)
+            .and_then(|entry| entry.channel.clone())
+        else {
+            return;
+        };
         let mut client = WorkerClient::new(channel);
         let mut request = tonic::Request::new(ListSkillsRequest {});
         request.set_timeout(Duration::from_secs(5));
@@ -139,7 +148,12 @@ impl Registry {
                     .into_inner()
                     .skills
                     .into_iter()
-                    .map(|skill| (skill.name, serde_json::from_str(&skill.input_schema_json).unwrap_or(Value::Null)))
+                    .map(|skill| {
+                        (
+                            skill.name,
+                            serde_json::from_str(&skill.input_schema_json).unwrap_or(Value::Null),
+                        )
+                    })
                     .collect();
                 if let Some(entry) = self.lock().get_mut(worker_id) {
                     entry.schemas = schemas;
@@ -147,7 +161,11 @@ impl Registry {
                 }
             }
             Err(status) => {
-                tracing::warn!(worker_id, message = status.message(), "cannot list the worker's skills");
+                tracing::warn!(
+                    worker_id,
+                    message = status.message(),
+                    "cannot list the worker's skills"
+                );
                 if let Some(entry) = self.lock().get_mut(worker_id) {
                     entry.schemas_fetched = true;
                 }
@@ -206,20 +224,34 @@ impl Registry {
         {
             entry.alive = false;
             entry.dead.send_replace(true);
-            tracing::warn!(worker_id, "worker unreachable: declared dead until it registers again");
+            tracing::warn!(
+                worker_id,
+                "worker unreachable: declared dead until it registers again"
+            );
         }
     }
 
     /// Takes a slot on the least loaded live worker that has every required skill,
     /// avoiding `excluded` workers when another one qualifies.
-    pub fn try_acquire(self: &Arc<Self>, required_skills: &[String], excluded: &BTreeSet<String>) -> Option<SlotGuard> {
+    pub fn try_acquire(
+        self: &Arc<Self>,
+        required_skills: &[String],
+        excluded: &BTreeSet<String>,
+    ) -> Option<SlotGuard> {
         let mut workers = self.lock();
         let mut best: Option<(&String, f64, bool)> = None;
         for (worker_id, entry) in workers.iter() {
-            if !entry.alive || entry.draining || entry.running >= entry.info.slots || entry.channel.is_none() {
+            if !entry.alive
+                || entry.draining
+                || entry.running >= entry.info.slots
+                || entry.channel.is_none()
+            {
                 continue;
             }
-            if !required_skills.iter().all(|skill| entry.info.skills.contains(skill)) {
+            if !required_skills
+                .iter()
+                .all(|skill| entry.info.skills.contains(skill))
+            {
                 continue;
             }
             let load = entry.running as f64 / entry.info.slots.max(1) as f64;
@@ -241,7 +273,12 @@ impl Registry {
             .max_decoding_message_size(self.max_message_bytes)
             .max_encoding_message_size(64 * 1024 * 1024);
         let dead = entry.dead.subscribe();
-        Some(SlotGuard { registry: self.clone(), worker_id, client, dead })
+        Some(SlotGuard {
+            registry: self.clone(),
+            worker_id,
+            client,
+            dead,
+        })
     }
 
     fn release(&self, worker_id: &str) {
@@ -256,11 +293,18 @@ impl Registry {
     }
 
     pub fn alive_count(&self) -> usize {
-        self.lock().values().filter(|entry| entry.alive && !entry.draining).count()
+        self.lock()
+            .values()
+            .filter(|entry| entry.alive && !entry.draining)
+            .count()
     }
 
     pub fn alive_slots(&self) -> u32 {
-        self.lock().values().filter(|entry| entry.alive && !entry.draining).map(|entry| entry.info.slots).sum()
+        self.lock()
+            .values()
+            .filter(|entry| entry.alive && !entry.draining)
+            .map(|entry| entry.info.slots)
+            .sum()
     }
 
     /// Skills advertised by live workers (the union), with input schemas where known.
@@ -282,7 +326,10 @@ impl Registry {
     pub async fn wait_for_schemas(&self, wait: Duration) {
         let started = Instant::now();
         while started.elapsed() < wait {
-            let pending = self.lock().values().any(|entry| entry.alive && !entry.schemas_fetched);
+            let pending = self
+                .lock()
+                .values()
+                .any(|entry| entry.alive && !entry.schemas_fetched);
             if !pending {
                 return;
             }
@@ -294,7 +341,12 @@ impl Registry {
     pub fn cards_due(&self, period: Duration, coordinator: &str) -> Vec<crate::model::WorkerCard> {
         let mut due = Vec::new();
         for entry in self.lock().values_mut() {
-            if !entry.alive || !entry.schemas_fetched || entry.card_published.is_some_and(|published| published.elapsed() < period) {
+            if !entry.alive
+                || !entry.schemas_fetched
+                || entry
+                    .card_published
+                    .is_some_and(|published| published.elapsed() < period)
+            {
                 continue;
             }
             entry.card_published = Some(Instant::now());
@@ -332,7 +384,13 @@ impl Registry {
             })
             .collect();
         statuses.sort_by(|left, right| {
-            let id = |status: &WorkerStatus| status.info.as_ref().map(|info| info.worker_id.clone()).unwrap_or_default();
+            let id = |status: &WorkerStatus| {
+                status
+                    .info
+                    .as_ref()
+                    .map(|info| info.worker_id.clone())
+                    .unwrap_or_default()
+            };
             id(left).cmp(&id(right))
         });
         statuses

@@ -18,11 +18,15 @@ pub struct Node {
 
 impl Node {
     fn is_buggy(&self) -> bool {
-        self.evaluation.as_ref().is_none_or(|evaluation| !evaluation.passed)
+        self.evaluation
+            .as_ref()
+            .is_none_or(|evaluation| !evaluation.passed)
     }
 
     fn score(&self) -> f64 {
-        self.evaluation.as_ref().map_or(0.0, |evaluation| evaluation.score)
+        self.evaluation
+            .as_ref()
+            .map_or(0.0, |evaluation| evaluation.score)
     }
 }
 
@@ -55,34 +59,63 @@ impl Journal {
 
     /// The best node: passed first, then by score, then by id (stable).
     pub fn best(&self) -> Option<&Node> {
-        self.nodes.iter().filter(|node| node.evaluation.is_some()).max_by(|left, right| {
-            let key = |node: &Node| (node.evaluation.as_ref().is_some_and(|evaluation| evaluation.passed), node.score());
-            let (left_passed, left_score) = key(left);
-            let (right_passed, right_score) = key(right);
-            left_passed
-                .cmp(&right_passed)
-                .then(left_score.total_cmp(&right_score))
-                .then(right.candidate_id.cmp(&left.candidate_id))
-        })
+        self.nodes
+            .iter()
+            .filter(|node| node.evaluation.is_some())
+            .max_by(|left, right| {
+                let key = |node: &Node| {
+                    (
+                        node.evaluation
+                            .as_ref()
+                            .is_some_and(|evaluation| evaluation.passed),
+                        node.score(),
+                    )
+                };
+                let (left_passed, left_score) = key(left);
+                let (right_passed, right_score) = key(right);
+                left_passed
+                    .cmp(&right_passed)
+                    .then(left_score.total_cmp(&right_score))
+                    .then(right.candidate_id.cmp(&left.candidate_id))
+            })
     }
 
     /// Failed nodes nobody tried to repair yet, best first.
     fn unrepaired_failures(&self) -> Vec<&Node> {
-        let parents: HashSet<&str> = self.nodes.iter().map(|node| node.parent_id.as_str()).collect();
+        let parents: HashSet<&str> = self
+            .nodes
+            .iter()
+            .map(|node| node.parent_id.as_str())
+            .collect();
         let mut failures: Vec<&Node> = self
             .nodes
             .iter()
             .filter(|node| node.is_buggy() && !parents.contains(node.candidate_id.as_str()))
             .collect();
-        failures.sort_by(|left, right| right.score().total_cmp(&left.score()).then(left.candidate_id.cmp(&right.candidate_id)));
+        failures.sort_by(|left, right| {
+            right
+                .score()
+                .total_cmp(&left.score())
+                .then(left.candidate_id.cmp(&right.candidate_id))
+        });
         failures
     }
 
     /// A repaired point for a failed node, from what its evaluation says.
     fn repair(space: &DesignSpace, node: &Node, rng: &mut SplitMix64) -> DesignPoint {
         let mut point = node.point.clone();
-        let reasons = node.evaluation.as_ref().map(|evaluation| evaluation.reasons.join(" ")).unwrap_or_default();
-        let next_larger = |values: &[u32], current: u32| values.iter().copied().filter(|value| *value > current).min();
+        let reasons = node
+            .evaluation
+            .as_ref()
+            .map(|evaluation| evaluation.reasons.join(" "))
+            .unwrap_or_default();
+        let next_larger = |values: &[u32], current: u32| {
+            values
+                .iter()
+                .copied()
+                .filter(|value| *value > current)
+                .min()
+        };
         if reasons.contains("DRC violations") {
             if let Some(spacing) = next_larger(&space.spacings_nm, point.spacing_nm) {
                 point.spacing_nm = spacing;
@@ -113,7 +146,11 @@ impl Journal {
         if reasons.contains("did not run") {
             point.guard_ring = false;
             point.dummies = point.dummies.min(1);
-            point.arrangement = space.arrangements.first().cloned().unwrap_or_else(|| "ABBA".into());
+            point.arrangement = space
+                .arrangements
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "ABBA".into());
         }
         if point == node.point {
             point = space.mutate(&node.point, rng);
@@ -123,25 +160,50 @@ impl Journal {
 
     /// Proposals for iteration `iteration`: about a quarter repairs, half
     /// improvements of the best, the rest new drafts; never a point already tried.
-    pub fn propose(&self, space: &DesignSpace, count: usize, seed: u64, iteration: u32) -> Vec<Proposal> {
-        let mut rng = SplitMix64::new(seed ^ (iteration as u64).wrapping_mul(0xA24B_AED4_963E_E407));
-        let mut seen: HashSet<DesignPoint> = self.nodes.iter().map(|node| node.point.clone()).collect();
+    pub fn propose(
+        &self,
+        space: &DesignSpace,
+        count: usize,
+        seed: u64,
+        iteration: u32,
+    ) -> Vec<Proposal> {
+        let mut rng =
+            SplitMix64::new(seed ^ (iteration as u64).wrapping_mul(0xA24B_AED4_963E_E407));
+        let mut seen: HashSet<DesignPoint> =
+            self.nodes.iter().map(|node| node.point.clone()).collect();
         let mut proposals = Vec::new();
-        let accept = |proposal: Proposal, seen: &mut HashSet<DesignPoint>, proposals: &mut Vec<Proposal>| {
-            if proposals.len() < count && seen.insert(proposal.point.clone()) {
-                proposals.push(proposal);
-                true
-            } else {
-                false
-            }
-        };
+        let accept =
+            |proposal: Proposal, seen: &mut HashSet<DesignPoint>, proposals: &mut Vec<Proposal>| {
+                if proposals.len() < count && seen.insert(proposal.point.clone()) {
+                    proposals.push(proposal);
+                    true
+                } else {
+                    false
+                }
+            };
         if self.nodes.is_empty() {
-            accept(Proposal { point: space.default_point(), parent_id: String::new(), origin: Origin::Draft }, &mut seen, &mut proposals);
+            accept(
+                Proposal {
+                    point: space.default_point(),
+                    parent_id: String::new(),
+                    origin: Origin::Draft,
+                },
+                &mut seen,
+                &mut proposals,
+            );
         } else {
             let repairs = (count / 4).max(1);
             for node in self.unrepaired_failures().into_iter().take(repairs) {
                 let point = Journal::repair(space, node, &mut rng);
-                accept(Proposal { point, parent_id: node.candidate_id.clone(), origin: Origin::Repair }, &mut seen, &mut proposals);
+                accept(
+                    Proposal {
+                        point,
+                        parent_id: node.candidate_id.clone(),
+                        origin: Origin::Repair,
+                    },
+                    &mut seen,
+                    &mut proposals,
+                );
             }
             if let Some(best) = self.best() {
                 let improvements = (count / 2).max(1);
@@ -151,7 +213,15 @@ impl Journal {
                         break;
                     }
                     let point = space.mutate(&best.point, &mut rng);
-                    if accept(Proposal { point, parent_id: best.candidate_id.clone(), origin: Origin::Improve }, &mut seen, &mut proposals) {
+                    if accept(
+                        Proposal {
+                            point,
+                            parent_id: best.candidate_id.clone(),
+                            origin: Origin::Improve,
+                        },
+                        &mut seen,
+                        &mut proposals,
+                    ) {
                         made += 1;
                     }
                 }
@@ -161,7 +231,15 @@ impl Journal {
         while proposals.len() < count && tries < count * 50 && (seen.len() as u64) < space.size() {
             tries += 1;
             let point = space.random_point(&mut rng);
-            accept(Proposal { point, parent_id: String::new(), origin: Origin::Draft }, &mut seen, &mut proposals);
+            accept(
+                Proposal {
+                    point,
+                    parent_id: String::new(),
+                    origin: Origin::Draft,
+                },
+                &mut seen,
+                &mut proposals,
+            );
         }
         proposals
     }
@@ -184,7 +262,14 @@ mod tests {
         }
     }
 
-    fn record(id: &str, parent: &str, point: DesignPoint, score: f64, passed: bool, reasons: &[&str]) -> CandidateRecord {
+    fn record(
+        id: &str,
+        parent: &str,
+        point: DesignPoint,
+        score: f64,
+        passed: bool,
+        reasons: &[&str],
+    ) -> CandidateRecord {
         CandidateRecord {
             candidate_id: id.into(),
             job_id: "j".into(),
@@ -229,17 +314,34 @@ mod tests {
         let bad = space.random_point(&mut rng);
         let candidates = vec![
             record("c0", "", good.clone(), 0.9, true, &[]),
-            record("c1", "", bad.clone(), 0.2, false, &["matching 0.5 below min_matching_score 0.8"]),
+            record(
+                "c1",
+                "",
+                bad.clone(),
+                0.2,
+                false,
+                &["matching 0.5 below min_matching_score 0.8"],
+            ),
         ];
         let journal = Journal::from_candidates(&candidates);
         assert_eq!(journal.best().unwrap().candidate_id, "c0");
         let proposals = journal.propose(&space, 4, 7, 1);
         assert_eq!(proposals.len(), 4);
-        let repair = proposals.iter().find(|proposal| proposal.origin == Origin::Repair).expect("a repair");
+        let repair = proposals
+            .iter()
+            .find(|proposal| proposal.origin == Origin::Repair)
+            .expect("a repair");
         assert_eq!(repair.parent_id, "c1");
         assert!(repair.point.arrangement == "ABBA" || repair.point.arrangement == "2D");
-        assert!(proposals.iter().any(|proposal| proposal.origin == Origin::Improve && proposal.parent_id == "c0"));
-        let mut keys: Vec<String> = proposals.iter().map(|proposal| proposal.point.key()).collect();
+        assert!(
+            proposals
+                .iter()
+                .any(|proposal| proposal.origin == Origin::Improve && proposal.parent_id == "c0")
+        );
+        let mut keys: Vec<String> = proposals
+            .iter()
+            .map(|proposal| proposal.point.key())
+            .collect();
         keys.push(good.key());
         keys.push(bad.key());
         let unique: HashSet<&String> = keys.iter().collect();

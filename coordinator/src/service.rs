@@ -8,11 +8,12 @@ use std::time::Duration;
 use centroid_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
 use centroid_proto::v1::jobs_server::{Jobs, JobsServer};
 use centroid_proto::v1::{
-    ArtifactChunk, ArtifactRef, CancelJobRequest, CancelJobResponse, CandidateSummary, DeregisterWorkerRequest,
-    DeregisterWorkerResponse, FetchArtifactRequest, GetJobRequest, GetJobResponse, HeartbeatRequest, HeartbeatResponse,
-    InputIssue as ProtoIssue, JobEvent, JobEventKind, JobSummary, ListJobsRequest, ListJobsResponse, ListWorkersRequest,
-    ListWorkersResponse, RegisterWorkerRequest, RegisterWorkerResponse, SubmitJobRequest, SubmitJobResponse,
-    WatchJobRequest, WorkerInfo, WorkerStatus,
+    ArtifactChunk, ArtifactRef, CancelJobRequest, CancelJobResponse, CandidateSummary,
+    DeregisterWorkerRequest, DeregisterWorkerResponse, FetchArtifactRequest, GetJobRequest,
+    GetJobResponse, HeartbeatRequest, HeartbeatResponse, InputIssue as ProtoIssue, JobEvent,
+    JobEventKind, JobSummary, ListJobsRequest, ListJobsResponse, ListWorkersRequest,
+    ListWorkersResponse, RegisterWorkerRequest, RegisterWorkerResponse, SubmitJobRequest,
+    SubmitJobResponse, WatchJobRequest, WorkerInfo, WorkerStatus,
 };
 use centroid_proto::{Error, ErrorCode, PROTOCOL_VERSION, check_protocol_version};
 use tokio::net::TcpListener;
@@ -28,14 +29,21 @@ use crate::model::{EventKind, EventRecord, JobInputs, JobRecord};
 impl From<CoordinatorError> for Status {
     fn from(error: CoordinatorError) -> Status {
         let structured = match &error {
-            CoordinatorError::InvalidInputs(issues) => Error::new(ErrorCode::InvalidParam, format!("invalid inputs: {} issues", issues.len()))
-                .with_retryable(false)
-                .with_details(serde_json::json!({"issues": issues})),
-            CoordinatorError::InvalidOptions(message) => Error::new(ErrorCode::InvalidParam, message.clone()).with_retryable(false),
+            CoordinatorError::InvalidInputs(issues) => Error::new(
+                ErrorCode::InvalidParam,
+                format!("invalid inputs: {} issues", issues.len()),
+            )
+            .with_retryable(false)
+            .with_details(serde_json::json!({"issues": issues})),
+            CoordinatorError::InvalidOptions(message) => {
+                Error::new(ErrorCode::InvalidParam, message.clone()).with_retryable(false)
+            }
             CoordinatorError::UnknownJob(_) | CoordinatorError::UnknownArtifact(_) => {
                 Error::new(ErrorCode::NotFound, error.to_string()).with_retryable(false)
             }
-            CoordinatorError::Store(_) => Error::new(ErrorCode::ServiceUnavailable, error.to_string()).with_retryable(true),
+            CoordinatorError::Store(_) => {
+                Error::new(ErrorCode::ServiceUnavailable, error.to_string()).with_retryable(true)
+            }
             _ => Error::new(ErrorCode::InternalError, error.to_string()),
         };
         structured.to_status()
@@ -70,7 +78,11 @@ pub fn job_event(job_id: &str, cursor: String, event: EventRecord) -> JobEvent {
         candidate_id: event.candidate_id,
         iteration: event.iteration,
         message: event.message,
-        data_json: if event.data.is_null() { String::new() } else { event.data.to_string() },
+        data_json: if event.data.is_null() {
+            String::new()
+        } else {
+            event.data.to_string()
+        },
         last: event.last,
     }
 }
@@ -80,7 +92,10 @@ pub fn job_summary(job: &JobRecord, total: usize, finished: usize) -> JobSummary
         job_id: job.job_id.clone(),
         name: job.name.clone(),
         state: job.state.as_str().to_string(),
-        outcome: job.outcome.map(|outcome| outcome.as_str().to_string()).unwrap_or_default(),
+        outcome: job
+            .outcome
+            .map(|outcome| outcome.as_str().to_string())
+            .unwrap_or_default(),
         iteration: job.iteration,
         candidates_total: total as u32,
         candidates_finished: finished as u32,
@@ -105,18 +120,38 @@ fn job_response(view: JobView) -> GetJobResponse {
                 iteration: candidate.iteration,
                 parent_id: candidate.parent_id.clone(),
                 origin: candidate.origin.as_str().to_string(),
-                design_point_json: serde_json::to_string(&candidate.design_point).unwrap_or_default(),
-                status: result.map(|result| result.status.as_str()).unwrap_or("queued").to_string(),
-                worker_id: result.map(|result| result.worker_id.clone()).unwrap_or_default(),
+                design_point_json: serde_json::to_string(&candidate.design_point)
+                    .unwrap_or_default(),
+                status: result
+                    .map(|result| result.status.as_str())
+                    .unwrap_or("queued")
+                    .to_string(),
+                worker_id: result
+                    .map(|result| result.worker_id.clone())
+                    .unwrap_or_default(),
                 attempts: result.map(|result| result.attempts).unwrap_or_default(),
-                score: evaluation.map(|evaluation| evaluation.score).unwrap_or_default(),
+                score: evaluation
+                    .map(|evaluation| evaluation.score)
+                    .unwrap_or_default(),
                 passed: evaluation.is_some_and(|evaluation| evaluation.passed),
-                drc_violations: evaluation.map(|evaluation| evaluation.drc_violations).unwrap_or(-1),
-                area_um2: evaluation.map(|evaluation| evaluation.area_um2).unwrap_or_default(),
-                matching_score: evaluation.map(|evaluation| evaluation.matching_score).unwrap_or_default(),
-                lvs: evaluation.map(|evaluation| evaluation.lvs.clone()).unwrap_or_default(),
-                error: result.map(|result| result.error_message.clone()).unwrap_or_default(),
-                evaluation_json: evaluation.and_then(|evaluation| serde_json::to_string(evaluation).ok()).unwrap_or_default(),
+                drc_violations: evaluation
+                    .map(|evaluation| evaluation.drc_violations)
+                    .unwrap_or(-1),
+                area_um2: evaluation
+                    .map(|evaluation| evaluation.area_um2)
+                    .unwrap_or_default(),
+                matching_score: evaluation
+                    .map(|evaluation| evaluation.matching_score)
+                    .unwrap_or_default(),
+                lvs: evaluation
+                    .map(|evaluation| evaluation.lvs.clone())
+                    .unwrap_or_default(),
+                error: result
+                    .map(|result| result.error_message.clone())
+                    .unwrap_or_default(),
+                evaluation_json: evaluation
+                    .and_then(|evaluation| serde_json::to_string(evaluation).ok())
+                    .unwrap_or_default(),
             }
         })
         .collect();
@@ -127,12 +162,21 @@ fn job_response(view: JobView) -> GetJobResponse {
         .and_then(|plan| serde_json::to_string(plan).ok())
         .unwrap_or_default();
     GetJobResponse {
-        job: Some(job_summary(&view.job, view.candidates.len(), view.results.len())),
+        job: Some(job_summary(
+            &view.job,
+            view.candidates.len(),
+            view.results.len(),
+        )),
         candidates,
         artifacts: view
             .artifacts
             .iter()
-            .map(|meta| ArtifactRef { candidate_id: meta.candidate_id.clone(), name: meta.name.clone(), media_type: meta.media_type.clone(), size: meta.size })
+            .map(|meta| ArtifactRef {
+                candidate_id: meta.candidate_id.clone(),
+                name: meta.name.clone(),
+                media_type: meta.media_type.clone(),
+                size: meta.size,
+            })
             .collect(),
         best_plan_json,
     }
@@ -152,13 +196,23 @@ impl CoordinatorService {
 
 #[tonic::async_trait]
 impl CoordinatorRpc for CoordinatorService {
-    async fn register_worker(&self, request: Request<RegisterWorkerRequest>) -> Result<Response<RegisterWorkerResponse>, Status> {
+    async fn register_worker(
+        &self,
+        request: Request<RegisterWorkerRequest>,
+    ) -> Result<Response<RegisterWorkerResponse>, Status> {
         let Some(worker) = request.into_inner().worker else {
-            return Err(Error::new(ErrorCode::InvalidParam, "worker info missing").with_retryable(false).to_status());
+            return Err(Error::new(ErrorCode::InvalidParam, "worker info missing")
+                .with_retryable(false)
+                .to_status());
         };
         check_protocol_version(worker.protocol_version).map_err(|error| error.to_status())?;
         if worker.worker_id.is_empty() || worker.address.is_empty() || worker.slots == 0 {
-            return Err(Error::new(ErrorCode::InvalidParam, "worker_id, address and slots are required").with_retryable(false).to_status());
+            return Err(Error::new(
+                ErrorCode::InvalidParam,
+                "worker_id, address and slots are required",
+            )
+            .with_retryable(false)
+            .to_status());
         }
         self.coordinator.registry().register(worker);
         Ok(Response::new(RegisterWorkerResponse {
@@ -167,15 +221,27 @@ impl CoordinatorRpc for CoordinatorService {
         }))
     }
 
-    async fn heartbeat(&self, request: Request<HeartbeatRequest>) -> Result<Response<HeartbeatResponse>, Status> {
+    async fn heartbeat(
+        &self,
+        request: Request<HeartbeatRequest>,
+    ) -> Result<Response<HeartbeatResponse>, Status> {
         let heartbeat = request.into_inner();
-        let known = self.coordinator.registry().heartbeat(&heartbeat.worker_id, heartbeat.free_slots, heartbeat.draining);
+        let known = self.coordinator.registry().heartbeat(
+            &heartbeat.worker_id,
+            heartbeat.free_slots,
+            heartbeat.draining,
+        );
         Ok(Response::new(HeartbeatResponse { known }))
     }
 
-    async fn deregister_worker(&self, request: Request<DeregisterWorkerRequest>) -> Result<Response<DeregisterWorkerResponse>, Status> {
+    async fn deregister_worker(
+        &self,
+        request: Request<DeregisterWorkerRequest>,
+    ) -> Result<Response<DeregisterWorkerResponse>, Status> {
         let request = request.into_inner();
-        self.coordinator.registry().deregister(&request.worker_id, &request.reason);
+        self.coordinator
+            .registry()
+            .deregister(&request.worker_id, &request.reason);
         Ok(Response::new(DeregisterWorkerResponse {}))
     }
 }
@@ -185,13 +251,20 @@ type ChunkStream = Pin<Box<dyn Stream<Item = Result<ArtifactChunk, Status>> + Se
 
 #[tonic::async_trait]
 impl Jobs for CoordinatorService {
-    async fn submit_job(&self, request: Request<SubmitJobRequest>) -> Result<Response<SubmitJobResponse>, Status> {
+    async fn submit_job(
+        &self,
+        request: Request<SubmitJobRequest>,
+    ) -> Result<Response<SubmitJobResponse>, Status> {
         let request = request.into_inner();
         let options = request.options.unwrap_or_default();
         let submitted = self
             .coordinator
             .submit(
-                JobInputs { netlist_json: request.netlist_json, drc_rules_json: request.drc_rules_json, objectives_json: request.objectives_json },
+                JobInputs {
+                    netlist_json: request.netlist_json,
+                    drc_rules_json: request.drc_rules_json,
+                    objectives_json: request.objectives_json,
+                },
                 SubmitOptions {
                     name: request.name,
                     candidates_per_iteration: options.candidates_per_iteration,
@@ -209,15 +282,21 @@ impl Jobs for CoordinatorService {
             warnings: submitted
                 .warnings
                 .into_iter()
-                .map(|issue| ProtoIssue { file: issue.file, pointer: issue.pointer, message: issue.message })
+                .map(|issue| ProtoIssue {
+                    file: issue.file,
+                    pointer: issue.pointer,
+                    message: issue.message,
+                })
                 .collect(),
         }))
     }
 
-
     type WatchJobStream = EventStream;
 
-    async fn watch_job(&self, request: Request<WatchJobRequest>) -> Result<Response<EventStream>, Status> {
+    async fn watch_job(
+        &self,
+        request: Request<WatchJobRequest>,
+    ) -> Result<Response<EventStream>, Status> {
         let request = request.into_inner();
         let after = (!request.after_cursor.is_empty()).then_some(request.after_cursor);
         let mut receiver = self.coordinator.watch(&request.job_id, after).await?;
@@ -225,7 +304,11 @@ impl Jobs for CoordinatorService {
         let job_id = request.job_id.clone();
         tokio::spawn(async move {
             while let Some((cursor, event)) = receiver.recv().await {
-                if sender.send(Ok(job_event(&job_id, cursor, event))).await.is_err() {
+                if sender
+                    .send(Ok(job_event(&job_id, cursor, event)))
+                    .await
+                    .is_err()
+                {
                     return;
                 }
             }
@@ -233,38 +316,69 @@ impl Jobs for CoordinatorService {
         Ok(Response::new(Box::pin(ReceiverStream::new(output))))
     }
 
-    async fn get_job(&self, request: Request<GetJobRequest>) -> Result<Response<GetJobResponse>, Status> {
+    async fn get_job(
+        &self,
+        request: Request<GetJobRequest>,
+    ) -> Result<Response<GetJobResponse>, Status> {
         let view = self.coordinator.get(&request.into_inner().job_id).await?;
         Ok(Response::new(job_response(view)))
     }
 
-    async fn list_jobs(&self, request: Request<ListJobsRequest>) -> Result<Response<ListJobsResponse>, Status> {
+    async fn list_jobs(
+        &self,
+        request: Request<ListJobsRequest>,
+    ) -> Result<Response<ListJobsResponse>, Status> {
         let limit = match request.into_inner().limit {
             0 => 100,
             limit => limit.min(1000),
         } as usize;
         let jobs = self.coordinator.list_with_counts(limit).await?;
-        Ok(Response::new(ListJobsResponse { jobs: jobs.iter().map(|(job, total, finished)| job_summary(job, *total, *finished)).collect() }))
-    }
-
-    async fn cancel_job(&self, request: Request<CancelJobRequest>) -> Result<Response<CancelJobResponse>, Status> {
-        let request = request.into_inner();
-        let job = self.coordinator.cancel(&request.job_id, &request.reason).await?;
-        Ok(Response::new(CancelJobResponse {
-            state: job.state.as_str().to_string(),
-            outcome: job.outcome.map(|outcome| outcome.as_str().to_string()).unwrap_or_default(),
+        Ok(Response::new(ListJobsResponse {
+            jobs: jobs
+                .iter()
+                .map(|(job, total, finished)| job_summary(job, *total, *finished))
+                .collect(),
         }))
     }
 
+    async fn cancel_job(
+        &self,
+        request: Request<CancelJobRequest>,
+    ) -> Result<Response<CancelJobResponse>, Status> {
+        let request = request.into_inner();
+        let job = self
+            .coordinator
+            .cancel(&request.job_id, &request.reason)
+            .await?;
+        Ok(Response::new(CancelJobResponse {
+            state: job.state.as_str().to_string(),
+            outcome: job
+                .outcome
+                .map(|outcome| outcome.as_str().to_string())
+                .unwrap_or_default(),
+        }))
+    }
 
     type FetchArtifactStream = ChunkStream;
 
-    async fn fetch_artifact(&self, request: Request<FetchArtifactRequest>) -> Result<Response<ChunkStream>, Status> {
+    async fn fetch_artifact(
+        &self,
+        request: Request<FetchArtifactRequest>,
+    ) -> Result<Response<ChunkStream>, Status> {
         let request = request.into_inner();
-        let (meta, content) = self.coordinator.fetch_artifact(&request.job_id, &request.candidate_id, &request.name).await?;
+        let (meta, content) = self
+            .coordinator
+            .fetch_artifact(&request.job_id, &request.candidate_id, &request.name)
+            .await?;
         let total = content.len() as u64;
         let chunks: Vec<Result<ArtifactChunk, Status>> = if content.is_empty() {
-            vec![Ok(ArtifactChunk { name: meta.name.clone(), media_type: meta.media_type.clone(), offset: 0, total_size: 0, content: Vec::new() })]
+            vec![Ok(ArtifactChunk {
+                name: meta.name.clone(),
+                media_type: meta.media_type.clone(),
+                offset: 0,
+                total_size: 0,
+                content: Vec::new(),
+            })]
         } else {
             content
                 .chunks(CHUNK_BYTES)
@@ -283,12 +397,18 @@ impl Jobs for CoordinatorService {
         Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
     }
 
-    async fn list_workers(&self, _request: Request<ListWorkersRequest>) -> Result<Response<ListWorkersResponse>, Status> {
+    async fn list_workers(
+        &self,
+        _request: Request<ListWorkersRequest>,
+    ) -> Result<Response<ListWorkersResponse>, Status> {
         let mut workers = self.coordinator.registry().statuses();
         // workers registered with other coordinators sharing the store
         let local = self.coordinator.registry().known_ids();
         if let Ok(cards) = self.coordinator.store().worker_cards().await {
-            for card in cards.into_iter().filter(|card| !local.contains(&card.worker_id)) {
+            for card in cards
+                .into_iter()
+                .filter(|card| !local.contains(&card.worker_id))
+            {
                 workers.push(WorkerStatus {
                     info: Some(WorkerInfo {
                         worker_id: card.worker_id,
@@ -321,7 +441,11 @@ pub async fn serve(
     tonic::transport::Server::builder()
         .http2_keepalive_interval(Some(Duration::from_secs(10)))
         .add_service(CoordinatorServer::new(service.clone()))
-        .add_service(JobsServer::new(service).max_encoding_message_size(64 * 1024 * 1024).max_decoding_message_size(64 * 1024 * 1024))
+        .add_service(
+            JobsServer::new(service)
+                .max_encoding_message_size(64 * 1024 * 1024)
+                .max_decoding_message_size(64 * 1024 * 1024),
+        )
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
         .await?;
     Ok(())

@@ -15,11 +15,12 @@ use serde_json::{Value, json};
 
 use crate::artifacts;
 use crate::coordinator::{Shared, task_inputs};
+use crate::dispatcher;
 use crate::evaluator;
 use crate::model::{
-    CandidateRecord, CandidateResult, CandidateStatus, EventKind, JobRecord, JobState, Outcome, now_ms,
+    CandidateRecord, CandidateResult, CandidateStatus, EventKind, JobRecord, JobState, Outcome,
+    now_ms,
 };
-use crate::dispatcher;
 use crate::model::{Plan, PlanStep};
 use crate::planner::heuristic::{RawInputs, noop_plan, routing_advertised};
 use crate::planner::{HeuristicPlanner, PlanError, Planner};
@@ -57,7 +58,13 @@ async fn transition(shared: &Shared, job: &mut JobRecord, state: JobState, messa
     }
     tracing::info!(session_id = %job.job_id, from = from.as_str(), to = state.as_str(), "state changed");
     shared
-        .emit(job, EventKind::StateChanged, "", message, json!({"from": from.as_str(), "to": state.as_str()}))
+        .emit(
+            job,
+            EventKind::StateChanged,
+            "",
+            message,
+            json!({"from": from.as_str(), "to": state.as_str()}),
+        )
         .await;
 }
 
@@ -65,7 +72,11 @@ async fn transition(shared: &Shared, job: &mut JobRecord, state: JobState, messa
 async fn finish(shared: &Shared, job: &mut JobRecord, outcome: Outcome, message: &str) {
     if outcome == Outcome::Cancelled {
         // candidates without a result are accounted for as abandoned
-        let candidates = shared.store.candidates(&job.job_id).await.unwrap_or_default();
+        let candidates = shared
+            .store
+            .candidates(&job.job_id)
+            .await
+            .unwrap_or_default();
         for candidate in candidates {
             let abandoned = CandidateResult {
                 candidate_id: candidate.candidate_id.clone(),
@@ -125,7 +136,8 @@ async fn finish(shared: &Shared, job: &mut JobRecord, outcome: Outcome, message:
 }
 
 fn elapsed_budget(job: &JobRecord) -> bool {
-    job.options.time_budget_ms > 0 && now_ms().saturating_sub(job.started_ms) > job.options.time_budget_ms
+    job.options.time_budget_ms > 0
+        && now_ms().saturating_sub(job.started_ms) > job.options.time_budget_ms
 }
 
 /// Runs a job to its end (or until the coordinator shuts down), holding the job's
@@ -134,7 +146,11 @@ pub(crate) async fn drive(shared: Arc<Shared>, job_id: String) {
     let lease = shared.config.lease_timeout();
     let mut announced = false;
     loop {
-        match shared.store.lease_job(&job_id, &shared.driver_id, lease).await {
+        match shared
+            .store
+            .lease_job(&job_id, &shared.driver_id, lease)
+            .await
+        {
             Ok(true) => break,
             Ok(false) => {
                 if !announced {
@@ -162,14 +178,20 @@ pub(crate) async fn drive(shared: Arc<Shared>, job_id: String) {
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(lease / 3).await;
-                match shared.store.lease_job(&job_id, &shared.driver_id, lease).await {
+                match shared
+                    .store
+                    .lease_job(&job_id, &shared.driver_id, lease)
+                    .await
+                {
                     Ok(true) => {}
                     Ok(false) => {
                         tracing::warn!(session_id = %job_id, "lost the job lease to another coordinator");
                         lost_sender.send_replace(true);
                         return;
                     }
-                    Err(error) => tracing::warn!(session_id = %job_id, %error, "cannot renew the job lease"),
+                    Err(error) => {
+                        tracing::warn!(session_id = %job_id, %error, "cannot renew the job lease")
+                    }
                 }
             }
         })
@@ -179,7 +201,11 @@ pub(crate) async fn drive(shared: Arc<Shared>, job_id: String) {
     let _ = shared.store.release_job(&job_id, &shared.driver_id).await;
 }
 
-async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::watch::Receiver<bool>) {
+async fn drive_leased(
+    shared: Arc<Shared>,
+    job_id: String,
+    lost: tokio::sync::watch::Receiver<bool>,
+) {
     let Some(inputs) = retry!(shared, "read inputs", shared.store.get_inputs(&job_id)) else {
         tracing::warn!(session_id = %job_id, "job has no inputs (expired?); dropping it");
         return;
@@ -196,12 +222,18 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
         if shared.is_shutting_down() || *lost.borrow() {
             return;
         }
-        let Some(mut job) = retry!(shared, "read job", shared.store.get_job(&job_id)) else { return };
+        let Some(mut job) = retry!(shared, "read job", shared.store.get_job(&job_id)) else {
+            return;
+        };
         if job.is_finished() {
             return;
         }
         if !job.cancel_requested
-            && let Some(reason) = retry!(shared, "read cancel", shared.store.cancel_requested(&job_id))
+            && let Some(reason) = retry!(
+                shared,
+                "read cancel",
+                shared.store.cancel_requested(&job_id)
+            )
         {
             job.cancel_requested = true;
             job.cancel_reason = reason;
@@ -222,17 +254,35 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
                 return;
             }
         };
-        if elapsed_budget(&job) && matches!(job.state, JobState::Planning | JobState::Executing | JobState::Iterating) {
+        if elapsed_budget(&job)
+            && matches!(
+                job.state,
+                JobState::Planning | JobState::Executing | JobState::Iterating
+            )
+        {
             let message = format!("time budget of {} ms spent", job.options.time_budget_ms);
             conclude(&shared, &mut job, &message).await;
             return;
         }
         match job.state {
-            JobState::Init => transition(&shared, &mut job, JobState::Parsing, "parsing inputs").await,
+            JobState::Init => {
+                transition(&shared, &mut job, JobState::Parsing, "parsing inputs").await
+            }
             JobState::Parsing => {
-                let modules: Vec<String> = context.circuit.modules.iter().map(|module| module.describe()).collect();
+                let modules: Vec<String> = context
+                    .circuit
+                    .modules
+                    .iter()
+                    .map(|module| module.describe())
+                    .collect();
                 shared
-                    .emit(&job, EventKind::StateChanged, "", "inputs parsed", json!({"modules": modules, "devices": context.circuit.devices.len()}))
+                    .emit(
+                        &job,
+                        EventKind::StateChanged,
+                        "",
+                        "inputs parsed",
+                        json!({"modules": modules, "devices": context.circuit.devices.len()}),
+                    )
                     .await;
                 transition(&shared, &mut job, JobState::Planning, "planning").await;
             }
@@ -245,7 +295,8 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
                         let mut skills = crate::planner::SkillCatalog::new();
                         for card in cards {
                             for skill in card.skills {
-                                let schema = card.schemas.get(&skill).cloned().unwrap_or(Value::Null);
+                                let schema =
+                                    card.schemas.get(&skill).cloned().unwrap_or(Value::Null);
                                 skills.entry(skill).or_insert(schema);
                             }
                         }
@@ -257,26 +308,50 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
                 if shared.registry.alive_count() == 0 && remote_skills.is_none() {
                     if !waiting_reported {
                         waiting_reported = true;
-                        shared.emit(&job, EventKind::WaitingForWorkers, "", "no live worker: waiting for one to register", Value::Null).await;
+                        shared
+                            .emit(
+                                &job,
+                                EventKind::WaitingForWorkers,
+                                "",
+                                "no live worker: waiting for one to register",
+                                Value::Null,
+                            )
+                            .await;
                     }
                     wait_a_little(&shared, &mut cancel, Duration::from_millis(200)).await;
                     continue;
                 }
-                shared.registry.wait_for_schemas(Duration::from_secs(3)).await;
+                shared
+                    .registry
+                    .wait_for_schemas(Duration::from_secs(3))
+                    .await;
                 let skills = remote_skills.unwrap_or_else(|| shared.registry.skills());
                 if !job.options.noop_plan && !job.route_probed && routing_advertised(&skills) {
                     job.route_pitch_um = probe_route_pitch(&shared, &job_id, &raw).await;
                     job.route_probed = true;
                     retry!(shared, "write job", shared.store.put_job(&job));
                     shared
-                        .emit(&job, EventKind::StateChanged, "", "probed the routing pitch", json!({"route_pitch_um": job.route_pitch_um}))
+                        .emit(
+                            &job,
+                            EventKind::StateChanged,
+                            "",
+                            "probed the routing pitch",
+                            json!({"route_pitch_um": job.route_pitch_um}),
+                        )
                         .await;
                 }
-                let planner = HeuristicPlanner::new(raw.clone()).with_route_pitch(job.route_pitch_um);
+                let planner =
+                    HeuristicPlanner::new(raw.clone()).with_route_pitch(job.route_pitch_um);
                 let space = planner.design_space(context, &skills);
-                let candidates_so_far = retry!(shared, "read candidates", shared.store.candidates(&job_id));
+                let candidates_so_far =
+                    retry!(shared, "read candidates", shared.store.candidates(&job_id));
                 let journal = Journal::from_candidates(&candidates_so_far);
-                let proposals = journal.propose(&space, job.options.candidates_per_iteration as usize, job.options.seed, job.iteration);
+                let proposals = journal.propose(
+                    &space,
+                    job.options.candidates_per_iteration as usize,
+                    job.options.seed,
+                    job.iteration,
+                );
                 if proposals.is_empty() {
                     conclude(&shared, &mut job, "the design space is exhausted").await;
                     return;
@@ -291,8 +366,13 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
                     };
                     match plan {
                         Ok(plan) => {
-                            let required_skills: Vec<String> =
-                                plan.steps.iter().map(|step| step.skill.clone()).collect::<HashSet<_>>().into_iter().collect();
+                            let required_skills: Vec<String> = plan
+                                .steps
+                                .iter()
+                                .map(|step| step.skill.clone())
+                                .collect::<HashSet<_>>()
+                                .into_iter()
+                                .collect();
                             candidates.push(CandidateRecord {
                                 candidate_id: format!("{job_id}-i{}-c{index}", job.iteration),
                                 job_id: job_id.clone(),
@@ -309,7 +389,9 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
                     }
                 }
                 if candidates.is_empty() {
-                    let message = plan_error.map(|error| error.to_string()).unwrap_or_else(|| "no plan".into());
+                    let message = plan_error
+                        .map(|error| error.to_string())
+                        .unwrap_or_else(|| "no plan".into());
                     finish(&shared, &mut job, Outcome::Failed, &message).await;
                     return;
                 }
@@ -335,9 +417,16 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
                 job.state = JobState::Executing;
                 job.iteration_enqueued = true;
                 job.iteration_started_ms = now_ms();
-                job.iteration_candidates = candidates.iter().map(|candidate| candidate.candidate_id.clone()).collect();
+                job.iteration_candidates = candidates
+                    .iter()
+                    .map(|candidate| candidate.candidate_id.clone())
+                    .collect();
                 job.updated_ms = now_ms();
-                retry!(shared, "enqueue candidates", shared.store.enqueue_iteration(&job, &candidates));
+                retry!(
+                    shared,
+                    "enqueue candidates",
+                    shared.store.enqueue_iteration(&job, &candidates)
+                );
                 shared.queue_changed.notify_waiters();
                 tracing::info!(session_id = %job_id, iteration = job.iteration, candidates = candidates.len(), "candidates enqueued");
                 shared
@@ -345,22 +434,37 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
                     .await;
             }
             JobState::Executing => {
-                let finished: HashSet<String> = retry!(shared, "read result ids", shared.store.result_ids(&job_id)).into_iter().collect();
+                let finished: HashSet<String> =
+                    retry!(shared, "read result ids", shared.store.result_ids(&job_id))
+                        .into_iter()
+                        .collect();
                 let iteration_candidates: Vec<String> = if job.iteration_candidates.is_empty() {
                     // a record written before iteration_candidates existed
-                    let candidates = retry!(shared, "read candidates", shared.store.candidates(&job_id));
-                    candidates.into_iter().filter(|candidate| candidate.iteration == job.iteration).map(|candidate| candidate.candidate_id).collect()
+                    let candidates =
+                        retry!(shared, "read candidates", shared.store.candidates(&job_id));
+                    candidates
+                        .into_iter()
+                        .filter(|candidate| candidate.iteration == job.iteration)
+                        .map(|candidate| candidate.candidate_id)
+                        .collect()
                 } else {
                     job.iteration_candidates.clone()
                 };
-                let missing: Vec<&String> = iteration_candidates.iter().filter(|candidate_id| !finished.contains(*candidate_id)).collect();
+                let missing: Vec<&String> = iteration_candidates
+                    .iter()
+                    .filter(|candidate_id| !finished.contains(*candidate_id))
+                    .collect();
                 let waiting = missing.len();
                 // a candidate whose entry was lost (e.g. Redis lost data) must not hang the job:
                 // past every delivery's deadline it is recorded as lost
-                let stall_limit_ms = job.options.candidate_deadline_ms.saturating_add(shared.config.rpc_grace_ms)
+                let stall_limit_ms = job
+                    .options
+                    .candidate_deadline_ms
+                    .saturating_add(shared.config.rpc_grace_ms)
                     * (shared.config.max_deliveries as u64 + 1)
                     + shared.config.lease_timeout_ms;
-                let stalled = job.iteration_started_ms > 0 && now_ms().saturating_sub(job.iteration_started_ms) > stall_limit_ms;
+                let stalled = job.iteration_started_ms > 0
+                    && now_ms().saturating_sub(job.iteration_started_ms) > stall_limit_ms;
                 if waiting > 0 && stalled {
                     for candidate_id in &missing {
                         let lost = CandidateResult {
@@ -378,19 +482,30 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
                             plan: None,
                             adjustments: Vec::new(),
                         };
-                        retry!(shared, "record lost candidate", shared.store.record_result(&job_id, &lost));
+                        retry!(
+                            shared,
+                            "record lost candidate",
+                            shared.store.record_result(&job_id, &lost)
+                        );
                         tracing::warn!(session_id = %job_id, candidate_id = %candidate_id, "candidate lost: no result in time");
                     }
                     continue;
                 }
                 if waiting == 0 {
-                    transition(&shared, &mut job, JobState::Evaluating, "every candidate of the iteration is in").await;
+                    transition(
+                        &shared,
+                        &mut job,
+                        JobState::Evaluating,
+                        "every candidate of the iteration is in",
+                    )
+                    .await;
                 } else {
                     wait_a_little(&shared, &mut cancel, Duration::from_millis(250)).await;
                 }
             }
             JobState::Evaluating => {
-                let candidates = retry!(shared, "read candidates", shared.store.candidates(&job_id));
+                let candidates =
+                    retry!(shared, "read candidates", shared.store.candidates(&job_id));
                 let results = retry!(shared, "read results", shared.store.results(&job_id));
                 let mut evaluated = Vec::new();
                 for mut candidate in candidates {
@@ -400,13 +515,21 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
                     {
                         let evaluation = evaluator::evaluate(&context.objectives, result);
                         candidate.evaluation = Some(evaluation.clone());
-                        retry!(shared, "write evaluation", shared.store.put_candidate(&candidate));
+                        retry!(
+                            shared,
+                            "write evaluation",
+                            shared.store.put_candidate(&candidate)
+                        );
                         shared
                             .emit(
                                 &job,
                                 EventKind::Evaluation,
                                 &candidate.candidate_id,
-                                if evaluation.passed { "passed".to_string() } else { format!("not passed: {}", evaluation.reasons.join("; ")) },
+                                if evaluation.passed {
+                                    "passed".to_string()
+                                } else {
+                                    format!("not passed: {}", evaluation.reasons.join("; "))
+                                },
                                 serde_json::to_value(&evaluation).unwrap_or(Value::Null),
                             )
                             .await;
@@ -421,14 +544,26 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
                     job.best_score = evaluation.score;
                     job.best_passed = evaluation.passed;
                 }
-                let improved = (job.best_passed, job.best_score) > (previous.0, previous.1 + 1e-9) && !job.best_candidate_id.is_empty();
-                job.iterations_without_improvement = if improved { 0 } else { job.iterations_without_improvement + 1 };
+                let improved = (job.best_passed, job.best_score) > (previous.0, previous.1 + 1e-9)
+                    && !job.best_candidate_id.is_empty();
+                job.iterations_without_improvement = if improved {
+                    0
+                } else {
+                    job.iterations_without_improvement + 1
+                };
                 artifacts::keep_best(&shared, &job_id, &evaluated).await;
                 let last_iteration = job.iteration + 1 >= job.options.max_iterations;
                 if job.best_passed && (!improved || last_iteration) {
-                    transition(&shared, &mut job, JobState::Passed, "the best candidate passed and no longer improves").await;
+                    transition(
+                        &shared,
+                        &mut job,
+                        JobState::Passed,
+                        "the best candidate passed and no longer improves",
+                    )
+                    .await;
                 } else if last_iteration {
-                    let message = format!("max_iterations ({}) reached", job.options.max_iterations);
+                    let message =
+                        format!("max_iterations ({}) reached", job.options.max_iterations);
                     conclude(&shared, &mut job, &message).await;
                     return;
                 } else {
@@ -444,10 +579,20 @@ async fn drive_leased(shared: Arc<Shared>, job_id: String, lost: tokio::sync::wa
                 shared
                     .emit(&job, EventKind::Iteration, "", format!("iteration {}", job.iteration), json!({"best_candidate_id": job.best_candidate_id, "best_score": job.best_score}))
                     .await;
-                transition(&shared, &mut job, JobState::Planning, "planning the next iteration").await;
+                transition(
+                    &shared,
+                    &mut job,
+                    JobState::Planning,
+                    "planning the next iteration",
+                )
+                .await;
             }
             JobState::Completed => {
-                let message = if job.best_passed { "completed: the best candidate passed".to_string() } else { "completed".to_string() };
+                let message = if job.best_passed {
+                    "completed: the best candidate passed".to_string()
+                } else {
+                    "completed".to_string()
+                };
                 finish(&shared, &mut job, Outcome::Completed, &message).await;
                 return;
             }
@@ -473,11 +618,21 @@ async fn conclude(shared: &Shared, job: &mut JobRecord, message: &str) {
         }
         finish(shared, job, Outcome::Completed, message).await;
     } else {
-        finish(shared, job, Outcome::Failed, &format!("{message}; no candidate produced a layout")).await;
+        finish(
+            shared,
+            job,
+            Outcome::Failed,
+            &format!("{message}; no candidate produced a layout"),
+        )
+        .await;
     }
 }
 
-async fn wait_a_little(shared: &Shared, cancel: &mut tokio::sync::watch::Receiver<bool>, duration: Duration) {
+async fn wait_a_little(
+    shared: &Shared,
+    cancel: &mut tokio::sync::watch::Receiver<bool>,
+    duration: Duration,
+) {
     tokio::select! {
         _ = tokio::time::sleep(duration) => {}
         _ = shared.progress.notified() => {}
@@ -496,7 +651,10 @@ async fn probe_route_pitch(shared: &Arc<Shared>, job_id: &str, raw: &RawInputs) 
     };
     let plan = Plan {
         summary: "routing pitch probe".into(),
-        steps: vec![step("p1_tech_load", "tech.load", json!({"rules": raw.drc_rules})), step("p2_route_info", "route.info", json!({}))],
+        steps: vec![
+            step("p1_tech_load", "tech.load", json!({"rules": raw.drc_rules})),
+            step("p2_route_info", "route.info", json!({})),
+        ],
     };
     let response = dispatcher::probe(shared, job_id, &plan, Duration::from_secs(30)).await?;
     let pitch = response

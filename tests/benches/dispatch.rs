@@ -21,11 +21,18 @@ use centroid_tests::{CoordinatorProcess, RedisProcess, Sandbox, event_data, kind
 
 fn median(values: &mut [f64]) -> f64 {
     values.sort_by(|left, right| left.total_cmp(right));
-    if values.is_empty() { f64::NAN } else { values[values.len() / 2] }
+    if values.is_empty() {
+        f64::NAN
+    } else {
+        values[values.len() / 2]
+    }
 }
 
 fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|value| value.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
 }
 
 struct Row {
@@ -42,7 +49,12 @@ async fn coordinator_runs(sandbox: &Sandbox, label: &str, candidates: usize, run
         options.seed = run as u64 + 1;
         let job_id = sandbox.submit_example("ota5", options).await;
         let done = sandbox.wait_done(&job_id, Duration::from_secs(600)).await;
-        assert_eq!(done.job.as_ref().unwrap().outcome, "completed", "{:?}", done.job);
+        assert_eq!(
+            done.job.as_ref().unwrap().outcome,
+            "completed",
+            "{:?}",
+            done.job
+        );
         let events = sandbox.events(&job_id).await;
         let mut dispatched: HashMap<String, u64> = HashMap::new();
         let mut first_dispatch = u64::MAX;
@@ -52,7 +64,9 @@ async fn coordinator_runs(sandbox: &Sandbox, label: &str, candidates: usize, run
             match kind(event) {
                 JobEventKind::CandidateDispatched => {
                     first_dispatch = first_dispatch.min(event.timestamp_ms);
-                    dispatched.entry(event.candidate_id.clone()).or_insert(event.timestamp_ms);
+                    dispatched
+                        .entry(event.candidate_id.clone())
+                        .or_insert(event.timestamp_ms);
                 }
                 JobEventKind::CandidateFinished => {
                     finished += 1;
@@ -69,10 +83,19 @@ async fn coordinator_runs(sandbox: &Sandbox, label: &str, candidates: usize, run
         let seconds = (last_finish.saturating_sub(first_dispatch)).max(1) as f64 / 1000.0;
         throughputs.push(finished as f64 / seconds);
     }
-    Row { label: label.to_string(), throughput: median(&mut throughputs), latency_ms: median(&mut latencies) }
+    Row {
+        label: label.to_string(),
+        throughput: median(&mut throughputs),
+        latency_ms: median(&mut latencies),
+    }
 }
 
-async fn direct_runs(addresses: &[String], slots_per_worker: usize, candidates: usize, runs: usize) -> Row {
+async fn direct_runs(
+    addresses: &[String],
+    slots_per_worker: usize,
+    candidates: usize,
+    runs: usize,
+) -> Row {
     let mut throughputs = Vec::new();
     let mut latencies = Vec::new();
     for run in 0..runs {
@@ -83,18 +106,28 @@ async fn direct_runs(addresses: &[String], slots_per_worker: usize, candidates: 
             let address = addresses[lane % addresses.len()].clone();
             let calls = candidates / lanes + usize::from(lane < candidates % lanes);
             tasks.push(tokio::spawn(async move {
-                let mut client = WorkerClient::connect(address).await.expect("connect worker");
+                let mut client = WorkerClient::connect(address)
+                    .await
+                    .expect("connect worker");
                 let mut lane_latencies = Vec::new();
                 for call in 0..calls {
                     let request = RunCandidateRequest {
                         candidate_id: format!("direct-{run}-{lane}-{call}"),
                         session_id: "bench".into(),
                         deadline_ms: 10_000,
-                        plan: vec![SkillCall { step_id: "s01".into(), skill: "debug.noop".into(), arguments_json: "{}".into() }],
+                        plan: vec![SkillCall {
+                            step_id: "s01".into(),
+                            skill: "debug.noop".into(),
+                            arguments_json: "{}".into(),
+                        }],
                         continue_on_error: false,
                     };
                     let call_started = Instant::now();
-                    let response = client.run_candidate(request).await.expect("direct run").into_inner();
+                    let response = client
+                        .run_candidate(request)
+                        .await
+                        .expect("direct run")
+                        .into_inner();
                     assert!(response.ok);
                     lane_latencies.push(call_started.elapsed().as_secs_f64() * 1000.0);
                 }
@@ -106,7 +139,11 @@ async fn direct_runs(addresses: &[String], slots_per_worker: usize, candidates: 
         }
         throughputs.push(candidates as f64 / started.elapsed().as_secs_f64());
     }
-    Row { label: "direct to workers (no coordinator)".into(), throughput: median(&mut throughputs), latency_ms: median(&mut latencies) }
+    Row {
+        label: "direct to workers (no coordinator)".into(),
+        throughput: median(&mut throughputs),
+        latency_ms: median(&mut latencies),
+    }
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -117,7 +154,11 @@ async fn main() {
     let mut sandbox = Sandbox::start(&[]);
     sandbox.add_worker("b1", slots as u32).await;
     sandbox.add_worker("b2", slots as u32).await;
-    let addresses: Vec<String> = sandbox.workers.iter().map(|worker| worker.address.clone()).collect();
+    let addresses: Vec<String> = sandbox
+        .workers
+        .iter()
+        .map(|worker| worker.address.clone())
+        .collect();
 
     let direct = direct_runs(&addresses, slots, candidates, runs).await;
     let redis_row = coordinator_runs(&sandbox, "coordinator, Redis store", candidates, runs).await;
@@ -132,11 +173,17 @@ async fn main() {
     sandbox.workers.clear();
     sandbox.add_worker("m1", slots as u32).await;
     sandbox.add_worker("m2", slots as u32).await;
-    let memory_row = coordinator_runs(&sandbox, "coordinator, in-process store", candidates, runs).await;
+    let memory_row =
+        coordinator_runs(&sandbox, "coordinator, in-process store", candidates, runs).await;
 
     println!();
-    println!("dispatch benchmark: {candidates} debug.noop candidates per run, {runs} runs, 2 workers x {slots} slots, medians");
-    println!("{:<38} {:>16} {:>24} {:>26}", "path", "candidates/s", "latency/candidate (ms)", "overhead vs direct (ms)");
+    println!(
+        "dispatch benchmark: {candidates} debug.noop candidates per run, {runs} runs, 2 workers x {slots} slots, medians"
+    );
+    println!(
+        "{:<38} {:>16} {:>24} {:>26}",
+        "path", "candidates/s", "latency/candidate (ms)", "overhead vs direct (ms)"
+    );
     for row in [&direct, &redis_row, &memory_row] {
         println!(
             "{:<38} {:>16.1} {:>24.1} {:>26.1}",

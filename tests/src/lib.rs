@@ -12,27 +12,39 @@ use std::time::{Duration, Instant};
 
 use centroid_proto::v1::jobs_client::JobsClient;
 use centroid_proto::v1::{
-    GetJobRequest, GetJobResponse, JobEvent, JobOptions, ListWorkersRequest, SubmitJobRequest, WatchJobRequest,
+    GetJobRequest, GetJobResponse, JobEvent, JobOptions, ListWorkersRequest, SubmitJobRequest,
+    WatchJobRequest,
 };
 use tonic::transport::Channel;
 
 pub fn repository_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
 }
 
 pub fn python() -> PathBuf {
-    std::env::var_os("CENTROID_PYTHON").map(PathBuf::from).unwrap_or_else(|| repository_root().join(".venv/bin/python"))
+    std::env::var_os("CENTROID_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repository_root().join(".venv/bin/python"))
 }
 
 pub fn skills_dir() -> PathBuf {
-    std::env::var_os("CENTROID_SKILLS_DIR").map(PathBuf::from).unwrap_or_else(|| repository_root().join("worker/skills"))
+    std::env::var_os("CENTROID_SKILLS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repository_root().join("worker/skills"))
 }
 
 /// target/<profile>/ of the running test binary (target/<profile>/deps/<test>).
 fn binary_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
     let deps = exe.parent().expect("deps dir");
-    let profile_dir = if deps.file_name().is_some_and(|name| name == "deps") { deps.parent().expect("profile dir") } else { deps };
+    let profile_dir = if deps.file_name().is_some_and(|name| name == "deps") {
+        deps.parent().expect("profile dir")
+    } else {
+        deps
+    };
     profile_dir.to_path_buf()
 }
 
@@ -41,10 +53,21 @@ static BUILD: Once = Once::new();
 /// Builds the coordinator, worker and CLI binaries once per test process (a no-op when up to date).
 pub fn ensure_binaries() {
     BUILD.call_once(|| {
-        let release = binary_dir().file_name().is_some_and(|name| name == "release");
+        let release = binary_dir()
+            .file_name()
+            .is_some_and(|name| name == "release");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut command = Command::new(cargo);
-        command.current_dir(repository_root()).args(["build", "--bins", "-p", "centroid-coordinator", "-p", "centroid-worker", "-p", "centroid-cli"]);
+        command.current_dir(repository_root()).args([
+            "build",
+            "--bins",
+            "-p",
+            "centroid-coordinator",
+            "-p",
+            "centroid-worker",
+            "-p",
+            "centroid-cli",
+        ]);
         if release {
             command.arg("--release");
         }
@@ -56,16 +79,30 @@ pub fn ensure_binaries() {
 pub fn binary(name: &str) -> PathBuf {
     ensure_binaries();
     let path = binary_dir().join(name);
-    assert!(path.exists(), "{} is missing; run cargo build --workspace --bins", path.display());
+    assert!(
+        path.exists(),
+        "{} is missing; run cargo build --workspace --bins",
+        path.display()
+    );
     path
 }
 
 /// A free TCP port on 127.0.0.1 (for redis-server, which cannot report one).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("bind :0").local_addr().expect("local addr").port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind :0")
+        .local_addr()
+        .expect("local addr")
+        .port()
 }
 
-fn wait_for_file(path: &Path, child: &mut Child, what: &str, log: &Path, timeout: Duration) -> String {
+fn wait_for_file(
+    path: &Path,
+    child: &mut Child,
+    what: &str,
+    log: &Path,
+    timeout: Duration,
+) -> String {
     let started = Instant::now();
     loop {
         if let Ok(text) = std::fs::read_to_string(path)
@@ -74,9 +111,16 @@ fn wait_for_file(path: &Path, child: &mut Child, what: &str, log: &Path, timeout
             return text.trim().to_string();
         }
         if let Ok(Some(status)) = child.try_wait() {
-            panic!("{what} exited before serving ({status}):\n{}", tail(log, 60));
+            panic!(
+                "{what} exited before serving ({status}):\n{}",
+                tail(log, 60)
+            );
         }
-        assert!(started.elapsed() < timeout, "{what} did not serve within {timeout:?}:\n{}", tail(log, 60));
+        assert!(
+            started.elapsed() < timeout,
+            "{what} did not serve within {timeout:?}:\n{}",
+            tail(log, 60)
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -108,15 +152,35 @@ impl RedisProcess {
         let port = free_port();
         let data = dir.join("redis");
         std::fs::create_dir_all(&data).expect("redis dir");
-        let mut redis = RedisProcess { child: None, port, dir: data, log: dir.join("redis.log") };
+        let mut redis = RedisProcess {
+            child: None,
+            port,
+            dir: data,
+            log: dir.join("redis.log"),
+        };
         redis.spawn();
         redis
     }
 
     fn spawn(&mut self) {
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log).expect("redis log");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .expect("redis log");
         let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--appendonly", "yes", "--appendfsync", "everysec", "--save", ""])
+            .args([
+                "--port",
+                &self.port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "everysec",
+                "--save",
+                "",
+            ])
             .args(["--maxmemory-policy", "noeviction", "--dir"])
             .arg(&self.dir)
             .stdin(Stdio::null())
@@ -130,14 +194,20 @@ impl RedisProcess {
             if self.ping() {
                 return;
             }
-            assert!(started.elapsed() < Duration::from_secs(20), "redis-server did not answer:\n{}", tail(&self.log, 30));
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "redis-server did not answer:\n{}",
+                tail(&self.log, 30)
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
 
     fn ping(&self) -> bool {
         use std::io::{Read, Write};
-        let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else { return false };
+        let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
         let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
         if stream.write_all(b"PING\r\n").is_err() {
             return false;
@@ -162,7 +232,11 @@ impl RedisProcess {
 
     /// A raw command through redis-cli (for assertions on keys).
     pub fn cli(&self, arguments: &[&str]) -> String {
-        let output = Command::new("redis-cli").args(["-p", &self.port.to_string()]).args(arguments).output().expect("redis-cli");
+        let output = Command::new("redis-cli")
+            .args(["-p", &self.port.to_string()])
+            .args(arguments)
+            .output()
+            .expect("redis-cli");
         String::from_utf8_lossy(&output.stdout).trim().to_string()
     }
 }
@@ -206,7 +280,13 @@ impl CoordinatorProcess {
     }
 
     /// A coordinator with its own consumer name (several may share one Redis and prefix).
-    pub fn start_named(dir: &Path, redis_url: &str, prefix: &str, consumer: &str, extra: &[&str]) -> CoordinatorProcess {
+    pub fn start_named(
+        dir: &Path,
+        redis_url: &str,
+        prefix: &str,
+        consumer: &str,
+        extra: &[&str],
+    ) -> CoordinatorProcess {
         std::fs::create_dir_all(dir).expect("coordinator dir");
         let mut coordinator = CoordinatorProcess {
             child: None,
@@ -226,9 +306,22 @@ impl CoordinatorProcess {
     fn spawn(&mut self) {
         self.starts += 1;
         let ready = self.dir.join(format!("coordinator.ready.{}", self.starts));
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log).expect("coordinator log");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .expect("coordinator log");
         let mut child = Command::new(binary("centroid-coordinator"))
-            .args(["--listen", &self.address, "--redis", &self.redis_url, "--key-prefix", &self.prefix, "--consumer", &self.consumer])
+            .args([
+                "--listen",
+                &self.address,
+                "--redis",
+                &self.redis_url,
+                "--key-prefix",
+                &self.prefix,
+                "--consumer",
+                &self.consumer,
+            ])
             .args(TEST_COORDINATOR_FLAGS)
             .args(&self.extra)
             .arg("--ready-file")
@@ -240,7 +333,13 @@ impl CoordinatorProcess {
             .stderr(log)
             .spawn()
             .expect("spawn centroid-coordinator");
-        self.address = wait_for_file(&ready, &mut child, "centroid-coordinator", &self.log, Duration::from_secs(60));
+        self.address = wait_for_file(
+            &ready,
+            &mut child,
+            "centroid-coordinator",
+            &self.log,
+            Duration::from_secs(60),
+        );
         self.child = Some(child);
     }
 
@@ -284,10 +383,30 @@ impl WorkerProcess {
     pub fn start(dir: &Path, coordinator_url: &str, worker_id: &str, slots: u32) -> WorkerProcess {
         let ready = dir.join(format!("{worker_id}.ready"));
         let log_path = dir.join(format!("{worker_id}.log"));
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(&log_path).expect("worker log");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .expect("worker log");
         let mut child = Command::new(binary("centroid-worker"))
-            .args(["--listen", "127.0.0.1:0", "--coordinator", coordinator_url, "--worker-id", worker_id])
-            .args(["--slots", &slots.to_string(), "--heartbeat-interval-ms", "200", "--drain-grace-ms", "2000", "--memory-limit-mb", "0"])
+            .args([
+                "--listen",
+                "127.0.0.1:0",
+                "--coordinator",
+                coordinator_url,
+                "--worker-id",
+                worker_id,
+            ])
+            .args([
+                "--slots",
+                &slots.to_string(),
+                "--heartbeat-interval-ms",
+                "200",
+                "--drain-grace-ms",
+                "2000",
+                "--memory-limit-mb",
+                "0",
+            ])
             .arg("--python")
             .arg(python())
             .arg("--skills-dir")
@@ -301,8 +420,19 @@ impl WorkerProcess {
             .stderr(log)
             .spawn()
             .expect("spawn centroid-worker");
-        let address = wait_for_file(&ready, &mut child, "centroid-worker", &log_path, Duration::from_secs(120));
-        WorkerProcess { child: Some(child), worker_id: worker_id.to_string(), address: format!("http://{address}"), log: log_path }
+        let address = wait_for_file(
+            &ready,
+            &mut child,
+            "centroid-worker",
+            &log_path,
+            Duration::from_secs(120),
+        );
+        WorkerProcess {
+            child: Some(child),
+            worker_id: worker_id.to_string(),
+            address: format!("http://{address}"),
+            log: log_path,
+        }
     }
 
     pub fn kill9(&mut self) {
@@ -331,16 +461,27 @@ pub struct Sandbox {
 impl Sandbox {
     /// Redis + coordinator (no worker yet).
     pub fn start(coordinator_flags: &[&str]) -> Sandbox {
-        let dir = tempfile::Builder::new().prefix("centroid-sandbox-").tempdir().expect("sandbox dir");
+        let dir = tempfile::Builder::new()
+            .prefix("centroid-sandbox-")
+            .tempdir()
+            .expect("sandbox dir");
         let redis = RedisProcess::start(dir.path());
         let prefix = format!("t{}", std::process::id());
-        let coordinator = CoordinatorProcess::start(dir.path(), &redis.url(), &prefix, coordinator_flags);
-        Sandbox { dir, redis, coordinator, workers: Vec::new(), prefix }
+        let coordinator =
+            CoordinatorProcess::start(dir.path(), &redis.url(), &prefix, coordinator_flags);
+        Sandbox {
+            dir,
+            redis,
+            coordinator,
+            workers: Vec::new(),
+            prefix,
+        }
     }
 
     /// Starts a worker and waits until the coordinator lists it alive.
     pub async fn add_worker(&mut self, worker_id: &str, slots: u32) {
-        let worker = WorkerProcess::start(self.dir.path(), &self.coordinator.url(), worker_id, slots);
+        let worker =
+            WorkerProcess::start(self.dir.path(), &self.coordinator.url(), worker_id, slots);
         self.workers.push(worker);
         self.wait_for_workers(&[worker_id]).await;
     }
@@ -358,23 +499,32 @@ impl Sandbox {
                     .filter(|status| status.alive)
                     .filter_map(|status| status.info.map(|info| info.worker_id))
                     .collect();
-                if worker_ids.iter().all(|id| alive.iter().any(|alive_id| alive_id == id)) {
+                if worker_ids
+                    .iter()
+                    .all(|id| alive.iter().any(|alive_id| alive_id == id))
+                {
                     return;
                 }
             }
-            assert!(started.elapsed() < Duration::from_secs(60), "workers {worker_ids:?} did not register:\n{}", self.coordinator.logs());
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "workers {worker_ids:?} did not register:\n{}",
+                self.coordinator.logs()
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
     pub fn worker(&mut self, worker_id: &str) -> &mut WorkerProcess {
-        self.workers.iter_mut().find(|worker| worker.worker_id == worker_id).expect("known worker")
+        self.workers
+            .iter_mut()
+            .find(|worker| worker.worker_id == worker_id)
+            .expect("known worker")
     }
 
     pub async fn client(&self) -> Result<JobsClient<Channel>, tonic::transport::Error> {
         client_for(&self.coordinator.url()).await
     }
-
 
     /// Submits an example circuit directory (e.g. "ota5").
     pub async fn submit_example(&self, example: &str, options: JobOptions) -> String {
@@ -388,18 +538,31 @@ impl Sandbox {
             name: example.to_string(),
         };
         let mut client = self.client().await.expect("connect");
-        client.submit_job(request).await.expect("submit").into_inner().job_id
+        client
+            .submit_job(request)
+            .await
+            .expect("submit")
+            .into_inner()
+            .job_id
     }
 
     pub async fn get_job(&self, job_id: &str) -> GetJobResponse {
         let started = Instant::now();
         loop {
             if let Ok(mut client) = self.client().await
-                && let Ok(response) = client.get_job(GetJobRequest { job_id: job_id.to_string() }).await
+                && let Ok(response) = client
+                    .get_job(GetJobRequest {
+                        job_id: job_id.to_string(),
+                    })
+                    .await
             {
                 return response.into_inner();
             }
-            assert!(started.elapsed() < Duration::from_secs(30), "GetJob kept failing:\n{}", self.coordinator.logs());
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "GetJob kept failing:\n{}",
+                self.coordinator.logs()
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
@@ -412,20 +575,36 @@ impl Sandbox {
             if response.job.as_ref().is_some_and(|job| job.state == "done") {
                 return response;
             }
-            assert!(started.elapsed() < timeout, "job {job_id} not done after {timeout:?}: {:?}\n{}", response.job, self.coordinator.logs());
+            assert!(
+                started.elapsed() < timeout,
+                "job {job_id} not done after {timeout:?}: {:?}\n{}",
+                response.job,
+                self.coordinator.logs()
+            );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
 
     /// Polls GetJob until `predicate` holds.
-    pub async fn wait_until(&self, job_id: &str, timeout: Duration, what: &str, predicate: impl Fn(&GetJobResponse) -> bool) -> GetJobResponse {
+    pub async fn wait_until(
+        &self,
+        job_id: &str,
+        timeout: Duration,
+        what: &str,
+        predicate: impl Fn(&GetJobResponse) -> bool,
+    ) -> GetJobResponse {
         let started = Instant::now();
         loop {
             let response = self.get_job(job_id).await;
             if predicate(&response) {
                 return response;
             }
-            assert!(started.elapsed() < timeout, "{what}: not within {timeout:?}: {:?}\n{}", response.job, self.coordinator.logs());
+            assert!(
+                started.elapsed() < timeout,
+                "{what}: not within {timeout:?}: {:?}\n{}",
+                response.job,
+                self.coordinator.logs()
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
@@ -434,12 +613,18 @@ impl Sandbox {
     pub async fn events(&self, job_id: &str) -> Vec<JobEvent> {
         let mut client = self.client().await.expect("connect");
         let mut stream = client
-            .watch_job(WatchJobRequest { job_id: job_id.to_string(), after_cursor: String::new() })
+            .watch_job(WatchJobRequest {
+                job_id: job_id.to_string(),
+                after_cursor: String::new(),
+            })
             .await
             .expect("watch")
             .into_inner();
         let mut events = Vec::new();
-        while let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(30), stream.message()).await.expect("watch stalled") {
+        while let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(30), stream.message())
+            .await
+            .expect("watch stalled")
+        {
             let last = event.last;
             events.push(event);
             if last {
@@ -486,7 +671,8 @@ pub fn sleep_job(candidates: u32, iterations: u32, sleep_ms: u64) -> JobOptions 
 
 /// Kind of an event as the enum.
 pub fn kind(event: &JobEvent) -> centroid_proto::v1::JobEventKind {
-    centroid_proto::v1::JobEventKind::try_from(event.kind).unwrap_or(centroid_proto::v1::JobEventKind::Unspecified)
+    centroid_proto::v1::JobEventKind::try_from(event.kind)
+        .unwrap_or(centroid_proto::v1::JobEventKind::Unspecified)
 }
 
 pub fn event_data(event: &JobEvent) -> serde_json::Value {
@@ -495,34 +681,72 @@ pub fn event_data(event: &JobEvent) -> serde_json::Value {
 
 /// Every candidate of the job has exactly one result (in the job view, in the
 /// event log, and in Redis), none is still queued.
-pub async fn assert_accounted_once(sandbox: &Sandbox, job_id: &str) -> (GetJobResponse, Vec<JobEvent>) {
+pub async fn assert_accounted_once(
+    sandbox: &Sandbox,
+    job_id: &str,
+) -> (GetJobResponse, Vec<JobEvent>) {
     use centroid_proto::v1::JobEventKind;
     let job = sandbox.get_job(job_id).await;
     let summary = job.job.clone().expect("job summary");
     assert!(summary.candidates_total > 0);
-    assert_eq!(summary.candidates_finished, summary.candidates_total, "every candidate has a result: {summary:?}");
+    assert_eq!(
+        summary.candidates_finished, summary.candidates_total,
+        "every candidate has a result: {summary:?}"
+    );
     for candidate in &job.candidates {
-        assert_ne!(candidate.status, "queued", "{} still queued", candidate.candidate_id);
+        assert_ne!(
+            candidate.status, "queued",
+            "{} still queued",
+            candidate.candidate_id
+        );
     }
     let events = sandbox.events(job_id).await;
     let mut finished: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for event in events.iter().filter(|event| kind(event) == JobEventKind::CandidateFinished) {
+    for event in events
+        .iter()
+        .filter(|event| kind(event) == JobEventKind::CandidateFinished)
+    {
         *finished.entry(event.candidate_id.clone()).or_default() += 1;
     }
-    for candidate in job.candidates.iter().filter(|candidate| candidate.status != "abandoned") {
-        assert_eq!(finished.get(&candidate.candidate_id).copied().unwrap_or(0), 1, "{} finished events", candidate.candidate_id);
+    for candidate in job
+        .candidates
+        .iter()
+        .filter(|candidate| candidate.status != "abandoned")
+    {
+        assert_eq!(
+            finished.get(&candidate.candidate_id).copied().unwrap_or(0),
+            1,
+            "{} finished events",
+            candidate.candidate_id
+        );
     }
-    let results_in_redis: usize = sandbox.redis.cli(&["HLEN", &format!("{}:job:{job_id}:results", sandbox.prefix)]).parse().unwrap_or(0);
-    assert_eq!(results_in_redis, job.candidates.len(), "one result per candidate in redis");
+    let results_in_redis: usize = sandbox
+        .redis
+        .cli(&["HLEN", &format!("{}:job:{job_id}:results", sandbox.prefix)])
+        .parse()
+        .unwrap_or(0);
+    assert_eq!(
+        results_in_redis,
+        job.candidates.len(),
+        "one result per candidate in redis"
+    );
     (job, events)
 }
 
 /// Waits until some candidate of the job was dispatched to `worker_id` and has not finished.
-pub async fn wait_for_running_on(sandbox: &Sandbox, job_id: &str, worker_id: &str, timeout: Duration) -> String {
+pub async fn wait_for_running_on(
+    sandbox: &Sandbox,
+    job_id: &str,
+    worker_id: &str,
+    timeout: Duration,
+) -> String {
     use centroid_proto::v1::JobEventKind;
     let mut client = sandbox.client().await.expect("connect");
     let mut stream = client
-        .watch_job(WatchJobRequest { job_id: job_id.to_string(), after_cursor: String::new() })
+        .watch_job(WatchJobRequest {
+            job_id: job_id.to_string(),
+            after_cursor: String::new(),
+        })
         .await
         .expect("watch")
         .into_inner();
@@ -532,7 +756,12 @@ pub async fn wait_for_running_on(sandbox: &Sandbox, job_id: &str, worker_id: &st
         let left = timeout.saturating_sub(started.elapsed());
         let event = tokio::time::timeout(left, stream.message())
             .await
-            .unwrap_or_else(|_| panic!("no candidate ran on {worker_id} within {timeout:?}:\n{}", sandbox.coordinator.logs()))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "no candidate ran on {worker_id} within {timeout:?}:\n{}",
+                    sandbox.coordinator.logs()
+                )
+            })
             .expect("watch stream")
             .expect("job ended before a candidate ran on the worker");
         match kind(&event) {

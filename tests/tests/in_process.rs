@@ -14,7 +14,8 @@ use centroid_coordinator::store::{MemoryStore, RedisStore, Store};
 use centroid_coordinator::{Coordinator, CoordinatorConfig, SubmitOptions};
 use centroid_proto::v1::worker_server::{Worker, WorkerServer};
 use centroid_proto::v1::{
-    CancelCandidateRequest, CancelCandidateResponse, DrainRequest, DrainResponse, HealthRequest, HealthResponse, ListSkillsRequest, ListSkillsResponse, RunCandidateRequest,
+    CancelCandidateRequest, CancelCandidateResponse, DrainRequest, DrainResponse, HealthRequest,
+    HealthResponse, ListSkillsRequest, ListSkillsResponse, RunCandidateRequest,
     RunCandidateResponse, StepResult, WorkerInfo,
 };
 use centroid_proto::{Error, ErrorCode, PROTOCOL_VERSION};
@@ -37,7 +38,10 @@ struct FakeWorker {
 
 #[tonic::async_trait]
 impl Worker for FakeWorker {
-    async fn run_candidate(&self, request: Request<RunCandidateRequest>) -> Result<Response<RunCandidateResponse>, Status> {
+    async fn run_candidate(
+        &self,
+        request: Request<RunCandidateRequest>,
+    ) -> Result<Response<RunCandidateResponse>, Status> {
         let request = request.into_inner();
         let call = {
             let mut calls = self.calls.lock().unwrap();
@@ -46,39 +50,100 @@ impl Worker for FakeWorker {
             *count
         };
         if self.script == Script::AlwaysUnavailable {
-            return Err(Error::new(ErrorCode::ServiceUnavailable, "klayout process died").to_status());
+            return Err(
+                Error::new(ErrorCode::ServiceUnavailable, "klayout process died").to_status(),
+            );
         }
         let mut steps = Vec::new();
         for step in &request.plan {
             let arguments: serde_json::Value = serde_json::from_str(&step.arguments_json).unwrap();
-            if self.script == Script::FirstPairInvalid && step.skill == "layout.create_common_centroid_pair" && call == 1 && arguments["arrangement"] != "ABAB" {
-                let error = Error::new(ErrorCode::InvalidParam, "ABBA needs an even m per device (use ABAB or a custom pattern)");
-                steps.push(StepResult { step_id: step.step_id.clone(), skill: step.skill.clone(), ok: false, error: Some(error.clone()), data_json: "null".into(), duration_ms: 1 });
-                return Ok(Response::new(RunCandidateResponse { candidate_id: request.candidate_id, session_id: request.session_id, ok: false, steps, artifacts: vec![], error: Some(error), worker_id: "fake".into(), slot: 0, duration_ms: 1 }));
+            if self.script == Script::FirstPairInvalid
+                && step.skill == "layout.create_common_centroid_pair"
+                && call == 1
+                && arguments["arrangement"] != "ABAB"
+            {
+                let error = Error::new(
+                    ErrorCode::InvalidParam,
+                    "ABBA needs an even m per device (use ABAB or a custom pattern)",
+                );
+                steps.push(StepResult {
+                    step_id: step.step_id.clone(),
+                    skill: step.skill.clone(),
+                    ok: false,
+                    error: Some(error.clone()),
+                    data_json: "null".into(),
+                    duration_ms: 1,
+                });
+                return Ok(Response::new(RunCandidateResponse {
+                    candidate_id: request.candidate_id,
+                    session_id: request.session_id,
+                    ok: false,
+                    steps,
+                    artifacts: vec![],
+                    error: Some(error),
+                    worker_id: "fake".into(),
+                    slot: 0,
+                    duration_ms: 1,
+                }));
             }
             let data = match step.skill.as_str() {
                 "drc.run" => serde_json::json!({"total": 0, "clean": true}),
-                "layout.metrics" => serde_json::json!({"bbox_area_um2": 100.0, "device_area_um2": 60.0, "matching_score": 1.0}),
+                "layout.metrics" => {
+                    serde_json::json!({"bbox_area_um2": 100.0, "device_area_um2": 60.0, "matching_score": 1.0})
+                }
                 _ => serde_json::json!({}),
             };
-            steps.push(StepResult { step_id: step.step_id.clone(), skill: step.skill.clone(), ok: true, error: None, data_json: data.to_string(), duration_ms: 1 });
+            steps.push(StepResult {
+                step_id: step.step_id.clone(),
+                skill: step.skill.clone(),
+                ok: true,
+                error: None,
+                data_json: data.to_string(),
+                duration_ms: 1,
+            });
         }
-        Ok(Response::new(RunCandidateResponse { candidate_id: request.candidate_id, session_id: request.session_id, ok: true, steps, artifacts: vec![], error: None, worker_id: "fake".into(), slot: 0, duration_ms: 1 }))
+        Ok(Response::new(RunCandidateResponse {
+            candidate_id: request.candidate_id,
+            session_id: request.session_id,
+            ok: true,
+            steps,
+            artifacts: vec![],
+            error: None,
+            worker_id: "fake".into(),
+            slot: 0,
+            duration_ms: 1,
+        }))
     }
 
-    async fn list_skills(&self, _request: Request<ListSkillsRequest>) -> Result<Response<ListSkillsResponse>, Status> {
-        Ok(Response::new(ListSkillsResponse { skills: vec![], klayout_version: "fake".into(), skill_server_version: "fake".into() }))
+    async fn list_skills(
+        &self,
+        _request: Request<ListSkillsRequest>,
+    ) -> Result<Response<ListSkillsResponse>, Status> {
+        Ok(Response::new(ListSkillsResponse {
+            skills: vec![],
+            klayout_version: "fake".into(),
+            skill_server_version: "fake".into(),
+        }))
     }
 
-    async fn health(&self, _request: Request<HealthRequest>) -> Result<Response<HealthResponse>, Status> {
+    async fn health(
+        &self,
+        _request: Request<HealthRequest>,
+    ) -> Result<Response<HealthResponse>, Status> {
         Ok(Response::new(HealthResponse::default()))
     }
 
-    async fn drain(&self, _request: Request<DrainRequest>) -> Result<Response<DrainResponse>, Status> {
+    async fn drain(
+        &self,
+        _request: Request<DrainRequest>,
+    ) -> Result<Response<DrainResponse>, Status> {
         Ok(Response::new(DrainResponse::default()))
     }
 
-    async fn cancel_candidate(&self, _request: Request<CancelCandidateRequest>) -> Result<Response<CancelCandidateResponse>, Status> {
+    async fn cancel_candidate(
+        &self,
+        _request: Request<CancelCandidateRequest>,
+    ) -> Result<Response<CancelCandidateResponse>, Status> {
         // Scripted candidates finish on their own; nothing runs to stop.
         Ok(Response::new(CancelCandidateResponse { found: false }))
     }
@@ -87,8 +152,15 @@ impl Worker for FakeWorker {
 async fn serve_fake(script: Script) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
-    let fake = FakeWorker { script, calls: Arc::new(Mutex::new(HashMap::new())) };
-    tokio::spawn(tonic::transport::Server::builder().add_service(WorkerServer::new(fake)).serve_with_incoming_shutdown(TcpListenerStream::new(listener), std::future::pending()));
+    let fake = FakeWorker {
+        script,
+        calls: Arc::new(Mutex::new(HashMap::new())),
+    };
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(WorkerServer::new(fake))
+            .serve_with_incoming_shutdown(TcpListenerStream::new(listener), std::future::pending()),
+    );
     format!("http://{address}")
 }
 
@@ -115,7 +187,8 @@ fn config(max_deliveries: u32) -> CoordinatorConfig {
         consumer: Some("in-process".into()),
         ..CommandLine::default()
     };
-    let mut config = CoordinatorConfig::load_with_environment(&command_line, HashMap::new()).unwrap();
+    let mut config =
+        CoordinatorConfig::load_with_environment(&command_line, HashMap::new()).unwrap();
     config.retry_base_ms = 10;
     config.retry_max_ms = 50;
     config
@@ -124,11 +197,17 @@ fn config(max_deliveries: u32) -> CoordinatorConfig {
 fn ota5() -> JobInputs {
     let dir = repository_root().join("examples/ota5");
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
-    JobInputs { netlist_json: read("netlist.json"), drc_rules_json: read("drc_rules.json"), objectives_json: read("objectives.json") }
+    JobInputs {
+        netlist_json: read("netlist.json"),
+        drc_rules_json: read("drc_rules.json"),
+        objectives_json: read("objectives.json"),
+    }
 }
 
 async fn start(store: Arc<dyn Store>, script: Script, max_deliveries: u32) -> Coordinator {
-    let coordinator = Coordinator::start(config(max_deliveries), store).await.unwrap();
+    let coordinator = Coordinator::start(config(max_deliveries), store)
+        .await
+        .unwrap();
     let address = serve_fake(script).await;
     coordinator.registry().register(WorkerInfo {
         worker_id: "fake".into(),
@@ -146,23 +225,47 @@ async fn scenarios(make_store: impl Fn() -> Arc<dyn Store>) {
     // a job completes, candidates are evaluated, the best passes
     let coordinator = start(make_store(), Script::Succeed, 6).await;
     let submitted = coordinator
-        .submit(ota5(), SubmitOptions { candidates_per_iteration: 3, max_iterations: 2, seed: 5, ..SubmitOptions::default() })
+        .submit(
+            ota5(),
+            SubmitOptions {
+                candidates_per_iteration: 3,
+                max_iterations: 2,
+                seed: 5,
+                ..SubmitOptions::default()
+            },
+        )
         .await
         .unwrap();
-    let job = coordinator.wait(&submitted.job_id, Duration::from_secs(30)).await.unwrap();
-    assert_eq!(job.outcome.map(|outcome| outcome.as_str()), Some("completed"), "{job:?}");
+    let job = coordinator
+        .wait(&submitted.job_id, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(
+        job.outcome.map(|outcome| outcome.as_str()),
+        Some("completed"),
+        "{job:?}"
+    );
     assert!(job.best_passed);
     let view = coordinator.get(&submitted.job_id).await.unwrap();
-    assert!(view.candidates.iter().all(|candidate| candidate.evaluation.is_some()));
+    assert!(
+        view.candidates
+            .iter()
+            .all(|candidate| candidate.evaluation.is_some())
+    );
     coordinator.shutdown().await;
 
     // bad inputs are refused with their structured issues
     let coordinator = start(make_store(), Script::Succeed, 6).await;
     let mut bad = ota5();
-    bad.objectives_json = r#"{"schema_version": "1.0.0", "objectives": [{"name": "speed_max", "weight": 1}]}"#.into();
+    bad.objectives_json =
+        r#"{"schema_version": "1.0.0", "objectives": [{"name": "speed_max", "weight": 1}]}"#.into();
     match coordinator.submit(bad, SubmitOptions::default()).await {
         Err(centroid_coordinator::CoordinatorError::InvalidInputs(issues)) => {
-            assert!(issues.iter().any(|issue| issue.file.contains("objectives") && issue.pointer.starts_with("/objectives")), "{issues:?}");
+            assert!(
+                issues.iter().any(|issue| issue.file.contains("objectives")
+                    && issue.pointer.starts_with("/objectives")),
+                "{issues:?}"
+            );
         }
         other => panic!("bad inputs accepted: {other:?}"),
     }
@@ -171,11 +274,22 @@ async fn scenarios(make_store: impl Fn() -> Arc<dyn Store>) {
     // the time budget ends the job
     let coordinator = start(make_store(), Script::Succeed, 6).await;
     let submitted = coordinator
-        .submit(ota5(), SubmitOptions { candidates_per_iteration: 2, max_iterations: 50, time_budget_ms: 1, ..SubmitOptions::default() })
+        .submit(
+            ota5(),
+            SubmitOptions {
+                candidates_per_iteration: 2,
+                max_iterations: 50,
+                time_budget_ms: 1,
+                ..SubmitOptions::default()
+            },
+        )
         .await
         .unwrap();
     tokio::time::sleep(Duration::from_millis(5)).await;
-    let job = coordinator.wait(&submitted.job_id, Duration::from_secs(30)).await.unwrap();
+    let job = coordinator
+        .wait(&submitted.job_id, Duration::from_secs(30))
+        .await
+        .unwrap();
     assert!(job.is_finished(), "{job:?}");
     assert!(job.error.contains("time budget"), "{job:?}");
     assert!(job.iteration < 49);
@@ -185,34 +299,84 @@ async fn scenarios(make_store: impl Fn() -> Arc<dyn Store>) {
     let store = make_store();
     let coordinator = start(store.clone(), Script::AlwaysUnavailable, 2).await;
     let submitted = coordinator
-        .submit(ota5(), SubmitOptions { candidates_per_iteration: 2, max_iterations: 1, noop_plan: true, ..SubmitOptions::default() })
+        .submit(
+            ota5(),
+            SubmitOptions {
+                candidates_per_iteration: 2,
+                max_iterations: 1,
+                noop_plan: true,
+                ..SubmitOptions::default()
+            },
+        )
         .await
         .unwrap();
-    let job = coordinator.wait(&submitted.job_id, Duration::from_secs(60)).await.unwrap();
-    assert_eq!(job.outcome.map(|outcome| outcome.as_str()), Some("failed"), "{job:?}");
+    let job = coordinator
+        .wait(&submitted.job_id, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(
+        job.outcome.map(|outcome| outcome.as_str()),
+        Some("failed"),
+        "{job:?}"
+    );
     let view = coordinator.get(&submitted.job_id).await.unwrap();
     for result in view.results.values() {
         assert_eq!(result.status.as_str(), "dead_lettered", "{result:?}");
     }
     let dead = store.dead_letters(100).await.unwrap();
-    assert_eq!(dead.iter().filter(|(job_id, _, _)| *job_id == submitted.job_id).count(), 2);
-    assert_eq!(store.queue_pending_count().await.unwrap(), 0, "dead letters are acknowledged");
+    assert_eq!(
+        dead.iter()
+            .filter(|(job_id, _, _)| *job_id == submitted.job_id)
+            .count(),
+        2
+    );
+    assert_eq!(
+        store.queue_pending_count().await.unwrap(),
+        0,
+        "dead letters are acknowledged"
+    );
     coordinator.shutdown().await;
 
     // INVALID_PARAM on a step: the planner adjusts it (ReAct) and the candidate runs again
     let coordinator = start(make_store(), Script::FirstPairInvalid, 6).await;
     let submitted = coordinator
-        .submit(ota5(), SubmitOptions { candidates_per_iteration: 1, max_iterations: 1, seed: 1, ..SubmitOptions::default() })
+        .submit(
+            ota5(),
+            SubmitOptions {
+                candidates_per_iteration: 1,
+                max_iterations: 1,
+                seed: 1,
+                ..SubmitOptions::default()
+            },
+        )
         .await
         .unwrap();
-    let job = coordinator.wait(&submitted.job_id, Duration::from_secs(30)).await.unwrap();
-    assert_eq!(job.outcome.map(|outcome| outcome.as_str()), Some("completed"), "{job:?}");
+    let job = coordinator
+        .wait(&submitted.job_id, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(
+        job.outcome.map(|outcome| outcome.as_str()),
+        Some("completed"),
+        "{job:?}"
+    );
     let view = coordinator.get(&submitted.job_id).await.unwrap();
     let result = view.results.values().next().unwrap();
     assert!(result.ok);
-    assert!(result.adjustments.iter().any(|note| note.contains("arrangement → ABAB")), "{:?}", result.adjustments);
+    assert!(
+        result
+            .adjustments
+            .iter()
+            .any(|note| note.contains("arrangement → ABAB")),
+        "{:?}",
+        result.adjustments
+    );
     let plan = result.plan.as_ref().unwrap();
-    assert!(plan.steps.iter().any(|step| step.arguments["arrangement"] == "ABAB"));
+    assert!(
+        plan.steps
+            .iter()
+            .any(|step| step.arguments["arrangement"] == "ABAB")
+    );
     coordinator.shutdown().await;
 }
 
@@ -230,8 +394,16 @@ async fn in_process_coordinator_with_redis_store() {
     let stores: Arc<Mutex<Vec<Arc<dyn Store>>>> = Arc::new(Mutex::new(Vec::new()));
     // connect the stores up front (the factory is synchronous)
     for index in 0..5 {
-        let settings = RedisStoreSettings { url: url.clone(), prefix: format!("inproc{index}"), ..RedisStoreSettings::default() };
-        let store: Arc<dyn Store> = Arc::new(RedisStore::connect(settings, Duration::from_secs(10)).await.unwrap());
+        let settings = RedisStoreSettings {
+            url: url.clone(),
+            prefix: format!("inproc{index}"),
+            ..RedisStoreSettings::default()
+        };
+        let store: Arc<dyn Store> = Arc::new(
+            RedisStore::connect(settings, Duration::from_secs(10))
+                .await
+                .unwrap(),
+        );
         stores.lock().unwrap().push(store);
     }
     scenarios(move || {

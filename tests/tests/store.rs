@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use centroid_coordinator::model::{
-    ArtifactMeta, CandidateRecord, CandidateResult, CandidateStatus, DesignPoint, EventKind, EventRecord, JobInputs,
-    JobOptions, JobRecord, JobState, Origin, Plan,
+    ArtifactMeta, CandidateRecord, CandidateResult, CandidateStatus, DesignPoint, EventKind,
+    EventRecord, JobInputs, JobOptions, JobRecord, JobState, Origin, Plan,
 };
 use centroid_coordinator::store::redis::RedisStoreSettings;
 use centroid_coordinator::store::{MemoryStore, RedisStore, Store};
@@ -47,7 +47,11 @@ fn job(job_id: &str, created_ms: u64) -> JobRecord {
 }
 
 fn inputs() -> JobInputs {
-    JobInputs { netlist_json: "{}".into(), drc_rules_json: "{}".into(), objectives_json: "{}".into() }
+    JobInputs {
+        netlist_json: "{}".into(),
+        drc_rules_json: "{}".into(),
+        objectives_json: "{}".into(),
+    }
 }
 
 fn candidate(job_id: &str, index: usize) -> CandidateRecord {
@@ -91,17 +95,41 @@ fn result(candidate_id: &str, worker: &str) -> CandidateResult {
 }
 
 fn event(kind: EventKind, last: bool) -> EventRecord {
-    EventRecord { kind, timestamp_ms: 1, state: JobState::Init, candidate_id: String::new(), iteration: 0, message: String::new(), data: serde_json::Value::Null, last }
+    EventRecord {
+        kind,
+        timestamp_ms: 1,
+        state: JobState::Init,
+        candidate_id: String::new(),
+        iteration: 0,
+        message: String::new(),
+        data: serde_json::Value::Null,
+        last,
+    }
 }
 
 async fn suite(store: Arc<dyn Store>) {
     // jobs
-    store.create_job(&job("job-a", 10), &inputs()).await.unwrap();
-    store.create_job(&job("job-b", 20), &inputs()).await.unwrap();
-    assert_eq!(store.get_job("job-a").await.unwrap().unwrap().job_id, "job-a");
+    store
+        .create_job(&job("job-a", 10), &inputs())
+        .await
+        .unwrap();
+    store
+        .create_job(&job("job-b", 20), &inputs())
+        .await
+        .unwrap();
+    assert_eq!(
+        store.get_job("job-a").await.unwrap().unwrap().job_id,
+        "job-a"
+    );
     assert!(store.get_job("job-zz").await.unwrap().is_none());
     assert_eq!(store.get_inputs("job-a").await.unwrap().unwrap(), inputs());
-    let listed: Vec<String> = store.list_jobs(10).await.unwrap().into_iter().map(|job| job.job_id).collect();
+    let listed: Vec<String> = store
+        .list_jobs(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|job| job.job_id)
+        .collect();
     assert_eq!(listed, vec!["job-b", "job-a"], "most recent first");
     assert_eq!(store.active_jobs().await.unwrap(), vec!["job-a", "job-b"]);
     let mut finished = job("job-a", 10);
@@ -110,29 +138,76 @@ async fn suite(store: Arc<dyn Store>) {
     assert_eq!(store.active_jobs().await.unwrap(), vec!["job-b"]);
 
     // the driver lease: one owner at a time, renewable, taken over once it lapses
-    assert!(store.lease_job("job-b", "coordinator-1", Duration::from_millis(300)).await.unwrap());
-    assert!(!store.lease_job("job-b", "coordinator-2", Duration::from_millis(300)).await.unwrap());
-    assert!(store.lease_job("job-b", "coordinator-1", Duration::from_millis(300)).await.unwrap(), "renewal");
+    assert!(
+        store
+            .lease_job("job-b", "coordinator-1", Duration::from_millis(300))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .lease_job("job-b", "coordinator-2", Duration::from_millis(300))
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .lease_job("job-b", "coordinator-1", Duration::from_millis(300))
+            .await
+            .unwrap(),
+        "renewal"
+    );
     tokio::time::sleep(Duration::from_millis(400)).await;
-    assert!(store.lease_job("job-b", "coordinator-2", Duration::from_millis(300)).await.unwrap(), "lapsed: taken over");
+    assert!(
+        store
+            .lease_job("job-b", "coordinator-2", Duration::from_millis(300))
+            .await
+            .unwrap(),
+        "lapsed: taken over"
+    );
     store.release_job("job-b", "coordinator-1").await.unwrap();
-    assert!(!store.lease_job("job-b", "coordinator-1", Duration::from_millis(300)).await.unwrap(), "release by a non-holder is a no-op");
+    assert!(
+        !store
+            .lease_job("job-b", "coordinator-1", Duration::from_millis(300))
+            .await
+            .unwrap(),
+        "release by a non-holder is a no-op"
+    );
     store.release_job("job-b", "coordinator-2").await.unwrap();
-    assert!(store.lease_job("job-b", "coordinator-1", Duration::from_millis(300)).await.unwrap());
+    assert!(
+        store
+            .lease_job("job-b", "coordinator-1", Duration::from_millis(300))
+            .await
+            .unwrap()
+    );
     store.release_job("job-b", "coordinator-1").await.unwrap();
 
     // cancellation requests live apart from the job record
     assert_eq!(store.cancel_requested("job-b").await.unwrap(), None);
     store.request_cancel("job-b", "user").await.unwrap();
-    assert_eq!(store.cancel_requested("job-b").await.unwrap().as_deref(), Some("user"));
+    assert_eq!(
+        store.cancel_requested("job-b").await.unwrap().as_deref(),
+        Some("user")
+    );
 
     // enqueue + read + ack
     let mut running = job("job-b", 20);
     running.state = JobState::Executing;
     running.iteration_enqueued = true;
-    let candidates = vec![candidate("job-b", 0), candidate("job-b", 1), candidate("job-b", 2)];
-    store.enqueue_iteration(&running, &candidates).await.unwrap();
-    assert_eq!(store.get_job("job-b").await.unwrap().unwrap().state, JobState::Executing, "job written with the candidates");
+    let candidates = vec![
+        candidate("job-b", 0),
+        candidate("job-b", 1),
+        candidate("job-b", 2),
+    ];
+    store
+        .enqueue_iteration(&running, &candidates)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.get_job("job-b").await.unwrap().unwrap().state,
+        JobState::Executing,
+        "job written with the candidates"
+    );
     assert_eq!(store.candidates("job-b").await.unwrap().len(), 3);
     let read = store.queue_read("c1", 2).await.unwrap();
     assert_eq!(read.len(), 2);
@@ -144,26 +219,72 @@ async fn suite(store: Arc<dyn Store>) {
 
     // leases: renewed entries are not reclaimed, lapsed ones are, by another consumer
     tokio::time::sleep(Duration::from_millis(300)).await;
-    store.queue_renew("c1", &[read[0].entry_id.clone()]).await.unwrap();
-    let reclaimed = store.queue_reclaim("c3", Duration::from_millis(250), 10).await.unwrap();
-    let reclaimed_ids: Vec<&str> = reclaimed.iter().map(|entry| entry.candidate_id.as_str()).collect();
-    assert!(reclaimed_ids.contains(&"job-b-c1") && reclaimed_ids.contains(&"job-b-c2"), "{reclaimed_ids:?}");
-    assert!(!reclaimed_ids.contains(&"job-b-c0"), "a renewed lease is not reclaimed");
-    assert!(store.queue_reclaim("c4", Duration::from_millis(250), 10).await.unwrap().is_empty(), "reclaiming renews the lease");
+    store
+        .queue_renew("c1", &[read[0].entry_id.clone()])
+        .await
+        .unwrap();
+    let reclaimed = store
+        .queue_reclaim("c3", Duration::from_millis(250), 10)
+        .await
+        .unwrap();
+    let reclaimed_ids: Vec<&str> = reclaimed
+        .iter()
+        .map(|entry| entry.candidate_id.as_str())
+        .collect();
+    assert!(
+        reclaimed_ids.contains(&"job-b-c1") && reclaimed_ids.contains(&"job-b-c2"),
+        "{reclaimed_ids:?}"
+    );
+    assert!(
+        !reclaimed_ids.contains(&"job-b-c0"),
+        "a renewed lease is not reclaimed"
+    );
+    assert!(
+        store
+            .queue_reclaim("c4", Duration::from_millis(250), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "reclaiming renews the lease"
+    );
     store.queue_ack(&read[0].entry_id).await.unwrap();
     store.queue_ack(&rest[0].entry_id).await.unwrap();
     assert_eq!(store.queue_pending_count().await.unwrap(), 1);
 
     // dead letters
-    store.dead_letter(&read[1], "too many deliveries").await.unwrap();
+    store
+        .dead_letter(&read[1], "too many deliveries")
+        .await
+        .unwrap();
     assert_eq!(store.queue_pending_count().await.unwrap(), 0);
     let dead = store.dead_letters(10).await.unwrap();
-    assert_eq!(dead, vec![("job-b".to_string(), "job-b-c1".to_string(), "too many deliveries".to_string())]);
+    assert_eq!(
+        dead,
+        vec![(
+            "job-b".to_string(),
+            "job-b-c1".to_string(),
+            "too many deliveries".to_string()
+        )]
+    );
 
     // results: first wins
-    assert!(store.record_result("job-b", &result("job-b-c0", "w1")).await.unwrap());
-    assert!(!store.record_result("job-b", &result("job-b-c0", "w2")).await.unwrap(), "a late duplicate is ignored");
-    assert_eq!(store.results("job-b").await.unwrap()["job-b-c0"].worker_id, "w1");
+    assert!(
+        store
+            .record_result("job-b", &result("job-b-c0", "w1"))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .record_result("job-b", &result("job-b-c0", "w2"))
+            .await
+            .unwrap(),
+        "a late duplicate is ignored"
+    );
+    assert_eq!(
+        store.results("job-b").await.unwrap()["job-b-c0"].worker_id,
+        "w1"
+    );
     assert!(store.has_result("job-b", "job-b-c0").await.unwrap());
     assert_eq!(store.result_ids("job-b").await.unwrap(), vec!["job-b-c0"]);
     assert!(!store.has_result("job-b", "job-b-c1").await.unwrap());
@@ -171,25 +292,82 @@ async fn suite(store: Arc<dyn Store>) {
     assert_eq!(store.bump_deliveries("job-b", "job-b-c1").await.unwrap(), 2);
 
     // events with cursors
-    let first = store.append_event("job-b", &event(EventKind::StateChanged, false)).await.unwrap();
-    store.append_event("job-b", &event(EventKind::PlanCreated, false)).await.unwrap();
-    store.append_event("job-b", &event(EventKind::Completed, true)).await.unwrap();
+    let first = store
+        .append_event("job-b", &event(EventKind::StateChanged, false))
+        .await
+        .unwrap();
+    store
+        .append_event("job-b", &event(EventKind::PlanCreated, false))
+        .await
+        .unwrap();
+    store
+        .append_event("job-b", &event(EventKind::Completed, true))
+        .await
+        .unwrap();
     let all = store.events_after("job-b", None, 100).await.unwrap();
     assert_eq!(all.len(), 3);
     assert_eq!(all[0].0, first);
-    let after_first = store.events_after("job-b", Some(&first), 100).await.unwrap();
-    assert_eq!(after_first.iter().map(|(_, event)| event.kind).collect::<Vec<_>>(), vec![EventKind::PlanCreated, EventKind::Completed]);
-    assert!(store.events_after("job-b", Some(&all[2].0), 100).await.unwrap().is_empty());
+    let after_first = store
+        .events_after("job-b", Some(&first), 100)
+        .await
+        .unwrap();
+    assert_eq!(
+        after_first
+            .iter()
+            .map(|(_, event)| event.kind)
+            .collect::<Vec<_>>(),
+        vec![EventKind::PlanCreated, EventKind::Completed]
+    );
+    assert!(
+        store
+            .events_after("job-b", Some(&all[2].0), 100)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
     // artifacts
-    let meta = |candidate: &str, name: &str| ArtifactMeta { candidate_id: candidate.into(), name: name.into(), media_type: "application/x-gdsii".into(), size: 3 };
-    store.put_artifact("job-b", &meta("job-b-c0", "layout.gds"), b"gds").await.unwrap();
-    store.put_artifact("job-b", &meta("job-b-c1", "layout.gds"), b"xyz").await.unwrap();
-    assert_eq!(store.get_artifact("job-b", "job-b-c0", "layout.gds").await.unwrap().unwrap(), b"gds");
-    store.delete_candidate_artifacts("job-b", "job-b-c1").await.unwrap();
-    let kept: Vec<String> = store.artifacts("job-b").await.unwrap().into_iter().map(|meta| meta.candidate_id).collect();
+    let meta = |candidate: &str, name: &str| ArtifactMeta {
+        candidate_id: candidate.into(),
+        name: name.into(),
+        media_type: "application/x-gdsii".into(),
+        size: 3,
+    };
+    store
+        .put_artifact("job-b", &meta("job-b-c0", "layout.gds"), b"gds")
+        .await
+        .unwrap();
+    store
+        .put_artifact("job-b", &meta("job-b-c1", "layout.gds"), b"xyz")
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .get_artifact("job-b", "job-b-c0", "layout.gds")
+            .await
+            .unwrap()
+            .unwrap(),
+        b"gds"
+    );
+    store
+        .delete_candidate_artifacts("job-b", "job-b-c1")
+        .await
+        .unwrap();
+    let kept: Vec<String> = store
+        .artifacts("job-b")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|meta| meta.candidate_id)
+        .collect();
     assert_eq!(kept, vec!["job-b-c0"]);
-    assert!(store.get_artifact("job-b", "job-b-c1", "layout.gds").await.unwrap().is_none());
+    assert!(
+        store
+            .get_artifact("job-b", "job-b-c1", "layout.gds")
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[tokio::test]
@@ -201,8 +379,15 @@ async fn memory_store_suite() {
 async fn redis_store_suite() {
     let dir = tempfile::tempdir().unwrap();
     let redis = RedisProcess::start(dir.path());
-    let settings = RedisStoreSettings { url: redis.url(), prefix: "suite".into(), job_ttl: Duration::from_secs(3600), ..RedisStoreSettings::default() };
-    let store = RedisStore::connect(settings, Duration::from_secs(10)).await.unwrap();
+    let settings = RedisStoreSettings {
+        url: redis.url(),
+        prefix: "suite".into(),
+        job_ttl: Duration::from_secs(3600),
+        ..RedisStoreSettings::default()
+    };
+    let store = RedisStore::connect(settings, Duration::from_secs(10))
+        .await
+        .unwrap();
     suite(Arc::new(store)).await;
     // every key is under the prefix and carries a TTL, streams are trimmed by MAXLEN
     let keys = redis.cli(&["--scan", "--pattern", "*"]);

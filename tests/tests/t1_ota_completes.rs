@@ -15,33 +15,71 @@ async fn ota5_job_completes_with_a_drc_clean_best_layout() {
     let job_id = sandbox.submit_example("ota5", small_job(3, 2, 42)).await;
     let done = sandbox.wait_done(&job_id, Duration::from_secs(240)).await;
     let summary = done.job.clone().unwrap();
-    assert_eq!(summary.outcome, "completed", "{summary:?}\n{}", sandbox.coordinator.logs());
+    assert_eq!(
+        summary.outcome,
+        "completed",
+        "{summary:?}\n{}",
+        sandbox.coordinator.logs()
+    );
     assert!(summary.best_passed, "{summary:?}");
-    let best = done.candidates.iter().find(|candidate| candidate.candidate_id == summary.best_candidate_id).expect("best candidate");
+    let best = done
+        .candidates
+        .iter()
+        .find(|candidate| candidate.candidate_id == summary.best_candidate_id)
+        .expect("best candidate");
     assert_eq!(best.drc_violations, 0, "best is DRC-clean: {best:?}");
     // the metrics say whether LVS ran; when it did, it must match
     let plan: serde_json::Value = serde_json::from_str(&done.best_plan_json).unwrap();
-    let lvs_planned = plan["steps"].as_array().unwrap().iter().any(|step| step["skill"] == "lvs.run");
+    let lvs_planned = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|step| step["skill"] == "lvs.run");
     if lvs_planned {
         assert_eq!(best.lvs, "match", "{best:?}");
     }
-    eprintln!("best {} score {:.3} area {:.1} µm² matching {:.3} lvs {:?} (lvs planned: {lvs_planned})", best.candidate_id, best.score, best.area_um2, best.matching_score, best.lvs);
+    eprintln!(
+        "best {} score {:.3} area {:.1} µm² matching {:.3} lvs {:?} (lvs planned: {lvs_planned})",
+        best.candidate_id, best.score, best.area_um2, best.matching_score, best.lvs
+    );
 
     // a late watcher receives what already happened, ending with completed
     let events = sandbox.events(&job_id).await;
     assert_eq!(kind(&events[0]), JobEventKind::StateChanged);
-    assert!(events.iter().any(|event| kind(event) == JobEventKind::PlanCreated));
-    assert!(events.iter().any(|event| kind(event) == JobEventKind::Evaluation));
+    assert!(
+        events
+            .iter()
+            .any(|event| kind(event) == JobEventKind::PlanCreated)
+    );
+    assert!(
+        events
+            .iter()
+            .any(|event| kind(event) == JobEventKind::Evaluation)
+    );
     assert_eq!(kind(events.last().unwrap()), JobEventKind::Completed);
-    let states: Vec<&str> = events.iter().filter(|event| kind(event) == JobEventKind::StateChanged).map(|event| event.state.as_str()).collect();
-    for state in ["parsing", "planning", "executing", "evaluating", "completed"] {
+    let states: Vec<&str> = events
+        .iter()
+        .filter(|event| kind(event) == JobEventKind::StateChanged)
+        .map(|event| event.state.as_str())
+        .collect();
+    for state in [
+        "parsing",
+        "planning",
+        "executing",
+        "evaluating",
+        "completed",
+    ] {
         assert!(states.contains(&state), "{state} missing from {states:?}");
     }
 
     // the best layout's GDS, streamed
     let mut client = sandbox.client().await.unwrap();
     let mut stream = client
-        .fetch_artifact(FetchArtifactRequest { job_id: job_id.clone(), candidate_id: String::new(), name: "layout.gds".into() })
+        .fetch_artifact(FetchArtifactRequest {
+            job_id: job_id.clone(),
+            candidate_id: String::new(),
+            name: "layout.gds".into(),
+        })
         .await
         .expect("fetch artifact")
         .into_inner();
@@ -51,6 +89,10 @@ async fn ota5_job_completes_with_a_drc_clean_best_layout() {
         gds.extend_from_slice(&chunk.content);
     }
     assert!(gds.len() > 100);
-    assert_eq!(&gds[..4], &[0x00, 0x06, 0x00, 0x02], "a GDSII HEADER record");
+    assert_eq!(
+        &gds[..4],
+        &[0x00, 0x06, 0x00, 0x02],
+        "a GDSII HEADER record"
+    );
     centroid_tests::assert_accounted_once(&sandbox, &job_id).await;
 }

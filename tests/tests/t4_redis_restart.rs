@@ -14,8 +14,16 @@ async fn redis_restart_mid_job_the_job_completes() {
     sandbox.redis.restart(Duration::from_millis(1500));
     let done = sandbox.wait_done(&job_id, Duration::from_secs(120)).await;
     let summary = done.job.clone().unwrap();
-    assert_eq!(summary.outcome, "completed", "{summary:?}\n{}", sandbox.coordinator.logs());
+    assert_eq!(
+        summary.outcome,
+        "completed",
+        "{summary:?}\n{}",
+        sandbox.coordinator.logs()
+    );
     let (job, _) = assert_accounted_once(&sandbox, &job_id).await;
     assert_eq!(job.candidates.len(), 8);
-    assert!(sandbox.coordinator.logs().contains("store unavailable"), "the coordinator saw redis go away");
+    assert!(
+        sandbox.coordinator.logs().contains("store unavailable"),
+        "the coordinator saw redis go away"
+    );
 }

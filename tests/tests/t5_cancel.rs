@@ -7,7 +7,9 @@
 use std::time::{Duration, Instant};
 
 use centroid_proto::v1::worker_client::WorkerClient;
-use centroid_proto::v1::{CancelJobRequest, HealthRequest, HealthResponse, JobEventKind, JobOptions, ListJobsRequest};
+use centroid_proto::v1::{
+    CancelJobRequest, HealthRequest, HealthResponse, JobEventKind, JobOptions, ListJobsRequest,
+};
 use centroid_tests::{Sandbox, kind, sleep_job};
 use tonic::transport::Channel;
 
@@ -17,11 +19,19 @@ const SLEEP_MS: u64 = 60_000;
 const FREED_WITHIN: Duration = Duration::from_secs(10);
 
 async fn health(client: &mut WorkerClient<Channel>) -> HealthResponse {
-    client.health(HealthRequest {}).await.expect("worker health").into_inner()
+    client
+        .health(HealthRequest {})
+        .await
+        .expect("worker health")
+        .into_inner()
 }
 
 /// Waits until the worker's only slot runs a candidate that has reached its sleep.
-async fn wait_until_sleeping(client: &mut WorkerClient<Channel>, worker_id: &str, calls_before: u64) -> HealthResponse {
+async fn wait_until_sleeping(
+    client: &mut WorkerClient<Channel>,
+    worker_id: &str,
+    calls_before: u64,
+) -> HealthResponse {
     let started = Instant::now();
     loop {
         let health = health(client).await;
@@ -29,7 +39,10 @@ async fn wait_until_sleeping(client: &mut WorkerClient<Channel>, worker_id: &str
         if slot.busy && !slot.candidate_id.is_empty() && slot.calls_forwarded > calls_before {
             return health;
         }
-        assert!(started.elapsed() < Duration::from_secs(60), "no candidate is sleeping on {worker_id}: {health:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no candidate is sleeping on {worker_id}: {health:?}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -47,23 +60,38 @@ async fn cancel_stops_the_candidates_on_the_workers_and_the_job_ends_cancelled()
     }
 
     // four 60 s candidates on two one-slot workers: two run, two wait in the queue
-    let options = JobOptions { candidate_deadline_ms: 120_000, ..sleep_job(4, 1, SLEEP_MS) };
+    let options = JobOptions {
+        candidate_deadline_ms: 120_000,
+        ..sleep_job(4, 1, SLEEP_MS)
+    };
     let job_id = sandbox.submit_example("ota5", options).await;
     let mut running = Vec::new();
     for (worker_id, client, before) in &mut worker_clients {
-        let health = wait_until_sleeping(client, worker_id, before.slot_health[0].calls_forwarded).await;
+        let health =
+            wait_until_sleeping(client, worker_id, before.slot_health[0].calls_forwarded).await;
         running.push(health.slot_health[0].candidate_id.clone());
     }
 
     let mut jobs = sandbox.client().await.unwrap();
     let cancelled_at = Instant::now();
-    jobs.cancel_job(CancelJobRequest { job_id: job_id.clone(), reason: "test".into() }).await.unwrap();
+    jobs.cancel_job(CancelJobRequest {
+        job_id: job_id.clone(),
+        reason: "test".into(),
+    })
+    .await
+    .unwrap();
     let done = sandbox.wait_done(&job_id, Duration::from_secs(30)).await;
-    assert!(cancelled_at.elapsed() < Duration::from_secs(5), "cancellation took {:?}", cancelled_at.elapsed());
+    assert!(
+        cancelled_at.elapsed() < Duration::from_secs(5),
+        "cancellation took {:?}",
+        cancelled_at.elapsed()
+    );
     let summary = done.job.clone().unwrap();
     assert_eq!(summary.outcome, "cancelled", "{summary:?}");
     assert!(
-        done.candidates.iter().all(|candidate| candidate.status == "abandoned"),
+        done.candidates
+            .iter()
+            .all(|candidate| candidate.status == "abandoned"),
         "every candidate, running or queued, is abandoned: {:?}",
         done.candidates
     );
@@ -75,13 +103,32 @@ async fn cancel_stops_the_candidates_on_the_workers_and_the_job_ends_cancelled()
         .skip_while(|event| kind(event) != JobEventKind::Cancelled)
         .filter(|event| kind(event) == JobEventKind::CandidateDispatched)
         .count();
-    assert_eq!(dispatched_after_cancel, 0, "nothing dispatched after the cancellation");
+    assert_eq!(
+        dispatched_after_cancel, 0,
+        "nothing dispatched after the cancellation"
+    );
 
     // ListJobs counts the candidates like GetJob
-    let listed = jobs.list_jobs(ListJobsRequest { limit: 10 }).await.unwrap().into_inner();
-    let listed = listed.jobs.iter().find(|job| job.job_id == job_id).expect("the job is listed");
-    assert_eq!((listed.candidates_total, listed.candidates_finished), (4, 4), "{listed:?}");
-    assert_eq!((summary.candidates_total, summary.candidates_finished), (4, 4), "{summary:?}");
+    let listed = jobs
+        .list_jobs(ListJobsRequest { limit: 10 })
+        .await
+        .unwrap()
+        .into_inner();
+    let listed = listed
+        .jobs
+        .iter()
+        .find(|job| job.job_id == job_id)
+        .expect("the job is listed");
+    assert_eq!(
+        (listed.candidates_total, listed.candidates_finished),
+        (4, 4),
+        "{listed:?}"
+    );
+    assert_eq!(
+        (summary.candidates_total, summary.candidates_finished),
+        (4, 4),
+        "{summary:?}"
+    );
 
     // the workers stopped the sleeping candidates: every slot is free again within
     // seconds (the sleeps had ~60 s to go), on a fresh KLayout process
@@ -100,7 +147,11 @@ async fn cancel_stops_the_candidates_on_the_workers_and_the_job_ends_cancelled()
             tokio::time::sleep(Duration::from_millis(100)).await;
         };
         let (old, new) = (&before.slot_health[0], &after.slot_health[0]);
-        assert_eq!(new.restarts, old.restarts + 1, "{worker_id}'s child was replaced: {after:?}");
+        assert_eq!(
+            new.restarts,
+            old.restarts + 1,
+            "{worker_id}'s child was replaced: {after:?}"
+        );
         assert_ne!(new.pid, old.pid, "{worker_id} runs a new process");
         assert!(new.candidate_id.is_empty());
     }
@@ -108,7 +159,10 @@ async fn cancel_stops_the_candidates_on_the_workers_and_the_job_ends_cancelled()
     let coordinator_logs = sandbox.coordinator.logs();
     for candidate_id in &running {
         assert!(
-            coordinator_logs.lines().any(|line| line.contains("worker stopped the candidate") && line.contains(candidate_id.as_str())),
+            coordinator_logs
+                .lines()
+                .any(|line| line.contains("worker stopped the candidate")
+                    && line.contains(candidate_id.as_str())),
             "the coordinator cancelled {candidate_id} on its worker:\n{coordinator_logs}"
         );
     }
@@ -118,7 +172,11 @@ async fn cancel_stops_the_candidates_on_the_workers_and_the_job_ends_cancelled()
     let next_done = sandbox.wait_done(&next, Duration::from_secs(30)).await;
     assert_eq!(next_done.job.unwrap().outcome, "completed");
     assert!(
-        next_done.candidates.iter().all(|candidate| candidate.status == "finished" && ["w1", "w2"].contains(&candidate.worker_id.as_str())),
+        next_done
+            .candidates
+            .iter()
+            .all(|candidate| candidate.status == "finished"
+                && ["w1", "w2"].contains(&candidate.worker_id.as_str())),
         "{:?}",
         next_done.candidates
     );

@@ -23,12 +23,23 @@ async fn job_waits_for_a_worker_then_runs() {
         .expect_err("bad rules refused");
     assert_eq!(status.code(), tonic::Code::InvalidArgument);
     let error = centroid_proto::Error::from_status(&status);
-    let issues = error.details()["issues"].as_array().cloned().unwrap_or_default();
-    assert!(!issues.is_empty() && issues.iter().all(|issue| issue["file"] == "drc_rules.json" && issue["pointer"].is_string()), "{issues:?}");
+    let issues = error.details()["issues"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        !issues.is_empty()
+            && issues
+                .iter()
+                .all(|issue| issue["file"] == "drc_rules.json" && issue["pointer"].is_string()),
+        "{issues:?}"
+    );
 
     let job_id = sandbox.submit_example("ota5", small_job(2, 1, 3)).await;
     let waiting = sandbox
-        .wait_until(&job_id, Duration::from_secs(10), "job waiting", |job| job.job.as_ref().is_some_and(|job| job.state == "planning"))
+        .wait_until(&job_id, Duration::from_secs(10), "job waiting", |job| {
+            job.job.as_ref().is_some_and(|job| job.state == "planning")
+        })
         .await;
     assert_eq!(waiting.job.unwrap().candidates_finished, 0);
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -40,8 +51,18 @@ async fn job_waits_for_a_worker_then_runs() {
     assert_eq!(summary.outcome, "completed", "{summary:?}");
     assert!(summary.best_passed);
     let events = sandbox.events(&job_id).await;
-    let waited = events.iter().position(|event| kind(event) == JobEventKind::WaitingForWorkers).expect("a waiting event");
-    let planned = events.iter().position(|event| kind(event) == JobEventKind::PlanCreated).expect("a plan");
+    let waited = events
+        .iter()
+        .position(|event| kind(event) == JobEventKind::WaitingForWorkers)
+        .expect("a waiting event");
+    let planned = events
+        .iter()
+        .position(|event| kind(event) == JobEventKind::PlanCreated)
+        .expect("a plan");
     assert!(waited < planned);
-    assert!(done.candidates.iter().all(|candidate| candidate.worker_id == "late"));
+    assert!(
+        done.candidates
+            .iter()
+            .all(|candidate| candidate.worker_id == "late")
+    );
 }

@@ -11,7 +11,13 @@ use centroid_tests::{CoordinatorProcess, Sandbox, client_for, repository_root, s
 async fn a_job_submitted_to_a_coordinator_without_workers_runs_on_the_other_ones() {
     let mut sandbox = Sandbox::start(&[]);
     sandbox.add_worker("w1", 2).await;
-    let second = CoordinatorProcess::start_named(&sandbox.dir.path().join("second"), &sandbox.redis.url(), &sandbox.prefix, "coordinator-second", &[]);
+    let second = CoordinatorProcess::start_named(
+        &sandbox.dir.path().join("second"),
+        &sandbox.redis.url(),
+        &sandbox.prefix,
+        "coordinator-second",
+        &[],
+    );
     let mut client = client_for(&second.url()).await.unwrap();
     let dir = repository_root().join("examples/ota5");
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
@@ -29,21 +35,47 @@ async fn a_job_submitted_to_a_coordinator_without_workers_runs_on_the_other_ones
         .job_id;
     let started = std::time::Instant::now();
     let job = loop {
-        let job = client.get_job(GetJobRequest { job_id: job_id.clone() }).await.unwrap().into_inner();
+        let job = client
+            .get_job(GetJobRequest {
+                job_id: job_id.clone(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
         if job.job.as_ref().is_some_and(|job| job.state == "done") {
             break job;
         }
-        assert!(started.elapsed() < Duration::from_secs(60), "not done: {:?}\n{}\n{}", job.job, second.logs(), sandbox.coordinator.logs());
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "not done: {:?}\n{}\n{}",
+            job.job,
+            second.logs(),
+            sandbox.coordinator.logs()
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     if std::env::var_os("SHOW_LOGS").is_some() {
-        eprintln!("--- second ---\n{}\n--- first ---\n{}", second.logs(), sandbox.coordinator.logs());
+        eprintln!(
+            "--- second ---\n{}\n--- first ---\n{}",
+            second.logs(),
+            sandbox.coordinator.logs()
+        );
     }
     assert_eq!(job.job.as_ref().unwrap().outcome, "completed");
     assert_eq!(job.candidates.len(), 8);
-    assert!(job.candidates.iter().all(|candidate| candidate.worker_id == "w1" && candidate.status == "finished"));
-    assert!(sandbox.coordinator.logs().contains("candidate dispatched"), "the first coordinator dispatched");
-    assert!(!second.logs().contains("candidate dispatched"), "the second has no workers: it dispatched nothing");
+    assert!(
+        job.candidates
+            .iter()
+            .all(|candidate| candidate.worker_id == "w1" && candidate.status == "finished")
+    );
+    assert!(
+        sandbox.coordinator.logs().contains("candidate dispatched"),
+        "the first coordinator dispatched"
+    );
+    assert!(
+        !second.logs().contains("candidate dispatched"),
+        "the second has no workers: it dispatched nothing"
+    );
     // the first coordinator sees the same job (shared store)
     let seen = sandbox.get_job(&job_id).await;
     assert_eq!(seen.job.unwrap().outcome, "completed");

@@ -14,7 +14,11 @@ async fn folded_cascode_and_mirror_bank_complete_clean() {
         let done = sandbox.wait_done(&job_id, Duration::from_secs(240)).await;
         let summary = done.job.clone().unwrap();
         assert_eq!(summary.outcome, "completed", "{example}: {summary:?}");
-        let best = done.candidates.iter().find(|candidate| candidate.candidate_id == summary.best_candidate_id).expect("best");
+        let best = done
+            .candidates
+            .iter()
+            .find(|candidate| candidate.candidate_id == summary.best_candidate_id)
+            .expect("best");
         assert_eq!(best.drc_violations, 0, "{example}: {best:?}");
         assert_eq!(best.lvs, "match", "{example}: {best:?}");
         assert!(summary.best_passed, "{example}: {best:?}");

@@ -60,12 +60,9 @@ async fn hanging_skill_times_out_within_the_deadline_plus_one_second_and_the_slo
     let old_pid = health(&mut client).await.slot_health[0].pid;
 
     let started = Instant::now();
-    let status = run(
-        &mut client,
-        sleep_candidate("hang", 2_000, json!(60)),
-    )
-    .await
-    .expect_err("the candidate must time out");
+    let status = run(&mut client, sleep_candidate("hang", 2_000, json!(60)))
+        .await
+        .expect_err("the candidate must time out");
     let elapsed = started.elapsed();
     let error = Error::from_status(&status);
     assert_eq!(status.code(), tonic::Code::DeadlineExceeded);
@@ -138,12 +135,9 @@ async fn bad_parameters_are_invalid_param_and_never_reach_klayout() {
         response.error.unwrap().error_code(),
         ErrorCode::InvalidParam
     );
-    let response = run(
-        &mut client,
-        sleep_candidate("negative", 30_000, json!(-1)),
-    )
-    .await
-    .unwrap();
+    let response = run(&mut client, sleep_candidate("negative", 30_000, json!(-1)))
+        .await
+        .unwrap();
     assert_eq!(
         response.error.unwrap().error_code(),
         ErrorCode::InvalidParam

@@ -21,13 +21,25 @@ impl DesignSpace {
     /// into units, one dummy per row end, compact, square.
     pub fn default_point(&self) -> DesignPoint {
         DesignPoint {
-            arrangement: self.arrangements.first().cloned().unwrap_or_else(|| "ABBA".into()),
+            arrangement: self
+                .arrangements
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "ABBA".into()),
             finger_split: *self.finger_splits.iter().max().unwrap_or(&1),
-            dummies: if self.dummies.contains(&1) { 1 } else { self.dummies.first().copied().unwrap_or(0) },
+            dummies: if self.dummies.contains(&1) {
+                1
+            } else {
+                self.dummies.first().copied().unwrap_or(0)
+            },
             guard_ring: false,
             row_order: 0,
             spacing_nm: self.spacings_nm.first().copied().unwrap_or(0),
-            aspect_ratio_pct: if self.aspect_ratios_pct.contains(&100) { 100 } else { self.aspect_ratios_pct[0] },
+            aspect_ratio_pct: if self.aspect_ratios_pct.contains(&100) {
+                100
+            } else {
+                self.aspect_ratios_pct[0]
+            },
         }
     }
 
@@ -100,7 +112,11 @@ impl SplitMix64 {
 
     /// Uniform in `0..bound` (0 when bound is 0).
     pub fn below(&mut self, bound: u64) -> u64 {
-        if bound == 0 { 0 } else { self.next_u64() % bound }
+        if bound == 0 {
+            0
+        } else {
+            self.next_u64() % bound
+        }
     }
 
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {

@@ -40,8 +40,19 @@ pub trait Planner: Send + Sync + 'static {
     /// The design space of this task (what the candidate generator varies).
     fn design_space(&self, context: &TaskContext, skills: &SkillCatalog) -> DesignSpace;
     /// The plan of one candidate.
-    fn plan(&self, context: &TaskContext, point: &DesignPoint, skills: &SkillCatalog) -> Result<Plan, PlanError>;
+    fn plan(
+        &self,
+        context: &TaskContext,
+        point: &DesignPoint,
+        skills: &SkillCatalog,
+    ) -> Result<Plan, PlanError>;
     /// Adjusts the plan after step `step_id` failed with `error` (INVALID_PARAM,
     /// NOT_FOUND or CONFLICT); `None` when it knows no fix.
-    fn adjust(&self, plan: &Plan, step_id: &str, error: &Error, skills: &SkillCatalog) -> Option<Adjustment>;
+    fn adjust(
+        &self,
+        plan: &Plan,
+        step_id: &str,
+        error: &Error,
+        skills: &SkillCatalog,
+    ) -> Option<Adjustment>;
 }

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use crate::error::StoreResult;
 use crate::model::{
-    ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry, WorkerCard,
+    ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry,
+    WorkerCard,
 };
 use crate::store::Store;
 
@@ -106,7 +107,12 @@ impl Store for MemoryStore {
 
     async fn list_jobs(&self, limit: usize) -> StoreResult<Vec<JobRecord>> {
         let mut jobs: Vec<JobRecord> = self.lock().jobs.values().cloned().collect();
-        jobs.sort_by(|left, right| right.created_ms.cmp(&left.created_ms).then(right.job_id.cmp(&left.job_id)));
+        jobs.sort_by(|left, right| {
+            right
+                .created_ms
+                .cmp(&left.created_ms)
+                .then(right.job_id.cmp(&left.job_id))
+        });
         jobs.truncate(limit);
         Ok(jobs)
     }
@@ -118,7 +124,9 @@ impl Store for MemoryStore {
     }
 
     async fn request_cancel(&self, job_id: &str, reason: &str) -> StoreResult<()> {
-        self.lock().cancels.insert(job_id.to_string(), reason.to_string());
+        self.lock()
+            .cancels
+            .insert(job_id.to_string(), reason.to_string());
         Ok(())
     }
 
@@ -134,14 +142,20 @@ impl Store for MemoryStore {
             Some((holder, expires)) => holder == owner || *expires <= now,
         };
         if free {
-            inner.leases.insert(job_id.to_string(), (owner.to_string(), now + ttl));
+            inner
+                .leases
+                .insert(job_id.to_string(), (owner.to_string(), now + ttl));
         }
         Ok(free)
     }
 
     async fn release_job(&self, job_id: &str, owner: &str) -> StoreResult<()> {
         let mut inner = self.lock();
-        if inner.leases.get(job_id).is_some_and(|(holder, _)| holder == owner) {
+        if inner
+            .leases
+            .get(job_id)
+            .is_some_and(|(holder, _)| holder == owner)
+        {
             inner.leases.remove(job_id);
         }
         Ok(())
@@ -154,7 +168,11 @@ impl Store for MemoryStore {
         Ok(())
     }
 
-    async fn enqueue_iteration(&self, job: &JobRecord, candidates: &[CandidateRecord]) -> StoreResult<()> {
+    async fn enqueue_iteration(
+        &self,
+        job: &JobRecord,
+        candidates: &[CandidateRecord],
+    ) -> StoreResult<()> {
         let mut inner = self.lock();
         for candidate in candidates {
             inner
@@ -183,8 +201,17 @@ impl Store for MemoryStore {
         Ok(())
     }
 
-    async fn get_candidate(&self, job_id: &str, candidate_id: &str) -> StoreResult<Option<CandidateRecord>> {
-        Ok(self.lock().candidates.get(job_id).and_then(|candidates| candidates.get(candidate_id)).cloned())
+    async fn get_candidate(
+        &self,
+        job_id: &str,
+        candidate_id: &str,
+    ) -> StoreResult<Option<CandidateRecord>> {
+        Ok(self
+            .lock()
+            .candidates
+            .get(job_id)
+            .and_then(|candidates| candidates.get(candidate_id))
+            .cloned())
     }
 
     async fn candidates(&self, job_id: &str) -> StoreResult<Vec<CandidateRecord>> {
@@ -207,7 +234,11 @@ impl Store for MemoryStore {
     }
 
     async fn has_result(&self, job_id: &str, candidate_id: &str) -> StoreResult<bool> {
-        Ok(self.lock().results.get(job_id).is_some_and(|results| results.contains_key(candidate_id)))
+        Ok(self
+            .lock()
+            .results
+            .get(job_id)
+            .is_some_and(|results| results.contains_key(candidate_id)))
     }
 
     async fn results(&self, job_id: &str) -> StoreResult<HashMap<String, CandidateResult>> {
@@ -216,18 +247,29 @@ impl Store for MemoryStore {
 
     async fn candidate_counts(&self, job_id: &str) -> StoreResult<(usize, usize)> {
         let inner = self.lock();
-        let total = inner.candidates.get(job_id).map_or(0, |candidates| candidates.len());
+        let total = inner
+            .candidates
+            .get(job_id)
+            .map_or(0, |candidates| candidates.len());
         let finished = inner.results.get(job_id).map_or(0, |results| results.len());
         Ok((total, finished))
     }
 
     async fn result_ids(&self, job_id: &str) -> StoreResult<Vec<String>> {
-        Ok(self.lock().results.get(job_id).map(|results| results.keys().cloned().collect()).unwrap_or_default())
+        Ok(self
+            .lock()
+            .results
+            .get(job_id)
+            .map(|results| results.keys().cloned().collect())
+            .unwrap_or_default())
     }
 
     async fn bump_deliveries(&self, job_id: &str, candidate_id: &str) -> StoreResult<u32> {
         let mut inner = self.lock();
-        let counter = inner.deliveries.entry((job_id.to_string(), candidate_id.to_string())).or_default();
+        let counter = inner
+            .deliveries
+            .entry((job_id.to_string(), candidate_id.to_string()))
+            .or_default();
         *counter += 1;
         Ok(*counter)
     }
@@ -243,12 +285,19 @@ impl Store for MemoryStore {
         Ok(format!("{}", events.len()))
     }
 
-    async fn events_after(&self, job_id: &str, after: Option<&str>, limit: usize) -> StoreResult<Vec<(String, EventRecord)>> {
+    async fn events_after(
+        &self,
+        job_id: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<(String, EventRecord)>> {
         let inner = self.lock();
         let Some(events) = inner.events.get(job_id) else {
             return Ok(Vec::new());
         };
-        let start = after.and_then(|cursor| cursor.parse::<usize>().ok()).unwrap_or(0);
+        let start = after
+            .and_then(|cursor| cursor.parse::<usize>().ok())
+            .unwrap_or(0);
         Ok(events
             .iter()
             .enumerate()
@@ -258,16 +307,28 @@ impl Store for MemoryStore {
             .collect())
     }
 
-    async fn put_artifact(&self, job_id: &str, meta: &ArtifactMeta, content: &[u8]) -> StoreResult<()> {
+    async fn put_artifact(
+        &self,
+        job_id: &str,
+        meta: &ArtifactMeta,
+        content: &[u8],
+    ) -> StoreResult<()> {
         self.lock()
             .artifacts
             .entry(job_id.to_string())
             .or_default()
-            .insert((meta.candidate_id.clone(), meta.name.clone()), (meta.clone(), content.to_vec()));
+            .insert(
+                (meta.candidate_id.clone(), meta.name.clone()),
+                (meta.clone(), content.to_vec()),
+            );
         Ok(())
     }
 
-    async fn delete_candidate_artifacts(&self, job_id: &str, candidate_id: &str) -> StoreResult<()> {
+    async fn delete_candidate_artifacts(
+        &self,
+        job_id: &str,
+        candidate_id: &str,
+    ) -> StoreResult<()> {
         if let Some(artifacts) = self.lock().artifacts.get_mut(job_id) {
             artifacts.retain(|(candidate, _), _| candidate != candidate_id);
         }
@@ -283,7 +344,12 @@ impl Store for MemoryStore {
             .unwrap_or_default())
     }
 
-    async fn get_artifact(&self, job_id: &str, candidate_id: &str, name: &str) -> StoreResult<Option<Vec<u8>>> {
+    async fn get_artifact(
+        &self,
+        job_id: &str,
+        candidate_id: &str,
+        name: &str,
+    ) -> StoreResult<Option<Vec<u8>>> {
         Ok(self
             .lock()
             .artifacts
@@ -296,17 +362,28 @@ impl Store for MemoryStore {
         let mut inner = self.lock();
         let mut read = Vec::new();
         while read.len() < count {
-            let Some(entry) = inner.queue.pop_front() else { break };
+            let Some(entry) = inner.queue.pop_front() else {
+                break;
+            };
             inner.pending.insert(
                 entry_number(&entry.entry_id),
-                PendingEntry { entry: Some(entry.clone()), consumer: consumer.to_string(), leased_at: Some(Instant::now()) },
+                PendingEntry {
+                    entry: Some(entry.clone()),
+                    consumer: consumer.to_string(),
+                    leased_at: Some(Instant::now()),
+                },
             );
             read.push(entry);
         }
         Ok(read)
     }
 
-    async fn queue_reclaim(&self, consumer: &str, min_idle: Duration, count: usize) -> StoreResult<Vec<QueueEntry>> {
+    async fn queue_reclaim(
+        &self,
+        consumer: &str,
+        min_idle: Duration,
+        count: usize,
+    ) -> StoreResult<Vec<QueueEntry>> {
         let mut inner = self.lock();
         let now = Instant::now();
         let mut reclaimed = Vec::new();
@@ -314,7 +391,10 @@ impl Store for MemoryStore {
             if reclaimed.len() >= count {
                 break;
             }
-            let idle = pending.leased_at.map(|leased_at| now.duration_since(leased_at)).unwrap_or(Duration::MAX);
+            let idle = pending
+                .leased_at
+                .map(|leased_at| now.duration_since(leased_at))
+                .unwrap_or(Duration::MAX);
             if idle >= min_idle {
                 pending.consumer = consumer.to_string();
                 pending.leased_at = Some(now);
@@ -346,7 +426,11 @@ impl Store for MemoryStore {
 
     async fn dead_letter(&self, entry: &QueueEntry, reason: &str) -> StoreResult<()> {
         let mut inner = self.lock();
-        inner.dead.push_back((entry.job_id.clone(), entry.candidate_id.clone(), reason.to_string()));
+        inner.dead.push_back((
+            entry.job_id.clone(),
+            entry.candidate_id.clone(),
+            reason.to_string(),
+        ));
         while inner.dead.len() > MAX_DEAD_LETTERS {
             inner.dead.pop_front();
         }
@@ -359,7 +443,9 @@ impl Store for MemoryStore {
     }
 
     async fn put_worker_card(&self, card: &WorkerCard, ttl: Duration) -> StoreResult<()> {
-        self.lock().workers.insert(card.worker_id.clone(), (card.clone(), Instant::now() + ttl));
+        self.lock()
+            .workers
+            .insert(card.worker_id.clone(), (card.clone(), Instant::now() + ttl));
         Ok(())
     }
 
@@ -367,7 +453,11 @@ impl Store for MemoryStore {
         let mut inner = self.lock();
         let now = Instant::now();
         inner.workers.retain(|_, (_, expires)| *expires > now);
-        let mut cards: Vec<WorkerCard> = inner.workers.values().map(|(card, _)| card.clone()).collect();
+        let mut cards: Vec<WorkerCard> = inner
+            .workers
+            .values()
+            .map(|(card, _)| card.clone())
+            .collect();
         cards.sort_by(|left, right| left.worker_id.cmp(&right.worker_id));
         Ok(cards)
     }

@@ -20,7 +20,8 @@ use std::time::Duration;
 
 use crate::error::StoreResult;
 use crate::model::{
-    ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry, WorkerCard,
+    ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry,
+    WorkerCard,
 };
 
 #[tonic::async_trait]
@@ -50,9 +51,17 @@ pub trait Store: Send + Sync + 'static {
 
     /// Atomically: writes the candidates, enqueues one queue entry per candidate,
     /// and writes the job record (which says the iteration is enqueued).
-    async fn enqueue_iteration(&self, job: &JobRecord, candidates: &[CandidateRecord]) -> StoreResult<()>;
+    async fn enqueue_iteration(
+        &self,
+        job: &JobRecord,
+        candidates: &[CandidateRecord],
+    ) -> StoreResult<()>;
     async fn put_candidate(&self, candidate: &CandidateRecord) -> StoreResult<()>;
-    async fn get_candidate(&self, job_id: &str, candidate_id: &str) -> StoreResult<Option<CandidateRecord>>;
+    async fn get_candidate(
+        &self,
+        job_id: &str,
+        candidate_id: &str,
+    ) -> StoreResult<Option<CandidateRecord>>;
     async fn candidates(&self, job_id: &str) -> StoreResult<Vec<CandidateRecord>>;
 
     /// Records a result unless one is recorded already; `true` when this call recorded it.
@@ -63,7 +72,10 @@ pub trait Store: Send + Sync + 'static {
     async fn result_ids(&self, job_id: &str) -> StoreResult<Vec<String>>;
     /// (candidates, candidates with a result) of a job, without reading the bodies.
     async fn candidate_counts(&self, job_id: &str) -> StoreResult<(usize, usize)> {
-        Ok((self.candidates(job_id).await?.len(), self.result_ids(job_id).await?.len()))
+        Ok((
+            self.candidates(job_id).await?.len(),
+            self.result_ids(job_id).await?.len(),
+        ))
     }
     /// The delivery counter of a candidate: incremented on every delivery, returns the new value.
     async fn bump_deliveries(&self, job_id: &str, candidate_id: &str) -> StoreResult<u32>;
@@ -71,17 +83,38 @@ pub trait Store: Send + Sync + 'static {
     /// Appends to the job's event log; returns the event's cursor.
     async fn append_event(&self, job_id: &str, event: &EventRecord) -> StoreResult<String>;
     /// Events after `after` (all when `None`), oldest first, at most `limit`.
-    async fn events_after(&self, job_id: &str, after: Option<&str>, limit: usize) -> StoreResult<Vec<(String, EventRecord)>>;
+    async fn events_after(
+        &self,
+        job_id: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<(String, EventRecord)>>;
 
-    async fn put_artifact(&self, job_id: &str, meta: &ArtifactMeta, content: &[u8]) -> StoreResult<()>;
-    async fn delete_candidate_artifacts(&self, job_id: &str, candidate_id: &str) -> StoreResult<()>;
+    async fn put_artifact(
+        &self,
+        job_id: &str,
+        meta: &ArtifactMeta,
+        content: &[u8],
+    ) -> StoreResult<()>;
+    async fn delete_candidate_artifacts(&self, job_id: &str, candidate_id: &str)
+    -> StoreResult<()>;
     async fn artifacts(&self, job_id: &str) -> StoreResult<Vec<ArtifactMeta>>;
-    async fn get_artifact(&self, job_id: &str, candidate_id: &str, name: &str) -> StoreResult<Option<Vec<u8>>>;
+    async fn get_artifact(
+        &self,
+        job_id: &str,
+        candidate_id: &str,
+        name: &str,
+    ) -> StoreResult<Option<Vec<u8>>>;
 
     /// New entries for `consumer` (never delivered before), at most `count`.
     async fn queue_read(&self, consumer: &str, count: usize) -> StoreResult<Vec<QueueEntry>>;
     /// Entries whose lease was not renewed for `min_idle`, now owned by `consumer`.
-    async fn queue_reclaim(&self, consumer: &str, min_idle: Duration, count: usize) -> StoreResult<Vec<QueueEntry>>;
+    async fn queue_reclaim(
+        &self,
+        consumer: &str,
+        min_idle: Duration,
+        count: usize,
+    ) -> StoreResult<Vec<QueueEntry>>;
     /// Renews the leases of entries `consumer` is working on.
     async fn queue_renew(&self, consumer: &str, entry_ids: &[String]) -> StoreResult<()>;
     async fn queue_ack(&self, entry_id: &str) -> StoreResult<()>;

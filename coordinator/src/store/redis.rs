@@ -31,7 +31,8 @@ use redis::{AsyncCommands, Value};
 
 use crate::error::{StoreError, StoreResult};
 use crate::model::{
-    ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry, WorkerCard,
+    ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry,
+    WorkerCard,
 };
 use crate::store::Store;
 
@@ -71,7 +72,10 @@ pub struct RedisStore {
 }
 
 fn corrupt(key: &str, message: impl ToString) -> StoreError {
-    StoreError::Corrupt { key: key.to_string(), message: message.to_string() }
+    StoreError::Corrupt {
+        key: key.to_string(),
+        message: message.to_string(),
+    }
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> String {
@@ -104,12 +108,16 @@ fn stream_entries(value: &Value) -> Vec<(String, HashMap<String, String>)> {
     let mut entries = Vec::new();
     for entry in value_items(value) {
         let parts = value_items(entry);
-        let Some(id) = parts.first().and_then(value_text) else { continue };
+        let Some(id) = parts.first().and_then(value_text) else {
+            continue;
+        };
         let mut fields = HashMap::new();
         match parts.get(1) {
             Some(Value::Map(pairs)) => {
                 for (field, field_value) in pairs {
-                    if let (Some(field), Some(field_value)) = (value_text(field), value_text(field_value)) {
+                    if let (Some(field), Some(field_value)) =
+                        (value_text(field), value_text(field_value))
+                    {
                         fields.insert(field, field_value);
                     }
                 }
@@ -117,7 +125,8 @@ fn stream_entries(value: &Value) -> Vec<(String, HashMap<String, String>)> {
             Some(list) => {
                 for pair in value_items(list).chunks(2) {
                     if let [field, field_value] = pair
-                        && let (Some(field), Some(field_value)) = (value_text(field), value_text(field_value))
+                        && let (Some(field), Some(field_value)) =
+                            (value_text(field), value_text(field_value))
                     {
                         fields.insert(field, field_value);
                     }
@@ -140,7 +149,10 @@ fn queue_entry(id: String, fields: &HashMap<String, String>) -> Option<QueueEntr
 
 impl RedisStore {
     /// Connects (retrying until `connect_within` runs out) and creates the consumer group.
-    pub async fn connect(settings: RedisStoreSettings, connect_within: Duration) -> StoreResult<RedisStore> {
+    pub async fn connect(
+        settings: RedisStoreSettings,
+        connect_within: Duration,
+    ) -> StoreResult<RedisStore> {
         let client = redis::Client::open(settings.url.as_str())?;
         let config = redis::aio::ConnectionManagerConfig::new()
             .set_connection_timeout(Some(settings.command_timeout))
@@ -149,7 +161,10 @@ impl RedisStore {
             .set_max_delay(Duration::from_millis(500));
         let started = std::time::Instant::now();
         let connection = loop {
-            match client.get_connection_manager_with_config(config.clone()).await {
+            match client
+                .get_connection_manager_with_config(config.clone())
+                .await
+            {
                 Ok(connection) => break connection,
                 Err(error) if started.elapsed() < connect_within => {
                     tracing::warn!(%error, "redis not reachable yet; retrying");
@@ -158,7 +173,10 @@ impl RedisStore {
                 Err(error) => return Err(error.into()),
             }
         };
-        let store = RedisStore { connection, settings };
+        let store = RedisStore {
+            connection,
+            settings,
+        };
         store.ensure_group().await?;
         Ok(store)
     }
@@ -208,7 +226,9 @@ impl RedisStore {
         match command.query_async::<Value>(&mut self.conn()).await {
             Ok(value) => Ok(value),
             Err(error) if error.to_string().contains("NOGROUP") => {
-                tracing::warn!("the queue's consumer group is gone (redis lost its data?); creating it again");
+                tracing::warn!(
+                    "the queue's consumer group is gone (redis lost its data?); creating it again"
+                );
                 self.ensure_group().await?;
                 Ok(command.query_async::<Value>(&mut self.conn()).await?)
             }
@@ -217,8 +237,21 @@ impl RedisStore {
     }
 
     async fn touch_job_keys(&self, pipe: &mut redis::Pipeline, job_id: &str) {
-        for suffix in ["", "inputs", "candidates", "results", "deliveries", "events", "artifacts", "artifact_index", "cancel"] {
-            pipe.cmd("PEXPIRE").arg(self.job_key(job_id, suffix)).arg(self.ttl_ms()).ignore();
+        for suffix in [
+            "",
+            "inputs",
+            "candidates",
+            "results",
+            "deliveries",
+            "events",
+            "artifacts",
+            "artifact_index",
+            "cancel",
+        ] {
+            pipe.cmd("PEXPIRE")
+                .arg(self.job_key(job_id, suffix))
+                .arg(self.ttl_ms())
+                .ignore();
         }
     }
 }
@@ -228,15 +261,28 @@ impl Store for RedisStore {
     async fn create_job(&self, job: &JobRecord, inputs: &JobInputs) -> StoreResult<()> {
         let mut pipe = redis::pipe();
         pipe.atomic();
-        pipe.cmd("SET").arg(self.job_key(&job.job_id, "")).arg(to_json(job)).ignore();
-        pipe.cmd("SET").arg(self.job_key(&job.job_id, "inputs")).arg(to_json(inputs)).ignore();
-        pipe.cmd("ZADD").arg(self.key("jobs")).arg(job.created_ms).arg(&job.job_id).ignore();
+        pipe.cmd("SET")
+            .arg(self.job_key(&job.job_id, ""))
+            .arg(to_json(job))
+            .ignore();
+        pipe.cmd("SET")
+            .arg(self.job_key(&job.job_id, "inputs"))
+            .arg(to_json(inputs))
+            .ignore();
+        pipe.cmd("ZADD")
+            .arg(self.key("jobs"))
+            .arg(job.created_ms)
+            .arg(&job.job_id)
+            .ignore();
         pipe.cmd("ZREMRANGEBYRANK")
             .arg(self.key("jobs"))
             .arg(0)
             .arg(-(self.settings.max_jobs as i64) - 1)
             .ignore();
-        pipe.cmd("SADD").arg(self.key("jobs:active")).arg(&job.job_id).ignore();
+        pipe.cmd("SADD")
+            .arg(self.key("jobs:active"))
+            .arg(&job.job_id)
+            .ignore();
         self.touch_job_keys(&mut pipe, &job.job_id).await;
         pipe.query_async::<()>(&mut self.conn()).await?;
         Ok(())
@@ -245,7 +291,11 @@ impl Store for RedisStore {
     async fn put_job(&self, job: &JobRecord) -> StoreResult<()> {
         let _: () = self
             .conn()
-            .pset_ex(self.job_key(&job.job_id, ""), to_json(job), self.settings.job_ttl.as_millis() as u64)
+            .pset_ex(
+                self.job_key(&job.job_id, ""),
+                to_json(job),
+                self.settings.job_ttl.as_millis() as u64,
+            )
             .await?;
         Ok(())
     }
@@ -291,7 +341,11 @@ impl Store for RedisStore {
     async fn request_cancel(&self, job_id: &str, reason: &str) -> StoreResult<()> {
         let _: () = self
             .conn()
-            .pset_ex(self.job_key(job_id, "cancel"), reason, self.settings.job_ttl.as_millis() as u64)
+            .pset_ex(
+                self.job_key(job_id, "cancel"),
+                reason,
+                self.settings.job_ttl.as_millis() as u64,
+            )
             .await?;
         Ok(())
     }
@@ -334,14 +388,24 @@ impl Store for RedisStore {
     async fn finish_job(&self, job: &JobRecord) -> StoreResult<()> {
         let mut pipe = redis::pipe();
         pipe.atomic();
-        pipe.cmd("SET").arg(self.job_key(&job.job_id, "")).arg(to_json(job)).ignore();
-        pipe.cmd("SREM").arg(self.key("jobs:active")).arg(&job.job_id).ignore();
+        pipe.cmd("SET")
+            .arg(self.job_key(&job.job_id, ""))
+            .arg(to_json(job))
+            .ignore();
+        pipe.cmd("SREM")
+            .arg(self.key("jobs:active"))
+            .arg(&job.job_id)
+            .ignore();
         self.touch_job_keys(&mut pipe, &job.job_id).await;
         pipe.query_async::<()>(&mut self.conn()).await?;
         Ok(())
     }
 
-    async fn enqueue_iteration(&self, job: &JobRecord, candidates: &[CandidateRecord]) -> StoreResult<()> {
+    async fn enqueue_iteration(
+        &self,
+        job: &JobRecord,
+        candidates: &[CandidateRecord],
+    ) -> StoreResult<()> {
         let mut pipe = redis::pipe();
         pipe.atomic();
         for candidate in candidates {
@@ -362,7 +426,10 @@ impl Store for RedisStore {
                 .arg(&candidate.candidate_id)
                 .ignore();
         }
-        pipe.cmd("SET").arg(self.job_key(&job.job_id, "")).arg(to_json(job)).ignore();
+        pipe.cmd("SET")
+            .arg(self.job_key(&job.job_id, ""))
+            .arg(to_json(job))
+            .ignore();
         self.touch_job_keys(&mut pipe, &job.job_id).await;
         pipe.query_async::<()>(&mut self.conn()).await?;
         Ok(())
@@ -371,13 +438,21 @@ impl Store for RedisStore {
     async fn put_candidate(&self, candidate: &CandidateRecord) -> StoreResult<()> {
         let key = self.job_key(&candidate.job_id, "candidates");
         let mut pipe = redis::pipe();
-        pipe.cmd("HSET").arg(&key).arg(&candidate.candidate_id).arg(to_json(candidate)).ignore();
+        pipe.cmd("HSET")
+            .arg(&key)
+            .arg(&candidate.candidate_id)
+            .arg(to_json(candidate))
+            .ignore();
         pipe.cmd("PEXPIRE").arg(&key).arg(self.ttl_ms()).ignore();
         pipe.query_async::<()>(&mut self.conn()).await?;
         Ok(())
     }
 
-    async fn get_candidate(&self, job_id: &str, candidate_id: &str) -> StoreResult<Option<CandidateRecord>> {
+    async fn get_candidate(
+        &self,
+        job_id: &str,
+        candidate_id: &str,
+    ) -> StoreResult<Option<CandidateRecord>> {
         let key = self.job_key(job_id, "candidates");
         let text: Option<String> = self.conn().hget(&key, candidate_id).await?;
         text.map(|text| from_json(&key, &text)).transpose()
@@ -386,8 +461,10 @@ impl Store for RedisStore {
     async fn candidates(&self, job_id: &str) -> StoreResult<Vec<CandidateRecord>> {
         let key = self.job_key(job_id, "candidates");
         let all: HashMap<String, String> = self.conn().hgetall(&key).await?;
-        let mut candidates: Vec<CandidateRecord> =
-            all.values().map(|text| from_json(&key, text)).collect::<StoreResult<_>>()?;
+        let mut candidates: Vec<CandidateRecord> = all
+            .values()
+            .map(|text| from_json(&key, text))
+            .collect::<StoreResult<_>>()?;
         candidates.sort_by(|left, right| left.candidate_id.cmp(&right.candidate_id));
         Ok(candidates)
     }
@@ -395,14 +472,20 @@ impl Store for RedisStore {
     async fn record_result(&self, job_id: &str, result: &CandidateResult) -> StoreResult<bool> {
         let key = self.job_key(job_id, "results");
         let mut pipe = redis::pipe();
-        pipe.cmd("HSETNX").arg(&key).arg(&result.candidate_id).arg(to_json(result));
+        pipe.cmd("HSETNX")
+            .arg(&key)
+            .arg(&result.candidate_id)
+            .arg(to_json(result));
         pipe.cmd("PEXPIRE").arg(&key).arg(self.ttl_ms()).ignore();
         let (recorded,): (bool,) = pipe.query_async(&mut self.conn()).await?;
         Ok(recorded)
     }
 
     async fn has_result(&self, job_id: &str, candidate_id: &str) -> StoreResult<bool> {
-        Ok(self.conn().hexists(self.job_key(job_id, "results"), candidate_id).await?)
+        Ok(self
+            .conn()
+            .hexists(self.job_key(job_id, "results"), candidate_id)
+            .await?)
     }
 
     async fn results(&self, job_id: &str) -> StoreResult<HashMap<String, CandidateResult>> {
@@ -450,7 +533,12 @@ impl Store for RedisStore {
         Ok(id)
     }
 
-    async fn events_after(&self, job_id: &str, after: Option<&str>, limit: usize) -> StoreResult<Vec<(String, EventRecord)>> {
+    async fn events_after(
+        &self,
+        job_id: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<(String, EventRecord)>> {
         let key = self.job_key(job_id, "events");
         let start = match after {
             Some(cursor) if !cursor.is_empty() => format!("({cursor}"),
@@ -467,26 +555,48 @@ impl Store for RedisStore {
         stream_entries(&reply)
             .into_iter()
             .map(|(id, fields)| {
-                let text = fields.get("e").ok_or_else(|| corrupt(&key, "event without field e"))?;
+                let text = fields
+                    .get("e")
+                    .ok_or_else(|| corrupt(&key, "event without field e"))?;
                 Ok((id, from_json(&key, text)?))
             })
             .collect()
     }
 
-    async fn put_artifact(&self, job_id: &str, meta: &ArtifactMeta, content: &[u8]) -> StoreResult<()> {
+    async fn put_artifact(
+        &self,
+        job_id: &str,
+        meta: &ArtifactMeta,
+        content: &[u8],
+    ) -> StoreResult<()> {
         let field = format!("{}/{}", meta.candidate_id, meta.name);
         let mut pipe = redis::pipe();
         pipe.atomic();
-        pipe.cmd("HSET").arg(self.job_key(job_id, "artifacts")).arg(&field).arg(content).ignore();
-        pipe.cmd("HSET").arg(self.job_key(job_id, "artifact_index")).arg(&field).arg(to_json(meta)).ignore();
+        pipe.cmd("HSET")
+            .arg(self.job_key(job_id, "artifacts"))
+            .arg(&field)
+            .arg(content)
+            .ignore();
+        pipe.cmd("HSET")
+            .arg(self.job_key(job_id, "artifact_index"))
+            .arg(&field)
+            .arg(to_json(meta))
+            .ignore();
         for suffix in ["artifacts", "artifact_index"] {
-            pipe.cmd("PEXPIRE").arg(self.job_key(job_id, suffix)).arg(self.ttl_ms()).ignore();
+            pipe.cmd("PEXPIRE")
+                .arg(self.job_key(job_id, suffix))
+                .arg(self.ttl_ms())
+                .ignore();
         }
         pipe.query_async::<()>(&mut self.conn()).await?;
         Ok(())
     }
 
-    async fn delete_candidate_artifacts(&self, job_id: &str, candidate_id: &str) -> StoreResult<()> {
+    async fn delete_candidate_artifacts(
+        &self,
+        job_id: &str,
+        candidate_id: &str,
+    ) -> StoreResult<()> {
         let fields: Vec<String> = self
             .artifacts(job_id)
             .await?
@@ -499,8 +609,14 @@ impl Store for RedisStore {
         }
         let mut pipe = redis::pipe();
         pipe.atomic();
-        pipe.cmd("HDEL").arg(self.job_key(job_id, "artifacts")).arg(&fields).ignore();
-        pipe.cmd("HDEL").arg(self.job_key(job_id, "artifact_index")).arg(&fields).ignore();
+        pipe.cmd("HDEL")
+            .arg(self.job_key(job_id, "artifacts"))
+            .arg(&fields)
+            .ignore();
+        pipe.cmd("HDEL")
+            .arg(self.job_key(job_id, "artifact_index"))
+            .arg(&fields)
+            .ignore();
         pipe.query_async::<()>(&mut self.conn()).await?;
         Ok(())
     }
@@ -508,15 +624,28 @@ impl Store for RedisStore {
     async fn artifacts(&self, job_id: &str) -> StoreResult<Vec<ArtifactMeta>> {
         let key = self.job_key(job_id, "artifact_index");
         let all: HashMap<String, String> = self.conn().hgetall(&key).await?;
-        let mut metas: Vec<ArtifactMeta> = all.values().map(|text| from_json(&key, text)).collect::<StoreResult<_>>()?;
-        metas.sort_by(|left, right| (&left.candidate_id, &left.name).cmp(&(&right.candidate_id, &right.name)));
+        let mut metas: Vec<ArtifactMeta> = all
+            .values()
+            .map(|text| from_json(&key, text))
+            .collect::<StoreResult<_>>()?;
+        metas.sort_by(|left, right| {
+            (&left.candidate_id, &left.name).cmp(&(&right.candidate_id, &right.name))
+        });
         Ok(metas)
     }
 
-    async fn get_artifact(&self, job_id: &str, candidate_id: &str, name: &str) -> StoreResult<Option<Vec<u8>>> {
+    async fn get_artifact(
+        &self,
+        job_id: &str,
+        candidate_id: &str,
+        name: &str,
+    ) -> StoreResult<Option<Vec<u8>>> {
         Ok(self
             .conn()
-            .hget(self.job_key(job_id, "artifacts"), format!("{candidate_id}/{name}"))
+            .hget(
+                self.job_key(job_id, "artifacts"),
+                format!("{candidate_id}/{name}"),
+            )
             .await?)
     }
 
@@ -554,7 +683,12 @@ impl Store for RedisStore {
         Ok(entries)
     }
 
-    async fn queue_reclaim(&self, consumer: &str, min_idle: Duration, count: usize) -> StoreResult<Vec<QueueEntry>> {
+    async fn queue_reclaim(
+        &self,
+        consumer: &str,
+        min_idle: Duration,
+        count: usize,
+    ) -> StoreResult<Vec<QueueEntry>> {
         let mut command = redis::cmd("XAUTOCLAIM");
         command
             .arg(self.key("queue"))
@@ -583,7 +717,13 @@ impl Store for RedisStore {
             return Ok(());
         }
         let mut command = redis::cmd("XCLAIM");
-        command.arg(self.key("queue")).arg(GROUP).arg(consumer).arg(0).arg(entry_ids).arg("JUSTID");
+        command
+            .arg(self.key("queue"))
+            .arg(GROUP)
+            .arg(consumer)
+            .arg(0)
+            .arg(entry_ids)
+            .arg("JUSTID");
         self.queue_command(&command).await?;
         Ok(())
     }
@@ -613,7 +753,11 @@ impl Store for RedisStore {
             .arg("reason")
             .arg(reason)
             .ignore();
-        pipe.cmd("XACK").arg(self.key("queue")).arg(GROUP).arg(&entry.entry_id).ignore();
+        pipe.cmd("XACK")
+            .arg(self.key("queue"))
+            .arg(GROUP)
+            .arg(&entry.entry_id)
+            .ignore();
         pipe.query_async::<()>(&mut self.conn()).await?;
         Ok(())
     }
@@ -638,8 +782,16 @@ impl Store for RedisStore {
 
     async fn put_worker_card(&self, card: &WorkerCard, ttl: Duration) -> StoreResult<()> {
         let mut pipe = redis::pipe();
-        pipe.cmd("SET").arg(self.key(&format!("worker:{}", card.worker_id))).arg(to_json(card)).arg("PX").arg(ttl.as_millis() as u64).ignore();
-        pipe.cmd("SADD").arg(self.key("workers")).arg(&card.worker_id).ignore();
+        pipe.cmd("SET")
+            .arg(self.key(&format!("worker:{}", card.worker_id)))
+            .arg(to_json(card))
+            .arg("PX")
+            .arg(ttl.as_millis() as u64)
+            .ignore();
+        pipe.cmd("SADD")
+            .arg(self.key("workers"))
+            .arg(&card.worker_id)
+            .ignore();
         pipe.query_async::<()>(&mut self.conn()).await?;
         Ok(())
     }
@@ -665,6 +817,10 @@ impl Store for RedisStore {
         let mut command = redis::cmd("XPENDING");
         command.arg(self.key("queue")).arg(GROUP);
         let reply = self.queue_command(&command).await?;
-        Ok(value_items(&reply).first().and_then(value_text).and_then(|text| text.parse().ok()).unwrap_or(0))
+        Ok(value_items(&reply)
+            .first()
+            .and_then(value_text)
+            .and_then(|text| text.parse().ok())
+            .unwrap_or(0))
     }
 }

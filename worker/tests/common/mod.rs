@@ -209,7 +209,11 @@ pub fn sleep_candidate(
     candidate(
         candidate_id,
         deadline_ms,
-        vec![step("s1", "debug.sleep", serde_json::json!({ "seconds": seconds }))],
+        vec![step(
+            "s1",
+            "debug.sleep",
+            serde_json::json!({ "seconds": seconds }),
+        )],
     )
 }
 
@@ -218,9 +222,12 @@ pub async fn wait_for_fresh_process(
     client: &mut WorkerClient<Channel>,
     old_pid: u32,
 ) -> HealthResponse {
-    let health = wait_for_health(client, Duration::from_secs(60), "a fresh process", |health| {
-        health.free_slots == 1 && health.slot_health[0].pid != 0
-    })
+    let health = wait_for_health(
+        client,
+        Duration::from_secs(60),
+        "a fresh process",
+        |health| health.free_slots == 1 && health.slot_health[0].pid != 0,
+    )
     .await;
     assert_ne!(
         health.slot_health[0].pid, old_pid,
