@@ -11,12 +11,13 @@ mod remote;
 mod report;
 mod report_html;
 mod run;
+mod settings;
 mod validate;
 
 use std::process::ExitCode;
 
+use centroid_proto::runtime::init_logging;
 use clap::{Parser, Subcommand};
-use tracing_subscriber::EnvFilter;
 
 use crate::report::{JobStatus, Report};
 
@@ -33,10 +34,7 @@ pub const EXIT_NOT_PASSED: u8 = 3;
 )]
 struct Cli {
     #[command(flatten)]
-    coordinator: remote::CoordinatorArg,
-    /// Log as JSON lines on stderr.
-    #[arg(long, global = true)]
-    log_json: bool,
+    global: settings::GlobalFlags,
     #[command(subcommand)]
     command: Command,
 }
@@ -73,21 +71,17 @@ pub fn exit_for_report(report: &Report) -> ExitCode {
     }
 }
 
-fn init_logging(json: bool) {
-    let filter = EnvFilter::try_from_env("CENTROID_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    if json {
-        builder.json().flatten_event(true).init();
-    } else {
-        builder.init();
-    }
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.log_json);
+    let settings = match settings::CliSettings::load(&cli.global) {
+        Ok(settings) => settings,
+        Err(error) => {
+            eprintln!("error: configuration: {error:#}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // the CLI is quiet unless asked: its output is on stdout, logs on stderr
+    init_logging(settings.log_format, "warn");
     if let Command::Validate(args) = &cli.command {
         return finish(validate::run(args));
     }
@@ -101,7 +95,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let coordinator = cli.coordinator.coordinator.clone();
+    let coordinator = settings.coordinator.clone();
     let outcome = runtime.block_on(async {
         match &cli.command {
             Command::Validate(_) => unreachable!("handled above"),

@@ -16,18 +16,6 @@ use crate::report::Report;
 use crate::{EXIT_INVALID_INPUT, exit_for_report};
 
 #[derive(Debug, Args)]
-pub struct CoordinatorArg {
-    /// Coordinator address, e.g. http://coordinator:50051.
-    #[arg(
-        long,
-        env = "CENTROID_COORDINATOR",
-        default_value = "http://127.0.0.1:50051",
-        global = true
-    )]
-    pub coordinator: String,
-}
-
-#[derive(Debug, Args)]
 pub struct SubmitArgs {
     #[command(flatten)]
     inputs: InputArgs,

@@ -1,76 +1,84 @@
-//! Layered configuration: defaults → `centroid.toml` (`[coordinator]` table) →
-//! `CENTROID_*` environment variables → command-line flags. Later layers win.
+//! The coordinator's settings, layered as every Centroid binary does
+//! (`centroid_proto::runtime::config_layers`): defaults → `centroid.toml`
+//! `[coordinator]` → `CENTROID_<KEY>` → flags. Later layers win.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use centroid_proto::runtime::{LogFormat, layered};
 use clap::Parser;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::CoordinatorError;
 
-/// `centroid-coordinator` command line.
-#[derive(Debug, Clone, Default, Parser)]
+/// `centroid-coordinator` command line. Every flag overrides the same key of the
+/// file and the environment.
+#[derive(Debug, Clone, Default, Parser, Serialize)]
 #[command(
     name = "centroid-coordinator",
     version,
     about = "Centroid coordinator: plans layouts and dispatches candidates to workers"
 )]
 pub struct CommandLine {
-    /// configuration file (default: ./centroid.toml when it exists)
+    /// configuration file (default: $CENTROID_CONFIG, else ./centroid.toml when it exists)
     #[arg(long)]
+    #[serde(skip)]
     pub config: Option<PathBuf>,
     /// address to serve gRPC on (port 0 picks a free port)
-    #[arg(long)]
+    #[arg(long, env = "CENTROID_LISTEN")]
     pub listen: Option<String>,
     /// Redis URL, e.g. redis://127.0.0.1:6379; "memory" keeps everything in-process
-    #[arg(long)]
+    #[arg(long, env = "CENTROID_REDIS")]
     pub redis: Option<String>,
     /// prefix of every Redis key
-    #[arg(long)]
+    #[arg(long, env = "CENTROID_KEY_PREFIX")]
     pub key_prefix: Option<String>,
     /// consumer name in the queue's consumer group (default: coordinator-<hostname>)
-    #[arg(long)]
+    #[arg(long, env = "CENTROID_CONSUMER")]
     pub consumer: Option<String>,
-    #[arg(long)]
+    /// heartbeat period told to workers, in ms
+    #[arg(long, env = "CENTROID_HEARTBEAT_INTERVAL_MS")]
     pub heartbeat_interval_ms: Option<u64>,
-    #[arg(long)]
+    /// a worker silent for this long is declared dead, in ms
+    #[arg(long, env = "CENTROID_HEARTBEAT_TIMEOUT_MS")]
     pub heartbeat_timeout_ms: Option<u64>,
     /// queue lease: an entry not renewed for this long is reclaimed (must exceed the heartbeat timeout)
-    #[arg(long)]
+    #[arg(long, env = "CENTROID_LEASE_TIMEOUT_MS")]
     pub lease_timeout_ms: Option<u64>,
-    #[arg(long)]
+    /// deliveries of one candidate before it is dead-lettered
+    #[arg(long, env = "CENTROID_MAX_DELIVERIES")]
     pub max_deliveries: Option<u32>,
-    #[arg(long)]
+    /// candidates per iteration of a job that does not say
+    #[arg(long, env = "CENTROID_CANDIDATES_PER_ITERATION")]
     pub candidates_per_iteration: Option<u32>,
-    #[arg(long)]
+    /// deadline of one candidate on a worker, in ms
+    #[arg(long, env = "CENTROID_CANDIDATE_DEADLINE_MS")]
     pub candidate_deadline_ms: Option<u64>,
-    #[arg(long)]
+    /// how long a job's keys live after its last write, in s
+    #[arg(long, env = "CENTROID_JOB_TTL_S")]
     pub job_ttl_s: Option<u64>,
-    /// log as JSON lines (same as CENTROID_LOG_FORMAT=json)
+    /// log format: text or json
+    #[arg(long, env = "CENTROID_LOG_FORMAT")]
+    pub log_format: Option<LogFormat>,
+    /// shorthand for --log-format json
     #[arg(long)]
+    #[serde(skip)]
     pub log_json: bool,
     /// write the bound address to this file once serving
-    #[arg(long)]
+    #[arg(long, env = "CENTROID_READY_FILE")]
     pub ready_file: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogFormat {
-    Text,
-    Json,
-}
-
-/// The coordinator's settings after layering.
-#[derive(Debug, Clone, Deserialize)]
+/// The coordinator's settings after layering. `Default` is the built-in layer
+/// and does no I/O.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CoordinatorConfig {
     pub listen: String,
     /// Redis URL or "memory"
     pub redis: String,
     pub key_prefix: String,
-    #[serde(default)]
     pub consumer: Option<String>,
     pub heartbeat_interval_ms: u64,
     pub heartbeat_timeout_ms: u64,
@@ -90,148 +98,59 @@ pub struct CoordinatorConfig {
     pub max_events_per_job: u64,
     pub max_queue_len: u64,
     pub log_format: LogFormat,
-    #[serde(default)]
     pub ready_file: Option<PathBuf>,
 }
 
-const ENVIRONMENT_KEYS: &[&str] = &[
-    "listen",
-    "redis",
-    "key_prefix",
-    "consumer",
-    "heartbeat_interval_ms",
-    "heartbeat_timeout_ms",
-    "lease_timeout_ms",
-    "max_deliveries",
-    "candidates_per_iteration",
-    "candidate_deadline_ms",
-    "rpc_grace_ms",
-    "retry_base_ms",
-    "retry_max_ms",
-    "artifacts_keep",
-    "artifact_max_bytes",
-    "job_ttl_s",
-    "max_events_per_job",
-    "max_queue_len",
-    "log_format",
-    "ready_file",
-];
-
 impl Default for CoordinatorConfig {
     fn default() -> Self {
-        CoordinatorConfig::load_with_environment(&CommandLine::default(), HashMap::new())
-            .expect("defaults are valid")
+        CoordinatorConfig {
+            listen: "127.0.0.1:50051".into(),
+            redis: "redis://127.0.0.1:6379".into(),
+            key_prefix: "centroid".into(),
+            consumer: None,
+            heartbeat_interval_ms: 2_000,
+            heartbeat_timeout_ms: 10_000,
+            lease_timeout_ms: 15_000,
+            max_deliveries: 6,
+            candidates_per_iteration: 4,
+            candidate_deadline_ms: 300_000,
+            rpc_grace_ms: 5_000,
+            retry_base_ms: 200,
+            retry_max_ms: 10_000,
+            artifacts_keep: 3,
+            artifact_max_bytes: 32 * 1024 * 1024,
+            job_ttl_s: 7 * 24 * 3600,
+            max_events_per_job: 10_000,
+            max_queue_len: 100_000,
+            log_format: LogFormat::Text,
+            ready_file: None,
+        }
     }
 }
 
 impl CoordinatorConfig {
+    /// Layers the defaults, the file, the process environment and `command_line`.
     pub fn load(command_line: &CommandLine) -> Result<CoordinatorConfig, CoordinatorError> {
         CoordinatorConfig::load_with_environment(command_line, std::env::vars().collect())
     }
 
+    /// As [`CoordinatorConfig::load`], with the environment given (for tests).
     pub fn load_with_environment(
         command_line: &CommandLine,
         environment: HashMap<String, String>,
     ) -> Result<CoordinatorConfig, CoordinatorError> {
-        let config_error = |error: config::ConfigError| CoordinatorError::Config(error.to_string());
-        let defaults: &[(&str, config::Value)] = &[
-            ("listen", "127.0.0.1:50051".into()),
-            ("redis", "redis://127.0.0.1:6379".into()),
-            ("key_prefix", "centroid".into()),
-            ("heartbeat_interval_ms", 2_000i64.into()),
-            ("heartbeat_timeout_ms", 10_000i64.into()),
-            ("lease_timeout_ms", 15_000i64.into()),
-            ("max_deliveries", 6i64.into()),
-            ("candidates_per_iteration", 4i64.into()),
-            ("candidate_deadline_ms", 300_000i64.into()),
-            ("rpc_grace_ms", 5_000i64.into()),
-            ("retry_base_ms", 200i64.into()),
-            ("retry_max_ms", 10_000i64.into()),
-            ("artifacts_keep", 3i64.into()),
-            ("artifact_max_bytes", (32i64 * 1024 * 1024).into()),
-            ("job_ttl_s", (7i64 * 24 * 3600).into()),
-            ("max_events_per_job", 10_000i64.into()),
-            ("max_queue_len", 100_000i64.into()),
-            ("log_format", "text".into()),
-        ];
-        let mut builder = config::Config::builder();
-        for (key, value) in defaults {
-            builder = builder
-                .set_default(format!("coordinator.{key}"), value.clone())
-                .map_err(config_error)?;
+        let mut flags = command_line.clone();
+        if flags.log_json {
+            flags.log_format = Some(LogFormat::Json);
         }
-        let (config_file, required) = match &command_line.config {
-            Some(path) => (path.clone(), true),
-            None => match environment.get("CENTROID_CONFIG") {
-                Some(path) => (PathBuf::from(path), true),
-                None => (PathBuf::from("centroid.toml"), false),
-            },
-        };
-        builder = builder.add_source(
-            config::File::from(config_file)
-                .format(config::FileFormat::Toml)
-                .required(required),
-        );
-        for key in ENVIRONMENT_KEYS {
-            let variable = format!("CENTROID_{}", key.to_ascii_uppercase());
-            if let Some(value) = environment.get(&variable).filter(|value| !value.is_empty()) {
-                builder = builder
-                    .set_override(format!("coordinator.{key}"), value.as_str())
-                    .map_err(config_error)?;
-            }
-        }
-        let text = |value: &Option<String>| value.clone().map(config::Value::from);
-        let number = |value: Option<u64>| value.map(|number| config::Value::from(number as i64));
-        let flags: Vec<(&str, Option<config::Value>)> = vec![
-            ("listen", text(&command_line.listen)),
-            ("redis", text(&command_line.redis)),
-            ("key_prefix", text(&command_line.key_prefix)),
-            ("consumer", text(&command_line.consumer)),
-            (
-                "heartbeat_interval_ms",
-                number(command_line.heartbeat_interval_ms),
-            ),
-            (
-                "heartbeat_timeout_ms",
-                number(command_line.heartbeat_timeout_ms),
-            ),
-            ("lease_timeout_ms", number(command_line.lease_timeout_ms)),
-            (
-                "max_deliveries",
-                number(command_line.max_deliveries.map(u64::from)),
-            ),
-            (
-                "candidates_per_iteration",
-                number(command_line.candidates_per_iteration.map(u64::from)),
-            ),
-            (
-                "candidate_deadline_ms",
-                number(command_line.candidate_deadline_ms),
-            ),
-            ("job_ttl_s", number(command_line.job_ttl_s)),
-            (
-                "log_format",
-                command_line.log_json.then(|| config::Value::from("json")),
-            ),
-            (
-                "ready_file",
-                command_line
-                    .ready_file
-                    .as_ref()
-                    .map(|path| config::Value::from(path.display().to_string())),
-            ),
-        ];
-        for (key, value) in flags {
-            if let Some(value) = value {
-                builder = builder
-                    .set_override(format!("coordinator.{key}"), value)
-                    .map_err(config_error)?;
-            }
-        }
-        let config: CoordinatorConfig = builder
-            .build()
-            .and_then(|layered| layered.get("coordinator"))
-            .map_err(config_error)?;
+        let config: CoordinatorConfig = layered(
+            "coordinator",
+            &CoordinatorConfig::default(),
+            command_line.config.as_deref(),
+            &environment,
+            &flags,
+        )
+        .map_err(|error| CoordinatorError::Config(error.to_string()))?;
         config.check()?;
         Ok(config)
     }
@@ -282,24 +201,40 @@ mod tests {
     fn layers_override_in_order_file_environment_flags() {
         let directory = tempfile::tempdir().unwrap();
         let file = directory.path().join("centroid.toml");
-        std::fs::write(&file, "[coordinator]\nkey_prefix = \"file\"\nmax_deliveries = 9\ncandidates_per_iteration = 7\n").unwrap();
+        std::fs::write(
+            &file,
+            "[coordinator]\nkey_prefix = \"file\"\nmax_deliveries = 9\ncandidates_per_iteration = 7\n",
+        )
+        .unwrap();
         let command_line = CommandLine {
             config: Some(file),
             candidates_per_iteration: Some(2),
+            log_json: true,
             ..CommandLine::default()
         };
         let environment = HashMap::from([
             ("CENTROID_KEY_PREFIX".to_string(), "env".to_string()),
-            (
-                "CENTROID_CANDIDATES_PER_ITERATION".to_string(),
-                "5".to_string(),
-            ),
+            ("CENTROID_CANDIDATES_PER_ITERATION".to_string(), "5".to_string()),
+            ("CENTROID_RETRY_MAX_MS".to_string(), "123".to_string()),
         ]);
         let config = CoordinatorConfig::load_with_environment(&command_line, environment).unwrap();
         assert_eq!(config.candidates_per_iteration, 2, "flag beats environment");
         assert_eq!(config.key_prefix, "env", "environment beats file");
         assert_eq!(config.max_deliveries, 9, "file beats default");
+        assert_eq!(config.retry_max_ms, 123, "a key without a flag is still an environment key");
+        assert_eq!(config.log_format, LogFormat::Json, "--log-json");
         assert_eq!(config.listen, "127.0.0.1:50051");
+    }
+
+    #[test]
+    fn the_defaults_pass_the_checks_and_layering_nothing_keeps_them() {
+        let directory = tempfile::tempdir().unwrap();
+        let empty = directory.path().join("empty.toml");
+        std::fs::write(&empty, "").unwrap();
+        let command_line = CommandLine { config: Some(empty), ..CommandLine::default() };
+        let config = CoordinatorConfig::load_with_environment(&command_line, HashMap::new()).unwrap();
+        assert_eq!(config, CoordinatorConfig::default());
+        CoordinatorConfig::default().check().unwrap();
     }
 
     #[test]

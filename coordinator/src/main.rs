@@ -7,19 +7,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use centroid_coordinator::config::{CommandLine, LogFormat};
+use centroid_coordinator::config::CommandLine;
 use centroid_coordinator::store::redis::RedisStoreSettings;
 use centroid_coordinator::store::{MemoryStore, RedisStore, Store};
 use centroid_coordinator::{Coordinator, CoordinatorConfig, service};
 use clap::Parser;
+use centroid_proto::runtime::init_logging;
 use tokio::signal::unix::{SignalKind, signal};
-use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let command_line = CommandLine::parse();
     let config = CoordinatorConfig::load(&command_line).context("loading the configuration")?;
-    init_logging(config.log_format);
+    init_logging(config.log_format, "info");
 
     let store: Arc<dyn Store> = if config.redis == "memory" {
         tracing::warn!("in-process store: jobs do not survive a restart");
@@ -68,19 +68,4 @@ async fn main() -> anyhow::Result<()> {
         .context("serving")?;
     coordinator.shutdown().await;
     Ok(())
-}
-
-fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Json => builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(true)
-            .init(),
-        LogFormat::Text => builder.init(),
-    }
 }

@@ -7,6 +7,8 @@
 
 use prost::Message;
 
+pub mod runtime;
+
 /// Generated messages, clients and servers of package `centroid.v1`.
 pub mod v1 {
     tonic::include_proto!("centroid.v1");

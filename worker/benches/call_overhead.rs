@@ -129,7 +129,7 @@ fn main() {
             .arg(python())
             .arg("--skills-dir")
             .arg(skills_dir())
-            .env("RUST_LOG", std::env::var("CALL_OVERHEAD_WORKER_LOG").unwrap_or_else(|_| "warn".into()))
+            .env("CENTROID_LOG", std::env::var("CALL_OVERHEAD_WORKER_LOG").unwrap_or_else(|_| "warn".into()))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

@@ -2,21 +2,19 @@
 //! processes; SIGTERM drains (in-flight candidates finish within the grace
 //! period), deregisters and exits 0.
 
-use std::io::IsTerminal;
-
 use anyhow::Context;
 use centroid_worker::WorkerConfig;
-use centroid_worker::config::{CommandLine, LogFormat};
+use centroid_worker::config::CommandLine;
 use centroid_worker::node::Node;
 use clap::Parser;
+use centroid_proto::runtime::init_logging;
 use tokio::signal::unix::{SignalKind, signal};
-use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let command_line = CommandLine::parse();
     let config = WorkerConfig::load(&command_line).context("loading the configuration")?;
-    init_logging(config.log_format);
+    init_logging(config.log_format, "info");
 
     let listen_address = config.listen_address()?;
     let listener = tokio::net::TcpListener::bind(listen_address)
@@ -55,22 +53,6 @@ async fn main() -> anyhow::Result<()> {
     );
     node.stop().await.context("stopping the server")?;
     Ok(())
-}
-
-fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal());
-    match format {
-        LogFormat::Json => builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(true)
-            .init(),
-        LogFormat::Text => builder.init(),
-    }
 }
 
 /// Writes the bound address atomically (temp file + rename), so a reader never sees half of it.

@@ -42,7 +42,7 @@ impl Node {
         };
         let pool = Pool::new(
             command,
-            config.slots,
+            config.slot_count(),
             Duration::from_millis(config.startup_timeout_ms),
         );
         let (catalog, _server_info) = supervisor::start_all(&pool).await?;
@@ -72,7 +72,7 @@ impl Node {
                     let _ = shutdown_requested.await;
                 }),
         );
-        tracing::info!(address = %local_address, worker_id = %state.worker_id, slots = config.slots, "worker serving");
+        tracing::info!(address = %local_address, worker_id = %state.worker_id, slots = config.slot_count(), "worker serving");
 
         let mut registration_refused = None;
         if let Some(coordinator_url) = &config.coordinator {

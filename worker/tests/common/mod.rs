@@ -57,7 +57,7 @@ impl WorkerProcess {
             .arg("--skills-dir")
             .arg(skills_dir())
             .args(extra_arguments)
-            .env("RUST_LOG", "info")
+            .env("CENTROID_LOG", "info")
             .current_dir(scratch.path())
             .stdin(Stdio::null())
             .stdout(Stdio::null())

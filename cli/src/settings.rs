@@ -1,0 +1,86 @@
+//! The CLI's own settings, layered as every Centroid binary does
+//! (`centroid_proto::runtime::config_layers`): defaults → `centroid.toml` `[cli]`
+//! → `CENTROID_<KEY>` → flags. A farm user can put the coordinator's address in
+//! the file once instead of exporting it in every shell.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use centroid_proto::runtime::{LogFormat, layered};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+
+/// The flags every subcommand accepts.
+#[derive(Debug, Clone, Default, Args, Serialize)]
+pub struct GlobalFlags {
+    /// Coordinator address, e.g. http://coordinator:50051 (default http://127.0.0.1:50051).
+    #[arg(long, env = "CENTROID_COORDINATOR", global = true)]
+    pub coordinator: Option<String>,
+    /// Configuration file (default: $CENTROID_CONFIG, else ./centroid.toml when it exists).
+    #[arg(long, global = true)]
+    #[serde(skip)]
+    pub config: Option<PathBuf>,
+    /// Log format on stderr: text or json.
+    #[arg(long, env = "CENTROID_LOG_FORMAT", global = true)]
+    pub log_format: Option<LogFormat>,
+    /// Shorthand for --log-format json.
+    #[arg(long, global = true)]
+    #[serde(skip)]
+    pub log_json: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CliSettings {
+    pub coordinator: String,
+    pub log_format: LogFormat,
+}
+
+impl Default for CliSettings {
+    fn default() -> Self {
+        CliSettings { coordinator: "http://127.0.0.1:50051".into(), log_format: LogFormat::Text }
+    }
+}
+
+impl CliSettings {
+    pub fn load(flags: &GlobalFlags) -> anyhow::Result<CliSettings> {
+        CliSettings::load_with_environment(flags, std::env::vars().collect())
+    }
+
+    fn load_with_environment(
+        flags: &GlobalFlags,
+        environment: HashMap<String, String>,
+    ) -> anyhow::Result<CliSettings> {
+        let mut flags = flags.clone();
+        if flags.log_json {
+            flags.log_format = Some(LogFormat::Json);
+        }
+        let config_file = flags.config.clone();
+        Ok(layered("cli", &CliSettings::default(), config_file.as_deref(), &environment, &flags)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_file_names_the_coordinator_and_a_flag_beats_it() {
+        let directory = tempfile::tempdir().unwrap();
+        let file = directory.path().join("centroid.toml");
+        std::fs::write(&file, "[cli]\ncoordinator = \"http://farm:50051\"\n").unwrap();
+        let from_file = GlobalFlags { config: Some(file.clone()), ..GlobalFlags::default() };
+        let settings = CliSettings::load_with_environment(&from_file, HashMap::new()).unwrap();
+        assert_eq!(settings.coordinator, "http://farm:50051");
+        assert_eq!(settings.log_format, LogFormat::Text);
+        let flagged = GlobalFlags {
+            config: Some(file),
+            coordinator: Some("http://other:1".into()),
+            log_json: true,
+            ..GlobalFlags::default()
+        };
+        let settings = CliSettings::load_with_environment(&flagged, HashMap::new()).unwrap();
+        assert_eq!(settings.coordinator, "http://other:1");
+        assert_eq!(settings.log_format, LogFormat::Json);
+    }
+}

@@ -1,0 +1,14 @@
+//! What every Centroid process does the same way at start-up: layered
+//! configuration ([`config_layers`]) and logging ([`logging`]).
+//!
+//! These live in `centroid-proto` because it is the one crate that the
+//! coordinator, the worker and the CLI all depend on, and because both are
+//! contracts between the processes of a farm as much as the wire types are: an
+//! operator configures every binary with the same file, the same `CENTROID_*`
+//! variables and the same flags, and reads one log format from all of them.
+
+pub mod config_layers;
+pub mod logging;
+
+pub use config_layers::{ConfigError, layered};
+pub use logging::{LogFormat, init_logging};
