@@ -12,7 +12,7 @@ DEMO_DIR    ?= examples/ota5
 export CENTROID_PYTHON := $(abspath $(VPY))
 export CENTROID_SKILLS_DIR := $(abspath $(SKILLS_DIR))
 
-.PHONY: all build klayout redis demo test test-rust test-python lint bench clean
+.PHONY: all build klayout redis signoff demo test test-rust test-python lint bench clean
 
 all: build
 
@@ -31,6 +31,14 @@ redis:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq redis-server >/dev/null; }
 
+## signoff: the `klayout` binary that runs foundry DRC decks (signoff.run and its tests; apt, when missing)
+signoff:
+	@command -v klayout >/dev/null 2>&1 || { \
+	  echo "provisioning klayout from apt"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq klayout >/dev/null; }
+
 build:
 	$(CARGO) build --release --workspace --bins
 
@@ -41,7 +49,7 @@ demo: klayout build
 lint: klayout
 	cd $(SKILLS_DIR) && ../../$(VENV)/bin/ruff check .
 
-test-python: klayout
+test-python: klayout signoff
 	cd $(SKILLS_DIR) && ../../$(VENV)/bin/python -m pytest -q
 
 test-rust: klayout redis

@@ -34,6 +34,7 @@ SKILL_MODULES = (
     "centroid_skills.skills.export",
     "centroid_skills.skills.routing",
     "centroid_skills.skills.lvs",
+    "centroid_skills.skills.signoff",
 )
 
 VALIDATOR_CLASS = jsonschema.Draft202012Validator
