@@ -33,7 +33,11 @@ impl DeviceType {
 
     /// The terminals a device of this type has, all required.
     pub fn terminal_names(self) -> &'static [&'static str] {
-        if self.is_mos() { &["g", "d", "s", "b"] } else { &["p", "n"] }
+        if self.is_mos() {
+            &["g", "d", "s", "b"]
+        } else {
+            &["p", "n"]
+        }
     }
 }
 
@@ -126,11 +130,20 @@ impl NetType {
 /// agnd, dgnd, pgnd, avss, dvss or vgnd, and `0`, are ground; everything else is a signal.
 pub fn infer_net_type(net_name: &str) -> NetType {
     const POWER_PREFIXES: [&str; 6] = ["vdd", "vcc", "avdd", "dvdd", "pvdd", "vpwr"];
-    const GROUND_PREFIXES: [&str; 8] = ["vss", "gnd", "agnd", "dgnd", "pgnd", "avss", "dvss", "vgnd"];
-    let leaf = net_name.rsplit('/').next().unwrap_or(net_name).to_ascii_lowercase();
+    const GROUND_PREFIXES: [&str; 8] =
+        ["vss", "gnd", "agnd", "dgnd", "pgnd", "avss", "dvss", "vgnd"];
+    let leaf = net_name
+        .rsplit('/')
+        .next()
+        .unwrap_or(net_name)
+        .to_ascii_lowercase();
     if POWER_PREFIXES.iter().any(|prefix| leaf.starts_with(prefix)) {
         NetType::Power
-    } else if leaf == "0" || GROUND_PREFIXES.iter().any(|prefix| leaf.starts_with(prefix)) {
+    } else if leaf == "0"
+        || GROUND_PREFIXES
+            .iter()
+            .any(|prefix| leaf.starts_with(prefix))
+    {
         NetType::Ground
     } else {
         NetType::Signal
@@ -171,11 +184,14 @@ impl Circuit {
     }
 
     pub fn net_type(&self, net_name: &str) -> NetType {
-        self.net(net_name).map_or_else(|| infer_net_type(net_name), |net| net.net_type)
+        self.net(net_name)
+            .map_or_else(|| infer_net_type(net_name), |net| net.net_type)
     }
 
     pub fn has_device_type(&self, device_type: DeviceType) -> bool {
-        self.devices.iter().any(|device| device.device_type == device_type)
+        self.devices
+            .iter()
+            .any(|device| device.device_type == device_type)
     }
 
     /// A text for planner prompts and `centroid validate`.
@@ -195,12 +211,22 @@ impl Circuit {
                 let _ = write!(text, ", nf={}", device.params.nf);
             }
             let _ = write!(text, ", m={}", device.params.m);
-            let terminals: Vec<String> = device.terminals.iter().map(|(terminal, net)| format!("{terminal}={net}")).collect();
+            let terminals: Vec<String> = device
+                .terminals
+                .iter()
+                .map(|(terminal, net)| format!("{terminal}={net}"))
+                .collect();
             let _ = writeln!(text, " ({})", terminals.join(" "));
         }
         let _ = writeln!(text, "nets: {}", self.nets.len());
         for net in &self.nets {
-            let _ = writeln!(text, "  - {} ({}, {} terminals)", net.name, net.net_type.as_str(), net.connections.len());
+            let _ = writeln!(
+                text,
+                "  - {} ({}, {} terminals)",
+                net.name,
+                net.net_type.as_str(),
+                net.connections.len()
+            );
         }
         let _ = writeln!(text, "modules: {}", self.modules.len());
         for module in &self.modules {
@@ -224,14 +250,29 @@ mod tests {
 
     #[test]
     fn net_types_from_usual_names() {
-        for power in ["vdd", "VDD", "vdda", "avdd", "dvdd", "vcc", "vpwr", "X1/vdd_core"] {
+        for power in [
+            "vdd",
+            "VDD",
+            "vdda",
+            "avdd",
+            "dvdd",
+            "vcc",
+            "vpwr",
+            "X1/vdd_core",
+        ] {
             assert_eq!(infer_net_type(power), NetType::Power, "{power}");
         }
-        for ground in ["vss", "gnd", "GND", "agnd", "dgnd", "avss", "dvss", "vgnd", "0", "vssa"] {
+        for ground in [
+            "vss", "gnd", "GND", "agnd", "dgnd", "avss", "dvss", "vgnd", "0", "vssa",
+        ] {
             assert_eq!(infer_net_type(ground), NetType::Ground, "{ground}");
         }
         for signal in ["out", "vbias", "vcm", "inp", "tail", "vd", "X1/gnd2x"] {
-            let expected = if signal.ends_with("gnd2x") { NetType::Ground } else { NetType::Signal };
+            let expected = if signal.ends_with("gnd2x") {
+                NetType::Ground
+            } else {
+                NetType::Signal
+            };
             assert_eq!(infer_net_type(signal), expected, "{signal}");
         }
     }

@@ -9,10 +9,19 @@ use crate::netlist::{CellDef, NetlistDocument};
 /// Flattens the top cell. `document` must have passed `check_netlist`.
 /// Returns the circuit (without modules) and warnings as (pointer, message).
 pub(crate) fn flatten(document: &NetlistDocument) -> (Circuit, Vec<(String, String)>) {
-    let cells: HashMap<&str, (usize, &CellDef)> =
-        document.cells.iter().enumerate().map(|(index, cell)| (cell.name.as_str(), (index, cell))).collect();
+    let cells: HashMap<&str, (usize, &CellDef)> = document
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(index, cell)| (cell.name.as_str(), (index, cell)))
+        .collect();
     let (top_index, top) = cells[document.top.as_str()];
-    let mut flattener = Flattener { cells: &cells, devices: Vec::new(), declared_types: HashMap::new(), warnings: Vec::new() };
+    let mut flattener = Flattener {
+        cells: &cells,
+        devices: Vec::new(),
+        declared_types: HashMap::new(),
+        warnings: Vec::new(),
+    };
     flattener.visit(top_index, top, "", &HashMap::new());
 
     let mut nets: Vec<Net> = Vec::new();
@@ -20,26 +29,54 @@ pub(crate) fn flatten(document: &NetlistDocument) -> (Circuit, Vec<(String, Stri
     for device in &flattener.devices {
         for (terminal, net_name) in &device.terminals {
             let index = *net_index.entry(net_name.clone()).or_insert_with(|| {
-                let net_type = flattener.declared_types.get(net_name).copied().unwrap_or_else(|| infer_net_type(net_name));
-                nets.push(Net { name: net_name.clone(), connections: Vec::new(), net_type });
+                let net_type = flattener
+                    .declared_types
+                    .get(net_name)
+                    .copied()
+                    .unwrap_or_else(|| infer_net_type(net_name));
+                nets.push(Net {
+                    name: net_name.clone(),
+                    connections: Vec::new(),
+                    net_type,
+                });
                 nets.len() - 1
             });
-            nets[index].connections.push(TerminalRef { device_id: device.id.clone(), terminal_name: terminal.clone() });
+            nets[index].connections.push(TerminalRef {
+                device_id: device.id.clone(),
+                terminal_name: terminal.clone(),
+            });
         }
     }
     // Declared nets of the top cell first, in their order; then the others as they appear.
-    let declared_order: HashMap<&str, usize> =
-        top.nets.iter().enumerate().map(|(index, declared)| (declared.name(), index)).collect();
-    nets.sort_by_key(|net| declared_order.get(net.name.as_str()).copied().unwrap_or(usize::MAX));
+    let declared_order: HashMap<&str, usize> = top
+        .nets
+        .iter()
+        .enumerate()
+        .map(|(index, declared)| (declared.name(), index))
+        .collect();
+    nets.sort_by_key(|net| {
+        declared_order
+            .get(net.name.as_str())
+            .copied()
+            .unwrap_or(usize::MAX)
+    });
     for (declared_index, declared) in top.nets.iter().enumerate() {
         if !net_index.contains_key(declared.name()) {
             flattener.warnings.push((
                 format!("/cells/{top_index}/nets/{declared_index}"),
-                format!("net \"{}\" is declared but connects no device terminal", declared.name()),
+                format!(
+                    "net \"{}\" is declared but connects no device terminal",
+                    declared.name()
+                ),
             ));
         }
     }
-    let circuit = Circuit { name: top.name.clone(), devices: flattener.devices, nets, modules: Vec::new() };
+    let circuit = Circuit {
+        name: top.name.clone(),
+        devices: flattener.devices,
+        nets,
+        modules: Vec::new(),
+    };
     (circuit, flattener.warnings)
 }
 
@@ -53,16 +90,32 @@ struct Flattener<'a> {
 impl<'a> Flattener<'a> {
     /// Adds the devices of `cell`, instantiated at `prefix` (`""` for the top,
     /// `"X1/"` below), with `port_nets` mapping the cell's ports to parent nets.
-    fn visit(&mut self, cell_index: usize, cell: &'a CellDef, prefix: &str, port_nets: &HashMap<&str, String>) {
-        let resolve = |net: &str| -> String { port_nets.get(net).cloned().unwrap_or_else(|| format!("{prefix}{net}")) };
+    fn visit(
+        &mut self,
+        cell_index: usize,
+        cell: &'a CellDef,
+        prefix: &str,
+        port_nets: &HashMap<&str, String>,
+    ) {
+        let resolve = |net: &str| -> String {
+            port_nets
+                .get(net)
+                .cloned()
+                .unwrap_or_else(|| format!("{prefix}{net}"))
+        };
         for declared in &cell.nets {
             if let Some(net_type) = declared.declared_type() {
-                self.declared_types.entry(resolve(declared.name())).or_insert(net_type);
+                self.declared_types
+                    .entry(resolve(declared.name()))
+                    .or_insert(net_type);
             }
         }
         for device in &cell.devices {
-            let terminals: BTreeMap<String, String> =
-                device.terminals.iter().map(|(terminal, net)| (terminal.clone(), resolve(net))).collect();
+            let terminals: BTreeMap<String, String> = device
+                .terminals
+                .iter()
+                .map(|(terminal, net)| (terminal.clone(), resolve(net)))
+                .collect();
             self.devices.push(Device {
                 id: format!("{prefix}{}", device.id),
                 device_type: device.device_type,
@@ -80,10 +133,16 @@ impl<'a> Flattener<'a> {
         for (subcell_index, subcell) in cell.subcells.iter().enumerate() {
             let (target_index, target) = self.cells[subcell.cell.as_str()];
             let child_prefix = format!("{prefix}{}/", subcell.name);
-            let child_ports: HashMap<&str, String> =
-                subcell.connections.iter().map(|(port, net)| (port.as_str(), resolve(net))).collect();
+            let child_ports: HashMap<&str, String> = subcell
+                .connections
+                .iter()
+                .map(|(port, net)| (port.as_str(), resolve(net)))
+                .collect();
             if let Some(ports) = &target.ports {
-                for port in ports.iter().filter(|port| !child_ports.contains_key(port.as_str())) {
+                for port in ports
+                    .iter()
+                    .filter(|port| !child_ports.contains_key(port.as_str()))
+                {
                     self.warnings.push((
                         format!("/cells/{cell_index}/subcells/{subcell_index}/connections"),
                         format!("port \"{port}\" of instance \"{}\" is not connected; it becomes the internal net \"{child_prefix}{port}\"", subcell.name),

@@ -17,7 +17,11 @@ pub struct InputIssue {
 
 impl fmt::Display for InputIssue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let location = if self.pointer.is_empty() { "(document)" } else { self.pointer.as_str() };
+        let location = if self.pointer.is_empty() {
+            "(document)"
+        } else {
+            self.pointer.as_str()
+        };
         write!(f, "{}: {}: {}", self.file, location, self.message)
     }
 }
@@ -31,7 +35,11 @@ pub struct InputErrors {
 impl fmt::Display for InputErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let count = self.issues.len();
-        write!(f, "{count} problem{} in the inputs", if count == 1 { "" } else { "s" })?;
+        write!(
+            f,
+            "{count} problem{} in the inputs",
+            if count == 1 { "" } else { "s" }
+        )?;
         for issue in &self.issues {
             write!(f, "\n  {issue}")?;
         }
@@ -41,7 +49,13 @@ impl fmt::Display for InputErrors {
 
 impl InputErrors {
     pub fn single(file: &str, pointer: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { issues: vec![InputIssue { file: file.to_owned(), pointer: pointer.into(), message: message.into() }] }
+        Self {
+            issues: vec![InputIssue {
+                file: file.to_owned(),
+                pointer: pointer.into(),
+                message: message.into(),
+            }],
+        }
     }
 
     pub fn merge(parts: impl IntoIterator<Item = InputErrors>) -> Option<InputErrors> {
@@ -62,15 +76,26 @@ pub(crate) struct IssueSink {
 
 impl IssueSink {
     pub(crate) fn new(file: &str) -> Self {
-        Self { file: file.to_owned(), issues: Vec::new(), schema_issue_count: 0 }
+        Self {
+            file: file.to_owned(),
+            issues: Vec::new(),
+            schema_issue_count: 0,
+        }
     }
 
     pub(crate) fn push(&mut self, pointer: impl Into<String>, message: impl Into<String>) {
         let pointer = pointer.into();
-        if self.issues[..self.schema_issue_count].iter().any(|issue| issue.pointer == pointer) {
+        if self.issues[..self.schema_issue_count]
+            .iter()
+            .any(|issue| issue.pointer == pointer)
+        {
             return;
         }
-        self.issues.push(InputIssue { file: self.file.clone(), pointer, message: message.into() });
+        self.issues.push(InputIssue {
+            file: self.file.clone(),
+            pointer,
+            message: message.into(),
+        });
     }
 
     /// Marks the end of the JSON Schema's issues.
@@ -82,12 +107,19 @@ impl IssueSink {
         self.issues.is_empty()
     }
 
+    #[cfg(test)]
     pub(crate) fn into_issues(self) -> Vec<InputIssue> {
         self.issues
     }
 
     pub(crate) fn finish<T>(self, value: T) -> Result<T, InputErrors> {
-        if self.issues.is_empty() { Ok(value) } else { Err(InputErrors { issues: self.issues }) }
+        if self.issues.is_empty() {
+            Ok(value)
+        } else {
+            Err(InputErrors {
+                issues: self.issues,
+            })
+        }
     }
 }
 
@@ -108,7 +140,12 @@ pub(crate) fn name_list<'a>(names: impl IntoIterator<Item = &'a str>) -> String 
     if names.is_empty() {
         return "(none)".to_owned();
     }
-    let mut text = names.iter().take(SHOWN).copied().collect::<Vec<_>>().join(", ");
+    let mut text = names
+        .iter()
+        .take(SHOWN)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
     if names.len() > SHOWN {
         text.push_str(&format!(", … ({} more)", names.len() - SHOWN));
     }

@@ -18,13 +18,27 @@ const INFERRED_NAMES: [(&str, &[&str]); 9] = [
     ("pplus", &["psd", "pplus", "pp", "psdm"]),
 ];
 
-const PLAIN_ROLES: [&str; 10] = ["active", "tap", "poly", "contact", "nwell", "pwell", "nplus", "pplus", "poly_contact_marker", "poly_res"];
+const PLAIN_ROLES: [&str; 10] = [
+    "active",
+    "tap",
+    "poly",
+    "contact",
+    "nwell",
+    "pwell",
+    "nplus",
+    "pplus",
+    "poly_contact_marker",
+    "poly_res",
+];
 const MAX_METAL_LEVEL: u32 = 9;
 
 /// The role inferred from a layer's name, if it is one of the common foundry names.
 pub fn inferred_role(layer_name: &str) -> Option<&'static str> {
     let lower = layer_name.to_ascii_lowercase();
-    INFERRED_NAMES.iter().find(|(_, names)| names.contains(&lower.as_str())).map(|(role, _)| *role)
+    INFERRED_NAMES
+        .iter()
+        .find(|(_, names)| names.contains(&lower.as_str()))
+        .map(|(role, _)| *role)
 }
 
 /// The names from which `role` would be inferred, for messages.
@@ -40,7 +54,10 @@ pub fn names_for_role(role: &str) -> &'static [&'static str] {
         ("nplus", &["nSD", "Nplus", "NP", "nsdm"]),
         ("pplus", &["pSD", "Pplus", "PP", "psdm"]),
     ];
-    DISPLAY.iter().find(|(known, _)| *known == role).map_or(&[], |(_, names)| names)
+    DISPLAY
+        .iter()
+        .find(|(known, _)| *known == role)
+        .map_or(&[], |(_, names)| names)
 }
 
 fn metal_level(role: &str) -> Option<u32> {
@@ -56,7 +73,11 @@ fn via_level(role: &str) -> Option<u32> {
 /// True for a role Centroid knows: the plain roles, metal1…metal9, via1…via8, `mim`,
 /// and `<metal role>_label` / `<metal role>_pin` for net labels and pins.
 pub fn is_known_role(role: &str) -> bool {
-    if PLAIN_ROLES.contains(&role) || role == "mim" || metal_level(role).is_some() || via_level(role).is_some() {
+    if PLAIN_ROLES.contains(&role)
+        || role == "mim"
+        || metal_level(role).is_some()
+        || via_level(role).is_some()
+    {
         return true;
     }
     for suffix in ["_label", "_pin"] {
@@ -69,7 +90,11 @@ pub fn is_known_role(role: &str) -> bool {
 
 /// A short description of the valid roles, for messages.
 pub fn valid_roles_text() -> String {
-    format!("{}, mim, metal1…metal{MAX_METAL_LEVEL}, via1…via{}, or <metalN|poly>_label / _pin", PLAIN_ROLES.join(", "), MAX_METAL_LEVEL - 1)
+    format!(
+        "{}, mim, metal1…metal{MAX_METAL_LEVEL}, via1…via{}, or <metalN|poly>_label / _pin",
+        PLAIN_ROLES.join(", "),
+        MAX_METAL_LEVEL - 1
+    )
 }
 
 #[cfg(test)]
@@ -89,7 +114,16 @@ mod tests {
 
     #[test]
     fn known_roles() {
-        for role in ["active", "tap", "metal5", "via4", "metal1_label", "metal2_pin", "poly_label", "mim"] {
+        for role in [
+            "active",
+            "tap",
+            "metal5",
+            "via4",
+            "metal1_label",
+            "metal2_pin",
+            "poly_label",
+            "mim",
+        ] {
             assert!(is_known_role(role), "{role}");
         }
         for role in ["metal0", "metal10", "via9", "gate", "metal1_text", "label"] {

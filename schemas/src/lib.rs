@@ -8,6 +8,7 @@
 //! all files are reported together ([`InputErrors`]).
 
 pub mod circuit;
+pub mod device_layers;
 pub mod drc_rules;
 mod flatten;
 pub mod issue;
@@ -20,10 +21,15 @@ pub mod source;
 pub mod task_context;
 pub mod version;
 
-pub use circuit::{Circuit, Device, DeviceParams, DeviceType, Net, NetType, TerminalRef, infer_net_type};
+pub use circuit::{
+    Circuit, Device, DeviceParams, DeviceType, Net, NetType, TerminalRef, infer_net_type,
+};
 pub use drc_rules::{DerivedLayer, DerivedOp, DrcRule, DrcRuleSet, LayerDef, RuleType};
 pub use issue::{InputErrors, InputIssue};
 pub use modules::{CircuitModule, ModuleMember, ModuleType, recognize_modules};
 pub use objectives::{DesignConstraints, DesignObjectives, Objective, ObjectiveName};
-pub use task_context::{InputFile, InputPaths, Loaded, TaskContext, TaskInputs, load_drc_rules, load_netlist, load_objectives};
+pub use task_context::{
+    InputFile, InputPaths, Loaded, TaskContext, TaskInputs, load_drc_rules, load_netlist,
+    load_objectives,
+};
 pub use version::{InputKind, ResolvedVersion, SchemaVersion};

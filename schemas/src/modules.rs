@@ -60,7 +60,10 @@ impl ModuleType {
     pub fn is_matched(self) -> bool {
         matches!(
             self,
-            ModuleType::DifferentialPair | ModuleType::CurrentMirror | ModuleType::CrossCoupledPair | ModuleType::MatchedCurrentSources
+            ModuleType::DifferentialPair
+                | ModuleType::CurrentMirror
+                | ModuleType::CrossCoupledPair
+                | ModuleType::MatchedCurrentSources
         )
     }
 }
@@ -83,13 +86,25 @@ pub struct CircuitModule {
 
 impl CircuitModule {
     pub fn device_ids(&self) -> Vec<&str> {
-        self.devices.iter().map(|member| member.device_id.as_str()).collect()
+        self.devices
+            .iter()
+            .map(|member| member.device_id.as_str())
+            .collect()
     }
 
     /// One line: `cm1: current_mirror [M3 reference, M4 output] ratio=1:1`.
     pub fn describe(&self) -> String {
-        let members: Vec<String> = self.devices.iter().map(|member| format!("{} {}", member.device_id, member.role)).collect();
-        let mut line = format!("{}: {} [{}]", self.id, self.module_type.as_str(), members.join(", "));
+        let members: Vec<String> = self
+            .devices
+            .iter()
+            .map(|member| format!("{} {}", member.device_id, member.role))
+            .collect();
+        let mut line = format!(
+            "{}: {} [{}]",
+            self.id,
+            self.module_type.as_str(),
+            members.join(", ")
+        );
         if let Some(Value::String(ratio)) = self.properties.get("ratio") {
             line.push_str(&format!(" ratio={ratio}"));
         }
@@ -99,11 +114,18 @@ impl CircuitModule {
 
 /// Recognises the modules of a flattened circuit, in a deterministic order.
 pub fn recognize_modules(circuit: &Circuit) -> Vec<CircuitModule> {
-    let mos: Vec<&Device> = circuit.devices.iter().filter(|device| device.device_type.is_mos()).collect();
+    let mos: Vec<&Device> = circuit
+        .devices
+        .iter()
+        .filter(|device| device.device_type.is_mos())
+        .collect();
     let mut builder = ModuleBuilder::default();
 
     let cross_coupled = find_cross_coupled_pairs(&mos);
-    let in_cross_pair: HashSet<&str> = cross_coupled.iter().flat_map(|(a, b)| [a.id.as_str(), b.id.as_str()]).collect();
+    let in_cross_pair: HashSet<&str> = cross_coupled
+        .iter()
+        .flat_map(|(a, b)| [a.id.as_str(), b.id.as_str()])
+        .collect();
     for (a, b) in &cross_coupled {
         builder.add(
             ModuleType::CrossCoupledPair,
@@ -113,7 +135,10 @@ pub fn recognize_modules(circuit: &Circuit) -> Vec<CircuitModule> {
     }
 
     let pairs = find_differential_pairs(circuit, &mos, &in_cross_pair);
-    let in_pair: HashSet<&str> = pairs.iter().flat_map(|(a, b)| [a.id.as_str(), b.id.as_str()]).collect();
+    let in_pair: HashSet<&str> = pairs
+        .iter()
+        .flat_map(|(a, b)| [a.id.as_str(), b.id.as_str()])
+        .collect();
     for (a, b) in &pairs {
         let pair_id = builder.add(
             ModuleType::DifferentialPair,
@@ -128,7 +153,11 @@ pub fn recognize_modules(circuit: &Circuit) -> Vec<CircuitModule> {
         let tails: Vec<&Device> = mos
             .iter()
             .copied()
-            .filter(|device| device.device_type == a.device_type && device.drain() == a.source() && !in_pair.contains(device.id.as_str()))
+            .filter(|device| {
+                device.device_type == a.device_type
+                    && device.drain() == a.source()
+                    && !in_pair.contains(device.id.as_str())
+            })
             .collect();
         if !tails.is_empty() {
             builder.add(
@@ -151,17 +180,35 @@ pub fn recognize_modules(circuit: &Circuit) -> Vec<CircuitModule> {
     for group in groups_by_gate_and_source(&mos) {
         let reference = group.iter().copied().find(|device| {
             device.is_diode_connected()
-                || cascodes.iter().any(|(main, cascode)| main.id == device.id && cascode.drain() == device.gate())
+                || cascodes
+                    .iter()
+                    .any(|(main, cascode)| main.id == device.id && cascode.drain() == device.gate())
         });
         let ratio_base = reference.unwrap_or(group[0]);
-        let ratios: BTreeMap<String, f64> =
-            group.iter().map(|device| (device.id.clone(), strength_ratio(device, ratio_base))).collect();
-        let ratio_text = group.iter().map(|device| format_ratio(ratios[&device.id])).collect::<Vec<_>>().join(":");
+        let ratios: BTreeMap<String, f64> = group
+            .iter()
+            .map(|device| (device.id.clone(), strength_ratio(device, ratio_base)))
+            .collect();
+        let ratio_text = group
+            .iter()
+            .map(|device| format_ratio(ratios[&device.id]))
+            .collect::<Vec<_>>()
+            .join(":");
         let first = group[0];
         if let Some(reference) = reference {
             let mut members = vec![(reference, "reference")];
-            members.extend(group.iter().copied().filter(|device| device.id != reference.id).map(|device| (device, "output")));
-            let ordered_ratio = members.iter().map(|(device, _)| format_ratio(ratios[&device.id])).collect::<Vec<_>>().join(":");
+            members.extend(
+                group
+                    .iter()
+                    .copied()
+                    .filter(|device| device.id != reference.id)
+                    .map(|device| (device, "output")),
+            );
+            let ordered_ratio = members
+                .iter()
+                .map(|(device, _)| format_ratio(ratios[&device.id]))
+                .collect::<Vec<_>>()
+                .join(":");
             builder.add(
                 ModuleType::CurrentMirror,
                 members,
@@ -175,7 +222,9 @@ pub fn recognize_modules(circuit: &Circuit) -> Vec<CircuitModule> {
                 }),
             );
         } else if is_bias_net(circuit, first.gate().unwrap_or_default(), first.device_type)
-            && group.iter().all(|device| same_value(device.params.l, first.params.l))
+            && group
+                .iter()
+                .all(|device| same_value(device.params.l, first.params.l))
         {
             builder.add(
                 ModuleType::MatchedCurrentSources,
@@ -200,7 +249,12 @@ struct ModuleBuilder {
 }
 
 impl ModuleBuilder {
-    fn add(&mut self, module_type: ModuleType, members: Vec<(&Device, &str)>, properties: Value) -> String {
+    fn add(
+        &mut self,
+        module_type: ModuleType,
+        members: Vec<(&Device, &str)>,
+        properties: Value,
+    ) -> String {
         let counter = self.counters.entry(module_type.id_prefix()).or_insert(0);
         *counter += 1;
         let id = format!("{}{}", module_type.id_prefix(), counter);
@@ -211,7 +265,13 @@ impl ModuleBuilder {
         self.modules.push(CircuitModule {
             id: id.clone(),
             module_type,
-            devices: members.into_iter().map(|(device, role)| ModuleMember { device_id: device.id.clone(), role: role.to_owned() }).collect(),
+            devices: members
+                .into_iter()
+                .map(|(device, role)| ModuleMember {
+                    device_id: device.id.clone(),
+                    role: role.to_owned(),
+                })
+                .collect(),
             properties,
         });
         id
@@ -254,16 +314,29 @@ fn find_cross_coupled_pairs<'a>(mos: &[&'a Device]) -> Vec<(&'a Device, &'a Devi
     pairs
 }
 
-fn find_differential_pairs<'a>(circuit: &Circuit, mos: &[&'a Device], excluded: &HashSet<&str>) -> Vec<(&'a Device, &'a Device)> {
+fn find_differential_pairs<'a>(
+    circuit: &Circuit,
+    mos: &[&'a Device],
+    excluded: &HashSet<&str>,
+) -> Vec<(&'a Device, &'a Device)> {
     let mut pairs = Vec::new();
     let mut used: HashSet<&str> = HashSet::new();
     for (index, a) in mos.iter().enumerate() {
         for b in &mos[index + 1..] {
-            let candidates_free = ![a.id.as_str(), b.id.as_str()].iter().any(|id| excluded.contains(id) || used.contains(id));
-            if !candidates_free || !same_size(a, b) || a.is_diode_connected() || b.is_diode_connected() {
+            let candidates_free = ![a.id.as_str(), b.id.as_str()]
+                .iter()
+                .any(|id| excluded.contains(id) || used.contains(id));
+            if !candidates_free
+                || !same_size(a, b)
+                || a.is_diode_connected()
+                || b.is_diode_connected()
+            {
                 continue;
             }
-            let (Some(source), Some(gate_a), Some(gate_b)) = (a.source(), a.gate(), b.gate()) else { continue };
+            let (Some(source), Some(gate_a), Some(gate_b)) = (a.source(), a.gate(), b.gate())
+            else {
+                continue;
+            };
             let is_pair = Some(source) == b.source()
                 && !circuit.net_type(source).is_supply()
                 && gate_a != gate_b
@@ -289,10 +362,15 @@ fn find_cascodes<'a>(
 ) -> Vec<(&'a Device, &'a Device)> {
     let mut stacks = Vec::new();
     for cascode in mos {
-        if in_pair.contains(cascode.id.as_str()) || in_cross_pair.contains(cascode.id.as_str()) || cascode.is_diode_connected() {
+        if in_pair.contains(cascode.id.as_str())
+            || in_cross_pair.contains(cascode.id.as_str())
+            || cascode.is_diode_connected()
+        {
             continue;
         }
-        let Some(internal) = cascode.source() else { continue };
+        let Some(internal) = cascode.source() else {
+            continue;
+        };
         if circuit.net_type(internal).is_supply() {
             continue;
         }
@@ -315,19 +393,27 @@ fn groups_by_gate_and_source<'a>(mos: &[&'a Device]) -> Vec<Vec<&'a Device>> {
     let mut order: Vec<(DeviceType, &str, &str)> = Vec::new();
     let mut groups: BTreeMap<(DeviceType, &str, &str), Vec<&'a Device>> = BTreeMap::new();
     for device in mos {
-        let (Some(gate), Some(source)) = (device.gate(), device.source()) else { continue };
+        let (Some(gate), Some(source)) = (device.gate(), device.source()) else {
+            continue;
+        };
         let key = (device.device_type, gate, source);
         if !groups.contains_key(&key) {
             order.push(key);
         }
         groups.entry(key).or_default().push(device);
     }
-    order.into_iter().filter_map(|key| groups.remove(&key)).filter(|group| group.len() >= 2).collect()
+    order
+        .into_iter()
+        .filter_map(|key| groups.remove(&key))
+        .filter(|group| group.len() >= 2)
+        .collect()
 }
 
 /// A net that drives only gates, all of devices of `device_type`: a bias line, not a clock.
 fn is_bias_net(circuit: &Circuit, net_name: &str, device_type: DeviceType) -> bool {
-    let Some(net) = circuit.net(net_name) else { return false };
+    let Some(net) = circuit.net(net_name) else {
+        return false;
+    };
     if net.net_type.is_supply() {
         return false;
     }

@@ -118,7 +118,14 @@ pub(crate) fn check_netlist(document: &NetlistDocument, sink: &mut IssueSink) ->
     }
     let cell_names = || name_list(document.cells.iter().map(|cell| cell.name.as_str()));
     if !first_index_of_cell.contains_key(document.top.as_str()) {
-        sink.push("/top", format!("top cell \"{}\" is not defined; defined cells: {}", document.top, cell_names()));
+        sink.push(
+            "/top",
+            format!(
+                "top cell \"{}\" is not defined; defined cells: {}",
+                document.top,
+                cell_names()
+            ),
+        );
     }
     for (cell_index, cell) in document.cells.iter().enumerate() {
         check_cell(document, cell_index, cell, &first_index_of_cell, sink);
@@ -127,21 +134,43 @@ pub(crate) fn check_netlist(document: &NetlistDocument, sink: &mut IssueSink) ->
     sink.is_empty()
 }
 
-fn check_cell(document: &NetlistDocument, cell_index: usize, cell: &CellDef, cells: &HashMap<&str, usize>, sink: &mut IssueSink) {
+fn check_cell(
+    document: &NetlistDocument,
+    cell_index: usize,
+    cell: &CellDef,
+    cells: &HashMap<&str, usize>,
+    sink: &mut IssueSink,
+) {
     let cell_pointer = format!("/cells/{cell_index}");
     let mut instance_names: HashMap<&str, String> = HashMap::new();
     for (device_index, device) in cell.devices.iter().enumerate() {
         let pointer = format!("{cell_pointer}/devices/{device_index}");
-        check_instance_name(&device.id, &format!("{pointer}/id"), "device id", &mut instance_names, sink);
+        check_instance_name(
+            &device.id,
+            &format!("{pointer}/id"),
+            "device id",
+            &mut instance_names,
+            sink,
+        );
         check_device(device, &pointer, sink);
     }
     for (subcell_index, subcell) in cell.subcells.iter().enumerate() {
         let pointer = format!("{cell_pointer}/subcells/{subcell_index}");
-        check_instance_name(&subcell.name, &format!("{pointer}/name"), "subcell instance name", &mut instance_names, sink);
+        check_instance_name(
+            &subcell.name,
+            &format!("{pointer}/name"),
+            "subcell instance name",
+            &mut instance_names,
+            sink,
+        );
         let Some(&target_index) = cells.get(subcell.cell.as_str()) else {
             sink.push(
                 format!("{pointer}/cell"),
-                format!("unknown cell \"{}\"; defined cells: {}", subcell.cell, name_list(document.cells.iter().map(|cell| cell.name.as_str()))),
+                format!(
+                    "unknown cell \"{}\"; defined cells: {}",
+                    subcell.cell,
+                    name_list(document.cells.iter().map(|cell| cell.name.as_str()))
+                ),
             );
             continue;
         };
@@ -150,7 +179,14 @@ fn check_cell(document: &NetlistDocument, cell_index: usize, cell: &CellDef, cel
         for (port, net) in &subcell.connections {
             let port_pointer = pointer_join(&format!("{pointer}/connections"), port);
             if !ports.contains(port.as_str()) {
-                sink.push(port_pointer.clone(), format!("cell \"{}\" has no port \"{port}\"; its ports: {}", target.name, name_list(ports.iter().copied())));
+                sink.push(
+                    port_pointer.clone(),
+                    format!(
+                        "cell \"{}\" has no port \"{port}\"; its ports: {}",
+                        target.name,
+                        name_list(ports.iter().copied())
+                    ),
+                );
             }
             if net.trim().is_empty() {
                 sink.push(port_pointer, "net name is empty");
@@ -161,22 +197,39 @@ fn check_cell(document: &NetlistDocument, cell_index: usize, cell: &CellDef, cel
         let mut seen = BTreeSet::new();
         for (port_index, port) in ports.iter().enumerate() {
             if !seen.insert(port.as_str()) {
-                sink.push(format!("{cell_pointer}/ports/{port_index}"), format!("duplicate port \"{port}\""));
+                sink.push(
+                    format!("{cell_pointer}/ports/{port_index}"),
+                    format!("duplicate port \"{port}\""),
+                );
             }
         }
     }
 }
 
-fn check_instance_name<'a>(name: &'a str, pointer: &str, what: &str, seen: &mut HashMap<&'a str, String>, sink: &mut IssueSink) {
+fn check_instance_name<'a>(
+    name: &'a str,
+    pointer: &str,
+    what: &str,
+    seen: &mut HashMap<&'a str, String>,
+    sink: &mut IssueSink,
+) {
     if name.trim().is_empty() {
-        sink.push(pointer, format!("{what} is empty; give it a name unique in its cell"));
+        sink.push(
+            pointer,
+            format!("{what} is empty; give it a name unique in its cell"),
+        );
         return;
     }
     if name.contains('/') {
         sink.push(pointer, format!("{what} \"{name}\" contains '/', which separates hierarchy levels; use another character"));
     }
     if let Some(first) = seen.get(name) {
-        sink.push(pointer, format!("duplicate {what} \"{name}\" (first at {first}); ids must be unique within a cell"));
+        sink.push(
+            pointer,
+            format!(
+                "duplicate {what} \"{name}\" (first at {first}); ids must be unique within a cell"
+            ),
+        );
     } else {
         seen.insert(name, pointer.to_owned());
     }
@@ -197,19 +250,30 @@ fn check_device(device: &DeviceDef, pointer: &str, sink: &mut IssueSink) {
     check_count(device.m, "m", MAX_MULTIPLICITY, pointer, sink);
     check_count(device.nf, "nf", MAX_FINGERS, pointer, sink);
     if !device.device_type.is_mos() && device.nf.is_some_and(|nf| nf != 1.0) {
-        sink.push(format!("{pointer}/nf"), format!("nf applies to MOS devices only; a {kind} has nf 1 (use m for parallel copies)"));
+        sink.push(
+            format!("{pointer}/nf"),
+            format!(
+                "nf applies to MOS devices only; a {kind} has nf 1 (use m for parallel copies)"
+            ),
+        );
     }
-    if let Some(value) = device.value {
-        if !value.is_finite() || value <= 0.0 {
-            sink.push(format!("{pointer}/value"), "value must be a positive number (ohm or farad)");
-        }
+    if let Some(value) = device.value
+        && (!value.is_finite() || value <= 0.0)
+    {
+        sink.push(
+            format!("{pointer}/value"),
+            "value must be a positive number (ohm or farad)",
+        );
     }
     let valid_terminals = device.device_type.terminal_names();
     for required in valid_terminals {
         if !device.terminals.contains_key(*required) {
             sink.push(
                 format!("{pointer}/terminals"),
-                format!("missing terminal \"{required}\"; a {kind} has terminals {}", valid_terminals.join(", ")),
+                format!(
+                    "missing terminal \"{required}\"; a {kind} has terminals {}",
+                    valid_terminals.join(", ")
+                ),
             );
         }
     }
@@ -218,16 +282,29 @@ fn check_device(device: &DeviceDef, pointer: &str, sink: &mut IssueSink) {
         if !valid_terminals.contains(&terminal.as_str()) {
             sink.push(
                 terminal_pointer.clone(),
-                format!("unknown terminal \"{terminal}\" for a {kind}; valid terminals: {}", valid_terminals.join(", ")),
+                format!(
+                    "unknown terminal \"{terminal}\" for a {kind}; valid terminals: {}",
+                    valid_terminals.join(", ")
+                ),
             );
         }
         if net.trim().is_empty() {
-            sink.push(terminal_pointer, "net name is empty; connect the terminal to a named net");
+            sink.push(
+                terminal_pointer,
+                "net name is empty; connect the terminal to a named net",
+            );
         }
     }
 }
 
-fn check_length(value: Option<f64>, field: &str, meaning: &str, kind: &str, pointer: &str, sink: &mut IssueSink) {
+fn check_length(
+    value: Option<f64>,
+    field: &str,
+    meaning: &str,
+    kind: &str,
+    pointer: &str,
+    sink: &mut IssueSink,
+) {
     let pointer = format!("{pointer}/{field}");
     match value {
         None => sink.push(pointer, format!("a {kind} needs {field} ({meaning}, in metres), e.g. 1e-6 for 1 µm")),
@@ -250,15 +327,22 @@ fn check_length(value: Option<f64>, field: &str, meaning: &str, kind: &str, poin
 }
 
 fn check_count(value: Option<f64>, field: &str, maximum: f64, pointer: &str, sink: &mut IssueSink) {
-    if let Some(value) = value {
-        if value.fract() != 0.0 || !(1.0..=maximum).contains(&value) {
-            sink.push(format!("{pointer}/{field}"), format!("{field} = {value} must be a whole number from 1 to {maximum}"));
-        }
+    if let Some(value) = value
+        && (value.fract() != 0.0 || !(1.0..=maximum).contains(&value))
+    {
+        sink.push(
+            format!("{pointer}/{field}"),
+            format!("{field} = {value} must be a whole number from 1 to {maximum}"),
+        );
     }
 }
 
 /// Reports every cycle in the subcell graph once, at the instance that closes it.
-fn check_hierarchy_is_acyclic(document: &NetlistDocument, cells: &HashMap<&str, usize>, sink: &mut IssueSink) {
+fn check_hierarchy_is_acyclic(
+    document: &NetlistDocument,
+    cells: &HashMap<&str, usize>,
+    sink: &mut IssueSink,
+) {
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
         Unvisited,
@@ -276,15 +360,23 @@ fn check_hierarchy_is_acyclic(document: &NetlistDocument, cells: &HashMap<&str, 
         marks[cell_index] = Mark::OnPath;
         path.push(cell_index);
         for (subcell_index, subcell) in document.cells[cell_index].subcells.iter().enumerate() {
-            let Some(&target) = cells.get(subcell.cell.as_str()) else { continue };
+            let Some(&target) = cells.get(subcell.cell.as_str()) else {
+                continue;
+            };
             match marks[target] {
                 Mark::OnPath => {
                     let start = path.iter().position(|&index| index == target).unwrap_or(0);
-                    let mut names: Vec<&str> = path[start..].iter().map(|&index| document.cells[index].name.as_str()).collect();
+                    let mut names: Vec<&str> = path[start..]
+                        .iter()
+                        .map(|&index| document.cells[index].name.as_str())
+                        .collect();
                     names.push(&document.cells[target].name);
                     sink.push(
                         format!("/cells/{cell_index}/subcells/{subcell_index}/cell"),
-                        format!("the cell hierarchy has a cycle: {}; a cell may not contain itself", names.join(" → ")),
+                        format!(
+                            "the cell hierarchy has a cycle: {}; a cell may not contain itself",
+                            names.join(" → ")
+                        ),
                     );
                 }
                 Mark::Unvisited => visit(target, document, cells, marks, path, sink),
@@ -296,8 +388,17 @@ fn check_hierarchy_is_acyclic(document: &NetlistDocument, cells: &HashMap<&str, 
     }
     let mut marks = vec![Mark::Unvisited; document.cells.len()];
     for cell_index in 0..document.cells.len() {
-        if marks[cell_index] == Mark::Unvisited && cells.get(document.cells[cell_index].name.as_str()) == Some(&cell_index) {
-            visit(cell_index, document, cells, &mut marks, &mut Vec::new(), sink);
+        if marks[cell_index] == Mark::Unvisited
+            && cells.get(document.cells[cell_index].name.as_str()) == Some(&cell_index)
+        {
+            visit(
+                cell_index,
+                document,
+                cells,
+                &mut marks,
+                &mut Vec::new(),
+                sink,
+            );
         }
     }
 }

@@ -48,7 +48,11 @@ pub struct DesignConstraints {
 
 impl Default for DesignConstraints {
     fn default() -> Self {
-        Self { max_iterations: 5, max_area: None, min_matching_score: None }
+        Self {
+            max_iterations: 5,
+            max_area: None,
+            min_matching_score: None,
+        }
     }
 }
 
@@ -61,28 +65,43 @@ pub struct DesignObjectives {
 impl DesignObjectives {
     /// The objective with the highest weight (the first of equals).
     pub fn primary_objective(&self) -> Option<&Objective> {
-        self.objectives.iter().fold(None, |best: Option<&Objective>, objective| match best {
-            Some(best) if best.weight >= objective.weight => Some(best),
-            _ => Some(objective),
-        })
+        self.objectives
+            .iter()
+            .fold(None, |best: Option<&Objective>, objective| match best {
+                Some(best) if best.weight >= objective.weight => Some(best),
+                _ => Some(objective),
+            })
     }
 
     pub fn weight_of(&self, name: ObjectiveName) -> f64 {
-        self.objectives.iter().filter(|objective| objective.name == name).map(|objective| objective.weight).sum()
+        self.objectives
+            .iter()
+            .filter(|objective| objective.name == name)
+            .map(|objective| objective.weight)
+            .sum()
     }
 
     /// A text for planner prompts and `centroid validate`.
     pub fn summarize(&self) -> String {
         let mut text = String::from("objectives:\n");
         for objective in &self.objectives {
-            let _ = write!(text, "  - {}: weight={}", objective.name.as_str(), objective.weight);
+            let _ = write!(
+                text,
+                "  - {}: weight={}",
+                objective.name.as_str(),
+                objective.weight
+            );
             if let Some(target) = objective.target {
                 let _ = write!(text, ", target={target}");
             }
             text.push('\n');
         }
         text.push_str("constraints:\n");
-        let _ = writeln!(text, "  - max_iterations: {}", self.constraints.max_iterations);
+        let _ = writeln!(
+            text,
+            "  - max_iterations: {}",
+            self.constraints.max_iterations
+        );
         if let Some(max_area) = self.constraints.max_area {
             let _ = writeln!(text, "  - max_area: {max_area} um^2");
         }
@@ -119,31 +138,55 @@ struct ConstraintsSpec {
     min_matching_score: Option<f64>,
 }
 
-pub(crate) fn build_objectives(document: ObjectivesDocument, sink: &mut IssueSink) -> Option<DesignObjectives> {
+pub(crate) fn build_objectives(
+    document: ObjectivesDocument,
+    sink: &mut IssueSink,
+) -> Option<DesignObjectives> {
     if document.objectives.is_empty() {
-        sink.push("/objectives", "no objectives; give at least one, e.g. {\"name\": \"area_min\", \"weight\": 0.5}");
+        sink.push(
+            "/objectives",
+            "no objectives; give at least one, e.g. {\"name\": \"area_min\", \"weight\": 0.5}",
+        );
     }
     let mut first_index: HashMap<ObjectiveName, usize> = HashMap::new();
     let mut objectives = Vec::new();
     for (index, spec) in document.objectives.into_iter().enumerate() {
         if let Some(first) = first_index.insert(spec.name, index) {
             first_index.insert(spec.name, first);
-            sink.push(format!("/objectives/{index}/name"), format!("objective \"{}\" is listed twice (first at /objectives/{first})", spec.name.as_str()));
+            sink.push(
+                format!("/objectives/{index}/name"),
+                format!(
+                    "objective \"{}\" is listed twice (first at /objectives/{first})",
+                    spec.name.as_str()
+                ),
+            );
         }
-        if let Some(target) = spec.target {
-            if !target.is_finite() || target < 0.0 {
-                sink.push(format!("/objectives/{index}/target"), format!("target = {target} must be a non-negative number"));
-            }
+        if let Some(target) = spec.target
+            && (!target.is_finite() || target < 0.0)
+        {
+            sink.push(
+                format!("/objectives/{index}/target"),
+                format!("target = {target} must be a non-negative number"),
+            );
         }
-        objectives.push(Objective { name: spec.name, weight: spec.weight.unwrap_or(1.0), target: spec.target });
+        objectives.push(Objective {
+            name: spec.name,
+            weight: spec.weight.unwrap_or(1.0),
+            target: spec.target,
+        });
     }
     if !objectives.is_empty() && objectives.iter().all(|objective| objective.weight == 0.0) {
-        sink.push("/objectives", "every objective has weight 0; give at least one a weight above 0");
+        sink.push(
+            "/objectives",
+            "every objective has weight 0; give at least one a weight above 0",
+        );
     }
     let spec = document.constraints.unwrap_or_default();
     let mut constraints = DesignConstraints::default();
     if let Some(iterations) = spec.max_iterations {
-        if iterations.fract() != 0.0 || !(1.0..=f64::from(MAX_ITERATIONS_LIMIT)).contains(&iterations) {
+        if iterations.fract() != 0.0
+            || !(1.0..=f64::from(MAX_ITERATIONS_LIMIT)).contains(&iterations)
+        {
             sink.push("/constraints/max_iterations", format!("max_iterations = {iterations} must be a whole number from 1 to {MAX_ITERATIONS_LIMIT}"));
         } else {
             constraints.max_iterations = iterations as u32;
@@ -151,12 +194,18 @@ pub(crate) fn build_objectives(document: ObjectivesDocument, sink: &mut IssueSin
     }
     if let Some(area) = spec.max_area {
         if !area.is_finite() || area <= 0.0 {
-            sink.push("/constraints/max_area", format!("max_area = {area} must be greater than 0 (µm²)"));
+            sink.push(
+                "/constraints/max_area",
+                format!("max_area = {area} must be greater than 0 (µm²)"),
+            );
         } else if area > MAX_AREA_UM2 {
             sink.push("/constraints/max_area", format!("max_area = {area} µm² is absurdly large (1 cm² is 1e8 µm²); max_area is in µm², not m² or nm²"));
         }
         constraints.max_area = Some(area);
     }
     constraints.min_matching_score = spec.min_matching_score;
-    sink.is_empty().then_some(DesignObjectives { objectives, constraints })
+    sink.is_empty().then_some(DesignObjectives {
+        objectives,
+        constraints,
+    })
 }

@@ -16,6 +16,7 @@ pub fn schema_text(kind: InputKind, version: SchemaVersion) -> Option<&'static s
         (InputKind::Netlist, (1, 1, 0)) => include_str!("../json/netlist-1.1.0.schema.json"),
         (InputKind::DrcRules, (1, 0, 0)) => include_str!("../json/drc_rules-1.0.0.schema.json"),
         (InputKind::DrcRules, (1, 1, 0)) => include_str!("../json/drc_rules-1.1.0.schema.json"),
+        (InputKind::DrcRules, (1, 2, 0)) => include_str!("../json/drc_rules-1.2.0.schema.json"),
         (InputKind::Objectives, (1, 0, 0)) => include_str!("../json/objectives-1.0.0.schema.json"),
         _ => return None,
     };
@@ -29,8 +30,12 @@ fn schemas() -> &'static HashMap<(InputKind, SchemaVersion), Value> {
         let mut schemas = HashMap::new();
         for kind in InputKind::ALL {
             for &version in kind.supported_versions() {
-                let text = schema_text(kind, version).expect("every supported version has a schema");
-                schemas.insert((kind, version), serde_json::from_str(text).expect("bundled schemas are valid JSON"));
+                let text =
+                    schema_text(kind, version).expect("every supported version has a schema");
+                schemas.insert(
+                    (kind, version),
+                    serde_json::from_str(text).expect("bundled schemas are valid JSON"),
+                );
             }
         }
         schemas
@@ -42,7 +47,13 @@ fn validators() -> &'static HashMap<(InputKind, SchemaVersion), Validator> {
     VALIDATORS.get_or_init(|| {
         schemas()
             .iter()
-            .map(|(key, schema)| (*key, jsonschema::draft7::new(schema).expect("bundled schemas are valid draft-07 schemas")))
+            .map(|(key, schema)| {
+                (
+                    *key,
+                    jsonschema::draft7::new(schema)
+                        .expect("bundled schemas are valid draft-07 schemas"),
+                )
+            })
             .collect()
     })
 }
@@ -51,7 +62,12 @@ fn validators() -> &'static HashMap<(InputKind, SchemaVersion), Validator> {
 const MAX_MESSAGE_CHARS: usize = 300;
 
 /// Checks `document` against the schema; every violation goes into `sink`.
-pub(crate) fn check_against_schema(kind: InputKind, version: SchemaVersion, document: &Value, sink: &mut IssueSink) {
+pub(crate) fn check_against_schema(
+    kind: InputKind,
+    version: SchemaVersion,
+    document: &Value,
+    sink: &mut IssueSink,
+) {
     let validator = &validators()[&(kind, version)];
     for error in validator.iter_errors(document) {
         let pointer = error.instance_path().as_str().to_owned();
@@ -62,27 +78,41 @@ pub(crate) fn check_against_schema(kind: InputKind, version: SchemaVersion, docu
 
 fn explain(kind: InputKind, pointer: &str, error: &jsonschema::ValidationError<'_>) -> String {
     use jsonschema::error::ValidationErrorKind;
-    let is_one_of = matches!(error.kind(), ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::OneOfMultipleValid { .. });
+    let is_one_of = matches!(
+        error.kind(),
+        ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::OneOfMultipleValid { .. }
+    );
     if is_one_of {
         let segments: Vec<&str> = pointer.split('/').collect();
         let expected = match (kind, segments.as_slice()) {
-            (InputKind::DrcRules, ["", "layers", _]) => {
-                Some("expected a GDS layer number (integer) or an object {\"layer\": integer, \"datatype\"?: integer, \"role\"?: string}")
-            }
-            (InputKind::Netlist, ["", "cells", _, "nets", _]) => {
-                Some("expected a net name or an object {\"name\": string, \"type\"?: \"power\" | \"ground\" | \"signal\"}")
-            }
+            (InputKind::DrcRules, ["", "layers", _]) => Some(
+                "expected a GDS layer number (integer) or an object {\"layer\": integer, \"datatype\"?: integer, \"role\"?: string}",
+            ),
+            (InputKind::Netlist, ["", "cells", _, "nets", _]) => Some(
+                "expected a net name or an object {\"name\": string, \"type\"?: \"power\" | \"ground\" | \"signal\"}",
+            ),
             _ => None,
         };
         if let Some(expected) = expected {
             return expected.to_owned();
         }
     }
-    if let ValidationErrorKind::Enum { options } = error.kind() {
-        if let Value::Array(options) = options.as_ref() {
-            let valid: Vec<String> = options.iter().map(|option| option.as_str().map_or_else(|| option.to_string(), str::to_owned)).collect();
-            return format!("{} is not valid; expected one of: {}", error.instance(), valid.join(", "));
-        }
+    if let ValidationErrorKind::Enum { options } = error.kind()
+        && let Value::Array(options) = options.as_ref()
+    {
+        let valid: Vec<String> = options
+            .iter()
+            .map(|option| {
+                option
+                    .as_str()
+                    .map_or_else(|| option.to_string(), str::to_owned)
+            })
+            .collect();
+        return format!(
+            "{} is not valid; expected one of: {}",
+            error.instance(),
+            valid.join(", ")
+        );
     }
     let mut message = error.to_string();
     if message.chars().count() > MAX_MESSAGE_CHARS {
@@ -93,7 +123,11 @@ fn explain(kind: InputKind, pointer: &str, error: &jsonschema::ValidationError<'
 
 /// Fields the schema does not know, as (pointer, message): a typo such as `"NF"` for
 /// `"nf"` would otherwise be silently ignored. Driven by the schema's `properties`.
-pub(crate) fn unknown_fields(kind: InputKind, version: SchemaVersion, document: &Value) -> Vec<(String, String)> {
+pub(crate) fn unknown_fields(
+    kind: InputKind,
+    version: SchemaVersion,
+    document: &Value,
+) -> Vec<(String, String)> {
     let schema = &schemas()[&(kind, version)];
     let mut found = Vec::new();
     walk_unknown_fields(schema, schema, document, "", &mut found);
@@ -101,18 +135,32 @@ pub(crate) fn unknown_fields(kind: InputKind, version: SchemaVersion, document: 
 }
 
 fn resolve_reference<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
-    match schema.get("$ref").and_then(Value::as_str).and_then(|reference| reference.strip_prefix('#')) {
+    match schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|reference| reference.strip_prefix('#'))
+    {
         Some(pointer) => root.pointer(pointer).unwrap_or(schema),
         None => schema,
     }
 }
 
-fn walk_unknown_fields(root: &Value, schema: &Value, instance: &Value, pointer: &str, found: &mut Vec<(String, String)>) {
+fn walk_unknown_fields(
+    root: &Value,
+    schema: &Value,
+    instance: &Value,
+    pointer: &str,
+    found: &mut Vec<(String, String)>,
+) {
     let schema = resolve_reference(root, schema);
     if let Some(Value::Array(branches)) = schema.get("oneOf") {
         // Follow the branch written for this kind of value (e.g. a layer given as an object).
         let wanted = if instance.is_object() { "object" } else { "" };
-        if let Some(branch) = branches.iter().map(|branch| resolve_reference(root, branch)).find(|branch| branch.get("type").and_then(Value::as_str) == Some(wanted)) {
+        if let Some(branch) = branches
+            .iter()
+            .map(|branch| resolve_reference(root, branch))
+            .find(|branch| branch.get("type").and_then(Value::as_str) == Some(wanted))
+        {
             walk_unknown_fields(root, branch, instance, pointer, found);
         }
         return;
@@ -120,14 +168,30 @@ fn walk_unknown_fields(root: &Value, schema: &Value, instance: &Value, pointer: 
     match instance {
         Value::Object(map) => {
             let properties = schema.get("properties").and_then(Value::as_object);
-            let additional = schema.get("additionalProperties").filter(|value| value.is_object());
+            let additional = schema
+                .get("additionalProperties")
+                .filter(|value| value.is_object());
             for (key, value) in map {
                 let child = crate::issue::pointer_join(pointer, key);
-                match (properties.and_then(|properties| properties.get(key)), additional) {
-                    (Some(child_schema), _) | (None, Some(child_schema)) => walk_unknown_fields(root, child_schema, value, &child, found),
+                match (
+                    properties.and_then(|properties| properties.get(key)),
+                    additional,
+                ) {
+                    (Some(child_schema), _) | (None, Some(child_schema)) => {
+                        walk_unknown_fields(root, child_schema, value, &child, found)
+                    }
                     (None, None) if properties.is_some() => {
-                        let known: Vec<&str> = properties.into_iter().flat_map(|properties| properties.keys().map(String::as_str)).collect();
-                        found.push((child, format!("unknown field \"{key}\" is ignored; known fields here: {}", known.join(", "))));
+                        let known: Vec<&str> = properties
+                            .into_iter()
+                            .flat_map(|properties| properties.keys().map(String::as_str))
+                            .collect();
+                        found.push((
+                            child,
+                            format!(
+                                "unknown field \"{key}\" is ignored; known fields here: {}",
+                                known.join(", ")
+                            ),
+                        ));
                     }
                     (None, None) => {}
                 }
@@ -136,7 +200,13 @@ fn walk_unknown_fields(root: &Value, schema: &Value, instance: &Value, pointer: 
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
                 for (index, item) in items.iter().enumerate() {
-                    walk_unknown_fields(root, item_schema, item, &format!("{pointer}/{index}"), found);
+                    walk_unknown_fields(
+                        root,
+                        item_schema,
+                        item,
+                        &format!("{pointer}/{index}"),
+                        found,
+                    );
                 }
             }
         }

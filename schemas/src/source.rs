@@ -17,15 +17,26 @@ pub fn read_input_file(path: &Path) -> Result<Vec<u8>, InputErrors> {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             return Err(InputErrors::single(&label, "", "file not found"));
         }
-        Err(error) => return Err(InputErrors::single(&label, "", format!("cannot read the file: {error}"))),
+        Err(error) => {
+            return Err(InputErrors::single(
+                &label,
+                "",
+                format!("cannot read the file: {error}"),
+            ));
+        }
     };
     if metadata.is_dir() {
-        return Err(InputErrors::single(&label, "", "is a directory, expected a JSON file"));
+        return Err(InputErrors::single(
+            &label,
+            "",
+            "is a directory, expected a JSON file",
+        ));
     }
     if metadata.len() > MAX_INPUT_BYTES {
         return Err(too_large(&label, metadata.len()));
     }
-    std::fs::read(path).map_err(|error| InputErrors::single(&label, "", format!("cannot read the file: {error}")))
+    std::fs::read(path)
+        .map_err(|error| InputErrors::single(&label, "", format!("cannot read the file: {error}")))
 }
 
 fn too_large(label: &str, size: u64) -> InputErrors {
@@ -53,13 +64,19 @@ pub fn parse_json_document(label: &str, bytes: &[u8]) -> Result<Value, InputErro
             return Err(InputErrors::single(
                 label,
                 "",
-                format!("not UTF-8: byte 0x{bad_byte:02x} at line {line} column {column}; save the file as UTF-8 JSON"),
+                format!(
+                    "not UTF-8: byte 0x{bad_byte:02x} at line {line} column {column}; save the file as UTF-8 JSON"
+                ),
             ));
         }
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
-        return Err(InputErrors::single(label, "", "file is empty; expected a JSON object"));
+        return Err(InputErrors::single(
+            label,
+            "",
+            "file is empty; expected a JSON object",
+        ));
     }
     let document: Value = serde_json::from_str(text).map_err(|error| {
         let message = error.to_string();
@@ -67,14 +84,21 @@ pub fn parse_json_document(label: &str, bytes: &[u8]) -> Result<Value, InputErro
         InputErrors::single(
             label,
             "",
-            format!("invalid JSON at line {} column {}: {reason}", error.line(), error.column()),
+            format!(
+                "invalid JSON at line {} column {}: {reason}",
+                error.line(),
+                error.column()
+            ),
         )
     })?;
     if !document.is_object() {
         return Err(InputErrors::single(
             label,
             "",
-            format!("expected a JSON object at the top level, found {}", json_kind(&document)),
+            format!(
+                "expected a JSON object at the top level, found {}",
+                json_kind(&document)
+            ),
         ));
     }
     Ok(document)
@@ -82,8 +106,14 @@ pub fn parse_json_document(label: &str, bytes: &[u8]) -> Result<Value, InputErro
 
 fn line_and_column(valid_prefix: &[u8]) -> (usize, usize) {
     let line = valid_prefix.iter().filter(|&&byte| byte == b'\n').count() + 1;
-    let line_start = valid_prefix.iter().rposition(|&byte| byte == b'\n').map_or(0, |index| index + 1);
-    let column = String::from_utf8_lossy(&valid_prefix[line_start..]).chars().count() + 1;
+    let line_start = valid_prefix
+        .iter()
+        .rposition(|&byte| byte == b'\n')
+        .map_or(0, |index| index + 1);
+    let column = String::from_utf8_lossy(&valid_prefix[line_start..])
+        .chars()
+        .count()
+        + 1;
     (line, column)
 }
 

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::circuit::{Circuit, DeviceType};
-use crate::drc_rules::{DrcRuleSet, build_rule_set, check_required_roles};
+use crate::circuit::Circuit;
+use crate::device_layers::check_devices_drawable;
+use crate::drc_rules::{DrcRuleSet, build_rule_set};
 use crate::flatten::flatten;
 use crate::issue::{InputErrors, InputIssue, IssueSink};
 use crate::modules::recognize_modules;
@@ -55,11 +56,26 @@ impl InputPaths {
 impl TaskInputs {
     /// Reads the three files; every unreadable file is reported.
     pub fn read(paths: &InputPaths) -> Result<Self, InputErrors> {
-        let read = |path: &Path| read_input_file(path).map(|bytes| InputFile { label: path.display().to_string(), bytes });
-        match (read(&paths.netlist), read(&paths.drc_rules), read(&paths.objectives)) {
-            (Ok(netlist), Ok(drc_rules), Ok(objectives)) => Ok(Self { netlist, drc_rules, objectives }),
+        let read = |path: &Path| {
+            read_input_file(path).map(|bytes| InputFile {
+                label: path.display().to_string(),
+                bytes,
+            })
+        };
+        match (
+            read(&paths.netlist),
+            read(&paths.drc_rules),
+            read(&paths.objectives),
+        ) {
+            (Ok(netlist), Ok(drc_rules), Ok(objectives)) => Ok(Self {
+                netlist,
+                drc_rules,
+                objectives,
+            }),
             (netlist, drc_rules, objectives) => Err(InputErrors::merge(
-                [netlist.err(), drc_rules.err(), objectives.err()].into_iter().flatten(),
+                [netlist.err(), drc_rules.err(), objectives.err()]
+                    .into_iter()
+                    .flatten(),
             )
             .expect("at least one read failed")),
         }
@@ -86,7 +102,10 @@ pub struct Loaded<T> {
 }
 
 /// JSON → version → schema → serde, the same for every kind.
-fn decode<T: DeserializeOwned>(kind: InputKind, file: &InputFile) -> Result<(T, ResolvedVersion, IssueSink, Vec<InputIssue>), InputErrors> {
+fn decode<T: DeserializeOwned>(
+    kind: InputKind,
+    file: &InputFile,
+) -> Result<(T, ResolvedVersion, IssueSink, Vec<InputIssue>), InputErrors> {
     let document = parse_json_document(&file.label, &file.bytes)?;
     let mut sink = IssueSink::new(&file.label);
     let Some(version) = resolve_version(kind, &document, &mut sink) else {
@@ -108,7 +127,11 @@ fn decode<T: DeserializeOwned>(kind: InputKind, file: &InputFile) -> Result<(T, 
         unknown_fields(kind, version.read_as, &document)
             .into_iter()
             .filter(|_| !version.is_migrated())
-            .map(|(pointer, message)| InputIssue { file: file.label.clone(), pointer, message }),
+            .map(|(pointer, message)| InputIssue {
+                file: file.label.clone(),
+                pointer,
+                message,
+            }),
     );
     let schema_failed = !sink.is_empty();
     sink.end_schema_phase();
@@ -134,7 +157,8 @@ fn conclude<T>(value: Option<T>, sink: IssueSink) -> Result<T, InputErrors> {
 
 /// Parses and checks `netlist.json`: the flattened circuit with net types and modules.
 pub fn load_netlist(file: &InputFile) -> Result<Loaded<Circuit>, InputErrors> {
-    let (document, version, mut sink, mut warnings) = decode::<NetlistDocument>(InputKind::Netlist, file)?;
+    let (document, version, mut sink, mut warnings) =
+        decode::<NetlistDocument>(InputKind::Netlist, file)?;
     if !check_netlist(&document, &mut sink) {
         return Err(sink.finish(()).unwrap_err());
     }
@@ -144,49 +168,73 @@ pub fn load_netlist(file: &InputFile) -> Result<Loaded<Circuit>, InputErrors> {
         sink.push("/top", format!("top cell \"{}\" has no devices, not even in its subcells; there is nothing to lay out", circuit.name));
         return Err(sink.finish(()).unwrap_err());
     }
-    warnings.extend(flatten_warnings.into_iter().map(|(pointer, message)| InputIssue { file: file.label.clone(), pointer, message }));
+    warnings.extend(
+        flatten_warnings
+            .into_iter()
+            .map(|(pointer, message)| InputIssue {
+                file: file.label.clone(),
+                pointer,
+                message,
+            }),
+    );
     circuit.modules = recognize_modules(&circuit);
-    Ok(Loaded { value: circuit, version, warnings })
+    Ok(Loaded {
+        value: circuit,
+        version,
+        warnings,
+    })
 }
 
 /// Parses and checks `drc_rules.json`.
 pub fn load_drc_rules(file: &InputFile) -> Result<Loaded<DrcRuleSet>, InputErrors> {
     let (document, version, mut sink, warnings) = decode(InputKind::DrcRules, file)?;
-    let rule_set = build_rule_set(document, &mut sink);
-    conclude(rule_set, sink).map(|value| Loaded { value, version, warnings })
+    let rule_set = build_rule_set(document, version.read_as, &mut sink);
+    conclude(rule_set, sink).map(|value| Loaded {
+        value,
+        version,
+        warnings,
+    })
 }
 
 /// Parses and checks `objectives.json`.
 pub fn load_objectives(file: &InputFile) -> Result<Loaded<DesignObjectives>, InputErrors> {
     let (document, version, mut sink, warnings) = decode(InputKind::Objectives, file)?;
     let objectives = build_objectives(document, &mut sink);
-    conclude(objectives, sink).map(|value| Loaded { value, version, warnings })
+    conclude(objectives, sink).map(|value| Loaded {
+        value,
+        version,
+        warnings,
+    })
 }
 
 impl TaskContext {
     /// Loads all three inputs; the errors of every file are reported together.
-    pub fn load(inputs: &TaskInputs, session_id: impl Into<String>) -> Result<TaskContext, InputErrors> {
+    pub fn load(
+        inputs: &TaskInputs,
+        session_id: impl Into<String>,
+    ) -> Result<TaskContext, InputErrors> {
         let netlist = load_netlist(&inputs.netlist);
         let drc_rules = load_drc_rules(&inputs.drc_rules);
         let objectives = load_objectives(&inputs.objectives);
         let (netlist, drc_rules, objectives) = match (netlist, drc_rules, objectives) {
             (Ok(netlist), Ok(drc_rules), Ok(objectives)) => (netlist, drc_rules, objectives),
             (netlist, drc_rules, objectives) => {
-                return Err(InputErrors::merge([netlist.err(), drc_rules.err(), objectives.err()].into_iter().flatten())
-                    .expect("at least one file failed"));
+                return Err(InputErrors::merge(
+                    [netlist.err(), drc_rules.err(), objectives.err()]
+                        .into_iter()
+                        .flatten(),
+                )
+                .expect("at least one file failed"));
             }
         };
-        // What the circuit needs of the rule set.
-        let mut sink = IssueSink::new(&inputs.drc_rules.label);
-        if netlist.value.has_device_type(DeviceType::Pmos) {
-            check_required_roles(&drc_rules.value, &["nwell"], &mut sink);
-        }
-        let issues = sink.into_issues();
+        // What the circuit needs of the rule set: refuse now what no candidate could draw.
+        let issues = check_devices_drawable(
+            &netlist.value,
+            &drc_rules.value,
+            &inputs.drc_rules.label,
+            &inputs.netlist.label,
+        );
         if !issues.is_empty() {
-            let mut issues = issues;
-            for issue in &mut issues {
-                issue.message.push_str(&format!(" — the netlist {} has pmos devices", inputs.netlist.label));
-            }
             return Err(InputErrors { issues });
         }
         let mut warnings = netlist.warnings;
@@ -202,7 +250,10 @@ impl TaskContext {
     }
 
     /// Reads the three files and loads them.
-    pub fn load_paths(paths: &InputPaths, session_id: impl Into<String>) -> Result<TaskContext, InputErrors> {
+    pub fn load_paths(
+        paths: &InputPaths,
+        session_id: impl Into<String>,
+    ) -> Result<TaskContext, InputErrors> {
         TaskContext::load(&TaskInputs::read(paths)?, session_id)
     }
 }

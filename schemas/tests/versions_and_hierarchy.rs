@@ -4,7 +4,10 @@ use centroid_schemas::{InputFile, load_drc_rules, load_netlist};
 use serde_json::{Value, json};
 
 fn file(label: &str, value: &Value) -> InputFile {
-    InputFile { label: label.to_owned(), bytes: serde_json::to_vec(value).unwrap() }
+    InputFile {
+        label: label.to_owned(),
+        bytes: serde_json::to_vec(value).unwrap(),
+    }
 }
 
 fn minimal_rules(version: &str) -> Value {
@@ -28,13 +31,18 @@ fn a_1_0_0_rule_set_loads_with_inferred_roles_and_datatype_0() {
 }
 
 #[test]
-fn a_newer_minor_is_read_as_1_1_0_with_a_warning() {
+fn a_newer_minor_is_read_as_1_2_0_with_a_warning() {
     let mut rules = minimal_rules("1.4.0");
-    rules["layers"]["Metal1"] = json!({"layer": 8, "datatype": 0, "role": "metal1", "future_field": true});
+    rules["layers"]["Metal1"] =
+        json!({"layer": 8, "datatype": 0, "role": "metal1", "future_field": true});
     let loaded = load_drc_rules(&file("r.json", &rules)).unwrap();
-    assert_eq!(loaded.version.read_as.to_string(), "1.1.0");
+    assert_eq!(loaded.version.read_as.to_string(), "1.2.0");
     assert_eq!(loaded.warnings.len(), 1);
-    assert!(loaded.warnings[0].message.contains("newer"), "{:?}", loaded.warnings);
+    assert!(
+        loaded.warnings[0].message.contains("newer"),
+        "{:?}",
+        loaded.warnings
+    );
 }
 
 #[test]
@@ -79,7 +87,11 @@ fn nested_hierarchy_flattens_with_stable_ids_and_mapped_nets() {
         ]
     });
     let circuit = load_netlist(&file("n.json", &netlist)).unwrap().value;
-    let ids: Vec<&str> = circuit.devices.iter().map(|device| device.id.as_str()).collect();
+    let ids: Vec<&str> = circuit
+        .devices
+        .iter()
+        .map(|device| device.id.as_str())
+        .collect();
     assert_eq!(ids, ["X1/M1", "X1/XL/R1", "X2/M1", "X2/XL/R1"]);
     assert_eq!(circuit.device("X1/M1").unwrap().terminals["d"], "X1/x");
     assert_eq!(circuit.device("X1/XL/R1").unwrap().terminals["p"], "X1/x");
@@ -99,9 +111,16 @@ fn all_problems_of_a_file_are_reported_together() {
         ]}]
     });
     let errors = load_netlist(&file("n.json", &netlist)).unwrap_err();
-    let pointers: Vec<&str> = errors.issues.iter().map(|issue| issue.pointer.as_str()).collect();
+    let pointers: Vec<&str> = errors
+        .issues
+        .iter()
+        .map(|issue| issue.pointer.as_str())
+        .collect();
     assert!(pointers.contains(&"/cells/0/devices/0/w"), "{errors}");
-    assert!(pointers.contains(&"/cells/0/devices/0/terminals"), "{errors}");
+    assert!(
+        pointers.contains(&"/cells/0/devices/0/terminals"),
+        "{errors}"
+    );
     assert!(pointers.contains(&"/cells/0/devices/1/id"), "{errors}");
     assert!(pointers.contains(&"/cells/0/devices/1/l"), "{errors}");
     assert_eq!(errors.issues.len(), 4, "{errors}");
@@ -116,11 +135,33 @@ fn schema_problems_and_semantic_problems_come_in_one_report() {
         ]}]
     });
     let errors = load_netlist(&file("n.json", &netlist)).unwrap_err();
-    let found: Vec<(&str, &str)> = errors.issues.iter().map(|issue| (issue.pointer.as_str(), issue.message.as_str())).collect();
+    let found: Vec<(&str, &str)> = errors
+        .issues
+        .iter()
+        .map(|issue| (issue.pointer.as_str(), issue.message.as_str()))
+        .collect();
     // l is flagged once (by the schema), w and the missing terminal by the semantic checks.
-    assert_eq!(found.iter().filter(|(pointer, _)| *pointer == "/cells/0/devices/0/l").count(), 1, "{errors}");
-    assert!(found.iter().any(|(pointer, message)| *pointer == "/cells/0/devices/0/w" && message.contains("absurdly large")), "{errors}");
-    assert!(found.iter().any(|(_, message)| message.contains("missing terminal \"b\"")), "{errors}");
+    assert_eq!(
+        found
+            .iter()
+            .filter(|(pointer, _)| *pointer == "/cells/0/devices/0/l")
+            .count(),
+        1,
+        "{errors}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|(pointer, message)| *pointer == "/cells/0/devices/0/w"
+                && message.contains("absurdly large")),
+        "{errors}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|(_, message)| message.contains("missing terminal \"b\"")),
+        "{errors}"
+    );
 }
 
 #[test]
@@ -134,7 +175,11 @@ fn unknown_fields_are_reported_as_warnings() {
     let loaded = load_netlist(&file("n.json", &netlist)).unwrap();
     assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
     assert_eq!(loaded.warnings[0].pointer, "/cells/0/devices/0/NF");
-    assert!(loaded.warnings[0].message.contains("unknown field \"NF\""), "{:?}", loaded.warnings);
+    assert!(
+        loaded.warnings[0].message.contains("unknown field \"NF\""),
+        "{:?}",
+        loaded.warnings
+    );
     // Terminal names are free-form keys (checked elsewhere), not unknown fields; a layer
     // object's fields are known through the schema's oneOf branch.
     let mut rules = minimal_rules("1.1.0");

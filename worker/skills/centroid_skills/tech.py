@@ -1,4 +1,4 @@
-"""Technology: a rule set (docs/contracts.md §1, schema 1.0.0 / 1.1.0) made usable.
+"""Technology: a rule set (docs/contracts.md §1, schema 1.0.0 / 1.1.0 / 1.2.0) made usable.
 
 * layers by role (explicit ``role`` wins, then inference from the layer name),
 * derived layers (``and`` / ``or`` / ``not``) as :class:`klayout.db.Region` expressions,
@@ -27,7 +27,9 @@ from centroid_skills.errors import INVALID_PARAM, SkillError
 DBU_UM = 0.001  # 1 nm database unit
 NM_PER_M = 1e9
 
-RULE_TYPES = ("width", "spacing", "enclosure", "extension", "overlap", "density")
+RULE_TYPES = ("width", "spacing", "enclosure", "extension", "overlap", "density", "area")
+# 1.2.0: line-end and adjacent-side enclosures, wide-metal spacing (lengths in metres)
+RULE_LENGTH_FIELDS = ("end_min", "end_width", "adjacent_min", "adjacent_below", "width_over")
 
 # Role inference from layer names (case-insensitive exact match), contracts.md §1.
 ROLE_BY_NAME: dict[str, str] = {}
@@ -72,7 +74,7 @@ RULESET_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["tech", "layers", "rules"],
     "properties": {
-        "schema_version": {"type": "string", "pattern": "^1\\.[01]\\.[0-9]+$"},
+        "schema_version": {"type": "string", "pattern": "^1\\.[012]\\.[0-9]+$"},
         "tech": {"type": "string", "minLength": 1},
         "grid": {"type": "number", "exclusiveMinimum": 0},
         "layers": {
@@ -104,6 +106,7 @@ RULESET_SCHEMA: dict[str, Any] = {
                     "layer2": {"type": "string", "minLength": 1},
                     "min": {"type": "number", "minimum": 0},
                     "max": {"type": "number", "minimum": 0},
+                    **{f: {"type": "number", "minimum": 0} for f in RULE_LENGTH_FIELDS},
                     "description": {"type": "string"},
                 },
             },
@@ -111,6 +114,25 @@ RULESET_SCHEMA: dict[str, Any] = {
     },
 }
 _RULESET_VALIDATOR = jsonschema.Draft202012Validator(RULESET_SCHEMA)
+
+
+def _check_pairs(r: dict[str, Any], i: int) -> None:
+    """The 1.2.0 fields come in pairs and only on their rule type (the Rust loader says the
+    same with more words; this keeps a hand-written request from meaning something else)."""
+    pairs = (("end_min", "end_width"), ("adjacent_min", "adjacent_below"))
+    for a, b in pairs:
+        if (a in r) != (b in r):
+            raise SkillError(INVALID_PARAM, f"rule {r['id']!r}: {a} and {b} come together",
+                             {"path": f"$.rules.rules[{i}]", "rule": r["id"]})
+        if a in r and r["type"] != "enclosure":
+            raise SkillError(INVALID_PARAM, f"rule {r['id']!r}: {a}/{b} belong to enclosure rules",
+                             {"path": f"$.rules.rules[{i}]", "rule": r["id"]})
+    if "width_over" in r and (r["type"] != "spacing" or "layer2" in r):
+        raise SkillError(INVALID_PARAM, f"rule {r['id']!r}: width_over belongs to same-layer spacing rules",
+                         {"path": f"$.rules.rules[{i}]", "rule": r["id"]})
+    if r["type"] == "area" and ("layer2" in r or r.get("min") is None):
+        raise SkillError(INVALID_PARAM, f"rule {r['id']!r}: an area rule has one layer and a min (m²)",
+                         {"path": f"$.rules.rules[{i}]", "rule": r["id"]})
 
 
 def grid_in_dbu(grid_m: float) -> int:
@@ -143,13 +165,23 @@ class Rule:
     type: str
     layer: str
     layer2: str | None
-    min: float | None  # metres (or fraction for density)
+    min: float | None  # metres (fraction for density, m² for area)
     max: float | None
     description: str | None = None
+    end_min: float | None = None  # enclosure at line ends of layer (m)
+    end_width: float | None = None  # a line end is an edge shorter than this (m)
+    adjacent_min: float | None = None  # enclosure of the sides adjacent to a thin side (m)
+    adjacent_below: float | None = None  # a side enclosed by less than this is thin (m)
+    width_over: float | None = None  # spacing of the parts of layer wider than this (m)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "type": self.type, "layer": self.layer, "layer2": self.layer2,
-                "min": self.min, "max": self.max, "description": self.description}
+        out: dict[str, Any] = {"id": self.id, "type": self.type, "layer": self.layer,
+                               "layer2": self.layer2, "min": self.min, "max": self.max,
+                               "description": self.description}
+        for key in RULE_LENGTH_FIELDS:
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return out
 
 
 @dataclass
@@ -225,8 +257,10 @@ class Technology:
             if r["type"] in ("enclosure", "extension", "overlap") and "layer2" not in r:
                 raise SkillError(INVALID_PARAM, f"rule {r['id']!r} of type {r['type']} needs layer2",
                                  {"path": f"$.rules.rules[{i}]", "rule": r["id"]})
+            _check_pairs(r, i)
             tech.rules.append(Rule(r["id"], r["type"], r["layer"], r.get("layer2"), r.get("min"),
-                                   r.get("max"), r.get("description")))
+                                   r.get("max"), r.get("description"),
+                                   **{f: r.get(f) for f in RULE_LENGTH_FIELDS}))
         return tech
 
     def _check_acyclic(self, name: str, stack: tuple[str, ...]) -> None:
@@ -340,8 +374,10 @@ class Technology:
 
     def rule_min(self, rtype: str, role: str, role2: str | None = None, default: int = 0,
                  context: frozenset[str] | None = None) -> int:
-        """Largest ``min`` (nm, snapped up to grid) over matching rules, else ``default``."""
-        values = [r.min for r in self.rules_for(rtype, role, role2, context) if r.min is not None]
+        """Largest ``min`` (nm, snapped up to grid) over matching rules, else ``default``.
+        Wide-metal spacings (``width_over``) are conditional: see :meth:`wide_spaces`."""
+        values = [r.min for r in self.rules_for(rtype, role, role2, context)
+                  if r.min is not None and r.width_over is None]
         if not values:
             return default
         return self.snap_up(max(self.nm(v) for v in values))
@@ -366,6 +402,27 @@ class Technology:
 
     def ext(self, layer: str, past: str, context: frozenset[str] | None = None) -> int:
         return self.rule_min("extension", layer, past, 0, context)
+
+    def wide_spaces(self, role: str, context: frozenset[str] | None = None) -> list[tuple[int, int]]:
+        """(width_over, min) in nm of the wide-metal spacing rules of ``role``: parts of the
+        layer wider than width_over keep min from the other shapes of the layer."""
+        return sorted({(self.nm(r.width_over), self.snap_up(self.nm(r.min or 0)))
+                       for r in self.rules_for("spacing", role, None, context)
+                       if r.width_over is not None})
+
+    def space_for_width(self, role: str, width: int, context: frozenset[str] | None = None) -> int:
+        """Spacing of ``role`` next to a shape ``width`` nm wide (the wide-metal spacing
+        when the shape is wider than its width_over)."""
+        value = self.space(role, None, context)
+        for over, lo in self.wide_spaces(role, context):
+            if width > over:
+                value = max(value, lo)
+        return value
+
+    def area(self, role: str, context: frozenset[str] | None = None) -> int:
+        """Minimum area of a merged shape of ``role`` in nm² (0 when no area rule)."""
+        values = [r.min for r in self.rules_for("area", role, None, context) if r.min is not None]
+        return int(math.ceil(max(values) * NM_PER_M * NM_PER_M - 1e-6)) if values else 0
 
     def cut_size(self, role: str) -> int:
         """Size of a square cut: ``min == max`` of its width rule, else its min width,

@@ -1,4 +1,4 @@
-"""``drc.run``: the six rule types of the contract (docs/contracts.md §1), on one cell.
+"""``drc.run``: the rule types of the contract (docs/contracts.md §1), on one cell.
 
 The cell is checked flat (all hierarchy levels merged per layer).  Semantics, in
 database units (1 nm), with ``A`` = region of ``layer`` and ``B`` = region of ``layer2``
@@ -9,9 +9,19 @@ database units (1 nm), with ``A`` = region of ``layer`` and ``B`` = region of ``
 * spacing    -- no layer2: ``A.space_check(min)`` (between shapes and notches);
                 with layer2: ``A.separation_check(B, min)``: only pairs of shapes
                 that do not overlap are measured (touching counts as distance 0).
+                ``width_over``: W = the parts of A wider than width_over (A opened by
+                width_over/2); the pairs of ``A.space_check(min)`` with one edge on the
+                boundary of W.
 * enclosure  -- A is the outer shape: every B shape touching A
                 (``B.interacting(A)``) must lie inside A (``B - A`` is a violation)
                 with margin >= min (``A.enclosing_check(B', min)``).
+                ``end_min``/``end_width``: line ends of A are the edges shorter than
+                end_width whose both corners are convex (``A.edges(Convex)``); a B shape
+                overlapping the strip ``end_min`` deep inside a line end violates.
+                ``adjacent_min``/``adjacent_below``: the B edges enclosed by less than
+                adjacent_below (projection metrics, or not inside A) are thin sides; the
+                edges of the same shape adjacent to a thin side must be enclosed by
+                adjacent_min.  Both count and mark the B shapes in violation.
 * extension  -- where A crosses B: the edges of ``A & B`` that lie on B's boundary
                 (including edges where A ends flush with B) are extruded outwards by
                 min; whatever of that is not covered by A is a violation (so a flush
@@ -20,6 +30,7 @@ database units (1 nm), with ``A`` = region of ``layer`` and ``B`` = region of ``
                 A that only touch B, and of B that only touch A (zero overlap), are
                 violations when min > 0.
 * density    -- area(A inside the cell bbox) / area(cell bbox) in [min, max].
+* area       -- every merged shape of A has an area >= min (m² -> nm²).
 
 ``count`` per rule is the number of separate violation sites (marker shapes that
 touch or overlap are one site); ``markers`` are their bounding boxes in µm.
@@ -82,7 +93,9 @@ def check_rule(tech: Technology, layout: kdb.Layout, cell: kdb.Cell, rule: Rule,
             if not too_wide.is_empty():
                 polys += a.interacting(too_wide.transformed(kdb.ICplxTrans(0.5)))
     elif rule.type == "spacing":
-        if lo > 0:
+        if lo > 0 and rule.width_over is not None:
+            eps += wide_space_pairs(a, lo, tech.nm(rule.width_over))
+        elif lo > 0:
             if b is None or rule.layer2 == rule.layer:
                 eps += a.space_check(lo)
             else:
@@ -90,9 +103,16 @@ def check_rule(tech: Technology, layout: kdb.Layout, cell: kdb.Cell, rule: Rule,
     elif rule.type == "enclosure":
         assert b is not None
         inner = b.interacting(a)
-        polys += inner - a
-        if lo > 0 and not inner.is_empty():
-            eps += a.enclosing_check(inner, lo)
+        if rule.min is not None:
+            polys += inner - a
+            if lo > 0 and not inner.is_empty():
+                eps += a.enclosing_check(inner, lo)
+        if rule.end_min is not None and rule.end_width is not None and not inner.is_empty():
+            polys += line_end_violations(a, inner, tech.nm(rule.end_min), tech.nm(rule.end_width))
+        if (rule.adjacent_min is not None and rule.adjacent_below is not None
+                and not inner.is_empty()):
+            polys += adjacent_violations(a, inner, tech.nm(rule.adjacent_min),
+                                         tech.nm(rule.adjacent_below))
     elif rule.type == "extension":
         assert b is not None
         if lo > 0:
@@ -108,6 +128,10 @@ def check_rule(tech: Technology, layout: kdb.Layout, cell: kdb.Cell, rule: Rule,
             # shapes (of either layer) that touch the other layer without overlapping it
             polys += a.interacting(b).not_overlapping(b)
             polys += b.interacting(a).not_overlapping(a)
+    elif rule.type == "area":
+        need = int(round((rule.min or 0) * 1e18))
+        if need > 0:
+            polys += a.with_area(None, need, False)
     elif rule.type == "density":
         bbox = cell.bbox()
         if not bbox.empty() and bbox.area() > 0:
@@ -130,6 +154,62 @@ def check_rule(tech: Technology, layout: kdb.Layout, cell: kdb.Cell, rule: Rule,
     res.markers = [p.bbox() for p in sites.each()]
     res.markers.sort(key=lambda bx: (bx.left, bx.bottom))
     return res
+
+
+def opened(a: kdb.Region, width: int) -> kdb.Region:
+    """The parts of ``a`` wider than ``width`` (nm): ``a`` opened by width/2, computed on ``a``
+    scaled by 2 so that odd widths stay exact; a part exactly ``width`` wide vanishes."""
+    doubled = a.transformed(kdb.ICplxTrans(2.0))
+    wide = doubled.sized(-width).sized(width).transformed(kdb.ICplxTrans(0.5))
+    return wide & a
+
+
+def wide_space_pairs(a: kdb.Region, lo: int, width_over: int) -> kdb.EdgePairs:
+    """Spacing pairs of ``a`` closer than ``lo`` where one edge lies on a part of ``a``
+    wider than ``width_over``."""
+    out = kdb.EdgePairs()
+    wide = opened(a, width_over)
+    if wide.is_empty():
+        return out
+    boundary = a.edges() & wide.edges()
+    for ep in a.space_check(lo).each():
+        if not (kdb.Edges([ep.first]) & boundary).is_empty() or \
+                not (kdb.Edges([ep.second]) & boundary).is_empty():
+            out.insert(ep)
+    return out
+
+
+def line_end_violations(a: kdb.Region, inner: kdb.Region, end_min: int, end_width: int) -> kdb.Region:
+    """Shapes of ``inner`` closer than ``end_min`` to a line end of ``a`` (an edge shorter
+    than ``end_width`` whose two corners are convex) within the projection of that end."""
+    ends = a.edges(kdb.Region.Convex).with_length(None, end_width, False)
+    if ends.is_empty() or end_min <= 0:
+        return kdb.Region()
+    return inner.overlapping(ends.extended_in(end_min))
+
+
+def _thin_edges(a: kdb.Region, inner: kdb.Region, below: int) -> kdb.Edges:
+    """Edges of ``inner`` enclosed by ``a`` by less than ``below`` (projection metrics), or
+    not inside ``a`` at all."""
+    edges = inner.edges()
+    thin = a.enclosing_check(inner, below, True, kdb.Region.Projection).second_edges()
+    return thin + edges.not_inside(a)
+
+
+def adjacent_violations(a: kdb.Region, inner: kdb.Region, adjacent_min: int, below: int) -> kdb.Region:
+    """Shapes of ``inner`` with a side enclosed by less than ``below`` whose adjacent side is
+    enclosed by less than ``adjacent_min``."""
+    thin = _thin_edges(a, inner, below)
+    if thin.is_empty():
+        return kdb.Region()
+    edges = inner.edges()
+    horizontal, vertical = edges.with_angle(0, False), edges.with_angle(0, True)
+    # the sides next to a thin side: the edges of the other orientation touching it
+    adjacent = vertical.interacting(thin.with_angle(0, False)) + \
+        horizontal.interacting(thin.with_angle(0, True))
+    short = _thin_edges(a, inner, adjacent_min) if adjacent_min > 0 else kdb.Edges()
+    failing = adjacent & short
+    return inner.interacting(failing) if not failing.is_empty() else kdb.Region()
 
 
 def run_checks(tech: Technology, layout: kdb.Layout, cell: kdb.Cell,
@@ -177,7 +257,7 @@ DRC_SCHEMA = obj(
                         "description": "where to write the .lyrdb (default: a temp dir)"},
         "rules": {"type": "array", "items": {"type": "string"}, "description": "only these rule ids"},
         "types": {"type": "array", "items": {"enum": ["width", "spacing", "enclosure", "extension",
-                                                      "overlap", "density"]}},
+                                                      "overlap", "density", "area"]}},
         "max_markers": {"type": "integer", "minimum": 0, "default": 50},
         "fail_on_violation": {"type": "boolean", "default": False,
                               "description": "return DRC_VIOLATION instead of ok with violations"},

@@ -11,7 +11,7 @@ from centroid_skills.tech import Technology
 
 @skill(
     "tech.load",
-    "Load the technology from a drc_rules.json object (schema 1.0.0/1.1.0). Replaces the "
+    "Load the technology from a drc_rules.json object (schema 1.0.0/1.1.0/1.2.0). Replaces the "
     "current technology and clears the layout. Returns the resolved layer roles.",
     obj({"rules": {"type": "object", "description": "the drc_rules.json object"},
          "keep_layout": {"type": "boolean", "default": False}}, ["rules"]),
@@ -36,11 +36,14 @@ def info(session: Session, args: dict[str, Any]) -> dict[str, Any]:
 @skill(
     "tech.rules",
     "Rules matching a (type, role, role2) lookup, with the value the generators use (nm).",
-    obj({"type": {"enum": ["width", "spacing", "enclosure", "extension", "overlap", "density"]},
+    obj({"type": {"enum": ["width", "spacing", "enclosure", "extension", "overlap", "density",
+                           "area"]},
          "role": {"type": "string"}, "role2": {"type": "string"}}, ["type", "role"]),
 )
 def rules(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     tech = session.need_tech()
     found = tech.rules_for(args["type"], args["role"], args.get("role2"))
+    if args["type"] == "area":
+        return {"rules": [r.to_dict() for r in found], "value_nm2": tech.area(args["role"])}
     return {"rules": [r.to_dict() for r in found],
             "value_nm": tech.rule_min(args["type"], args["role"], args.get("role2"))}
