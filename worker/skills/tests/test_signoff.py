@@ -166,6 +166,26 @@ def test_a_deck_that_writes_no_report_is_an_error(tmp_path: Path,
 
 
 @needs_klayout
+def test_a_report_about_another_cell_is_an_error(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # the deck ignores the top-cell variable and checks the layout's top cell instead of
+    # the requested subcell: its (clean) report must not pass for the subcell's
+    deck = write_deck(tmp_path, "own_top.drc", 'source($input)\nreport("x", $report)\n')
+    monkeypatch.setenv(signoff.DECKS_ENV, str(deck))
+    layout = kdb.Layout()
+    top = layout.create_cell("TOP")
+    sub = layout.create_cell("SUB")
+    sub.shapes(layout.layer(1, 0)).insert(kdb.Box(0, 0, 1000, 1000))
+    top.insert(kdb.CellInstArray(sub.cell_index(), kdb.Trans()))
+    layout.write(str(tmp_path / "hier.gds"))
+    out = Client().raw("signoff.run", {"deck": "own_top.drc", "gds_path": str(tmp_path / "hier.gds"),
+                                       "report_path": str(tmp_path / "r.lyrdb"), "top_cell": "SUB"})
+    assert out["ok"] is False and out["error"]["code"] == "INTERNAL_ERROR"
+    assert out["error"]["details"]["reason"] == "deck_failed"
+    assert out["error"]["details"]["failure"] == "wrong_top_cell"
+
+
+@needs_klayout
 def test_a_deck_past_its_timeout_is_killed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     deck = write_deck(tmp_path, "sleeps.drc", "sleep(60)\n")
     monkeypatch.setenv(signoff.DECKS_ENV, str(deck))
