@@ -7,21 +7,21 @@ use std::collections::HashSet;
 
 use centroid_proto::v1::Artifact;
 
-use crate::coordinator::Shared;
+use crate::context::Context;
 use crate::model::{ArtifactMeta, CandidateRecord};
 
 pub const CHUNK_BYTES: usize = 256 * 1024;
 
 /// Stores a finished candidate's artifacts (bounded per file).
 pub(crate) async fn store_artifacts(
-    shared: &Shared,
+    context: &Context,
     job_id: &str,
     candidate_id: &str,
     artifacts: &[Artifact],
 ) -> Vec<ArtifactMeta> {
     let mut kept = Vec::new();
     for artifact in artifacts {
-        if artifact.content.len() as u64 > shared.config.artifact_max_bytes {
+        if artifact.content.len() as u64 > context.config.artifact_max_bytes {
             tracing::warn!(session_id = job_id, candidate_id, name = %artifact.name, size = artifact.content.len(), "artifact too large; not kept");
             continue;
         }
@@ -31,7 +31,7 @@ pub(crate) async fn store_artifacts(
             media_type: artifact.media_type.clone(),
             size: artifact.content.len() as u64,
         };
-        match shared
+        match context
             .store
             .put_artifact(job_id, &meta, &artifact.content)
             .await
@@ -46,7 +46,7 @@ pub(crate) async fn store_artifacts(
 }
 
 /// Drops the artifacts of every candidate outside the job's best `artifacts_keep`.
-pub(crate) async fn keep_best(shared: &Shared, job_id: &str, candidates: &[CandidateRecord]) {
+pub(crate) async fn keep_best(context: &Context, job_id: &str, candidates: &[CandidateRecord]) {
     let mut ranked: Vec<&CandidateRecord> = candidates
         .iter()
         .filter(|candidate| candidate.evaluation.is_some())
@@ -65,16 +65,16 @@ pub(crate) async fn keep_best(shared: &Shared, job_id: &str, candidates: &[Candi
     });
     let keep: HashSet<&str> = ranked
         .iter()
-        .take(shared.config.artifacts_keep as usize)
+        .take(context.config.artifacts_keep as usize)
         .map(|candidate| candidate.candidate_id.as_str())
         .collect();
-    let Ok(stored) = shared.store.artifacts(job_id).await else {
+    let Ok(stored) = context.store.artifacts(job_id).await else {
         return;
     };
     let owners: HashSet<String> = stored.into_iter().map(|meta| meta.candidate_id).collect();
     for owner in owners {
         if !keep.contains(owner.as_str())
-            && let Err(error) = shared
+            && let Err(error) = context
                 .store
                 .delete_candidate_artifacts(job_id, &owner)
                 .await

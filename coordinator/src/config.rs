@@ -214,14 +214,20 @@ mod tests {
         };
         let environment = HashMap::from([
             ("CENTROID_KEY_PREFIX".to_string(), "env".to_string()),
-            ("CENTROID_CANDIDATES_PER_ITERATION".to_string(), "5".to_string()),
+            (
+                "CENTROID_CANDIDATES_PER_ITERATION".to_string(),
+                "5".to_string(),
+            ),
             ("CENTROID_RETRY_MAX_MS".to_string(), "123".to_string()),
         ]);
         let config = CoordinatorConfig::load_with_environment(&command_line, environment).unwrap();
         assert_eq!(config.candidates_per_iteration, 2, "flag beats environment");
         assert_eq!(config.key_prefix, "env", "environment beats file");
         assert_eq!(config.max_deliveries, 9, "file beats default");
-        assert_eq!(config.retry_max_ms, 123, "a key without a flag is still an environment key");
+        assert_eq!(
+            config.retry_max_ms, 123,
+            "a key without a flag is still an environment key"
+        );
         assert_eq!(config.log_format, LogFormat::Json, "--log-json");
         assert_eq!(config.listen, "127.0.0.1:50051");
     }
@@ -231,8 +237,12 @@ mod tests {
         let directory = tempfile::tempdir().unwrap();
         let empty = directory.path().join("empty.toml");
         std::fs::write(&empty, "").unwrap();
-        let command_line = CommandLine { config: Some(empty), ..CommandLine::default() };
-        let config = CoordinatorConfig::load_with_environment(&command_line, HashMap::new()).unwrap();
+        let command_line = CommandLine {
+            config: Some(empty),
+            ..CommandLine::default()
+        };
+        let config =
+            CoordinatorConfig::load_with_environment(&command_line, HashMap::new()).unwrap();
         assert_eq!(config, CoordinatorConfig::default());
         CoordinatorConfig::default().check().unwrap();
     }

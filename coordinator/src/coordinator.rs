@@ -7,16 +7,18 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use centroid_schemas::{InputFile, InputIssue, TaskContext, TaskInputs};
-use tokio::sync::{Notify, mpsc, watch};
+use centroid_schemas::{InputIssue, TaskContext};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::config::CoordinatorConfig;
-use crate::error::{CoordinatorError, StoreError};
+use crate::context::Context;
+use crate::error::CoordinatorError;
 use crate::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, EventKind, EventRecord, JobInputs, JobOptions,
-    JobRecord, JobState, now_ms,
+    JobRecord, now_ms,
 };
+use crate::planner::{HeuristicPlanners, PlannerFactory};
 use crate::registry::Registry;
 use crate::store::Store;
 use crate::{dispatcher, session};
@@ -49,212 +51,63 @@ pub struct JobView {
     pub artifacts: Vec<ArtifactMeta>,
 }
 
-pub(crate) struct Shared {
-    pub config: CoordinatorConfig,
-    pub store: Arc<dyn Store>,
-    pub registry: Arc<Registry>,
-    pub consumer: String,
-    /// this process's identity as a job driver (consumer name + a per-start id)
-    pub driver_id: String,
-    pub events_changed: Notify,
-    pub queue_changed: Notify,
-    pub progress: Notify,
-    drivers: Mutex<HashMap<String, JoinHandle<()>>>,
-    cancel_signals: Mutex<HashMap<String, watch::Sender<bool>>>,
-    pub shutdown: watch::Sender<bool>,
-}
-
-impl Shared {
-    pub fn is_shutting_down(&self) -> bool {
-        *self.shutdown.borrow()
-    }
-
-    /// The cancel signal of a job (created on first use).
-    pub fn cancel_signal(&self, job_id: &str) -> watch::Receiver<bool> {
-        self.cancel_signals
-            .lock()
-            .expect("cancel lock")
-            .entry(job_id.to_string())
-            .or_insert_with(|| watch::Sender::new(false))
-            .subscribe()
-    }
-
-    pub fn signal_cancel(&self, job_id: &str) {
-        self.cancel_signals
-            .lock()
-            .expect("cancel lock")
-            .entry(job_id.to_string())
-            .or_insert_with(|| watch::Sender::new(false))
-            .send_replace(true);
-    }
-
-    /// Signals a job's cancellation to the tasks of this process watching it;
-    /// `false` when none watches it or it was signalled already.
-    pub fn signal_cancel_if_watched(&self, job_id: &str) -> bool {
-        let signals = self.cancel_signals.lock().expect("cancel lock");
-        match signals.get(job_id) {
-            Some(sender) if !*sender.borrow() => {
-                sender.send_replace(true);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    pub fn forget_job_signals(&self, job_id: &str) {
-        self.cancel_signals
-            .lock()
-            .expect("cancel lock")
-            .remove(job_id);
-    }
-
-    /// Sleeps with back-off after a store failure; `false` when shutting down.
-    pub async fn store_backoff(&self, attempt: u32, error: &StoreError, what: &str) -> bool {
-        let delay = Duration::from_millis((100u64 << attempt.min(5)).min(2_000));
-        tracing::warn!(%error, what, retry_in_ms = delay.as_millis() as u64, "store unavailable; retrying");
-        let mut shutdown = self.shutdown.subscribe();
-        tokio::select! {
-            _ = tokio::time::sleep(delay) => true,
-            _ = shutdown.wait_for(|stopping| *stopping) => false,
-        }
-    }
-
-    /// Appends an event (retrying while the store is down).
-    pub async fn emit(
-        &self,
-        job: &JobRecord,
-        kind: EventKind,
-        candidate_id: &str,
-        message: impl Into<String>,
-        data: serde_json::Value,
-    ) {
-        let last = matches!(
-            kind,
-            EventKind::Completed | EventKind::Failed | EventKind::Cancelled
-        );
-        let event = EventRecord {
-            kind,
-            timestamp_ms: now_ms(),
-            state: job.state,
-            candidate_id: candidate_id.to_string(),
-            iteration: job.iteration,
-            message: message.into(),
-            data,
-            last,
-        };
-        let mut attempt = 0;
-        loop {
-            match self.store.append_event(&job.job_id, &event).await {
-                Ok(_) => break,
-                Err(error) => {
-                    if !self.store_backoff(attempt, &error, "append event").await {
-                        return;
-                    }
-                    attempt += 1;
-                }
-            }
-        }
-        self.events_changed.notify_waiters();
-    }
-
-    /// Starts the driver of a job unless one runs.
-    pub fn spawn_driver(self: &Arc<Self>, job_id: &str) {
-        let mut drivers = self.drivers.lock().expect("drivers lock");
-        if drivers
-            .get(job_id)
-            .is_some_and(|handle| !handle.is_finished())
-        {
-            return;
-        }
-        let shared = self.clone();
-        let id = job_id.to_string();
-        let span = tracing::info_span!("session", session_id = %job_id);
-        drivers.insert(
-            job_id.to_string(),
-            tokio::spawn(tracing::Instrument::instrument(
-                session::drive(shared, id),
-                span,
-            )),
-        );
-    }
-}
-
 /// The coordinator: job sessions, the dispatcher and the worker registry.
 #[derive(Clone)]
 pub struct Coordinator {
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) context: Arc<Context>,
     tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
 }
 
 impl Coordinator {
-    /// Starts the dispatcher and resumes every unfinished job of the store.
+    /// Starts the dispatcher and resumes every unfinished job of the store; jobs
+    /// are planned by the rule-based planner.
     pub async fn start(
         config: CoordinatorConfig,
         store: Arc<dyn Store>,
     ) -> Result<Coordinator, CoordinatorError> {
+        Coordinator::start_with_planners(config, store, Arc::new(HeuristicPlanners)).await
+    }
+
+    /// As [`Coordinator::start`], with the planners made by `planners`.
+    pub async fn start_with_planners(
+        config: CoordinatorConfig,
+        store: Arc<dyn Store>,
+        planners: Arc<dyn PlannerFactory>,
+    ) -> Result<Coordinator, CoordinatorError> {
         let registry = Registry::new(config.heartbeat_timeout());
-        let consumer = config.consumer_name();
-        let driver_id = format!(
-            "{consumer}/{}",
-            &uuid::Uuid::new_v4().simple().to_string()[..8]
-        );
-        let shared = Arc::new(Shared {
-            config,
-            store,
-            registry,
-            consumer,
-            driver_id,
-            events_changed: Notify::new(),
-            queue_changed: Notify::new(),
-            progress: Notify::new(),
-            drivers: Mutex::new(HashMap::new()),
-            cancel_signals: Mutex::new(HashMap::new()),
-            shutdown: watch::Sender::new(false),
-        });
-        let mut tasks = Vec::new();
-        tasks.extend(dispatcher::spawn(shared.clone()));
-        let coordinator = Coordinator {
-            shared: shared.clone(),
-            tasks: Arc::new(Mutex::new(tasks)),
-        };
+        let context = Arc::new(Context::new(config, store, registry, planners));
+        let mut tasks = dispatcher::spawn(context.clone());
         // resume in the background: a store that is down must not block serving
-        let resumer = tokio::spawn(async move {
-            let mut attempt = 0;
-            loop {
-                match shared.store.active_jobs().await {
-                    Ok(job_ids) => {
-                        for job_id in job_ids {
-                            tracing::info!(session_id = %job_id, "resuming job");
-                            shared.spawn_driver(&job_id);
-                        }
-                        break;
-                    }
-                    Err(error) => {
-                        if !shared
-                            .store_backoff(attempt, &error, "list active jobs")
-                            .await
-                        {
-                            break;
-                        }
-                        attempt += 1;
-                    }
-                }
+        let resuming = context.clone();
+        tasks.push(tokio::spawn(async move {
+            let store = &resuming.store;
+            let Some(job_ids) = resuming
+                .with_store_retry("list active jobs", || store.active_jobs())
+                .await
+            else {
+                return;
+            };
+            for job_id in job_ids {
+                tracing::info!(session_id = %job_id, "resuming job");
+                session::spawn_driver(&resuming, &job_id);
             }
-        });
-        coordinator.tasks.lock().expect("tasks lock").push(resumer);
-        Ok(coordinator)
+        }));
+        Ok(Coordinator {
+            context,
+            tasks: Arc::new(Mutex::new(tasks)),
+        })
     }
 
     pub fn config(&self) -> &CoordinatorConfig {
-        &self.shared.config
+        &self.context.config
     }
 
     pub fn registry(&self) -> &Arc<Registry> {
-        &self.shared.registry
+        &self.context.registry
     }
 
     pub fn store(&self) -> &Arc<dyn Store> {
-        &self.shared.store
+        &self.context.store
     }
 
     /// Validates the inputs and starts a job.
@@ -264,10 +117,9 @@ impl Coordinator {
         options: SubmitOptions,
     ) -> Result<Submitted, CoordinatorError> {
         let job_id = format!("job-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
-        let task_inputs = task_inputs(&inputs);
-        let context = TaskContext::load(&task_inputs, job_id.clone())
+        let context = TaskContext::load(&inputs.task_inputs(), job_id.clone())
             .map_err(|errors| CoordinatorError::InvalidInputs(errors.issues))?;
-        let config = &self.shared.config;
+        let config = &self.context.config;
         let max_iterations = match options.max_iterations {
             0 => context.objectives.constraints.max_iterations.max(1),
             limit => limit,
@@ -277,52 +129,28 @@ impl Coordinator {
                 "sleep_ms above one hour".into(),
             ));
         }
-        let now = now_ms();
-        let job = JobRecord {
-            job_id: job_id.clone(),
-            name: if options.name.is_empty() {
-                context.circuit.name.clone()
-            } else {
-                options.name.clone()
-            },
-            state: JobState::Init,
-            outcome: None,
-            error: String::new(),
-            options: JobOptions {
-                candidates_per_iteration: if options.candidates_per_iteration == 0 {
-                    config.candidates_per_iteration
-                } else {
-                    options.candidates_per_iteration
-                },
-                max_iterations,
-                seed: options.seed,
-                time_budget_ms: options.time_budget_ms,
-                candidate_deadline_ms: if options.candidate_deadline_ms == 0 {
-                    config.candidate_deadline_ms
-                } else {
-                    options.candidate_deadline_ms
-                },
-                noop_plan: options.noop_plan,
-                sleep_ms: options.sleep_ms,
-            },
-            created_ms: now,
-            updated_ms: now,
-            started_ms: now,
-            iteration: 0,
-            iteration_enqueued: false,
-            best_candidate_id: String::new(),
-            best_score: 0.0,
-            best_passed: false,
-            iterations_without_improvement: 0,
-            cancel_requested: false,
-            cancel_reason: String::new(),
-            route_pitch_um: None,
-            route_probed: false,
-            iteration_started_ms: 0,
-            iteration_candidates: Vec::new(),
+        let name = match options.name.as_str() {
+            "" => context.circuit.name.clone(),
+            name => name.to_string(),
         };
-        self.shared.store.create_job(&job, &inputs).await?;
-        self.shared
+        let options = JobOptions {
+            candidates_per_iteration: match options.candidates_per_iteration {
+                0 => config.candidates_per_iteration,
+                count => count,
+            },
+            max_iterations,
+            seed: options.seed,
+            time_budget_ms: options.time_budget_ms,
+            candidate_deadline_ms: match options.candidate_deadline_ms {
+                0 => config.candidate_deadline_ms,
+                deadline => deadline,
+            },
+            noop_plan: options.noop_plan,
+            sleep_ms: options.sleep_ms,
+        };
+        let job = JobRecord::new(job_id.clone(), name, options, now_ms());
+        self.context.store.create_job(&job, &inputs).await?;
+        self.context
             .emit(
                 &job,
                 EventKind::StateChanged,
@@ -332,7 +160,7 @@ impl Coordinator {
             )
             .await;
         tracing::info!(session_id = %job_id, "job submitted");
-        self.shared.spawn_driver(&job_id);
+        session::spawn_driver(&self.context, &job_id);
         Ok(Submitted {
             job_id,
             warnings: context.warnings,
@@ -340,7 +168,7 @@ impl Coordinator {
     }
 
     pub async fn get(&self, job_id: &str) -> Result<JobView, CoordinatorError> {
-        let store = &self.shared.store;
+        let store = &self.context.store;
         let job = store
             .get_job(job_id)
             .await?
@@ -354,7 +182,7 @@ impl Coordinator {
     }
 
     pub async fn list(&self, limit: usize) -> Result<Vec<JobRecord>, CoordinatorError> {
-        Ok(self.shared.store.list_jobs(limit).await?)
+        Ok(self.context.store.list_jobs(limit).await?)
     }
 
     /// The newest jobs, each with (candidates, candidates with a result).
@@ -365,7 +193,7 @@ impl Coordinator {
         let jobs = self.list(limit).await?;
         let mut listed = Vec::with_capacity(jobs.len());
         for job in jobs {
-            let (total, finished) = self.shared.store.candidate_counts(&job.job_id).await?;
+            let (total, finished) = self.context.store.candidate_counts(&job.job_id).await?;
             listed.push((job, total, finished));
         }
         Ok(listed)
@@ -373,7 +201,7 @@ impl Coordinator {
 
     /// Requests cancellation; the job's driver ends it as cancelled.
     pub async fn cancel(&self, job_id: &str, reason: &str) -> Result<JobRecord, CoordinatorError> {
-        let store = &self.shared.store;
+        let store = &self.context.store;
         let mut job = store
             .get_job(job_id)
             .await?
@@ -390,9 +218,9 @@ impl Coordinator {
         job.updated_ms = now_ms();
         store.request_cancel(job_id, &job.cancel_reason).await?;
         store.put_job(&job).await?;
-        self.shared.signal_cancel(job_id);
-        self.shared.progress.notify_waiters();
-        self.shared.spawn_driver(job_id);
+        self.context.signal_cancel(job_id);
+        self.context.progress.notify_waiters();
+        session::spawn_driver(&self.context, job_id);
         tracing::info!(session_id = %job_id, "cancellation requested");
         Ok(job)
     }
@@ -406,7 +234,7 @@ impl Coordinator {
         let started = std::time::Instant::now();
         loop {
             let job = self
-                .shared
+                .context
                 .store
                 .get_job(job_id)
                 .await?
@@ -424,41 +252,40 @@ impl Coordinator {
         job_id: &str,
         after: Option<String>,
     ) -> Result<mpsc::Receiver<(String, EventRecord)>, CoordinatorError> {
-        let shared = self.shared.clone();
-        if shared.store.get_job(job_id).await?.is_none() {
+        let context = self.context.clone();
+        if context.store.get_job(job_id).await?.is_none() {
             return Err(CoordinatorError::UnknownJob(job_id.to_string()));
         }
         let (sender, receiver) = mpsc::channel(256);
         let job_id = job_id.to_string();
         tokio::spawn(async move {
             let mut cursor = after.filter(|cursor| !cursor.is_empty());
-            let mut attempt = 0;
+            let store = &context.store;
             loop {
-                let notified = shared.events_changed.notified();
-                match shared
-                    .store
-                    .events_after(&job_id, cursor.as_deref(), 256)
+                let notified = context.events_changed.notified();
+                let Some(events) = context
+                    .with_store_retry("read events", || {
+                        store.events_after(&job_id, cursor.as_deref(), 256)
+                    })
                     .await
-                {
-                    Ok(events) if !events.is_empty() => {
-                        attempt = 0;
-                        for (event_cursor, event) in events {
-                            let last = event.last;
-                            cursor = Some(event_cursor.clone());
-                            if sender.send((event_cursor, event)).await.is_err() || last {
-                                return;
-                            }
-                        }
-                        continue;
-                    }
-                    Ok(_) => {}
-                    Err(error) => {
-                        if !shared.store_backoff(attempt, &error, "read events").await {
+                else {
+                    return;
+                };
+                if !events.is_empty() {
+                    for (event_cursor, event) in events {
+                        let last = event.last;
+                        cursor = Some(event_cursor.clone());
+                        if sender.send((event_cursor, event)).await.is_err() || last {
                             return;
                         }
-                        attempt += 1;
-                        continue;
                     }
+                    continue;
+                }
+                // resumed after the last event of a finished job: nothing more will come
+                if cursor.is_some()
+                    && matches!(store.get_job(&job_id).await, Ok(Some(job)) if job.is_finished())
+                {
+                    return;
                 }
                 tokio::select! {
                     _ = notified => {}
@@ -477,7 +304,7 @@ impl Coordinator {
         candidate_id: &str,
         name: &str,
     ) -> Result<(ArtifactMeta, Vec<u8>), CoordinatorError> {
-        let store = &self.shared.store;
+        let store = &self.context.store;
         let job = store
             .get_job(job_id)
             .await?
@@ -502,11 +329,11 @@ impl Coordinator {
 
     /// Stops the dispatcher and the job drivers (jobs stay in the store and resume on the next start).
     pub async fn shutdown(&self) {
-        self.shared.shutdown.send_replace(true);
+        self.context.shutdown.send_replace(true);
         let tasks: Vec<JoinHandle<()>> =
             std::mem::take(&mut *self.tasks.lock().expect("tasks lock"));
         let drivers: Vec<(String, JoinHandle<()>)> = self
-            .shared
+            .context
             .drivers
             .lock()
             .expect("drivers lock")
@@ -526,28 +353,11 @@ impl Coordinator {
         for job_id in job_ids {
             let _ = tokio::time::timeout(
                 Duration::from_secs(1),
-                self.shared
+                self.context
                     .store
-                    .release_job(&job_id, &self.shared.driver_id),
+                    .release_job(&job_id, &self.context.driver_id),
             )
             .await;
         }
-    }
-}
-
-pub fn task_inputs(inputs: &JobInputs) -> TaskInputs {
-    TaskInputs {
-        netlist: InputFile {
-            label: "netlist.json".into(),
-            bytes: inputs.netlist_json.clone().into_bytes(),
-        },
-        drc_rules: InputFile {
-            label: "drc_rules.json".into(),
-            bytes: inputs.drc_rules_json.clone().into_bytes(),
-        },
-        objectives: InputFile {
-            label: "objectives.json".into(),
-            bytes: inputs.objectives_json.clone().into_bytes(),
-        },
     }
 }

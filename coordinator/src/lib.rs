@@ -1,20 +1,24 @@
 //! The Centroid coordinator: job sessions (the state machine of seed 000 §4.1),
-//! planning, candidate search, dispatch to workers, evaluation.
+//! planning, candidate search, dispatch to workers, evaluation. The code map is
+//! in `coordinator/README.md`.
 
 pub mod artifacts;
 pub mod config;
+pub(crate) mod context;
 pub mod coordinator;
-pub mod dispatcher;
+pub(crate) mod dispatcher;
 pub mod error;
 pub mod evaluator;
 pub mod model;
 pub mod planner;
 pub mod registry;
+pub mod retry_policy;
 pub mod search;
-pub mod session;
+pub mod service;
+pub(crate) mod session;
 pub mod store;
+pub(crate) mod worker_calls;
 
 pub use config::CoordinatorConfig;
 pub use coordinator::{Coordinator, JobView, SubmitOptions, Submitted};
 pub use error::{CoordinatorError, StoreError};
-pub mod service;

@@ -11,8 +11,8 @@ use centroid_coordinator::config::CommandLine;
 use centroid_coordinator::store::redis::RedisStoreSettings;
 use centroid_coordinator::store::{MemoryStore, RedisStore, Store};
 use centroid_coordinator::{Coordinator, CoordinatorConfig, service};
-use clap::Parser;
 use centroid_proto::runtime::init_logging;
+use clap::Parser;
 use tokio::signal::unix::{SignalKind, signal};
 
 #[tokio::main]

@@ -80,6 +80,21 @@ pub struct JobInputs {
     pub objectives_json: String,
 }
 
+impl JobInputs {
+    /// The files as the input loader takes them (labelled with their usual names).
+    pub fn task_inputs(&self) -> centroid_schemas::TaskInputs {
+        let file = |label: &str, text: &str| centroid_schemas::InputFile {
+            label: label.into(),
+            bytes: text.as_bytes().to_vec(),
+        };
+        centroid_schemas::TaskInputs {
+            netlist: file("netlist.json", &self.netlist_json),
+            drc_rules: file("drc_rules.json", &self.drc_rules_json),
+            objectives: file("objectives.json", &self.objectives_json),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobRecord {
     pub job_id: String,
@@ -96,18 +111,12 @@ pub struct JobRecord {
     pub started_ms: u64,
     /// current iteration, from 0
     pub iteration: u32,
-    /// the candidates of the current iteration were written and enqueued
-    #[serde(default)]
-    pub iteration_enqueued: bool,
     #[serde(default)]
     pub best_candidate_id: String,
     #[serde(default)]
     pub best_score: f64,
     #[serde(default)]
     pub best_passed: bool,
-    /// iterations in a row whose best did not improve the job's best
-    #[serde(default)]
-    pub iterations_without_improvement: u32,
     /// a cancellation was requested
     #[serde(default)]
     pub cancel_requested: bool,
@@ -127,6 +136,31 @@ pub struct JobRecord {
 }
 
 impl JobRecord {
+    /// A new job in INIT, created and started at `now_ms`.
+    pub fn new(job_id: String, name: String, options: JobOptions, now_ms: u64) -> JobRecord {
+        JobRecord {
+            job_id,
+            name,
+            state: JobState::Init,
+            outcome: None,
+            error: String::new(),
+            options,
+            created_ms: now_ms,
+            updated_ms: now_ms,
+            started_ms: now_ms,
+            iteration: 0,
+            best_candidate_id: String::new(),
+            best_score: 0.0,
+            best_passed: false,
+            cancel_requested: false,
+            cancel_reason: String::new(),
+            route_pitch_um: None,
+            route_probed: false,
+            iteration_started_ms: 0,
+            iteration_candidates: Vec::new(),
+        }
+    }
+
     pub fn is_finished(&self) -> bool {
         self.state == JobState::Done
     }
@@ -286,6 +320,33 @@ pub struct CandidateResult {
     pub adjustments: Vec<String>,
 }
 
+impl CandidateResult {
+    /// A result for a candidate that did not run to the end on a worker (dead
+    /// lettered, abandoned, lost): no steps, no artifacts, no plan.
+    pub fn without_run(
+        candidate_id: &str,
+        status: CandidateStatus,
+        error_code: &str,
+        error_message: &str,
+    ) -> CandidateResult {
+        CandidateResult {
+            candidate_id: candidate_id.to_string(),
+            status,
+            ok: false,
+            worker_id: String::new(),
+            attempts: 0,
+            error_code: error_code.to_string(),
+            error_message: error_message.to_string(),
+            steps: Vec::new(),
+            artifacts: Vec::new(),
+            duration_ms: 0,
+            finished_ms: now_ms(),
+            plan: None,
+            adjustments: Vec::new(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ArtifactMeta {
     pub candidate_id: String,
@@ -332,6 +393,16 @@ pub enum EventKind {
     Cancelled,
     CandidateDeadLettered,
     StepAdjusted,
+}
+
+impl EventKind {
+    /// Whether this event ends the job's log (WatchJob stops after it).
+    pub fn is_last(self) -> bool {
+        matches!(
+            self,
+            EventKind::Completed | EventKind::Failed | EventKind::Cancelled
+        )
+    }
 }
 
 /// One entry of a job's event log.

@@ -396,3 +396,16 @@ impl Registry {
         statuses
     }
 }
+
+/// The skills (with their input schemas) that the workers behind `cards` offer —
+/// how a coordinator without workers of its own plans for those of the others.
+pub fn skill_catalog_of_cards(cards: &[crate::model::WorkerCard]) -> crate::planner::SkillCatalog {
+    let mut skills = crate::planner::SkillCatalog::new();
+    for card in cards {
+        for skill in &card.skills {
+            let schema = card.schemas.get(skill).cloned().unwrap_or(Value::Null);
+            skills.entry(skill.clone()).or_insert(schema);
+        }
+    }
+    skills
+}

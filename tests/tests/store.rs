@@ -13,37 +13,16 @@ use centroid_coordinator::store::{MemoryStore, RedisStore, Store};
 use centroid_tests::RedisProcess;
 
 fn job(job_id: &str, created_ms: u64) -> JobRecord {
-    JobRecord {
-        job_id: job_id.into(),
-        name: "t".into(),
-        state: JobState::Init,
-        outcome: None,
-        error: String::new(),
-        options: JobOptions {
-            candidates_per_iteration: 2,
-            max_iterations: 1,
-            seed: 1,
-            time_budget_ms: 0,
-            candidate_deadline_ms: 1000,
-            noop_plan: true,
-            sleep_ms: 0,
-        },
-        created_ms,
-        updated_ms: created_ms,
-        started_ms: created_ms,
-        iteration: 0,
-        iteration_enqueued: false,
-        best_candidate_id: String::new(),
-        best_score: 0.0,
-        best_passed: false,
-        iterations_without_improvement: 0,
-        cancel_requested: false,
-        cancel_reason: String::new(),
-        route_pitch_um: None,
-        route_probed: false,
-        iteration_started_ms: 0,
-        iteration_candidates: vec![],
-    }
+    let options = JobOptions {
+        candidates_per_iteration: 2,
+        max_iterations: 1,
+        seed: 1,
+        time_budget_ms: 0,
+        candidate_deadline_ms: 1000,
+        noop_plan: true,
+        sleep_ms: 0,
+    };
+    JobRecord::new(job_id.into(), "t".into(), options, created_ms)
 }
 
 fn inputs() -> JobInputs {
@@ -193,7 +172,6 @@ async fn suite(store: Arc<dyn Store>) {
     // enqueue + read + ack
     let mut running = job("job-b", 20);
     running.state = JobState::Executing;
-    running.iteration_enqueued = true;
     let candidates = vec![
         candidate("job-b", 0),
         candidate("job-b", 1),

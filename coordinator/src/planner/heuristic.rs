@@ -34,6 +34,17 @@ pub struct RawInputs {
     pub netlist: Value,
 }
 
+impl RawInputs {
+    /// The job's rule set and netlist as JSON (`null` where a file does not parse;
+    /// the inputs were checked at submission).
+    pub fn from_job_inputs(inputs: &crate::model::JobInputs) -> RawInputs {
+        RawInputs {
+            drc_rules: serde_json::from_str(&inputs.drc_rules_json).unwrap_or(Value::Null),
+            netlist: serde_json::from_str(&inputs.netlist_json).unwrap_or(Value::Null),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct HeuristicPlanner {
     raw: RawInputs,

@@ -7,15 +7,16 @@ pub mod design_space;
 pub mod heuristic;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use centroid_proto::Error;
 use centroid_schemas::TaskContext;
 use serde_json::Value;
 
-use crate::model::{DesignPoint, Plan};
+use crate::model::{DesignPoint, JobInputs, JobRecord, Plan};
 
 pub use design_space::DesignSpace;
-pub use heuristic::HeuristicPlanner;
+pub use heuristic::{HeuristicPlanner, RawInputs};
 
 /// Skills advertised by the live workers, with their input JSON Schemas
 /// (`Value::Null` when not fetched).
@@ -55,4 +56,23 @@ pub trait Planner: Send + Sync + 'static {
         error: &Error,
         skills: &SkillCatalog,
     ) -> Option<Adjustment>;
+}
+
+/// Makes the planner of a job; the coordinator holds one and asks it once per
+/// job, so that planning and ReAct adjustments of a job share one planner.
+pub trait PlannerFactory: Send + Sync + 'static {
+    fn planner_for(&self, job: &JobRecord, inputs: &JobInputs) -> Arc<dyn Planner>;
+}
+
+/// The rule-based planner for every job.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HeuristicPlanners;
+
+impl PlannerFactory for HeuristicPlanners {
+    fn planner_for(&self, job: &JobRecord, inputs: &JobInputs) -> Arc<dyn Planner> {
+        Arc::new(
+            HeuristicPlanner::new(RawInputs::from_job_inputs(inputs))
+                .with_route_pitch(job.route_pitch_um),
+        )
+    }
 }

@@ -1,0 +1,223 @@
+//! What the coordinator's tasks share: the configuration, the store, the worker
+//! registry, the wake-ups between the dispatcher and the job drivers, the
+//! per-job cancel signals and the shutdown flag — plus the two things every task
+//! does with them: append a job event, and retry a store call while the store is
+//! down.
+//!
+//! Every other module of the coordinator uses this one; this one uses none of
+//! them (no import circle).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{Notify, watch};
+use tokio::task::JoinHandle;
+
+use crate::config::CoordinatorConfig;
+use crate::error::StoreError;
+use crate::model::{EventKind, EventRecord, JobInputs, JobRecord, now_ms};
+use crate::planner::{Planner, PlannerFactory};
+use crate::registry::Registry;
+use crate::store::Store;
+
+/// Longest pause between two tries of a store call.
+const STORE_RETRY_MAX: Duration = Duration::from_secs(2);
+/// First pause after a failed store call (doubled per try).
+const STORE_RETRY_FIRST: Duration = Duration::from_millis(100);
+
+pub(crate) struct Context {
+    pub config: CoordinatorConfig,
+    pub store: Arc<dyn Store>,
+    pub registry: Arc<Registry>,
+    /// this coordinator's consumer name in the queue's consumer group
+    pub consumer: String,
+    /// this process's identity as a job driver (consumer name + a per-start id)
+    pub driver_id: String,
+    /// a job event was appended
+    pub events_changed: Notify,
+    /// candidates were enqueued or a job ended
+    pub queue_changed: Notify,
+    /// a candidate finished or a cancel arrived (job drivers wake up)
+    pub progress: Notify,
+    /// the driver task of each job this process drives
+    pub drivers: Mutex<HashMap<String, JoinHandle<()>>>,
+    cancel_signals: Mutex<HashMap<String, watch::Sender<bool>>>,
+    /// makes the planner of each job
+    planners: Arc<dyn PlannerFactory>,
+    /// the planner of each job this process plans or adjusts, with the routing
+    /// pitch it was made for
+    job_planners: Mutex<HashMap<String, (Option<f64>, Arc<dyn Planner>)>>,
+    pub shutdown: watch::Sender<bool>,
+}
+
+impl Context {
+    pub fn new(
+        config: CoordinatorConfig,
+        store: Arc<dyn Store>,
+        registry: Arc<Registry>,
+        planners: Arc<dyn PlannerFactory>,
+    ) -> Context {
+        let consumer = config.consumer_name();
+        let driver_id = format!(
+            "{consumer}/{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..8]
+        );
+        Context {
+            config,
+            store,
+            registry,
+            consumer,
+            driver_id,
+            events_changed: Notify::new(),
+            queue_changed: Notify::new(),
+            progress: Notify::new(),
+            drivers: Mutex::new(HashMap::new()),
+            cancel_signals: Mutex::new(HashMap::new()),
+            planners,
+            job_planners: Mutex::new(HashMap::new()),
+            shutdown: watch::Sender::new(false),
+        }
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        *self.shutdown.borrow()
+    }
+
+    /// Resolves once shutdown has been requested.
+    pub async fn shutting_down(&self) {
+        let mut shutdown = self.shutdown.subscribe();
+        let _ = shutdown.wait_for(|stopping| *stopping).await;
+    }
+
+    /// The cancel signal of a job (created on first use).
+    pub fn cancel_signal(&self, job_id: &str) -> watch::Receiver<bool> {
+        self.cancel_signals
+            .lock()
+            .expect("cancel lock")
+            .entry(job_id.to_string())
+            .or_insert_with(|| watch::Sender::new(false))
+            .subscribe()
+    }
+
+    pub fn signal_cancel(&self, job_id: &str) {
+        self.cancel_signals
+            .lock()
+            .expect("cancel lock")
+            .entry(job_id.to_string())
+            .or_insert_with(|| watch::Sender::new(false))
+            .send_replace(true);
+    }
+
+    /// Signals a job's cancellation to the tasks of this process watching it;
+    /// `false` when none watches it or it was signalled already.
+    pub fn signal_cancel_if_watched(&self, job_id: &str) -> bool {
+        let signals = self.cancel_signals.lock().expect("cancel lock");
+        match signals.get(job_id) {
+            Some(sender) if !*sender.borrow() => {
+                sender.send_replace(true);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Drops what this process kept for a job that ended.
+    pub fn forget_job(&self, job_id: &str) {
+        self.cancel_signals
+            .lock()
+            .expect("cancel lock")
+            .remove(job_id);
+        self.job_planners
+            .lock()
+            .expect("planners lock")
+            .remove(job_id);
+    }
+
+    /// The job's planner, made once per job (and again when its routing pitch
+    /// changes) by the configured [`PlannerFactory`].
+    pub fn planner_with_inputs(&self, job: &JobRecord, inputs: &JobInputs) -> Arc<dyn Planner> {
+        let mut planners = self.job_planners.lock().expect("planners lock");
+        if let Some((pitch, planner)) = planners.get(&job.job_id)
+            && *pitch == job.route_pitch_um
+        {
+            return planner.clone();
+        }
+        let planner = self.planners.planner_for(job, inputs);
+        planners.insert(job.job_id.clone(), (job.route_pitch_um, planner.clone()));
+        planner
+    }
+
+    /// As [`Context::planner_with_inputs`], reading the inputs from the store when
+    /// the planner is not made yet; `None` when they are gone or on shutdown.
+    pub async fn job_planner(&self, job: &JobRecord) -> Option<Arc<dyn Planner>> {
+        if let Some((pitch, planner)) = self
+            .job_planners
+            .lock()
+            .expect("planners lock")
+            .get(&job.job_id)
+            && *pitch == job.route_pitch_um
+        {
+            return Some(planner.clone());
+        }
+        let inputs = self
+            .with_store_retry("read inputs", || self.store.get_inputs(&job.job_id))
+            .await??;
+        Some(self.planner_with_inputs(job, &inputs))
+    }
+
+    /// Runs a store call until it succeeds, pausing with back-off while the store
+    /// is down; `None` when the coordinator shuts down first. The one place where
+    /// store calls are retried.
+    pub async fn with_store_retry<T, Call, Attempt>(&self, what: &str, mut call: Call) -> Option<T>
+    where
+        Call: FnMut() -> Attempt,
+        Attempt: Future<Output = Result<T, StoreError>>,
+    {
+        let mut attempt = 0u32;
+        loop {
+            match call().await {
+                Ok(value) => return Some(value),
+                Err(error) => {
+                    let delay = (STORE_RETRY_FIRST * 2u32.pow(attempt.min(5))).min(STORE_RETRY_MAX);
+                    tracing::warn!(%error, what, retry_in_ms = delay.as_millis() as u64, "store unavailable; retrying");
+                    tokio::select! {
+                        _ = tokio::time::sleep(delay) => {}
+                        _ = self.shutting_down() => return None,
+                    }
+                    attempt += 1;
+                }
+            }
+        }
+    }
+
+    /// Appends an event to the job's log (retrying while the store is down).
+    pub async fn emit(
+        &self,
+        job: &JobRecord,
+        kind: EventKind,
+        candidate_id: &str,
+        message: impl Into<String>,
+        data: serde_json::Value,
+    ) {
+        let event = EventRecord {
+            kind,
+            timestamp_ms: now_ms(),
+            state: job.state,
+            candidate_id: candidate_id.to_string(),
+            iteration: job.iteration,
+            message: message.into(),
+            data,
+            last: kind.is_last(),
+        };
+        let appended = self
+            .with_store_retry("append event", || {
+                self.store.append_event(&job.job_id, &event)
+            })
+            .await;
+        if appended.is_some() {
+            self.events_changed.notify_waiters();
+        }
+    }
+}

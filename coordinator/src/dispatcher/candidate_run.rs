@@ -1,0 +1,481 @@
+//! One queue entry from delivery to recorded result: the checks before running
+//! (job alive, not cancelled, no result yet), the delivery counter and dead
+//! letters, waiting for a slot, the call, and what the retry policy says after a
+//! failed try (adjust the step, retry after a back-off, or record).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use centroid_proto::Error;
+use centroid_proto::v1::RunCandidateResponse;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use super::recording::{Finished, record};
+use super::{Disposition, InFlight};
+use crate::context::Context;
+use crate::model::{
+    CandidateRecord, CandidateResult, CandidateStatus, EventKind, JobRecord, Plan, QueueEntry,
+};
+use crate::registry::SlotGuard;
+use crate::retry_policy::{Decision, RetryPolicy, Tries, decide};
+use crate::worker_calls::{
+    self, CallOutcome, cancel_on_worker, is_unreachable, response_failure, run_on_slot,
+};
+
+/// How often a candidate waiting for a slot looks again without a wake-up.
+const SLOT_POLL: Duration = Duration::from_millis(250);
+
+pub(super) async fn run_entry(
+    context: &Arc<Context>,
+    in_flight: &InFlight,
+    entry: &QueueEntry,
+) -> Disposition {
+    match preflight(context, entry).await {
+        Preflight::Run(job, candidate) => {
+            CandidateRun::new(context, in_flight, entry, *job, *candidate)
+                .run()
+                .await
+        }
+        Preflight::Skip(disposition) => disposition,
+    }
+}
+
+enum Preflight {
+    Run(Box<JobRecord>, Box<CandidateRecord>),
+    Skip(Disposition),
+}
+
+/// Whether the entry still needs a run: its job exists, is neither finished nor
+/// cancelled, and the candidate exists without a result.
+async fn preflight(context: &Context, entry: &QueueEntry) -> Preflight {
+    let (job_id, candidate_id) = (entry.job_id.as_str(), entry.candidate_id.as_str());
+    let store = &context.store;
+    let Some(job) = context
+        .with_store_retry("read job", || store.get_job(job_id))
+        .await
+    else {
+        return Preflight::Skip(Disposition::LeavePending);
+    };
+    let Some(job) = job.filter(|job| !job.is_finished() && !job.cancel_requested) else {
+        return Preflight::Skip(Disposition::Ack);
+    };
+    let Some(cancel) = context
+        .with_store_retry("read cancel", || store.cancel_requested(job_id))
+        .await
+    else {
+        return Preflight::Skip(Disposition::LeavePending);
+    };
+    if cancel.is_some() {
+        return Preflight::Skip(Disposition::Ack);
+    }
+    let Some(candidate) = context
+        .with_store_retry("read candidate", || {
+            store.get_candidate(job_id, candidate_id)
+        })
+        .await
+    else {
+        return Preflight::Skip(Disposition::LeavePending);
+    };
+    let Some(candidate) = candidate else {
+        return Preflight::Skip(Disposition::Ack);
+    };
+    match context
+        .with_store_retry("check result", || store.has_result(job_id, candidate_id))
+        .await
+    {
+        None => Preflight::Skip(Disposition::LeavePending),
+        Some(true) => Preflight::Skip(Disposition::Ack),
+        Some(false) => Preflight::Run(Box::new(job), Box::new(candidate)),
+    }
+}
+
+/// The state of one candidate's tries.
+struct CandidateRun<'a> {
+    context: &'a Arc<Context>,
+    in_flight: &'a InFlight,
+    entry: &'a QueueEntry,
+    job: JobRecord,
+    candidate: CandidateRecord,
+    /// the plan as it runs now (after ReAct adjustments)
+    plan: Plan,
+    adjustments: Vec<String>,
+    /// workers to avoid (they failed this candidate with SERVICE_UNAVAILABLE)
+    avoided: BTreeSet<String>,
+    tries: Tries,
+    policy: RetryPolicy,
+    deliveries: u32,
+    count_next_delivery: bool,
+    started: Instant,
+    cancel: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
+}
+
+/// What came of waiting or trying: go on, or end with a disposition.
+type Step<T> = Result<T, Disposition>;
+
+impl<'a> CandidateRun<'a> {
+    fn new(
+        context: &'a Arc<Context>,
+        in_flight: &'a InFlight,
+        entry: &'a QueueEntry,
+        job: JobRecord,
+        candidate: CandidateRecord,
+    ) -> CandidateRun<'a> {
+        let config = &context.config;
+        CandidateRun {
+            context,
+            in_flight,
+            entry,
+            plan: candidate.plan.clone(),
+            cancel: context.cancel_signal(&job.job_id),
+            shutdown: context.shutdown.subscribe(),
+            job,
+            candidate,
+            adjustments: Vec::new(),
+            avoided: BTreeSet::new(),
+            tries: Tries::default(),
+            policy: RetryPolicy::new(
+                Duration::from_millis(config.retry_base_ms),
+                Duration::from_millis(config.retry_max_ms),
+            ),
+            deliveries: 0,
+            count_next_delivery: true,
+            started: Instant::now(),
+        }
+    }
+
+    fn ids(&self) -> (&str, &str) {
+        (&self.entry.job_id, &self.entry.candidate_id)
+    }
+
+    async fn run(mut self) -> Disposition {
+        loop {
+            if *self.cancel.borrow() {
+                return Disposition::Ack;
+            }
+            if self.count_next_delivery
+                && let Err(disposition) = self.count_delivery().await
+            {
+                return disposition;
+            }
+            self.count_next_delivery = true;
+            let slot = match self.wait_for_slot().await {
+                Ok(slot) => slot,
+                Err(disposition) => return disposition,
+            };
+            let worker_id = slot.worker_id.clone();
+            let (error, response) = match self.call(slot).await {
+                Ok(Tried::Succeeded(response)) => {
+                    return self.finish(Some(response), None, &worker_id).await;
+                }
+                Ok(Tried::Failed(error, response)) => (error, response),
+                Err(disposition) => return disposition,
+            };
+            let code = error.error_code();
+            let jitter = worker_calls::jitter(&self.entry.candidate_id);
+            match decide(code, &self.tries, &self.policy, jitter) {
+                Decision::Adjust => {
+                    let failed_step = response
+                        .as_ref()
+                        .map(|response| response_failure(response).1);
+                    if !self.adjust(&failed_step.unwrap_or_default(), &error).await {
+                        return self.finish(response, Some(error), &worker_id).await;
+                    }
+                }
+                Decision::Retry {
+                    delay,
+                    counts_as_delivery,
+                    avoid_worker,
+                } => {
+                    if avoid_worker {
+                        self.avoided.insert(worker_id.clone());
+                    }
+                    if is_unreachable(&error) {
+                        self.context.registry.mark_unreachable(&worker_id);
+                    }
+                    self.count_next_delivery = counts_as_delivery;
+                    if let Err(disposition) =
+                        self.pause_before_retry(&error, &worker_id, delay).await
+                    {
+                        return disposition;
+                    }
+                }
+                Decision::Record => return self.finish(response, Some(error), &worker_id).await,
+            }
+            self.tries.count(code);
+        }
+    }
+
+    /// Bumps the delivery counter; past `max_deliveries` the entry is dead-lettered.
+    async fn count_delivery(&mut self) -> Step<()> {
+        let context = self.context;
+        let entry = self.entry;
+        let (job_id, candidate_id) = (entry.job_id.as_str(), entry.candidate_id.as_str());
+        let Some(count) = context
+            .with_store_retry("count delivery", || {
+                context.store.bump_deliveries(job_id, candidate_id)
+            })
+            .await
+        else {
+            return Err(Disposition::LeavePending);
+        };
+        self.deliveries = count;
+        if count <= context.config.max_deliveries {
+            return Ok(());
+        }
+        let reason = format!(
+            "delivered {count} times (max_deliveries {})",
+            context.config.max_deliveries
+        );
+        tracing::warn!(session_id = job_id, candidate_id, %reason, "dead-lettering");
+        let mut result = CandidateResult::without_run(
+            candidate_id,
+            CandidateStatus::DeadLettered,
+            "DEAD_LETTERED",
+            &reason,
+        );
+        result.attempts = count;
+        result.duration_ms = self.started.elapsed().as_millis() as u64;
+        if context
+            .with_store_retry("dead-letter", || context.store.dead_letter(entry, &reason))
+            .await
+            .is_none()
+        {
+            return Err(Disposition::LeavePending);
+        }
+        record(
+            context,
+            &self.job,
+            Finished {
+                result,
+                artifacts: &[],
+            },
+        )
+        .await;
+        context
+            .emit(
+                &self.job,
+                EventKind::CandidateDeadLettered,
+                candidate_id,
+                reason,
+                Value::Null,
+            )
+            .await;
+        Err(Disposition::LeavePending) // acknowledged by dead_letter
+    }
+
+    /// Waits for a slot on a live worker with the skills; with no live worker for a
+    /// whole lease, hands the entry back (its lease lapses and any coordinator may take it).
+    async fn wait_for_slot(&mut self) -> Step<SlotGuard> {
+        let context = self.context;
+        let mut no_worker_since: Option<Instant> = None;
+        loop {
+            if let Some(slot) = context
+                .registry
+                .try_acquire(&self.candidate.required_skills, &self.avoided)
+            {
+                return Ok(slot);
+            }
+            if context.registry.alive_slots() == 0 {
+                let since = *no_worker_since.get_or_insert_with(Instant::now);
+                if since.elapsed() > context.config.lease_timeout() {
+                    let (job_id, candidate_id) = self.ids();
+                    tracing::info!(
+                        session_id = job_id,
+                        candidate_id,
+                        "no live worker here; handing the entry back"
+                    );
+                    return Err(Disposition::LeavePending);
+                }
+            } else {
+                no_worker_since = None;
+            }
+            let slots_changed = context.registry.slots_changed.notified();
+            tokio::select! {
+                _ = slots_changed => {}
+                _ = tokio::time::sleep(SLOT_POLL) => {}
+                _ = self.cancel.wait_for(|cancelled| *cancelled) => return Err(Disposition::Ack),
+                _ = self.shutdown.wait_for(|stopping| *stopping) => return Err(Disposition::LeavePending),
+            }
+        }
+    }
+
+    /// One try on the taken slot.
+    async fn call(&mut self, slot: SlotGuard) -> Step<Tried> {
+        let context = self.context;
+        let (job_id, candidate_id) = (self.entry.job_id.clone(), self.entry.candidate_id.clone());
+        let worker_id = slot.worker_id.clone();
+        self.in_flight.set_worker(self.entry, Some(&worker_id));
+        tracing::info!(session_id = %job_id, candidate_id = %candidate_id, worker_id = %worker_id, delivery = self.deliveries, "candidate dispatched");
+        context
+            .emit(
+                &self.job,
+                EventKind::CandidateDispatched,
+                &candidate_id,
+                format!("on {worker_id}"),
+                json!({"worker_id": worker_id, "delivery": self.deliveries}),
+            )
+            .await;
+        let deadline_ms = self.job.options.candidate_deadline_ms;
+        let rpc_timeout = Duration::from_millis(deadline_ms + context.config.rpc_grace_ms);
+        let request = worker_calls::run_request(&candidate_id, &job_id, &self.plan, deadline_ms);
+        let outcome = run_on_slot(
+            &slot,
+            request,
+            rpc_timeout,
+            &mut self.cancel,
+            &mut self.shutdown,
+        )
+        .await;
+        let client = slot.client.clone();
+        drop(slot);
+        self.in_flight.set_worker(self.entry, None);
+        match outcome {
+            CallOutcome::Response(response) if response.ok => Ok(Tried::Succeeded(response)),
+            CallOutcome::Response(response) => {
+                Ok(Tried::Failed(response_failure(&response).0, Some(response)))
+            }
+            CallOutcome::Failed(error) => Ok(Tried::Failed(error, None)),
+            CallOutcome::Cancelled => {
+                tracing::info!(session_id = %job_id, candidate_id = %candidate_id, worker_id = %worker_id, "candidate abandoned: job cancelled");
+                cancel_on_worker(client, &worker_id, &job_id, &candidate_id).await;
+                Err(Disposition::Ack)
+            }
+            CallOutcome::ShuttingDown => Err(Disposition::LeavePending),
+            CallOutcome::WorkerLost => {
+                tracing::warn!(session_id = %job_id, candidate_id = %candidate_id, worker_id = %worker_id, "worker lost mid-candidate; the lease will lapse and the candidate be reclaimed");
+                context
+                    .emit(
+                        &self.job,
+                        EventKind::CandidateRetried,
+                        &candidate_id,
+                        format!("worker {worker_id} stopped heartbeating; lease left to lapse"),
+                        json!({"worker_id": worker_id}),
+                    )
+                    .await;
+                // marked as on the dead worker so the renewal skips it; the reclaimer takes it
+                self.in_flight.set_worker(self.entry, Some(&worker_id));
+                Err(Disposition::LeavePending)
+            }
+        }
+    }
+
+    /// Asks the job's planner to adjust the failed step (ReAct); `false` when it
+    /// knows no fix.
+    async fn adjust(&mut self, failed_step: &str, error: &Error) -> bool {
+        let context = self.context;
+        let (job_id, candidate_id) = (self.entry.job_id.clone(), self.entry.candidate_id.clone());
+        let Some(planner) = context.job_planner(&self.job).await else {
+            return false;
+        };
+        let skills = context.registry.skills();
+        let Some(adjustment) = planner.adjust(&self.plan, failed_step, error, &skills) else {
+            return false;
+        };
+        tracing::info!(session_id = %job_id, candidate_id = %candidate_id, note = %adjustment.note, "step adjusted (ReAct)");
+        context
+            .emit(
+                &self.job,
+                EventKind::StepAdjusted,
+                &candidate_id,
+                adjustment.note.clone(),
+                json!({"step_id": failed_step}),
+            )
+            .await;
+        self.adjustments.push(adjustment.note);
+        self.plan = adjustment.plan;
+        true
+    }
+
+    async fn pause_before_retry(
+        &mut self,
+        error: &Error,
+        worker_id: &str,
+        delay: Duration,
+    ) -> Step<()> {
+        let (job_id, candidate_id) = (self.entry.job_id.clone(), self.entry.candidate_id.clone());
+        let code = error.error_code().wire_name();
+        let delay_ms = delay.as_millis() as u64;
+        tracing::info!(session_id = %job_id, candidate_id = %candidate_id, worker_id, code, error = %error.message, retry_in_ms = delay_ms, "retrying candidate");
+        self.context
+            .emit(
+                &self.job,
+                EventKind::CandidateRetried,
+                &candidate_id,
+                format!("{code}: {}", error.message),
+                json!({"worker_id": worker_id, "retry_in_ms": delay_ms}),
+            )
+            .await;
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => Ok(()),
+            _ = self.cancel.wait_for(|cancelled| *cancelled) => Err(Disposition::Ack),
+            _ = self.shutdown.wait_for(|stopping| *stopping) => Err(Disposition::LeavePending),
+        }
+    }
+
+    /// Records the candidate's result (ok, or its last error).
+    async fn finish(
+        self,
+        response: Option<RunCandidateResponse>,
+        error: Option<Error>,
+        worker_id: &str,
+    ) -> Disposition {
+        let ok = response.as_ref().is_some_and(|response| response.ok);
+        let steps = response
+            .as_ref()
+            .map(worker_calls::step_outcomes)
+            .unwrap_or_default();
+        let artifacts = match (ok, response) {
+            (true, Some(response)) => response.artifacts,
+            _ => Vec::new(),
+        };
+        let result = CandidateResult {
+            candidate_id: self.entry.candidate_id.clone(),
+            status: if ok {
+                CandidateStatus::Finished
+            } else {
+                CandidateStatus::Failed
+            },
+            ok,
+            worker_id: worker_id.to_string(),
+            attempts: self.deliveries,
+            error_code: error
+                .as_ref()
+                .map(|error| error.error_code().wire_name().to_string())
+                .unwrap_or_default(),
+            error_message: error
+                .as_ref()
+                .map(|error| error.message.clone())
+                .unwrap_or_default(),
+            steps,
+            artifacts: Vec::new(),
+            duration_ms: self.started.elapsed().as_millis() as u64,
+            finished_ms: crate::model::now_ms(),
+            plan: Some(self.plan),
+            adjustments: self.adjustments,
+        };
+        if record(
+            self.context,
+            &self.job,
+            Finished {
+                result,
+                artifacts: &artifacts,
+            },
+        )
+        .await
+        {
+            Disposition::Ack
+        } else {
+            Disposition::LeavePending
+        }
+    }
+}
+
+/// How a try ended when the candidate goes on.
+enum Tried {
+    Succeeded(RunCandidateResponse),
+    /// failed with this error (and the worker's response when it answered)
+    Failed(Error, Option<RunCandidateResponse>),
+}

@@ -1,0 +1,254 @@
+//! The dispatcher: takes candidate entries from the work queue (consumer group)
+//! and runs each on a live worker ([`candidate_run`]), while two companion tasks
+//! keep the leases and the worker list fresh.
+//!
+//! Leases: an entry stays pending under this coordinator's consumer while it is
+//! waiting or running; [`renew_loop`] re-claims (XCLAIM JUSTID) the entries whose
+//! worker is alive every third of the lease. When a worker stops heartbeating its
+//! calls are abandoned and their leases lapse; the reclaimer (XAUTOCLAIM with
+//! min-idle = lease timeout > heartbeat timeout) hands them out again, bumping the
+//! delivery counter. After `max_deliveries` an entry goes to the dead-letter
+//! stream. What happens after a failed try is [`crate::retry_policy`].
+//!
+//! Cancellation: when the job of a running candidate is cancelled (or ends), the
+//! RunCandidate call is dropped and the worker is told to stop the candidate; the
+//! candidate is then recorded as abandoned by the session.
+
+mod candidate_run;
+mod recording;
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinHandle;
+
+use crate::context::Context;
+use crate::error::StoreError;
+use crate::model::QueueEntry;
+
+/// Queue entries this coordinator holds per live slot (waiting ones included),
+/// plus a few: enough to keep every slot busy while results are recorded.
+const ENTRIES_PER_SLOT: usize = 2;
+const EXTRA_ENTRIES: usize = 4;
+
+/// What this coordinator is working on, by queue entry id.
+#[derive(Clone, Default)]
+pub(crate) struct InFlight(Arc<Mutex<HashMap<String, InFlightEntry>>>);
+
+struct InFlightEntry {
+    job_id: String,
+    /// the worker running it; `None` while it waits for a slot or a retry
+    worker_id: Option<String>,
+}
+
+impl InFlight {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, InFlightEntry>> {
+        self.0.lock().expect("in-flight lock")
+    }
+
+    /// Marks `entry` as running on `worker_id` (`None`: waiting).
+    pub(crate) fn set_worker(&self, entry: &QueueEntry, worker_id: Option<&str>) {
+        self.lock().insert(
+            entry.entry_id.clone(),
+            InFlightEntry {
+                job_id: entry.job_id.clone(),
+                worker_id: worker_id.map(str::to_string),
+            },
+        );
+    }
+
+    /// Takes `entry` on unless it is held already.
+    fn take_on(&self, entry: &QueueEntry) -> bool {
+        let mut in_flight = self.lock();
+        if in_flight.contains_key(&entry.entry_id) {
+            return false;
+        }
+        in_flight.insert(
+            entry.entry_id.clone(),
+            InFlightEntry {
+                job_id: entry.job_id.clone(),
+                worker_id: None,
+            },
+        );
+        true
+    }
+
+    fn remove(&self, entry: &QueueEntry) {
+        self.lock().remove(&entry.entry_id);
+    }
+
+    fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// The entries to renew (not on a dead worker) and the jobs they belong to.
+    fn renewable(&self, context: &Context) -> (Vec<String>, BTreeSet<String>) {
+        let in_flight = self.lock();
+        let entry_ids = in_flight
+            .iter()
+            .filter(|(_, entry)| {
+                entry
+                    .worker_id
+                    .as_ref()
+                    .is_none_or(|worker_id| context.registry.is_alive(worker_id))
+            })
+            .map(|(entry_id, _)| entry_id.clone())
+            .collect();
+        let job_ids = in_flight
+            .values()
+            .map(|entry| entry.job_id.clone())
+            .collect();
+        (entry_ids, job_ids)
+    }
+}
+
+pub(crate) fn spawn(context: Arc<Context>) -> Vec<JoinHandle<()>> {
+    let in_flight = InFlight::default();
+    vec![
+        tokio::spawn(dispatch_loop(context.clone(), in_flight.clone())),
+        tokio::spawn(renew_loop(context.clone(), in_flight)),
+        tokio::spawn(sweep_loop(context)),
+    ]
+}
+
+/// Sleeps `period`; `false` when the coordinator shuts down first.
+async fn tick(context: &Context, period: Duration) -> bool {
+    tokio::select! {
+        _ = tokio::time::sleep(period) => true,
+        _ = context.shutting_down() => false,
+    }
+}
+
+/// Declares silent workers dead and publishes the live workers' cards for the
+/// other coordinators sharing the store.
+async fn sweep_loop(context: Arc<Context>) {
+    let period = Duration::from_millis((context.config.heartbeat_timeout_ms / 4).max(50));
+    while tick(&context, period).await {
+        if !context.registry.sweep().is_empty() {
+            context.queue_changed.notify_waiters();
+        }
+        let ttl = context.config.heartbeat_timeout();
+        for card in context.registry.cards_due(ttl / 3, &context.consumer) {
+            if let Err(error) = context.store.put_worker_card(&card, ttl).await {
+                tracing::warn!(%error, worker_id = %card.worker_id, "cannot publish the worker card");
+            }
+        }
+    }
+}
+
+/// Renews the leases of the entries this coordinator holds, and notices jobs
+/// cancelled through another coordinator.
+async fn renew_loop(context: Arc<Context>, in_flight: InFlight) {
+    let period = Duration::from_millis((context.config.lease_timeout_ms / 3).max(50));
+    while tick(&context, period).await {
+        let (entry_ids, job_ids) = in_flight.renewable(&context);
+        if let Err(error) = context
+            .store
+            .queue_renew(&context.consumer, &entry_ids)
+            .await
+        {
+            tracing::warn!(%error, entries = entry_ids.len(), "cannot renew queue leases");
+        }
+        for job_id in job_ids {
+            if let Ok(Some(_)) = context.store.cancel_requested(&job_id).await
+                && context.signal_cancel_if_watched(&job_id)
+            {
+                tracing::info!(session_id = %job_id, "job cancelled elsewhere; stopping its candidates here");
+            }
+        }
+    }
+}
+
+/// Lapsed entries (when a reclaim is due) and then new ones, at most `wanted`.
+async fn next_entries(
+    context: &Context,
+    wanted: usize,
+    reclaim: bool,
+) -> Result<Vec<QueueEntry>, StoreError> {
+    let mut entries = Vec::new();
+    if reclaim {
+        let reclaimed = context
+            .store
+            .queue_reclaim(&context.consumer, context.config.lease_timeout(), wanted)
+            .await?;
+        for entry in &reclaimed {
+            tracing::info!(session_id = %entry.job_id, candidate_id = %entry.candidate_id, "reclaimed a lapsed lease");
+        }
+        entries.extend(reclaimed);
+    }
+    if entries.len() < wanted {
+        entries.extend(
+            context
+                .store
+                .queue_read(&context.consumer, wanted - entries.len())
+                .await?,
+        );
+    }
+    Ok(entries)
+}
+
+async fn dispatch_loop(context: Arc<Context>, in_flight: InFlight) {
+    let reclaim_period = Duration::from_millis((context.config.lease_timeout_ms / 4).max(50));
+    let mut last_reclaim = Instant::now() - reclaim_period;
+    while !context.is_shutting_down() {
+        // without a live worker this coordinator claims nothing: the entries stay in
+        // the stream for a coordinator that has workers (or for when one registers)
+        let alive_slots = context.registry.alive_slots() as usize;
+        let capacity = match alive_slots {
+            0 => 0,
+            slots => slots * ENTRIES_PER_SLOT + EXTRA_ENTRIES,
+        };
+        let wanted = capacity.saturating_sub(in_flight.len());
+        let mut started = 0;
+        if wanted > 0 {
+            let reclaim = last_reclaim.elapsed() >= reclaim_period;
+            let Some(entries) = context
+                .with_store_retry("read the queue", || next_entries(&context, wanted, reclaim))
+                .await
+            else {
+                return;
+            };
+            if reclaim {
+                last_reclaim = Instant::now();
+            }
+            for entry in entries.into_iter().filter(|entry| in_flight.take_on(entry)) {
+                started += 1;
+                let span = tracing::info_span!("candidate", session_id = %entry.job_id, candidate_id = %entry.candidate_id);
+                tokio::spawn(tracing::Instrument::instrument(
+                    handle_entry(context.clone(), in_flight.clone(), entry),
+                    span,
+                ));
+            }
+        }
+        if started == 0 {
+            let queue_changed = context.queue_changed.notified();
+            let slots_changed = context.registry.slots_changed.notified();
+            tokio::select! {
+                _ = queue_changed => {}
+                _ = slots_changed => {}
+                _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+                _ = context.shutting_down() => return,
+            }
+        }
+    }
+}
+
+/// What to do with an entry after its run.
+pub(crate) enum Disposition {
+    /// result recorded (or nothing to do): acknowledge
+    Ack,
+    /// leave it pending: the lease lapses and another delivery takes it
+    LeavePending,
+}
+
+async fn handle_entry(context: Arc<Context>, in_flight: InFlight, entry: QueueEntry) {
+    let disposition = candidate_run::run_entry(&context, &in_flight, &entry).await;
+    if let Disposition::Ack = disposition {
+        let _ = context
+            .with_store_retry("acknowledge", || context.store.queue_ack(&entry.entry_id))
+            .await;
+    }
+    in_flight.remove(&entry);
+    context.progress.notify_waiters();
+}

@@ -1,0 +1,94 @@
+//! Recording a candidate's result: once (a late duplicate from a reclaimed entry
+//! is ignored), with its artifacts kept and a `CandidateFinished` event that
+//! carries the measured figures.
+
+use centroid_proto::v1::Artifact;
+use serde_json::json;
+
+use crate::artifacts;
+use crate::context::Context;
+use crate::evaluator;
+use crate::model::{ArtifactMeta, CandidateResult, EventKind, JobRecord};
+
+/// A result to record and the files its run produced.
+pub(super) struct Finished<'a> {
+    pub result: CandidateResult,
+    pub artifacts: &'a [Artifact],
+}
+
+/// Records the result once; the first recording emits CandidateFinished and keeps
+/// the artifacts. `false` when the store stayed down until shutdown.
+pub(super) async fn record(context: &Context, job: &JobRecord, finished: Finished<'_>) -> bool {
+    let Finished {
+        mut result,
+        artifacts,
+    } = finished;
+    let job_id = job.job_id.as_str();
+    let candidate_id = result.candidate_id.clone();
+    result.artifacts = artifacts
+        .iter()
+        .map(|artifact| ArtifactMeta {
+            candidate_id: candidate_id.clone(),
+            name: artifact.name.clone(),
+            media_type: artifact.media_type.clone(),
+            size: artifact.content.len() as u64,
+        })
+        .collect();
+    let Some(first) = context
+        .with_store_retry("record result", || {
+            context.store.record_result(job_id, &result)
+        })
+        .await
+    else {
+        return false;
+    };
+    if !first {
+        tracing::info!(session_id = job_id, candidate_id = %candidate_id, "late duplicate result ignored");
+        return true;
+    }
+    if !artifacts.is_empty() {
+        artifacts::store_artifacts(context, job_id, &candidate_id, artifacts).await;
+    }
+    let measured = evaluator::measure(&result.steps);
+    tracing::info!(
+        session_id = job_id,
+        candidate_id = %candidate_id,
+        ok = result.ok,
+        worker_id = %result.worker_id,
+        drc_violations = measured.drc_violations,
+        duration_ms = result.duration_ms,
+        "candidate finished"
+    );
+    let message = if result.ok {
+        "ok".to_string()
+    } else {
+        format!("{}: {}", result.error_code, result.error_message)
+    };
+    let data = json!({
+        "ok": result.ok,
+        "status": result.status.as_str(),
+        "worker_id": result.worker_id,
+        "attempts": result.attempts,
+        "duration_ms": result.duration_ms,
+        "metrics": {
+            "drc_ran": measured.drc_ran,
+            "drc_violations": measured.drc_violations,
+            "lvs": measured.lvs,
+            "bbox_area_um2": measured.bbox_area_um2,
+            "device_area_um2": measured.device_area_um2,
+            "matching_score": measured.matching_score,
+        },
+        "adjustments": result.adjustments,
+    });
+    context
+        .emit(
+            job,
+            EventKind::CandidateFinished,
+            &candidate_id,
+            message,
+            data,
+        )
+        .await;
+    context.progress.notify_waiters();
+    true
+}

@@ -1,0 +1,164 @@
+//! EXECUTING (waiting for the iteration's results; a candidate without a result
+//! past every delivery's deadline is recorded as lost, so a lost queue entry
+//! cannot hang a job) and EVALUATING (scores, the job's best, kept artifacts, and
+//! whether to iterate).
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use centroid_schemas::TaskContext;
+use serde_json::Value;
+
+use super::{Driver, Flow, ending};
+use crate::artifacts;
+use crate::evaluator;
+use crate::model::{CandidateResult, CandidateStatus, EventKind, JobRecord, JobState, now_ms};
+use crate::search::Journal;
+
+impl Driver {
+    pub(super) async fn wait_for_results(&mut self, job: &mut JobRecord) -> Flow {
+        let context = self.context.clone();
+        let job_id = job.job_id.clone();
+        let Some(result_ids) = context
+            .with_store_retry("read result ids", || context.store.result_ids(&job_id))
+            .await
+        else {
+            return Flow::Stop;
+        };
+        let finished: HashSet<String> = result_ids.into_iter().collect();
+        if job.iteration_candidates.is_empty() {
+            // a record written before iteration_candidates existed
+            let Some(candidates) = context
+                .with_store_retry("read candidates", || context.store.candidates(&job_id))
+                .await
+            else {
+                return Flow::Stop;
+            };
+            job.iteration_candidates = candidates
+                .into_iter()
+                .filter(|candidate| candidate.iteration == job.iteration)
+                .map(|candidate| candidate.candidate_id)
+                .collect();
+        }
+        let missing: Vec<&String> = job
+            .iteration_candidates
+            .iter()
+            .filter(|candidate_id| !finished.contains(*candidate_id))
+            .collect();
+        if missing.is_empty() {
+            let message = "every candidate of the iteration is in";
+            ending::transition(&context, job, JobState::Evaluating, message).await;
+            return Flow::Continue;
+        }
+        let config = &context.config;
+        let stall_limit_ms = job
+            .options
+            .candidate_deadline_ms
+            .saturating_add(config.rpc_grace_ms)
+            * (config.max_deliveries as u64 + 1)
+            + config.lease_timeout_ms;
+        let stalled = job.iteration_started_ms > 0
+            && now_ms().saturating_sub(job.iteration_started_ms) > stall_limit_ms;
+        if !stalled {
+            self.wait_a_little(Duration::from_millis(250)).await;
+            return Flow::Continue;
+        }
+        for candidate_id in missing {
+            let message = format!("no result within {stall_limit_ms} ms");
+            let lost = CandidateResult::without_run(
+                candidate_id,
+                CandidateStatus::Failed,
+                "LOST",
+                &message,
+            );
+            if context
+                .with_store_retry("record lost candidate", || {
+                    context.store.record_result(&job_id, &lost)
+                })
+                .await
+                .is_none()
+            {
+                return Flow::Stop;
+            }
+            tracing::warn!(session_id = %job_id, candidate_id = %candidate_id, "candidate lost: no result in time");
+        }
+        Flow::Continue
+    }
+
+    pub(super) async fn evaluate_iteration(
+        &mut self,
+        job: &mut JobRecord,
+        task: &TaskContext,
+    ) -> Flow {
+        let context = self.context.clone();
+        let job_id = job.job_id.clone();
+        let store = &context.store;
+        let Some(candidates) = context
+            .with_store_retry("read candidates", || store.candidates(&job_id))
+            .await
+        else {
+            return Flow::Stop;
+        };
+        let Some(results) = context
+            .with_store_retry("read results", || store.results(&job_id))
+            .await
+        else {
+            return Flow::Stop;
+        };
+        let mut evaluated = Vec::with_capacity(candidates.len());
+        for mut candidate in candidates {
+            if candidate.iteration == job.iteration
+                && candidate.evaluation.is_none()
+                && let Some(result) = results.get(&candidate.candidate_id)
+            {
+                let evaluation = evaluator::evaluate(&task.objectives, result);
+                candidate.evaluation = Some(evaluation.clone());
+                if context
+                    .with_store_retry("write evaluation", || store.put_candidate(&candidate))
+                    .await
+                    .is_none()
+                {
+                    return Flow::Stop;
+                }
+                let message = if evaluation.passed {
+                    "passed".to_string()
+                } else {
+                    format!("not passed: {}", evaluation.reasons.join("; "))
+                };
+                let data = serde_json::to_value(&evaluation).unwrap_or(Value::Null);
+                context
+                    .emit(
+                        job,
+                        EventKind::Evaluation,
+                        &candidate.candidate_id,
+                        message,
+                        data,
+                    )
+                    .await;
+            }
+            evaluated.push(candidate);
+        }
+        let previous = (job.best_passed, job.best_score);
+        if let Some(best) = Journal::from_candidates(&evaluated).best() {
+            let evaluation = best.evaluation.as_ref().expect("best has an evaluation");
+            job.best_candidate_id = best.candidate_id.clone();
+            job.best_score = evaluation.score;
+            job.best_passed = evaluation.passed;
+        }
+        let improved = (job.best_passed, job.best_score) > (previous.0, previous.1 + 1e-9)
+            && !job.best_candidate_id.is_empty();
+        artifacts::keep_best(&context, &job_id, &evaluated).await;
+        let last_iteration = job.iteration + 1 >= job.options.max_iterations;
+        if job.best_passed && (!improved || last_iteration) {
+            let message = "the best candidate passed and no longer improves";
+            ending::transition(&context, job, JobState::Passed, message).await;
+        } else if last_iteration {
+            let message = format!("max_iterations ({}) reached", job.options.max_iterations);
+            ending::conclude(&context, job, &message).await;
+            return Flow::Stop;
+        } else {
+            ending::transition(&context, job, JobState::Iterating, "iterating").await;
+        }
+        Flow::Continue
+    }
+}

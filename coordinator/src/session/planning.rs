@@ -1,0 +1,230 @@
+//! PLANNING: the skills the workers offer, the routing pitch (probed once per
+//! job), the next candidates from the search journal, one plan per candidate,
+//! and the iteration enqueued atomically with the job record.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use centroid_schemas::TaskContext;
+use serde_json::{Value, json};
+
+use super::{Driver, Flow, ending};
+use crate::context::Context;
+use crate::model::{CandidateRecord, EventKind, JobRecord, JobState, Plan, PlanStep, now_ms};
+use crate::planner::heuristic::{noop_plan, routing_advertised};
+use crate::planner::{PlanError, SkillCatalog};
+use crate::registry::skill_catalog_of_cards;
+use crate::search::Journal;
+use crate::worker_calls;
+
+/// How long the routing-pitch probe may wait for a slot and run.
+const ROUTE_PROBE_DEADLINE: Duration = Duration::from_secs(30);
+
+impl Driver {
+    pub(super) async fn plan_iteration(&mut self, job: &mut JobRecord, task: &TaskContext) -> Flow {
+        let Some(skills) = self.live_skills(job).await else {
+            self.wait_a_little(Duration::from_millis(200)).await;
+            return Flow::Continue;
+        };
+        let context = self.context.clone();
+        if !job.options.noop_plan && !job.route_probed && routing_advertised(&skills) {
+            job.route_pitch_um =
+                probe_route_pitch(&context, job, &self.inputs.drc_rules_json).await;
+            job.route_probed = true;
+            if context
+                .with_store_retry("write job", || context.store.put_job(job))
+                .await
+                .is_none()
+            {
+                return Flow::Stop;
+            }
+            let data = json!({"route_pitch_um": job.route_pitch_um});
+            context
+                .emit(
+                    job,
+                    EventKind::StateChanged,
+                    "",
+                    "probed the routing pitch",
+                    data,
+                )
+                .await;
+        }
+        let planner = context.planner_with_inputs(job, &self.inputs);
+        let space = planner.design_space(task, &skills);
+        let Some(so_far) = context
+            .with_store_retry("read candidates", || context.store.candidates(&job.job_id))
+            .await
+        else {
+            return Flow::Stop;
+        };
+        let proposals = Journal::from_candidates(&so_far).propose(
+            &space,
+            job.options.candidates_per_iteration as usize,
+            job.options.seed,
+            job.iteration,
+        );
+        if proposals.is_empty() {
+            ending::conclude(&context, job, "the design space is exhausted").await;
+            return Flow::Stop;
+        }
+        let mut candidates = Vec::new();
+        let mut plan_error: Option<PlanError> = None;
+        for (index, proposal) in proposals.into_iter().enumerate() {
+            let plan = if job.options.noop_plan {
+                Ok(noop_plan(job.options.sleep_ms))
+            } else {
+                planner.plan(task, &proposal.point, &skills)
+            };
+            match plan {
+                Ok(plan) => candidates.push(CandidateRecord {
+                    candidate_id: format!("{}-i{}-c{index}", job.job_id, job.iteration),
+                    job_id: job.job_id.clone(),
+                    iteration: job.iteration,
+                    parent_id: proposal.parent_id,
+                    origin: proposal.origin,
+                    design_point: proposal.point,
+                    required_skills: required_skills(&plan),
+                    plan,
+                    evaluation: None,
+                }),
+                Err(error) => plan_error = Some(error),
+            }
+        }
+        if candidates.is_empty() {
+            let message = plan_error
+                .map(|error| error.to_string())
+                .unwrap_or_else(|| "no plan".into());
+            ending::finish(&context, job, crate::model::Outcome::Failed, &message).await;
+            return Flow::Stop;
+        }
+        report_plans(&context, job, &candidates, space.size()).await;
+        job.state = JobState::Executing;
+        job.iteration_started_ms = now_ms();
+        job.iteration_candidates = candidates
+            .iter()
+            .map(|candidate| candidate.candidate_id.clone())
+            .collect();
+        job.updated_ms = now_ms();
+        if context
+            .with_store_retry("enqueue candidates", || {
+                context.store.enqueue_iteration(job, &candidates)
+            })
+            .await
+            .is_none()
+        {
+            return Flow::Stop;
+        }
+        context.queue_changed.notify_waiters();
+        tracing::info!(session_id = %job.job_id, iteration = job.iteration, candidates = candidates.len(), "candidates enqueued");
+        let data = json!({"from": "planning", "to": "executing", "candidates": candidates.len()});
+        context
+            .emit(job, EventKind::StateChanged, "", "executing", data)
+            .await;
+        Flow::Continue
+    }
+
+    /// The skills of the live workers — this coordinator's, or, when it has none,
+    /// those of the workers of other coordinators sharing the store (their
+    /// dispatchers take the candidates from the shared queue). `None` while there
+    /// is no live worker anywhere.
+    async fn live_skills(&mut self, job: &JobRecord) -> Option<SkillCatalog> {
+        let context = &self.context;
+        if context.registry.alive_count() > 0 {
+            context
+                .registry
+                .wait_for_schemas(Duration::from_secs(3))
+                .await;
+            return Some(context.registry.skills());
+        }
+        let cards = context.store.worker_cards().await.unwrap_or_default();
+        if !cards.is_empty() {
+            return Some(skill_catalog_of_cards(&cards));
+        }
+        if !self.waiting_reported {
+            self.waiting_reported = true;
+            let message = "no live worker: waiting for one to register";
+            context
+                .emit(job, EventKind::WaitingForWorkers, "", message, Value::Null)
+                .await;
+        }
+        None
+    }
+}
+
+fn required_skills(plan: &Plan) -> Vec<String> {
+    let skills: HashSet<&String> = plan.steps.iter().map(|step| &step.skill).collect();
+    skills.into_iter().cloned().collect()
+}
+
+async fn report_plans(
+    context: &Context,
+    job: &JobRecord,
+    candidates: &[CandidateRecord],
+    space_size: u64,
+) {
+    let first = &candidates[0];
+    let listed: Vec<Value> = candidates
+        .iter()
+        .map(|candidate| {
+            json!({
+                "candidate_id": candidate.candidate_id,
+                "origin": candidate.origin.as_str(),
+                "parent_id": candidate.parent_id,
+                "design_point": candidate.design_point,
+                "steps": candidate.plan.steps.iter().map(|step| step.skill.clone()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let data = json!({"candidates": listed, "design_space_size": space_size});
+    let summary = first.plan.summary.clone();
+    context
+        .emit(
+            job,
+            EventKind::PlanCreated,
+            &first.candidate_id,
+            summary,
+            data,
+        )
+        .await;
+}
+
+/// `tech.load` + `route.info` on a worker: the pitch the placement leaves between cells.
+async fn probe_route_pitch(
+    context: &Arc<Context>,
+    job: &JobRecord,
+    drc_rules_json: &str,
+) -> Option<f64> {
+    let rules: Value = serde_json::from_str(drc_rules_json).unwrap_or(Value::Null);
+    let step = |step_id: &str, skill: &str, arguments: Value| PlanStep {
+        step_id: step_id.into(),
+        skill: skill.into(),
+        arguments,
+        optional: false,
+        output_cell: String::new(),
+    };
+    let plan = Plan {
+        summary: "routing pitch probe".into(),
+        steps: vec![
+            step("p1_tech_load", "tech.load", json!({"rules": rules})),
+            step("p2_route_info", "route.info", json!({})),
+        ],
+    };
+    let response = match worker_calls::probe(context, &job.job_id, &plan, ROUTE_PROBE_DEADLINE)
+        .await
+    {
+        Ok(response) => response,
+        Err(error) => {
+            tracing::warn!(session_id = %job.job_id, %error, "routing pitch probe failed; candidates will not be routed");
+            return None;
+        }
+    };
+    let pitch = response
+        .steps
+        .iter()
+        .find(|step| step.skill == "route.info" && step.ok)
+        .and_then(|step| serde_json::from_str::<Value>(&step.data_json).ok())
+        .and_then(|data| data.get("pitch_um").and_then(Value::as_f64));
+    tracing::info!(session_id = %job.job_id, ?pitch, "routing pitch probed");
+    pitch
+}
