@@ -58,20 +58,17 @@ impl LocalCluster {
         let address = format!("http://{local_address}");
 
         let environment: HashMap<String, String> = std::env::vars().collect();
+        let default_unless_set =
+            |variable: &str, relative: &str| match environment.contains_key(variable) {
+                true => None,
+                false => repository_default(relative),
+            };
         let command_line = WorkerCommandLine {
             coordinator: Some(address.clone()),
             listen: Some("127.0.0.1:0".to_owned()),
             slots: Some(slots),
-            python: environment
-                .get("CENTROID_PYTHON")
-                .is_none()
-                .then(|| repository_default(".venv/bin/python"))
-                .flatten(),
-            skills_dir: environment
-                .get("CENTROID_SKILLS_DIR")
-                .is_none()
-                .then(|| repository_default("worker/skills"))
-                .flatten(),
+            python: default_unless_set("CENTROID_PYTHON", ".venv/bin/python"),
+            skills_dir: default_unless_set("CENTROID_SKILLS_DIR", "worker/skills"),
             ..WorkerCommandLine::default()
         };
         let worker_config = WorkerConfig::load_with_environment(&command_line, environment)

@@ -27,6 +27,9 @@ const STORE_RETRY_MAX: Duration = Duration::from_secs(2);
 /// First pause after a failed store call (doubled per try).
 const STORE_RETRY_FIRST: Duration = Duration::from_millis(100);
 
+/// A job's planner and the routing pitch it was made for.
+type JobPlanner = (Option<f64>, Arc<dyn Planner>);
+
 pub(crate) struct Context {
     pub config: CoordinatorConfig,
     pub store: Arc<dyn Store>,
@@ -48,7 +51,7 @@ pub(crate) struct Context {
     planners: Arc<dyn PlannerFactory>,
     /// the planner of each job this process plans or adjusts, with the routing
     /// pitch it was made for
-    job_planners: Mutex<HashMap<String, (Option<f64>, Arc<dyn Planner>)>>,
+    job_planners: Mutex<HashMap<String, JobPlanner>>,
     pub shutdown: watch::Sender<bool>,
 }
 

@@ -4,7 +4,12 @@
 //! come later behind the same trait.
 
 pub mod design_space;
+pub mod device_units;
 pub mod heuristic;
+pub mod plan_builder;
+pub mod react;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
 use std::sync::Arc;

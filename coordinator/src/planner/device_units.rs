@@ -1,0 +1,88 @@
+//! How the planner cuts devices into unit instances and sorts them into rows.
+
+use centroid_schemas::{Device, DeviceType};
+use serde_json::{Value, json};
+
+use crate::planner::plan_builder::skill_id;
+
+/// The rows a placement groups cells into (one device kind per row when routed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RowKind {
+    Nmos,
+    Pmos,
+    Passive,
+}
+
+impl RowKind {
+    pub fn of(device_type: DeviceType) -> RowKind {
+        match device_type {
+            DeviceType::Nmos => RowKind::Nmos,
+            DeviceType::Pmos => RowKind::Pmos,
+            _ => RowKind::Passive,
+        }
+    }
+}
+
+pub fn is_mos(device: &Device) -> bool {
+    matches!(device.device_type, DeviceType::Nmos | DeviceType::Pmos)
+}
+
+/// The finger split of a module: the largest divisor of every device's `nf` that is
+/// at most the point's value. Each device becomes `split` units of `nf/split`
+/// fingers and `w/split` width: the same fingers, W and L (what LVS compares).
+/// Splitting a finger itself would change the device, so `nf = 1` stays one unit.
+pub fn common_split(devices: &[&Device], wanted: u32) -> u32 {
+    (1..=wanted.max(1))
+        .rev()
+        .find(|split| {
+            devices
+                .iter()
+                .all(|device| device.params.nf.max(1) % split == 0)
+        })
+        .unwrap_or(1)
+}
+
+fn unit_fingers(device: &Device, split: u32) -> u32 {
+    device.params.nf.max(1) / split
+}
+
+/// The unit device of `device` cut `split` ways, as the module skills take it.
+pub fn unit_spec(device: &Device, split: u32) -> Value {
+    let params = &device.params;
+    json!({
+        "device_id": skill_id(&device.id),
+        "type": device.device_type.as_str(),
+        "w": params.w.unwrap_or(0.0) / split as f64,
+        "l": params.l.unwrap_or(0.0),
+        "nf": unit_fingers(device, split),
+        "m": params.m.max(1) * split,
+    })
+}
+
+/// What two units must share to be interchangeable in a matched structure.
+pub fn unit_key(device: &Device, split: u32) -> (String, String, String, u32) {
+    let params = &device.params;
+    (
+        device.device_type.as_str().to_string(),
+        format!("{:e}", params.w.unwrap_or(0.0) / split as f64),
+        format!("{:e}", params.l.unwrap_or(0.0)),
+        unit_fingers(device, split),
+    )
+}
+
+/// The k-th permutation (lexicographic) of `items`.
+pub fn permutation<T: Clone>(items: &[T], mut k: usize) -> Vec<T> {
+    let mut pool: Vec<T> = items.to_vec();
+    let mut out = Vec::with_capacity(items.len());
+    let mut factorials = vec![1usize; items.len() + 1];
+    for i in 1..=items.len() {
+        factorials[i] = factorials[i - 1] * i;
+    }
+    k %= factorials[items.len()].max(1);
+    for remaining in (1..=items.len()).rev() {
+        let index = k / factorials[remaining - 1];
+        k %= factorials[remaining - 1];
+        out.push(pool.remove(index));
+    }
+    out
+}

@@ -1,0 +1,161 @@
+//! The rule-based ReAct adjustment: after a step failed with INVALID_PARAM,
+//! NOT_FOUND or CONFLICT, change the plan so that the next try can succeed.
+//!
+//! The decision keys on the error's code and its machine-readable
+//! `details.reason` (set by the skills, see [`reasons`]), never on message text.
+
+use centroid_proto::{Error, ErrorCode};
+use serde_json::{Value, json};
+
+use crate::model::Plan;
+use crate::planner::Adjustment;
+
+/// `error.details.reason` values the skills set and this planner relies on. A
+/// test runs the real skill server and provokes each of them.
+pub mod reasons {
+    /// `layout.create_common_centroid_pair`: the arrangement needs an even unit
+    /// count per device (ABBA, 2-D).
+    pub const ODD_UNIT_COUNT: &str = "odd_unit_count";
+    /// `layout.place`: two placed cells overlap.
+    pub const OVERLAP: &str = "overlap";
+    /// `layout.place`: two placed cells are closer than the rules allow.
+    pub const TOO_CLOSE: &str = "too_close";
+    /// any skill: the arguments failed its input schema (`details.pointer` says where).
+    pub const SCHEMA: &str = "schema";
+
+    /// (skill, reason) pairs the adjustment relies on.
+    pub const RELIED_ON: &[(&str, &str)] = &[
+        ("layout.create_common_centroid_pair", ODD_UNIT_COUNT),
+        ("layout.place", OVERLAP),
+        ("layout.place", TOO_CLOSE),
+        ("debug.sleep", SCHEMA),
+    ];
+}
+
+/// Gap added to every placement gap per adjustment, in µm, and the largest row gap tried.
+const GAP_STEP_UM: f64 = 0.5;
+const MAX_ROW_GAP_UM: f64 = 2.0;
+
+/// Arguments that carry the step's meaning; a schema complaint about them is not
+/// fixed by dropping them.
+const ESSENTIAL_ARGUMENTS: &[&str] = &[
+    "cell",
+    "cell_name",
+    "device_a",
+    "device_b",
+    "devices",
+    "rules",
+    "rows",
+    "path",
+];
+
+/// The reason a skill gave for an error (empty when none).
+pub fn reason_of(error: &Error) -> String {
+    error
+        .details()
+        .get("reason")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The adjusted plan after `step_id` failed with `error`; `None` when no rule applies.
+pub fn adjust(plan: &Plan, step_id: &str, error: &Error) -> Option<Adjustment> {
+    let index = plan.steps.iter().position(|step| step.step_id == step_id)?;
+    let step = &plan.steps[index];
+    let reason = reason_of(error);
+    let code = error.error_code();
+    let mut adjusted = plan.clone();
+    let note = |action: &str| format!("{step_id}: {}; {action}", error.message);
+
+    // A pair whose unit count does not fit the arrangement: fall back to ABAB.
+    if step.skill == "layout.create_common_centroid_pair"
+        && reason == reasons::ODD_UNIT_COUNT
+        && step.arguments.get("arrangement").and_then(Value::as_str) != Some("ABAB")
+    {
+        adjusted.steps[index].arguments["arrangement"] = json!("ABAB");
+        return Some(Adjustment {
+            plan: adjusted,
+            note: note("arrangement → ABAB"),
+        });
+    }
+    // Placement conflicts: open the gaps.
+    if step.skill == "layout.place"
+        && (code == ErrorCode::Conflict
+            || reason == reasons::OVERLAP
+            || reason == reasons::TOO_CLOSE)
+    {
+        let arguments = &mut adjusted.steps[index].arguments;
+        let row_gap = arguments
+            .get("row_gap")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+        if row_gap >= MAX_ROW_GAP_UM {
+            return None;
+        }
+        arguments["row_gap"] = json!(row_gap + GAP_STEP_UM);
+        if let Some(rows) = arguments.get_mut("rows").and_then(Value::as_array_mut) {
+            for row in rows {
+                let gap = row.get("gap").and_then(Value::as_f64).unwrap_or(0.0);
+                row["gap"] = json!(gap + GAP_STEP_UM);
+            }
+        }
+        return Some(Adjustment {
+            plan: adjusted,
+            note: note("gaps +0.5 µm"),
+        });
+    }
+    // A schema complaint about one optional argument: drop the argument.
+    if code == ErrorCode::InvalidParam
+        && reason == reasons::SCHEMA
+        && let Some(name) = offending_argument(error)
+        && let Some(fields) = adjusted.steps[index].arguments.as_object_mut()
+        && fields.contains_key(&name)
+        && !ESSENTIAL_ARGUMENTS.contains(&name.as_str())
+    {
+        fields.remove(&name);
+        return Some(Adjustment {
+            plan: adjusted,
+            note: note(&format!("dropped argument {name}")),
+        });
+    }
+    // An optional step that fails: leave it out; later steps use its input cell.
+    if step.optional {
+        let removed = adjusted.steps.remove(index);
+        if !removed.output_cell.is_empty()
+            && let Some(input_cell) = removed.arguments.get("cell").and_then(Value::as_str)
+        {
+            let replacement = Value::String(input_cell.to_string());
+            for later in adjusted.steps.iter_mut().skip(index) {
+                replace_string(&mut later.arguments, &removed.output_cell, &replacement);
+            }
+        }
+        return Some(Adjustment {
+            plan: adjusted,
+            note: note("optional step left out"),
+        });
+    }
+    None
+}
+
+/// The top-level argument a schema error points at (`details.pointer`, a JSON
+/// pointer such as `/count` or `/rows/0/gap`).
+fn offending_argument(error: &Error) -> Option<String> {
+    let details = error.details();
+    let pointer = details.get("pointer").and_then(Value::as_str)?;
+    let name = pointer.strip_prefix('/')?.split('/').next()?;
+    (!name.is_empty()).then(|| name.replace("~1", "/").replace("~0", "~"))
+}
+
+fn replace_string(value: &mut Value, from: &str, to: &Value) {
+    match value {
+        Value::String(text) if text == from => *value = to.clone(),
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| replace_string(item, from, to)),
+        Value::Object(fields) => fields
+            .values_mut()
+            .for_each(|field| replace_string(field, from, to)),
+        _ => {}
+    }
+}
