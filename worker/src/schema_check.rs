@@ -119,6 +119,7 @@ impl SkillCatalog {
             format!("invalid arguments for `{skill}` at {shown_pointer}: {first_message}"),
         )
         .with_details(json!({
+            "reason": "schema",
             "skill": skill,
             "pointer": first_pointer,
             "violations": violations
@@ -161,6 +162,7 @@ mod tests {
         assert_eq!(error.error_code(), ErrorCode::InvalidParam);
         assert!(!error.retryable);
         assert_eq!(error.details()["pointer"], "/seconds");
+        assert_eq!(error.details()["reason"], "schema", "the reason the planner keys on");
     }
 
     #[test]

@@ -39,6 +39,10 @@ SKILL_MODULES = (
 
 VALIDATOR_CLASS = jsonschema.Draft202012Validator
 
+#: ``error.details.reason`` of arguments that fail a skill's input schema (the
+#: planner's ReAct adjustment keys on it and on ``details.pointer``).
+SCHEMA_REASON = "schema"
+
 
 @dataclass(frozen=True)
 class Skill:
@@ -58,10 +62,12 @@ class Skill:
             return
         best = jsonschema.exceptions.best_match(errors)
         path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in best.absolute_path)
+        pointer = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in best.absolute_path)
         raise SkillError(
             INVALID_PARAM,
             f"invalid arguments for {self.name} at {path}: {best.message}",
-            {"path": path, "schema_path": "/".join(str(p) for p in best.absolute_schema_path),
+            {"reason": SCHEMA_REASON, "path": path, "pointer": pointer,
+             "schema_path": "/".join(str(p) for p in best.absolute_schema_path),
              "errors": len(errors)},
         )
 

@@ -58,13 +58,15 @@ def pattern_rows(arrangement: str, m: int) -> list[str]:
     arr = arrangement.upper()
     if arr == "ABBA":
         if m % 2:
-            raise invalid("ABBA needs an even m per device (use ABAB or a custom pattern)", m=m)
+            raise invalid("ABBA needs an even m per device (use ABAB or a custom pattern)", m=m,
+                          reason="odd_unit_count")
         return ["ABBA" * (m // 2)]
     if arr == "ABAB":
         return ["AB" * m]
     if arr in ("2D", "COMMON_CENTROID_2D", "CROSS", "ABBA/BAAB"):
         if m % 2:
-            raise invalid("a 2-D common-centroid pair needs an even m per device", m=m)
+            raise invalid("a 2-D common-centroid pair needs an even m per device", m=m,
+                          reason="odd_unit_count")
         row0 = "ABBA" * (m // 4) + ("AB" if m % 4 else "")
         row1 = row0.translate(str.maketrans("AB", "BA"))
         return [row0, row1]

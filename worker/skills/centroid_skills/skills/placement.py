@@ -71,12 +71,12 @@ def place_items(session: Session, items: list[dict[str, Any]], check_spacing: bo
             ov = a.ex.bbox & b.ex.bbox
             if not ov.empty() and ov.width() > 0 and ov.height() > 0:
                 raise conflict(f"{a.name} and {b.name} overlap", a=a.name, b=b.name,
-                               overlap_um=box_um(ov))
+                               overlap_um=box_um(ov), reason="overlap")
             if check_spacing:
                 too_close = _too_close(tech, a.ex, b.ex)
                 if too_close:
                     raise conflict(f"{a.name} and {b.name} are closer than the rules allow",
-                                   a=a.name, b=b.name, **too_close)
+                                   a=a.name, b=b.name, reason="too_close", **too_close)
     return placed
 
 
