@@ -137,7 +137,9 @@ impl WorkerConfig {
         )
         .map_err(|error| WorkerError::Config(error.to_string()))?;
         config.slots = Some(config.slots.unwrap_or_else(|| {
-            std::thread::available_parallelism().map(usize::from).unwrap_or(1)
+            std::thread::available_parallelism()
+                .map(usize::from)
+                .unwrap_or(1)
         }));
         config.check()?;
         Ok(config)
@@ -149,7 +151,9 @@ impl WorkerConfig {
         }
         self.listen_address()?;
         if self.heartbeat_interval_ms == 0 {
-            return Err(WorkerError::Config("heartbeat_interval_ms must be above 0".into()));
+            return Err(WorkerError::Config(
+                "heartbeat_interval_ms must be above 0".into(),
+            ));
         }
         Ok(())
     }
@@ -175,7 +179,10 @@ mod tests {
     use super::*;
 
     fn environment(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs.iter().map(|(key, value)| (key.to_string(), value.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(key, value)| (key.to_string(), value.to_string()))
+            .collect()
     }
 
     #[test]
@@ -225,14 +232,19 @@ mod tests {
 
     #[test]
     fn zero_slots_is_refused() {
-        let command_line = CommandLine { slots: Some(0), ..CommandLine::default() };
+        let command_line = CommandLine {
+            slots: Some(0),
+            ..CommandLine::default()
+        };
         assert!(WorkerConfig::load_with_environment(&command_line, HashMap::new()).is_err());
     }
 
     #[test]
     fn a_bad_listen_address_is_refused() {
-        let command_line =
-            CommandLine { listen: Some("not an address".into()), ..CommandLine::default() };
+        let command_line = CommandLine {
+            listen: Some("not an address".into()),
+            ..CommandLine::default()
+        };
         let error = WorkerConfig::load_with_environment(&command_line, HashMap::new()).unwrap_err();
         assert!(error.to_string().contains("not an address"), "{error}");
     }

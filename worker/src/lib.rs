@@ -26,6 +26,7 @@ pub mod registration;
 pub mod schema_check;
 pub mod service;
 pub mod skill_process;
+pub mod state;
 pub mod supervisor;
 
 pub use config::WorkerConfig;

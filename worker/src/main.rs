@@ -3,11 +3,11 @@
 //! period), deregisters and exits 0.
 
 use anyhow::Context;
+use centroid_proto::runtime::init_logging;
 use centroid_worker::WorkerConfig;
 use centroid_worker::config::CommandLine;
 use centroid_worker::node::Node;
 use clap::Parser;
-use centroid_proto::runtime::init_logging;
 use tokio::signal::unix::{SignalKind, signal};
 
 #[tokio::main]

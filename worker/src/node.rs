@@ -16,8 +16,9 @@ use crate::config::WorkerConfig;
 use crate::error::WorkerError;
 use crate::pool::Pool;
 use crate::registration::{RegistrationSettings, spawn_registration};
-use crate::service::{WorkerService, WorkerState};
+use crate::service::WorkerService;
 use crate::skill_process::SkillServerCommand;
+use crate::state::WorkerState;
 use crate::supervisor;
 
 /// A serving worker node.

@@ -15,12 +15,23 @@ use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::error::WorkerError;
-use crate::service::WorkerState;
 
 const FIRST_BACKOFF: Duration = Duration::from_millis(200);
 const MAX_BACKOFF: Duration = Duration::from_secs(10);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 const DEREGISTER_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// What registration and heartbeats report about this worker (the worker's
+/// state implements it; this module does not depend on that state).
+pub trait WorkerReport: Send + Sync + 'static {
+    fn worker_id(&self) -> String;
+    fn slot_count(&self) -> u32;
+    fn free_slots(&self) -> u32;
+    fn running_candidates(&self) -> Vec<String>;
+    fn is_draining(&self) -> bool;
+    fn skill_names(&self) -> Vec<String>;
+    fn klayout_version(&self) -> String;
+}
 
 /// Where and how to register.
 #[derive(Debug, Clone)]
@@ -50,7 +61,7 @@ impl RegistrationHandle {
 
 /// Starts the registration task. A refusal by the coordinator is sent on `refused`.
 pub fn spawn_registration(
-    state: Arc<WorkerState>,
+    state: Arc<dyn WorkerReport>,
     settings: RegistrationSettings,
     refused: oneshot::Sender<WorkerError>,
 ) -> RegistrationHandle {
@@ -67,7 +78,7 @@ enum RegisterFailure {
 }
 
 async fn registration_loop(
-    state: Arc<WorkerState>,
+    state: Arc<dyn WorkerReport>,
     settings: RegistrationSettings,
     mut stop_requested: watch::Receiver<Option<String>>,
     refused: oneshot::Sender<WorkerError>,
@@ -80,9 +91,9 @@ async fn registration_loop(
             break;
         }
         let Some(client) = registered_client.as_mut() else {
-            match register(&state, &settings).await {
+            match register(state.as_ref(), &settings).await {
                 Ok((client, interval)) => {
-                    tracing::info!(coordinator = %settings.coordinator_url, worker_id = %state.worker_id, "registered with the coordinator");
+                    tracing::info!(coordinator = %settings.coordinator_url, worker_id = %state.worker_id(), "registered with the coordinator");
                     registered_client = Some(client);
                     heartbeat_interval = interval.unwrap_or(settings.heartbeat_interval);
                     backoff = FIRST_BACKOFF;
@@ -106,9 +117,9 @@ async fn registration_loop(
             break;
         }
         let heartbeat = HeartbeatRequest {
-            worker_id: state.worker_id.clone(),
-            free_slots: state.pool().free_slot_count() as u32,
-            running_candidates: state.pool().running_candidates(),
+            worker_id: state.worker_id(),
+            free_slots: state.free_slots(),
+            running_candidates: state.running_candidates(),
             draining: state.is_draining(),
             protocol_version: PROTOCOL_VERSION,
         };
@@ -127,7 +138,7 @@ async fn registration_loop(
     let reason = stop_requested.borrow().clone().unwrap_or_default();
     if let Some(mut client) = registered_client {
         let request = DeregisterWorkerRequest {
-            worker_id: state.worker_id.clone(),
+            worker_id: state.worker_id(),
             reason,
         };
         match tokio::time::timeout(DEREGISTER_TIMEOUT, client.deregister_worker(request)).await {
@@ -151,7 +162,7 @@ async fn wait_or_stop(
 }
 
 async fn register(
-    state: &WorkerState,
+    state: &dyn WorkerReport,
     settings: &RegistrationSettings,
 ) -> Result<(CoordinatorClient<Channel>, Option<Duration>), RegisterFailure> {
     let endpoint = Endpoint::from_shared(settings.coordinator_url.clone())
@@ -168,14 +179,13 @@ async fn register(
         .await
         .map_err(|error| RegisterFailure::Unreachable(format!("cannot connect: {error}")))?;
     let mut client = CoordinatorClient::new(channel);
-    let catalog = state.catalog();
     let request = RegisterWorkerRequest {
         worker: Some(WorkerInfo {
-            worker_id: state.worker_id.clone(),
+            worker_id: state.worker_id(),
             address: settings.advertise_address.clone(),
-            slots: state.pool().slot_count() as u32,
-            skills: catalog.skill_names(),
-            klayout_version: catalog.klayout_version.clone(),
+            slots: state.slot_count(),
+            skills: state.skill_names(),
+            klayout_version: state.klayout_version(),
             protocol_version: PROTOCOL_VERSION,
             hostname: settings.hostname.clone(),
         }),

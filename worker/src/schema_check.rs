@@ -162,7 +162,11 @@ mod tests {
         assert_eq!(error.error_code(), ErrorCode::InvalidParam);
         assert!(!error.retryable);
         assert_eq!(error.details()["pointer"], "/seconds");
-        assert_eq!(error.details()["reason"], "schema", "the reason the planner keys on");
+        assert_eq!(
+            error.details()["reason"],
+            "schema",
+            "the reason the planner keys on"
+        );
     }
 
     #[test]
