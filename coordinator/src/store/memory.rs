@@ -10,7 +10,7 @@ use crate::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry,
     WorkerCard,
 };
-use crate::store::Store;
+use crate::store::{JobRecords, WorkQueue};
 
 #[derive(Default)]
 struct PendingEntry {
@@ -66,7 +66,7 @@ fn entry_number(entry_id: &str) -> u64 {
 }
 
 #[tonic::async_trait]
-impl Store for MemoryStore {
+impl JobRecords for MemoryStore {
     async fn create_job(&self, job: &JobRecord, inputs: &JobInputs) -> StoreResult<()> {
         let mut inner = self.lock();
         if inner.jobs.len() >= MAX_JOBS {
@@ -358,6 +358,29 @@ impl Store for MemoryStore {
             .map(|(_, content)| content.clone()))
     }
 
+    async fn put_worker_card(&self, card: &WorkerCard, ttl: Duration) -> StoreResult<()> {
+        self.lock()
+            .workers
+            .insert(card.worker_id.clone(), (card.clone(), Instant::now() + ttl));
+        Ok(())
+    }
+
+    async fn worker_cards(&self) -> StoreResult<Vec<WorkerCard>> {
+        let mut inner = self.lock();
+        let now = Instant::now();
+        inner.workers.retain(|_, (_, expires)| *expires > now);
+        let mut cards: Vec<WorkerCard> = inner
+            .workers
+            .values()
+            .map(|(card, _)| card.clone())
+            .collect();
+        cards.sort_by(|left, right| left.worker_id.cmp(&right.worker_id));
+        Ok(cards)
+    }
+}
+
+#[tonic::async_trait]
+impl WorkQueue for MemoryStore {
     async fn queue_read(&self, consumer: &str, count: usize) -> StoreResult<Vec<QueueEntry>> {
         let mut inner = self.lock();
         let mut read = Vec::new();
@@ -440,26 +463,6 @@ impl Store for MemoryStore {
 
     async fn dead_letters(&self, limit: usize) -> StoreResult<Vec<(String, String, String)>> {
         Ok(self.lock().dead.iter().rev().take(limit).cloned().collect())
-    }
-
-    async fn put_worker_card(&self, card: &WorkerCard, ttl: Duration) -> StoreResult<()> {
-        self.lock()
-            .workers
-            .insert(card.worker_id.clone(), (card.clone(), Instant::now() + ttl));
-        Ok(())
-    }
-
-    async fn worker_cards(&self) -> StoreResult<Vec<WorkerCard>> {
-        let mut inner = self.lock();
-        let now = Instant::now();
-        inner.workers.retain(|_, (_, expires)| *expires > now);
-        let mut cards: Vec<WorkerCard> = inner
-            .workers
-            .values()
-            .map(|(card, _)| card.clone())
-            .collect();
-        cards.sort_by(|left, right| left.worker_id.cmp(&right.worker_id));
-        Ok(cards)
     }
 
     async fn queue_pending_count(&self) -> StoreResult<u64> {

@@ -24,8 +24,10 @@ use crate::model::{
     WorkerCard,
 };
 
+/// The records of jobs and workers: jobs with their inputs, candidates, results,
+/// events and artifacts, the job and worker leases.
 #[tonic::async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait JobRecords: Send + Sync + 'static {
     /// Writes a new job with its inputs and marks it active.
     async fn create_job(&self, job: &JobRecord, inputs: &JobInputs) -> StoreResult<()>;
     async fn put_job(&self, job: &JobRecord) -> StoreResult<()>;
@@ -106,6 +108,16 @@ pub trait Store: Send + Sync + 'static {
         name: &str,
     ) -> StoreResult<Option<Vec<u8>>>;
 
+    /// Publishes a worker's card for `ttl` (refreshed while it heartbeats).
+    async fn put_worker_card(&self, card: &WorkerCard, ttl: Duration) -> StoreResult<()>;
+    /// Cards of the workers seen within their ttl, by any coordinator.
+    async fn worker_cards(&self) -> StoreResult<Vec<WorkerCard>>;
+}
+
+/// The work queue of candidates: at-least-once delivery with leases, a delivery
+/// counter per candidate (in [`JobRecords`]) and a dead-letter stream.
+#[tonic::async_trait]
+pub trait WorkQueue: Send + Sync + 'static {
     /// New entries for `consumer` (never delivered before), at most `count`.
     async fn queue_read(&self, consumer: &str, count: usize) -> StoreResult<Vec<QueueEntry>>;
     /// Entries whose lease was not renewed for `min_idle`, now owned by `consumer`.
@@ -122,13 +134,14 @@ pub trait Store: Send + Sync + 'static {
     async fn dead_letter(&self, entry: &QueueEntry, reason: &str) -> StoreResult<()>;
     /// Dead-lettered entries as (job_id, candidate_id, reason).
     async fn dead_letters(&self, limit: usize) -> StoreResult<Vec<(String, String, String)>>;
-    /// Publishes a worker's card for `ttl` (refreshed while it heartbeats).
-    async fn put_worker_card(&self, card: &WorkerCard, ttl: Duration) -> StoreResult<()>;
-    /// Cards of the workers seen within their ttl, by any coordinator.
-    async fn worker_cards(&self) -> StoreResult<Vec<WorkerCard>>;
     /// Entries pending (delivered, not acknowledged) across all consumers.
     async fn queue_pending_count(&self) -> StoreResult<u64>;
 }
+
+/// Everything the coordinator keeps: the records and the queue.
+pub trait Store: JobRecords + WorkQueue {}
+
+impl<T: JobRecords + WorkQueue> Store for T {}
 
 pub use memory::MemoryStore;
 pub use redis::RedisStore;
