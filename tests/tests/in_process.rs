@@ -62,10 +62,12 @@ impl Worker for FakeWorker {
                 && call == 1
                 && arguments["arrangement"] != "ABAB"
             {
+                // as the skill server says it (tests/tests/skill_reasons.rs holds it to that)
                 let error = Error::new(
                     ErrorCode::InvalidParam,
                     "ABBA needs an even m per device (use ABAB or a custom pattern)",
-                );
+                )
+                .with_details(serde_json::json!({"m": 3, "reason": "odd_unit_count"}));
                 steps.push(StepResult {
                     step_id: step.step_id.clone(),
                     skill: step.skill.clone(),
