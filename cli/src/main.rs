@@ -2,6 +2,7 @@
 //! machine; `submit`, `watch`, `status`, `result`, `cancel` and `workers` are a thin
 //! client of a farm's coordinator; `validate` checks inputs.
 
+mod follow;
 mod inputs;
 mod jobs_client;
 mod local_cluster;

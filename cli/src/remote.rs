@@ -2,35 +2,23 @@
 //! `status`, `result`, `cancel`, `workers`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
 
 use anyhow::anyhow;
 use clap::Args;
 
-use crate::inputs::{InputArgs, report_input_errors};
-use crate::jobs_client::{ClientError, Jobs, job_options};
+use crate::EXIT_INVALID_INPUT;
+use crate::follow::{Destination, Followed, JobArgs, conclude, submit_and_follow};
+use crate::jobs_client::{ClientError, Jobs};
 use crate::output::write_output;
 use crate::progress::Progress;
-use crate::report::Report;
-use crate::{EXIT_INVALID_INPUT, exit_for_report};
 
 #[derive(Debug, Args)]
 pub struct SubmitArgs {
     #[command(flatten)]
-    inputs: InputArgs,
-    /// Candidates per iteration (default: the coordinator's).
-    #[arg(long)]
-    candidates: Option<u32>,
-    /// Maximum iterations (default: objectives.json's max_iterations).
-    #[arg(long)]
-    iterations: Option<u32>,
-    /// Seed of the candidate generator.
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Wall-clock budget of the job in seconds.
-    #[arg(long)]
-    time_budget: Option<u64>,
+    job: JobArgs,
     /// Watch the job, then fetch its result.
     #[arg(long)]
     wait: bool,
@@ -59,80 +47,30 @@ pub struct ResultArgs {
     pub out: Option<PathBuf>,
 }
 
-/// One line saying where the result is and whether it is good.
-pub fn result_line(report: &Report, out: &Path) -> String {
-    match &report.best {
-        Some(best) => format!(
-            "{status}: best {id} score {score:.4} {verdict} → {out}",
-            status = report.status.as_str(),
-            id = best.candidate_id,
-            score = best.score,
-            verdict = if best.passed {
-                "passed (DRC and LVS clean, constraints met)"
-            } else {
-                "did not pass"
-            },
-            out = out.display()
-        ),
-        None => format!(
-            "{}: no layout{} → {}",
-            report.status.as_str(),
-            report
-                .message
-                .as_deref()
-                .map(|message| format!(" ({message})"))
-                .unwrap_or_default(),
-            out.display()
-        ),
-    }
-}
-
-fn default_out(job_id: &str) -> PathBuf {
-    PathBuf::from("out").join(job_id)
-}
-
 fn rpc(error: ClientError) -> anyhow::Error {
     anyhow!("{error}")
 }
 
 pub async fn submit(coordinator: &str, args: &SubmitArgs) -> anyhow::Result<ExitCode> {
-    let Some(checked) = args.inputs.load_or_report() else {
+    let started = Instant::now();
+    let Some(checked) = args.job.inputs.load_or_report() else {
         return Ok(ExitCode::from(EXIT_INVALID_INPUT));
     };
     let jobs = Jobs::connect(coordinator).await?;
-    let request = checked.submit_request(
-        args.inputs.job_name(&checked.context),
-        job_options(
-            args.candidates,
-            args.iterations,
-            args.seed,
-            args.time_budget,
-        ),
-    );
-    let submitted = match jobs.submit(request).await {
-        Ok(submitted) => submitted,
-        Err(ClientError::InvalidInputs(errors)) => {
-            report_input_errors(&errors);
-            return Ok(ExitCode::from(EXIT_INVALID_INPUT));
-        }
-        Err(error) => return Err(rpc(error)),
+    let destination = match args.wait {
+        true => Destination::Folder(args.out.clone()),
+        false => Destination::None,
     };
-    println!("{}", submitted.job_id);
-    if !args.wait {
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut progress = Progress::new(&submitted.job_id);
-    jobs.watch(&submitted.job_id, |event| progress.on_event(event))
-        .await
-        .map_err(rpc)?;
-    progress.finish();
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| default_out(&submitted.job_id));
-    let report = write_output(&jobs, &submitted.job_id, &out, BTreeMap::new()).await?;
-    println!("{}", result_line(&report, &out));
-    Ok(exit_for_report(&report))
+    let followed = submit_and_follow(
+        &jobs,
+        &checked,
+        &args.job,
+        destination,
+        started,
+        BTreeMap::new(),
+    )
+    .await?;
+    Ok(conclude(followed))
 }
 
 pub async fn watch(coordinator: &str, args: &JobArg) -> anyhow::Result<ExitCode> {
@@ -191,10 +129,15 @@ pub async fn status(coordinator: &str, args: &StatusArgs) -> anyhow::Result<Exit
 
 pub async fn result(coordinator: &str, args: &ResultArgs) -> anyhow::Result<ExitCode> {
     let jobs = Jobs::connect(coordinator).await?;
-    let out = args.out.clone().unwrap_or_else(|| default_out(&args.job));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out").join(&args.job));
     let report = write_output(&jobs, &args.job, &out, BTreeMap::new()).await?;
-    println!("{}", result_line(&report, &out));
-    Ok(exit_for_report(&report))
+    Ok(conclude(Followed::Finished {
+        report: Box::new(report),
+        out,
+    }))
 }
 
 pub async fn cancel(coordinator: &str, args: &JobArg) -> anyhow::Result<ExitCode> {

@@ -38,7 +38,10 @@ pub struct CliSettings {
 
 impl Default for CliSettings {
     fn default() -> Self {
-        CliSettings { coordinator: "http://127.0.0.1:50051".into(), log_format: LogFormat::Text }
+        CliSettings {
+            coordinator: "http://127.0.0.1:50051".into(),
+            log_format: LogFormat::Text,
+        }
     }
 }
 
@@ -56,7 +59,13 @@ impl CliSettings {
             flags.log_format = Some(LogFormat::Json);
         }
         let config_file = flags.config.clone();
-        Ok(layered("cli", &CliSettings::default(), config_file.as_deref(), &environment, &flags)?)
+        Ok(layered(
+            "cli",
+            &CliSettings::default(),
+            config_file.as_deref(),
+            &environment,
+            &flags,
+        )?)
     }
 }
 
@@ -69,7 +78,10 @@ mod tests {
         let directory = tempfile::tempdir().unwrap();
         let file = directory.path().join("centroid.toml");
         std::fs::write(&file, "[cli]\ncoordinator = \"http://farm:50051\"\n").unwrap();
-        let from_file = GlobalFlags { config: Some(file.clone()), ..GlobalFlags::default() };
+        let from_file = GlobalFlags {
+            config: Some(file.clone()),
+            ..GlobalFlags::default()
+        };
         let settings = CliSettings::load_with_environment(&from_file, HashMap::new()).unwrap();
         assert_eq!(settings.coordinator, "http://farm:50051");
         assert_eq!(settings.log_format, LogFormat::Text);

@@ -1,0 +1,140 @@
+//! Submitting a job and following it into the output folder: the one code path
+//! that `centroid run` (against its local cluster) and `centroid submit [--wait]`
+//! (against a farm's coordinator) share once a coordinator is reachable.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+
+use crate::inputs::{CheckedInputs, InputArgs, report_input_errors};
+use crate::jobs_client::{ClientError, Jobs, job_options};
+use crate::output::write_output;
+use crate::progress::Progress;
+use crate::report::Report;
+use crate::{EXIT_INVALID_INPUT, exit_for_report};
+
+/// What a job is made of: its inputs and the options of its search.
+#[derive(Debug, Args)]
+pub struct JobArgs {
+    #[command(flatten)]
+    pub inputs: InputArgs,
+    /// Candidates per iteration (default: the coordinator's).
+    #[arg(long)]
+    pub candidates: Option<u32>,
+    /// Maximum iterations (default: objectives.json's max_iterations).
+    #[arg(long)]
+    pub iterations: Option<u32>,
+    /// Seed of the candidate generator: same seed, same candidates.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Wall-clock budget of the job in seconds.
+    #[arg(long)]
+    pub time_budget: Option<u64>,
+}
+
+/// How a submission ended.
+pub enum Followed {
+    /// the coordinator refused the inputs (nothing runs)
+    Invalid(centroid_schemas::InputErrors),
+    /// submitted, not followed (`submit` without `--wait`)
+    Submitted,
+    /// followed to the end, the output folder written
+    Finished { report: Box<Report>, out: PathBuf },
+}
+
+/// Where the output folder goes once the job id is known.
+pub enum Destination {
+    /// don't follow: print the job id and return
+    None,
+    /// this folder, or `out/<job id>` when `None`
+    Folder(Option<PathBuf>),
+}
+
+/// Submits the checked inputs, prints the job id, then (unless `destination` is
+/// `None`) follows the job's events and writes its output folder. `timings` get
+/// the search time and the total since `started` added.
+pub async fn submit_and_follow(
+    jobs: &Jobs,
+    checked: &CheckedInputs,
+    args: &JobArgs,
+    destination: Destination,
+    started: Instant,
+    mut timings: BTreeMap<String, f64>,
+) -> anyhow::Result<Followed> {
+    let name = args.inputs.job_name(&checked.context);
+    let options = job_options(
+        args.candidates,
+        args.iterations,
+        args.seed,
+        args.time_budget,
+    );
+    let searched = Instant::now();
+    let submitted = match jobs.submit(checked.submit_request(name, options)).await {
+        Ok(submitted) => submitted,
+        Err(ClientError::InvalidInputs(errors)) => return Ok(Followed::Invalid(errors)),
+        Err(error) => return Err(anyhow::anyhow!("{error}")),
+    };
+    println!("{}", submitted.job_id);
+    let Destination::Folder(out) = destination else {
+        return Ok(Followed::Submitted);
+    };
+    let out = out.unwrap_or_else(|| PathBuf::from("out").join(&submitted.job_id));
+    let mut progress = Progress::new(&submitted.job_id);
+    jobs.watch(&submitted.job_id, |event| progress.on_event(event))
+        .await
+        .map_err(|error| anyhow::anyhow!("{error}"))?;
+    progress.finish();
+    timings.insert("search".to_owned(), searched.elapsed().as_secs_f64());
+    timings.insert("total".to_owned(), started.elapsed().as_secs_f64());
+    let report = write_output(jobs, &submitted.job_id, &out, timings).await?;
+    Ok(Followed::Finished {
+        report: Box::new(report),
+        out,
+    })
+}
+
+/// The exit status of a submission, with its last line printed.
+pub fn conclude(followed: Followed) -> ExitCode {
+    match followed {
+        Followed::Invalid(errors) => {
+            report_input_errors(&errors);
+            ExitCode::from(EXIT_INVALID_INPUT)
+        }
+        Followed::Submitted => ExitCode::SUCCESS,
+        Followed::Finished { report, out } => {
+            println!("{}", result_line(&report, &out));
+            exit_for_report(&report)
+        }
+    }
+}
+
+/// One line saying where the result is and whether it is good.
+pub fn result_line(report: &Report, out: &Path) -> String {
+    match &report.best {
+        Some(best) => format!(
+            "{status}: best {id} score {score:.4} {verdict} → {out}",
+            status = report.status.as_str(),
+            id = best.candidate_id,
+            score = best.score,
+            verdict = if best.passed {
+                "passed (DRC and LVS clean, constraints met)"
+            } else {
+                "did not pass"
+            },
+            out = out.display()
+        ),
+        None => format!(
+            "{}: no layout{} → {}",
+            report.status.as_str(),
+            report
+                .message
+                .as_deref()
+                .map(|message| format!(" ({message})"))
+                .unwrap_or_default(),
+            out.display()
+        ),
+    }
+}
