@@ -47,7 +47,8 @@ where
     Settings: Serialize + DeserializeOwned,
     Flags: Serialize,
 {
-    let defaults = serde_json::to_value(defaults).map_err(|_| ConfigError::NotATable("defaults"))?;
+    let defaults =
+        serde_json::to_value(defaults).map_err(|_| ConfigError::NotATable("defaults"))?;
     let Json::Object(default_table) = &defaults else {
         return Err(ConfigError::NotATable("defaults"));
     };
@@ -62,7 +63,10 @@ where
 
     let (file, required) = match config_file {
         Some(path) => (path.to_path_buf(), true),
-        None => match environment.get(CONFIG_FILE_VARIABLE).filter(|path| !path.is_empty()) {
+        None => match environment
+            .get(CONFIG_FILE_VARIABLE)
+            .filter(|path| !path.is_empty())
+        {
             Some(path) => (PathBuf::from(path), true),
             None => (PathBuf::from(DEFAULT_CONFIG_FILE), false),
         },
@@ -105,7 +109,10 @@ where
 
 /// `CENTROID_` + the key in capitals, dots as underscores.
 pub fn environment_variable(key: &str) -> String {
-    format!("{ENVIRONMENT_PREFIX}{}", key.replace('.', "_").to_ascii_uppercase())
+    format!(
+        "{ENVIRONMENT_PREFIX}{}",
+        key.replace('.', "_").to_ascii_uppercase()
+    )
 }
 
 /// Every leaf of a table as (dotted key, value); empty tables and arrays are leaves.
@@ -174,7 +181,10 @@ mod tests {
                 ratio: 0.5,
                 json: false,
                 ready_file: None,
-                llm: Nested { base_url: String::new(), tokens: 100 },
+                llm: Nested {
+                    base_url: String::new(),
+                    tokens: 100,
+                },
             }
         }
     }
@@ -188,7 +198,10 @@ mod tests {
     }
 
     fn environment(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs.iter().map(|(key, value)| (key.to_string(), value.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(key, value)| (key.to_string(), value.to_string()))
+            .collect()
     }
 
     #[test]
@@ -213,7 +226,10 @@ mod tests {
             "[part]\nslots = 7\nlisten = \"file\"\nratio = 0.25\n[part.llm]\ntokens = 5\n[other]\nslots = 99\n",
         )
         .unwrap();
-        let flags = Flags { slots: Some(3), ready_file: Some(PathBuf::from("/tmp/ready")) };
+        let flags = Flags {
+            slots: Some(3),
+            ready_file: Some(PathBuf::from("/tmp/ready")),
+        };
         let settings: Settings = layered(
             "part",
             &Settings::default(),
@@ -227,11 +243,17 @@ mod tests {
             &flags,
         )
         .unwrap();
-        assert_eq!(settings.slots, 3, "a flag beats the environment and the file");
+        assert_eq!(
+            settings.slots, 3,
+            "a flag beats the environment and the file"
+        );
         assert_eq!(settings.listen, "env", "the environment beats the file");
         assert_eq!(settings.ratio, 0.25, "the file beats the default");
         assert!(settings.json);
-        assert_eq!(settings.llm.base_url, "http://127.0.0.1:9/v1", "nested keys from the environment");
+        assert_eq!(
+            settings.llm.base_url, "http://127.0.0.1:9/v1",
+            "nested keys from the environment"
+        );
         assert_eq!(settings.llm.tokens, 5, "nested keys from the file");
         assert_eq!(settings.ready_file, Some(PathBuf::from("/tmp/ready")));
     }
@@ -240,8 +262,13 @@ mod tests {
     fn a_named_file_that_is_missing_or_a_bad_value_is_an_error() {
         let directory = tempfile::tempdir().unwrap();
         let missing = directory.path().join("missing.toml");
-        let result: Result<Settings, _> =
-            layered("part", &Settings::default(), Some(&missing), &HashMap::new(), &Flags::default());
+        let result: Result<Settings, _> = layered(
+            "part",
+            &Settings::default(),
+            Some(&missing),
+            &HashMap::new(),
+            &Flags::default(),
+        );
         assert!(result.is_err(), "--config names a file that must exist");
         let result: Result<Settings, _> = layered(
             "part",
@@ -256,7 +283,13 @@ mod tests {
 
     #[test]
     fn environment_names_are_derived_from_the_keys() {
-        assert_eq!(environment_variable("llm.base_url"), "CENTROID_LLM_BASE_URL");
-        assert_eq!(environment_variable("heartbeat_timeout_ms"), "CENTROID_HEARTBEAT_TIMEOUT_MS");
+        assert_eq!(
+            environment_variable("llm.base_url"),
+            "CENTROID_LLM_BASE_URL"
+        );
+        assert_eq!(
+            environment_variable("heartbeat_timeout_ms"),
+            "CENTROID_HEARTBEAT_TIMEOUT_MS"
+        );
     }
 }

@@ -37,7 +37,9 @@ pub fn init_logging(format: LogFormat, default_filter: &str) {
             .flatten_event(true)
             .with_current_span(true)
             .try_init(),
-        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).try_init(),
+        LogFormat::Text => builder
+            .with_ansi(std::io::stderr().is_terminal())
+            .try_init(),
     };
 }
 
