@@ -38,6 +38,26 @@ fn repository_default(relative: &str) -> Option<PathBuf> {
         .find(|candidate| candidate.exists())
 }
 
+/// The flags of a worker on this machine: on a free loopback port, with the venv
+/// and the skill package of this repository unless the environment names others.
+pub fn worker_command_line(
+    environment: &HashMap<String, String>,
+    coordinator: Option<String>,
+) -> WorkerCommandLine {
+    let default_unless_set =
+        |variable: &str, relative: &str| match environment.contains_key(variable) {
+            true => None,
+            false => repository_default(relative),
+        };
+    WorkerCommandLine {
+        coordinator,
+        listen: Some("127.0.0.1:0".to_owned()),
+        python: default_unless_set("CENTROID_PYTHON", ".venv/bin/python"),
+        skills_dir: default_unless_set("CENTROID_SKILLS_DIR", "worker/skills"),
+        ..WorkerCommandLine::default()
+    }
+}
+
 impl LocalCluster {
     pub async fn start(slots: usize) -> anyhow::Result<LocalCluster> {
         let config = CoordinatorConfig {
@@ -58,19 +78,8 @@ impl LocalCluster {
         let address = format!("http://{local_address}");
 
         let environment: HashMap<String, String> = std::env::vars().collect();
-        let default_unless_set =
-            |variable: &str, relative: &str| match environment.contains_key(variable) {
-                true => None,
-                false => repository_default(relative),
-            };
-        let command_line = WorkerCommandLine {
-            coordinator: Some(address.clone()),
-            listen: Some("127.0.0.1:0".to_owned()),
-            slots: Some(slots),
-            python: default_unless_set("CENTROID_PYTHON", ".venv/bin/python"),
-            skills_dir: default_unless_set("CENTROID_SKILLS_DIR", "worker/skills"),
-            ..WorkerCommandLine::default()
-        };
+        let mut command_line = worker_command_line(&environment, Some(address.clone()));
+        command_line.slots = Some(slots);
         let worker_config = WorkerConfig::load_with_environment(&command_line, environment)
             .map_err(|error| anyhow!("worker configuration: {error}"))?;
         let worker_listener = tokio::net::TcpListener::bind(&worker_config.listen)

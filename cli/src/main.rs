@@ -7,6 +7,7 @@ mod inputs;
 mod jobs_client;
 mod local_cluster;
 mod output;
+mod plan;
 mod progress;
 mod remote;
 mod report;
@@ -46,6 +47,8 @@ enum Command {
     Validate(validate::ValidateArgs),
     /// Run the whole job on this machine and write the output folder.
     Run(run::RunArgs),
+    /// Print the plans of a job's first iteration without running them.
+    Plan(plan::PlanArgs),
     /// Submit a job to the coordinator; prints its id.
     Submit(remote::SubmitArgs),
     /// Follow a job's progress until it ends.
@@ -101,6 +104,7 @@ fn main() -> ExitCode {
         match &cli.command {
             Command::Validate(_) => unreachable!("handled above"),
             Command::Run(args) => run::run(args).await,
+            Command::Plan(args) => plan::plan(args).await,
             Command::Submit(args) => remote::submit(&coordinator, args).await,
             Command::Watch(args) => remote::watch(&coordinator, args).await,
             Command::Status(args) => remote::status(&coordinator, args).await,

@@ -7,6 +7,7 @@ pub mod config;
 pub(crate) mod context;
 pub mod coordinator;
 pub(crate) mod dispatcher;
+pub mod drafting;
 pub mod error;
 pub mod evaluator;
 pub mod model;

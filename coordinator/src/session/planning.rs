@@ -2,7 +2,6 @@
 //! job), the next candidates from the search journal, one plan per candidate,
 //! and the iteration enqueued atomically with the job record.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,12 +10,12 @@ use serde_json::{Value, json};
 
 use super::{Driver, Flow, ending};
 use crate::context::Context;
-use crate::model::{CandidateRecord, EventKind, JobRecord, JobState, Plan, PlanStep, now_ms};
+use crate::drafting::draft_iteration;
+use crate::model::{CandidateRecord, EventKind, JobRecord, JobState, now_ms};
+use crate::planner::SkillCatalog;
 use crate::planner::heuristic::routing_advertised;
-use crate::planner::plan_builder::noop_plan;
-use crate::planner::{PlanError, SkillCatalog};
+use crate::planner::plan_builder::{route_pitch_of, route_probe_plan};
 use crate::registry::skill_catalog_of_cards;
-use crate::search::Journal;
 use crate::worker_calls;
 
 /// How long the routing-pitch probe may wait for a slot and run.
@@ -52,54 +51,25 @@ impl Driver {
                 .await;
         }
         let planner = context.planner_with_inputs(job, &self.inputs);
-        let space = planner.design_space(task, &skills);
         let Some(so_far) = context
             .with_store_retry("read candidates", || context.store.candidates(&job.job_id))
             .await
         else {
             return Flow::Stop;
         };
-        let proposals = Journal::from_candidates(&so_far).propose(
-            &space,
-            job.options.candidates_per_iteration as usize,
-            job.options.seed,
-            job.iteration,
-        );
-        if proposals.is_empty() {
-            ending::conclude(&context, job, "the design space is exhausted").await;
-            return Flow::Stop;
-        }
-        let mut candidates = Vec::new();
-        let mut plan_error: Option<PlanError> = None;
-        for (index, proposal) in proposals.into_iter().enumerate() {
-            let plan = if job.options.noop_plan {
-                Ok(noop_plan(job.options.sleep_ms))
-            } else {
-                planner.plan(task, &proposal.point, &skills)
-            };
-            match plan {
-                Ok(plan) => candidates.push(CandidateRecord {
-                    candidate_id: format!("{}-i{}-c{index}", job.job_id, job.iteration),
-                    job_id: job.job_id.clone(),
-                    iteration: job.iteration,
-                    parent_id: proposal.parent_id,
-                    origin: proposal.origin,
-                    design_point: proposal.point,
-                    required_skills: required_skills(&plan),
-                    plan,
-                    evaluation: None,
-                }),
-                Err(error) => plan_error = Some(error),
-            }
-        }
+        let draft = draft_iteration(planner.as_ref(), task, &skills, job, &so_far);
+        let candidates = draft.candidates;
         if candidates.is_empty() {
-            let message = plan_error
-                .map(|error| error.to_string())
-                .unwrap_or_else(|| "no plan".into());
-            ending::finish(&context, job, crate::model::Outcome::Failed, &message).await;
+            match draft.plan_error {
+                None => ending::conclude(&context, job, "the design space is exhausted").await,
+                Some(error) => {
+                    let message = error.to_string();
+                    ending::finish(&context, job, crate::model::Outcome::Failed, &message).await
+                }
+            }
             return Flow::Stop;
         }
-        report_plans(&context, job, &candidates, space.size()).await;
+        report_plans(&context, job, &candidates, draft.design_space_size).await;
         job.state = JobState::Executing;
         job.iteration_started_ms = now_ms();
         job.iteration_candidates = candidates
@@ -153,11 +123,6 @@ impl Driver {
     }
 }
 
-fn required_skills(plan: &Plan) -> Vec<String> {
-    let skills: HashSet<&String> = plan.steps.iter().map(|step| &step.skill).collect();
-    skills.into_iter().cloned().collect()
-}
-
 async fn report_plans(
     context: &Context,
     job: &JobRecord,
@@ -197,20 +162,7 @@ async fn probe_route_pitch(
     drc_rules_json: &str,
 ) -> Option<f64> {
     let rules: Value = serde_json::from_str(drc_rules_json).unwrap_or(Value::Null);
-    let step = |step_id: &str, skill: &str, arguments: Value| PlanStep {
-        step_id: step_id.into(),
-        skill: skill.into(),
-        arguments,
-        optional: false,
-        output_cell: String::new(),
-    };
-    let plan = Plan {
-        summary: "routing pitch probe".into(),
-        steps: vec![
-            step("p1_tech_load", "tech.load", json!({"rules": rules})),
-            step("p2_route_info", "route.info", json!({})),
-        ],
-    };
+    let plan = route_probe_plan(&rules);
     let response = match worker_calls::probe(context, &job.job_id, &plan, ROUTE_PROBE_DEADLINE)
         .await
     {
@@ -225,7 +177,7 @@ async fn probe_route_pitch(
         .iter()
         .find(|step| step.skill == "route.info" && step.ok)
         .and_then(|step| serde_json::from_str::<Value>(&step.data_json).ok())
-        .and_then(|data| data.get("pitch_um").and_then(Value::as_f64));
+        .and_then(|data| route_pitch_of(&data));
     tracing::info!(session_id = %job.job_id, ?pitch, "routing pitch probed");
     pitch
 }
