@@ -48,6 +48,8 @@ demo: klayout build
 
 lint: klayout
 	cd $(SKILLS_DIR) && ../../$(VENV)/bin/ruff check .
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 test-python: klayout signoff
 	cd $(SKILLS_DIR) && ../../$(VENV)/bin/python -m pytest -q
