@@ -17,8 +17,10 @@
 //! ranks below a clean one with the same geometry. A candidate that did not run
 //! to the end scores 0.
 //!
-//! passed = the candidate ran, DRC ran with 0 violations, LVS matched (when it
-//! ran), area ≤ `max_area` and matching ≥ `min_matching_score` (when given).
+//! passed = the candidate ran to the end, DRC ran with 0 violations, LVS ran and
+//! matched, the foundry deck (when the plan ran one, `signoff.run`) found nothing,
+//! area ≤ `max_area` and matching ≥ `min_matching_score` (when given). A check
+//! that did not run is never taken for a clean one.
 
 use centroid_schemas::{DesignObjectives, ObjectiveName};
 use serde_json::Value;
@@ -39,6 +41,17 @@ pub struct Measurements {
     pub matching_score: Option<f64>,
     pub drc_by_rule: BTreeMap<String, i64>,
     pub lvs_mismatches: Vec<String>,
+    /// the foundry deck's verdict, when `signoff.run` ran
+    pub signoff: Option<SignoffVerdict>,
+}
+
+/// What a foundry deck (`signoff.run`) found.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SignoffVerdict {
+    pub deck: String,
+    pub violations: i64,
+    #[serde(default)]
+    pub by_rule: BTreeMap<String, i64>,
 }
 
 /// Most LVS differences listed per candidate.
@@ -113,6 +126,33 @@ pub fn measure(steps: &[StepOutcome]) -> Measurements {
                     .lvs_mismatches
                     .extend(lvs_difference_lines(&step.data));
             }
+            "signoff.run" => {
+                let by_rule: BTreeMap<String, i64> = step
+                    .data
+                    .get("by_rule")
+                    .and_then(Value::as_object)
+                    .map(|rules| {
+                        rules
+                            .iter()
+                            .map(|(rule, count)| (rule.clone(), count.as_i64().unwrap_or(0)))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                measured.signoff = Some(SignoffVerdict {
+                    deck: step
+                        .data
+                        .get("deck")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .into(),
+                    violations: step
+                        .data
+                        .get("violations")
+                        .and_then(Value::as_i64)
+                        .unwrap_or(0),
+                    by_rule,
+                });
+            }
             "layout.metrics" => {
                 metrics_seen = true;
                 area_sum += number(&step.data, "bbox_area_um2").unwrap_or(0.0);
@@ -181,9 +221,21 @@ pub fn evaluate(objectives: &DesignObjectives, result: &CandidateResult) -> Eval
     if !measured.drc_ran {
         reasons.push("DRC did not run".into());
     }
-    if measured.lvs == Some(false) {
-        score /= 2.0;
-        reasons.push("LVS mismatch".into());
+    match measured.lvs {
+        Some(true) => {}
+        Some(false) => {
+            score /= 2.0;
+            reasons.push("LVS mismatch".into());
+        }
+        None => reasons.push("LVS did not run".into()),
+    }
+    if let Some(signoff) = &measured.signoff
+        && signoff.violations > 0
+    {
+        reasons.push(format!(
+            "foundry deck {}: {} violations",
+            signoff.deck, signoff.violations
+        ));
     }
     if !result.ok {
         score = 0.0;
@@ -206,7 +258,11 @@ pub fn evaluate(objectives: &DesignObjectives, result: &CandidateResult) -> Eval
         .all(|reason| reason.starts_with("performance_max"));
     Evaluation {
         score,
-        passed: passed && result.ok && measured.drc_ran && measured.drc_violations == 0,
+        passed: passed
+            && result.ok
+            && measured.drc_ran
+            && measured.drc_violations == 0
+            && measured.lvs == Some(true),
         drc_violations: if measured.drc_ran {
             measured.drc_violations
         } else {
@@ -223,6 +279,7 @@ pub fn evaluate(objectives: &DesignObjectives, result: &CandidateResult) -> Eval
         reasons,
         drc_by_rule: measured.drc_by_rule,
         lvs_mismatches: measured.lvs_mismatches,
+        signoff: measured.signoff,
     }
 }
 
@@ -327,6 +384,58 @@ mod tests {
             )]),
         );
         assert!(!no_drc.passed, "no DRC, no pass");
+        let no_lvs = evaluate(
+            &objectives(),
+            &result(vec![
+                step("drc.run", json!({"total": 0})),
+                step(
+                    "layout.metrics",
+                    json!({"bbox_area_um2": 200.0, "device_area_um2": 100.0, "matching_score": 1.0}),
+                ),
+            ]),
+        );
+        assert!(
+            !no_lvs.passed,
+            "an unrouted layout that LVS never saw does not pass"
+        );
+        assert!(
+            no_lvs
+                .reasons
+                .iter()
+                .any(|reason| reason == "LVS did not run"),
+            "{:?}",
+            no_lvs.reasons
+        );
+        assert_eq!(no_lvs.lvs, "", "the report says LVS did not run");
+    }
+
+    #[test]
+    fn a_foundry_deck_that_finds_violations_fails_the_candidate() {
+        let clean_steps = || {
+            vec![
+                step("drc.run", json!({"total": 0})),
+                step("lvs.run", json!({"match": true})),
+                step(
+                    "layout.metrics",
+                    json!({"bbox_area_um2": 200.0, "device_area_um2": 100.0, "matching_score": 1.0}),
+                ),
+            ]
+        };
+        let mut flagged = clean_steps();
+        flagged.push(step(
+            "signoff.run",
+            json!({"ran": true, "deck": "sky130A_mr.drc", "violations": 2, "by_rule": {"m1.6": 2}}),
+        ));
+        let evaluation = evaluate(&objectives(), &result(flagged));
+        assert!(!evaluation.passed);
+        let signoff = evaluation.signoff.expect("the deck's verdict is kept");
+        assert_eq!(signoff.by_rule.get("m1.6"), Some(&2));
+        let mut clean = clean_steps();
+        clean.push(step(
+            "signoff.run",
+            json!({"ran": true, "deck": "sky130A_mr.drc", "violations": 0, "by_rule": {}}),
+        ));
+        assert!(evaluate(&objectives(), &result(clean)).passed);
     }
 
     #[test]

@@ -375,6 +375,9 @@ pub struct Evaluation {
     /// what LVS found different, one line each (empty on a match)
     #[serde(default)]
     pub lvs_mismatches: Vec<String>,
+    /// the foundry deck's verdict, when the candidate ran one
+    #[serde(default)]
+    pub signoff: Option<crate::evaluator::SignoffVerdict>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

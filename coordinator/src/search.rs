@@ -290,6 +290,7 @@ mod tests {
                 reasons: reasons.iter().map(|reason| reason.to_string()).collect(),
                 drc_by_rule: Default::default(),
                 lvs_mismatches: Vec::new(),
+                signoff: None,
             }),
         }
     }
