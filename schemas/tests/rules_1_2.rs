@@ -352,3 +352,49 @@ fn every_example_circuit_is_drawable_on_its_rule_set() {
             .unwrap_or_else(|errors| panic!("{example}: {errors}"));
     }
 }
+
+#[test]
+fn the_real_rule_sets_use_all_four_additions() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    for path in [
+        "examples/pdk/ihp_sg13g2.json",
+        "examples/pdk/sky130.json",
+        "worker/skills/tests/fixtures/gf180mcu.json",
+    ] {
+        let bytes = std::fs::read(root.join(path)).unwrap();
+        let loaded = load_drc_rules(&InputFile {
+            label: path.to_owned(),
+            bytes,
+        })
+        .unwrap_or_else(|errors| panic!("{errors}"));
+        assert!(loaded.warnings.is_empty(), "{path}: {:?}", loaded.warnings);
+        assert_eq!(loaded.version.read_as.to_string(), "1.2.0", "{path}");
+        let rules = &loaded.value.rules;
+        assert!(
+            rules.iter().any(|rule| rule.adjacent_min.is_some()),
+            "{path}: no adjacent-side enclosure"
+        );
+        assert!(
+            rules.iter().any(|rule| rule.rule_type == RuleType::Area),
+            "{path}: no area rule"
+        );
+        assert!(
+            rules.iter().any(|rule| rule.width_over.is_some()),
+            "{path}: no wide-metal spacing"
+        );
+        if path.contains("gf180") {
+            assert!(
+                rules.iter().any(|rule| rule.end_min.is_some()),
+                "{path}: no line-end enclosure"
+            );
+        }
+        for rule in rules {
+            let description = rule.description.as_deref().unwrap_or_default();
+            assert!(
+                description.starts_with(rule.id.as_str()) || description.contains(':'),
+                "{path}: {} {description}",
+                rule.id
+            );
+        }
+    }
+}

@@ -6,6 +6,8 @@ their bboxes, the distance between layer A of X and layer B of Y is at least
 ``g + margin_X(A) + margin_Y(B)`` (margins measured inwards from the facing bbox
 edges).  The gap is the smallest one that keeps every pair apart by
 
+* the ``min`` of every spacing rule (A, B) -- both ways round; a wide-metal spacing
+  (``width_over``) between the *wide part* of A (its own extent, key ``A>width``) and A,
 * the ``min`` of every spacing rule (A, B) -- both ways round,
 * one grid step for every enclosure/extension/overlap pair (shapes of different cells
   must not touch, or they would start to interact),
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 
 import klayout.db as kdb
 
-from centroid_skills.tech import Technology
+from centroid_skills.tech import Technology, opened
 
 MERGEABLE_ROLES = frozenset({"nwell", "pwell", "nplus", "pplus", "poly_contact_marker"})
 
@@ -43,7 +45,7 @@ class Extents:
 def rule_layer_names(tech: Technology) -> set[str]:
     names: set[str] = set()
     for r in tech.rules:
-        if r.type == "density":
+        if r.type in ("density", "area"):
             continue
         names.add(r.layer)
         if r.layer2:
@@ -52,6 +54,20 @@ def rule_layer_names(tech: Technology) -> set[str]:
         if ldef.role:
             names.add(ldef.name)
     return names
+
+
+def wide_key(name: str, width_over: int) -> str:
+    """Extent key of the parts of layer ``name`` wider than ``width_over`` nm."""
+    return f"{name}>{width_over}"
+
+
+def wide_rules(tech: Technology) -> list[tuple[str, int, int]]:
+    """(layer name, width_over, min) of every wide-metal spacing rule, in nm."""
+    out = set()
+    for r in tech.rules:
+        if r.type == "spacing" and r.width_over is not None and r.min is not None and r.layer2 is None:
+            out.add((r.layer, tech.nm(r.width_over), tech.snap_up(tech.nm(r.min))))
+    return sorted(out)
 
 
 def extents(tech: Technology, layout: kdb.Layout, cell: kdb.Cell,
@@ -67,6 +83,12 @@ def extents(tech: Technology, layout: kdb.Layout, cell: kdb.Cell,
             boxes[name] = reg.bbox()
             if reg.count() == 1 and reg.area() == reg.bbox().area():
                 rects.add(name)
+    for name, over, _lo in wide_rules(tech):
+        reg = tech.region(layout, cell, name, regions)
+        if not reg.is_empty():
+            wide = opened(reg, over)
+            if not wide.is_empty():
+                boxes[wide_key(name, over)] = wide.bbox()
     ex = Extents(cell.bbox(), boxes, frozenset(rects))
     if cache is not None:
         cache[cell.cell_index()] = ex
@@ -92,7 +114,14 @@ class PairRule:
 def pair_rules(tech: Technology) -> list[PairRule]:
     out: list[PairRule] = []
     for r in tech.rules:
-        if r.type == "density":
+        if r.type in ("density", "area"):
+            continue
+        if r.type == "spacing" and r.width_over is not None:
+            if r.layer2 is None and r.min is not None:
+                key = wide_key(r.layer, tech.nm(r.width_over))
+                dist = tech.snap_up(tech.nm(r.min))
+                out.append(PairRule(key, r.layer, dist, False))
+                out.append(PairRule(r.layer, key, dist, False))
             continue
         if r.type == "spacing":
             b = r.layer2 or r.layer

@@ -116,6 +116,15 @@ RULESET_SCHEMA: dict[str, Any] = {
 _RULESET_VALIDATOR = jsonschema.Draft202012Validator(RULESET_SCHEMA)
 
 
+def opened(region: kdb.Region, width: int) -> kdb.Region:
+    """The parts of ``region`` wider than ``width`` (nm): the region opened by width/2,
+    computed at twice the scale so that odd widths stay exact; a part exactly ``width``
+    wide vanishes (wide-metal spacing, ``width_over``)."""
+    doubled = region.transformed(kdb.ICplxTrans(2.0))
+    wide = doubled.sized(-width).sized(width).transformed(kdb.ICplxTrans(0.5))
+    return wide & region
+
+
 def _check_pairs(r: dict[str, Any], i: int) -> None:
     """The 1.2.0 fields come in pairs and only on their rule type (the Rust loader says the
     same with more words; this keeps a hand-written request from meaning something else)."""

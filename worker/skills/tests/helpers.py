@@ -55,9 +55,11 @@ def scaled_rule_set(data: dict[str, Any], factor: float = 1.5, layer_offset: int
                     prefix: str = "X") -> dict[str, Any]:
     """Same process scaled by ``factor`` with other GDS numbers and other layer names.
 
-    Every length (rule min/max except densities, grid) is multiplied by ``factor``;
-    the grid is rounded to whole nm (the database unit) and every rule value to the
-    new grid (as in a real rule set, where every length is on grid); layers get new
+    Every length (rule min/max except densities and areas, the 1.2.0 lengths end_min,
+    end_width, adjacent_min, adjacent_below, width_over, the grid) is multiplied by
+    ``factor``, every area by ``factor``²; the grid is rounded to whole nm (the database
+    unit) and every length to the new grid (as in a real rule set, where every length is
+    on grid), every area to whole nm²; layers get new
     numbers and names, derived layers new names; every role is declared explicitly
     (the new names allow no inference).
     """
@@ -86,13 +88,17 @@ def scaled_rule_set(data: dict[str, Any], factor: float = 1.5, layer_offset: int
         nr["layer"] = rename[r["layer"]]
         if "layer2" in r:
             nr["layer2"] = rename[r["layer2"]]
-        if r["type"] != "density":
-            for key in ("min", "max"):
-                if key in r and r[key] is not None:
-                    nr[key] = round(r[key] * factor * 1e9 / grid_nm) * grid_nm / 1e9
+        lengths = ("end_min", "end_width", "adjacent_min", "adjacent_below", "width_over")
+        if r["type"] not in ("density", "area"):
+            lengths = ("min", "max", *lengths)
+        for key in lengths:
+            if key in r and r[key] is not None:
+                nr[key] = round(r[key] * factor * 1e9 / grid_nm) * grid_nm / 1e9
+        if r["type"] == "area" and r.get("min") is not None:
+            nr["min"] = round(r["min"] * factor * factor * 1e18) / 1e18
         rules.append(nr)
     return {
-        "schema_version": "1.1.0",
+        "schema_version": "1.2.0",
         "tech": f"{data['tech']}_x{factor}",
         "grid": grid_nm * 1e-9,
         "layers": layers,

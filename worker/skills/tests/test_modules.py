@@ -31,10 +31,14 @@ def test_common_centroid_pairs_clean(loaded: Client, mos_type: str) -> None:
 
 
 def test_seed_example_call(loaded: Client) -> None:
-    """The call of seed 001 §5.5.1 (m=2 each, ABBA)."""
+    """The call of seed 001 §5.5.1 (m=2 each, ABBA; l = 0.18 µm, or the process minimum
+    where that is longer, e.g. 0.28 µm for GF180MCU 3.3 V devices)."""
+    tech = loaded.server.session.tech
+    assert tech is not None
+    length = max(0.18e-6, tech.width("poly") * 1e-9)
     p = loaded.call("layout.create_common_centroid_pair",
-                    device_a={"device_id": "M1", "type": "nmos", "w": 2e-6, "l": 0.18e-6, "m": 2},
-                    device_b={"device_id": "M2", "type": "nmos", "w": 2e-6, "l": 0.18e-6, "m": 2},
+                    device_a={"device_id": "M1", "type": "nmos", "w": 2e-6, "l": length, "m": 2},
+                    device_b={"device_id": "M2", "type": "nmos", "w": 2e-6, "l": length, "m": 2},
                     arrangement="ABBA")
     assert p["device_instances"] == ["M1_A1", "M2_B1", "M2_B2", "M1_A2"]
     assert drc_total(loaded, p["cell_name"])[0] == 0

@@ -2,13 +2,17 @@
 
 Wires are described by centre lines and *half* widths on grid, so a wire box is
 ``[c - h, c + h]``.  A cut of size ``v`` centred at ``c`` is ``[c - floor(v/2), ...]``
-(floor to grid), so an enclosing pad needs ``enc + v - floor(v/2)`` on each side.
+(floor to grid), so an enclosing pad needs ``enc + v - floor(v/2)`` on each side.  Pads
+around vias take the pad margin of :mod:`centroid_skills.cuts` (line ends and adjacent
+sides); tracks keep their narrow width and reach past their end vias by the along margin
+(``he``) and far enough for the minimum area of their layer.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from centroid_skills.cuts import along_margin, cut_rules, pad_margin
 from centroid_skills.rules import cover, draw_rules
 from centroid_skills.tech import Technology
 
@@ -37,6 +41,8 @@ class Dims:
     s1: int
     s2: int
     sh: int
+    he: int = 0  # half extension of a track past its end via centres (along margin)
+    track_area: int = 0  # minimum area of a track island (nm²)
 
     def cut(self, c: int, v: int) -> tuple[int, int]:
         lo = c - (v // 2 // self.g) * self.g
@@ -47,6 +53,22 @@ def _half(tech: Technology, v: int, enc: int, wmin: int) -> int:
     lower = (v // 2 // tech.grid_nm) * tech.grid_nm
     need = max(enc + v - lower, enc + lower, (wmin + 1) // 2)
     return tech.snap_up(need)
+
+
+def _pad(tech: Technology, v: int, outer: str, cut: str, wmin: int) -> int:
+    """Half size of a square pad of ``outer`` around a ``cut`` via (every side a possible
+    line end; see :func:`centroid_skills.cuts.pad_margin`)."""
+    m = max(cover(tech, outer, cut), pad_margin(tech, cut_rules(tech, outer, cut), v))
+    return _half(tech, v, m, wmin)
+
+
+def _track_end(tech: Technology, v: int, hh: int, role: str, cut: str) -> int:
+    """Half extension of a track (``2 hh`` wide, ``v`` vias on its centre line) past the
+    centre of its end via: the along margin of a line that wide."""
+    lower = (v // 2 // tech.grid_nm) * tech.grid_nm
+    side = hh - max(lower, v - lower)
+    e = along_margin(cut_rules(tech, role, cut), side, 2 * hh)
+    return tech.snap_up(max(hh, e + max(lower, v - lower)))
 
 
 def routing_dims(tech: Technology) -> Dims:
@@ -61,12 +83,13 @@ def routing_dims(tech: Technology) -> Dims:
     sh = max(tech.space(h_role), g)
     hs1 = tech.snap_up(r.m1w / 2)
     hs2 = tech.snap_up(r.m2w / 2)
-    hp1 = _half(tech, v1, r.m1_v1, r.m1w)
-    hp2 = _half(tech, v1, r.m2_v1, r.m2w)
-    hp2h = _half(tech, vh, cover(tech, "metal2", h_via), r.m2w)
+    hp1 = _pad(tech, v1, "metal1", "via1", r.m1w)
+    hp2 = _pad(tech, v1, "metal2", "via1", r.m2w)
+    hp2h = _pad(tech, vh, "metal2", h_via, r.m2w)
     hh = _half(tech, vh, cover(tech, h_role, h_via), tech.width(h_role))
     if not use_m3:
         hh = max(hh, hp1)
+    he = _track_end(tech, vh, hh, h_role, h_via)
     ht = max(hp2, hp2h, hs2)
     hstack = max(hp1, hp2)
     hvt = max(hh, hp2h)
@@ -77,7 +100,7 @@ def routing_dims(tech: Technology) -> Dims:
     routing = set(ROUTING_ROLES) | {h_role, h_via}
     c_out = max(s1, s2, sh, v1s, vhs)
     for rule in tech.rules:
-        if rule.type != "spacing" or rule.min is None:
+        if rule.type != "spacing" or rule.min is None or rule.width_over is not None:
             continue
         roles = tech.roles_of(rule.layer) | (tech.roles_of(rule.layer2) if rule.layer2 else set())
         if roles & routing and tech.can_exist(rule.layer, None) and (
@@ -86,4 +109,16 @@ def routing_dims(tech: Technology) -> Dims:
     return Dims(g=g, h_role=h_role, h_via=h_via, v1=v1, vh=vh, hs1=hs1, hs2=hs2, hp1=hp1,
                 hp2=hp2, hp2h=hp2h, hh=hh, ht=ht, hstack=hstack, hvt=hvt,
                 px=tech.snap_up(px), py=tech.snap_up(py), c_out=tech.snap_up(c_out),
-                s1=s1, s2=s2, sh=sh)
+                s1=s1, s2=s2, sh=sh, he=he, track_area=tech.area(h_role))
+
+
+def wide_clearance(tech: Technology, d: Dims, widths: dict[str, int]) -> int:
+    """The clearance ``c_out`` raised to the wide-metal spacing of every routing metal
+    whose widest shape (``widths``: role -> nm, the router's and the rows') is wider than
+    the rule's width_over."""
+    c_out = d.c_out
+    for role, width in widths.items():
+        for over, lo in tech.wide_spaces(role):
+            if width > over:
+                c_out = max(c_out, lo)
+    return tech.snap_up(c_out)

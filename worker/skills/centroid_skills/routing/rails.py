@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 import klayout.db as kdb
 
+from centroid_skills.cuts import along_margin, cut_rules
+from centroid_skills.draw import contact_column, grow_to_area
 from centroid_skills.routing.dims import Dims
 from centroid_skills.rules import cover, draw_rules
-from centroid_skills.skills.devices import contact_column
 from centroid_skills.tech import Technology
 
 
@@ -62,7 +63,13 @@ def draw_rail(tech: Technology, layout: kdb.Layout, cell: kdb.Cell, kind: str, x
     hm = rail_half_height(tech, d)
     metal = kdb.Box(x0, yc - hm, x1, yc + hm)
     cell.shapes(tech.role_index(layout, "metal1")).insert(metal)
-    margin = max(r.tap_ct, r.m1_ct)
+    # the end contacts keep the along margin of the band and of the rail (line ends,
+    # adjacent sides)
+    c_top = y0 + c_off + r.cont
+    tap_along = along_margin(cut_rules(tech, tap, "contact"), min(c_off, rw - c_off - r.cont), rw)
+    m_side = min(y0 + c_off - metal.bottom, metal.top - c_top)
+    m_along = along_margin(cut_rules(tech, "metal1", "contact"), m_side, metal.height())
+    margin = max(r.tap_ct, r.m1_ct, tap_along, m_along)
     n, off = contact_column(tech, r, x1 - x0, margin)
     li = tech.role_index(layout, "contact")
     for k in range(n):
@@ -76,7 +83,7 @@ def draw_rail(tech: Technology, layout: kdb.Layout, cell: kdb.Cell, kind: str, x
         if box.height() < wmin:
             grow = tech.snap_up((wmin - box.height()) / 2)
             box = box.enlarged(0, grow)
-        cell.shapes(tech.role_index(layout, imp)).insert(box)
+        cell.shapes(tech.role_index(layout, imp)).insert(grow_to_area(box, tech.area(imp), tech))
     nwell_enc = 0
     if kind == "well":
         nwell_enc = tech.enc("nwell", tap)

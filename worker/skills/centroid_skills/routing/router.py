@@ -34,15 +34,15 @@ the routing need and the rule-derived gap between the neighbouring rows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import klayout.db as kdb
 
 from centroid_skills import abut
 from centroid_skills.errors import conflict, invalid
-from centroid_skills.routing.dims import Dims, routing_dims
-from centroid_skills.routing.rails import Rail, draw_rail
+from centroid_skills.routing.dims import Dims, routing_dims, wide_clearance
+from centroid_skills.routing.rails import Rail, draw_rail, rail_half_height
 from centroid_skills.session import CellRecord, Session, box_um, um
 from centroid_skills.tech import Technology
 
@@ -108,6 +108,7 @@ class Result:
     trunks: int = 0
     modules: dict[str, dict[str, Any]] = field(default_factory=dict)
     partners: list[list[str]] = field(default_factory=list)
+    clearance: int = 0  # c_out used (raised by wide-metal spacing where it applies)
 
 
 # --------------------------------------------------------------------------------------------
@@ -407,6 +408,18 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     li_vh = tech.role_index(layout, d.h_via)
     nwell_name = tech.roles.get("nwell")
 
+    # ---- wide metal (rails, supply trunks, wide parts of the rows) keeps its spacing ------
+    widths = {d.h_role: 2 * d.hh, "metal2": 2 * (d.ht + tech.snap_up(d.px / 2))}
+    if any(info.kind in ("nmos", "pmos") for info in infos):
+        widths["metal1"] = max(widths.get("metal1", 0), 2 * rail_half_height(tech, d))
+    for info in infos:
+        for key in abut.extents(tech, layout, info.cell, cache).boxes:
+            name, sep, over = key.partition(">")
+            role = tech.layers[name].role if sep and name in tech.layers else None
+            if role:
+                widths[role] = max(widths.get(role, 0), int(over) + 1)
+    d = replace(d, c_out=wide_clearance(tech, d, widths))
+
     # ---- rows: rails, via zones, assembly extents (row coordinates) ---------------------
     zone = 2 * d.c_out + 2 * d.hstack
     for ri, info in enumerate(infos):
@@ -519,17 +532,23 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
         trunk_hw: dict[str, int] = {}
         cursor_l = x_left - d.c_out
         cursor_r = x_right + d.c_out
+        prev_l = prev_r = 0  # half width of the last trunk placed on each side
         for n in trunk_nets:
             hw = d.ht if net_types.get(n) not in SUPPLY_TYPES else d.ht + half_pitch
             trunk_hw[n] = hw
             xs = pins_x.get(n)
             mean = sum(xs) / len(xs) if xs else x_left
-            if mean - x_left <= x_right - mean:
-                trunk_x[n] = cursor_l - hw
-                cursor_l = trunk_x[n] - hw - (d.px - 2 * d.ht)
+            left = mean - x_left <= x_right - mean
+            prev = prev_l if left else prev_r
+            # trunks keep one pitch minus a width apart, more next to a wide trunk
+            gap = 0 if prev == 0 else tech.snap_up(max(
+                d.px - 2 * d.ht, tech.space_for_width("metal2", 2 * max(hw, prev))))
+            if left:
+                trunk_x[n] = cursor_l - gap - hw
+                cursor_l, prev_l = trunk_x[n] - hw, hw
             else:
-                trunk_x[n] = cursor_r + hw
-                cursor_r = trunk_x[n] + hw + (d.px - 2 * d.ht)
+                trunk_x[n] = cursor_r + gap + hw
+                cursor_r, prev_r = trunk_x[n] + hw, hw
         tracks: list[dict[str, tuple[int, int, int]]] = []  # per channel: net -> (track, l, r)
         failed = None
         for ch, lst in enumerate(stubs):
@@ -670,7 +689,9 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     for ch in range(n_channels):
         for net, (_k, left, right) in tracks[ch].items():
             y = track_y[ch][net]
-            tb = kdb.Box(left - d.hh, y - d.hh, right + d.hh, y + d.hh)
+            # past its end vias by the along margin, and long enough for the minimum area
+            ext = max(d.he, tech.snap_up((d.track_area / (2 * d.hh) - (right - left)) / 2))
+            tb = kdb.Box(left - ext, y - d.hh, right + ext, y + d.hh)
             put(li_h, tb)
             wire[net] = wire.get(net, 0) + right - left
             net_shapes.setdefault(net, (d.h_role, tb))
@@ -721,7 +742,7 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
         c = box.center()
         top.shapes(tech.role_index(layout, lrole)).insert(kdb.Text(net, kdb.Trans(c.x, c.y)))
 
-    res = Result(top)
+    res = Result(top, clearance=d.c_out)
     stub_xs: dict[str, list[tuple[int, int, int]]] = {}  # net -> (channel, x, row axis)
     for ch, lst in enumerate(stubs):
         for s in lst:
@@ -785,7 +806,7 @@ def result_dict(session: Session, res: Result, d: Dims) -> dict[str, Any]:
         "track_layer": d.h_role,
         "pitch_um": um(d.px),
         "track_pitch_um": um(d.py),
-        "clearance_um": um(d.c_out),
+        "clearance_um": um(res.clearance or d.c_out),
         "channels": res.channels,
         "trunks": res.trunks,
         "modules": res.modules,

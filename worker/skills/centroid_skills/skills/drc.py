@@ -49,7 +49,7 @@ import klayout.rdb as krdb
 from centroid_skills.errors import DRC_VIOLATION, INVALID_PARAM, SkillError
 from centroid_skills.registry import NAME, obj, skill
 from centroid_skills.session import Session, box_um
-from centroid_skills.tech import DBU_UM, Rule, Technology
+from centroid_skills.tech import DBU_UM, Rule, Technology, opened
 
 
 @dataclass
@@ -154,14 +154,6 @@ def check_rule(tech: Technology, layout: kdb.Layout, cell: kdb.Cell, rule: Rule,
     res.markers = [p.bbox() for p in sites.each()]
     res.markers.sort(key=lambda bx: (bx.left, bx.bottom))
     return res
-
-
-def opened(a: kdb.Region, width: int) -> kdb.Region:
-    """The parts of ``a`` wider than ``width`` (nm): ``a`` opened by width/2, computed on ``a``
-    scaled by 2 so that odd widths stay exact; a part exactly ``width`` wide vanishes."""
-    doubled = a.transformed(kdb.ICplxTrans(2.0))
-    wide = doubled.sized(-width).sized(width).transformed(kdb.ICplxTrans(0.5))
-    return wide & a
 
 
 def wide_space_pairs(a: kdb.Region, lo: int, width_over: int) -> kdb.EdgePairs:

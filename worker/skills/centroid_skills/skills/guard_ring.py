@@ -18,6 +18,7 @@ from typing import Any
 import klayout.db as kdb
 
 from centroid_skills import abut
+from centroid_skills.cuts import along_margin, cut_rules
 from centroid_skills.errors import invalid
 from centroid_skills.registry import NAME, obj, skill
 from centroid_skills.rules import cover, draw_rules
@@ -61,9 +62,16 @@ def draw_ring(tech: Technology, layout: kdb.Layout, cell: kdb.Cell, inner: kdb.B
         if rw + 2 * e < wmin:
             e = tech.snap_up((wmin - rw) / 2)
         put(imp, band(inner.enlarged(-e, -e), rw + 2 * e))
-    # contacts: full rows on the lower and upper side, columns in between on the sides
+    # contacts: full rows on the lower and upper side, columns in between on the sides; the
+    # end contacts of a row sit in the ring's corners, where the band turns: they keep the
+    # along margin (adjacent-side and line-end rules) from the outer corner on both layers
     outer = inner.enlarged(rw, rw)
-    n, off = contact_column(tech, r, outer.width(), r.tap_ct)
+    c_side = min(c_off, rw - c_off - r.cont)
+    tap_along = along_margin(cut_rules(tech, tap, "contact"), c_side, rw)
+    m_side = min(r.m1_ct, m_w - r.m1_ct - r.cont)
+    m_along = along_margin(cut_rules(tech, "metal1", "contact"), m_side, m_w)
+    corner = max(r.tap_ct, tap_along, m_along + rw - m_in - m_w)
+    n, off = contact_column(tech, r, outer.width(), corner)
     cts = kdb.Region()
     ys = (outer.bottom + c_off, inner.top + c_off)
     xs_row = [outer.left + off + k * (r.cont + r.cs) for k in range(n)]

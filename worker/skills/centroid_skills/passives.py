@@ -1,0 +1,240 @@
+"""Passive device generators (``layout.create_device`` type resistor and capacitor); the
+skill itself is in :mod:`centroid_skills.skills.devices`.
+
+Poly resistor: a poly bar ``w`` wide and ``l`` long between two contact heads (poly
+widened to hold a column of contacts, covered by metal-1 pads, pins ``PLUS``/``MINUS``);
+the ``poly_res`` marker over the bar when the rule set has one.  Head and pad margins come
+from :mod:`centroid_skills.cuts` (line ends, adjacent sides), pads grow to the metal-1
+minimum area.
+
+Capacitor: a metal-1 bottom plate ``w`` x ``l`` with a metal-2 top plate of the same size
+over it (a plate capacitor; pins ``BOT`` on a metal-1 spine and ``TOP`` on a metal-2
+spine).  With ``cap_kind: "mim"`` (rule sets with a ``mim`` layer): the mim layer on a
+bottom-metal plate, a via array on it and a top-metal plate, the stack found from the
+enclosure rules (see :func:`mim_stack`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import klayout.db as kdb
+
+from centroid_skills.cuts import block_margins, cut_rules
+from centroid_skills.draw import Painter, contact_column, grow_to_area, grow_to_width
+from centroid_skills.errors import invalid
+from centroid_skills.mos import density_relief
+from centroid_skills.rules import draw_rules
+from centroid_skills.session import Pin, Session, um
+from centroid_skills.tech import METAL_ROLES, RESISTOR_CONTEXT, VIA_ROLES, Technology
+
+
+def draw_resistor(session: Session, cell: kdb.Cell, w_nm: int, l_nm: int) -> tuple[list[Pin], dict[str, Any]]:
+    tech = session.need_tech()
+    r = draw_rules(tech)
+    pt = Painter(session, cell)
+    w = tech.snap(w_nm)
+    length = tech.snap(l_nm)
+    ctx = RESISTOR_CONTEXT
+    marker = tech.has("poly_res")
+    min_w = tech.width("poly", ctx)
+    if marker:
+        min_w = max(min_w, tech.width("poly_res", ctx))
+    if w < min_w:
+        raise invalid(f"resistor width {um(w)} µm below the minimum {um(min_w)} µm",
+                      w_um=um(w), min_w_um=um(min_w))
+    # margins of one contact in a head (a longer column only lengthens the head's edges)
+    cr_poly = cut_rules(tech, "poly", "contact", ctx)
+    cr_m1 = cut_rules(tech, "metal1", "contact", ctx)
+    pmx, pmy = block_margins(tech, cr_poly, r.cont, r.cont, r.poly_ct, r.poly_ct)
+    mmx, mmy = block_margins(tech, cr_m1, r.cont, r.cont, r.m1_ct, r.m1_ct)
+    head_w = tech.snap_up(max(w, r.cont + 2 * max(pmy, mmy), r.m1w))
+    n_ct, off = contact_column(tech, r, head_w, max(pmy, mmy))
+    if n_ct < 1:
+        n_ct, off = 1, tech.snap_down((head_w - r.cont) / 2)
+    head_len = tech.snap_up(max(r.cont + 2 * pmx, r.m1w, r.poly_w))
+    while (tech.snap_down((head_len - r.cont) / 2) < pmx
+           or head_len - r.cont - tech.snap_down((head_len - r.cont) / 2) < pmx):
+        head_len += r.g
+    gap = 0
+    if marker:
+        gap = tech.snap_up(tech.space("poly_res", "contact", ctx))
+    # body from x=0..length (between the heads), heads outside, marker over the body
+    y0 = tech.snap_down((head_w - w) / 2)
+    pt.box("poly", kdb.Box(-gap, y0, length + gap, y0 + w))
+    pins = []
+    for side, (hx0, hx1) in (("MINUS", (-gap - head_len, -gap)),
+                             ("PLUS", (length + gap, length + gap + head_len))):
+        pt.box("poly", kdb.Box(hx0, 0, hx1, head_w))
+        cx = hx0 + tech.snap_down((head_len - r.cont) / 2)
+        cts = []
+        for k in range(n_ct):
+            y = off + k * (r.cont + r.cs)
+            cts.append(pt.box("contact", kdb.Box(cx, y, cx + r.cont, y + r.cont)))
+        pad = kdb.Box(cx - mmx, cts[0].bottom - mmy, cx + r.cont + mmx, cts[-1].top + mmy)
+        pad = grow_to_area(grow_to_width(pad, r.m1w, tech), tech.area("metal1"), tech)
+        pt.box("metal1", pad)
+        if tech.has("poly_contact_marker"):
+            pcm = kdb.Box(cts[0].left, cts[0].bottom, cts[-1].right, cts[-1].top)
+            pcm = grow_to_width(pcm.enlarged(r.pcm_ct, r.pcm_ct), r.pcm_w, tech)
+            pt.box("poly_contact_marker", grow_to_area(pcm, tech.area("poly_contact_marker"), tech))
+        pins.append(pt.pin(side, "metal1", pad))
+    if marker:
+        e = tech.enc("poly_res", "poly", ctx)
+        pt.box("poly_res", kdb.Box(0, y0 - e, length, y0 + w + e))
+    sheet = tech.layer_for("poly_res").sheet_resistance if marker else None  # type: ignore[union-attr]
+    if sheet is None:
+        sheet = tech.require("poly").sheet_resistance
+    info: dict[str, Any] = {"w_um": um(w), "l_um": um(length), "squares": round(length / w, 4)}
+    if sheet is not None:
+        info["resistance_ohm"] = round(sheet * length / w, 4)
+    return pins, info
+
+
+def max_density(tech: Technology, role: str) -> float | None:
+    values = [r.max for r in tech.rules_for("density", role) if r.max is not None]
+    return min(values) if values else None
+
+
+def draw_capacitor(session: Session, cell: kdb.Cell, w_nm: int, l_nm: int) -> tuple[list[Pin], dict[str, Any]]:
+    """Metal-1 bottom plate under a metal-2 top plate.  When a maximum-density rule exists
+    for either metal, both plates become combs of stripes (same stripes on both layers)
+    whose coverage stays below the maximum; spines join the stripes (metal-1 on the left
+    = pin BOT, metal-2 on the right = pin TOP).  If the cell is still too dense (a single
+    stripe), the spines are made taller until every maximum density is met."""
+    tech = session.need_tech()
+    extra = 0
+    for _ in range(8):
+        pins, info = _draw_capacitor_once(session, cell, w_nm, l_nm, extra)
+        more = density_relief(tech, session.layout, cell)
+        if more == 0:
+            return pins, info
+        extra += more
+        cell.clear()
+    return pins, info
+
+
+def _draw_capacitor_once(session: Session, cell: kdb.Cell, w_nm: int, l_nm: int,
+                         extra_h: int) -> tuple[list[Pin], dict[str, Any]]:
+    tech = session.need_tech()
+    r = draw_rules(tech)
+    pt = Painter(session, cell)
+    w = tech.snap(w_nm)
+    length = tech.snap(l_nm)
+    mw = max(r.m1w, r.m2w, r.g)
+    ms = max(r.m1s, r.m2s)
+    if w < mw or length < mw:
+        raise invalid("capacitor plate below the metal width", min_um=um(mw))
+    dmax = [d for d in (max_density(tech, "metal1"), max_density(tech, "metal2")) if d is not None]
+    spine = tech.snap_up(max(mw, ms))
+    if not dmax or min(dmax) >= 1.0:
+        stripes = [(0, w)]
+    else:
+        target = 0.8 * min(dmax)
+        sw = max(tech.snap_down(ms * target / (1 - target)), tech.snap_up(mw))
+        gs = max(tech.snap_up(sw * (1 - target) / target), ms)
+        n = max(1, (w + gs) // (sw + gs))
+        stripes = [(k * (sw + gs), k * (sw + gs) + sw) for k in range(n)]
+    plate_area = 0
+    for y0, y1 in stripes:
+        pt.box("metal1", kdb.Box(0, y0, length, y1))
+        pt.box("metal2", kdb.Box(0, y0, length, y1))
+        plate_area += length * (y1 - y0)
+    top_y = stripes[-1][1] + extra_h
+    # each plate's spine is on its own side: metal-1 left, metal-2 right
+    bot = pt.box("metal1", kdb.Box(-spine - ms, 0, -ms, top_y))
+    for y0, y1 in stripes:
+        pt.box("metal1", kdb.Box(-ms, y0, 0, y1))
+    top = pt.box("metal2", kdb.Box(length + ms, 0, length + ms + spine, top_y))
+    for y0, y1 in stripes:
+        pt.box("metal2", kdb.Box(length, y0, length + ms, y1))
+    cap = None
+    for role in ("metal2", "metal1"):
+        ldef = tech.layer_for(role)
+        if ldef is not None and ldef.area_capacitance:
+            cap = ldef.area_capacitance * plate_area * 1e-18
+            break
+    pins = [pt.pin("TOP", "metal2", top), pt.pin("BOT", "metal1", bot)]
+    info: dict[str, Any] = {"w_um": um(w), "l_um": um(length), "stripes": len(stripes),
+                            "plate_area_um2": round(plate_area * 1e-6, 6)}
+    if cap is not None:
+        info["capacitance_f"] = cap
+    return pins, info
+
+
+def mim_stack(tech: Technology) -> tuple[str, str, str, str]:
+    """(bottom metal, mim, via on mim, top metal) layer names, found from the rules: the
+    metal enclosing the mim layer, the via the mim layer encloses, and the other metal
+    enclosing that via."""
+    mim = tech.require("mim", "a MIM capacitor").name
+
+    def role(name: str | None) -> str:
+        ldef = tech.layers.get(name or "")
+        return (ldef.role or "") if ldef else ""
+
+    bottoms = {r.layer for r in tech.rules if r.type == "enclosure" and r.layer2 == mim
+               and role(r.layer) in METAL_ROLES}
+    vias = {r.layer2 for r in tech.rules if r.type == "enclosure" and r.layer == mim
+            and role(r.layer2) in VIA_ROLES}
+    if len(bottoms) != 1 or len(vias) != 1:
+        raise invalid("cannot tell the MIM stack from the rules (need one metal enclosing the "
+                      "mim layer and one via enclosed by it)", bottoms=sorted(bottoms), vias=sorted(vias))
+    bottom, via = bottoms.pop(), vias.pop()
+    assert via is not None
+    tops = {r.layer for r in tech.rules if r.type == "enclosure" and r.layer2 == via
+            and role(r.layer) in METAL_ROLES and r.layer != bottom}
+    if len(tops) != 1:
+        raise invalid("cannot tell the MIM top metal from the rules", tops=sorted(tops))
+    return bottom, mim, via, tops.pop()
+
+
+def draw_mim(session: Session, cell: kdb.Cell, w_nm: int, l_nm: int) -> tuple[list[Pin], dict[str, Any]]:
+    """MIM capacitor: the mim layer ``w`` x ``l`` on a bottom-metal plate (enclosure rule),
+    an array of vias on the mim (mim enclosure, via size and spacing rules), a top-metal
+    plate over the vias (pin ``TOP``); pin ``BOT`` is the bottom plate."""
+    tech = session.need_tech()
+    bottom, mim, via, top = mim_stack(tech)
+    rb, rm, rv, rt = (tech.layers[n].role or "" for n in (bottom, mim, via, top))
+    ctx = frozenset(tech.roles)
+    w = tech.snap(w_nm)
+    length = tech.snap(l_nm)
+    mim_w = tech.width(rm, ctx)
+    if min(w, length) < mim_w:
+        raise invalid(f"MIM side below the minimum {um(mim_w)} µm", min_um=um(mim_w))
+    if w * length < tech.area(rm, ctx):
+        raise invalid(f"MIM area {um(w) * um(length):.4f} µm² below the minimum "
+                      f"{tech.area(rm, ctx) * 1e-6:.4f} µm²", min_um2=tech.area(rm, ctx) * 1e-6)
+    pt = Painter(session, cell)
+    mim_box = pt.box(rm, kdb.Box(0, 0, length, w))
+    e_bot = tech.enc(rb, rm, ctx)
+    pt.box(rb, mim_box.enlarged(e_bot, e_bot))
+    cut = tech.cut_size(rv)
+    cs = max(tech.space(rv, None, ctx), tech.grid_nm)
+    margin = max(tech.enc(rm, rv, ctx), tech.enc(rb, rv, ctx) - e_bot)
+    margin = max(block_margins(tech, cut_rules(tech, rm, rv, ctx), cut, cut, margin, margin))
+    nx = max(0, (length - 2 * margin + cs) // (cut + cs))
+    ny = max(0, (w - 2 * margin + cs) // (cut + cs))
+    if nx < 1 or ny < 1:
+        raise invalid("MIM too small for one via with its enclosure",
+                      min_um=um(cut + 2 * margin))
+    ox = tech.snap_down((length - (nx * cut + (nx - 1) * cs)) / 2)
+    oy = tech.snap_down((w - (ny * cut + (ny - 1) * cs)) / 2)
+    cuts = kdb.Box()
+    for i in range(nx):
+        for j in range(ny):
+            x, y = ox + i * (cut + cs), oy + j * (cut + cs)
+            cuts += pt.box(rv, kdb.Box(x, y, x + cut, y + cut))
+    e_top = tech.enc(rt, rv, ctx)
+    tmx, tmy = block_margins(tech, cut_rules(tech, rt, rv, ctx), cuts.width(), cuts.height(), e_top, e_top)
+    top_box = grow_to_width(cuts.enlarged(tmx, tmy), tech.width(rt, ctx), tech)
+    top_box = pt.box(rt, grow_to_area(top_box, tech.area(rt, ctx), tech))
+    bot_box = mim_box.enlarged(e_bot, e_bot)
+    cap = None
+    if tech.layers[mim].area_capacitance:
+        cap = tech.layers[mim].area_capacitance * w * length * 1e-18
+    info: dict[str, Any] = {"w_um": um(w), "l_um": um(length), "kind": "mim",
+                            "layers": {"bottom": bottom, "mim": mim, "via": via, "top": top},
+                            "vias": nx * ny, "plate_area_um2": round(w * length * 1e-6, 6)}
+    if cap is not None:
+        info["capacitance_f"] = cap
+    return [pt.pin("TOP", rt, top_box), pt.pin("BOT", rb, bot_box)], info
