@@ -33,6 +33,23 @@ pub struct JobArgs {
     /// Wall-clock budget of the job in seconds.
     #[arg(long)]
     pub time_budget: Option<u64>,
+    /// A foundry KLayout DRC deck the best candidates must pass before the job ends.
+    /// `run`: the deck file (run by this machine's `klayout` binary). `submit`: the
+    /// deck's file name among the decks the farm's workers have installed
+    /// (worker setting signoff_decks).
+    #[arg(long, value_name = "DECK")]
+    pub signoff_deck: Option<PathBuf>,
+}
+
+impl JobArgs {
+    /// The deck's name as jobs and workers know it: its file name.
+    pub fn signoff_deck_name(&self) -> String {
+        self.signoff_deck
+            .as_ref()
+            .and_then(|deck| deck.file_name())
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
 }
 
 /// How a submission ended.
@@ -65,12 +82,13 @@ pub async fn submit_and_follow(
     mut timings: BTreeMap<String, f64>,
 ) -> anyhow::Result<Followed> {
     let name = args.inputs.job_name(&checked.context);
-    let options = job_options(
+    let mut options = job_options(
         args.candidates,
         args.iterations,
         args.seed,
         args.time_budget,
     );
+    options.signoff_deck = args.signoff_deck_name();
     let searched = Instant::now();
     let submitted = match jobs.submit(checked.submit_request(name, options)).await {
         Ok(submitted) => submitted,
@@ -119,10 +137,10 @@ pub fn result_line(report: &Report, out: &Path) -> String {
             status = report.status.as_str(),
             id = best.candidate_id,
             score = best.score,
-            verdict = if best.passed {
-                "passed (DRC and LVS clean, constraints met)"
-            } else {
-                "did not pass"
+            verdict = match (best.passed, best.checks.signoff.as_str()) {
+                (true, "clean") => "passed (DRC, LVS and the foundry deck clean, constraints met)",
+                (true, _) => "passed (DRC and LVS clean, constraints met)",
+                (false, _) => "did not pass",
             },
             out = out.display()
         ),

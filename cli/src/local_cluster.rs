@@ -59,7 +59,9 @@ pub fn worker_command_line(
 }
 
 impl LocalCluster {
-    pub async fn start(slots: usize) -> anyhow::Result<LocalCluster> {
+    /// Starts the coordinator and a worker with `slots` KLayout processes; the worker
+    /// may run `signoff_deck` (a foundry deck file) for jobs that name it.
+    pub async fn start(slots: usize, signoff_deck: Option<&Path>) -> anyhow::Result<LocalCluster> {
         let config = CoordinatorConfig {
             listen: "127.0.0.1:0".to_owned(),
             redis: "memory".to_owned(),
@@ -80,6 +82,7 @@ impl LocalCluster {
         let environment: HashMap<String, String> = std::env::vars().collect();
         let mut command_line = worker_command_line(&environment, Some(address.clone()));
         command_line.slots = Some(slots);
+        command_line.signoff_decks = signoff_deck.map(|deck| deck.display().to_string());
         let worker_config = WorkerConfig::load_with_environment(&command_line, environment)
             .map_err(|error| anyhow!("worker configuration: {error}"))?;
         let worker_listener = tokio::net::TcpListener::bind(&worker_config.listen)

@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use crate::jobs_client::Jobs;
 use crate::report::{
-    BestCandidate, CandidateError, CandidateMetrics, CandidateRecord, DrcSummary, JobStatus,
-    LvsSummary, Report,
+    BestCandidate, CandidateError, CandidateMetrics, CandidateRecord, ChecksRan, DrcSummary,
+    JobStatus, LvsSummary, Report, SignoffSummary,
 };
 use crate::report_html::render_html;
 
@@ -22,6 +22,26 @@ pub const TOP_CANDIDATES_KEPT: usize = 5;
 
 const GDS_MEDIA_TYPE: &str = "application/x-gdsii";
 const PNG_MEDIA_TYPE: &str = "image/png";
+
+/// The artifact names of the DRC report (`drc_<cell>.lyrdb`) and the foundry
+/// deck's report (`signoff.lyrdb`), as the planner names them.
+fn is_drc_report(name: &str) -> bool {
+    name.starts_with("drc_") && name.ends_with(".lyrdb")
+}
+
+fn is_signoff_report(name: &str) -> bool {
+    name == "signoff.lyrdb"
+}
+
+fn named<'a>(
+    artifacts: &'a [ArtifactRef],
+    candidate_id: &str,
+    matches: fn(&str) -> bool,
+) -> Option<&'a ArtifactRef> {
+    artifacts
+        .iter()
+        .find(|artifact| artifact.candidate_id == candidate_id && matches(&artifact.name))
+}
 
 fn write_atomically(path: &Path, content: &[u8]) -> anyhow::Result<()> {
     let temporary = path.with_extension(format!(
@@ -73,7 +93,13 @@ fn metrics_of(candidate: &CandidateSummary) -> Option<CandidateMetrics> {
     }
     let evaluation: Value = serde_json::from_str(&candidate.evaluation_json).unwrap_or(Value::Null);
     let mut other = serde_json::Map::new();
-    for key in ["area_score", "reasons", "drc_by_rule", "lvs_mismatches"] {
+    for key in [
+        "area_score",
+        "reasons",
+        "drc_by_rule",
+        "lvs_mismatches",
+        "signoff",
+    ] {
         if let Some(value) = evaluation.get(key) {
             other.insert(key.to_owned(), value.clone());
         }
@@ -100,6 +126,13 @@ fn listed<T: serde::de::DeserializeOwned + Default>(metrics: &CandidateMetrics, 
         .get(key)
         .and_then(|value| serde_json::from_value(value.clone()).ok())
         .unwrap_or_default()
+}
+
+/// Whether the job named a foundry deck.
+fn job_signoff_deck(view: &GetJobResponse) -> bool {
+    view.job
+        .as_ref()
+        .is_some_and(|job| !job.signoff_deck.is_empty())
 }
 
 /// The process name from the best plan's `tech.load` step.
@@ -158,6 +191,31 @@ pub fn build_report(
             let metrics = metrics_of(candidate).unwrap_or_default();
             let by_rule: BTreeMap<String, u64> = listed(&metrics, "drc_by_rule");
             let lvs_mismatches: Vec<String> = listed(&metrics, "lvs_mismatches");
+            let signoff: Option<SignoffSummary> = listed(&metrics, "signoff");
+            let checks = ChecksRan {
+                drc: match metrics.drc_violations {
+                    Some(0) => "clean",
+                    Some(_) => "violations",
+                    None => "not run",
+                }
+                .to_owned(),
+                lvs: match metrics.lvs_match {
+                    Some(true) => "match",
+                    Some(false) => "mismatch",
+                    None => "not run",
+                }
+                .to_owned(),
+                signoff: match (&signoff, job_signoff_deck(view)) {
+                    (Some(verdict), _) if verdict.violations == 0 => "clean",
+                    (Some(_), _) => "violations",
+                    (None, true) => "not run",
+                    (None, false) => "not requested",
+                }
+                .to_owned(),
+            };
+            let has = |matches: fn(&str) -> bool| {
+                named(&view.artifacts, &candidate.candidate_id, matches).is_some()
+            };
             BestCandidate {
                 candidate_id: candidate.candidate_id.clone(),
                 score: candidate.score,
@@ -173,6 +231,10 @@ pub fn build_report(
                     is_match,
                     mismatches: lvs_mismatches.clone(),
                 }),
+                signoff,
+                checks,
+                lyrdb: has(is_drc_report).then(|| "best.lyrdb".to_owned()),
+                signoff_lyrdb: has(is_signoff_report).then(|| "best_signoff.lyrdb".to_owned()),
                 metrics,
             }
         });
@@ -241,6 +303,21 @@ pub async fn write_output(
                 .map_err(|error| anyhow::anyhow!("{error}"))?;
             write_atomically(&out.join("best.png"), &bytes)?;
             best_png = Some(bytes);
+        }
+        let reports = [
+            (is_drc_report as fn(&str) -> bool, &best.lyrdb),
+            (is_signoff_report, &best.signoff_lyrdb),
+        ];
+        for (matches, file) in reports {
+            if let (Some(report), Some(file)) =
+                (named(&view.artifacts, &best.candidate_id, matches), file)
+            {
+                let bytes = jobs
+                    .fetch(job_id, &best.candidate_id, &report.name)
+                    .await
+                    .map_err(|error| anyhow::anyhow!("{error}"))?;
+                write_atomically(&out.join(file), &bytes)?;
+            }
         }
     }
     let mut ranked: Vec<&CandidateRecord> = report

@@ -61,6 +61,7 @@ pub async fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         candidate_deadline_ms: 0,
         noop_plan: false,
         sleep_ms: 0,
+        signoff_deck: String::new(),
     };
     let name = args.inputs.job_name(&checked.context);
     let mut job = JobRecord::new("plan".into(), name, options, now_ms());
@@ -120,6 +121,7 @@ fn start_skill_process() -> anyhow::Result<SkillProcess> {
         python: config.python.clone(),
         skills_dir: config.skills_dir.clone(),
         memory_limit_bytes: config.memory_limit_bytes(),
+        signoff_decks: config.signoff_decks.clone(),
     };
     SkillProcess::spawn(&command, 0).with_context(|| {
         format!(

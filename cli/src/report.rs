@@ -70,6 +70,25 @@ pub struct LvsSummary {
     pub mismatches: Vec<String>,
 }
 
+/// What a foundry deck found on the best candidate.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SignoffSummary {
+    pub deck: String,
+    pub violations: u64,
+    /// Rule id → number of violations (only rules with violations).
+    pub by_rule: BTreeMap<String, u64>,
+}
+
+/// Which checks ran on the best candidate and what they said: `"clean"`,
+/// `"violations"`, `"match"`, `"mismatch"` or `"not run"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChecksRan {
+    pub drc: String,
+    pub lvs: String,
+    /// `"not requested"` when the job named no foundry deck
+    pub signoff: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BestCandidate {
     pub candidate_id: String,
@@ -81,6 +100,16 @@ pub struct BestCandidate {
     pub metrics: CandidateMetrics,
     pub drc: Option<DrcSummary>,
     pub lvs: Option<LvsSummary>,
+    /// The foundry deck's verdict, when the job named a deck.
+    #[serde(default)]
+    pub signoff: Option<SignoffSummary>,
+    pub checks: ChecksRan,
+    /// The DRC markers (KLayout report database), relative to the report.
+    #[serde(default)]
+    pub lyrdb: Option<String>,
+    /// The foundry deck's markers, relative to the report.
+    #[serde(default)]
+    pub signoff_lyrdb: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -139,6 +139,58 @@ pub fn render_html(report: &Report, png: Option<&[u8]>) -> String {
                 }
                 None => page.push_str("<p>LVS did not run.</p>"),
             }
+            match &best.signoff {
+                Some(signoff) if signoff.violations == 0 => {
+                    let _ = write!(
+                        page,
+                        "<p><span class=\"badge ok\">foundry deck clean</span> {} found no violation.</p>",
+                        escape(&signoff.deck)
+                    );
+                }
+                Some(signoff) => {
+                    let _ = write!(
+                        page,
+                        "<p><span class=\"badge bad\">foundry deck: {} violations</span> {}</p><table><tr><th class=\"l\">rule</th><th>violations</th></tr>",
+                        signoff.violations,
+                        escape(&signoff.deck)
+                    );
+                    for (rule, count) in &signoff.by_rule {
+                        let _ = write!(
+                            page,
+                            "<tr><td class=\"l\">{}</td><td>{count}</td></tr>",
+                            escape(rule)
+                        );
+                    }
+                    page.push_str("</table>");
+                }
+                None if best.checks.signoff == "not run" => page
+                    .push_str("<p><span class=\"badge bad\">foundry deck did not run</span></p>"),
+                None => {}
+            }
+            let _ = write!(
+                page,
+                "<p>Checks on this layout: DRC {}, LVS {}, foundry deck {}.</p>",
+                escape(&best.checks.drc),
+                escape(&best.checks.lvs),
+                escape(&best.checks.signoff)
+            );
+            let markers: Vec<&String> = [&best.lyrdb, &best.signoff_lyrdb]
+                .into_iter()
+                .flatten()
+                .collect();
+            if !markers.is_empty() {
+                let links: Vec<String> = markers
+                    .iter()
+                    .map(|file| format!("<a href=\"{0}\">{0}</a>", escape(file)))
+                    .collect();
+                let _ = write!(
+                    page,
+                    "<p>Markers: {}. Open them over the layout in KLayout: <code>klayout {} -m {}</code></p>",
+                    links.join(", "),
+                    escape(&best.gds),
+                    escape(markers[0])
+                );
+            }
         }
     }
 
@@ -269,7 +321,8 @@ fn score_plot(points: &[(u32, f64)]) -> String {
 mod tests {
     use super::*;
     use crate::report::{
-        BestCandidate, CandidateError, CandidateRecord, DrcSummary, JobStatus, LvsSummary,
+        BestCandidate, CandidateError, CandidateRecord, ChecksRan, DrcSummary, JobStatus,
+        LvsSummary, SignoffSummary,
     };
 
     fn sample() -> Report {
@@ -300,6 +353,18 @@ mod tests {
                     is_match: true,
                     mismatches: vec![],
                 }),
+                signoff: Some(SignoffSummary {
+                    deck: "sky130A_mr.drc".into(),
+                    violations: 0,
+                    by_rule: Default::default(),
+                }),
+                checks: ChecksRan {
+                    drc: "clean".into(),
+                    lvs: "match".into(),
+                    signoff: "clean".into(),
+                },
+                lyrdb: Some("best.lyrdb".into()),
+                signoff_lyrdb: Some("best_signoff.lyrdb".into()),
             }),
             candidates: vec![
                 CandidateRecord {
@@ -359,6 +424,12 @@ mod tests {
         assert!(page.contains("&lt;slow&gt;"), "errors escaped");
         assert!(page.contains("<tr class=\"best\"><td class=\"l\" title=\"c2\">c2</td>"));
         assert!(page.contains("LVS match") && page.contains("DRC clean"));
+        assert!(page.contains("foundry deck clean") && page.contains("sky130A_mr.drc"));
+        assert!(page.contains("DRC clean, LVS match, foundry deck clean"));
+        assert!(
+            page.contains("klayout best.gds -m best.lyrdb"),
+            "how to open the markers"
+        );
         assert!(page.contains("<polyline"), "score plot");
     }
 

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use anyhow::Context;
 use clap::Args;
 
 use crate::EXIT_INVALID_INPUT;
@@ -42,7 +43,14 @@ pub async fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             .unwrap_or(1)
     });
 
-    let cluster = LocalCluster::start(slots).await?;
+    let signoff_deck = match &args.job.signoff_deck {
+        Some(deck) => Some(
+            deck.canonicalize()
+                .with_context(|| format!("--signoff-deck {}: no such deck file", deck.display()))?,
+        ),
+        None => None,
+    };
+    let cluster = LocalCluster::start(slots, signoff_deck.as_deref()).await?;
     let mut timings = BTreeMap::new();
     timings.insert(
         "start_local_cluster".to_owned(),

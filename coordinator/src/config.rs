@@ -92,6 +92,8 @@ pub struct CoordinatorConfig {
     pub retry_max_ms: u64,
     /// candidates per job whose artifacts are kept
     pub artifacts_keep: u32,
+    /// the best candidates a job's foundry deck runs on (jobs with a signoff deck)
+    pub signoff_candidates: u32,
     /// largest artifact kept, in bytes
     pub artifact_max_bytes: u64,
     pub job_ttl_s: u64,
@@ -118,6 +120,7 @@ impl Default for CoordinatorConfig {
             retry_base_ms: 200,
             retry_max_ms: 10_000,
             artifacts_keep: 3,
+            signoff_candidates: 3,
             artifact_max_bytes: 32 * 1024 * 1024,
             job_ttl_s: 7 * 24 * 3600,
             max_events_per_job: 10_000,

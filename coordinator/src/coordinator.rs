@@ -34,6 +34,8 @@ pub struct SubmitOptions {
     pub candidate_deadline_ms: u64,
     pub noop_plan: bool,
     pub sleep_ms: u64,
+    /// a foundry deck by name (see `JobOptions::signoff_deck`); empty = none
+    pub signoff_deck: String,
 }
 
 #[derive(Debug, Clone)]
@@ -147,6 +149,7 @@ impl Coordinator {
             },
             noop_plan: options.noop_plan,
             sleep_ms: options.sleep_ms,
+            signoff_deck: options.signoff_deck.clone(),
         };
         let job = JobRecord::new(job_id.clone(), name, options, now_ms());
         self.context.store.create_job(&job, &inputs).await?;

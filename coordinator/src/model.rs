@@ -16,6 +16,8 @@ pub enum JobState {
     Planning,
     Executing,
     Evaluating,
+    /// the best candidates go through the foundry's deck (when the job names one)
+    Signoff,
     Passed,
     Iterating,
     Completed,
@@ -31,6 +33,7 @@ impl JobState {
             JobState::Planning => "planning",
             JobState::Executing => "executing",
             JobState::Evaluating => "evaluating",
+            JobState::Signoff => "signoff",
             JobState::Passed => "passed",
             JobState::Iterating => "iterating",
             JobState::Completed => "completed",
@@ -70,6 +73,10 @@ pub struct JobOptions {
     pub noop_plan: bool,
     #[serde(default)]
     pub sleep_ms: u64,
+    /// the foundry deck the best candidates go through before the job ends
+    /// (a name among the workers' configured decks); empty = none
+    #[serde(default)]
+    pub signoff_deck: String,
 }
 
 /// The three input files as text, kept so that a restarted coordinator can parse them again.
@@ -130,9 +137,12 @@ pub struct JobRecord {
     /// when the current iteration's candidates were enqueued
     #[serde(default)]
     pub iteration_started_ms: u64,
-    /// ids of the current iteration's candidates
+    /// ids of the current iteration's candidates (in SIGNOFF: the signoff candidates)
     #[serde(default)]
     pub iteration_candidates: Vec<String>,
+    /// the signoff candidates were enqueued
+    #[serde(default)]
+    pub signoff_enqueued: bool,
 }
 
 impl JobRecord {
@@ -158,6 +168,7 @@ impl JobRecord {
             route_probed: false,
             iteration_started_ms: 0,
             iteration_candidates: Vec::new(),
+            signoff_enqueued: false,
         }
     }
 
@@ -173,6 +184,8 @@ pub enum Origin {
     Draft,
     Improve,
     Repair,
+    /// a kept candidate run again through the foundry's deck
+    Signoff,
 }
 
 impl Origin {
@@ -181,6 +194,7 @@ impl Origin {
             Origin::Draft => "draft",
             Origin::Improve => "improve",
             Origin::Repair => "repair",
+            Origin::Signoff => "signoff",
         }
     }
 }

@@ -105,6 +105,7 @@ pub fn job_summary(job: &JobRecord, total: usize, finished: usize) -> JobSummary
         created_ms: job.created_ms,
         updated_ms: job.updated_ms,
         error: job.error.clone(),
+        signoff_deck: job.options.signoff_deck.clone(),
     }
 }
 
@@ -274,6 +275,7 @@ impl Jobs for CoordinatorService {
                     candidate_deadline_ms: options.candidate_deadline_ms,
                     noop_plan: options.noop_plan,
                     sleep_ms: options.sleep_ms,
+                    signoff_deck: options.signoff_deck,
                 },
             )
             .await?;

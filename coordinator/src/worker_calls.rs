@@ -226,7 +226,9 @@ pub(crate) async fn probe(
     );
     let mut tries = Tries::default();
     let mut excluded = BTreeSet::new();
-    let mut never_cancelled = watch::channel(false).1;
+    // a probe belongs to no job's cancellation; the sender must live, or the
+    // closed channel would read as "cancelled" at once
+    let (_never_cancel, mut never_cancelled) = watch::channel(false);
     let mut shutdown = context.shutdown.subscribe();
     let candidate_id = format!("{job_id}-probe");
     loop {

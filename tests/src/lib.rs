@@ -652,6 +652,7 @@ pub fn small_job(candidates: u32, iterations: u32, seed: u64) -> JobOptions {
         candidate_deadline_ms: 120_000,
         noop_plan: false,
         sleep_ms: 0,
+        signoff_deck: String::new(),
     }
 }
 
@@ -666,6 +667,7 @@ pub fn sleep_job(candidates: u32, iterations: u32, sleep_ms: u64) -> JobOptions 
         candidate_deadline_ms: 60_000,
         noop_plan: true,
         sleep_ms,
+        signoff_deck: String::new(),
     }
 }
 

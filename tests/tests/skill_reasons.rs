@@ -47,6 +47,7 @@ async fn every_reason_the_planner_relies_on_is_given_by_the_skills() {
         python: python(),
         skills_dir: skills_dir(),
         memory_limit_bytes: 0,
+        signoff_decks: String::new(),
     };
     let mut process = SkillProcess::spawn(&command, 0).expect("the skill server starts");
     process.initialize(deadline()).await.expect("initialize");

@@ -21,6 +21,7 @@ fn job(job_id: &str, created_ms: u64) -> JobRecord {
         candidate_deadline_ms: 1000,
         noop_plan: true,
         sleep_ms: 0,
+        signoff_deck: String::new(),
     };
     JobRecord::new(job_id.into(), "t".into(), options, created_ms)
 }

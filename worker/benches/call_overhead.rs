@@ -101,6 +101,7 @@ fn main() {
             python: python(),
             skills_dir: skills_dir(),
             memory_limit_bytes: 4 * 1024 * 1024 * 1024,
+        signoff_decks: String::new(),
         };
         let mut process = SkillProcess::spawn(&command, 0).expect("spawn skill server");
         let far = || tokio::time::Instant::now() + Duration::from_secs(30);

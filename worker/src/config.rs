@@ -68,6 +68,11 @@ pub struct CommandLine {
     /// worker id (default: <hostname>-<random>)
     #[arg(long, env = "CENTROID_WORKER_ID")]
     pub worker_id: Option<String>,
+    /// foundry DRC decks jobs may name for signoff (`:`-separated KLayout deck files;
+    /// a job names one by its file name). A deck is code KLayout runs: install only
+    /// decks you trust.
+    #[arg(long, env = "CENTROID_SIGNOFF_DECKS")]
+    pub signoff_decks: Option<String>,
 }
 
 /// The worker's settings after layering. `Default` is the built-in layer and
@@ -90,6 +95,8 @@ pub struct WorkerConfig {
     pub log_format: LogFormat,
     pub ready_file: Option<PathBuf>,
     pub worker_id: Option<String>,
+    /// `:`-separated foundry deck files `signoff.run` may run
+    pub signoff_decks: String,
 }
 
 impl Default for WorkerConfig {
@@ -109,6 +116,7 @@ impl Default for WorkerConfig {
             log_format: LogFormat::Text,
             ready_file: None,
             worker_id: None,
+            signoff_decks: String::new(),
         }
     }
 }

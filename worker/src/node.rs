@@ -40,6 +40,7 @@ impl Node {
             python: config.python.clone(),
             skills_dir: config.skills_dir.clone(),
             memory_limit_bytes: config.memory_limit_bytes(),
+            signoff_decks: config.signoff_decks.clone(),
         };
         let pool = Pool::new(
             command,

@@ -16,6 +16,9 @@ use tokio::time::Instant;
 
 use crate::error::SkillProcessError;
 
+/// The variable naming the foundry decks to the skill server (`signoff.run`).
+pub const SIGNOFF_DECKS_VARIABLE: &str = "CENTROID_SIGNOFF_DECKS";
+
 /// How to start a skill server.
 #[derive(Debug, Clone)]
 pub struct SkillServerCommand {
@@ -25,6 +28,9 @@ pub struct SkillServerCommand {
     pub skills_dir: PathBuf,
     /// RLIMIT_AS of the child in bytes; 0 = no cap
     pub memory_limit_bytes: u64,
+    /// the foundry decks `signoff.run` may run (`:`-separated files, handed to the
+    /// child as `CENTROID_SIGNOFF_DECKS`); empty = whatever the environment says
+    pub signoff_decks: String,
 }
 
 /// Who the child is working for, or last worked for: stamped on its stderr lines.
@@ -131,6 +137,9 @@ impl SkillProcess {
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .process_group(0);
+        if !command.signoff_decks.is_empty() {
+            process_command.env(SIGNOFF_DECKS_VARIABLE, &command.signoff_decks);
+        }
         let memory_limit_bytes = command.memory_limit_bytes;
         // SAFETY: the closure runs in the forked child before exec and only calls
         // async-signal-safe libc functions (setrlimit, prctl); it allocates nothing.

@@ -15,15 +15,37 @@ use crate::evaluator;
 use crate::model::{CandidateResult, CandidateStatus, EventKind, JobRecord, JobState, now_ms};
 use crate::search::Journal;
 
+/// Where the candidates of the current iteration stand.
+pub(super) enum Awaited {
+    AllIn,
+    Waiting,
+    Stop,
+}
+
 impl Driver {
     pub(super) async fn wait_for_results(&mut self, job: &mut JobRecord) -> Flow {
+        match self.await_iteration(job).await {
+            Awaited::Stop => Flow::Stop,
+            Awaited::Waiting => Flow::Continue,
+            Awaited::AllIn => {
+                let message = "every candidate of the iteration is in";
+                ending::transition(&self.context, job, JobState::Evaluating, message).await;
+                Flow::Continue
+            }
+        }
+    }
+
+    /// Whether every candidate of `job.iteration_candidates` has a result; waits a
+    /// little while some are missing, and records as lost the ones past every
+    /// delivery's deadline.
+    pub(super) async fn await_iteration(&mut self, job: &mut JobRecord) -> Awaited {
         let context = self.context.clone();
         let job_id = job.job_id.clone();
         let Some(result_ids) = context
             .with_store_retry("read result ids", || context.store.result_ids(&job_id))
             .await
         else {
-            return Flow::Stop;
+            return Awaited::Stop;
         };
         let finished: HashSet<String> = result_ids.into_iter().collect();
         if job.iteration_candidates.is_empty() {
@@ -32,7 +54,7 @@ impl Driver {
                 .with_store_retry("read candidates", || context.store.candidates(&job_id))
                 .await
             else {
-                return Flow::Stop;
+                return Awaited::Stop;
             };
             job.iteration_candidates = candidates
                 .into_iter()
@@ -46,9 +68,7 @@ impl Driver {
             .filter(|candidate_id| !finished.contains(*candidate_id))
             .collect();
         if missing.is_empty() {
-            let message = "every candidate of the iteration is in";
-            ending::transition(&context, job, JobState::Evaluating, message).await;
-            return Flow::Continue;
+            return Awaited::AllIn;
         }
         let config = &context.config;
         let stall_limit_ms = job
@@ -61,7 +81,7 @@ impl Driver {
             && now_ms().saturating_sub(job.iteration_started_ms) > stall_limit_ms;
         if !stalled {
             self.wait_a_little(Duration::from_millis(250)).await;
-            return Flow::Continue;
+            return Awaited::Waiting;
         }
         for candidate_id in missing {
             let message = format!("no result within {stall_limit_ms} ms");
@@ -78,11 +98,11 @@ impl Driver {
                 .await
                 .is_none()
             {
-                return Flow::Stop;
+                return Awaited::Stop;
             }
             tracing::warn!(session_id = %job_id, candidate_id = %candidate_id, "candidate lost: no result in time");
         }
-        Flow::Continue
+        Awaited::Waiting
     }
 
     pub(super) async fn evaluate_iteration(
@@ -149,7 +169,11 @@ impl Driver {
             && !job.best_candidate_id.is_empty();
         artifacts::keep_best(&context, &job_id, &evaluated).await;
         let last_iteration = job.iteration + 1 >= job.options.max_iterations;
-        if job.best_passed && (!improved || last_iteration) {
+        let search_ends = (job.best_passed && !improved) || last_iteration;
+        if search_ends && !job.options.signoff_deck.is_empty() {
+            let message = format!("the search ends; foundry deck {}", job.options.signoff_deck);
+            ending::transition(&context, job, JobState::Signoff, &message).await;
+        } else if job.best_passed && (!improved || last_iteration) {
             let message = "the best candidate passed and no longer improves";
             ending::transition(&context, job, JobState::Passed, message).await;
         } else if last_iteration {

@@ -13,6 +13,9 @@
 mod ending;
 mod execution;
 mod planning;
+mod signoff;
+
+use execution::Awaited;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -196,8 +199,12 @@ impl Driver {
             )
         {
             let message = format!("time budget of {} ms spent", job.options.time_budget_ms);
-            ending::conclude(&self.context, job, &message).await;
-            return Flow::Stop;
+            if job.options.signoff_deck.is_empty() {
+                ending::conclude(&self.context, job, &message).await;
+                return Flow::Stop;
+            }
+            ending::transition(&self.context, job, JobState::Signoff, &message).await;
+            return Flow::Continue;
         }
         match job.state {
             JobState::Init => {
@@ -221,6 +228,7 @@ impl Driver {
             JobState::Planning => self.plan_iteration(job, &context).await,
             JobState::Executing => self.wait_for_results(job).await,
             JobState::Evaluating => self.evaluate_iteration(job, &context).await,
+            JobState::Signoff => self.run_signoff(job, &context).await,
             JobState::Passed => {
                 ending::transition(&self.context, job, JobState::Completed, "completed").await;
                 Flow::Continue

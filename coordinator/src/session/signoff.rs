@@ -1,0 +1,310 @@
+//! SIGNOFF: when the job names a foundry deck, the best candidates of the search
+//! are run again with `signoff.run` after their export (a deterministic plan
+//! gives the same layout), and the job's best becomes the best of those the deck
+//! finds clean. A deck that fails to run fails its candidate: never "0 violations".
+
+use serde_json::{Value, json};
+
+use super::{Awaited, Driver, Flow, ending};
+use crate::artifacts;
+use crate::evaluator;
+use crate::model::{
+    CandidateRecord, CandidateResult, EventKind, JobRecord, JobState, Origin, Plan, PlanStep,
+    now_ms,
+};
+use crate::planner::plan_builder::CANDIDATE_DIR;
+
+/// The skill that runs a foundry deck on a GDS.
+const SIGNOFF_SKILL: &str = "signoff.run";
+
+impl Driver {
+    pub(super) async fn run_signoff(
+        &mut self,
+        job: &mut JobRecord,
+        task: &centroid_schemas::TaskContext,
+    ) -> Flow {
+        if !job.signoff_enqueued {
+            return self.enqueue_signoff(job).await;
+        }
+        match self.await_iteration(job).await {
+            Awaited::Stop => Flow::Stop,
+            Awaited::Waiting => Flow::Continue,
+            Awaited::AllIn => self.judge_signoff(job, task).await,
+        }
+    }
+
+    async fn enqueue_signoff(&mut self, job: &mut JobRecord) -> Flow {
+        let context = self.context.clone();
+        let job_id = job.job_id.clone();
+        let store = &context.store;
+        let Some(candidates) = context
+            .with_store_retry("read candidates", || store.candidates(&job_id))
+            .await
+        else {
+            return Flow::Stop;
+        };
+        let Some(results) = context
+            .with_store_retry("read results", || store.results(&job_id))
+            .await
+        else {
+            return Flow::Stop;
+        };
+        let kept = context.config.signoff_candidates.max(1) as usize;
+        let chosen = choose_for_signoff(&candidates, kept);
+        let signoff_candidates: Vec<CandidateRecord> = chosen
+            .iter()
+            .enumerate()
+            .filter_map(|(index, candidate)| {
+                let plan = results
+                    .get(&candidate.candidate_id)
+                    .and_then(|result: &CandidateResult| result.plan.clone())
+                    .unwrap_or_else(|| candidate.plan.clone());
+                let plan = with_signoff_step(&plan, &job.options.signoff_deck)?;
+                Some(CandidateRecord {
+                    candidate_id: format!("{job_id}-signoff-c{index}"),
+                    job_id: job_id.clone(),
+                    iteration: job.iteration,
+                    parent_id: candidate.candidate_id.clone(),
+                    origin: Origin::Signoff,
+                    design_point: candidate.design_point.clone(),
+                    required_skills: candidate
+                        .required_skills
+                        .iter()
+                        .cloned()
+                        .chain([SIGNOFF_SKILL.to_string()])
+                        .collect(),
+                    plan,
+                    evaluation: None,
+                })
+            })
+            .collect();
+        if signoff_candidates.is_empty() {
+            let message = "no candidate with an exported layout to run the foundry deck on";
+            ending::conclude(&context, job, message).await;
+            return Flow::Stop;
+        }
+        job.signoff_enqueued = true;
+        job.iteration_started_ms = now_ms();
+        job.iteration_candidates = signoff_candidates
+            .iter()
+            .map(|candidate| candidate.candidate_id.clone())
+            .collect();
+        job.updated_ms = now_ms();
+        if context
+            .with_store_retry("enqueue signoff", || {
+                store.enqueue_iteration(job, &signoff_candidates)
+            })
+            .await
+            .is_none()
+        {
+            return Flow::Stop;
+        }
+        context.queue_changed.notify_waiters();
+        let parents: Vec<&str> = signoff_candidates
+            .iter()
+            .map(|candidate| candidate.parent_id.as_str())
+            .collect();
+        let message = format!(
+            "foundry deck {} on {} candidates",
+            job.options.signoff_deck,
+            parents.len()
+        );
+        let data = json!({"deck": job.options.signoff_deck, "candidates": job.iteration_candidates, "parents": parents});
+        context
+            .emit(job, EventKind::StateChanged, "", message, data)
+            .await;
+        Flow::Continue
+    }
+
+    /// Evaluates the signoff candidates; the best clean one is the job's best.
+    async fn judge_signoff(
+        &mut self,
+        job: &mut JobRecord,
+        task: &centroid_schemas::TaskContext,
+    ) -> Flow {
+        let context = self.context.clone();
+        let job_id = job.job_id.clone();
+        let store = &context.store;
+        let Some(candidates) = context
+            .with_store_retry("read candidates", || store.candidates(&job_id))
+            .await
+        else {
+            return Flow::Stop;
+        };
+        let Some(results) = context
+            .with_store_retry("read results", || store.results(&job_id))
+            .await
+        else {
+            return Flow::Stop;
+        };
+        let mut judged = Vec::new();
+        for mut candidate in candidates
+            .into_iter()
+            .filter(|candidate| job.iteration_candidates.contains(&candidate.candidate_id))
+        {
+            if candidate.evaluation.is_none()
+                && let Some(result) = results.get(&candidate.candidate_id)
+            {
+                let evaluation = evaluator::evaluate(&task.objectives, result);
+                candidate.evaluation = Some(evaluation.clone());
+                if context
+                    .with_store_retry("write evaluation", || store.put_candidate(&candidate))
+                    .await
+                    .is_none()
+                {
+                    return Flow::Stop;
+                }
+                let message = match &evaluation.signoff {
+                    Some(verdict) => format!(
+                        "foundry deck {}: {} violations",
+                        verdict.deck, verdict.violations
+                    ),
+                    None => format!(
+                        "foundry deck did not run: {}",
+                        evaluation.reasons.join("; ")
+                    ),
+                };
+                let data = serde_json::to_value(&evaluation).unwrap_or(Value::Null);
+                context
+                    .emit(
+                        job,
+                        EventKind::Evaluation,
+                        &candidate.candidate_id,
+                        message,
+                        data,
+                    )
+                    .await;
+            }
+            judged.push(candidate);
+        }
+        let best = judged
+            .iter()
+            .filter_map(|candidate| {
+                candidate
+                    .evaluation
+                    .as_ref()
+                    .map(|evaluation| (candidate, evaluation))
+            })
+            .max_by(|(left_candidate, left), (right_candidate, right)| {
+                (left.passed, left.score)
+                    .partial_cmp(&(right.passed, right.score))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(
+                        right_candidate
+                            .candidate_id
+                            .cmp(&left_candidate.candidate_id),
+                    )
+            });
+        if let Some((best, evaluation)) = best {
+            job.best_candidate_id = best.candidate_id.clone();
+            job.best_score = evaluation.score;
+            job.best_passed = evaluation.passed;
+        }
+        artifacts::keep_best(&context, &job_id, &judged).await;
+        if job.best_passed {
+            let message = "the foundry deck found the best candidate clean";
+            ending::transition(&context, job, JobState::Passed, message).await;
+            return Flow::Continue;
+        }
+        let message = format!(
+            "the foundry deck {} passed no kept candidate",
+            job.options.signoff_deck
+        );
+        ending::conclude(&context, job, &message).await;
+        Flow::Stop
+    }
+}
+
+/// The candidates worth a deck run: those that passed our own checks, best first;
+/// when none passed, the best that produced a layout.
+fn choose_for_signoff(candidates: &[CandidateRecord], count: usize) -> Vec<&CandidateRecord> {
+    let mut ranked: Vec<&CandidateRecord> = candidates
+        .iter()
+        .filter(|candidate| candidate.origin != Origin::Signoff)
+        .filter(|candidate| {
+            candidate
+                .evaluation
+                .as_ref()
+                .is_some_and(|evaluation| evaluation.score > 0.0)
+        })
+        .collect();
+    ranked.sort_by(|left, right| {
+        let key = |candidate: &CandidateRecord| {
+            let evaluation = candidate.evaluation.as_ref().expect("filtered");
+            (evaluation.passed, evaluation.score)
+        };
+        key(right)
+            .partial_cmp(&key(left))
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(left.candidate_id.cmp(&right.candidate_id))
+    });
+    ranked.truncate(count);
+    ranked
+}
+
+/// `plan` with a `signoff.run` of its exported GDS appended; `None` when the plan
+/// exports no layout.
+fn with_signoff_step(plan: &Plan, deck: &str) -> Option<Plan> {
+    let export = plan
+        .steps
+        .iter()
+        .find(|step| step.skill == "layout.export")?;
+    let gds_path = export.arguments.get("path").and_then(Value::as_str)?;
+    let top_cell = export
+        .arguments
+        .get("cell")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let mut signed = plan.clone();
+    signed.steps.push(PlanStep {
+        step_id: format!("s{:02}_signoff_run", plan.steps.len() + 1),
+        skill: SIGNOFF_SKILL.into(),
+        arguments: json!({
+            "deck": deck,
+            "gds_path": gds_path,
+            "top_cell": top_cell,
+            "report_path": format!("{CANDIDATE_DIR}/signoff.lyrdb"),
+        }),
+        optional: false,
+        output_cell: String::new(),
+    });
+    signed.summary = format!("{}; foundry deck {deck}", plan.summary);
+    Some(signed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_deck_runs_on_the_exported_gds_after_the_plan() {
+        let step = |skill: &str, arguments: Value| PlanStep {
+            step_id: skill.replace('.', "_"),
+            skill: skill.into(),
+            arguments,
+            optional: false,
+            output_cell: String::new(),
+        };
+        let plan = Plan {
+            summary: "p".into(),
+            steps: vec![
+                step("drc.run", json!({"cell": "TOP"})),
+                step(
+                    "layout.export",
+                    json!({"cell": "TOP", "path": "${CANDIDATE_DIR}/layout.gds"}),
+                ),
+            ],
+        };
+        let signed = with_signoff_step(&plan, "deck.drc").expect("an exported layout");
+        let last = signed.steps.last().unwrap();
+        assert_eq!(last.skill, "signoff.run");
+        assert_eq!(last.arguments["gds_path"], "${CANDIDATE_DIR}/layout.gds");
+        assert_eq!(last.arguments["top_cell"], "TOP");
+        assert_eq!(last.arguments["deck"], "deck.drc");
+        let unexported = Plan {
+            summary: "p".into(),
+            steps: vec![step("drc.run", json!({}))],
+        };
+        assert!(with_signoff_step(&unexported, "deck.drc").is_none());
+    }
+}
