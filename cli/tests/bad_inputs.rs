@@ -390,12 +390,69 @@ fn corpus() -> Vec<Case> {
         edit(
             "unknown rule type",
             Rules,
-            "expected one of: width, spacing, enclosure, extension, overlap, density",
+            "expected one of: width, spacing, enclosure, extension, overlap, density, area",
             |r| {
                 push_rule(
                     r,
-                    json!({"id": "X.8", "type": "area", "layer": "Metal1", "min": 1e-13}),
+                    json!({"id": "X.8", "type": "angle", "layer": "Metal1", "min": 1e-13}),
                 ) + "/type"
+            },
+        ),
+        edit(
+            "line-end enclosure without end_width",
+            Rules,
+            "\"end_min\" needs \"end_width\"",
+            |r| {
+                let rule = json!({"id": "X.10", "type": "enclosure", "layer": "Metal1",
+                                  "layer2": "Cont", "end_min": 6e-8});
+                push_rule(r, rule) + "/end_min"
+            },
+        ),
+        edit(
+            "adjacent enclosure without adjacent_min",
+            Rules,
+            "\"adjacent_below\" needs \"adjacent_min\"",
+            |r| {
+                let rule = json!({"id": "X.11", "type": "enclosure", "layer": "Metal1",
+                                  "layer2": "Cont", "min": 0, "adjacent_below": 4e-8});
+                push_rule(r, rule) + "/adjacent_below"
+            },
+        ),
+        edit(
+            "area rule without min",
+            Rules,
+            "an area rule needs \"min\"",
+            |r| push_rule(r, json!({"id": "X.12", "type": "area", "layer": "Metal1"})),
+        ),
+        edit(
+            "area in square micrometres by mistake",
+            Rules,
+            "areas are in square metres",
+            |r| {
+                push_rule(
+                    r,
+                    json!({"id": "X.13", "type": "area", "layer": "Metal1", "min": 0.09}),
+                ) + "/min"
+            },
+        ),
+        edit(
+            "width_over on a two-layer spacing",
+            Rules,
+            "remove \"layer2\" or \"width_over\"",
+            |r| {
+                let rule = json!({"id": "X.14", "type": "spacing", "layer": "Metal1",
+                                  "layer2": "Metal2", "min": 3e-7, "width_over": 1e-5});
+                push_rule(r, rule) + "/width_over"
+            },
+        ),
+        edit(
+            "line-end field on a width rule",
+            Rules,
+            "belongs to enclosure rules",
+            |r| {
+                let rule = json!({"id": "X.15", "type": "width", "layer": "Metal1", "min": 1.6e-7,
+                                  "end_min": 6e-8, "end_width": 3.4e-7});
+                push_rule(r, rule) + "/end_min"
             },
         ),
         edit(
