@@ -54,7 +54,7 @@ lint: klayout
 test-python: klayout signoff
 	cd $(SKILLS_DIR) && ../../$(VENV)/bin/python -m pytest -q
 
-test-rust: klayout redis
+test-rust: klayout redis signoff
 	$(CARGO) build --workspace --bins
 	$(CARGO) test --workspace
 

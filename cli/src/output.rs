@@ -219,7 +219,9 @@ pub fn build_report(
             BestCandidate {
                 candidate_id: candidate.candidate_id.clone(),
                 score: candidate.score,
-                passed: candidate.passed,
+                // the job's verdict: a foundry deck that did not run leaves a
+                // candidate that passed our own checks without a pass
+                passed: candidate.passed && job.best_passed,
                 gds: "best.gds".to_owned(),
                 png: artifact(&view.artifacts, &candidate.candidate_id, PNG_MEDIA_TYPE)
                     .map(|_| "best.png".to_owned()),

@@ -177,7 +177,33 @@ impl Driver {
             }
             judged.push(candidate);
         }
-        let best = judged
+        // only a candidate whose deck run finished carries the deck's verdict (and a layout)
+        let ran: Vec<CandidateRecord> = judged
+            .iter()
+            .filter(|candidate| {
+                results
+                    .get(&candidate.candidate_id)
+                    .is_some_and(|result| result.ok)
+            })
+            .cloned()
+            .collect();
+        if ran.is_empty() {
+            // the search's best stays the best, but it did not pass: the deck never ran
+            job.best_passed = false;
+            let error = judged
+                .iter()
+                .filter_map(|candidate| results.get(&candidate.candidate_id))
+                .map(|result| format!("{}: {}", result.error_code, result.error_message))
+                .next()
+                .unwrap_or_default();
+            let message = format!(
+                "the foundry deck {} did not run: {error}",
+                job.options.signoff_deck
+            );
+            ending::conclude(&context, job, &message).await;
+            return Flow::Stop;
+        }
+        let best = ran
             .iter()
             .filter_map(|candidate| {
                 candidate
@@ -200,7 +226,7 @@ impl Driver {
             job.best_score = evaluation.score;
             job.best_passed = evaluation.passed;
         }
-        artifacts::keep_best(&context, &job_id, &judged).await;
+        artifacts::keep_best(&context, &job_id, &ran).await;
         if job.best_passed {
             let message = "the foundry deck found the best candidate clean";
             ending::transition(&context, job, JobState::Passed, message).await;
