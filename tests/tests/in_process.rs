@@ -90,6 +90,8 @@ impl Worker for FakeWorker {
             }
             let data = match step.skill.as_str() {
                 "drc.run" => serde_json::json!({"total": 0, "clean": true}),
+                "route.info" => serde_json::json!({"pitch_um": 0.5}),
+                "lvs.run" => serde_json::json!({"match": true}),
                 "layout.metrics" => {
                     serde_json::json!({"bbox_area_um2": 100.0, "device_area_um2": 60.0, "matching_score": 1.0})
                 }
@@ -173,6 +175,9 @@ const SKILLS: &[&str] = &[
     "layout.create_interdigitated_group",
     "layout.add_dummies",
     "layout.place",
+    "route.info",
+    "route.nets",
+    "lvs.run",
     "drc.run",
     "layout.metrics",
     "layout.export",
