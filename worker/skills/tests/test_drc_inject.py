@@ -226,6 +226,9 @@ def test_adjacent_enclosure_corner_and_thick_sides(toy12: Client) -> None:
                       ("Via1", (0.6, 0.6, 0.86, 0.86))])
     data = toy12.call("drc.run", cell="b", rules=["X.adj"])
     assert data["total"] == 1 and data["violations"][0]["markers_um"] == [[0.0, 0.0, 0.26, 0.26]]
+    # a via sticking out of its pad on one side fails the adjacent rule on its own
+    draw(toy12, "c", [("Via1", (0, 0, 0.26, 0.26)), ("Metal1", (0.01, -0.1, 0.5, 0.36))])
+    assert counts(toy12, "c", rules=["X.adj"]) == {"X.adj": 1}
 
 
 @pytest.mark.parametrize("step", [G, 0.0])

@@ -19,9 +19,9 @@ database units (1 nm), with ``A`` = region of ``layer`` and ``B`` = region of ``
                 end_width whose both corners are convex (``A.edges(Convex)``); a B shape
                 overlapping the strip ``end_min`` deep inside a line end violates.
                 ``adjacent_min``/``adjacent_below``: the B edges enclosed by less than
-                adjacent_below (projection metrics, or not inside A) are thin sides; the
-                edges of the same shape adjacent to a thin side must be enclosed by
-                adjacent_min.  Both count and mark the B shapes in violation.
+                adjacent_below (projection metrics) are thin sides; the edges of the
+                same shape adjacent to a thin side must be enclosed by adjacent_min (a B
+                shape not inside A violates).  Both count and mark the B shapes.
 * extension  -- where A crosses B: the edges of ``A & B`` that lie on B's boundary
                 (including edges where A ends flush with B) are extruded outwards by
                 min; whatever of that is not covered by A is a violation (so a flush
@@ -181,27 +181,28 @@ def line_end_violations(a: kdb.Region, inner: kdb.Region, end_min: int, end_widt
 
 
 def _thin_edges(a: kdb.Region, inner: kdb.Region, below: int) -> kdb.Edges:
-    """Edges of ``inner`` enclosed by ``a`` by less than ``below`` (projection metrics), or
-    not inside ``a`` at all."""
-    edges = inner.edges()
-    thin = a.enclosing_check(inner, below, True, kdb.Region.Projection).second_edges()
-    return thin + edges.not_inside(a)
+    """Edges of ``inner`` (shapes inside ``a``) enclosed by ``a`` by less than ``below``
+    (projection metrics; an edge on ``a``'s boundary is enclosed by 0)."""
+    return a.enclosing_check(inner, below, True, kdb.Region.Projection).second_edges()
 
 
 def adjacent_violations(a: kdb.Region, inner: kdb.Region, adjacent_min: int, below: int) -> kdb.Region:
     """Shapes of ``inner`` with a side enclosed by less than ``below`` whose adjacent side is
-    enclosed by less than ``adjacent_min``."""
-    thin = _thin_edges(a, inner, below)
+    enclosed by less than ``adjacent_min``; a shape not inside ``a`` has such sides."""
+    outside = inner - a
+    sticking = inner.interacting(outside) if not outside.is_empty() else kdb.Region()
+    inside = inner.not_interacting(outside) if not outside.is_empty() else inner
+    thin = _thin_edges(a, inside, below)
     if thin.is_empty():
-        return kdb.Region()
-    edges = inner.edges()
+        return sticking
+    edges = inside.edges()
     horizontal, vertical = edges.with_angle(0, False), edges.with_angle(0, True)
     # the sides next to a thin side: the edges of the other orientation touching it
     adjacent = vertical.interacting(thin.with_angle(0, False)) + \
         horizontal.interacting(thin.with_angle(0, True))
-    short = _thin_edges(a, inner, adjacent_min) if adjacent_min > 0 else kdb.Edges()
+    short = _thin_edges(a, inside, adjacent_min) if adjacent_min > 0 else kdb.Edges()
     failing = adjacent & short
-    return inner.interacting(failing) if not failing.is_empty() else kdb.Region()
+    return sticking + (inside.interacting(failing) if not failing.is_empty() else kdb.Region())
 
 
 def run_checks(tech: Technology, layout: kdb.Layout, cell: kdb.Cell,
