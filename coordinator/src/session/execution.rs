@@ -3,7 +3,7 @@
 //! cannot hang a job) and EVALUATING (scores, the job's best, kept artifacts, and
 //! whether to iterate).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use centroid_schemas::TaskContext;
@@ -12,7 +12,10 @@ use serde_json::Value;
 use super::{Driver, Flow, ending};
 use crate::artifacts;
 use crate::evaluator;
-use crate::model::{CandidateResult, CandidateStatus, EventKind, JobRecord, JobState, now_ms};
+use crate::model::{
+    CandidateRecord, CandidateResult, CandidateStatus, Evaluation, EventKind, JobRecord, JobState,
+    now_ms,
+};
 use crate::search::Journal;
 
 /// Where the candidates of the current iteration stand.
@@ -105,6 +108,46 @@ impl Driver {
         Awaited::Waiting
     }
 
+    /// The job's candidates and results; each candidate `current` selects that has
+    /// a result but no evaluation yet is evaluated, stored and reported. `None` on
+    /// shutdown.
+    pub(super) async fn evaluate_candidates(
+        &self,
+        job: &JobRecord,
+        task: &TaskContext,
+        current: impl Fn(&CandidateRecord) -> bool,
+    ) -> Option<(Vec<CandidateRecord>, HashMap<String, CandidateResult>)> {
+        let context = &self.context;
+        let store = &context.store;
+        let candidates = context
+            .with_store_retry("read candidates", || store.candidates(&job.job_id))
+            .await?;
+        let results = context
+            .with_store_retry("read results", || store.results(&job.job_id))
+            .await?;
+        let mut evaluated = Vec::with_capacity(candidates.len());
+        for mut candidate in candidates {
+            if current(&candidate)
+                && candidate.evaluation.is_none()
+                && let Some(result) = results.get(&candidate.candidate_id)
+            {
+                let evaluation = evaluator::evaluate(&task.objectives, result);
+                candidate.evaluation = Some(evaluation.clone());
+                context
+                    .with_store_retry("write evaluation", || store.put_candidate(&candidate))
+                    .await?;
+                let message = evaluation_message(&evaluation);
+                let data = serde_json::to_value(&evaluation).unwrap_or(Value::Null);
+                let candidate_id = &candidate.candidate_id;
+                context
+                    .emit(job, EventKind::Evaluation, candidate_id, message, data)
+                    .await;
+            }
+            evaluated.push(candidate);
+        }
+        Some((evaluated, results))
+    }
+
     pub(super) async fn evaluate_iteration(
         &mut self,
         job: &mut JobRecord,
@@ -112,52 +155,13 @@ impl Driver {
     ) -> Flow {
         let context = self.context.clone();
         let job_id = job.job_id.clone();
-        let store = &context.store;
-        let Some(candidates) = context
-            .with_store_retry("read candidates", || store.candidates(&job_id))
+        let iteration = job.iteration;
+        let Some((evaluated, _)) = self
+            .evaluate_candidates(job, task, |candidate| candidate.iteration == iteration)
             .await
         else {
             return Flow::Stop;
         };
-        let Some(results) = context
-            .with_store_retry("read results", || store.results(&job_id))
-            .await
-        else {
-            return Flow::Stop;
-        };
-        let mut evaluated = Vec::with_capacity(candidates.len());
-        for mut candidate in candidates {
-            if candidate.iteration == job.iteration
-                && candidate.evaluation.is_none()
-                && let Some(result) = results.get(&candidate.candidate_id)
-            {
-                let evaluation = evaluator::evaluate(&task.objectives, result);
-                candidate.evaluation = Some(evaluation.clone());
-                if context
-                    .with_store_retry("write evaluation", || store.put_candidate(&candidate))
-                    .await
-                    .is_none()
-                {
-                    return Flow::Stop;
-                }
-                let message = if evaluation.passed {
-                    "passed".to_string()
-                } else {
-                    format!("not passed: {}", evaluation.reasons.join("; "))
-                };
-                let data = serde_json::to_value(&evaluation).unwrap_or(Value::Null);
-                context
-                    .emit(
-                        job,
-                        EventKind::Evaluation,
-                        &candidate.candidate_id,
-                        message,
-                        data,
-                    )
-                    .await;
-            }
-            evaluated.push(candidate);
-        }
         let previous = (job.best_passed, job.best_score);
         if let Some(best) = Journal::from_candidates(&evaluated).best() {
             let evaluation = best.evaluation.as_ref().expect("best has an evaluation");
@@ -184,5 +188,21 @@ impl Driver {
             ending::transition(&context, job, JobState::Iterating, "iterating").await;
         }
         Flow::Continue
+    }
+}
+
+/// One line on an evaluation for the job's events.
+fn evaluation_message(evaluation: &Evaluation) -> String {
+    let verdict = if evaluation.passed {
+        "passed".to_string()
+    } else {
+        format!("not passed: {}", evaluation.reasons.join("; "))
+    };
+    match &evaluation.signoff {
+        Some(deck) => format!(
+            "foundry deck {}: {} violations; {verdict}",
+            deck.deck, deck.violations
+        ),
+        None => verdict,
     }
 }

@@ -7,7 +7,6 @@ use serde_json::{Value, json};
 
 use super::{Awaited, Driver, Flow, ending};
 use crate::artifacts;
-use crate::evaluator;
 use crate::model::{
     CandidateRecord, CandidateResult, EventKind, JobRecord, JobState, Origin, Plan, PlanStep,
     now_ms,
@@ -124,59 +123,19 @@ impl Driver {
     ) -> Flow {
         let context = self.context.clone();
         let job_id = job.job_id.clone();
-        let store = &context.store;
-        let Some(candidates) = context
-            .with_store_retry("read candidates", || store.candidates(&job_id))
+        let signoff_ids = job.iteration_candidates.clone();
+        let Some((candidates, results)) = self
+            .evaluate_candidates(job, task, |candidate| {
+                signoff_ids.contains(&candidate.candidate_id)
+            })
             .await
         else {
             return Flow::Stop;
         };
-        let Some(results) = context
-            .with_store_retry("read results", || store.results(&job_id))
-            .await
-        else {
-            return Flow::Stop;
-        };
-        let mut judged = Vec::new();
-        for mut candidate in candidates
+        let judged: Vec<CandidateRecord> = candidates
             .into_iter()
-            .filter(|candidate| job.iteration_candidates.contains(&candidate.candidate_id))
-        {
-            if candidate.evaluation.is_none()
-                && let Some(result) = results.get(&candidate.candidate_id)
-            {
-                let evaluation = evaluator::evaluate(&task.objectives, result);
-                candidate.evaluation = Some(evaluation.clone());
-                if context
-                    .with_store_retry("write evaluation", || store.put_candidate(&candidate))
-                    .await
-                    .is_none()
-                {
-                    return Flow::Stop;
-                }
-                let message = match &evaluation.signoff {
-                    Some(verdict) => format!(
-                        "foundry deck {}: {} violations",
-                        verdict.deck, verdict.violations
-                    ),
-                    None => format!(
-                        "foundry deck did not run: {}",
-                        evaluation.reasons.join("; ")
-                    ),
-                };
-                let data = serde_json::to_value(&evaluation).unwrap_or(Value::Null);
-                context
-                    .emit(
-                        job,
-                        EventKind::Evaluation,
-                        &candidate.candidate_id,
-                        message,
-                        data,
-                    )
-                    .await;
-            }
-            judged.push(candidate);
-        }
+            .filter(|candidate| signoff_ids.contains(&candidate.candidate_id))
+            .collect();
         // only a candidate whose deck run finished carries the deck's verdict (and a layout)
         let ran: Vec<CandidateRecord> = judged
             .iter()
