@@ -253,6 +253,9 @@ def test_new_kinds_in_lyrdb(toy12: Client, tmp_path: Path) -> None:
     path = tmp_path / "n.lyrdb"
     data = toy12.call("drc.run", cell="c", rules=["X.end", "X.area"], report_path=str(path))
     assert {v["id"]: v["count"] for v in data["violations"]} == {"X.end": 1, "X.area": 1}
+    end = next(v for v in data["violations"] if v["id"] == "X.end")
+    assert (end["end_min"], end["end_width"]) == (6e-8, 3.4e-7)
+    assert end["markers_um"] == [[0.04, 1.725, 0.26, 1.945]]  # the contact itself
     rdb = krdb.ReportDatabase("x")
     rdb.load(str(path))
     assert {c.name() for c in rdb.each_category()} == {"X.end", "X.area"}

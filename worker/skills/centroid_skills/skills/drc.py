@@ -49,7 +49,7 @@ import klayout.rdb as krdb
 from centroid_skills.errors import DRC_VIOLATION, INVALID_PARAM, SkillError
 from centroid_skills.registry import NAME, obj, skill
 from centroid_skills.session import Session, box_um
-from centroid_skills.tech import DBU_UM, Rule, Technology, opened
+from centroid_skills.tech import DBU_UM, RULE_LENGTH_FIELDS, Rule, Technology, opened
 
 
 @dataclass
@@ -68,6 +68,9 @@ class RuleResult:
             "count": self.count,
             "markers_um": [box_um(b) for b in self.markers[:max_markers]],
         }
+        for key in RULE_LENGTH_FIELDS:  # the 1.2.0 fields the rule carries
+            if getattr(self.rule, key) is not None:
+                out[key] = getattr(self.rule, key)
         if self.rule.description:
             out["description"] = self.rule.description
         if self.value is not None:
@@ -80,7 +83,7 @@ def check_rule(tech: Technology, layout: kdb.Layout, cell: kdb.Cell, rule: Rule,
     res = RuleResult(rule)
     a = tech.region(layout, cell, rule.layer, cache)
     b = tech.region(layout, cell, rule.layer2, cache) if rule.layer2 else None
-    lo = tech.nm(rule.min) if rule.min is not None and rule.type != "density" else 0
+    lo = tech.nm(rule.min) if rule.min is not None and rule.type not in ("density", "area") else 0
     eps = kdb.EdgePairs()
     polys = kdb.Region()
     if rule.type == "width":
