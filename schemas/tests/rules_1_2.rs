@@ -359,7 +359,7 @@ fn the_real_rule_sets_use_all_four_additions() {
     for path in [
         "examples/pdk/ihp_sg13g2.json",
         "examples/pdk/sky130.json",
-        "worker/skills/tests/fixtures/gf180mcu.json",
+        "examples/pdk/gf180mcu.json",
     ] {
         let bytes = std::fs::read(root.join(path)).unwrap();
         let loaded = load_drc_rules(&InputFile {

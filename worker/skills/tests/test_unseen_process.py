@@ -1,5 +1,5 @@
 """A process the generators were not written against: GF180MCU (3.3 V devices,
-``fixtures/gf180mcu.json``, rule set 1.2.0 with its real line-end, adjacent-side, area and
+``examples/pdk/gf180mcu.json``, rule set 1.2.0 with its real line-end, adjacent-side, area and
 wide-metal rules).  Every example circuit, plain and 1.5x scaled, and seeded random
 circuits come out DRC- and LVS-clean; and wide metal (a capacitor plate wider than every
 width_over) routes clean on all three processes."""
@@ -12,14 +12,14 @@ from typing import Any
 
 import klayout.db as kdb
 import pytest
-from helpers import FIXTURES, REPO_ROOT, load_rule_set, scaled_rule_set
+from helpers import REPO_ROOT, load_rule_set, scaled_rule_set
 from test_flow import EXAMPLES, check, circuit, scaled_circuit
 from test_routing import random_circuit
 
 from centroid_skills import flow
 from centroid_skills.tech import Technology, opened
 
-GF180 = FIXTURES / "gf180mcu.json"
+GF180 = REPO_ROOT / "examples" / "pdk" / "gf180mcu.json"
 RULE_SETS = {"ihp_sg13g2": REPO_ROOT / "examples" / "pdk" / "ihp_sg13g2.json",
              "sky130": REPO_ROOT / "examples" / "pdk" / "sky130.json",
              "gf180mcu": GF180}
