@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use std::collections::BTreeMap;
 
-use crate::model::{CandidateResult, Evaluation, StepOutcome};
+use crate::model::{CandidateResult, Evaluation, SignoffVerdict, StepOutcome};
 
 /// Measurements read from a candidate's step results.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -43,15 +43,6 @@ pub struct Measurements {
     pub lvs_mismatches: Vec<String>,
     /// the foundry deck's verdict, when `signoff.run` ran
     pub signoff: Option<SignoffVerdict>,
-}
-
-/// What a foundry deck (`signoff.run`) found.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct SignoffVerdict {
-    pub deck: String,
-    pub violations: i64,
-    #[serde(default)]
-    pub by_rule: BTreeMap<String, i64>,
 }
 
 /// Most LVS differences listed per candidate.

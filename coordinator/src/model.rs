@@ -391,7 +391,16 @@ pub struct Evaluation {
     pub lvs_mismatches: Vec<String>,
     /// the foundry deck's verdict, when the candidate ran one
     #[serde(default)]
-    pub signoff: Option<crate::evaluator::SignoffVerdict>,
+    pub signoff: Option<SignoffVerdict>,
+}
+
+/// What a foundry deck (`signoff.run`) found.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SignoffVerdict {
+    pub deck: String,
+    pub violations: i64,
+    #[serde(default)]
+    pub by_rule: BTreeMap<String, i64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

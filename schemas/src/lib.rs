@@ -13,6 +13,7 @@ pub mod drc_rules;
 mod flatten;
 pub mod issue;
 pub mod layer_roles;
+pub mod module_types;
 pub mod modules;
 pub mod netlist;
 pub mod objectives;
@@ -26,7 +27,8 @@ pub use circuit::{
 };
 pub use drc_rules::{DerivedLayer, DerivedOp, DrcRule, DrcRuleSet, LayerDef, RuleType};
 pub use issue::{InputErrors, InputIssue};
-pub use modules::{CircuitModule, ModuleMember, ModuleType, recognize_modules};
+pub use module_types::{CircuitModule, ModuleMember, ModuleType};
+pub use modules::recognize_modules;
 pub use objectives::{DesignConstraints, DesignObjectives, Objective, ObjectiveName};
 pub use task_context::{
     InputFile, InputPaths, Loaded, TaskContext, TaskInputs, load_drc_rules, load_netlist,

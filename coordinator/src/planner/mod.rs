@@ -3,6 +3,7 @@
 //! The built-in [`heuristic::HeuristicPlanner`] is rule-based; an LLM planner can
 //! come later behind the same trait.
 
+pub mod candidate_plan;
 pub mod design_space;
 pub mod device_units;
 pub mod heuristic;

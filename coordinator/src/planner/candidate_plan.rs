@@ -1,0 +1,457 @@
+//! One candidate's plan, built in named stages from a design point: matched
+//! modules, single devices, dummies and rings, placement (rows, routed when the
+//! workers can route), LVS, then DRC, metrics and the output files.
+
+use std::collections::{BTreeSet, HashSet};
+
+use centroid_schemas::{Circuit, Device, DeviceType};
+use serde_json::{Value, json};
+
+use crate::model::{DesignPoint, Plan};
+use crate::planner::SkillCatalog;
+use crate::planner::device_units::{
+    RowKind, common_split, is_mos, permutation, unit_key, unit_spec,
+};
+use crate::planner::plan_builder::{CANDIDATE_DIR, PlanBuilder, TOP_CELL, cell_name, skill_id};
+
+/// A cell the placement arranges: a matched module or a single device.
+struct PlacedUnit {
+    cell: String,
+    kind: RowKind,
+}
+
+/// One candidate's plan under construction.
+pub(crate) struct Draft<'a> {
+    circuit: &'a Circuit,
+    point: &'a DesignPoint,
+    builder: PlanBuilder<'a>,
+    /// devices drawn so far (in a module or alone)
+    used: HashSet<String>,
+    units: Vec<PlacedUnit>,
+    matched_cells: Vec<String>,
+    /// the cell holding everything, once placed
+    top: Option<String>,
+    routed: bool,
+}
+
+impl<'a> Draft<'a> {
+    pub(crate) fn new(
+        circuit: &'a Circuit,
+        point: &'a DesignPoint,
+        skills: &'a SkillCatalog,
+    ) -> Draft<'a> {
+        Draft {
+            circuit,
+            point,
+            builder: PlanBuilder::new(skills),
+            used: HashSet::new(),
+            units: Vec::new(),
+            matched_cells: Vec::new(),
+            top: None,
+            routed: false,
+        }
+    }
+
+    /// `tech.load` with the job's rule set.
+    pub(crate) fn load_technology(&mut self, drc_rules: &Value) {
+        self.builder
+            .push("tech.load", json!({"rules": drc_rules}), false, "");
+    }
+
+    /// Whether any device became a cell to place.
+    pub(crate) fn has_cells(&self) -> bool {
+        !self.units.is_empty()
+    }
+
+    /// One matched structure per recognised matched module whose MOS devices share
+    /// a type and a unit.
+    pub(crate) fn add_matched_modules(&mut self) {
+        let circuit = self.circuit;
+        for module in circuit
+            .modules
+            .iter()
+            .filter(|module| module.module_type.is_matched())
+        {
+            let devices: Vec<&Device> = module
+                .devices
+                .iter()
+                .filter_map(|member| circuit.device(&member.device_id))
+                .filter(|device| is_mos(device) && !self.used.contains(&device.id))
+                .collect();
+            if devices.len() < 2
+                || devices
+                    .iter()
+                    .any(|device| device.device_type != devices[0].device_type)
+            {
+                continue;
+            }
+            let split = common_split(&devices, self.point.finger_split);
+            if !devices
+                .iter()
+                .all(|device| unit_key(device, split) == unit_key(devices[0], split))
+            {
+                continue;
+            }
+            let cell = cell_name("mod", &module.id);
+            let same_count = devices
+                .iter()
+                .all(|device| device.params.m == devices[0].params.m);
+            let added = if devices.len() == 2
+                && same_count
+                && self.builder.has("layout.create_common_centroid_pair")
+            {
+                self.add_pair(&module.id, &devices, split, &cell)
+            } else if self.builder.has("layout.create_interdigitated_group") {
+                let specs: Vec<Value> = devices
+                    .iter()
+                    .map(|device| {
+                        let mut spec = unit_spec(device, split);
+                        spec["units"] = spec["m"].clone();
+                        spec
+                    })
+                    .collect();
+                let arguments = json!({"devices": specs, "cell_name": cell});
+                self.builder
+                    .push("layout.create_interdigitated_group", arguments, false, "")
+            } else {
+                false
+            };
+            if added {
+                self.used
+                    .extend(devices.iter().map(|device| device.id.clone()));
+                self.units.push(PlacedUnit {
+                    cell: cell.clone(),
+                    kind: RowKind::of(devices[0].device_type),
+                });
+                self.matched_cells.push(cell);
+            }
+        }
+    }
+
+    fn add_pair(&mut self, module_id: &str, devices: &[&Device], split: u32, cell: &str) -> bool {
+        let units_per_device = devices[0].params.m.max(1) * split;
+        let mut arrangement = self.point.arrangement.clone();
+        if units_per_device % 2 == 1 && arrangement != "ABAB" {
+            self.builder.notes.push(format!(
+                "{module_id}: {units_per_device} units per device, {arrangement} needs an even count: ABAB"
+            ));
+            arrangement = "ABAB".into();
+        }
+        let arguments = json!({
+            "device_a": unit_spec(devices[0], split),
+            "device_b": unit_spec(devices[1], split),
+            "arrangement": arrangement,
+            "cell_name": cell,
+        });
+        self.builder
+            .push("layout.create_common_centroid_pair", arguments, false, "")
+    }
+
+    /// A device cell for every device not in a matched structure.
+    pub(crate) fn add_single_devices(&mut self) {
+        for device in &self.circuit.devices {
+            if self.used.contains(&device.id) {
+                continue;
+            }
+            let (Some(w), Some(l)) = (device.params.w, device.params.l) else {
+                self.builder
+                    .notes
+                    .push(format!("{}: no w/l, not drawn", device.id));
+                continue;
+            };
+            if !matches!(
+                device.device_type,
+                DeviceType::Nmos | DeviceType::Pmos | DeviceType::Resistor | DeviceType::Capacitor
+            ) {
+                let kind = device.device_type.as_str();
+                self.builder.notes.push(format!(
+                    "{}: {kind} is not drawn by the generators",
+                    device.id
+                ));
+                continue;
+            }
+            let cell = cell_name("dev", &device.id);
+            let arguments = json!({
+                "device_id": skill_id(&device.id),
+                "type": device.device_type.as_str(),
+                "w": w,
+                "l": l,
+                "nf": device.params.nf.max(1),
+                "m": device.params.m.max(1),
+                "cell_name": cell,
+            });
+            if self
+                .builder
+                .push("layout.create_device", arguments, false, "")
+            {
+                self.used.insert(device.id.clone());
+                self.units.push(PlacedUnit {
+                    cell,
+                    kind: RowKind::of(device.device_type),
+                });
+            }
+        }
+    }
+
+    pub(crate) fn add_dummies_and_rings(&mut self) {
+        let point = self.point;
+        if point.dummies > 0 && self.builder.has("layout.add_dummies") {
+            for cell in &self.matched_cells {
+                let arguments = json!({"cell": cell, "count": point.dummies});
+                self.builder.push("layout.add_dummies", arguments, true, "");
+            }
+        }
+        if point.guard_ring && self.builder.has("layout.add_guard_ring") {
+            for unit in self
+                .units
+                .iter_mut()
+                .filter(|unit| self.matched_cells.contains(&unit.cell))
+            {
+                let ring = format!("gr_{}", unit.cell);
+                let arguments = json!({"cell": unit.cell, "kind": "auto", "cell_name": ring});
+                if self
+                    .builder
+                    .push("layout.add_guard_ring", arguments, true, &ring)
+                {
+                    unit.cell = ring;
+                }
+            }
+        }
+    }
+
+    /// The row kinds in the point's row order.
+    fn kinds(&self) -> Vec<RowKind> {
+        let kinds: Vec<RowKind> = self
+            .units
+            .iter()
+            .map(|unit| unit.kind)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        permutation(&kinds, self.point.row_order as usize)
+    }
+
+    /// The cells of one kind: matched modules in the middle, single devices
+    /// alternating around them.
+    fn row_of(&self, kind: RowKind) -> Vec<String> {
+        let is_matched = |unit: &PlacedUnit| {
+            self.matched_cells
+                .iter()
+                .any(|cell| unit.cell.ends_with(cell.as_str()))
+        };
+        let mut order: Vec<String> = self
+            .units
+            .iter()
+            .filter(|unit| unit.kind == kind && is_matched(unit))
+            .map(|unit| unit.cell.clone())
+            .collect();
+        let singles = self
+            .units
+            .iter()
+            .filter(|unit| unit.kind == kind && !is_matched(unit));
+        for (index, single) in singles.enumerate() {
+            if index % 2 == 0 {
+                order.push(single.cell.clone())
+            } else {
+                order.insert(0, single.cell.clone())
+            }
+        }
+        order
+    }
+
+    /// One row per kind (or per cell for tall aspect ratios).
+    fn rows_by_kind(&self) -> Vec<Vec<String>> {
+        let kinds = self.kinds();
+        if self.point.aspect_ratio_pct < 75 {
+            kinds
+                .iter()
+                .flat_map(|kind| self.row_of(*kind).into_iter().map(|cell| vec![cell]))
+                .collect()
+        } else {
+            kinds
+                .iter()
+                .map(|kind| self.row_of(*kind))
+                .filter(|row| !row.is_empty())
+                .collect()
+        }
+    }
+
+    fn spacing_um(&self) -> f64 {
+        self.point.spacing_nm as f64 / 1000.0
+    }
+
+    /// Rows of one device type each (bottom to top), routed by `route.nets` into TOP.
+    pub(crate) fn place_in_rows_and_route(&mut self, pitch_um: f64) {
+        let gap = pitch_um + self.spacing_um();
+        let mut row_cells = Vec::new();
+        for (index, cells) in self.rows_by_kind().iter().enumerate() {
+            let row_cell = format!("ROW{index}");
+            let arguments = json!({"cell_name": row_cell, "rows": [{"cells": cells, "gap": gap}]});
+            if self.builder.push("layout.place", arguments, false, "") {
+                row_cells.push(row_cell);
+            }
+        }
+        let devices: Vec<Value> = self
+            .drawn_devices()
+            .map(|device| json!({"id": skill_id(&device.id), "type": device.device_type.as_str(), "terminals": device.terminals}))
+            .collect();
+        let nets: Vec<Value> = self
+            .circuit
+            .nets
+            .iter()
+            .map(|net| json!({"name": net.name, "net_type": net.net_type.as_str()}))
+            .collect();
+        let arguments =
+            json!({"cell_name": TOP_CELL, "rows": row_cells, "devices": devices, "nets": nets});
+        if self.builder.push("route.nets", arguments, false, "") {
+            self.top = Some(TOP_CELL.to_string());
+            self.routed = true;
+        }
+    }
+
+    /// Placement into TOP without routing (when the workers cannot route).
+    pub(crate) fn place_unrouted(&mut self) {
+        if !self.builder.has("layout.place") {
+            return;
+        }
+        let rows: Vec<Vec<String>> = if self.point.aspect_ratio_pct > 150 {
+            vec![
+                self.kinds()
+                    .iter()
+                    .flat_map(|kind| self.row_of(*kind))
+                    .collect(),
+            ]
+        } else {
+            self.rows_by_kind()
+        };
+        let spacing_um = self.spacing_um();
+        let rows: Vec<Value> = rows
+            .into_iter()
+            .map(|cells| json!({"cells": cells, "gap": spacing_um}))
+            .collect();
+        let arguments = json!({"cell_name": TOP_CELL, "rows": rows, "row_gap": spacing_um});
+        if self.builder.push("layout.place", arguments, false, "") {
+            self.top = Some(TOP_CELL.to_string());
+        }
+    }
+
+    fn drawn_devices(&self) -> impl Iterator<Item = &'a Device> + '_ {
+        self.circuit
+            .devices
+            .iter()
+            .filter(|device| self.used.contains(&device.id))
+    }
+
+    pub(crate) fn add_lvs(&mut self) {
+        if !self.routed || !self.builder.has("lvs.run") {
+            return;
+        }
+        let devices: Vec<Value> = self
+            .drawn_devices()
+            .map(|device| {
+                let mut spec = json!({"id": skill_id(&device.id), "type": device.device_type.as_str(), "terminals": device.terminals});
+                if let Some(w) = device.params.w {
+                    spec["w"] = json!(w);
+                }
+                if let Some(l) = device.params.l {
+                    spec["l"] = json!(l);
+                }
+                spec["nf"] = json!(device.params.nf.max(1));
+                spec["m"] = json!(device.params.m.max(1));
+                spec
+            })
+            .collect();
+        let arguments = json!({"cell": TOP_CELL, "devices": devices, "circuit_name": TOP_CELL});
+        self.builder.push("lvs.run", arguments, false, "");
+    }
+
+    /// DRC, metrics, the GDS and the picture of every checked cell (TOP once placed).
+    pub(crate) fn add_checks_and_outputs(&mut self) {
+        let checked_cells: Vec<String> = match &self.top {
+            Some(top) => vec![top.clone()],
+            None => self.units.iter().map(|unit| unit.cell.clone()).collect(),
+        };
+        let file_stem = |cell: &String| {
+            if self.top.is_some() {
+                "layout".to_string()
+            } else {
+                cell.clone()
+            }
+        };
+        let outputs: Vec<(String, String)> = checked_cells
+            .iter()
+            .map(|cell| (cell.clone(), file_stem(cell)))
+            .collect();
+        let builder = &mut self.builder;
+        if builder.has("drc.run") {
+            for (cell, _) in &outputs {
+                let report = format!("{CANDIDATE_DIR}/drc_{cell}.lyrdb");
+                builder.push(
+                    "drc.run",
+                    json!({"cell": cell, "report_path": report}),
+                    false,
+                    "",
+                );
+            }
+        }
+        if builder.has("layout.metrics") {
+            for (cell, _) in &outputs {
+                builder.push("layout.metrics", json!({"cell": cell}), true, "");
+            }
+        }
+        if builder.has("layout.export") {
+            for (cell, stem) in &outputs {
+                let path = format!("{CANDIDATE_DIR}/{stem}.gds");
+                builder.push(
+                    "layout.export",
+                    json!({"cell": cell, "path": path}),
+                    false,
+                    "",
+                );
+            }
+        }
+        if builder.has("layout.render") {
+            for (cell, stem) in &outputs {
+                let path = format!("{CANDIDATE_DIR}/{stem}.png");
+                builder.push(
+                    "layout.render",
+                    json!({"cell": cell, "path": path}),
+                    true,
+                    "",
+                );
+            }
+        }
+    }
+
+    pub(crate) fn finish(self) -> Plan {
+        let point = self.point;
+        let placement = if self.routed {
+            "; placed in rows and routed into TOP, LVS"
+        } else if self.top.is_some() {
+            "; placed into TOP (not routed)"
+        } else {
+            "; not placed (no layout.place)"
+        };
+        let mut summary = format!(
+            "{} steps; {} matched modules, {} cells; arrangement {}, finger split {}, {} dummies, guard ring {}, row order {}, spacing {} nm, aspect {}%{placement}",
+            self.builder.steps.len(),
+            self.matched_cells.len(),
+            self.units.len(),
+            point.arrangement,
+            point.finger_split,
+            point.dummies,
+            if point.guard_ring { "on" } else { "off" },
+            point.row_order,
+            point.spacing_nm,
+            point.aspect_ratio_pct,
+        );
+        if !self.builder.notes.is_empty() {
+            summary.push_str("; notes: ");
+            summary.push_str(&self.builder.notes.join("; "));
+        }
+        Plan {
+            summary,
+            steps: self.builder.steps,
+        }
+    }
+}
