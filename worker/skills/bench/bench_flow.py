@@ -1,13 +1,18 @@
-"""Benchmark one whole candidate (flow.plan) on one real stdio skill server.
+"""Benchmark one whole candidate, as the Rust planner plans it, on one real stdio skill server.
 
+    cargo build -p centroid-cli          # the planner: `centroid plan` drafts the candidate
     cd worker/skills && ../../.venv/bin/python bench/bench_flow.py [--runs 11] [--pdk sky130 ...]
-                                                                   [--circuit ota5 ...]
+                                                 [--circuit ota5 ...] [--candidate 0]
 
-For every circuit x rule set: ``session/reset`` then every call of the candidate's plan
-over the JSON-RPC pipe (tech.load, route.info, modules/devices, layout.place per row,
-route.nets, drc.run, lvs.run, layout.metrics, layout.export), timed in the client around
-each request/response line.  Prints the median (and min/max) of the whole candidate and
-the median per step group; checks every run is DRC clean and LVS clean.
+For every example circuit x rule set: the plan of one candidate (default: the default design
+point, candidate 0) from ``centroid plan`` (``tests/rust_plans.py``: the newest
+``target/{debug,release}/centroid``), then per run ``session/reset`` and every step of the
+plan over the JSON-RPC pipe (tech.load, modules/devices, dummies, layout.place per row,
+route.nets, lvs.run, drc.run, layout.metrics, layout.export, layout.render) with
+``${CANDIDATE_DIR}`` replaced by a scratch directory, timed in the client around each
+request/response line.  Prints the median (and min/max) of the whole candidate and the
+median per step group; checks every run is DRC clean and LVS clean.  (The routing pitch is
+probed once per job by the coordinator, not per candidate: no route.info step.)
 """
 
 from __future__ import annotations
@@ -18,32 +23,34 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 SKILLS_DIR = Path(__file__).resolve().parents[1]
-REPO = SKILLS_DIR.parents[1]
 sys.path.insert(0, str(SKILLS_DIR))
+sys.path.insert(0, str(SKILLS_DIR / "tests"))
 
-from centroid_skills import flow  # noqa: E402
+import rust_plans  # noqa: E402
 
 GROUPS = {
     "tech.load": "tech.load",
-    "route.info": "route.info",
     "layout.create_device": "devices+modules",
     "layout.create_common_centroid_pair": "devices+modules",
     "layout.create_interdigitated_group": "devices+modules",
     "layout.add_dummies": "devices+modules",
+    "layout.add_guard_ring": "devices+modules",
     "layout.place": "place",
     "route.nets": "route",
     "drc.run": "drc",
     "lvs.run": "lvs",
     "layout.metrics": "metrics",
     "layout.export": "export",
+    "layout.render": "render",
 }
-ORDER = ["tech.load", "route.info", "devices+modules", "place", "route", "drc", "lvs", "metrics",
-         "export"]
+ORDER = ["tech.load", "devices+modules", "place", "route", "drc", "lvs", "metrics", "export",
+         "render"]
 
 
 class Server:
@@ -70,28 +77,23 @@ class Server:
         self.proc.wait(timeout=30)
 
 
-def one_candidate(server: Server, circuit: dict[str, Any], rules: dict[str, Any],
-                  export_dir: str) -> tuple[float, dict[str, float]]:
+def one_candidate(server: Server, steps: list[dict[str, Any]],
+                  scratch_dir: str) -> tuple[float, dict[str, float]]:
     server.request("session/reset", {})
     per: dict[str, float] = {}
     total = 0.0
-    pitch = None
-    calls = flow.plan(circuit, rules, None, {"export_path": os.path.join(export_dir, "cand.gds")})
-    for c in calls:
-        if pitch is not None:
-            c = flow.fill(c, pitch)
-        resp, dt = server.request("tools/call", {"name": c["name"], "arguments": c["arguments"]})
+    for step in steps:
+        arguments = rust_plans.substituted(step["arguments"], scratch_dir)
+        resp, dt = server.request("tools/call", {"name": step["skill"], "arguments": arguments})
         result = resp["result"]
         if not result["ok"]:
-            raise RuntimeError(f"{c['name']}: {result['error']['message']}")
+            raise RuntimeError(f"{step['step_id']}: {result['error']['message']}")
         data = result["data"]
-        if c["name"] == "route.info":
-            pitch = data["pitch_um"]
-        if c["name"] == "drc.run" and data["total"]:
+        if step["skill"] == "drc.run" and data["total"]:
             raise RuntimeError(f"DRC violations: {data['total']}")
-        if c["name"] == "lvs.run" and not data["match"]:
+        if step["skill"] == "lvs.run" and not data["match"]:
             raise RuntimeError("LVS mismatch")
-        group = GROUPS.get(c["name"], c["name"])
+        group = GROUPS.get(step["skill"], step["skill"])
         per[group] = per.get(group, 0.0) + dt
         total += dt
     return total, per
@@ -100,13 +102,15 @@ def one_candidate(server: Server, circuit: dict[str, Any], rules: dict[str, Any]
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=11)
-    ap.add_argument("--pdk", action="append", help="ihp_sg13g2 | sky130 (default both)")
-    ap.add_argument("--circuit", action="append", help="fixture circuit (default ota5, miller_ota)")
+    ap.add_argument("--pdk", action="append", help="ihp_sg13g2 | sky130 | gf180mcu (default: the first two)")
+    ap.add_argument("--circuit", action="append", help="example circuit (default ota5, miller_ota)")
+    ap.add_argument("--candidate", type=int, default=0,
+                    help=f"which of the {rust_plans.EXAMPLE_CANDIDATES} drafted candidates (default 0)")
     args = ap.parse_args()
     pdks = args.pdk or ["ihp_sg13g2", "sky130"]
     circuits = args.circuit or ["ota5", "miller_ota"]
-    export_dir = os.path.join(os.environ.get("TMPDIR", "/tmp"), "centroid_bench_flow")
-    os.makedirs(export_dir, exist_ok=True)
+    plans = {(c, p): rust_plans.draft(rust_plans.example_request(c, p)).candidates[args.candidate]
+             for c in circuits for p in pdks}
     server = Server()
     header = f"{'circuit':12s} {'rules':11s} {'median':>8s} {'min':>7s} {'max':>7s} | " + " ".join(
         f"{g:>8s}" for g in ORDER)
@@ -114,15 +118,13 @@ def main() -> int:
     print(header)
     print("-" * len(header))
     try:
-        for cname in circuits:
-            circuit = json.loads((SKILLS_DIR / "tests" / "fixtures" / "circuits" / f"{cname}.json").read_text())
-            for pdk in pdks:
-                rules = json.loads((REPO / "examples" / "pdk" / f"{pdk}.json").read_text())
-                one_candidate(server, circuit, rules, export_dir)  # warm-up
+        with tempfile.TemporaryDirectory(prefix="centroid_bench_flow-") as scratch_dir:
+            for (cname, pdk), candidate in plans.items():
+                one_candidate(server, candidate.steps, scratch_dir)  # warm-up
                 totals = []
                 steps: dict[str, list[float]] = {g: [] for g in ORDER}
                 for _ in range(args.runs):
-                    total, per = one_candidate(server, circuit, rules, export_dir)
+                    total, per = one_candidate(server, candidate.steps, scratch_dir)
                     totals.append(total)
                     for g in ORDER:
                         steps[g].append(per.get(g, 0.0))

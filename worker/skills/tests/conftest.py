@@ -1,10 +1,12 @@
-"""Shared fixtures: rule sets (fixture + examples/pdk/*.json + scaled variants), a client."""
+"""Shared fixtures: rule sets (fixture + examples/pdk/*.json + scaled variants), a client;
+the Rust planner's plans the selected tests need, drafted in the background."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+import rust_plans
 from helpers import (
     FIXTURES,
     RULE_SET_IDS,
@@ -39,3 +41,25 @@ def client() -> Client:
 def loaded(client: Client, rule_set: dict[str, Any]) -> Client:
     client.call("tech.load", rules=rule_set)
     return client
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "rust_plans(requests=fn): the test runs plans of the Rust planner; fn(params) -> "
+        "the rust_plans.PlanRequest list it needs (drafted in the background before it runs)")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start drafting, in test order, the plans of every selected test (`centroid plan`
+    starts KLayout, ~1 s a call: on a second core while the first runs the tests)."""
+    requests: list[rust_plans.PlanRequest] = []
+    for item in session.items:
+        params = dict(getattr(getattr(item, "callspec", None), "params", {}))
+        for mark in item.iter_markers("rust_plans"):
+            requests.extend(mark.kwargs["requests"](params))
+    rust_plans.prefetch(requests)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    rust_plans.stop_prefetch()

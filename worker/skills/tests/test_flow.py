@@ -1,112 +1,140 @@
-"""The whole candidate (flow.py) on every example circuit and rule set: DRC clean and LVS
-clean, also on the 1.5x-scaled, renumbered, renamed rule sets."""
+"""Whole candidates as the coordinator plans them (``centroid plan``, the Rust planner), run
+on the skill package: every example circuit on every process (SG13G2, SKY130, GF180MCU)
+and on its 1.5x-scaled, renumbered, renamed variant, at several design points, comes out
+DRC clean, LVS clean and with every net labelled; every step of every drafted plan is
+valid against its skill's registered schema."""
 
 from __future__ import annotations
 
-import copy
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO_ROOT, load_rule_set, scaled_rule_set
+from rust_plans import (
+    EXAMPLE_CANDIDATES,
+    EXAMPLES_DIR,
+    PlanRequest,
+    centroid_binary,
+    check_clean,
+    draft,
+    example_request,
+    run_plan,
+    step_of,
+    substituted,
+)
 
-from centroid_skills import flow, registry
+from centroid_skills import registry
 
 CIRCUITS = Path(__file__).resolve().parent / "fixtures" / "circuits"
 EXAMPLES = ["ota5", "miller_ota", "mirror_bank", "strongarm_comparator", "folded_cascode"]
-PDKS = ["ihp_sg13g2", "sky130"]
+RULE_SETS = ["ihp_sg13g2", "sky130", "gf180mcu"]
+#: candidates drafted per example x rule set: rust_plans.EXAMPLE_CANDIDATES (every step of
+#: each schema-checked); those run: on the rule sets as written the default point and one of the next
+#: four, on the scaled variants one of the first five, rotating over the examples so that on
+#: every process the runs include every arrangement, finger split, dummy count, spacing and
+#: aspect ratio (test_run_design_points_cover_the_space)
+VARIANTS = ("plain", "x1.5")
+
+
+def run_indices(example: str, variant: str) -> tuple[int, ...]:
+    i = EXAMPLES.index(example)
+    return (0, 1 + i % 4) if variant == "plain" else (i % 5,)
 
 
 def circuit(name: str) -> dict[str, Any]:
-    return json.loads((CIRCUITS / f"{name}.json").read_text())
+    """The `centroid validate --json` circuit of an example (fixtures/circuits)."""
+    data: dict[str, Any] = json.loads((CIRCUITS / f"{name}.json").read_text())
+    return data
 
 
-def pdk(name: str) -> dict[str, Any]:
-    return load_rule_set(REPO_ROOT / "examples" / "pdk" / f"{name}.json")
+def all_flow_requests(_params: dict[str, Any]) -> list[PlanRequest]:
+    return [example_request(e, r, v) for e in EXAMPLES for r in RULE_SETS for v in VARIANTS]
 
 
-def scaled_circuit(c: dict[str, Any], factor: float) -> dict[str, Any]:
-    c = copy.deepcopy(c)
-    for d in c["devices"]:
-        for k in ("w", "l"):
-            d["params"][k] = d["params"][k] * factor
-    return c
+def requests_of(params: dict[str, Any]) -> list[PlanRequest]:
+    return [example_request(params["example"], params["rules_name"], params.get("variant", "plain"))]
 
 
-def check(result: dict[str, Any]) -> None:
-    assert result["ok"], result.get("failed")
-    drc = result["results"]["drc.run"]
-    assert drc["total"] == 0, [(v["id"], v["count"], v["markers_um"][:2]) for v in drc["violations"]]
-    lvs = result["results"]["lvs.run"]
-    assert lvs["match"], {k: v for k, v in lvs.items() if not k.endswith("_netlist")}
-    assert lvs["unlabelled_nets"] == []
-    routed = result["results"]["route.nets"]
-    assert all(n["label"] is not None for n in routed["nets"].values())
+CASES = [pytest.param(e, r, v, i, id=f"{e}-{r}-{v}-c{i}")
+         for e in EXAMPLES for r in RULE_SETS for v in VARIANTS for i in run_indices(e, v)]
 
 
-@pytest.mark.parametrize("rules_name", PDKS)
+@pytest.mark.rust_plans(requests=requests_of)
+@pytest.mark.parametrize(("example", "rules_name", "variant", "index"), CASES)
+def test_candidate_clean(example: str, rules_name: str, variant: str, index: int,
+                         tmp_path: Path) -> None:
+    candidate = draft(example_request(example, rules_name, variant)).candidates[index]
+    result = run_plan(candidate.steps, tmp_path)
+    check_clean(result)
+    assert result["cell"] == "TOP"
+    assert (tmp_path / "layout.gds").is_file()  # the export step wrote into ${CANDIDATE_DIR}
+
+
+@pytest.mark.rust_plans(requests=all_flow_requests)
+def test_run_design_points_cover_the_space() -> None:
+    """The candidates run above are not all one design point: on every process, plain and
+    scaled, they include both arrangements, several finger splits, 0, 1 and 2 dummies, every
+    spacing, both aspect ratios and more than one row order."""
+    for rules_name in RULE_SETS:
+        for variant in VARIANTS:
+            points = [draft(example_request(e, rules_name, variant)).candidates[i].design_point
+                      for e in EXAMPLES for i in run_indices(e, variant)]
+            seen = {k: {p[k] for p in points} for k in points[0]}
+            where = (rules_name, variant, points)
+            assert seen["arrangement"] == {"ABBA", "ABAB"}, where
+            assert seen["dummies"] == {0, 1, 2}, where
+            assert seen["spacing_nm"] == {0, 200, 500}, where
+            assert seen["aspect_ratio_pct"] == {100, 50}, where
+            assert len(seen["row_order"]) > 1 and len(seen["finger_split"]) > 2, where
+
+
+@pytest.mark.rust_plans(requests=requests_of)
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("rules_name", RULE_SETS)
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_flow_clean(example: str, rules_name: str, tmp_path: Path) -> None:
-    check(flow.run(circuit(example), pdk(rules_name),
-                   options={"export_path": str(tmp_path / f"{example}.gds")}))
+def test_every_drafted_step_fits_its_skill_schema(example: str, rules_name: str,
+                                                  variant: str) -> None:
+    """Every step of every drafted candidate names a registered skill and its arguments
+    (with the scratch directory filled in, as the worker sends them) pass that skill's
+    input schema; every plan is a whole routed, checked and exported candidate."""
+    drafted = draft(example_request(example, rules_name, variant))
+    assert len(drafted.candidates) == EXAMPLE_CANDIDATES
+    assert drafted.route_pitch_um is not None and drafted.route_pitch_um > 0
+    for candidate in drafted.candidates:
+        skills = [s["skill"] for s in candidate.steps]
+        assert skills[0] == "tech.load", skills
+        for needed in ("layout.place", "route.nets", "lvs.run", "drc.run", "layout.export"):
+            assert needed in skills, (candidate.candidate_id, needed, candidate.summary)
+        for step in candidate.steps:
+            skill = registry.get(step["skill"])
+            assert skill is not None, f"{candidate.candidate_id}: unknown skill {step['skill']}"
+            skill.validate(substituted(step["arguments"], "/tmp/centroid-candidate-x"))
 
 
-@pytest.mark.parametrize("rules_name", PDKS)
-@pytest.mark.parametrize("example", EXAMPLES)
-def test_flow_clean_scaled(example: str, rules_name: str, tmp_path: Path) -> None:
-    rules = scaled_rule_set(pdk(rules_name), 1.5)
-    check(flow.run(scaled_circuit(circuit(example), 1.5), rules,
-                   options={"export_path": str(tmp_path / f"{example}.gds")}))
+@pytest.mark.rust_plans(requests=lambda _p: [example_request("ota5", "ihp_sg13g2")])
+def test_run_plan_stops_at_the_first_failing_step(tmp_path: Path) -> None:
+    steps = draft(example_request("ota5", "ihp_sg13g2")).candidates[0].steps
+    failing = step_of(steps, "layout.create_common_centroid_pair")["step_id"]
 
+    def too_short(step: dict[str, Any]) -> dict[str, Any]:
+        if step["step_id"] == failing:
+            step["arguments"]["device_a"]["l"] = 1e-9  # below every minimum gate length
+        return step
 
-@pytest.mark.parametrize("options", [{"dummies": False}, {"arrangement": "ABAB"},
-                                     {"max_fingers_per_row": 8}])
-def test_flow_design_points(options: dict[str, Any], tmp_path: Path) -> None:
-    for example in ("ota5", "strongarm_comparator", "folded_cascode"):
-        check(flow.run(circuit(example), pdk("sky130"),
-                       options={**options, "export_path": str(tmp_path / "x.gds")}))
-
-
-def test_plan_is_json_and_schema_valid() -> None:
-    """Every call of the plan is plain JSON and valid against its skill's input schema
-    (the place gap filled in as the worker would)."""
-    for example in EXAMPLES:
-        calls = flow.plan(circuit(example), pdk("sky130"))
-        assert json.loads(json.dumps(calls)) == calls
-        names = [c["name"] for c in calls]
-        assert names[:2] == ["tech.load", "route.info"]
-        assert names[-5:] == ["route.nets", "drc.run", "lvs.run", "layout.metrics", "layout.export"]
-        for c in calls:
-            skill = registry.get(c["name"])
-            assert skill is not None, c["name"]
-            skill.validate(flow.fill(c, 0.5)["arguments"])
-
-
-def test_flow_reports_failure_without_raising() -> None:
-    c = circuit("ota5")
-    c["devices"][0]["params"]["l"] = 1e-9  # below every minimum gate length
-    r = flow.run(c, pdk("ihp_sg13g2"))
+    r = run_plan(steps, tmp_path, edit=too_short)
     assert not r["ok"] and r["failed"]["error"]["code"] == "INVALID_PARAM"
+    assert r["failed"]["step"]["step_id"] == failing
+    assert r["steps"][-1]["step_id"] == failing and not r["steps"][-1]["ok"]
+    assert all(s["ok"] for s in r["steps"][:-1])
 
 
-def centroid_binary() -> str | None:
-    """The `centroid` binary of this checkout (make test builds it before pytest runs)."""
-    for profile in ("debug", "release"):
-        candidate = REPO_ROOT / "target" / profile / "centroid"
-        if candidate.exists():
-            return str(candidate)
-    return shutil.which("centroid")
-
-
-@pytest.mark.skipif(centroid_binary() is None, reason="centroid binary not built (cargo build -p centroid-cli)")
 def test_fixtures_match_centroid_validate() -> None:
+    """fixtures/circuits/*.json are what `centroid validate --json` makes of the examples."""
     binary = centroid_binary()
-    assert binary is not None
     for example in EXAMPLES:
-        out = subprocess.run([binary, "validate", str(REPO_ROOT / "examples" / example), "--json"],
+        out = subprocess.run([str(binary), "validate", str(EXAMPLES_DIR / example), "--json"],
                              capture_output=True, text=True, timeout=60, check=True)
         got, want = json.loads(out.stdout)["circuit"], circuit(example)
 
@@ -116,3 +144,12 @@ def test_fixtures_match_centroid_validate() -> None:
                     sorted((m["type"], tuple(x["device_id"] for x in m["devices"])) for m in c["modules"]))
 
         assert essentials(got) == essentials(want), example
+
+
+
+def test_the_skill_package_has_no_planner_of_its_own() -> None:
+    """One planner (issue 16): whole candidates come from the Rust planner; the runtime
+    package only runs skills."""
+    import importlib.util
+
+    assert importlib.util.find_spec("centroid_skills.flow") is None

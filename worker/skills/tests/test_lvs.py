@@ -3,21 +3,13 @@ on a routed five-transistor OTA are each reported, naming what is wrong."""
 
 from __future__ import annotations
 
-import copy
-import json
+from pathlib import Path
 from typing import Any
 
 import klayout.db as kdb
 import pytest
-from helpers import REPO_ROOT, Client, load_rule_set
-
-from centroid_skills import flow
-
-CIRCUITS = REPO_ROOT / "worker" / "skills" / "tests" / "fixtures" / "circuits"
-
-
-def circuit(name: str) -> dict[str, Any]:
-    return json.loads((CIRCUITS / f"{name}.json").read_text())
+from helpers import Client
+from rust_plans import draft, example_request, run_plan, step_of, substituted
 
 
 def mos(dev_id: str, mos_type: str, w: float, length: float, nf: int = 1, m: int = 1) -> dict[str, Any]:
@@ -86,27 +78,19 @@ def test_bad_input(loaded: Client) -> None:
 # injected faults on a routed OTA
 # --------------------------------------------------------------------------------------------
 
-def routed(pdk: str, edit: Any = None) -> tuple[Client, dict[str, Any], dict[str, Any]]:
-    """Run the flow up to route.nets (calls in plan order); ``edit`` may change a call."""
+def routed(pdk: str, scratch: Path, edit: Any = None) -> tuple[Client, dict[str, Any], dict[str, Any]]:
+    """ota5's default candidate as the Rust planner drafts it, run up to route.nets (``edit``
+    may change a step); the candidate's own lvs.run arguments."""
     client = Client()
-    circ = circuit("ota5")
-    rules = load_rule_set(REPO_ROOT / "examples" / "pdk" / f"{pdk}.json")
-    pitch = None
-    route = None
-    for c in flow.plan(circ, rules):
-        if pitch is not None:
-            c = flow.fill(c, pitch)
-        if edit is not None:
-            c = edit(c)
-        data = client.call(c["name"], **c["arguments"])
-        if c["name"] == "route.info":
-            pitch = data["pitch_um"]
-        if c["name"] == "route.nets":
-            route = data
-            break
-    assert route is not None
-    lvs_args = [c for c in flow.plan(circ, rules) if c["name"] == "lvs.run"][0]["arguments"]
-    return client, route, lvs_args
+    steps = draft(example_request("ota5", pdk)).candidates[0].steps
+    result = run_plan(steps, scratch, server=client.server, edit=edit, until="route.nets")
+    assert result["ok"], result.get("failed")
+    lvs_args = substituted(step_of(steps, "lvs.run")["arguments"], str(scratch))
+    return client, result["results"]["route.nets"], lvs_args
+
+
+def ota5_plans(params: dict[str, Any]) -> list[Any]:
+    return [example_request("ota5", params["pdk"])]
 
 
 def track_layer_index(client: Client, route: dict[str, Any]) -> int:
@@ -115,9 +99,10 @@ def track_layer_index(client: Client, route: dict[str, Any]) -> int:
     return tech.role_index(client.server.session.layout, route["track_layer"])
 
 
+@pytest.mark.rust_plans(requests=ota5_plans)
 @pytest.mark.parametrize("pdk", ["ihp_sg13g2", "sky130"])
-def test_clean_then_open(pdk: str) -> None:
-    client, route, lvs_args = routed(pdk)
+def test_clean_then_open(pdk: str, tmp_path: Path) -> None:
+    client, route, lvs_args = routed(pdk, tmp_path)
     assert client.call("lvs.run", **lvs_args)["match"]
     # delete the track of a net that joins several stubs in one channel
     ch = next(c for c in route["channels"] if "tail" in c["tracks_um"])
@@ -137,9 +122,10 @@ def test_clean_then_open(pdk: str) -> None:
     assert "tail" in named or "tail" in r["unlabelled_nets"], r
 
 
+@pytest.mark.rust_plans(requests=ota5_plans)
 @pytest.mark.parametrize("pdk", ["ihp_sg13g2", "sky130"])
-def test_short(pdk: str) -> None:
-    client, route, lvs_args = routed(pdk)
+def test_short(pdk: str, tmp_path: Path) -> None:
+    client, route, lvs_args = routed(pdk, tmp_path)
     # two nets on neighbouring tracks of one channel, bridged where their spans overlap
     pair = None
     for ch in route["channels"]:
@@ -165,15 +151,19 @@ def test_short(pdk: str) -> None:
     assert named & {a, b} or any(a in n and b in n for n in named if n), (a, b, r)
 
 
+@pytest.mark.rust_plans(requests=ota5_plans)
 @pytest.mark.parametrize("pdk", ["ihp_sg13g2", "sky130"])
-def test_wrong_width(pdk: str) -> None:
-    def wider_m5(call: dict[str, Any]) -> dict[str, Any]:
-        if call["name"] == "layout.create_device" and call["arguments"]["device_id"] == "M5":
-            call = copy.deepcopy(call)
-            call["arguments"]["w"] = 6e-6
-        return call
+def test_wrong_width(pdk: str, tmp_path: Path) -> None:
+    edited = []
 
-    client, _route, lvs_args = routed(pdk, wider_m5)
+    def wider_m5(step: dict[str, Any]) -> dict[str, Any]:
+        if step["skill"] == "layout.create_device" and step["arguments"]["device_id"] == "M5":
+            step["arguments"]["w"] = 6e-6
+            edited.append(step["step_id"])
+        return step
+
+    client, _route, lvs_args = routed(pdk, tmp_path, wider_m5)
+    assert len(edited) == 1
     r = client.call("lvs.run", **lvs_args)
     assert not r["match"]
     mism = r["parameter_mismatches"]

@@ -2,7 +2,7 @@
 
 Real processes: the Debian ``klayout`` binary (``make signoff`` installs it) runs the
 official open-PDK decks kept in ``fixtures/signoff/`` (see the README there) on layouts
-the flow generates.  One deck run per test: the decks take seconds each.
+the Rust planner's candidates generate.  One deck run per test: the decks take seconds each.
 """
 
 from __future__ import annotations
@@ -18,14 +18,13 @@ import klayout.db as kdb
 import klayout.rdb as krdb
 import pytest
 from helpers import REPO_ROOT, Client, load_rule_set
+from rust_plans import draft, example_request, run_plan
 
-from centroid_skills import flow
 from centroid_skills.skills import signoff
 
 SIGNOFF = Path(__file__).resolve().parent / "fixtures" / "signoff"
 SKY130_DECK = SIGNOFF / "sky130" / "sky130A_mr.drc"
 IHP_DECK = SIGNOFF / "ihp_sg13g2" / "sg13g2_maximal.lydrc"
-CIRCUITS = Path(__file__).resolve().parent / "fixtures" / "circuits"
 KLAYOUT = shutil.which(os.environ.get(signoff.BINARY_ENV) or signoff.DEFAULT_BINARY)
 
 pytestmark = pytest.mark.signoff
@@ -45,13 +44,14 @@ def rule(rules: dict[str, Any], rule_id: str) -> dict[str, Any]:
 
 
 def generated_layout_with_sliver(tmp_path: Path, pdk: str, width_rule_id: str) -> tuple[Path, kdb.DBox]:
-    """ota5 built by the flow on ``pdk``, plus one sliver of the width rule's layer one grid
-    step narrower than the rule, a cell height above the layout (clear of everything)."""
+    """ota5 as the Rust planner's default candidate builds it on ``pdk`` (top cell TOP),
+    plus one sliver of the width rule's layer one grid step narrower than the rule, a cell
+    height above the layout (clear of everything)."""
     rules = load_rule_set(REPO_ROOT / "examples" / "pdk" / f"{pdk}.json")
-    circuit = json.loads((CIRCUITS / "ota5.json").read_text())
-    clean = tmp_path / "ota5.gds"
-    result = flow.run(circuit, rules, options={"export_path": str(clean)})
+    candidate = draft(example_request("ota5", pdk)).candidates[0]  # the Rust planner's default
+    result = run_plan(candidate.steps, tmp_path / "candidate")
     assert result["ok"] and result["drc_total"] == 0 and result["lvs_match"], result.get("failed")
+    clean = tmp_path / "candidate" / "layout.gds"
 
     width = rule(rules, width_rule_id)
     layer = rules["layers"][width["layer"]]
@@ -88,6 +88,7 @@ def markers(report_path: str, category: str) -> list[kdb.DBox]:
 
 
 @needs_klayout
+@pytest.mark.rust_plans(requests=lambda p: [example_request("ota5", p["pdk"])])
 @pytest.mark.parametrize(("deck", "pdk", "width_rule_id"), [
     ("sky130A_mr.drc", "sky130", "m1.1"),
     ("sg13g2_maximal.lydrc", "ihp_sg13g2", "M1.a"),
@@ -98,7 +99,7 @@ def test_official_deck_on_a_generated_layout_counts_the_injected_sliver(
     report = tmp_path / "out" / "signoff.lyrdb"
     data = Client().call("signoff.run", deck=deck, gds_path=str(gds), report_path=str(report))
 
-    assert data["ran"] is True and data["deck"] == deck and data["top_cell"] == "ota5"
+    assert data["ran"] is True and data["deck"] == deck and data["top_cell"] == "TOP"
     # the generated layout is clean under the foundry deck; the sliver is caught by the
     # deck's rule with the id our rule set gives it, once
     assert data["by_rule"] == {width_rule_id: 1}, data["by_rule"]
