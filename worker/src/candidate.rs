@@ -99,7 +99,8 @@ pub async fn run_candidate(
         .map(|dir| dir.path().to_path_buf())
         .unwrap_or_default();
 
-    if let Err(interruption) = interruptible(process.reset_session(deadline), &mut context).await {
+    let reset = process.reset_session(deadline, scratch_dir.as_ref().map(|dir| dir.path()));
+    if let Err(interruption) = interruptible(reset, &mut context).await {
         return Err(fail_candidate(
             lease,
             interruption,
@@ -122,11 +123,13 @@ pub async fn run_candidate(
             break;
         }
         let step_started = Instant::now();
+        let scratch = scratch_dir.as_ref().map(|dir| dir.path());
         let checked_arguments = parse_arguments(step, &scratch_path).and_then(|arguments| {
+            context.catalog.check_arguments(&step.skill, &arguments)?;
             context
                 .catalog
-                .check_arguments(&step.skill, &arguments)
-                .map(|()| arguments)
+                .check_files(&step.skill, &arguments, scratch)?;
+            Ok(arguments)
         });
         let arguments = match checked_arguments {
             Ok(arguments) => arguments,

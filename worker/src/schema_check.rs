@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use centroid_proto::{Error, ErrorCode};
 use serde_json::{Value, json};
 
+use crate::confinement;
 use crate::error::WorkerError;
 use crate::skill_process::{ServerInfo, ToolDescription};
 
@@ -13,6 +14,8 @@ struct CatalogEntry {
     description: String,
     input_schema: Value,
     validator: jsonschema::Validator,
+    /// properties holding file paths (confined to the candidate's scratch directory)
+    file_properties: Vec<String>,
 }
 
 /// The skills one kind of skill server offers, with compiled validators.
@@ -52,6 +55,7 @@ impl SkillCatalog {
                 tool.name,
                 CatalogEntry {
                     description: tool.description,
+                    file_properties: confinement::file_properties(&tool.input_schema),
                     input_schema: tool.input_schema,
                     validator,
                 },
@@ -84,6 +88,21 @@ impl SkillCatalog {
                 )
             })
             .collect()
+    }
+
+    /// INVALID_PARAM when a file argument of `skill` is outside `scratch_dir`.
+    pub fn check_files(
+        &self,
+        skill: &str,
+        arguments: &Value,
+        scratch_dir: Option<&std::path::Path>,
+    ) -> Result<(), Error> {
+        match self.skills.get(skill) {
+            Some(entry) => {
+                confinement::check_files(skill, &entry.file_properties, arguments, scratch_dir)
+            }
+            None => Ok(()),
+        }
     }
 
     /// NOT_FOUND for an unknown skill; INVALID_PARAM with the JSON pointer of

@@ -336,9 +336,18 @@ impl SkillProcess {
             .map_err(|error| SkillProcessError::Protocol(format!("bad tools/call result: {error}")))
     }
 
-    /// `session/reset`: drops the layout and the loaded technology.
-    pub async fn reset_session(&mut self, deadline: Instant) -> Result<(), SkillProcessError> {
-        self.request("session/reset", json!({}), deadline)
+    /// `session/reset`: drops the layout and the loaded technology; with a scratch
+    /// directory, the skill server confines every file argument to it.
+    pub async fn reset_session(
+        &mut self,
+        deadline: Instant,
+        scratch_dir: Option<&std::path::Path>,
+    ) -> Result<(), SkillProcessError> {
+        let params = match scratch_dir {
+            Some(dir) => json!({"scratch_dir": dir.display().to_string()}),
+            None => json!({}),
+        };
+        self.request("session/reset", params, deadline)
             .await
             .map(|_| ())
     }

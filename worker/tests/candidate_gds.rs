@@ -137,8 +137,8 @@ print(json.dumps({"top": top.name, "cells": [cell.name for cell in layout.each_c
 async fn klayout_stderr_lines_reach_the_worker_log_with_candidate_and_session() {
     let worker = WorkerProcess::start(&["--slots", "1"]);
     let mut client = worker.client().await;
-    // rendering into an impossible directory makes the skill raise: the skill
-    // server writes the traceback to its stderr and answers INTERNAL_ERROR
+    // a skill that raises (debug.fail, as a skill bug would): the skill server
+    // writes the traceback to its stderr and answers INTERNAL_ERROR
     let plan = vec![
         step("tech", "tech.load", json!({"rules": small_rule_set()})),
         step(
@@ -146,11 +146,7 @@ async fn klayout_stderr_lines_reach_the_worker_log_with_candidate_and_session() 
             "layout.create_device",
             json!({"device_id": "M1", "type": "nmos", "w": 1e-6, "l": 1.8e-7}),
         ),
-        step(
-            "png",
-            "layout.render",
-            json!({"cell": "M1", "path": "/proc/centroid-nowhere/M1.png"}),
-        ),
+        step("fail", "debug.fail", json!({"message": "a skill bug"})),
     ];
     let mut request = candidate("stderr-1", 60_000, plan);
     request.session_id = "job-42".to_string();
@@ -208,4 +204,64 @@ async fn each_klayout_process_runs_under_the_configured_memory_cap() {
     .await
     .unwrap();
     assert!(response.ok);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_writing_outside_the_scratch_directory_is_refused_and_writes_nothing() {
+    let worker = WorkerProcess::start(&["--slots", "1"]);
+    let mut client = worker.client().await;
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("stolen.gds");
+    let calls_before = health(&mut client).await.slot_health[0].calls_forwarded;
+    for (id, path) in [
+        ("absolute", target.display().to_string()),
+        (
+            "dotdot",
+            format!(
+                "${{CANDIDATE_DIR}}/../{}/stolen.gds",
+                outside.path().display()
+            ),
+        ),
+    ] {
+        let plan = vec![
+            step("tech", "tech.load", json!({"rules": small_rule_set()})),
+            step(
+                "m1",
+                "layout.create_device",
+                json!({"device_id": "M1", "type": "nmos", "w": 2e-6, "l": 1.8e-7, "nf": 2}),
+            ),
+            step("gds", "layout.export", json!({"cell": "M1", "path": path})),
+        ];
+        let response = run(&mut client, candidate(id, 120_000, plan))
+            .await
+            .expect("a result");
+        assert!(!response.ok, "{response:#?}");
+        let error = response.steps[2]
+            .error
+            .clone()
+            .expect("the export step was refused");
+        assert_eq!(
+            error.error_code(),
+            centroid_proto::ErrorCode::InvalidParam,
+            "{error:?}"
+        );
+        assert_eq!(
+            error.details()["reason"],
+            "path_outside_scratch",
+            "{error:?}"
+        );
+        assert_eq!(error.details()["pointer"], "/path");
+    }
+    // two calls reached KLayout per candidate (tech.load, create_device), never the export
+    let calls_after = health(&mut client).await.slot_health[0].calls_forwarded;
+    assert_eq!(
+        calls_after - calls_before,
+        4,
+        "the export never reached KLayout"
+    );
+    assert!(
+        !target.exists(),
+        "nothing was written outside the scratch directory"
+    );
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
 }

@@ -9,6 +9,7 @@ handler runs.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,21 @@ VALIDATOR_CLASS = jsonschema.Draft202012Validator
 #: planner's ReAct adjustment keys on it and on ``details.pointer``).
 SCHEMA_REASON = "schema"
 
+#: The schema keyword marking a property whose value is a file path the skill reads
+#: or writes. Under a worker every such path must resolve inside the candidate's
+#: scratch directory (checked by the worker in Rust and again here).
+FILE_KEYWORD = "x-centroid-file"
+
+#: ``error.details.reason`` of a file path outside the scratch directory.
+OUTSIDE_SCRATCH_REASON = "path_outside_scratch"
+
+
+def inside(path: str, root: str) -> bool:
+    """Whether ``path`` resolves (symlinks followed) inside the directory ``root``."""
+    real = os.path.realpath(path)
+    real_root = os.path.realpath(root)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
 
 @dataclass(frozen=True)
 class Skill:
@@ -54,6 +70,24 @@ class Skill:
 
     def tool_entry(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+
+    def file_properties(self) -> list[str]:
+        """The top-level properties that carry file paths (marked with FILE_KEYWORD)."""
+        properties = self.input_schema.get("properties", {})
+        return [name for name, spec in properties.items()
+                if isinstance(spec, dict) and spec.get(FILE_KEYWORD)]
+
+    def confine(self, arguments: dict[str, Any], root: str) -> None:
+        """Raise INVALID_PARAM when a file path argument resolves outside ``root``."""
+        for name in self.file_properties():
+            value = arguments.get(name)
+            if isinstance(value, str) and not inside(value, root):
+                raise SkillError(
+                    INVALID_PARAM,
+                    f"{self.name}: {name} {value!r} is outside the candidate's scratch directory",
+                    {"reason": OUTSIDE_SCRATCH_REASON, "path": f"$.{name}", "pointer": f"/{name}",
+                     "scratch_dir": root},
+                )
 
     def validate(self, arguments: Any) -> None:
         """Raise INVALID_PARAM with the JSON path of the first schema error."""
@@ -119,3 +153,5 @@ LENGTH_M = {"type": "number", "exclusiveMinimum": 0, "maximum": 1e-3,
 POINT_UM = {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2,
             "description": "[x, y] in micrometres"}
 NAME = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[A-Za-z0-9_.$:-]+$"}
+FILE_PATH = {"type": "string", "minLength": 1, "maxLength": 4096, FILE_KEYWORD: True,
+             "description": "a file in the candidate's scratch directory"}

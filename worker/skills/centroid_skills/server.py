@@ -129,7 +129,10 @@ class Server:
                 raise _RpcError(INVALID_PARAMS, "tools/call 'arguments' must be an object")
             return self.call_tool(name, arguments)
         if method == "session/reset":
-            self.session.reset()
+            scratch_dir = params.get("scratch_dir") if isinstance(params, dict) else None
+            if scratch_dir is not None and (not isinstance(scratch_dir, str) or not os.path.isabs(scratch_dir)):
+                raise _RpcError(INVALID_PARAMS, "session/reset 'scratch_dir' must be an absolute path")
+            self.session.reset(scratch_dir or None)
             return {"ok": True}
         raise _RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
 
@@ -141,6 +144,8 @@ class Server:
             if skill is None:
                 raise SkillError(NOT_FOUND, f"unknown skill: {name}", {"skill": name})
             skill.validate(arguments)
+            if self.session.scratch_dir is not None:
+                skill.confine(arguments, self.session.scratch_dir)
             data = skill.handler(self.session, arguments)
             outcome: dict[str, Any] = {"ok": True, "error": None, "data": data if data is not None else {}}
         except SkillError as exc:

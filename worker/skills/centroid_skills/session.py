@@ -6,6 +6,7 @@ book-keeping: which cell is which device/module, its pins and its matched groups
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,12 +50,21 @@ class Session:
         self.layout = _new_layout()
         self.cells: dict[str, CellRecord] = {}
         self.devices: dict[str, str] = {}  # device_id -> cell name
+        #: the candidate's scratch directory under a worker: every file a skill reads or
+        #: writes must be inside it (None: a library user, unconfined)
+        self.scratch_dir: str | None = None
 
-    def reset(self) -> None:
+    def reset(self, scratch_dir: str | None = None) -> None:
         self.tech = None
         self.layout = _new_layout()
         self.cells = {}
         self.devices = {}
+        self.scratch_dir = scratch_dir
+
+    def temporary_dir(self, prefix: str) -> str:
+        """A new directory for files nobody named: inside the scratch directory when
+        there is one."""
+        return tempfile.mkdtemp(prefix=prefix, dir=self.scratch_dir)
 
     def clear_layout(self) -> None:
         self.layout = _new_layout()

@@ -39,7 +39,6 @@ touch or overlap are one site); ``markers`` are their bounding boxes in µm.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,7 +46,7 @@ import klayout.db as kdb
 import klayout.rdb as krdb
 
 from centroid_skills.errors import DRC_VIOLATION, INVALID_PARAM, SkillError
-from centroid_skills.registry import NAME, obj, skill
+from centroid_skills.registry import FILE_PATH, NAME, obj, skill
 from centroid_skills.session import Session, box_um
 from centroid_skills.tech import DBU_UM, RULE_LENGTH_FIELDS, Rule, Technology, opened
 
@@ -249,8 +248,7 @@ def write_lyrdb(results: list[RuleResult], cell: kdb.Cell, tech: Technology, pat
 DRC_SCHEMA = obj(
     {
         "cell": {**NAME, "description": "cell (or device id) to check; checked flat"},
-        "report_path": {"type": "string", "minLength": 1,
-                        "description": "where to write the .lyrdb (default: a temp dir)"},
+        "report_path": {**FILE_PATH, "description": "where to write the .lyrdb (default: a temp dir)"},
         "rules": {"type": "array", "items": {"type": "string"}, "description": "only these rule ids"},
         "types": {"type": "array", "items": {"enum": ["width", "spacing", "enclosure", "extension",
                                                       "overlap", "density", "area"]}},
@@ -272,7 +270,7 @@ def drc_run(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     results = run_checks(tech, session.layout, cell, args.get("rules"), args.get("types"))
     path = args.get("report_path")
     if not path:
-        path = os.path.join(tempfile.mkdtemp(prefix="centroid_drc_"), f"{cell.name}.lyrdb")
+        path = os.path.join(session.temporary_dir("centroid_drc_"), f"{cell.name}.lyrdb")
     else:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     write_lyrdb(results, cell, tech, path)

@@ -10,7 +10,7 @@ from typing import Any
 import klayout.db as kdb
 
 from centroid_skills.errors import INVALID_PARAM, SkillError
-from centroid_skills.registry import NAME, obj, skill
+from centroid_skills.registry import FILE_PATH, NAME, obj, skill
 from centroid_skills.session import Session, box_um
 
 FORMATS = {"gds": "GDS2", "gds2": "GDS2", "oas": "OASIS", "oasis": "OASIS"}
@@ -40,7 +40,7 @@ def write_cell(session: Session, cell: kdb.Cell, path: str, fmt: str) -> int:
     "layout.export",
     "Write a cell and its hierarchy to GDS or OASIS (format from the extension or given); "
     "optionally return the file as base64.",
-    obj({"cell": NAME, "path": {"type": "string", "minLength": 1},
+    obj({"cell": NAME, "path": FILE_PATH,
          "format": {"enum": ["gds", "gds2", "oasis", "oas"]},
          "return_base64": {"type": "boolean", "default": False}},
         ["cell"]),
@@ -50,7 +50,7 @@ def export(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     path = args.get("path")
     if not path:
         ext = "oas" if (args.get("format") or "gds").startswith("oas") else "gds"
-        path = os.path.join(tempfile.mkdtemp(prefix="centroid_export_"), f"{cell.name}.{ext}")
+        path = os.path.join(session.temporary_dir("centroid_export_"), f"{cell.name}.{ext}")
     fmt = _format_for(path, args.get("format"))
     size = write_cell(session, cell, path, fmt)
     out: dict[str, Any] = {"cell": cell.name, "path": path, "format": fmt, "bytes": size,
@@ -64,7 +64,7 @@ def export(session: Session, args: dict[str, Any]) -> dict[str, Any]:
 @skill(
     "layout.render",
     "Render a cell (all hierarchy levels) to a PNG file, headless.",
-    obj({"cell": NAME, "path": {"type": "string", "minLength": 1},
+    obj({"cell": NAME, "path": FILE_PATH,
          "width": {"type": "integer", "minimum": 16, "maximum": 8192, "default": 800},
          "height": {"type": "integer", "minimum": 16, "maximum": 8192, "default": 600}},
         ["cell", "path"]),
@@ -75,7 +75,7 @@ def render(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     cell = session.any_cell(args["cell"])
     path = args["path"]
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="centroid_render_") as tmp:
+    with tempfile.TemporaryDirectory(prefix="centroid_render_", dir=session.scratch_dir) as tmp:
         gds = os.path.join(tmp, "render.gds")
         write_cell(session, cell, gds, "GDS2")
         view = klay.LayoutView()

@@ -53,7 +53,7 @@ from centroid_skills.errors import (
     TIMEOUT,
     SkillError,
 )
-from centroid_skills.registry import NAME, obj, skill
+from centroid_skills.registry import FILE_PATH, NAME, obj, skill
 from centroid_skills.session import Session
 
 DECKS_ENV = "CENTROID_SIGNOFF_DECKS"
@@ -68,7 +68,6 @@ PROFILE_KEYS = ("description", "variables", "defines")
 
 DECK_NAME = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[A-Za-z0-9_.+-]+$",
              "description": "name of a configured deck (its file name, no directory)"}
-FILE_PATH = {"type": "string", "minLength": 1, "maxLength": 4096}
 
 
 @dataclass(frozen=True)
