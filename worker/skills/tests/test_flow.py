@@ -147,6 +147,18 @@ def test_fixtures_match_centroid_validate() -> None:
 
 
 
+def test_without_the_binary_a_plan_fails_naming_the_build_command(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No `centroid` binary: the tests that need a plan fail (never skip) and say how to
+    build it."""
+    import rust_plans
+
+    monkeypatch.setattr(rust_plans, "REPO_ROOT", tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(rust_plans.PlanUnavailable, match=r"cargo build -p centroid-cli"):
+        rust_plans._plan_now(example_request("ota5", "sky130"))
+
+
 def test_the_skill_package_has_no_planner_of_its_own() -> None:
     """One planner (issue 16): whole candidates come from the Rust planner; the runtime
     package only runs skills."""
