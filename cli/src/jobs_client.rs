@@ -11,7 +11,7 @@ use centroid_proto::v1::{
     SubmitJobRequest, SubmitJobResponse, WatchJobRequest,
 };
 use centroid_schemas::{InputErrors, InputIssue};
-use tonic::transport::Channel;
+use centroid_proto::runtime::{AttachToken, AuthChannel, BearerToken};
 
 /// Largest message the CLI accepts (artifacts come in chunks well below it).
 const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
@@ -49,14 +49,22 @@ fn rpc_error(status: tonic::Status) -> ClientError {
     }
 }
 
+/// Where a farm's coordinator is and the token its calls need.
+#[derive(Debug, Clone)]
+pub struct Farm {
+    pub coordinator: String,
+    pub token: Option<BearerToken>,
+}
+
 #[derive(Clone)]
 pub struct Jobs {
-    client: JobsClient<Channel>,
+    client: JobsClient<AuthChannel>,
 }
 
 impl Jobs {
-    /// Connects to `address` (`http://host:port`, or `host:port`).
-    pub async fn connect(address: &str) -> anyhow::Result<Jobs> {
+    /// Connects to the farm's coordinator (`http://host:port`, or `host:port`).
+    pub async fn connect(farm: &Farm) -> anyhow::Result<Jobs> {
+        let address = farm.coordinator.as_str();
         let address = if address.contains("://") {
             address.to_owned()
         } else {
@@ -70,7 +78,7 @@ impl Jobs {
             .connect()
             .await
             .with_context(|| format!("cannot reach the coordinator at {address}"))?;
-        let client = JobsClient::new(channel)
+        let client = JobsClient::with_interceptor(channel, AttachToken::new(farm.token.clone()))
             .max_decoding_message_size(MAX_MESSAGE_BYTES)
             .max_encoding_message_size(MAX_MESSAGE_BYTES);
         Ok(Jobs { client })

@@ -9,15 +9,18 @@ use std::sync::Arc;
 use anyhow::{Context, anyhow};
 use centroid_coordinator::store::MemoryStore;
 use centroid_coordinator::{Coordinator, CoordinatorConfig, service};
+use centroid_proto::runtime::BearerToken;
 use centroid_worker::WorkerConfig;
+
+use crate::jobs_client::Farm;
 use centroid_worker::config::CommandLine as WorkerCommandLine;
 use centroid_worker::node::Node;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub struct LocalCluster {
-    /// `http://127.0.0.1:<port>` of the coordinator.
-    pub address: String,
+    /// the coordinator at `http://127.0.0.1:<port>` and this run's random token
+    pub farm: Farm,
     coordinator: Coordinator,
     server_stop: oneshot::Sender<()>,
     server: JoinHandle<Result<(), centroid_coordinator::CoordinatorError>>,
@@ -62,9 +65,13 @@ impl LocalCluster {
     /// Starts the coordinator and a worker with `slots` KLayout processes; the worker
     /// may run `signoff_deck` (a foundry deck file) for jobs that name it.
     pub async fn start(slots: usize, signoff_deck: Option<&Path>) -> anyhow::Result<LocalCluster> {
+        // loopback only, and a random token per run: another user of this machine
+        // cannot submit to (or read from) this run's coordinator and worker
+        let token = BearerToken::random();
         let config = CoordinatorConfig {
             listen: "127.0.0.1:0".to_owned(),
             redis: "memory".to_owned(),
+            token: Some(token.clone()),
             ..CoordinatorConfig::default()
         };
         let (listener, local_address) = service::bind(&config.listen)
@@ -83,8 +90,9 @@ impl LocalCluster {
         let mut command_line = worker_command_line(&environment, Some(address.clone()));
         command_line.slots = Some(slots);
         command_line.signoff_decks = signoff_deck.map(|deck| deck.display().to_string());
-        let worker_config = WorkerConfig::load_with_environment(&command_line, environment)
+        let mut worker_config = WorkerConfig::load_with_environment(&command_line, environment)
             .map_err(|error| anyhow!("worker configuration: {error}"))?;
+        worker_config.token = Some(token.clone());
         let worker_listener = tokio::net::TcpListener::bind(&worker_config.listen)
             .await
             .context("binding the local worker")?;
@@ -92,7 +100,7 @@ impl LocalCluster {
             anyhow!("starting {slots} KLayout process(es) with {}: {error}; run `make klayout` to provision the venv", worker_config.python.display())
         })?;
         Ok(LocalCluster {
-            address,
+            farm: Farm { coordinator: address, token: Some(token) },
             coordinator,
             server_stop,
             server,

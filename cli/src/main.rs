@@ -99,18 +99,24 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let coordinator = settings.coordinator.clone();
+    let farm = match settings.farm() {
+        Ok(farm) => farm,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            return ExitCode::FAILURE;
+        }
+    };
     let outcome = runtime.block_on(async {
         match &cli.command {
             Command::Validate(_) => unreachable!("handled above"),
             Command::Run(args) => run::run(args).await,
             Command::Plan(args) => plan::plan(args).await,
-            Command::Submit(args) => remote::submit(&coordinator, args).await,
-            Command::Watch(args) => remote::watch(&coordinator, args).await,
-            Command::Status(args) => remote::status(&coordinator, args).await,
-            Command::Result(args) => remote::result(&coordinator, args).await,
-            Command::Cancel(args) => remote::cancel(&coordinator, args).await,
-            Command::Workers => remote::workers(&coordinator).await,
+            Command::Submit(args) => remote::submit(&farm, args).await,
+            Command::Watch(args) => remote::watch(&farm, args).await,
+            Command::Status(args) => remote::status(&farm, args).await,
+            Command::Result(args) => remote::result(&farm, args).await,
+            Command::Cancel(args) => remote::cancel(&farm, args).await,
+            Command::Workers => remote::workers(&farm).await,
         }
     });
     finish(outcome)

@@ -11,7 +11,7 @@ use clap::Args;
 
 use crate::EXIT_INVALID_INPUT;
 use crate::follow::{Destination, Followed, JobArgs, conclude, submit_and_follow};
-use crate::jobs_client::{ClientError, Jobs};
+use crate::jobs_client::{ClientError, Farm, Jobs};
 use crate::output::write_output;
 use crate::progress::Progress;
 
@@ -51,12 +51,12 @@ fn rpc(error: ClientError) -> anyhow::Error {
     anyhow!("{error}")
 }
 
-pub async fn submit(coordinator: &str, args: &SubmitArgs) -> anyhow::Result<ExitCode> {
+pub async fn submit(farm: &Farm, args: &SubmitArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let Some(checked) = args.job.inputs.load_or_report() else {
         return Ok(ExitCode::from(EXIT_INVALID_INPUT));
     };
-    let jobs = Jobs::connect(coordinator).await?;
+    let jobs = Jobs::connect(farm).await?;
     let destination = match args.wait {
         true => Destination::Folder(args.out.clone()),
         false => Destination::None,
@@ -73,8 +73,8 @@ pub async fn submit(coordinator: &str, args: &SubmitArgs) -> anyhow::Result<Exit
     Ok(conclude(followed))
 }
 
-pub async fn watch(coordinator: &str, args: &JobArg) -> anyhow::Result<ExitCode> {
-    let jobs = Jobs::connect(coordinator).await?;
+pub async fn watch(farm: &Farm, args: &JobArg) -> anyhow::Result<ExitCode> {
+    let jobs = Jobs::connect(farm).await?;
     let mut progress = Progress::new(&args.job);
     jobs.watch(&args.job, |event| progress.on_event(event))
         .await
@@ -90,8 +90,8 @@ pub async fn watch(coordinator: &str, args: &JobArg) -> anyhow::Result<ExitCode>
     })
 }
 
-pub async fn status(coordinator: &str, args: &StatusArgs) -> anyhow::Result<ExitCode> {
-    let jobs = Jobs::connect(coordinator).await?;
+pub async fn status(farm: &Farm, args: &StatusArgs) -> anyhow::Result<ExitCode> {
+    let jobs = Jobs::connect(farm).await?;
     let summaries = match &args.job {
         Some(job_id) => vec![
             jobs.get(job_id)
@@ -127,8 +127,8 @@ pub async fn status(coordinator: &str, args: &StatusArgs) -> anyhow::Result<Exit
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn result(coordinator: &str, args: &ResultArgs) -> anyhow::Result<ExitCode> {
-    let jobs = Jobs::connect(coordinator).await?;
+pub async fn result(farm: &Farm, args: &ResultArgs) -> anyhow::Result<ExitCode> {
+    let jobs = Jobs::connect(farm).await?;
     let out = args
         .out
         .clone()
@@ -140,8 +140,8 @@ pub async fn result(coordinator: &str, args: &ResultArgs) -> anyhow::Result<Exit
     }))
 }
 
-pub async fn cancel(coordinator: &str, args: &JobArg) -> anyhow::Result<ExitCode> {
-    let jobs = Jobs::connect(coordinator).await?;
+pub async fn cancel(farm: &Farm, args: &JobArg) -> anyhow::Result<ExitCode> {
+    let jobs = Jobs::connect(farm).await?;
     let response = jobs
         .cancel(&args.job, "cancelled from the command line")
         .await
@@ -150,8 +150,8 @@ pub async fn cancel(coordinator: &str, args: &JobArg) -> anyhow::Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn workers(coordinator: &str) -> anyhow::Result<ExitCode> {
-    let jobs = Jobs::connect(coordinator).await?;
+pub async fn workers(farm: &Farm) -> anyhow::Result<ExitCode> {
+    let jobs = Jobs::connect(farm).await?;
     let response = jobs.workers().await.map_err(rpc)?;
     println!(
         "{:<28} {:<28} {:>5} {:>5} {:>7} {:<6} {:<9} {:<10}",

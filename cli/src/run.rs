@@ -56,7 +56,7 @@ pub async fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         "start_local_cluster".to_owned(),
         started.elapsed().as_secs_f64(),
     );
-    let followed = match Jobs::connect(&cluster.address).await {
+    let followed = match Jobs::connect(&cluster.farm).await {
         Ok(jobs) => {
             let destination = Destination::Folder(Some(out));
             submit_and_follow(&jobs, &checked, &args.job, destination, started, timings).await

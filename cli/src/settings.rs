@@ -6,9 +6,11 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use centroid_proto::runtime::{LogFormat, layered};
+use centroid_proto::runtime::{BearerToken, LogFormat, layered};
 use clap::Args;
 use serde::{Deserialize, Serialize};
+
+use crate::jobs_client::Farm;
 
 /// The flags every subcommand accepts.
 #[derive(Debug, Clone, Default, Args, Serialize)]
@@ -27,6 +29,9 @@ pub struct GlobalFlags {
     #[arg(long, global = true)]
     #[serde(skip)]
     pub log_json: bool,
+    /// File holding the farm's bearer token (else CENTROID_TOKEN_FILE or CENTROID_TOKEN).
+    #[arg(long, env = "CENTROID_TOKEN_FILE", global = true)]
+    pub token_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,6 +39,7 @@ pub struct GlobalFlags {
 pub struct CliSettings {
     pub coordinator: String,
     pub log_format: LogFormat,
+    pub token_file: Option<PathBuf>,
 }
 
 impl Default for CliSettings {
@@ -41,6 +47,7 @@ impl Default for CliSettings {
         CliSettings {
             coordinator: "http://127.0.0.1:50051".into(),
             log_format: LogFormat::Text,
+            token_file: None,
         }
     }
 }
@@ -48,6 +55,13 @@ impl Default for CliSettings {
 impl CliSettings {
     pub fn load(flags: &GlobalFlags) -> anyhow::Result<CliSettings> {
         CliSettings::load_with_environment(flags, std::env::vars().collect())
+    }
+
+    /// The coordinator and the token its calls need (`token_file`, else `CENTROID_TOKEN`).
+    pub fn farm(&self) -> anyhow::Result<Farm> {
+        let environment: HashMap<String, String> = std::env::vars().collect();
+        let token = BearerToken::configured(self.token_file.as_deref(), &environment)?;
+        Ok(Farm { coordinator: self.coordinator.clone(), token })
     }
 
     fn load_with_environment(

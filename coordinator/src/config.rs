@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use centroid_proto::runtime::{LogFormat, layered};
+use centroid_proto::runtime::{BearerToken, LogFormat, layered};
 use clap::Parser;
 use serde::{Deserialize, Serialize};
 
@@ -68,6 +68,9 @@ pub struct CommandLine {
     /// write the bound address to this file once serving
     #[arg(long, env = "CENTROID_READY_FILE")]
     pub ready_file: Option<PathBuf>,
+    /// file holding the farm's bearer token (else CENTROID_TOKEN); every RPC must carry it
+    #[arg(long, env = "CENTROID_TOKEN_FILE")]
+    pub token_file: Option<PathBuf>,
 }
 
 /// The coordinator's settings after layering. `Default` is the built-in layer
@@ -101,6 +104,12 @@ pub struct CoordinatorConfig {
     pub max_queue_len: u64,
     pub log_format: LogFormat,
     pub ready_file: Option<PathBuf>,
+    /// file holding the bearer token
+    pub token_file: Option<PathBuf>,
+    /// the bearer token every RPC must carry (from `token_file` or `CENTROID_TOKEN`);
+    /// never serialized, never printed
+    #[serde(skip)]
+    pub token: Option<BearerToken>,
 }
 
 impl Default for CoordinatorConfig {
@@ -127,6 +136,8 @@ impl Default for CoordinatorConfig {
             max_queue_len: 100_000,
             log_format: LogFormat::Text,
             ready_file: None,
+            token_file: None,
+            token: None,
         }
     }
 }
@@ -146,7 +157,7 @@ impl CoordinatorConfig {
         if flags.log_json {
             flags.log_format = Some(LogFormat::Json);
         }
-        let config: CoordinatorConfig = layered(
+        let mut config: CoordinatorConfig = layered(
             "coordinator",
             &CoordinatorConfig::default(),
             command_line.config.as_deref(),
@@ -154,6 +165,8 @@ impl CoordinatorConfig {
             &flags,
         )
         .map_err(|error| CoordinatorError::Config(error.to_string()))?;
+        config.token = BearerToken::configured(config.token_file.as_deref(), &environment)
+            .map_err(|error| CoordinatorError::Config(error.to_string()))?;
         config.check()?;
         Ok(config)
     }

@@ -76,7 +76,7 @@ impl Coordinator {
         store: Arc<dyn Store>,
         planners: Arc<dyn PlannerFactory>,
     ) -> Result<Coordinator, CoordinatorError> {
-        let registry = Registry::new(config.heartbeat_timeout());
+        let registry = Registry::new(config.heartbeat_timeout(), config.token.clone());
         let context = Arc::new(Context::new(config, store, registry, planners));
         let mut tasks = dispatcher::spawn(context.clone());
         // resume in the background: a store that is down must not block serving

@@ -10,6 +10,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use centroid_proto::runtime::{AttachToken, AuthChannel, BearerToken};
 use centroid_proto::v1::worker_client::WorkerClient;
 use centroid_proto::v1::{ListSkillsRequest, WorkerInfo, WorkerStatus};
 use serde_json::Value;
@@ -39,7 +40,7 @@ struct WorkerEntry {
 pub struct SlotGuard {
     registry: Arc<Registry>,
     pub worker_id: String,
-    pub client: WorkerClient<Channel>,
+    pub client: WorkerClient<AuthChannel>,
     /// becomes true when the worker is declared dead
     pub dead: watch::Receiver<bool>,
 }
@@ -56,15 +57,19 @@ pub struct Registry {
     /// notified when a slot may have become available (release, registration, heartbeat)
     pub slots_changed: Notify,
     max_message_bytes: usize,
+    /// sent with every call to a worker
+    token: AttachToken,
 }
 
 impl Registry {
-    pub fn new(heartbeat_timeout: Duration) -> Arc<Registry> {
+    /// An empty registry; `token` goes with every call to a worker.
+    pub fn new(heartbeat_timeout: Duration, token: Option<BearerToken>) -> Arc<Registry> {
         Arc::new(Registry {
             workers: Mutex::new(HashMap::new()),
             heartbeat_timeout,
             slots_changed: Notify::new(),
             max_message_bytes: 512 * 1024 * 1024,
+            token: AttachToken::new(token),
         })
     }
 
@@ -139,7 +144,7 @@ impl Registry {
         else {
             return;
         };
-        let mut client = WorkerClient::new(channel);
+        let mut client = WorkerClient::with_interceptor(channel, self.token.clone());
         let mut request = tonic::Request::new(ListSkillsRequest {});
         request.set_timeout(Duration::from_secs(5));
         match client.list_skills(request).await {
@@ -269,7 +274,8 @@ impl Registry {
         let worker_id = best.map(|(worker_id, _, _)| worker_id.clone())?;
         let entry = workers.get_mut(&worker_id).expect("chosen above");
         entry.running += 1;
-        let client = WorkerClient::new(entry.channel.clone().expect("checked above"))
+        let channel = entry.channel.clone().expect("checked above");
+        let client = WorkerClient::with_interceptor(channel, self.token.clone())
             .max_decoding_message_size(self.max_message_bytes)
             .max_encoding_message_size(64 * 1024 * 1024);
         let dead = entry.dead.subscribe();

@@ -16,7 +16,9 @@ use centroid_proto::v1::{
     SubmitJobResponse, WatchJobRequest, WorkerInfo, WorkerStatus,
 };
 use centroid_proto::{Error, ErrorCode, PROTOCOL_VERSION, check_protocol_version};
+use centroid_proto::runtime::RequireToken;
 use tokio::net::TcpListener;
+use tonic::service::interceptor::InterceptedService;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
 use tonic::{Request, Response, Status};
@@ -439,15 +441,18 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), CoordinatorError> {
+    let authenticate = RequireToken::new(coordinator.config().token.clone());
     let service = CoordinatorService::new(coordinator);
+    let jobs = JobsServer::new(service.clone())
+        .max_encoding_message_size(64 * 1024 * 1024)
+        .max_decoding_message_size(64 * 1024 * 1024);
     tonic::transport::Server::builder()
         .http2_keepalive_interval(Some(Duration::from_secs(10)))
-        .add_service(CoordinatorServer::new(service.clone()))
-        .add_service(
-            JobsServer::new(service)
-                .max_encoding_message_size(64 * 1024 * 1024)
-                .max_decoding_message_size(64 * 1024 * 1024),
-        )
+        .add_service(InterceptedService::new(
+            CoordinatorServer::new(service),
+            authenticate.clone(),
+        ))
+        .add_service(InterceptedService::new(jobs, authenticate))
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
         .await?;
     Ok(())

@@ -139,7 +139,7 @@ pub(crate) fn response_failure(response: &RunCandidateResponse) -> (Error, Strin
 
 /// Tells the worker to stop a candidate of a cancelled job, each call with a deadline.
 pub(crate) async fn cancel_on_worker(
-    mut client: WorkerClient<tonic::transport::Channel>,
+    mut client: WorkerClient<centroid_proto::runtime::AuthChannel>,
     worker_id: &str,
     job_id: &str,
     candidate_id: &str,

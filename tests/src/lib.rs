@@ -381,6 +381,17 @@ pub struct WorkerProcess {
 
 impl WorkerProcess {
     pub fn start(dir: &Path, coordinator_url: &str, worker_id: &str, slots: u32) -> WorkerProcess {
+        WorkerProcess::start_with_flags(dir, coordinator_url, worker_id, slots, &[])
+    }
+
+    /// A worker with extra flags (e.g. `--token-file`).
+    pub fn start_with_flags(
+        dir: &Path,
+        coordinator_url: &str,
+        worker_id: &str,
+        slots: u32,
+        extra: &[&str],
+    ) -> WorkerProcess {
         let ready = dir.join(format!("{worker_id}.ready"));
         let log_path = dir.join(format!("{worker_id}.log"));
         let log = std::fs::OpenOptions::new()
@@ -411,6 +422,7 @@ impl WorkerProcess {
             .arg(python())
             .arg("--skills-dir")
             .arg(skills_dir())
+            .args(extra)
             .arg("--ready-file")
             .arg(&ready)
             .env("CENTROID_LOG", "info")
@@ -433,6 +445,17 @@ impl WorkerProcess {
             address: format!("http://{address}"),
             log: log_path,
         }
+    }
+
+    /// The exit status once the process ended by itself (`None` while it runs).
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child
+            .as_mut()
+            .and_then(|child| child.try_wait().ok().flatten())
+    }
+
+    pub fn logs(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     pub fn kill9(&mut self) {

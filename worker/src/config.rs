@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use centroid_proto::runtime::{LogFormat, layered};
+use centroid_proto::runtime::{BearerToken, LogFormat, layered};
 use clap::Parser;
 use serde::{Deserialize, Serialize};
 
@@ -73,6 +73,10 @@ pub struct CommandLine {
     /// decks you trust.
     #[arg(long, env = "CENTROID_SIGNOFF_DECKS")]
     pub signoff_decks: Option<String>,
+    /// file holding the farm's bearer token (else CENTROID_TOKEN): required on every
+    /// call to this worker and sent with every call to the coordinator
+    #[arg(long, env = "CENTROID_TOKEN_FILE")]
+    pub token_file: Option<PathBuf>,
 }
 
 /// The worker's settings after layering. `Default` is the built-in layer and
@@ -97,6 +101,11 @@ pub struct WorkerConfig {
     pub worker_id: Option<String>,
     /// `:`-separated foundry deck files `signoff.run` may run
     pub signoff_decks: String,
+    /// file holding the bearer token
+    pub token_file: Option<PathBuf>,
+    /// the bearer token (from `token_file` or `CENTROID_TOKEN`); never serialized or printed
+    #[serde(skip)]
+    pub token: Option<BearerToken>,
 }
 
 impl Default for WorkerConfig {
@@ -117,6 +126,8 @@ impl Default for WorkerConfig {
             ready_file: None,
             worker_id: None,
             signoff_decks: String::new(),
+            token_file: None,
+            token: None,
         }
     }
 }
@@ -144,6 +155,8 @@ impl WorkerConfig {
             &flags,
         )
         .map_err(|error| WorkerError::Config(error.to_string()))?;
+        config.token = BearerToken::configured(config.token_file.as_deref(), &environment)
+            .map_err(|error| WorkerError::Config(error.to_string()))?;
         config.slots = Some(config.slots.unwrap_or_else(|| {
             std::thread::available_parallelism()
                 .map(usize::from)

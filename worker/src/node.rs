@@ -12,6 +12,9 @@ use tokio::task::JoinHandle;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
 
+use centroid_proto::runtime::RequireToken;
+use tonic::service::interceptor::InterceptedService;
+
 use crate::config::WorkerConfig;
 use crate::error::WorkerError;
 use crate::pool::Pool;
@@ -67,6 +70,7 @@ impl Node {
         let service = WorkerServer::new(WorkerService::new(state.clone()))
             .max_decoding_message_size(64 * 1024 * 1024)
             .max_encoding_message_size(512 * 1024 * 1024);
+        let service = InterceptedService::new(service, RequireToken::new(config.token.clone()));
         let server_task = tokio::spawn(
             tonic::transport::Server::builder()
                 .add_service(service)
@@ -87,6 +91,7 @@ impl Node {
                     .unwrap_or_else(|| format!("http://{local_address}")),
                 heartbeat_interval: Duration::from_millis(config.heartbeat_interval_ms),
                 hostname,
+                token: config.token.clone(),
             };
             state.attach_registration(spawn_registration(state.clone(), settings, refused_sender));
             registration_refused = Some(refused_receiver);

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use centroid_proto::runtime::{AttachToken, AuthChannel};
 use centroid_proto::v1::coordinator_client::CoordinatorClient;
 use centroid_proto::v1::{
     DeregisterWorkerRequest, HeartbeatRequest, RegisterWorkerRequest, WorkerInfo,
@@ -12,7 +13,7 @@ use centroid_proto::v1::{
 use centroid_proto::{Error, PROTOCOL_VERSION, check_protocol_version};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Endpoint;
 
 use crate::error::WorkerError;
 
@@ -40,6 +41,8 @@ pub struct RegistrationSettings {
     pub coordinator_url: String,
     /// the address the coordinator reaches this worker at
     pub advertise_address: String,
+    /// sent with every call to the coordinator
+    pub token: Option<centroid_proto::runtime::BearerToken>,
     pub heartbeat_interval: Duration,
     pub hostname: String,
 }
@@ -84,7 +87,7 @@ async fn registration_loop(
     refused: oneshot::Sender<WorkerError>,
 ) {
     let mut backoff = FIRST_BACKOFF;
-    let mut registered_client: Option<CoordinatorClient<Channel>> = None;
+    let mut registered_client: Option<CoordinatorClient<AuthChannel>> = None;
     let mut heartbeat_interval = settings.heartbeat_interval;
     loop {
         if stop_requested.borrow().is_some() {
@@ -164,7 +167,7 @@ async fn wait_or_stop(
 async fn register(
     state: &dyn WorkerReport,
     settings: &RegistrationSettings,
-) -> Result<(CoordinatorClient<Channel>, Option<Duration>), RegisterFailure> {
+) -> Result<(CoordinatorClient<AuthChannel>, Option<Duration>), RegisterFailure> {
     let endpoint = Endpoint::from_shared(settings.coordinator_url.clone())
         .map_err(|error| {
             RegisterFailure::Refused(format!(
@@ -178,7 +181,8 @@ async fn register(
         .connect()
         .await
         .map_err(|error| RegisterFailure::Unreachable(format!("cannot connect: {error}")))?;
-    let mut client = CoordinatorClient::new(channel);
+    let mut client =
+        CoordinatorClient::with_interceptor(channel, AttachToken::new(settings.token.clone()));
     let request = RegisterWorkerRequest {
         worker: Some(WorkerInfo {
             worker_id: state.worker_id(),
@@ -192,6 +196,12 @@ async fn register(
     };
     let response = match client.register_worker(request).await {
         Ok(response) => response.into_inner(),
+        Err(status) if status.code() == tonic::Code::Unauthenticated => {
+            return Err(RegisterFailure::Refused(format!(
+                "the coordinator refused the credentials: {}",
+                status.message()
+            )));
+        }
         Err(status) => {
             let error = Error::from_status(&status);
             let message = format!("{}: {}", error.error_code().wire_name(), error.message);

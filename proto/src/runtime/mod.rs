@@ -1,5 +1,6 @@
 //! What every Centroid process does the same way at start-up: layered
-//! configuration ([`config_layers`]) and logging ([`logging`]).
+//! configuration ([`config_layers`]), logging ([`logging`]) and the
+//! authentication of its gRPC calls ([`auth`]).
 //!
 //! These live in `centroid-proto` because it is the one crate that the
 //! coordinator, the worker and the CLI all depend on, and because both are
@@ -7,8 +8,10 @@
 //! operator configures every binary with the same file, the same `CENTROID_*`
 //! variables and the same flags, and reads one log format from all of them.
 
+pub mod auth;
 pub mod config_layers;
 pub mod logging;
 
+pub use auth::{AttachToken, AuthChannel, BearerToken, RequireToken};
 pub use config_layers::{ConfigError, layered};
 pub use logging::{LogFormat, init_logging};
