@@ -6,10 +6,11 @@
 
 For every example circuit x rule set: the plan of one candidate (default: the default design
 point, candidate 0) from ``centroid plan`` (``tests/rust_plans.py``: the newest
-``target/{debug,release}/centroid``), then per run ``session/reset`` and every step of the
-plan over the JSON-RPC pipe (tech.load, modules/devices, dummies, layout.place per row,
+``target/{debug,release}/centroid``); then per run ``session/reset {scratch_dir}`` (file
+arguments confined to a scratch directory, as under a worker) and every step of the plan
+over the JSON-RPC pipe (tech.load, modules/devices, dummies, layout.place per row,
 route.nets, lvs.run, drc.run, layout.metrics, layout.export, layout.render) with
-``${CANDIDATE_DIR}`` replaced by a scratch directory, timed in the client around each
+``${CANDIDATE_DIR}`` replaced by the scratch directory, timed in the client around each
 request/response line.  Prints the median (and min/max) of the whole candidate and the
 median per step group; checks every run is DRC clean and LVS clean.  (The routing pitch is
 probed once per job by the coordinator, not per candidate: no route.info step.)
@@ -79,7 +80,7 @@ class Server:
 
 def one_candidate(server: Server, steps: list[dict[str, Any]],
                   scratch_dir: str) -> tuple[float, dict[str, float]]:
-    server.request("session/reset", {})
+    server.request("session/reset", {"scratch_dir": scratch_dir})  # as the worker does
     per: dict[str, float] = {}
     total = 0.0
     for step in steps:
@@ -118,7 +119,8 @@ def main() -> int:
     print(header)
     print("-" * len(header))
     try:
-        with tempfile.TemporaryDirectory(prefix="centroid_bench_flow-") as scratch_dir:
+        with tempfile.TemporaryDirectory(prefix="centroid_bench_flow-") as tmp:
+            scratch_dir = os.path.realpath(tmp)
             for (cname, pdk), candidate in plans.items():
                 one_candidate(server, candidate.steps, scratch_dir)  # warm-up
                 totals = []

@@ -63,3 +63,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     rust_plans.stop_prefetch()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    calls, seconds = rust_plans.statistics()
+    if calls:
+        terminalreporter.write_line(
+            f"centroid plan: {calls} calls, {seconds:.1f} s (drafted on a background thread "
+            f"while tests ran, or waited for)")

@@ -95,10 +95,12 @@ def test_run_design_points_cover_the_space() -> None:
 @pytest.mark.parametrize("rules_name", RULE_SETS)
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_every_drafted_step_fits_its_skill_schema(example: str, rules_name: str,
-                                                  variant: str) -> None:
+                                                  variant: str, tmp_path: Path) -> None:
     """Every step of every drafted candidate names a registered skill and its arguments
     (with the scratch directory filled in, as the worker sends them) pass that skill's
-    input schema; every plan is a whole routed, checked and exported candidate."""
+    input schema and name files only inside the scratch directory; every plan is a whole
+    routed, checked and exported candidate."""
+    scratch = tmp_path.resolve()
     drafted = draft(example_request(example, rules_name, variant))
     assert len(drafted.candidates) == EXAMPLE_CANDIDATES
     assert drafted.route_pitch_um is not None and drafted.route_pitch_um > 0
@@ -110,7 +112,9 @@ def test_every_drafted_step_fits_its_skill_schema(example: str, rules_name: str,
         for step in candidate.steps:
             skill = registry.get(step["skill"])
             assert skill is not None, f"{candidate.candidate_id}: unknown skill {step['skill']}"
-            skill.validate(substituted(step["arguments"], "/tmp/centroid-candidate-x"))
+            arguments = substituted(step["arguments"], str(scratch))
+            skill.validate(arguments)
+            skill.confine(arguments, str(scratch))  # files only in ${CANDIDATE_DIR}
 
 
 @pytest.mark.rust_plans(requests=lambda _p: [example_request("ota5", "ihp_sg13g2")])
