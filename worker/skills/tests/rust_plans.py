@@ -13,10 +13,10 @@ the worker does over stdio::
 ``run_plan`` sends ``session/reset {scratch_dir}`` (so the skill server confines every file
 argument to it), then every step as a JSON-RPC ``tools/call`` with ``${CANDIDATE_DIR}``
 replaced by that scratch directory, and stops at the first failing step (optional or not),
-like the worker.  Its result: ``ok``, ``failed`` ({step, error}) when a
-step failed, ``steps`` (per step: id, skill, ok, seconds), ``results`` (the data of each
-skill's first call), and for a complete run ``cell`` (the routed top cell), ``drc_total``
-and ``lvs_match``.
+like the worker.  Its result: ``ok``, ``failed`` ({step, error}) when a step failed,
+``steps`` (per step: id, skill, ok, seconds), ``results`` (the data of each skill's first
+call), and for a complete run ``cell`` (the routed top cell), ``drc_total`` and
+``lvs_match``.
 
 ``centroid plan`` starts KLayout (~1 s per call), so requests are memoised and
 :func:`prefetch` drafts the plans a test session will need on a background thread
@@ -215,8 +215,8 @@ def _plan_now(request: PlanRequest) -> Drafted:
     # checkout's package on this interpreter, whatever the caller's environment says
     env = dict(os.environ, CENTROID_PYTHON=sys.executable, CENTROID_SKILLS_DIR=str(SKILLS_DIR))
     if env.pop("PYTHONDONTWRITEBYTECODE", None) and "PYTHONPYCACHEPREFIX" not in env:
-        # no bytecode in the source tree, but cached outside it: the skill process then
-        # starts in ~0.7 s instead of ~1.5 s (it compiles the package otherwise, every call)
+        # no bytecode in the source tree, but cached outside it: otherwise the skill process
+        # compiles the whole package at every call (about half of its start-up time)
         env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / f"centroid-pycache-{os.getuid()}")
     with tempfile.TemporaryDirectory(prefix="centroid-plan-") as tmp:
         files = {}
@@ -272,7 +272,7 @@ class _Drafts:
                 outcome = _plan_now(request)
             except PlanUnavailable as exc:
                 outcome = exc
-            except Exception as exc:  # noqa: BLE001 - kept and re-raised for every test that asks
+            except Exception as exc:  # e.g. unreadable output: kept, raised to every test that asks
                 outcome = PlanUnavailable(f"`centroid plan` for {request.circuit_name}: {exc!r}")
             with self._lock:
                 self._done[key] = outcome
