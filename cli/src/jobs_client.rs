@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, anyhow};
+use centroid_proto::runtime::{AttachToken, AuthChannel, BearerToken};
 use centroid_proto::v1::jobs_client::JobsClient;
 use centroid_proto::v1::{
     CancelJobRequest, CancelJobResponse, FetchArtifactRequest, GetJobRequest, GetJobResponse,
@@ -11,7 +12,6 @@ use centroid_proto::v1::{
     SubmitJobRequest, SubmitJobResponse, WatchJobRequest,
 };
 use centroid_schemas::{InputErrors, InputIssue};
-use centroid_proto::runtime::{AttachToken, AuthChannel, BearerToken};
 
 /// Largest message the CLI accepts (artifacts come in chunks well below it).
 const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;

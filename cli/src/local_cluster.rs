@@ -100,7 +100,10 @@ impl LocalCluster {
             anyhow!("starting {slots} KLayout process(es) with {}: {error}; run `make klayout` to provision the venv", worker_config.python.display())
         })?;
         Ok(LocalCluster {
-            farm: Farm { coordinator: address, token: Some(token) },
+            farm: Farm {
+                coordinator: address,
+                token: Some(token),
+            },
             coordinator,
             server_stop,
             server,

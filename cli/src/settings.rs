@@ -61,7 +61,10 @@ impl CliSettings {
     pub fn farm(&self) -> anyhow::Result<Farm> {
         let environment: HashMap<String, String> = std::env::vars().collect();
         let token = BearerToken::configured(self.token_file.as_deref(), &environment)?;
-        Ok(Farm { coordinator: self.coordinator.clone(), token })
+        Ok(Farm {
+            coordinator: self.coordinator.clone(),
+            token,
+        })
     }
 
     fn load_with_environment(

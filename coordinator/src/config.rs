@@ -71,6 +71,9 @@ pub struct CommandLine {
     /// file holding the farm's bearer token (else CENTROID_TOKEN); every RPC must carry it
     #[arg(long, env = "CENTROID_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
+    /// serve /metrics (Prometheus), /healthz and /readyz over HTTP on this address
+    #[arg(long, env = "CENTROID_METRICS_LISTEN")]
+    pub metrics_listen: Option<String>,
 }
 
 /// The coordinator's settings after layering. `Default` is the built-in layer
@@ -106,6 +109,8 @@ pub struct CoordinatorConfig {
     pub ready_file: Option<PathBuf>,
     /// file holding the bearer token
     pub token_file: Option<PathBuf>,
+    /// address of the operator's HTTP endpoint (/metrics, /healthz, /readyz)
+    pub metrics_listen: Option<String>,
     /// the bearer token every RPC must carry (from `token_file` or `CENTROID_TOKEN`);
     /// never serialized, never printed
     #[serde(skip)]
@@ -137,6 +142,7 @@ impl Default for CoordinatorConfig {
             log_format: LogFormat::Text,
             ready_file: None,
             token_file: None,
+            metrics_listen: None,
             token: None,
         }
     }

@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 
 use crate::config::CoordinatorConfig;
 use crate::error::StoreError;
+use crate::metrics::CoordinatorMetrics;
 use crate::model::{EventKind, EventRecord, JobInputs, JobRecord, now_ms};
 use crate::planner::{Planner, PlannerFactory};
 use crate::registry::Registry;
@@ -53,6 +54,7 @@ pub(crate) struct Context {
     /// pitch it was made for
     job_planners: Mutex<HashMap<String, JobPlanner>>,
     pub shutdown: watch::Sender<bool>,
+    pub metrics: CoordinatorMetrics,
 }
 
 impl Context {
@@ -81,6 +83,7 @@ impl Context {
             planners,
             job_planners: Mutex::new(HashMap::new()),
             shutdown: watch::Sender::new(false),
+            metrics: CoordinatorMetrics::new(),
         }
     }
 

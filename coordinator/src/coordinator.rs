@@ -11,6 +11,8 @@ use centroid_schemas::{InputIssue, TaskContext};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use centroid_proto::runtime::OperationsProbe;
+
 use crate::config::CoordinatorConfig;
 use crate::context::Context;
 use crate::error::CoordinatorError;
@@ -362,5 +364,26 @@ impl Coordinator {
             )
             .await;
         }
+    }
+}
+
+/// What the operator's endpoint (`--metrics-listen`) asks the coordinator.
+#[tonic::async_trait]
+impl OperationsProbe for Coordinator {
+    async fn metrics(&self) -> String {
+        self.context.metrics.render(&self.context).await
+    }
+
+    /// Ready while it serves and its store answers.
+    async fn ready(&self) -> Result<(), String> {
+        if self.context.is_shutting_down() {
+            return Err("shutting down".into());
+        }
+        self.context
+            .store
+            .queue_pending_count()
+            .await
+            .map(|_| ())
+            .map_err(|error| format!("the store does not answer: {error}"))
     }
 }

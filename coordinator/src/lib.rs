@@ -10,6 +10,7 @@ pub(crate) mod dispatcher;
 pub mod drafting;
 pub mod error;
 pub mod evaluator;
+pub mod metrics;
 pub mod model;
 pub mod planner;
 pub mod registry;

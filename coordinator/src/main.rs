@@ -11,7 +11,7 @@ use centroid_coordinator::config::CommandLine;
 use centroid_coordinator::store::redis::RedisStoreSettings;
 use centroid_coordinator::store::{MemoryStore, RedisStore, Store};
 use centroid_coordinator::{Coordinator, CoordinatorConfig, service};
-use centroid_proto::runtime::init_logging;
+use centroid_proto::runtime::{OperationsProbe, init_logging, serve_operations};
 use clap::Parser;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -46,6 +46,14 @@ async fn main() -> anyhow::Result<()> {
         .await
         .context("starting the coordinator")?;
     tracing::info!(address = %local_address, redis = %config.redis, consumer = %config.consumer_name(), "coordinator serving");
+    if let Some(address) = &config.metrics_listen {
+        let listener = tokio::net::TcpListener::bind(address)
+            .await
+            .with_context(|| format!("binding the metrics endpoint {address}"))?;
+        tracing::info!(address = %listener.local_addr()?, "serving /metrics, /healthz, /readyz");
+        let probe: Arc<dyn OperationsProbe> = Arc::new(coordinator.clone());
+        tokio::spawn(serve_operations(listener, probe, std::future::pending()));
+    }
     if let Some(ready_file) = &config.ready_file {
         let temporary = ready_file.with_extension("tmp");
         std::fs::write(&temporary, local_address.to_string())

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::time::Duration;
 
+use centroid_proto::runtime::RequireToken;
 use centroid_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
 use centroid_proto::v1::jobs_server::{Jobs, JobsServer};
 use centroid_proto::v1::{
@@ -16,11 +17,10 @@ use centroid_proto::v1::{
     SubmitJobResponse, WatchJobRequest, WorkerInfo, WorkerStatus,
 };
 use centroid_proto::{Error, ErrorCode, PROTOCOL_VERSION, check_protocol_version};
-use centroid_proto::runtime::RequireToken;
 use tokio::net::TcpListener;
-use tonic::service::interceptor::InterceptedService;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
 use crate::artifacts::CHUNK_BYTES;

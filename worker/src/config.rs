@@ -77,6 +77,9 @@ pub struct CommandLine {
     /// call to this worker and sent with every call to the coordinator
     #[arg(long, env = "CENTROID_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
+    /// serve /metrics (Prometheus), /healthz and /readyz over HTTP on this address
+    #[arg(long, env = "CENTROID_METRICS_LISTEN")]
+    pub metrics_listen: Option<String>,
 }
 
 /// The worker's settings after layering. `Default` is the built-in layer and
@@ -103,6 +106,8 @@ pub struct WorkerConfig {
     pub signoff_decks: String,
     /// file holding the bearer token
     pub token_file: Option<PathBuf>,
+    /// address of the operator's HTTP endpoint (/metrics, /healthz, /readyz)
+    pub metrics_listen: Option<String>,
     /// the bearer token (from `token_file` or `CENTROID_TOKEN`); never serialized or printed
     #[serde(skip)]
     pub token: Option<BearerToken>,
@@ -127,6 +132,7 @@ impl Default for WorkerConfig {
             worker_id: None,
             signoff_decks: String::new(),
             token_file: None,
+            metrics_listen: None,
             token: None,
         }
     }

@@ -21,6 +21,7 @@ pub mod candidate;
 pub mod config;
 pub mod confinement;
 pub mod error;
+pub mod metrics;
 pub mod node;
 pub mod pool;
 pub mod registration;

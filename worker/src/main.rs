@@ -3,10 +3,11 @@
 //! period), deregisters and exits 0.
 
 use anyhow::Context;
-use centroid_proto::runtime::init_logging;
+use centroid_proto::runtime::{OperationsProbe, init_logging, serve_operations};
 use centroid_worker::WorkerConfig;
 use centroid_worker::config::CommandLine;
 use centroid_worker::node::Node;
+use centroid_worker::state::WorkerProbe;
 use clap::Parser;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -23,6 +24,15 @@ async fn main() -> anyhow::Result<()> {
     let mut node = Node::start(&config, listener)
         .await
         .context("starting the worker")?;
+    if let Some(address) = &config.metrics_listen {
+        let listener = tokio::net::TcpListener::bind(address)
+            .await
+            .with_context(|| format!("binding the metrics endpoint {address}"))?;
+        tracing::info!(address = %listener.local_addr()?, "serving /metrics, /healthz, /readyz");
+        let probe: std::sync::Arc<dyn OperationsProbe> =
+            std::sync::Arc::new(WorkerProbe(node.state.clone()));
+        tokio::spawn(serve_operations(listener, probe, std::future::pending()));
+    }
     if let Some(ready_file) = &config.ready_file {
         write_ready_file(ready_file, &node.local_address.to_string())?;
     }

@@ -17,6 +17,7 @@ use tracing::Instrument;
 
 use crate::cancel::CancelRegistry;
 use crate::candidate::{self, CandidateContext};
+use crate::metrics::WorkerMetrics;
 use crate::pool::Pool;
 use crate::registration::{RegistrationHandle, WorkerReport};
 use crate::schema_check::SkillCatalog;
@@ -43,6 +44,7 @@ pub struct WorkerState {
     default_deadline: Duration,
     drain_report: tokio::sync::Mutex<Option<DrainResponse>>,
     registration: Mutex<Option<RegistrationHandle>>,
+    pub metrics: Arc<WorkerMetrics>,
 }
 
 impl std::fmt::Debug for WorkerState {
@@ -73,6 +75,7 @@ impl WorkerState {
             default_deadline,
             drain_report: tokio::sync::Mutex::new(None),
             registration: Mutex::new(None),
+            metrics: Arc::new(WorkerMetrics::default()),
         })
     }
 
@@ -243,6 +246,7 @@ impl WorkerState {
             drain_grace_expired: self.drain_grace_expired.subscribe(),
             cancel,
         };
+        let metrics = self.metrics.clone();
         // Its own task: a client that hangs up must not cancel a call half-way
         // through the child's stdio.
         let candidate_task = tokio::spawn(
@@ -250,7 +254,16 @@ impl WorkerState {
                 let _in_flight_guard = in_flight_guard;
                 let _cancel_guard = cancel_guard;
                 tracing::info!(steps = request.plan.len(), "candidate started");
+                let started = std::time::Instant::now();
                 let result = candidate::run_candidate(lease, request, deadline, context).await;
+                let seconds = started.elapsed().as_secs_f64();
+                match &result {
+                    Ok(response) => {
+                        let code = response.error.as_ref().map(|error| error.error_code().wire_name()).unwrap_or("");
+                        metrics.candidate_ended(response.ok, code, seconds)
+                    }
+                    Err(error) => metrics.candidate_ended(false, error.error_code().wire_name(), seconds),
+                }
                 match &result {
                     Ok(response) => tracing::info!(ok = response.ok, duration_ms = response.duration_ms, "candidate finished"),
                     Err(error) if error.error_code() == ErrorCode::Cancelled => tracing::info!(error = %error.message, "candidate cancelled"),
@@ -322,5 +335,31 @@ impl WorkerReport for WorkerState {
 
     fn klayout_version(&self) -> String {
         self.catalog.klayout_version.clone()
+    }
+}
+
+/// What the operator's endpoint (`--metrics-listen`) asks the worker.
+pub struct WorkerProbe(pub Arc<WorkerState>);
+
+#[tonic::async_trait]
+impl centroid_proto::runtime::OperationsProbe for WorkerProbe {
+    async fn metrics(&self) -> String {
+        self.0.metrics.render(&self.0.pool, self.0.is_draining())
+    }
+
+    /// Ready while not draining and every slot has a live KLayout process.
+    async fn ready(&self) -> Result<(), String> {
+        if self.0.is_draining() {
+            return Err("draining".into());
+        }
+        let statuses = self.0.pool.statuses();
+        let without_process = statuses.iter().filter(|status| status.pid == 0).count();
+        match without_process {
+            0 => Ok(()),
+            count => Err(format!(
+                "{count} of {} slots have no KLayout process",
+                statuses.len()
+            )),
+        }
     }
 }

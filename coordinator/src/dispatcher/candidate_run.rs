@@ -230,6 +230,7 @@ impl<'a> CandidateRun<'a> {
             context.config.max_deliveries
         );
         tracing::warn!(session_id = job_id, candidate_id, %reason, "dead-lettering");
+        context.metrics.dead_lettered();
         let mut result = CandidateResult::without_run(
             candidate_id,
             CandidateStatus::DeadLettered,
@@ -398,6 +399,7 @@ impl<'a> CandidateRun<'a> {
         let (job_id, candidate_id) = (self.entry.job_id.clone(), self.entry.candidate_id.clone());
         let code = error.error_code().wire_name();
         let delay_ms = delay.as_millis() as u64;
+        self.context.metrics.retried(code);
         tracing::info!(session_id = %job_id, candidate_id = %candidate_id, worker_id, code, error = %error.message, retry_in_ms = delay_ms, "retrying candidate");
         self.context
             .emit(

@@ -46,6 +46,7 @@ pub(super) async fn record(context: &Context, job: &JobRecord, finished: Finishe
         tracing::info!(session_id = job_id, candidate_id = %candidate_id, "late duplicate result ignored");
         return true;
     }
+    context.metrics.candidate_recorded(&result);
     if !artifacts.is_empty() {
         artifacts::store_artifacts(context, job_id, &candidate_id, artifacts).await;
     }

@@ -468,4 +468,8 @@ impl WorkQueue for MemoryStore {
     async fn queue_pending_count(&self) -> StoreResult<u64> {
         Ok(self.lock().pending.len() as u64)
     }
+
+    async fn queue_waiting_count(&self) -> StoreResult<u64> {
+        Ok(self.lock().queue.len() as u64)
+    }
 }

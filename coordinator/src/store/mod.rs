@@ -136,6 +136,8 @@ pub trait WorkQueue: Send + Sync + 'static {
     async fn dead_letters(&self, limit: usize) -> StoreResult<Vec<(String, String, String)>>;
     /// Entries pending (delivered, not acknowledged) across all consumers.
     async fn queue_pending_count(&self) -> StoreResult<u64>;
+    /// Entries not delivered to any consumer yet (what an autoscaler scales on).
+    async fn queue_waiting_count(&self) -> StoreResult<u64>;
 }
 
 /// Everything the coordinator keeps: the records and the queue.

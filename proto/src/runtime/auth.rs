@@ -42,7 +42,10 @@ impl PartialEq for BearerToken {
 #[derive(Debug, thiserror::Error)]
 pub enum TokenError {
     #[error("token file {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("token file {0} is empty")]
     Empty(String),
     #[error("the token must be printable ASCII without spaces (it travels in a header)")]
@@ -88,7 +91,10 @@ impl BearerToken {
         if let Some(path) = token_file {
             return BearerToken::read_file(path).map(Some);
         }
-        match environment.get(TOKEN_VARIABLE).filter(|token| !token.trim().is_empty()) {
+        match environment
+            .get(TOKEN_VARIABLE)
+            .filter(|token| !token.trim().is_empty())
+        {
             Some(token) => BearerToken::new(token).map(Some),
             None => Ok(None),
         }
@@ -154,7 +160,9 @@ impl AttachToken {
 impl Interceptor for AttachToken {
     fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
         if let Some(token) = &self.token {
-            request.metadata_mut().insert("authorization", token.header_value());
+            request
+                .metadata_mut()
+                .insert("authorization", token.header_value());
         }
         Ok(request)
     }
@@ -171,7 +179,9 @@ mod tests {
     fn with_header(value: Option<&str>) -> Request<()> {
         let mut request = Request::new(());
         if let Some(value) = value {
-            request.metadata_mut().insert("authorization", value.parse().unwrap());
+            request
+                .metadata_mut()
+                .insert("authorization", value.parse().unwrap());
         }
         request
     }
@@ -180,17 +190,39 @@ mod tests {
     fn the_right_token_passes_and_anything_else_is_unauthenticated() {
         let token = BearerToken::new("s3cret-token").unwrap();
         let mut require = RequireToken::new(Some(token.clone()));
-        assert!(require.call(with_header(Some("Bearer s3cret-token"))).is_ok());
-        for wrong in [None, Some("Bearer s3cret-tokeN"), Some("Bearer "), Some("s3cret-token")] {
+        assert!(
+            require
+                .call(with_header(Some("Bearer s3cret-token")))
+                .is_ok()
+        );
+        for wrong in [
+            None,
+            Some("Bearer s3cret-tokeN"),
+            Some("Bearer "),
+            Some("s3cret-token"),
+        ] {
             let status = require.call(with_header(wrong)).unwrap_err();
             assert_eq!(status.code(), tonic::Code::Unauthenticated, "{wrong:?}");
-            assert!(status.message().contains("CENTROID_TOKEN"), "{}", status.message());
-            assert!(!status.message().contains("s3cret"), "the token is never echoed");
+            assert!(
+                status.message().contains("CENTROID_TOKEN"),
+                "{}",
+                status.message()
+            );
+            assert!(
+                !status.message().contains("s3cret"),
+                "the token is never echoed"
+            );
         }
         let mut attach = AttachToken::new(Some(token));
         let sent = attach.call(Request::new(())).unwrap();
-        assert!(require.call(sent).is_ok(), "what the client attaches, the server accepts");
-        assert!(RequireToken::new(None).call(with_header(None)).is_ok(), "no token configured");
+        assert!(
+            require.call(sent).is_ok(),
+            "what the client attaches, the server accepts"
+        );
+        assert!(
+            RequireToken::new(None).call(with_header(None)).is_ok(),
+            "no token configured"
+        );
     }
 
     #[test]
@@ -200,14 +232,29 @@ mod tests {
         std::fs::write(&file, "from-file\n").unwrap();
         let environment =
             std::collections::HashMap::from([(TOKEN_VARIABLE.to_string(), "from-env".to_string())]);
-        let token = BearerToken::configured(Some(&file), &environment).unwrap().unwrap();
-        assert_eq!(token, BearerToken::new("from-file").unwrap(), "the file wins");
-        let token = BearerToken::configured(None, &environment).unwrap().unwrap();
+        let token = BearerToken::configured(Some(&file), &environment)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            token,
+            BearerToken::new("from-file").unwrap(),
+            "the file wins"
+        );
+        let token = BearerToken::configured(None, &environment)
+            .unwrap()
+            .unwrap();
         assert_eq!(token, BearerToken::new("from-env").unwrap());
-        assert!(BearerToken::configured(None, &Default::default()).unwrap().is_none());
+        assert!(
+            BearerToken::configured(None, &Default::default())
+                .unwrap()
+                .is_none()
+        );
         assert!(!format!("{token:?}").contains("from-env"));
         std::fs::write(&file, "  \n").unwrap();
-        assert!(BearerToken::configured(Some(&file), &environment).is_err(), "empty file");
+        assert!(
+            BearerToken::configured(Some(&file), &environment).is_err(),
+            "empty file"
+        );
         assert!(BearerToken::new("has space").is_err());
         assert_ne!(BearerToken::random(), BearerToken::random());
     }

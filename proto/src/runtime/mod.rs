@@ -11,7 +11,9 @@
 pub mod auth;
 pub mod config_layers;
 pub mod logging;
+pub mod operations;
 
 pub use auth::{AttachToken, AuthChannel, BearerToken, RequireToken};
 pub use config_layers::{ConfigError, layered};
 pub use logging::{LogFormat, init_logging};
+pub use operations::{OperationsProbe, serve_operations};

@@ -155,4 +155,49 @@ impl WorkQueue for RedisStore {
             .and_then(|text| text.parse().ok())
             .unwrap_or(0))
     }
+
+    async fn queue_waiting_count(&self) -> StoreResult<u64> {
+        let mut command = redis::cmd("XINFO");
+        command.arg("GROUPS").arg(self.key("queue"));
+        let reply = self.queue_command(&command).await?;
+        for group in value_items(&reply) {
+            let fields = field_pairs(group);
+            let field = |name: &str| {
+                fields
+                    .iter()
+                    .find(|(key, _)| key == name)
+                    .map(|(_, value)| value)
+            };
+            if field("name").and_then(value_text).as_deref() != Some(GROUP) {
+                continue;
+            }
+            // Redis 7 reports the lag (entries not delivered yet); nil when unknown
+            if let Some(lag) = field("lag").and_then(value_text) {
+                return Ok(lag.parse().unwrap_or(0));
+            }
+        }
+        // no lag: every entry of the stream not yet pending (an upper bound)
+        let length: u64 = redis::cmd("XLEN")
+            .arg(self.key("queue"))
+            .query_async(&mut self.conn())
+            .await?;
+        Ok(length.saturating_sub(self.queue_pending_count().await?))
+    }
+}
+
+/// The (field, value) pairs of a reply that is a flat list or a map.
+fn field_pairs(value: &Value) -> Vec<(String, Value)> {
+    if let Value::Map(pairs) = value {
+        return pairs
+            .iter()
+            .filter_map(|(key, value)| value_text(key).map(|key| (key, value.clone())))
+            .collect();
+    }
+    value_items(value)
+        .chunks(2)
+        .filter_map(|pair| match pair {
+            [key, value] => value_text(key).map(|key| (key, value.clone())),
+            _ => None,
+        })
+        .collect()
 }
