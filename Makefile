@@ -51,7 +51,9 @@ lint: klayout
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
+# the skill tests run plans drafted by the Rust planner (`centroid plan`)
 test-python: klayout signoff
+	$(CARGO) build -p centroid-cli
 	cd $(SKILLS_DIR) && ../../$(VENV)/bin/python -m pytest -q
 
 test-rust: klayout redis signoff

@@ -3,8 +3,15 @@
 //! skills exist (with their schemas) and the routing pitch of the rule set; the
 //! coordinator's own drafting code does the rest. The skill package's tests run
 //! these plans, so the Rust planner and the skills cannot drift apart.
+//!
+//! `--batch FILE` drafts many jobs with one KLayout process: FILE holds one JSON
+//! request per line, `{"id", "netlist", "drc", "objectives", "candidates"?, "seed"?}`
+//! (paths), and the answer is one JSON line per request, `{"id", "route_pitch_um",
+//! "design_space_size", "candidates"}` or `{"id", "error"}`.
 
 use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -14,9 +21,11 @@ use centroid_coordinator::model::{JobInputs, JobOptions, JobRecord, Plan, now_ms
 use centroid_coordinator::planner::heuristic::routing_advertised;
 use centroid_coordinator::planner::plan_builder::{route_pitch_of, route_probe_plan};
 use centroid_coordinator::planner::{HeuristicPlanners, PlannerFactory, SkillCatalog};
+use centroid_schemas::{InputPaths, TaskContext, TaskInputs};
 use centroid_worker::WorkerConfig;
 use centroid_worker::skill_process::{SkillProcess, SkillServerCommand};
 use clap::Args;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
@@ -40,51 +49,194 @@ pub struct PlanArgs {
     /// Print the plans as JSON (default: one summary line per candidate).
     #[arg(long)]
     json: bool,
+    /// Draft every request of this JSON-lines file with one KLayout process.
+    #[arg(long, value_name = "FILE", conflicts_with = "json")]
+    batch: Option<PathBuf>,
+}
+
+/// One line of a batch.
+#[derive(Debug, Deserialize)]
+struct BatchRequest {
+    #[serde(default)]
+    id: Value,
+    netlist: PathBuf,
+    drc: PathBuf,
+    objectives: PathBuf,
+    #[serde(default = "default_candidates")]
+    candidates: u32,
+    #[serde(default)]
+    seed: u64,
+}
+
+fn default_candidates() -> u32 {
+    4
 }
 
 pub async fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
+    if let Some(batch) = &args.batch {
+        return plan_batch(batch).await;
+    }
     let Some(checked) = args.inputs.load_or_report() else {
         return Ok(ExitCode::from(EXIT_INVALID_INPUT));
     };
-    let text =
-        |file: &centroid_schemas::InputFile| String::from_utf8_lossy(&file.bytes).into_owned();
-    let inputs = JobInputs {
-        netlist_json: text(&checked.raw.netlist),
-        drc_rules_json: text(&checked.raw.drc_rules),
-        objectives_json: text(&checked.raw.objectives),
-    };
-    let options = JobOptions {
-        candidates_per_iteration: args.candidates.max(1),
-        max_iterations: 1,
-        seed: args.seed,
-        time_budget_ms: 0,
-        candidate_deadline_ms: 0,
-        noop_plan: false,
-        sleep_ms: 0,
-        signoff_deck: String::new(),
-    };
     let name = args.inputs.job_name(&checked.context);
-    let mut job = JobRecord::new("plan".into(), name, options, now_ms());
+    let mut drafter = Drafter::start().await?;
+    let drafted = drafter
+        .draft(&checked.raw, &checked.context, name, args.candidates, args.seed)
+        .await;
+    drafter.stop().await;
+    let document = drafted?;
+    let text = if args.json {
+        serde_json::to_string_pretty(&document)?
+    } else {
+        let lines: Vec<String> = document["candidates"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|candidate| {
+                let summary = candidate["plan"]["summary"].as_str().unwrap_or_default();
+                format!("{}: {summary}", candidate["candidate_id"].as_str().unwrap_or_default())
+            })
+            .collect();
+        lines.join("\n")
+    };
+    print_line(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
 
-    let mut process = start_skill_process()?;
-    let skills = skill_catalog(&mut process).await?;
-    if routing_advertised(&skills) {
-        let rules: Value = serde_json::from_str(&inputs.drc_rules_json)?;
-        job.route_pitch_um = probe_route_pitch(&mut process, &route_probe_plan(&rules)).await?;
+async fn plan_batch(batch: &PathBuf) -> anyhow::Result<ExitCode> {
+    let file = std::fs::File::open(batch)
+        .with_context(|| format!("--batch {}: cannot open", batch.display()))?;
+    let mut drafter = Drafter::start().await?;
+    for (index, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.with_context(|| format!("reading {}", batch.display()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let answer = match serde_json::from_str::<BatchRequest>(&line) {
+            Ok(request) => {
+                let id = request.id.clone();
+                match drafter.draft_request(request).await {
+                    Ok(mut document) => {
+                        document["id"] = id;
+                        document
+                    }
+                    Err(error) => json!({"id": id, "error": format!("{error:#}")}),
+                }
+            }
+            Err(error) => json!({"id": Value::Null, "error": format!(
+                "{}:{}: not a request ({{\"id\", \"netlist\", \"drc\", \"objectives\", \"candidates\"?, \"seed\"?}}): {error}",
+                batch.display(),
+                index + 1
+            )}),
+        };
+        print_line(&serde_json::to_string(&answer)?)?;
     }
-    job.route_probed = true;
-    process.shut_down(Duration::from_secs(2)).await;
+    drafter.stop().await;
+    Ok(ExitCode::SUCCESS)
+}
 
-    let planner = HeuristicPlanners.planner_for(&job, &inputs);
-    let draft = draft_iteration(planner.as_ref(), &checked.context, &skills, &job, &[]);
-    if draft.candidates.is_empty() {
-        let reason = draft
-            .plan_error
-            .map(|error| error.to_string())
-            .unwrap_or_default();
-        bail!("no plan: {reason}");
+/// Prints a line; a reader that went away (`| head`) ends the output quietly.
+fn print_line(text: &str) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
     }
-    if args.json {
+}
+
+/// One KLayout skill process and its catalog, drafting plans job after job.
+struct Drafter {
+    process: SkillProcess,
+    skills: SkillCatalog,
+}
+
+impl Drafter {
+    /// A skill process started as the local worker would start it.
+    async fn start() -> anyhow::Result<Drafter> {
+        let environment: HashMap<String, String> = std::env::vars().collect();
+        let config = WorkerConfig::load_with_environment(
+            &worker_command_line(&environment, None),
+            environment,
+        )
+        .map_err(|error| anyhow!("worker configuration: {error}"))?;
+        let command = SkillServerCommand {
+            python: config.python.clone(),
+            skills_dir: config.skills_dir.clone(),
+            memory_limit_bytes: config.memory_limit_bytes(),
+            signoff_decks: config.signoff_decks.clone(),
+        };
+        let mut process = SkillProcess::spawn(&command, 0).with_context(|| {
+            format!(
+                "starting KLayout with {}; run `make klayout` to provision the venv",
+                config.python.display()
+            )
+        })?;
+        process.initialize(Instant::now() + CALL_DEADLINE).await?;
+        let tools = process.list_tools(Instant::now() + CALL_DEADLINE).await?;
+        let skills = tools.into_iter().map(|tool| (tool.name, tool.input_schema)).collect();
+        Ok(Drafter { process, skills })
+    }
+
+    async fn stop(self) {
+        self.process.shut_down(Duration::from_secs(2)).await;
+    }
+
+    async fn draft_request(&mut self, request: BatchRequest) -> anyhow::Result<Value> {
+        let paths = InputPaths {
+            netlist: request.netlist,
+            drc_rules: request.drc,
+            objectives: request.objectives,
+        };
+        let loaded = TaskInputs::read(&paths)
+            .and_then(|raw| TaskContext::load(&raw, "plan").map(|context| (raw, context)));
+        let (raw, context) = loaded.map_err(|errors| {
+            let issues: Vec<String> = errors.issues.iter().map(ToString::to_string).collect();
+            anyhow!("invalid inputs: {}", issues.join("; "))
+        })?;
+        let name = context.circuit.name.clone();
+        self.draft(&raw, &context, name, request.candidates, request.seed).await
+    }
+
+    /// The first iteration's candidates of one job, as JSON.
+    async fn draft(
+        &mut self,
+        raw: &TaskInputs,
+        context: &TaskContext,
+        name: String,
+        candidates: u32,
+        seed: u64,
+    ) -> anyhow::Result<Value> {
+        let text = |file: &centroid_schemas::InputFile| {
+            String::from_utf8_lossy(&file.bytes).into_owned()
+        };
+        let inputs = JobInputs {
+            netlist_json: text(&raw.netlist),
+            drc_rules_json: text(&raw.drc_rules),
+            objectives_json: text(&raw.objectives),
+        };
+        let options = JobOptions {
+            candidates_per_iteration: candidates.max(1),
+            max_iterations: 1,
+            seed,
+            time_budget_ms: 0,
+            candidate_deadline_ms: 0,
+            noop_plan: false,
+            sleep_ms: 0,
+            signoff_deck: String::new(),
+        };
+        let mut job = JobRecord::new("plan".into(), name, options, now_ms());
+        if routing_advertised(&self.skills) {
+            let rules: Value = serde_json::from_str(&inputs.drc_rules_json)?;
+            job.route_pitch_um = self.probe_route_pitch(&route_probe_plan(&rules)).await?;
+        }
+        job.route_probed = true;
+        let planner = HeuristicPlanners.planner_for(&job, &inputs);
+        let draft = draft_iteration(planner.as_ref(), context, &self.skills, &job, &[]);
+        if draft.candidates.is_empty() {
+            let reason = draft.plan_error.map(|error| error.to_string()).unwrap_or_default();
+            bail!("no plan: {reason}");
+        }
         let candidates: Vec<Value> = draft
             .candidates
             .iter()
@@ -97,68 +249,30 @@ pub async fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
                 })
             })
             .collect();
-        let document = json!({
+        Ok(json!({
             "route_pitch_um": job.route_pitch_um,
             "design_space_size": draft.design_space_size,
             "candidates": candidates,
-        });
-        println!("{}", serde_json::to_string_pretty(&document)?);
-    } else {
-        for candidate in &draft.candidates {
-            println!("{}: {}", candidate.candidate_id, candidate.plan.summary);
-        }
+        }))
     }
-    Ok(ExitCode::SUCCESS)
-}
 
-/// One skill process, started as the local worker would start it.
-fn start_skill_process() -> anyhow::Result<SkillProcess> {
-    let environment: HashMap<String, String> = std::env::vars().collect();
-    let config =
-        WorkerConfig::load_with_environment(&worker_command_line(&environment, None), environment)
-            .map_err(|error| anyhow!("worker configuration: {error}"))?;
-    let command = SkillServerCommand {
-        python: config.python.clone(),
-        skills_dir: config.skills_dir.clone(),
-        memory_limit_bytes: config.memory_limit_bytes(),
-        signoff_decks: config.signoff_decks.clone(),
-    };
-    SkillProcess::spawn(&command, 0).with_context(|| {
-        format!(
-            "starting KLayout with {}; run `make klayout` to provision the venv",
-            config.python.display()
-        )
-    })
-}
-
-async fn skill_catalog(process: &mut SkillProcess) -> anyhow::Result<SkillCatalog> {
-    process.initialize(Instant::now() + CALL_DEADLINE).await?;
-    let tools = process.list_tools(Instant::now() + CALL_DEADLINE).await?;
-    Ok(tools
-        .into_iter()
-        .map(|tool| (tool.name, tool.input_schema))
-        .collect())
-}
-
-async fn probe_route_pitch(process: &mut SkillProcess, plan: &Plan) -> anyhow::Result<Option<f64>> {
-    let mut pitch = None;
-    for step in &plan.steps {
-        let result = process
-            .call_tool(
-                &step.skill,
-                step.arguments.clone(),
-                Instant::now() + CALL_DEADLINE,
-            )
-            .await?;
-        if !result.ok {
-            let error = result
-                .error
-                .map(|error| format!("{}: {}", error.code, error.message));
-            bail!("{} failed: {}", step.skill, error.unwrap_or_default());
+    /// Runs the probe plan on a fresh session; the pitch `route.info` reports.
+    async fn probe_route_pitch(&mut self, plan: &Plan) -> anyhow::Result<Option<f64>> {
+        self.process.reset_session(Instant::now() + CALL_DEADLINE, None).await?;
+        let mut pitch = None;
+        for step in &plan.steps {
+            let result = self
+                .process
+                .call_tool(&step.skill, step.arguments.clone(), Instant::now() + CALL_DEADLINE)
+                .await?;
+            if !result.ok {
+                let error = result.error.map(|error| format!("{}: {}", error.code, error.message));
+                bail!("{} failed: {}", step.skill, error.unwrap_or_default());
+            }
+            if step.skill == "route.info" {
+                pitch = route_pitch_of(&result.data);
+            }
         }
-        if step.skill == "route.info" {
-            pitch = route_pitch_of(&result.data);
-        }
+        Ok(pitch)
     }
-    Ok(pitch)
 }

@@ -209,8 +209,7 @@ class Drafted:
     seconds: float
 
 
-def _plan_now(request: PlanRequest) -> Drafted:
-    binary = centroid_binary()
+def _plan_environment() -> dict[str, str]:
     # the skill process `centroid plan` asks for its catalog and routing pitch is this
     # checkout's package on this interpreter, whatever the caller's environment says
     env = dict(os.environ, CENTROID_PYTHON=sys.executable, CENTROID_SKILLS_DIR=str(SKILLS_DIR))
@@ -218,18 +217,37 @@ def _plan_now(request: PlanRequest) -> Drafted:
         # no bytecode in the source tree, but cached outside it: otherwise the skill process
         # compiles the whole package at every call (about half of its start-up time)
         env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / f"centroid-pycache-{os.getuid()}")
+    return env
+
+
+def _write_inputs(request: PlanRequest, directory: Path) -> dict[str, str]:
+    """The request's three files in ``directory``: {"netlist": path, "drc": ..., "objectives": ...}."""
+    directory.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for name, text in (("netlist", request.netlist_json), ("drc", request.rules_json),
+                       ("objectives", request.objectives_json)):
+        path = directory / f"{name}.json"
+        path.write_text(text)
+        files[name] = str(path)
+    return files
+
+
+def _drafted(document: dict[str, Any], seconds: float) -> Drafted:
+    candidates = [Candidate(c["candidate_id"], c["origin"], c["design_point"], c["plan"]["summary"],
+                            c["plan"]["steps"]) for c in document["candidates"]]
+    return Drafted(document["route_pitch_um"], document["design_space_size"], candidates, seconds)
+
+
+def _plan_now(request: PlanRequest) -> Drafted:
+    binary = centroid_binary()
     with tempfile.TemporaryDirectory(prefix="centroid-plan-") as tmp:
-        files = {}
-        for flag, text in (("--netlist", request.netlist_json), ("--drc", request.rules_json),
-                           ("--objectives", request.objectives_json)):
-            path = Path(tmp) / f"{flag[2:]}.json"
-            path.write_text(text)
-            files[flag] = str(path)
-        argv = [str(binary), "plan", *(x for kv in files.items() for x in kv),
+        files = _write_inputs(request, Path(tmp))
+        argv = [str(binary), "plan", "--netlist", files["netlist"], "--drc", files["drc"],
+                "--objectives", files["objectives"],
                 "--candidates", str(request.candidates), "--seed", str(request.seed), "--json"]
         started = time.perf_counter()
         try:
-            out = subprocess.run(argv, capture_output=True, text=True, env=env,
+            out = subprocess.run(argv, capture_output=True, text=True, env=_plan_environment(),
                                  timeout=PLAN_TIMEOUT_S, check=False)
         except subprocess.TimeoutExpired as exc:
             raise PlanUnavailable(f"`centroid plan` ran past {PLAN_TIMEOUT_S} s "
@@ -238,10 +256,48 @@ def _plan_now(request: PlanRequest) -> Drafted:
     if out.returncode != 0:
         raise PlanUnavailable(f"`{binary} plan` for {request.circuit_name} exited with "
                               f"{out.returncode}:\n{out.stdout[-2000:]}\n{out.stderr[-4000:]}")
-    document = json.loads(out.stdout)
-    candidates = [Candidate(c["candidate_id"], c["origin"], c["design_point"], c["plan"]["summary"],
-                            c["plan"]["steps"]) for c in document["candidates"]]
-    return Drafted(document["route_pitch_um"], document["design_space_size"], candidates, seconds)
+    return _drafted(json.loads(out.stdout), seconds)
+
+
+def _plan_batch(requests: list[PlanRequest]) -> dict[str, Drafted | PlanUnavailable]:
+    """Drafts many requests with one `centroid plan --batch` (one KLayout process)."""
+    binary = centroid_binary()
+    outcomes: dict[str, Drafted | PlanUnavailable] = {}
+    with tempfile.TemporaryDirectory(prefix="centroid-plan-batch-") as tmp:
+        lines = []
+        for index, request in enumerate(requests):
+            files = _write_inputs(request, Path(tmp) / str(index))
+            lines.append(json.dumps({"id": request.key(), **files, "candidates": request.candidates,
+                                     "seed": request.seed}))
+        batch = Path(tmp) / "batch.jsonl"
+        batch.write_text("\n".join(lines) + "\n")
+        started = time.perf_counter()
+        try:
+            out = subprocess.run([str(binary), "plan", "--batch", str(batch)], capture_output=True,
+                                 text=True, env=_plan_environment(),
+                                 timeout=PLAN_TIMEOUT_S * max(1, len(requests) // 10), check=False)
+        except subprocess.TimeoutExpired as exc:
+            failure = PlanUnavailable(f"`centroid plan --batch` of {len(requests)} ran too long")
+            failure.__cause__ = exc
+            return {request.key(): failure for request in requests}
+        seconds = (time.perf_counter() - started) / max(1, len(requests))
+    if out.returncode != 0:
+        failure = PlanUnavailable(f"`{binary} plan --batch` exited with {out.returncode}:\n"
+                                  f"{out.stderr[-4000:]}")
+        return {request.key(): failure for request in requests}
+    for line in out.stdout.splitlines():
+        document = json.loads(line)
+        key = document.get("id")
+        if not isinstance(key, str):
+            continue
+        if document.get("error"):
+            outcomes[key] = PlanUnavailable(f"`centroid plan --batch`: {document['error']}")
+        else:
+            outcomes[key] = _drafted(document, seconds)
+    for request in requests:
+        outcomes.setdefault(request.key(), PlanUnavailable(
+            f"`centroid plan --batch` gave no answer for {request.circuit_name}"))
+    return outcomes
 
 
 class _Drafts:
@@ -300,16 +356,36 @@ class _Drafts:
             self._thread.start()
 
     def _work(self) -> None:
+        """Drafts everything queued with one `centroid plan --batch` per round."""
         while True:
             with self._lock:
                 if self._stopped or not self._queue:
                     self._thread = None
                     return
-                request = self._queue.pop(0)
+                batch: dict[str, PlanRequest] = {}
+                for request in self._queue:
+                    key = request.key()
+                    if key not in self._done and key not in self._running:
+                        batch.setdefault(key, request)
+                self._queue.clear()
+                events = {key: threading.Event() for key in batch}
+                self._running.update(events)
+            if not batch:
+                continue
+            started = time.perf_counter()
             try:
-                self.get(request)
-            except PlanUnavailable:
-                pass  # kept; raised to the test that needs it
+                outcomes = _plan_batch(list(batch.values()))
+            except Exception as exc:  # e.g. unreadable output: kept, raised to every test that asks
+                failure = PlanUnavailable(f"`centroid plan --batch`: {exc!r}")
+                outcomes = {key: failure for key in batch}
+            with self._lock:
+                for key in batch:
+                    self._done[key] = outcomes[key]
+                    del self._running[key]
+                self.calls += 1
+                self.seconds += time.perf_counter() - started
+            for event in events.values():
+                event.set()
 
     def stop(self) -> None:
         """Drop what is queued and wait for the call in progress (end of the session)."""
