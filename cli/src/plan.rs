@@ -82,7 +82,13 @@ pub async fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     let name = args.inputs.job_name(&checked.context);
     let mut drafter = Drafter::start().await?;
     let drafted = drafter
-        .draft(&checked.raw, &checked.context, name, args.candidates, args.seed)
+        .draft(
+            &checked.raw,
+            &checked.context,
+            name,
+            args.candidates,
+            args.seed,
+        )
         .await;
     drafter.stop().await;
     let document = drafted?;
@@ -95,7 +101,10 @@ pub async fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
             .flatten()
             .map(|candidate| {
                 let summary = candidate["plan"]["summary"].as_str().unwrap_or_default();
-                format!("{}: {summary}", candidate["candidate_id"].as_str().unwrap_or_default())
+                format!(
+                    "{}: {summary}",
+                    candidate["candidate_id"].as_str().unwrap_or_default()
+                )
             })
             .collect();
         lines.join("\n")
@@ -174,7 +183,10 @@ impl Drafter {
         })?;
         process.initialize(Instant::now() + CALL_DEADLINE).await?;
         let tools = process.list_tools(Instant::now() + CALL_DEADLINE).await?;
-        let skills = tools.into_iter().map(|tool| (tool.name, tool.input_schema)).collect();
+        let skills = tools
+            .into_iter()
+            .map(|tool| (tool.name, tool.input_schema))
+            .collect();
         Ok(Drafter { process, skills })
     }
 
@@ -195,7 +207,8 @@ impl Drafter {
             anyhow!("invalid inputs: {}", issues.join("; "))
         })?;
         let name = context.circuit.name.clone();
-        self.draft(&raw, &context, name, request.candidates, request.seed).await
+        self.draft(&raw, &context, name, request.candidates, request.seed)
+            .await
     }
 
     /// The first iteration's candidates of one job, as JSON.
@@ -207,9 +220,8 @@ impl Drafter {
         candidates: u32,
         seed: u64,
     ) -> anyhow::Result<Value> {
-        let text = |file: &centroid_schemas::InputFile| {
-            String::from_utf8_lossy(&file.bytes).into_owned()
-        };
+        let text =
+            |file: &centroid_schemas::InputFile| String::from_utf8_lossy(&file.bytes).into_owned();
         let inputs = JobInputs {
             netlist_json: text(&raw.netlist),
             drc_rules_json: text(&raw.drc_rules),
@@ -234,7 +246,10 @@ impl Drafter {
         let planner = HeuristicPlanners.planner_for(&job, &inputs);
         let draft = draft_iteration(planner.as_ref(), context, &self.skills, &job, &[]);
         if draft.candidates.is_empty() {
-            let reason = draft.plan_error.map(|error| error.to_string()).unwrap_or_default();
+            let reason = draft
+                .plan_error
+                .map(|error| error.to_string())
+                .unwrap_or_default();
             bail!("no plan: {reason}");
         }
         let candidates: Vec<Value> = draft
@@ -258,15 +273,23 @@ impl Drafter {
 
     /// Runs the probe plan on a fresh session; the pitch `route.info` reports.
     async fn probe_route_pitch(&mut self, plan: &Plan) -> anyhow::Result<Option<f64>> {
-        self.process.reset_session(Instant::now() + CALL_DEADLINE, None).await?;
+        self.process
+            .reset_session(Instant::now() + CALL_DEADLINE, None)
+            .await?;
         let mut pitch = None;
         for step in &plan.steps {
             let result = self
                 .process
-                .call_tool(&step.skill, step.arguments.clone(), Instant::now() + CALL_DEADLINE)
+                .call_tool(
+                    &step.skill,
+                    step.arguments.clone(),
+                    Instant::now() + CALL_DEADLINE,
+                )
                 .await?;
             if !result.ok {
-                let error = result.error.map(|error| format!("{}: {}", error.code, error.message));
+                let error = result
+                    .error
+                    .map(|error| format!("{}: {}", error.code, error.message));
                 bail!("{} failed: {}", step.skill, error.unwrap_or_default());
             }
             if step.skill == "route.info" {
