@@ -34,6 +34,16 @@ struct WorkerEntry {
     dead: watch::Sender<bool>,
     /// when this coordinator last published the worker's card
     card_published: Option<Instant>,
+    /// the worker refused a candidate for capacity: no more calls until its next
+    /// heartbeat says how many slots are free
+    saturated: bool,
+}
+
+/// A registration under the id of a worker that still heartbeats from another address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TakenWorkerId {
+    pub worker_id: String,
+    pub live_address: String,
 }
 
 /// A slot taken on a worker; gives it back on drop.
@@ -77,8 +87,11 @@ impl Registry {
         self.workers.lock().expect("registry lock")
     }
 
-    /// Adds or refreshes a worker. Returns `true` when it is new (or was dead).
-    pub fn register(self: &Arc<Self>, info: WorkerInfo) -> bool {
+    /// Adds or refreshes a worker. Returns `Ok(true)` when it is new (or was dead).
+    /// A registration never takes over a live worker: another address under the id of
+    /// a worker that still heartbeats is refused (the caller retries once the live one
+    /// stops heartbeating).
+    pub fn register(self: &Arc<Self>, info: WorkerInfo) -> Result<bool, TakenWorkerId> {
         let worker_id = info.worker_id.clone();
         let address = info.address.clone();
         let channel = Endpoint::from_shared(address.clone()).ok().map(|endpoint| {
@@ -91,6 +104,17 @@ impl Registry {
         });
         let fresh = {
             let mut workers = self.lock();
+            if let Some(entry) = workers.get(&worker_id)
+                && entry.alive
+                && entry.info.address != address
+                && entry.last_heartbeat.elapsed() < self.heartbeat_timeout
+            {
+                tracing::warn!(worker_id = %worker_id, live = %entry.info.address, claimant = %address, "refused a registration under a live worker's id");
+                return Err(TakenWorkerId {
+                    worker_id,
+                    live_address: entry.info.address.clone(),
+                });
+            }
             // the same live process registering again (e.g. after a failed heartbeat on its
             // side): keep its in-flight calls, refresh what it advertises
             if let Some(entry) = workers.get_mut(&worker_id)
@@ -124,6 +148,7 @@ impl Registry {
                         schemas_fetched: false,
                         dead: watch::Sender::new(false),
                         card_published: None,
+                        saturated: false,
                     },
                 );
                 true
@@ -133,7 +158,7 @@ impl Registry {
         self.slots_changed.notify_waiters();
         let registry = self.clone();
         tokio::spawn(async move { registry.fetch_schemas(&worker_id).await });
-        fresh
+        Ok(fresh)
     }
 
     async fn fetch_schemas(&self, worker_id: &str) {
@@ -187,6 +212,7 @@ impl Registry {
                     entry.last_heartbeat = Instant::now();
                     entry.reported_free_slots = free_slots;
                     entry.draining = draining;
+                    entry.saturated = false;
                     true
                 }
                 _ => false,
@@ -248,6 +274,7 @@ impl Registry {
         for (worker_id, entry) in workers.iter() {
             if !entry.alive
                 || entry.draining
+                || entry.saturated
                 || entry.running >= entry.info.slots
                 || entry.channel.is_none()
             {
@@ -292,6 +319,15 @@ impl Registry {
             entry.running = entry.running.saturating_sub(1);
         }
         self.slots_changed.notify_waiters();
+    }
+
+    /// The worker refused a call for capacity (e.g. it is replacing a KLayout
+    /// process): send it nothing more until its next heartbeat, so the candidates
+    /// waiting for a slot wait instead of hammering it.
+    pub fn mark_saturated(&self, worker_id: &str) {
+        if let Some(entry) = self.lock().get_mut(worker_id) {
+            entry.saturated = true;
+        }
     }
 
     pub fn is_alive(&self, worker_id: &str) -> bool {
@@ -414,4 +450,80 @@ pub fn skill_catalog_of_cards(cards: &[crate::model::WorkerCard]) -> crate::plan
         }
     }
     skills
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(worker_id: &str, address: &str) -> WorkerInfo {
+        WorkerInfo {
+            worker_id: worker_id.into(),
+            address: address.into(),
+            slots: 2,
+            skills: vec!["debug.noop".into()],
+            klayout_version: "test".into(),
+            protocol_version: centroid_proto::PROTOCOL_VERSION,
+            hostname: "localhost".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_registration_never_takes_over_a_live_worker() {
+        let registry = Registry::new(Duration::from_millis(300), None);
+        assert_eq!(
+            registry.register(info("w1", "http://127.0.0.1:1")),
+            Ok(true)
+        );
+        assert_eq!(
+            registry.register(info("w1", "http://127.0.0.1:1")),
+            Ok(false),
+            "the same worker again keeps its entry"
+        );
+        let taken = registry
+            .register(info("w1", "http://127.0.0.1:2"))
+            .unwrap_err();
+        assert_eq!(taken.live_address, "http://127.0.0.1:1");
+        assert!(
+            registry.statuses()[0]
+                .info
+                .as_ref()
+                .unwrap()
+                .address
+                .ends_with(":1")
+        );
+        // once the live one stops heartbeating, the id is free again
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(
+            registry.register(info("w1", "http://127.0.0.1:2")),
+            Ok(true)
+        );
+        assert!(
+            registry.statuses()[0]
+                .info
+                .as_ref()
+                .unwrap()
+                .address
+                .ends_with(":2")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_saturated_worker_gets_no_call_until_its_next_heartbeat() {
+        let registry = Registry::new(Duration::from_secs(10), None);
+        registry.register(info("w1", "http://127.0.0.1:1")).unwrap();
+        let skills = vec!["debug.noop".to_string()];
+        let none = BTreeSet::new();
+        assert!(registry.try_acquire(&skills, &none).is_some());
+        registry.mark_saturated("w1");
+        assert!(
+            registry.try_acquire(&skills, &none).is_none(),
+            "refused for capacity: wait"
+        );
+        assert!(registry.heartbeat("w1", 2, false));
+        assert!(
+            registry.try_acquire(&skills, &none).is_some(),
+            "the heartbeat frees it"
+        );
+    }
 }

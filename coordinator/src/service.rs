@@ -217,7 +217,15 @@ impl CoordinatorRpc for CoordinatorService {
             .with_retryable(false)
             .to_status());
         }
-        self.coordinator.registry().register(worker);
+        if let Err(taken) = self.coordinator.registry().register(worker) {
+            let message = format!(
+                "worker id {} belongs to a live worker at {}; retry once it stops heartbeating, or choose another --worker-id",
+                taken.worker_id, taken.live_address
+            );
+            return Err(Error::new(ErrorCode::Conflict, message)
+                .with_retryable(true)
+                .to_status());
+        }
         Ok(Response::new(RegisterWorkerResponse {
             protocol_version: PROTOCOL_VERSION,
             heartbeat_interval_ms: self.coordinator.config().heartbeat_interval_ms,

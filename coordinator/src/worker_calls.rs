@@ -277,6 +277,9 @@ pub(crate) async fn probe(
                 ..
             } => {
                 tracing::info!(session_id = job_id, worker_id = %worker_id, code = code.wire_name(), error = %error.message, retry_in_ms = delay.as_millis() as u64, "probe retried");
+                if code == ErrorCode::ResourceExhausted {
+                    context.registry.mark_saturated(&worker_id);
+                }
                 if avoid_worker {
                     excluded.insert(worker_id);
                 }

@@ -216,7 +216,7 @@ async fn start(store: Arc<dyn Store>, script: Script, max_deliveries: u32) -> Co
         .await
         .unwrap();
     let address = serve_fake(script).await;
-    coordinator.registry().register(WorkerInfo {
+    let registered = coordinator.registry().register(WorkerInfo {
         worker_id: "fake".into(),
         address,
         slots: 2,
@@ -225,6 +225,7 @@ async fn start(store: Arc<dyn Store>, script: Script, max_deliveries: u32) -> Co
         protocol_version: PROTOCOL_VERSION,
         hostname: "localhost".into(),
     });
+    assert_eq!(registered, Ok(true), "a new worker");
     coordinator
 }
 

@@ -195,6 +195,9 @@ impl<'a> CandidateRun<'a> {
                     if is_unreachable(&error) {
                         self.context.registry.mark_unreachable(&worker_id);
                     }
+                    if code == centroid_proto::ErrorCode::ResourceExhausted {
+                        self.context.registry.mark_saturated(&worker_id);
+                    }
                     self.count_next_delivery = counts_as_delivery;
                     if let Err(disposition) =
                         self.pause_before_retry(&error, &worker_id, delay).await

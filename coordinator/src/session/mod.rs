@@ -284,9 +284,27 @@ impl Driver {
             return Flow::Continue;
         }
         self.context.signal_cancel(&job.job_id);
+        self.keep_what_finished(job).await;
         let reason = job.cancel_reason.clone();
         ending::finish(&self.context, job, Outcome::Cancelled, &reason).await;
         Flow::Stop
+    }
+
+    /// A cancelled job keeps what finished: those candidates are evaluated, the best
+    /// of them is the job's best and keeps its artifacts.
+    async fn keep_what_finished(&self, job: &mut JobRecord) {
+        let Ok(task) = &self.parsed else { return };
+        let task = task.clone();
+        let Some((candidates, _)) = self.evaluate_candidates(job, &task, |_| true).await else {
+            return;
+        };
+        if let Some(best) = crate::search::Journal::from_candidates(&candidates).best() {
+            let evaluation = best.evaluation.as_ref().expect("best has an evaluation");
+            job.best_candidate_id = best.candidate_id.clone();
+            job.best_score = evaluation.score;
+            job.best_passed = evaluation.passed;
+        }
+        crate::artifacts::keep_best(&self.context, &job.job_id, &candidates).await;
     }
 
     /// Waits up to `duration`, or until a candidate finishes or a cancel arrives.

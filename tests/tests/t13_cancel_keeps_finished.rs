@@ -1,0 +1,79 @@
+//! A cancelled job keeps what finished (issue 15, found by hand): the candidates
+//! that ran to the end before the cancel are evaluated and reported, the best of
+//! them is the job's best; only the ones that did not finish are "abandoned".
+
+use std::time::{Duration, Instant};
+
+use centroid_proto::v1::{CancelJobRequest, JobEventKind};
+use centroid_tests::{Sandbox, kind, sleep_job};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_job_keeps_the_results_of_the_candidates_that_finished() {
+    let mut sandbox = Sandbox::start(&[]);
+    sandbox.add_worker("w1", 1).await;
+    // eight 3 s candidates on one slot: cancel after a few have finished
+    let job_id = sandbox.submit_example("ota5", sleep_job(8, 1, 3_000)).await;
+    let started = Instant::now();
+    loop {
+        let finished = sandbox
+            .events(&job_id)
+            .await
+            .iter()
+            .filter(|event| kind(event) == JobEventKind::CandidateFinished)
+            .count();
+        if finished >= 2 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no candidate finished"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut jobs = sandbox.client().await.unwrap();
+    jobs.cancel_job(CancelJobRequest {
+        job_id: job_id.clone(),
+        reason: "test".into(),
+    })
+    .await
+    .unwrap();
+    let done = sandbox.wait_done(&job_id, Duration::from_secs(60)).await;
+    let summary = done.job.clone().unwrap();
+    assert_eq!(summary.outcome, "cancelled");
+
+    let finished_events: Vec<String> = sandbox
+        .events(&job_id)
+        .await
+        .iter()
+        .filter(|event| kind(event) == JobEventKind::CandidateFinished)
+        .filter(|event| centroid_tests::event_data(event)["ok"] == true)
+        .map(|event| event.candidate_id.clone())
+        .collect();
+    assert!(finished_events.len() >= 2);
+    for candidate_id in &finished_events {
+        let candidate = done
+            .candidates
+            .iter()
+            .find(|candidate| &candidate.candidate_id == candidate_id)
+            .unwrap();
+        assert!(
+            !candidate.evaluation_json.is_empty(),
+            "a candidate that finished before the cancel keeps its evaluation: {candidate:?}"
+        );
+    }
+    assert!(
+        finished_events.contains(&summary.best_candidate_id),
+        "the best is one that finished: {summary:?}"
+    );
+    let abandoned = done
+        .candidates
+        .iter()
+        .filter(|candidate| candidate.error.contains("CANCELLED"))
+        .count();
+    assert!(abandoned >= 1, "the rest were abandoned");
+    assert_eq!(
+        abandoned + finished_events.len(),
+        8,
+        "every candidate accounted for once"
+    );
+}
