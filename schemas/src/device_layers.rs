@@ -69,6 +69,7 @@ pub(crate) fn check_devices_drawable(
                 file: rules_label.to_owned(),
                 pointer: "/layers".to_owned(),
                 message: role_missing_message(role, &why),
+                location: None,
             });
         }
     }

@@ -1,7 +1,8 @@
 //! `drc_rules.json`: the rule set model (seed 001 §5.3, extended in 1.1.0 with GDS
 //! datatypes, layer roles, electrical values, derived layers and the grid, in 1.2.0 with
-//! line-end and adjacent-side enclosures, minimum areas and wide-metal spacing) and the
-//! checks a schema cannot express. Rule semantics: docs/contracts.md §1.
+//! line-end and adjacent-side enclosures, minimum areas and wide-metal spacing, in 1.3.0 with
+//! the `models` table for SPICE netlists) and the checks a schema cannot express. Rule
+//! semantics: docs/contracts.md §1.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
@@ -9,6 +10,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::circuit::DeviceType;
 use crate::issue::{IssueSink, name_list, pointer_join};
 use crate::layer_roles::{
     REQUIRED_ROLES, inferred_role, is_known_role, names_for_role, valid_roles_text,
@@ -115,6 +117,9 @@ pub struct DrcRuleSet {
     pub layers: Vec<LayerDef>,
     pub derived_layers: Vec<DerivedLayer>,
     pub rules: Vec<DrcRule>,
+    /// SPICE model name (as written) → device type (1.3.0), for SPICE/CDL netlists.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub models: BTreeMap<String, DeviceType>,
 }
 
 impl DrcRuleSet {
@@ -229,6 +234,8 @@ pub(crate) struct DrcDocument {
     #[serde(default)]
     derived_layers: Map<String, Value>,
     rules: Vec<RuleSpec>,
+    #[serde(default)]
+    models: BTreeMap<String, DeviceType>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -305,12 +312,14 @@ pub(crate) fn build_rule_set(
     let mut known_names: Vec<&str> = layers.iter().map(|layer| layer.name.as_str()).collect();
     known_names.extend(derived_layers.iter().map(|derived| derived.name.as_str()));
     let rules = build_rules(document.rules, &known_names, version, sink);
+    check_models(&document.models, version, sink);
     let rule_set = DrcRuleSet {
         tech: document.tech,
         grid,
         layers,
         derived_layers,
         rules,
+        models: document.models,
     };
     check_required_roles(
         &rule_set,
@@ -536,6 +545,44 @@ fn build_derived_layers(
         }
     }
     derived
+}
+
+/// The first schema version with the `models` table.
+const V1_3: SchemaVersion = SchemaVersion::new(1, 3, 0);
+
+/// The `models` table: a 1.3.0 field; model names are case-insensitive (as in SPICE), so
+/// two spellings of one name may not map to different types.
+fn check_models(
+    models: &BTreeMap<String, DeviceType>,
+    version: SchemaVersion,
+    sink: &mut IssueSink,
+) {
+    if models.is_empty() {
+        return;
+    }
+    if version < V1_3 {
+        sink.push(
+            "/models",
+            format!("\"models\" is a schema_version 1.3.0 field but the file declares {version}; declare \"schema_version\": \"1.3.0\""),
+        );
+    }
+    let mut by_lower: HashMap<String, (&str, DeviceType)> = HashMap::new();
+    for (name, device_type) in models {
+        let pointer = pointer_join("/models", name);
+        if name.trim().is_empty() {
+            sink.push(pointer, "model name is empty");
+            continue;
+        }
+        if let Some((first, first_type)) =
+            by_lower.insert(name.to_lowercase(), (name, *device_type))
+            && first_type != *device_type
+        {
+            sink.push(
+                pointer,
+                format!("model \"{name}\" is also mapped as \"{first}\" to {}; SPICE names are case-insensitive, map the model once", first_type.as_str()),
+            );
+        }
+    }
 }
 
 /// The first schema version with line-end/adjacent enclosures, area rules and width_over.

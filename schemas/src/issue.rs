@@ -1,4 +1,5 @@
-//! Problems found in input files: where they are (file + JSON pointer) and what would be valid.
+//! Problems found in input files: where they are (file + JSON pointer, or file + line and
+//! column for a SPICE netlist) and what would be valid.
 
 use std::fmt;
 
@@ -13,10 +14,30 @@ pub struct InputIssue {
     pub pointer: String,
     /// What is wrong and what would be valid.
     pub message: String,
+    /// Line and column in a text input (a SPICE netlist); when given, it is where the
+    /// problem is and `pointer` is only a hint (into the JSON the text was converted to).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<TextLocation>,
+}
+
+/// A 1-based line and column (in characters) of a text file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct TextLocation {
+    pub line: u32,
+    pub column: u32,
+}
+
+impl fmt::Display for TextLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
+    }
 }
 
 impl fmt::Display for InputIssue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(location) = self.location {
+            return write!(f, "{}:{location}: {}", self.file, self.message);
+        }
         let location = if self.pointer.is_empty() {
             "(document)"
         } else {
@@ -54,6 +75,7 @@ impl InputErrors {
                 file: file.to_owned(),
                 pointer: pointer.into(),
                 message: message.into(),
+                location: None,
             }],
         }
     }
@@ -95,6 +117,7 @@ impl IssueSink {
             file: self.file.clone(),
             pointer,
             message: message.into(),
+            location: None,
         });
     }
 

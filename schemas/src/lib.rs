@@ -1,5 +1,6 @@
 //! Centroid's inputs: the JSON Schemas of `netlist.json`, `drc_rules.json` and
-//! `objectives.json` (seed 001 §5.2–5.4, versions per §5.6), and the typed, checked model
+//! `objectives.json` (seed 001 §5.2–5.4, versions per §5.6), SPICE/CDL netlists read into
+//! the same netlist document ([`spice`]), and the typed, checked model
 //! built from them — the flattened [`Circuit`] with net types and recognised modules, the
 //! [`DrcRuleSet`] with layer roles, and the [`DesignObjectives`].
 //!
@@ -19,6 +20,7 @@ pub mod netlist;
 pub mod objectives;
 pub mod schema_check;
 pub mod source;
+pub mod spice;
 pub mod task_context;
 pub mod version;
 
@@ -30,8 +32,9 @@ pub use issue::{InputErrors, InputIssue};
 pub use module_types::{CircuitModule, ModuleMember, ModuleType};
 pub use modules::recognize_modules;
 pub use objectives::{DesignConstraints, DesignObjectives, Objective, ObjectiveName};
+pub use spice::{ModelMap, SpiceOptions, is_spice_path};
 pub use task_context::{
-    InputFile, InputPaths, Loaded, TaskContext, TaskInputs, load_drc_rules, load_netlist,
-    load_objectives,
+    InputFile, InputPaths, Loaded, LoadedJob, NetlistOptions, TaskContext, TaskInputs,
+    load_drc_rules, load_netlist, load_objectives,
 };
 pub use version::{InputKind, ResolvedVersion, SchemaVersion};

@@ -1,6 +1,7 @@
 //! Loading the three input files into a [`TaskContext`]: JSON → schema version →
 //! JSON Schema → typed model → semantic checks, with every problem of every file
-//! reported together.
+//! reported together. A SPICE/CDL netlist (by its extension) is first read into the
+//! netlist document netlist.json would hold (`spice`), then checked the same way.
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +18,7 @@ use crate::netlist::{NetlistDocument, check_netlist};
 use crate::objectives::{DesignObjectives, build_objectives};
 use crate::schema_check::{check_against_schema, unknown_fields};
 use crate::source::{parse_json_document, read_input_file};
+use crate::spice::{ModelMap, SpiceOptions, is_spice_path, load_spice_netlist};
 use crate::version::{InputKind, ResolvedVersion, resolve_version};
 
 /// The raw contents of one input file, labelled for messages (its path, or its name).
@@ -43,14 +45,50 @@ pub struct InputPaths {
 }
 
 impl InputPaths {
-    /// `DIR/netlist.json`, `DIR/drc_rules.json`, `DIR/objectives.json`.
+    /// `DIR/netlist.json` (or, when there is none, the first of `DIR/netlist.sp`,
+    /// `.spice`, `.cir`, `.cdl` that exists), `DIR/drc_rules.json`, `DIR/objectives.json`.
     pub fn in_dir(dir: &Path) -> Self {
+        let json = dir.join(InputKind::Netlist.file_name());
+        let netlist = if json.exists() {
+            json
+        } else {
+            Self::spice_netlists_in(dir)
+                .into_iter()
+                .next()
+                .unwrap_or(json)
+        };
         Self {
-            netlist: dir.join(InputKind::Netlist.file_name()),
+            netlist,
             drc_rules: dir.join(InputKind::DrcRules.file_name()),
             objectives: dir.join(InputKind::Objectives.file_name()),
         }
     }
+
+    /// The SPICE netlists a circuit directory may hold instead of netlist.json, that exist.
+    pub fn spice_netlists_in(dir: &Path) -> Vec<PathBuf> {
+        crate::spice::SPICE_EXTENSIONS
+            .iter()
+            .map(|extension| dir.join(format!("netlist.{extension}")))
+            .filter(|path| path.is_file())
+            .collect()
+    }
+}
+
+/// How a netlist is read beyond its own text (SPICE/CDL netlists only).
+#[derive(Debug, Clone, Default)]
+pub struct NetlistOptions {
+    /// The subcircuit to lay out (default: the last one in the file).
+    pub top: Option<String>,
+    /// `--model-map FILE`: model names → device types, after the rule set's `models` table.
+    pub model_map: Option<ModelMap>,
+}
+
+/// A loaded job: the checked context, and the inputs as a coordinator receives them
+/// (a SPICE netlist converted to netlist.json text).
+#[derive(Debug, Clone)]
+pub struct LoadedJob {
+    pub context: TaskContext,
+    pub inputs: TaskInputs,
 }
 
 impl TaskInputs {
@@ -120,6 +158,7 @@ fn decode<T: DeserializeOwned>(
                 "schema_version {} is newer than this Centroid knows; read as {} (fields it does not know are ignored)",
                 version.declared, version.read_as
             ),
+            location: None,
         });
     }
     check_against_schema(kind, version.read_as, &document, &mut sink);
@@ -131,6 +170,7 @@ fn decode<T: DeserializeOwned>(
                 file: file.label.clone(),
                 pointer,
                 message,
+                location: None,
             }),
     );
     let schema_failed = !sink.is_empty();
@@ -175,6 +215,7 @@ pub fn load_netlist(file: &InputFile) -> Result<Loaded<Circuit>, InputErrors> {
                 file: file.label.clone(),
                 pointer,
                 message,
+                location: None,
             }),
     );
     circuit.modules = recognize_modules(&circuit);
@@ -207,26 +248,85 @@ pub fn load_objectives(file: &InputFile) -> Result<Loaded<DesignObjectives>, Inp
     })
 }
 
+/// The rule set's `models` table, also from a rule set that fails its checks (so that a
+/// SPICE netlist's models are not reported unknown because of an unrelated rule problem).
+fn rule_set_models(file: &InputFile, loaded: &Result<Loaded<DrcRuleSet>, InputErrors>) -> ModelMap {
+    if let Ok(loaded) = loaded {
+        return ModelMap::new(
+            loaded
+                .value
+                .models
+                .iter()
+                .map(|(name, device_type)| (name.as_str(), *device_type)),
+        );
+    }
+    let document: serde_json::Value =
+        serde_json::from_slice(&file.bytes).unwrap_or(serde_json::Value::Null);
+    let models = document
+        .get("models")
+        .and_then(serde_json::Value::as_object);
+    ModelMap::new(models.into_iter().flatten().filter_map(|(name, value)| {
+        let device_type = crate::spice::device_type_named(value.as_str()?)?;
+        Some((name.as_str(), device_type))
+    }))
+}
+
+/// Loads the netlist, JSON or SPICE (by its label's extension); also returns it as JSON.
+fn load_any_netlist(
+    file: &InputFile,
+    options: &NetlistOptions,
+    rule_set_models: &ModelMap,
+) -> Result<(Loaded<Circuit>, InputFile), InputErrors> {
+    if is_spice_path(Path::new(&file.label)) {
+        let spice_options = SpiceOptions {
+            top: options.top.as_deref(),
+            rule_set_models: Some(rule_set_models),
+            model_map: options.model_map.as_ref(),
+        };
+        return load_spice_netlist(file, &spice_options);
+    }
+    if options.top.is_some() {
+        return Err(InputErrors::single(
+            &file.label,
+            "/top",
+            "--top applies to SPICE netlists; a JSON netlist names its top cell in \"top\"",
+        ));
+    }
+    load_netlist(file).map(|loaded| (loaded, file.clone()))
+}
+
 impl TaskContext {
     /// Loads all three inputs; the errors of every file are reported together.
     pub fn load(
         inputs: &TaskInputs,
         session_id: impl Into<String>,
     ) -> Result<TaskContext, InputErrors> {
-        let netlist = load_netlist(&inputs.netlist);
+        Self::load_with(inputs, &NetlistOptions::default(), session_id).map(|job| job.context)
+    }
+
+    /// Loads all three inputs, a SPICE netlist read with `options`; returns the context
+    /// and the inputs with the netlist as netlist.json text.
+    pub fn load_with(
+        inputs: &TaskInputs,
+        options: &NetlistOptions,
+        session_id: impl Into<String>,
+    ) -> Result<LoadedJob, InputErrors> {
         let drc_rules = load_drc_rules(&inputs.drc_rules);
+        let models = rule_set_models(&inputs.drc_rules, &drc_rules);
+        let netlist = load_any_netlist(&inputs.netlist, options, &models);
         let objectives = load_objectives(&inputs.objectives);
-        let (netlist, drc_rules, objectives) = match (netlist, drc_rules, objectives) {
-            (Ok(netlist), Ok(drc_rules), Ok(objectives)) => (netlist, drc_rules, objectives),
-            (netlist, drc_rules, objectives) => {
-                return Err(InputErrors::merge(
-                    [netlist.err(), drc_rules.err(), objectives.err()]
-                        .into_iter()
-                        .flatten(),
-                )
-                .expect("at least one file failed"));
-            }
-        };
+        let ((netlist, netlist_json), drc_rules, objectives) =
+            match (netlist, drc_rules, objectives) {
+                (Ok(netlist), Ok(drc_rules), Ok(objectives)) => (netlist, drc_rules, objectives),
+                (netlist, drc_rules, objectives) => {
+                    return Err(InputErrors::merge(
+                        [netlist.err(), drc_rules.err(), objectives.err()]
+                            .into_iter()
+                            .flatten(),
+                    )
+                    .expect("at least one file failed"));
+                }
+            };
         // What the circuit needs of the rule set: refuse now what no candidate could draw.
         let issues = check_devices_drawable(
             &netlist.value,
@@ -240,12 +340,20 @@ impl TaskContext {
         let mut warnings = netlist.warnings;
         warnings.extend(drc_rules.warnings);
         warnings.extend(objectives.warnings);
-        Ok(TaskContext {
+        let context = TaskContext {
             circuit: netlist.value,
             drc_rules: drc_rules.value,
             objectives: objectives.value,
             session_id: session_id.into(),
             warnings,
+        };
+        Ok(LoadedJob {
+            context,
+            inputs: TaskInputs {
+                netlist: netlist_json,
+                drc_rules: inputs.drc_rules.clone(),
+                objectives: inputs.objectives.clone(),
+            },
         })
     }
 

@@ -1,0 +1,736 @@
+//! The builder: a parsed [`Deck`] → a netlist 1.1.0 JSON document (cells with ports,
+//! devices and subcells) and, for every JSON pointer it writes, the line and column it came
+//! from (so that the JSON checks downstream report SPICE locations).
+//!
+//! Only what the top subcircuit reaches is built. A subcircuit instantiated with different
+//! parameter values becomes one cell per set of values (`opamp`, `opamp_2`, …). Global nets
+//! (`.global`, and node `0`) used inside a subcircuit become extra ports of its cell, connected
+//! to the net of the same name by every instance. Names compare case-insensitively and keep
+//! the spelling of their first occurrence.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use serde_json::{Map, Value, json};
+
+use crate::circuit::DeviceType;
+use crate::issue::{TextLocation, name_list, pointer_join};
+use crate::spice::error::{Problems, SpiceError};
+use crate::spice::expr::EvalError;
+use crate::spice::models::{ModelResolver, Usage};
+use crate::spice::parser::{
+    Body, Deck, Element, ElementKind, Name, Param, Subckt, Value as SpiceValue,
+};
+use crate::spice::scope::Scope;
+
+/// JSON pointer → where in the netlist it came from.
+pub(crate) type SourceMap = BTreeMap<String, TextLocation>;
+
+/// Device parameters Centroid does not use but netlists routinely carry (extraction
+/// areas and perimeters, stress distances, temperature): ignored without a word.
+const QUIETLY_IGNORED: [&str; 20] = [
+    "ad", "as", "pd", "ps", "nrd", "nrs", "sa", "sb", "sd", "sca", "scb", "scc", "geo", "sub",
+    "temp", "dtemp", "tc1", "tc2", "delvto", "mulu0",
+];
+
+pub(crate) struct Built {
+    pub document: Value,
+    pub locations: SourceMap,
+}
+
+/// One built cell: its JSON index and name, its ports, and the global nets it uses.
+#[derive(Debug, Clone)]
+struct CellRef {
+    index: usize,
+    name: String,
+    port_keys: Vec<String>,
+    globals: BTreeSet<String>,
+}
+
+pub(crate) fn build(
+    deck: &Deck,
+    resolver: &ModelResolver<'_>,
+    top: Option<&str>,
+    default_name: &str,
+    problems: &mut Problems,
+) -> Built {
+    let global_scope = Scope::new(deck.top_level.params.iter(), HashMap::new(), None);
+    let mut builder = Builder {
+        deck,
+        resolver,
+        subckt_index: HashMap::new(),
+        globals: deck
+            .globals
+            .iter()
+            .map(Name::key)
+            .chain(["0".to_owned()])
+            .collect(),
+        scale: 1.0,
+        cells: Vec::new(),
+        taken_names: deck
+            .subckts
+            .iter()
+            .map(|subckt| subckt.name.key())
+            .collect(),
+        variants: HashMap::new(),
+        building: Vec::new(),
+        spelling: HashMap::new(),
+        locations: SourceMap::new(),
+        problems,
+    };
+    if let Some(scale) = &deck.scale {
+        builder.scale = builder.number(&global_scope, scale, "scale").unwrap_or(1.0);
+    }
+    for (index, subckt) in deck.subckts.iter().enumerate() {
+        if let Some(&first) = builder.subckt_index.get(&subckt.name.key()) {
+            let error = SpiceError::DuplicateSubckt {
+                name: subckt.name.text.clone(),
+                first_line: deck.subckts[first].name.at.line,
+            };
+            builder.problems.error(subckt.name.at, error);
+        } else {
+            builder.subckt_index.insert(subckt.name.key(), index);
+        }
+    }
+    let top_name = builder.top(top, &global_scope, default_name);
+    let cells: Vec<Value> = builder.cells.into_iter().flatten().collect();
+    Built {
+        document: json!({"schema_version": "1.1.0", "top": top_name, "cells": cells}),
+        locations: builder.locations,
+    }
+}
+
+struct Builder<'d, 'p> {
+    deck: &'d Deck,
+    resolver: &'d ModelResolver<'d>,
+    subckt_index: HashMap<String, usize>,
+    globals: HashSet<String>,
+    scale: f64,
+    /// JSON cells by index; None while a cell is being built.
+    cells: Vec<Option<Value>>,
+    taken_names: HashSet<String>,
+    /// (subcircuit, its parameter values) → the cell built for them.
+    variants: HashMap<(usize, Vec<u64>), CellRef>,
+    /// Subcircuits being built, outermost first (a repeat is a cycle).
+    building: Vec<usize>,
+    spelling: HashMap<String, String>,
+    locations: SourceMap,
+    problems: &'p mut Problems,
+}
+
+impl<'d> Builder<'d, '_> {
+    /// Builds the top cell and everything it reaches; returns the top cell's name.
+    fn top(&mut self, top: Option<&str>, global_scope: &Scope<'d>, default_name: &str) -> String {
+        let deck = self.deck;
+        if deck.subckts.is_empty() {
+            if let Some(name) = top {
+                self.problems.file_error(SpiceError::TopWithoutSubckts {
+                    name: name.to_owned(),
+                });
+                return String::new();
+            }
+            let body = &deck.top_level;
+            if body.elements.is_empty() && body.unsupported.is_empty() {
+                self.problems.file_error(SpiceError::NothingToLayOut);
+                return String::new();
+            }
+            self.cells.push(None);
+            let (cell, _) = self.cell(0, default_name, body, global_scope, global_scope, None);
+            self.cells[0] = Some(cell);
+            return default_name.to_owned();
+        }
+        let index = match top {
+            Some(name) => match self.subckt_index.get(&name.to_lowercase()) {
+                Some(&index) => index,
+                None => {
+                    let defined =
+                        name_list(deck.subckts.iter().map(|subckt| subckt.name.text.as_str()));
+                    self.problems.file_error(SpiceError::UnknownTop {
+                        name: name.to_owned(),
+                        defined,
+                    });
+                    return String::new();
+                }
+            },
+            None => deck.subckts.len() - 1,
+        };
+        let subckt = &deck.subckts[index];
+        let ignored = deck
+            .top_level
+            .elements
+            .iter()
+            .map(|element| &element.name)
+            .chain(&deck.top_level.unsupported);
+        if let Some(first) = ignored.min_by_key(|name| name.at) {
+            self.problems.warning(
+                first.at,
+                SpiceError::TopLevelIgnored {
+                    top: subckt.name.text.clone(),
+                },
+            );
+        }
+        self.locations.insert("/top".to_owned(), subckt.name.at);
+        self.instantiate(index, HashMap::new(), global_scope, &subckt.name)
+            .map_or_else(String::new, |cell| cell.name)
+    }
+
+    /// The cell of subcircuit `index` with the parameter values `fixed`; `via` is the
+    /// instance (or the top's name) for messages.
+    fn instantiate(
+        &mut self,
+        index: usize,
+        fixed: HashMap<String, f64>,
+        global_scope: &Scope<'d>,
+        via: &Name,
+    ) -> Option<CellRef> {
+        let deck = self.deck;
+        let subckt = &deck.subckts[index];
+        if let Some(start) = self.building.iter().position(|&building| building == index) {
+            let mut names: Vec<&str> = self.building[start..]
+                .iter()
+                .map(|&building| deck.subckts[building].name.text.as_str())
+                .collect();
+            names.push(&subckt.name.text);
+            let error = SpiceError::HierarchyCycle {
+                subckt: subckt.name.text.clone(),
+                cycle: names.join(" → "),
+            };
+            self.problems.error(via.at, error);
+            return None;
+        }
+        let scope = Scope::new(
+            subckt.params.iter().chain(&subckt.body.params),
+            fixed,
+            Some(global_scope),
+        );
+        let key: Vec<u64> = subckt
+            .params
+            .iter()
+            .map(|param| {
+                self.report(scope.param(&param.name.key(), param.name.at))
+                    .unwrap_or(f64::NAN)
+                    .to_bits()
+            })
+            .collect();
+        if let Some(cell) = self.variants.get(&(index, key.clone())) {
+            return Some(cell.clone());
+        }
+        let name = self.cell_name(subckt);
+        let cell_index = self.cells.len();
+        self.cells.push(None);
+        self.building.push(index);
+        let (mut cell, globals) = self.cell(
+            cell_index,
+            &name,
+            &subckt.body,
+            &scope,
+            global_scope,
+            Some(subckt),
+        );
+        self.building.pop();
+        let cell_pointer = format!("/cells/{cell_index}");
+        let mut ports = Vec::new();
+        let mut port_keys = Vec::new();
+        for port in &subckt.ports {
+            self.locations
+                .insert(format!("{cell_pointer}/ports/{}", ports.len()), port.at);
+            ports.push(self.net(port, &mut BTreeSet::new()));
+            port_keys.push(port.key());
+        }
+        let implicit: Vec<&String> = globals
+            .iter()
+            .filter(|global| !port_keys.contains(global))
+            .collect();
+        for global in implicit {
+            ports.push(
+                self.spelling
+                    .get(global)
+                    .cloned()
+                    .unwrap_or_else(|| global.clone()),
+            );
+            port_keys.push(global.clone());
+        }
+        cell["ports"] = json!(ports);
+        self.cells[cell_index] = Some(cell);
+        let cell = CellRef {
+            index: cell_index,
+            name,
+            port_keys,
+            globals,
+        };
+        self.variants.insert((index, key), cell.clone());
+        Some(cell)
+    }
+
+    fn cell_name(&mut self, subckt: &Subckt) -> String {
+        let base = &subckt.name.text;
+        if !self
+            .variants
+            .keys()
+            .any(|(index, _)| self.deck.subckts[*index].name.key() == subckt.name.key())
+        {
+            return base.clone();
+        }
+        let mut number = 2;
+        loop {
+            let candidate = format!("{base}_{number}");
+            if self.taken_names.insert(candidate.to_lowercase()) {
+                return candidate;
+            }
+            number += 1;
+        }
+    }
+
+    /// One cell's JSON (without ports) and the global nets it uses.
+    fn cell(
+        &mut self,
+        cell_index: usize,
+        name: &str,
+        body: &'d Body,
+        scope: &Scope<'_>,
+        global_scope: &Scope<'d>,
+        subckt: Option<&Subckt>,
+    ) -> (Value, BTreeSet<String>) {
+        let pointer = format!("/cells/{cell_index}");
+        if let Some(subckt) = subckt {
+            self.locations.insert(pointer.clone(), subckt.name.at);
+            self.locations
+                .insert(format!("{pointer}/name"), subckt.name.at);
+        }
+        for unsupported in &body.unsupported {
+            let hint = match unsupported
+                .text
+                .chars()
+                .next()
+                .map(|c| c.to_ascii_lowercase())
+            {
+                Some('v' | 'i') => {
+                    "; sources belong in a testbench, outside the .subckt to lay out"
+                }
+                Some('d' | 'q' | 'l') => "; Centroid has no diode, bipolar or inductor generator",
+                _ => "",
+            };
+            let error = SpiceError::UnsupportedElement {
+                name: unsupported.text.clone(),
+                hint,
+            };
+            self.problems.error(unsupported.at, error);
+        }
+        let mut globals = BTreeSet::new();
+        let mut devices = Vec::new();
+        let mut subcells = Vec::new();
+        for element in &body.elements {
+            if element.kind == ElementKind::Instance {
+                let target = element.target.as_ref().map(Name::key).unwrap_or_default();
+                if let Some(&index) = self.subckt_index.get(&target) {
+                    let subcell_pointer = format!("{pointer}/subcells/{}", subcells.len());
+                    if let Some(subcell) = self.subcell(
+                        element,
+                        index,
+                        scope,
+                        global_scope,
+                        &subcell_pointer,
+                        &mut globals,
+                    ) {
+                        subcells.push(subcell);
+                    }
+                    continue;
+                }
+            }
+            let device_pointer = format!("{pointer}/devices/{}", devices.len());
+            if let Some(device) = self.device(element, scope, &device_pointer, &mut globals) {
+                devices.push(device);
+            }
+        }
+        let cell = json!({"name": name, "devices": devices, "subcells": subcells});
+        (cell, globals)
+    }
+
+    /// The net a node names, in its first spelling; notes a global net.
+    fn net(&mut self, node: &Name, globals: &mut BTreeSet<String>) -> String {
+        let key = node.key();
+        if self.globals.contains(&key) {
+            globals.insert(key.clone());
+        }
+        self.spelling
+            .entry(key)
+            .or_insert_with(|| node.text.clone())
+            .clone()
+    }
+
+    /// Reports a new evaluation problem; None when there is no value.
+    fn report(&mut self, result: Result<f64, EvalError>) -> Option<f64> {
+        match result {
+            Ok(value) => Some(value),
+            Err(EvalError::New(problem)) => {
+                let (at, error) = *problem;
+                self.problems.error(at, error);
+                None
+            }
+            Err(EvalError::Reported) => None,
+        }
+    }
+
+    fn number(&mut self, scope: &Scope<'_>, value: &SpiceValue, name: &str) -> Option<f64> {
+        let result = scope.evaluate(value, name);
+        self.report(result)
+    }
+
+    /// An X line calling a subcircuit of the netlist.
+    fn subcell(
+        &mut self,
+        element: &Element,
+        index: usize,
+        scope: &Scope<'_>,
+        global_scope: &Scope<'d>,
+        pointer: &str,
+        globals: &mut BTreeSet<String>,
+    ) -> Option<Value> {
+        let deck = self.deck;
+        let subckt = &deck.subckts[index];
+        let target = element.target.as_ref()?;
+        let mut fixed = HashMap::new();
+        let mut sound = true;
+        for param in &element.params {
+            let key = param.name.key();
+            let Some(value) = &param.value else {
+                sound = false;
+                continue;
+            };
+            let number = self.number(scope, value, &param.name.text);
+            if key == "m" || key == "mult" {
+                if number.is_some_and(|m| m != 1.0) {
+                    let m = value_text(number);
+                    self.problems.error(
+                        param.name.at,
+                        SpiceError::SubcktMultiplicity {
+                            element: element.name.text.clone(),
+                            m,
+                        },
+                    );
+                    sound = false;
+                }
+            } else if subckt
+                .params
+                .iter()
+                .any(|declared| declared.name.key() == key)
+            {
+                match number {
+                    Some(number) => {
+                        fixed.insert(key, number);
+                    }
+                    None => sound = false,
+                }
+            } else {
+                let known = name_list(
+                    subckt
+                        .params
+                        .iter()
+                        .map(|declared| declared.name.text.as_str()),
+                );
+                let error = SpiceError::UnknownInstanceParam {
+                    subckt: subckt.name.text.clone(),
+                    param: param.name.text.clone(),
+                    known,
+                };
+                self.problems.error(param.name.at, error);
+                sound = false;
+            }
+        }
+        if element.nodes.len() != subckt.ports.len() {
+            let ports: Vec<&str> = subckt.ports.iter().map(|port| port.text.as_str()).collect();
+            let error = SpiceError::PortCount {
+                element: element.name.text.clone(),
+                found: element.nodes.len(),
+                plural: if element.nodes.len() == 1 { "" } else { "s" },
+                subckt: subckt.name.text.clone(),
+                expected: ports.len(),
+                ports_plural: if ports.len() == 1 { "" } else { "s" },
+                ports: if ports.is_empty() {
+                    "none".to_owned()
+                } else {
+                    ports.join(", ")
+                },
+            };
+            self.problems.error(element.name.at, error);
+            sound = false;
+        }
+        let child = self.instantiate(index, fixed, global_scope, &element.name)?;
+        if !sound {
+            return None;
+        }
+        let mut connections = Map::new();
+        for (port_index, node) in element.nodes.iter().enumerate() {
+            let port_name = self.port_spelling(&subckt.ports[port_index]);
+            self.locations.insert(
+                pointer_join(&format!("{pointer}/connections"), &port_name),
+                node.at,
+            );
+            connections.insert(port_name, json!(self.net(node, globals)));
+        }
+        for global in child.port_keys.iter().skip(subckt.ports.len()) {
+            let spelled = self
+                .spelling
+                .get(global)
+                .cloned()
+                .unwrap_or_else(|| global.clone());
+            globals.insert(global.clone());
+            connections.insert(spelled.clone(), json!(spelled));
+        }
+        self.locations.insert(pointer.to_owned(), element.name.at);
+        self.locations
+            .insert(format!("{pointer}/name"), element.name.at);
+        self.locations.insert(format!("{pointer}/cell"), target.at);
+        debug_assert!(
+            child.index < self.cells.len()
+                && child.globals.iter().all(|g| child.port_keys.contains(g))
+        );
+        Some(json!({"name": element.name.text, "cell": child.name, "connections": connections}))
+    }
+
+    fn port_spelling(&mut self, port: &Name) -> String {
+        self.spelling
+            .entry(port.key())
+            .or_insert_with(|| port.text.clone())
+            .clone()
+    }
+
+    /// An M, R or C line, or an X line calling a device model.
+    fn device(
+        &mut self,
+        element: &Element,
+        scope: &Scope<'_>,
+        pointer: &str,
+        globals: &mut BTreeSet<String>,
+    ) -> Option<Value> {
+        let usage = match element.kind {
+            ElementKind::Mos => Usage::Mos,
+            ElementKind::Resistor => Usage::Resistor,
+            ElementKind::Capacitor => Usage::Capacitor,
+            ElementKind::Instance => Usage::Instance,
+        };
+        let model_name = element.target.as_ref().map(|name| name.text.as_str());
+        let device_type = match self.resolver.resolve(model_name, usage) {
+            Ok(Some(device_type)) => device_type,
+            Ok(None) => {
+                let target = element.target.as_ref()?;
+                let defined = name_list(
+                    self.deck
+                        .subckts
+                        .iter()
+                        .map(|subckt| subckt.name.text.as_str()),
+                );
+                let error = SpiceError::UnknownSubckt {
+                    name: target.text.clone(),
+                    element: element.name.text.clone(),
+                    defined,
+                };
+                self.problems.error(target.at, error);
+                return None;
+            }
+            Err(why) => {
+                let at = element
+                    .target
+                    .as_ref()
+                    .map_or(element.name.at, |target| target.at);
+                self.problems.error(
+                    at,
+                    SpiceError::Model {
+                        element: element.name.text.clone(),
+                        why,
+                    },
+                );
+                return None;
+            }
+        };
+        let terminal_names: &[&str] = if device_type.is_mos() {
+            &["d", "g", "s", "b"]
+        } else {
+            &["p", "n"]
+        };
+        let node_count_fits = match (element.kind, device_type.is_mos()) {
+            (ElementKind::Instance, true) => element.nodes.len() == 4,
+            (ElementKind::Instance, false) => (2..=3).contains(&element.nodes.len()),
+            _ => true,
+        };
+        if !node_count_fits {
+            let what = if device_type.is_mos() {
+                "drain, gate, source and bulk nodes (4)"
+            } else {
+                "two nodes (and an optional body node)"
+            };
+            let found = format!(
+                "{} node{}",
+                element.nodes.len(),
+                if element.nodes.len() == 1 { "" } else { "s" }
+            );
+            let error = SpiceError::ExpectedItems {
+                what: what.to_owned(),
+                element: element.name.text.clone(),
+                found,
+            };
+            self.problems.error(element.name.at, error);
+            return None;
+        }
+        let mut device = Map::new();
+        device.insert("id".to_owned(), json!(element.name.text));
+        device.insert("type".to_owned(), json!(device_type.as_str()));
+        self.locations.insert(pointer.to_owned(), element.name.at);
+        self.locations
+            .insert(format!("{pointer}/id"), element.name.at);
+        if let Some(target) = &element.target {
+            device.insert("model".to_owned(), json!(target.text));
+            self.locations.insert(format!("{pointer}/model"), target.at);
+            self.locations.insert(format!("{pointer}/type"), target.at);
+        }
+        let mut terminals = Map::new();
+        for (terminal, node) in terminal_names.iter().zip(&element.nodes) {
+            terminals.insert((*terminal).to_owned(), json!(self.net(node, globals)));
+            self.locations
+                .insert(format!("{pointer}/terminals/{terminal}"), node.at);
+        }
+        device.insert("terminals".to_owned(), Value::Object(terminals));
+        let sound = self.sizes(element, device_type, scope, pointer, &mut device);
+        sound.then_some(Value::Object(device))
+    }
+
+    /// w, l, nf, m (× mult) and an R or C value into `device`; false when one is missing or bad.
+    fn sizes(
+        &mut self,
+        element: &Element,
+        device_type: DeviceType,
+        scope: &Scope<'_>,
+        pointer: &str,
+        device: &mut Map<String, Value>,
+    ) -> bool {
+        let mut sound = true;
+        let mut multiplicity = 1.0;
+        let mut found: HashSet<&str> = HashSet::new();
+        let value_keys: &[&str] = match device_type {
+            DeviceType::Resistor => &["r", "resistance", "value"],
+            DeviceType::Capacitor => &["c", "capacitance", "value"],
+            _ => &[],
+        };
+        let mut entries: Vec<(&str, &Param)> = Vec::new();
+        for param in &element.params {
+            let key = param.name.key();
+            let field = match key.as_str() {
+                "w" => "w",
+                "l" => "l",
+                "nf" => "nf",
+                "m" => "m",
+                "mult" => "mult",
+                other if value_keys.contains(&other) => "value",
+                other => {
+                    if !QUIETLY_IGNORED.contains(&other) {
+                        let known = if device_type.is_mos() {
+                            "w, l, nf and m"
+                        } else {
+                            "w, l, m and the value"
+                        };
+                        self.problems.warning(
+                            param.name.at,
+                            SpiceError::IgnoredParam {
+                                name: param.name.text.clone(),
+                                element: element.name.text.clone(),
+                                known,
+                            },
+                        );
+                    }
+                    continue;
+                }
+            };
+            found.insert(field);
+            entries.push((field, param));
+        }
+        if let Some(value) = &element.value
+            && let Some(number) = self.number(scope, value, "the value")
+        {
+            device.insert("value".to_owned(), json!(tidy(number)));
+            self.locations.insert(format!("{pointer}/value"), value.at);
+        }
+        for (field, param) in entries {
+            let Some(value) = &param.value else {
+                sound = false;
+                continue;
+            };
+            let Some(mut number) = self.number(scope, value, &param.name.text) else {
+                sound = false;
+                continue;
+            };
+            if field == "w" || field == "l" {
+                number *= self.scale;
+            }
+            if field == "m" || field == "mult" {
+                multiplicity *= number;
+                self.locations.insert(format!("{pointer}/m"), value.at);
+                continue;
+            }
+            device.insert(field.to_owned(), whole_or_float(number));
+            self.locations
+                .insert(format!("{pointer}/{field}"), value.at);
+        }
+        if found.contains("m") || found.contains("mult") {
+            device.insert("m".to_owned(), whole_or_float(multiplicity));
+        }
+        for (field, meaning, example) in size_fields(device_type) {
+            if !found.contains(field) {
+                let error = SpiceError::MissingSize {
+                    element: element.name.text.clone(),
+                    field,
+                    meaning,
+                    example: example.to_owned(),
+                };
+                self.problems.error(element.name.at, error);
+                sound = false;
+            }
+        }
+        sound
+    }
+}
+
+/// The sizes a device needs, what they mean, and an example.
+fn size_fields(device_type: DeviceType) -> [(&'static str, &'static str, &'static str); 2] {
+    match device_type {
+        DeviceType::Nmos | DeviceType::Pmos => [
+            (
+                "w",
+                "the total gate width of one instance, over its nf fingers",
+                "w=4u",
+            ),
+            ("l", "the gate length", "l=500n"),
+        ],
+        DeviceType::Resistor => [
+            (
+                "w",
+                "the drawn width of the resistor bar; the value alone does not say how to draw it",
+                "w=1u",
+            ),
+            ("l", "the drawn length of the resistor bar", "l=10u"),
+        ],
+        DeviceType::Capacitor => [
+            (
+                "w",
+                "the drawn plate width; the value alone does not say how to draw it",
+                "w=10u",
+            ),
+            ("l", "the drawn plate length", "l=10u"),
+        ],
+    }
+}
+
+/// Whole numbers as JSON integers (the schema wants integers for nf and m); others
+/// rounded to 12 significant digits, so that 500n is 5e-7 and not 5.000000000000001e-7.
+fn whole_or_float(number: f64) -> Value {
+    if number.fract() == 0.0 && number.abs() < 1e15 {
+        return json!(number as i64);
+    }
+    json!(tidy(number))
+}
+
+fn tidy(number: f64) -> f64 {
+    format!("{number:.11e}").parse().unwrap_or(number)
+}
+
+fn value_text(number: Option<f64>) -> String {
+    number.map_or_else(String::new, |number| number.to_string())
+}

@@ -1,0 +1,233 @@
+//! What can be wrong in a SPICE/CDL netlist, each message saying what was expected.
+//! Every problem carries the line and column it was found at; [`Problems`] collects them
+//! all so that one run reports the whole file.
+
+use crate::issue::{InputIssue, TextLocation};
+
+/// One problem of a SPICE netlist (an error unless pushed as a warning).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SpiceError {
+    // ---- characters and lines ----
+    #[error("file is {size_mib:.1} MiB; an input file may be at most {limit_mib} MiB")]
+    TooLarge { size_mib: f64, limit_mib: u64 },
+    #[error("not UTF-8: byte 0x{byte:02x}; save the netlist as UTF-8 (or ASCII)")]
+    NotUtf8 { byte: u8 },
+    #[error("a '+' continuation line must follow the statement it continues")]
+    ContinuationWithoutStatement,
+    #[error(
+        "unterminated {open}: expected a closing {close} on this line or its '+' continuation lines"
+    )]
+    Unterminated {
+        open: &'static str,
+        close: &'static str,
+    },
+    #[error("unexpected '}}' without an opening '{{'")]
+    UnmatchedBrace,
+
+    // ---- statements ----
+    #[error("expected an element (M, R, C or X) or a dot statement, found \"{found}\"")]
+    NotAStatement { found: String },
+    #[error(
+        "unsupported element \"{name}\": Centroid lays out M (MOS), R, C and X (subcircuit) lines{hint}"
+    )]
+    UnsupportedElement { name: String, hint: &'static str },
+    #[error("expected {what} after {element}, found {found}")]
+    ExpectedItems {
+        what: String,
+        element: String,
+        found: String,
+    },
+    #[error("unexpected \"{found}\" in {element}: {why}")]
+    Unexpected {
+        found: String,
+        element: String,
+        why: String,
+    },
+    #[error("expected a value for {name} after '='")]
+    MissingValue { name: String },
+    #[error("expected a parameter name before '=', found {found}")]
+    ExpectedParamName { found: String },
+    #[error("expected name=value after the parameters of {element}, found \"{found}\"")]
+    PositionalAfterParams { element: String, found: String },
+    #[error("{name} is given twice on {element}")]
+    RepeatedParam { name: String, element: String },
+
+    // ---- values and expressions ----
+    #[error("expected a value for {name}, found \"{found}\"")]
+    BadValue { name: String, found: String },
+    #[error("expected {expected} in the value of {name}, found {found}")]
+    BadExpression {
+        name: String,
+        expected: &'static str,
+        found: String,
+    },
+    #[error(
+        "unknown parameter \"{param}\" in the value of {name}; define it with .param {param}=…"
+    )]
+    UnknownParam { param: String, name: String },
+    #[error("parameter \"{param}\" depends on itself: {cycle}")]
+    ParamCycle { param: String, cycle: String },
+    #[error("division by zero in the value of {name}")]
+    DivisionByZero { name: String },
+    #[error("the value of {name} is not a finite number")]
+    NotFinite { name: String },
+
+    // ---- dot statements ----
+    #[error(".subckt needs a name: .subckt NAME PORT…")]
+    SubcktWithoutName,
+    #[error(
+        ".subckt {name} inside .subckt {outer}: expected .ends before a new .subckt (nested definitions are not supported)"
+    )]
+    NestedSubckt { name: String, outer: String },
+    #[error(".ends without an open .subckt")]
+    EndsWithoutSubckt,
+    #[error("expected .ends {expected} (or .ends), found .ends {found}")]
+    EndsNameMismatch { expected: String, found: String },
+    #[error("subcircuit \"{name}\" is not closed: expected .ends before the end of the file")]
+    UnclosedSubckt { name: String },
+    #[error(
+        "subcircuit \"{name}\" is defined twice (first at line {first_line}); subcircuit names are case-insensitive"
+    )]
+    DuplicateSubckt { name: String, first_line: u32 },
+    #[error("port \"{port}\" is listed twice on .subckt {subckt}")]
+    DuplicatePort { port: String, subckt: String },
+    #[error("expected name=value after .param, found {found}")]
+    EmptyParam { found: String },
+    #[error("{statement} needs {what}")]
+    EmptyStatement {
+        statement: String,
+        what: &'static str,
+    },
+    #[error(
+        ".{name} is ignored: Centroid reads .subckt, .ends, .param, .global, .model, .option scale and .end"
+    )]
+    IgnoredDirective { name: String },
+    #[error(
+        ".{name} {target} is not followed: model names are mapped to device types, no model file is read"
+    )]
+    NotFollowed { name: String, target: String },
+
+    // ---- instances and the hierarchy ----
+    #[error(
+        "duplicate name \"{name}\" in {scope} (first at line {first_line}); names are case-insensitive"
+    )]
+    DuplicateName {
+        name: String,
+        scope: String,
+        first_line: u32,
+    },
+    #[error(
+        "{element} connects {found} node{plural} but subcircuit {subckt} has {expected} port{ports_plural} ({ports})"
+    )]
+    PortCount {
+        element: String,
+        found: usize,
+        plural: &'static str,
+        subckt: String,
+        expected: usize,
+        ports_plural: &'static str,
+        ports: String,
+    },
+    #[error(
+        "unknown subcircuit \"{name}\" for {element}; defined subcircuits: {defined}. A device model called as X needs a mapping (the rule set's \"models\" table, schema_version 1.3.0, or --model-map FILE)"
+    )]
+    UnknownSubckt {
+        name: String,
+        element: String,
+        defined: String,
+    },
+    #[error("subcircuit {subckt} has no parameter \"{param}\"; its parameters: {known}")]
+    UnknownInstanceParam {
+        subckt: String,
+        param: String,
+        known: String,
+    },
+    #[error(
+        "{element}: m={m} on a subcircuit instance is not supported; write one X line per instance"
+    )]
+    SubcktMultiplicity { element: String, m: String },
+    #[error("subcircuit {subckt} contains itself: {cycle}")]
+    HierarchyCycle { subckt: String, cycle: String },
+    #[error("no subcircuit named \"{name}\" (--top); subcircuits: {defined}")]
+    UnknownTop { name: String, defined: String },
+    #[error("the netlist has no .subckt and no M, R, C or X line: nothing to lay out")]
+    NothingToLayOut,
+    #[error("--top {name} names a subcircuit, but the netlist defines none")]
+    TopWithoutSubckts { name: String },
+    #[error(
+        "lines outside .subckt are ignored (e.g. a testbench): the layout is of subcircuit {top}"
+    )]
+    TopLevelIgnored { top: String },
+
+    // ---- devices ----
+    #[error("{element}: expected {field}=… ({meaning}), e.g. {example}")]
+    MissingSize {
+        element: String,
+        field: &'static str,
+        meaning: &'static str,
+        example: String,
+    },
+    #[error("parameter {name} of {element} is ignored: Centroid reads {known}")]
+    IgnoredParam {
+        name: String,
+        element: String,
+        known: &'static str,
+    },
+    #[error("{element}: {why}")]
+    Model { element: String, why: String },
+}
+
+/// Problems collected while a netlist is read, in the order found.
+#[derive(Debug, Default)]
+pub(crate) struct Problems {
+    pub errors: Vec<(Option<TextLocation>, SpiceError)>,
+    pub warnings: Vec<(Option<TextLocation>, SpiceError)>,
+}
+
+impl Problems {
+    pub fn error(&mut self, at: TextLocation, error: SpiceError) {
+        self.errors.push((Some(at), error));
+    }
+
+    /// A problem of the whole file (no line to point at).
+    pub fn file_error(&mut self, error: SpiceError) {
+        self.errors.push((None, error));
+    }
+
+    pub fn warning(&mut self, at: TextLocation, warning: SpiceError) {
+        self.warnings.push((Some(at), warning));
+    }
+
+    pub fn has_errors(&self) -> bool {
+        !self.errors.is_empty()
+    }
+
+    /// The problems as input issues of `file`, sorted by position, each reported once.
+    pub fn into_issues(self, file: &str) -> (Vec<InputIssue>, Vec<InputIssue>) {
+        (issues(file, self.errors), issues(file, self.warnings))
+    }
+}
+
+fn issues(file: &str, problems: Vec<(Option<TextLocation>, SpiceError)>) -> Vec<InputIssue> {
+    let mut issues: Vec<InputIssue> = problems
+        .into_iter()
+        .map(|(location, problem)| InputIssue {
+            file: file.to_owned(),
+            pointer: String::new(),
+            message: problem.to_string(),
+            location,
+        })
+        .collect();
+    sort_and_dedup(&mut issues);
+    issues
+}
+
+/// File-level issues first, then by line and column; the same message at the same place once
+/// (a subcircuit instantiated with several parameter sets is checked once per set).
+pub(crate) fn sort_and_dedup(issues: &mut Vec<InputIssue>) {
+    issues.sort_by_key(|issue| issue.location);
+    let mut seen = std::collections::HashSet::new();
+    issues.retain(|issue| {
+        seen.insert((issue.location, issue.pointer.clone(), issue.message.clone()))
+    });
+}

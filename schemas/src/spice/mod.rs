@@ -1,0 +1,186 @@
+//! SPICE/CDL netlists (`.sp`, `.spice`, `.cir`, `.cdl`) read into the netlist 1.1.0
+//! document that `netlist.json` would hold, then loaded by the same pipeline (every JSON
+//! check, flattening, module recognition), its problems reported at `line:column`.
+//!
+//! Reading goes bytes → logical lines (`lines.rs`: comments, `+` continuations) → tokens
+//! (`lexer.rs`) → a deck of subcircuits, elements and parameters (`parser.rs`, values as
+//! expressions, `expr.rs`) → JSON cells, evaluated per instance (`build.rs`, `scope.rs`),
+//! model names mapped to device types (`models.rs`). Every problem of the file is
+//! collected (`error.rs`) and reported together; nothing panics on any input.
+//!
+//! What is accepted is documented in `docs/contracts.md` ("SPICE/CDL netlists").
+
+mod build;
+mod error;
+mod expr;
+mod lexer;
+mod lines;
+mod models;
+mod parser;
+mod scope;
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::circuit::Circuit;
+use crate::issue::{InputErrors, InputIssue};
+use crate::task_context::{InputFile, Loaded, load_netlist};
+
+pub use error::SpiceError;
+pub use models::{ModelMap, device_type_named};
+
+use build::SourceMap;
+use error::{Problems, sort_and_dedup};
+
+/// File extensions read as SPICE/CDL (case-insensitive).
+pub const SPICE_EXTENSIONS: [&str; 4] = ["sp", "spice", "cir", "cdl"];
+
+/// True when the path (or label) ends in a SPICE extension.
+pub fn is_spice_path(path: &Path) -> bool {
+    path.extension()
+        .and_then(|extension| extension.to_str())
+        .is_some_and(|extension| {
+            SPICE_EXTENSIONS
+                .iter()
+                .any(|known| extension.eq_ignore_ascii_case(known))
+        })
+}
+
+/// How a SPICE netlist is read: the top subcircuit and where model names are mapped.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SpiceOptions<'a> {
+    /// The subcircuit to lay out (default: the last one in the file).
+    pub top: Option<&'a str>,
+    /// The rule set's `models` table (first in the mapping order).
+    pub rule_set_models: Option<&'a ModelMap>,
+    /// `--model-map FILE` (second).
+    pub model_map: Option<&'a ModelMap>,
+}
+
+/// A SPICE netlist as netlist 1.1.0 JSON.
+#[derive(Debug, Clone)]
+pub struct Conversion {
+    pub document: Value,
+    /// Things worth knowing that do not stop the job (ignored lines and parameters).
+    pub warnings: Vec<InputIssue>,
+    locations: SourceMap,
+}
+
+/// Converts a SPICE netlist to a netlist 1.1.0 document without the JSON checks; every
+/// problem of the file at `line:column`.
+pub fn convert(file: &InputFile, options: &SpiceOptions<'_>) -> Result<Conversion, InputErrors> {
+    let (conversion, problems) = convert_collecting(file, options);
+    let (errors, warnings) = problems.into_issues(&file.label);
+    if errors.is_empty() {
+        Ok(Conversion {
+            warnings,
+            ..conversion
+        })
+    } else {
+        Err(InputErrors { issues: errors })
+    }
+}
+
+fn convert_collecting(file: &InputFile, options: &SpiceOptions<'_>) -> (Conversion, Problems) {
+    let mut problems = Problems::default();
+    let limit = crate::source::MAX_INPUT_BYTES;
+    if file.bytes.len() as u64 > limit {
+        // The file reader refuses larger files before this; bytes from elsewhere stop here.
+        problems.file_error(SpiceError::TooLarge {
+            size_mib: file.bytes.len() as f64 / (1024.0 * 1024.0),
+            limit_mib: limit / (1024 * 1024),
+        });
+        let empty = Conversion {
+            document: serde_json::json!({"schema_version": "1.1.0", "top": "", "cells": []}),
+            warnings: Vec::new(),
+            locations: SourceMap::new(),
+        };
+        return (empty, problems);
+    }
+    let text = lines::decode(&file.bytes, &mut problems);
+    let logical = lines::logical_lines(&text, &mut problems);
+    let deck = parser::parse_deck(&logical, &mut problems);
+    let cards = models::ModelMap::new(
+        deck.model_cards
+            .iter()
+            .map(|(name, device_type)| (name.text.as_str(), *device_type)),
+    );
+    let resolver = models::ModelResolver {
+        rule_set: options.rule_set_models,
+        user: options.model_map,
+        cards,
+    };
+    let default_name = Path::new(&file.label)
+        .file_stem()
+        .and_then(|stem| stem.to_str())
+        .filter(|stem| !stem.is_empty())
+        .unwrap_or("top");
+    let built = build::build(&deck, &resolver, options.top, default_name, &mut problems);
+    let conversion = Conversion {
+        document: built.document,
+        warnings: Vec::new(),
+        locations: built.locations,
+    };
+    (conversion, problems)
+}
+
+/// Reads a SPICE netlist into the checked circuit, and the netlist.json text it was read
+/// as (what a coordinator is sent). Problems of the JSON checks are reported at the
+/// SPICE line they came from, together with the SPICE problems.
+pub fn load_spice_netlist(
+    file: &InputFile,
+    options: &SpiceOptions<'_>,
+) -> Result<(Loaded<Circuit>, InputFile), InputErrors> {
+    let (conversion, problems) = convert_collecting(file, options);
+    let had_errors = problems.has_errors();
+    let (mut errors, spice_warnings) = problems.into_issues(&file.label);
+    let json_file = InputFile {
+        label: file.label.clone(),
+        bytes: serde_json::to_vec_pretty(&conversion.document).unwrap_or_default(),
+    };
+    match load_netlist(&json_file) {
+        Ok(mut loaded) if !had_errors => {
+            loaded.warnings = relocate(loaded.warnings, &file.label, &conversion.locations);
+            loaded.warnings.extend(spice_warnings);
+            sort_and_dedup(&mut loaded.warnings);
+            Ok((loaded, json_file))
+        }
+        Ok(_) => Err(InputErrors { issues: errors }),
+        Err(json_errors) => {
+            let relocated = relocate(json_errors.issues, &file.label, &conversion.locations);
+            // After SPICE errors, the document lacks what could not be read: a JSON
+            // problem with no SPICE line (an empty top cell, a missing top) is a consequence.
+            errors.extend(
+                relocated
+                    .into_iter()
+                    .filter(|issue| !had_errors || issue.location.is_some()),
+            );
+            sort_and_dedup(&mut errors);
+            Err(InputErrors { issues: errors })
+        }
+    }
+}
+
+/// Gives issues about the converted JSON the line and column of the SPICE text the
+/// pointer (or its nearest ancestor) came from.
+fn relocate(issues: Vec<InputIssue>, label: &str, locations: &SourceMap) -> Vec<InputIssue> {
+    issues
+        .into_iter()
+        .map(|mut issue| {
+            if issue.file == label && issue.location.is_none() {
+                let mut pointer = issue.pointer.as_str();
+                issue.location = loop {
+                    if let Some(location) = locations.get(pointer) {
+                        break Some(*location);
+                    }
+                    match pointer.rfind('/') {
+                        Some(cut) if !pointer.is_empty() => pointer = &pointer[..cut],
+                        _ => break None,
+                    }
+                };
+            }
+            issue
+        })
+        .collect()
+}

@@ -1,0 +1,704 @@
+//! The parser: logical lines → a [`Deck`] (subcircuits with ports, parameters and
+//! elements; global nets; `.model` cards; `.option scale`). Nothing is evaluated here:
+//! values stay expressions until their subcircuit is instantiated (`build.rs`).
+
+use std::collections::HashMap;
+
+use crate::circuit::DeviceType;
+use crate::issue::TextLocation;
+use crate::spice::error::{Problems, SpiceError};
+use crate::spice::expr::{Expr, looks_numeric, parse_expression};
+use crate::spice::lexer::{Token, TokenKind, tokenize};
+use crate::spice::lines::LogicalLine;
+
+/// A name as written, with where.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Name {
+    pub text: String,
+    pub at: TextLocation,
+}
+
+impl Name {
+    /// SPICE names are case-insensitive.
+    pub fn key(&self) -> String {
+        self.text.to_lowercase()
+    }
+}
+
+/// A value as written: its expression and where it starts.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Value {
+    pub expr: Expr,
+    pub at: TextLocation,
+}
+
+/// `name=value`; `value` is None when it could not be read (that was reported).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Param {
+    pub name: Name,
+    pub value: Option<Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ElementKind {
+    Mos,
+    Resistor,
+    Capacitor,
+    Instance,
+}
+
+/// One M, R, C or X line.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Element {
+    pub kind: ElementKind,
+    pub name: Name,
+    pub nodes: Vec<Name>,
+    /// The model (M, R, C) or the subcircuit (X).
+    pub target: Option<Name>,
+    /// An R or C line's value (ohm, farad).
+    pub value: Option<Value>,
+    pub params: Vec<Param>,
+}
+
+/// The statements of a subcircuit, or of the top level.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Body {
+    pub elements: Vec<Element>,
+    pub params: Vec<Param>,
+    /// Lines of element kinds Centroid does not lay out (V, I, D, Q, L, …).
+    pub unsupported: Vec<Name>,
+    first_line_of_name: HashMap<String, u32>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Subckt {
+    pub name: Name,
+    pub ports: Vec<Name>,
+    pub params: Vec<Param>,
+    pub body: Body,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Deck {
+    pub subckts: Vec<Subckt>,
+    pub top_level: Body,
+    pub globals: Vec<Name>,
+    /// `.model NAME TYPE` cards whose type says nmos, pmos, resistor or capacitor.
+    pub model_cards: Vec<(Name, DeviceType)>,
+    /// `.option scale=…`: multiplies every w and l.
+    pub scale: Option<Value>,
+}
+
+/// Parses every logical line; problems are collected, the deck holds what could be read.
+pub(crate) fn parse_deck(lines: &[LogicalLine], problems: &mut Problems) -> Deck {
+    let mut parser = DeckParser {
+        deck: Deck::default(),
+        open: None,
+        in_control: false,
+        problems,
+    };
+    for line in lines {
+        let tokens = tokenize(line, parser.problems);
+        if !tokens.is_empty() {
+            parser.statement(line, &tokens);
+        }
+    }
+    if let Some(subckt) = parser.open.take() {
+        let error = SpiceError::UnclosedSubckt {
+            name: subckt.name.text.clone(),
+        };
+        parser.problems.error(subckt.name.at, error);
+        parser.deck.subckts.push(subckt);
+    }
+    parser.deck
+}
+
+struct DeckParser<'a> {
+    deck: Deck,
+    open: Option<Subckt>,
+    in_control: bool,
+    problems: &'a mut Problems,
+}
+
+/// A token's location in its line.
+fn at(line: &LogicalLine, token: &Token) -> TextLocation {
+    line.location(token.start)
+}
+
+fn name_of(line: &LogicalLine, token: &Token) -> Name {
+    Name {
+        text: token.text.clone(),
+        at: line.location(token.text_start),
+    }
+}
+
+/// True when `tokens[index]` starts a `name=value`.
+fn starts_param(tokens: &[Token], index: usize) -> bool {
+    tokens[index].is_word()
+        && tokens
+            .get(index + 1)
+            .is_some_and(|next| next.kind == TokenKind::Equals)
+}
+
+impl DeckParser<'_> {
+    fn body(&mut self) -> &mut Body {
+        match self.open.as_mut() {
+            Some(subckt) => &mut subckt.body,
+            None => &mut self.deck.top_level,
+        }
+    }
+
+    fn scope_name(&self) -> String {
+        self.open.as_ref().map_or_else(
+            || "the top level".to_owned(),
+            |subckt| format!("subcircuit {}", subckt.name.text),
+        )
+    }
+
+    fn statement(&mut self, line: &LogicalLine, tokens: &[Token]) {
+        let first = &tokens[0];
+        if self.in_control {
+            self.in_control = !first.text.eq_ignore_ascii_case(".endc");
+            return;
+        }
+        let Some(initial) = first.text.chars().next().filter(|_| first.is_word()) else {
+            let found = first.written(line).to_owned();
+            self.problems
+                .error(at(line, first), SpiceError::NotAStatement { found });
+            return;
+        };
+        if initial == '.' {
+            self.directive(line, tokens);
+            return;
+        }
+        let kind = match initial.to_ascii_lowercase() {
+            'm' => ElementKind::Mos,
+            'r' => ElementKind::Resistor,
+            'c' => ElementKind::Capacitor,
+            'x' => ElementKind::Instance,
+            letter if letter.is_alphabetic() => {
+                let name = name_of(line, first);
+                self.body().unsupported.push(name);
+                return;
+            }
+            _ => {
+                let found = first.text.clone();
+                self.problems
+                    .error(at(line, first), SpiceError::NotAStatement { found });
+                return;
+            }
+        };
+        if let Some(element) = self.element(line, tokens, kind) {
+            let scope = self.scope_name();
+            let body = self.body();
+            let key = element.name.key();
+            if let Some(&first_line) = body.first_line_of_name.get(&key) {
+                let error = SpiceError::DuplicateName {
+                    name: element.name.text.clone(),
+                    scope,
+                    first_line,
+                };
+                self.problems.error(element.name.at, error);
+                return;
+            }
+            body.first_line_of_name.insert(key, element.name.at.line);
+            body.elements.push(element);
+        }
+    }
+
+    /// Reads `name=value` at `tokens[index]` (a word followed by `=`); returns the next index.
+    fn param(
+        &mut self,
+        line: &LogicalLine,
+        tokens: &[Token],
+        index: usize,
+        params: &mut Vec<Param>,
+    ) -> usize {
+        let name_token = &tokens[index];
+        let name = Name {
+            text: name_token.text.trim_start_matches('$').to_owned(),
+            at: at(line, name_token),
+        };
+        let Some(value_token) = tokens
+            .get(index + 2)
+            .filter(|token| token.kind != TokenKind::Equals)
+        else {
+            self.problems.error(
+                at(line, &tokens[index + 1]),
+                SpiceError::MissingValue {
+                    name: name.text.clone(),
+                },
+            );
+            params.push(Param { name, value: None });
+            return index + 2;
+        };
+        let value = self.value(line, value_token, &name.text);
+        params.push(Param { name, value });
+        index + 3
+    }
+
+    /// One token as a value (a number, a parameter, an expression).
+    fn value(&mut self, line: &LogicalLine, token: &Token, name: &str) -> Option<Value> {
+        match parse_expression(&token.text, token.text_start, line, name) {
+            Ok(expr) => Some(Value {
+                expr,
+                at: at(line, token),
+            }),
+            Err(_) if token.is_word() && looks_numeric(&token.text) => {
+                let error = SpiceError::BadValue {
+                    name: name.to_owned(),
+                    found: token.text.clone(),
+                };
+                self.problems.error(at(line, token), error);
+                None
+            }
+            Err(problem) => {
+                let (location, error) = *problem;
+                self.problems.error(location, error);
+                None
+            }
+        }
+    }
+
+    fn element(
+        &mut self,
+        line: &LogicalLine,
+        tokens: &[Token],
+        kind: ElementKind,
+    ) -> Option<Element> {
+        let name = name_of(line, &tokens[0]);
+        let mut positional: Vec<&Token> = Vec::new();
+        let mut params: Vec<Param> = Vec::new();
+        let mut model_tag: Option<Name> = None;
+        let mut index = 1;
+        while index < tokens.len() {
+            let token = &tokens[index];
+            if token.kind == TokenKind::ModelTag {
+                model_tag = Some(name_of(line, token));
+                index += 1;
+            } else if starts_param(tokens, index) {
+                index = self.param(line, tokens, index, &mut params);
+            } else if token.kind == TokenKind::Equals {
+                let found = positional
+                    .last()
+                    .map_or_else(|| "'='".to_owned(), |token| format!("\"{}\"", token.text));
+                self.problems
+                    .error(at(line, token), SpiceError::ExpectedParamName { found });
+                index += 1;
+            } else if token.text.eq_ignore_ascii_case("params:") {
+                index += 1;
+            } else if !params.is_empty() {
+                let error = SpiceError::PositionalAfterParams {
+                    element: name.text.clone(),
+                    found: token.written(line).to_owned(),
+                };
+                self.problems.error(at(line, token), error);
+                index += 1;
+            } else {
+                positional.push(token);
+                index += 1;
+            }
+        }
+        let mut seen: HashMap<String, ()> = HashMap::new();
+        for param in &params {
+            if seen.insert(param.name.key(), ()).is_some() {
+                let error = SpiceError::RepeatedParam {
+                    name: param.name.text.clone(),
+                    element: name.text.clone(),
+                };
+                self.problems.error(param.name.at, error);
+            }
+        }
+        let mut element = Element {
+            kind,
+            name,
+            nodes: Vec::new(),
+            target: None,
+            value: None,
+            params,
+        };
+        let complete = match kind {
+            ElementKind::Mos => self.mos_items(line, &positional, model_tag, &mut element),
+            ElementKind::Resistor | ElementKind::Capacitor => {
+                self.passive_items(line, &positional, model_tag, &mut element)
+            }
+            ElementKind::Instance => self.instance_items(line, &positional, &mut element),
+        };
+        complete.then_some(element)
+    }
+
+    /// Every positional item must be a word (a node or a name), not an expression.
+    fn words(
+        &mut self,
+        line: &LogicalLine,
+        items: &[&Token],
+        element: &Element,
+    ) -> Option<Vec<Name>> {
+        let mut names = Vec::new();
+        for token in items {
+            if !token.is_word() {
+                let error = SpiceError::Unexpected {
+                    found: token.written(line).to_owned(),
+                    element: element.name.text.clone(),
+                    why: "expected a node or model name".to_owned(),
+                };
+                self.problems.error(at(line, token), error);
+                return None;
+            }
+            names.push(name_of(line, token));
+        }
+        Some(names)
+    }
+
+    fn expected_items(&mut self, element: &Element, what: &str, items: &[&Token]) {
+        let found = if items.is_empty() {
+            "nothing".to_owned()
+        } else {
+            let written: Vec<&str> = items.iter().map(|token| token.text.as_str()).collect();
+            format!("\"{}\"", written.join(" "))
+        };
+        let error = SpiceError::ExpectedItems {
+            what: what.to_owned(),
+            element: element.name.text.clone(),
+            found,
+        };
+        self.problems.error(element.name.at, error);
+    }
+
+    /// `M d g s b model`.
+    fn mos_items(
+        &mut self,
+        line: &LogicalLine,
+        items: &[&Token],
+        tag: Option<Name>,
+        element: &mut Element,
+    ) -> bool {
+        let wanted = if tag.is_some() { 4 } else { 5 };
+        if items.len() != wanted {
+            self.expected_items(
+                element,
+                "drain, gate, source and bulk nodes and a model",
+                items,
+            );
+            return false;
+        }
+        let Some(mut names) = self.words(line, items, element) else {
+            return false;
+        };
+        element.target = tag.or_else(|| names.pop());
+        element.nodes = names;
+        true
+    }
+
+    /// `R n1 n2 [value] [model]`, `C n1 n2 [value] [model]`; CDL `$[model]`.
+    fn passive_items(
+        &mut self,
+        line: &LogicalLine,
+        items: &[&Token],
+        tag: Option<Name>,
+        element: &mut Element,
+    ) -> bool {
+        if items.len() < 2 {
+            self.expected_items(element, "two nodes", items);
+            return false;
+        }
+        let Some(nodes) = self.words(line, &items[..2], element) else {
+            return false;
+        };
+        element.nodes = nodes;
+        element.target = tag;
+        for token in &items[2..] {
+            let is_value = token.kind == TokenKind::Expression || looks_numeric(&token.text);
+            if is_value && element.value.is_none() {
+                let name = if element.kind == ElementKind::Resistor {
+                    "the resistance"
+                } else {
+                    "the capacitance"
+                };
+                element.value = self.value(line, token, name);
+                if element.value.is_none() {
+                    return false;
+                }
+            } else if !is_value && element.target.is_none() {
+                element.target = Some(name_of(line, token));
+            } else {
+                let error = SpiceError::Unexpected {
+                    found: token.written(line).to_owned(),
+                    element: element.name.text.clone(),
+                    why: "expected at most a value and a model after the two nodes".to_owned(),
+                };
+                self.problems.error(at(line, token), error);
+                return false;
+            }
+        }
+        true
+    }
+
+    /// `X nodes… subckt` or CDL `X nodes… / subckt`.
+    fn instance_items(
+        &mut self,
+        line: &LogicalLine,
+        items: &[&Token],
+        element: &mut Element,
+    ) -> bool {
+        let slash = items
+            .iter()
+            .position(|token| token.is_word() && token.text.starts_with('/'));
+        let (node_items, target) = match slash {
+            Some(index) if items[index].text.len() > 1 && index + 1 == items.len() => {
+                let token = items[index];
+                let target = Name {
+                    text: token.text[1..].to_owned(),
+                    at: line.location(token.text_start + 1),
+                };
+                (&items[..index], Some(target))
+            }
+            Some(index)
+                if items[index].text == "/"
+                    && index + 2 == items.len()
+                    && items[index + 1].is_word() =>
+            {
+                (&items[..index], Some(name_of(line, items[index + 1])))
+            }
+            Some(_) => {
+                self.expected_items(element, "nodes, '/' and one subcircuit name", items);
+                return false;
+            }
+            None if items.is_empty() => {
+                self.expected_items(element, "nodes and a subcircuit name", items);
+                return false;
+            }
+            None => (&items[..items.len() - 1], None),
+        };
+        let Some(mut names) = self.words(
+            line,
+            if target.is_some() { node_items } else { items },
+            element,
+        ) else {
+            return false;
+        };
+        element.target = target.or_else(|| names.pop());
+        element.nodes = names;
+        true
+    }
+
+    fn directive(&mut self, line: &LogicalLine, tokens: &[Token]) {
+        let keyword = tokens[0].text[1..].to_ascii_lowercase();
+        match keyword.as_str() {
+            "subckt" => self.subckt(line, tokens),
+            "ends" => self.ends(line, tokens),
+            "param" | "params" => self.params(line, tokens),
+            "global" => {
+                if tokens.len() == 1 {
+                    let error = SpiceError::EmptyStatement {
+                        statement: ".global".to_owned(),
+                        what: "the names of the global nets",
+                    };
+                    self.problems.error(at(line, &tokens[0]), error);
+                }
+                let names: Vec<Name> = tokens[1..]
+                    .iter()
+                    .filter(|token| token.is_word())
+                    .map(|token| name_of(line, token))
+                    .collect();
+                self.deck.globals.extend(names);
+            }
+            "model" => self.model(line, tokens),
+            "option" | "options" | "opt" => {
+                for index in 1..tokens.len() {
+                    if starts_param(tokens, index)
+                        && tokens[index].text.eq_ignore_ascii_case("scale")
+                    {
+                        let mut params = Vec::new();
+                        self.param(line, tokens, index, &mut params);
+                        self.deck.scale = params.pop().and_then(|param| param.value);
+                    }
+                }
+            }
+            "include" | "inc" | "lib" => {
+                let target = tokens
+                    .get(1)
+                    .map_or_else(String::new, |token| token.written(line).to_owned());
+                self.problems.warning(
+                    at(line, &tokens[0]),
+                    SpiceError::NotFollowed {
+                        name: keyword,
+                        target,
+                    },
+                );
+            }
+            "control" => self.in_control = true,
+            "endl" | "endc" | "end" => {}
+            _ => self.problems.warning(
+                at(line, &tokens[0]),
+                SpiceError::IgnoredDirective { name: keyword },
+            ),
+        }
+    }
+
+    fn subckt(&mut self, line: &LogicalLine, tokens: &[Token]) {
+        let Some(name_token) = tokens
+            .get(1)
+            .filter(|token| token.is_word() && !starts_param(tokens, 1))
+        else {
+            self.problems
+                .error(at(line, &tokens[0]), SpiceError::SubcktWithoutName);
+            return;
+        };
+        let name = name_of(line, name_token);
+        if let Some(outer) = self.open.take() {
+            let error = SpiceError::NestedSubckt {
+                name: name.text.clone(),
+                outer: outer.name.text.clone(),
+            };
+            self.problems.error(at(line, &tokens[0]), error);
+            self.deck.subckts.push(outer);
+        }
+        let mut subckt = Subckt {
+            name,
+            ports: Vec::new(),
+            params: Vec::new(),
+            body: Body::default(),
+        };
+        let mut index = 2;
+        while index < tokens.len() {
+            let token = &tokens[index];
+            if starts_param(tokens, index) {
+                index = self.param(line, tokens, index, &mut subckt.params);
+                continue;
+            }
+            index += 1;
+            if token.text.eq_ignore_ascii_case("params:") {
+                continue;
+            }
+            if !token.is_word() || !subckt.params.is_empty() {
+                let error = SpiceError::Unexpected {
+                    found: token.written(line).to_owned(),
+                    element: format!(".subckt {}", subckt.name.text),
+                    why: "expected port names, then name=value parameters".to_owned(),
+                };
+                self.problems.error(at(line, token), error);
+                continue;
+            }
+            let port = name_of(line, token);
+            if subckt.ports.iter().any(|known| known.key() == port.key()) {
+                let error = SpiceError::DuplicatePort {
+                    port: port.text.clone(),
+                    subckt: subckt.name.text.clone(),
+                };
+                self.problems.error(port.at, error);
+                continue;
+            }
+            subckt.ports.push(port);
+        }
+        self.open = Some(subckt);
+    }
+
+    fn ends(&mut self, line: &LogicalLine, tokens: &[Token]) {
+        let Some(subckt) = self.open.take() else {
+            self.problems
+                .error(at(line, &tokens[0]), SpiceError::EndsWithoutSubckt);
+            return;
+        };
+        if let Some(written) = tokens.get(1)
+            && !written.text.eq_ignore_ascii_case(&subckt.name.text)
+        {
+            let error = SpiceError::EndsNameMismatch {
+                expected: subckt.name.text.clone(),
+                found: written.text.clone(),
+            };
+            self.problems.error(at(line, written), error);
+        }
+        self.deck.subckts.push(subckt);
+    }
+
+    /// `.param a=1 b = {a*2} c='a+b' d=2*a+1`: an unquoted value runs to the next `name=`.
+    fn params(&mut self, line: &LogicalLine, tokens: &[Token]) {
+        let mut params = Vec::new();
+        let mut index = 1;
+        while index < tokens.len() {
+            if !starts_param(tokens, index) {
+                let error = SpiceError::EmptyParam {
+                    found: format!("\"{}\"", tokens[index].written(line)),
+                };
+                self.problems.error(at(line, &tokens[index]), error);
+                index += 1;
+                continue;
+            }
+            let name = name_of(line, &tokens[index]);
+            let value_start = index + 2;
+            let mut value_end = value_start;
+            while value_end < tokens.len()
+                && !starts_param(tokens, value_end)
+                && tokens[value_end].kind != TokenKind::Equals
+            {
+                value_end += 1;
+            }
+            if value_end == value_start {
+                self.problems.error(
+                    at(line, &tokens[index + 1]),
+                    SpiceError::MissingValue {
+                        name: name.text.clone(),
+                    },
+                );
+                params.push(Param { name, value: None });
+                index = value_end.max(index + 2);
+                continue;
+            }
+            let value = if value_end == value_start + 1 {
+                self.value(line, &tokens[value_start], &name.text)
+            } else {
+                let (first, last) = (&tokens[value_start], &tokens[value_end - 1]);
+                let text = &line.text[first.start..last.end];
+                match parse_expression(text, first.start, line, &name.text) {
+                    Ok(expr) => Some(Value {
+                        expr,
+                        at: at(line, first),
+                    }),
+                    Err(problem) => {
+                        let (location, error) = *problem;
+                        self.problems.error(location, error);
+                        None
+                    }
+                }
+            };
+            params.push(Param { name, value });
+            index = value_end;
+        }
+        if tokens.len() == 1 {
+            let error = SpiceError::EmptyParam {
+                found: "nothing".to_owned(),
+            };
+            self.problems.error(at(line, &tokens[0]), error);
+        }
+        self.body().params.extend(params);
+    }
+
+    /// `.model NAME TYPE (…)`: the type names the device kind.
+    fn model(&mut self, line: &LogicalLine, tokens: &[Token]) {
+        let (Some(name), Some(kind)) = (tokens.get(1), tokens.get(2)) else {
+            let error = SpiceError::EmptyStatement {
+                statement: ".model".to_owned(),
+                what: "a model name and a type (e.g. .model mynfet nmos)",
+            };
+            self.problems.error(at(line, &tokens[0]), error);
+            return;
+        };
+        let kind = kind
+            .text
+            .split('(')
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let device_type = match kind.as_str() {
+            "nmos" => DeviceType::Nmos,
+            "pmos" => DeviceType::Pmos,
+            "r" | "res" => DeviceType::Resistor,
+            "c" | "cap" => DeviceType::Capacitor,
+            _ => return,
+        };
+        self.deck
+            .model_cards
+            .push((name_of(line, name), device_type));
+    }
+}
