@@ -1,17 +1,24 @@
 //! The three input files on the command line: a circuit directory and/or single files,
-//! loaded and checked before anything runs or is submitted.
+//! loaded and checked before anything runs or is submitted. A SPICE/CDL netlist is
+//! converted here, on the client: what is submitted is always netlist.json text.
 
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use centroid_schemas::{InputErrors, InputPaths, TaskContext, TaskInputs};
+use centroid_schemas::source::read_input_file;
+use centroid_schemas::{
+    InputErrors, InputIssue, InputPaths, ModelMap, NetlistOptions, TaskContext, TaskInputs,
+    is_spice_path,
+};
 use clap::Args;
 
 #[derive(Debug, Clone, Args)]
 pub struct InputArgs {
-    /// Circuit directory holding netlist.json, drc_rules.json and objectives.json.
+    /// Circuit directory holding netlist.json (or netlist.sp, .spice, .cir, .cdl),
+    /// drc_rules.json and objectives.json.
     pub dir: Option<PathBuf>,
-    /// netlist.json elsewhere (overrides DIR/netlist.json).
+    /// The netlist elsewhere (overrides DIR's): netlist.json, or SPICE/CDL by its
+    /// extension (.sp, .spice, .cir, .cdl).
     #[arg(long, value_name = "FILE")]
     pub netlist: Option<PathBuf>,
     /// drc_rules.json elsewhere (overrides DIR/drc_rules.json).
@@ -20,9 +27,41 @@ pub struct InputArgs {
     /// objectives.json elsewhere (overrides DIR/objectives.json).
     #[arg(long, value_name = "FILE")]
     pub objectives: Option<PathBuf>,
+    #[command(flatten)]
+    pub spice: SpiceArgs,
 }
 
-/// Inputs that passed every check, with their raw contents (what gets submitted).
+/// How a SPICE/CDL netlist is read.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SpiceArgs {
+    /// SPICE netlists: the subcircuit to lay out (default: the last one in the file).
+    #[arg(long, value_name = "NAME")]
+    pub top: Option<String>,
+    /// SPICE netlists: a JSON object mapping model names to nmos, pmos, resistor or
+    /// capacitor (after the rule set's "models" table, before the usual names).
+    #[arg(long, value_name = "FILE")]
+    pub model_map: Option<PathBuf>,
+}
+
+impl SpiceArgs {
+    /// The netlist options, reading the model map; its problems are returned.
+    pub fn netlist_options(&self) -> Result<NetlistOptions, InputErrors> {
+        let model_map = match &self.model_map {
+            Some(path) => {
+                let bytes = read_input_file(path)?;
+                Some(ModelMap::from_json(&path.display().to_string(), &bytes)?)
+            }
+            None => None,
+        };
+        Ok(NetlistOptions {
+            top: self.top.clone(),
+            model_map,
+        })
+    }
+}
+
+/// Inputs that passed every check, with their contents as submitted (a SPICE netlist
+/// converted to netlist.json text).
 pub struct CheckedInputs {
     pub paths: InputPaths,
     pub raw: TaskInputs,
@@ -32,6 +71,9 @@ pub struct CheckedInputs {
 impl InputArgs {
     /// The three paths, or which flags are missing.
     pub fn input_paths(&self) -> Result<InputPaths, String> {
+        if let (Some(dir), None) = (&self.dir, &self.netlist) {
+            check_one_netlist(dir)?;
+        }
         let from_dir = self.dir.as_deref().map(InputPaths::in_dir);
         let pick = |explicit: &Option<PathBuf>, in_dir: Option<PathBuf>, flag: &str| {
             explicit
@@ -94,17 +136,28 @@ impl InputArgs {
                 return None;
             }
         };
-        let loaded = TaskInputs::read(&paths)
-            .and_then(|raw| TaskContext::load(&raw, "cli").map(|context| (raw, context)));
+        let options = self.spice.netlist_options();
+        let read = TaskInputs::read(&paths);
+        let loaded = match (read, options) {
+            (Ok(raw), Ok(options)) => TaskContext::load_with(&raw, &options, "cli"),
+            (read, options) => Err(InputErrors::merge(
+                [read.err(), options.err()].into_iter().flatten(),
+            )
+            .unwrap_or(InputErrors { issues: Vec::new() })),
+        };
         match loaded {
-            Ok((raw, context)) => {
-                for warning in &context.warnings {
-                    eprintln!("warning: {warning}");
+            Ok(job) => {
+                if self.spice.model_map.is_some() && !is_spice_path(&paths.netlist) {
+                    eprintln!(
+                        "warning: --model-map is ignored: {} is a JSON netlist (device types are written in it)",
+                        paths.netlist.display()
+                    );
                 }
+                report_warnings(&job.context.warnings);
                 Some(CheckedInputs {
                     paths,
-                    raw,
-                    context,
+                    raw: job.inputs,
+                    context: job.context,
                 })
             }
             Err(errors) => {
@@ -131,6 +184,34 @@ impl CheckedInputs {
             options: Some(options),
             name,
         }
+    }
+}
+
+/// A circuit directory holds one netlist: netlist.json or one SPICE netlist.
+fn check_one_netlist(dir: &Path) -> Result<(), String> {
+    let mut found = InputPaths::spice_netlists_in(dir);
+    let json = dir.join("netlist.json");
+    if json.exists() {
+        found.insert(0, json);
+    }
+    if found.len() > 1 {
+        let names: Vec<String> = found
+            .iter()
+            .map(|path| path.display().to_string())
+            .collect();
+        return Err(format!(
+            "{} holds more than one netlist ({}); keep one or choose with --netlist FILE",
+            dir.display(),
+            names.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// Prints warnings on stderr, one per line.
+pub fn report_warnings(warnings: &[InputIssue]) {
+    for warning in warnings {
+        eprintln!("warning: {warning}");
     }
 }
 

@@ -2,6 +2,7 @@
 //! machine; `submit`, `watch`, `status`, `result`, `cancel` and `workers` are a thin
 //! client of a farm's coordinator; `validate` checks inputs.
 
+mod convert;
 mod follow;
 mod inputs;
 mod jobs_client;
@@ -45,6 +46,8 @@ struct Cli {
 enum Command {
     /// Check a circuit's inputs and print what Centroid understood of them.
     Validate(validate::ValidateArgs),
+    /// Print a SPICE/CDL netlist as the netlist.json Centroid reads it as.
+    Convert(convert::ConvertArgs),
     /// Run the whole job on this machine and write the output folder.
     Run(run::RunArgs),
     /// Print the plans of a job's first iteration without running them.
@@ -89,6 +92,9 @@ fn main() -> ExitCode {
     if let Command::Validate(args) = &cli.command {
         return finish(validate::run(args));
     }
+    if let Command::Convert(args) = &cli.command {
+        return finish(convert::run(args));
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -108,7 +114,7 @@ fn main() -> ExitCode {
     };
     let outcome = runtime.block_on(async {
         match &cli.command {
-            Command::Validate(_) => unreachable!("handled above"),
+            Command::Validate(_) | Command::Convert(_) => unreachable!("handled above"),
             Command::Run(args) => run::run(args).await,
             Command::Plan(args) => plan::plan(args).await,
             Command::Submit(args) => remote::submit(&farm, args).await,

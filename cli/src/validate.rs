@@ -1,4 +1,5 @@
-//! `centroid validate DIR`: load and check the three inputs, print a summary.
+//! `centroid validate DIR`: load and check the three inputs (a SPICE/CDL netlist converted
+//! first), print a summary.
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -30,9 +31,14 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
         writeln!(stdout, "{}", context.circuit.summarize())?;
         writeln!(stdout, "{}", context.drc_rules.summarize())?;
         write!(stdout, "{}", context.objectives.summarize())?;
+        let netlist_kind = if centroid_schemas::is_spice_path(&paths.netlist) {
+            " (SPICE/CDL, read as netlist 1.1.0; `centroid convert` prints it)"
+        } else {
+            ""
+        };
         writeln!(
             stdout,
-            "\nvalid: {}, {}, {}",
+            "\nvalid: {}{netlist_kind}, {}, {}",
             paths.netlist.display(),
             paths.drc_rules.display(),
             paths.objectives.display()
