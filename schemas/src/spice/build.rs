@@ -32,6 +32,9 @@ const QUIETLY_IGNORED: [&str; 20] = [
     "temp", "dtemp", "tc1", "tc2", "delvto", "mulu0",
 ];
 
+/// The deepest subcircuit nesting read (no stack overflow on a pathological file).
+const MAX_HIERARCHY_DEPTH: usize = 100;
+
 pub(crate) struct Built {
     pub document: Value,
     pub locations: SourceMap,
@@ -77,6 +80,7 @@ pub(crate) fn build(
         locations: SourceMap::new(),
         problems,
     };
+    builder.first_spellings();
     if let Some(scale) = &deck.scale {
         builder.scale = builder.number(&global_scope, scale, "scale").unwrap_or(1.0);
     }
@@ -118,6 +122,29 @@ struct Builder<'d, 'p> {
 }
 
 impl<'d> Builder<'d, '_> {
+    /// Every net keeps the spelling of its first occurrence in the file.
+    fn first_spellings(&mut self) {
+        let deck = self.deck;
+        let bodies = deck
+            .subckts
+            .iter()
+            .map(|subckt| &subckt.body)
+            .chain([&deck.top_level]);
+        let mut names: Vec<&Name> = deck.globals.iter().collect();
+        names.extend(deck.subckts.iter().flat_map(|subckt| &subckt.ports));
+        names.extend(
+            bodies
+                .flat_map(|body| &body.elements)
+                .flat_map(|element| &element.nodes),
+        );
+        names.sort_by_key(|name| name.at);
+        for name in names {
+            self.spelling
+                .entry(name.key())
+                .or_insert_with(|| name.text.clone());
+        }
+    }
+
     /// Builds the top cell and everything it reaches; returns the top cell's name.
     fn top(&mut self, top: Option<&str>, global_scope: &Scope<'d>, default_name: &str) -> String {
         let deck = self.deck;
@@ -130,7 +157,10 @@ impl<'d> Builder<'d, '_> {
             }
             let body = &deck.top_level;
             if body.elements.is_empty() && body.unsupported.is_empty() {
-                self.problems.file_error(SpiceError::NothingToLayOut);
+                // After other errors, the lines that failed are what is missing.
+                if !self.problems.has_errors() {
+                    self.problems.file_error(SpiceError::NothingToLayOut);
+                }
                 return String::new();
             }
             self.cells.push(None);
@@ -195,6 +225,11 @@ impl<'d> Builder<'d, '_> {
                 cycle: names.join(" → "),
             };
             self.problems.error(via.at, error);
+            return None;
+        }
+        if self.building.len() >= MAX_HIERARCHY_DEPTH {
+            let what = "subcircuits are nested more than 100 levels deep";
+            self.problems.error(via.at, SpiceError::TooDeep { what });
             return None;
         }
         let scope = Scope::new(

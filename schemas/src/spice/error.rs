@@ -45,8 +45,8 @@ pub enum SpiceError {
     },
     #[error("expected a value for {name} after '='")]
     MissingValue { name: String },
-    #[error("expected a parameter name before '=', found {found}")]
-    ExpectedParamName { found: String },
+    #[error("unexpected '=': expected name=value")]
+    StrayEquals,
     #[error("expected name=value after the parameters of {element}, found \"{found}\"")]
     PositionalAfterParams { element: String, found: String },
     #[error("{name} is given twice on {element}")]
@@ -67,6 +67,8 @@ pub enum SpiceError {
     UnknownParam { param: String, name: String },
     #[error("parameter \"{param}\" depends on itself: {cycle}")]
     ParamCycle { param: String, cycle: String },
+    #[error("{what}")]
+    TooDeep { what: &'static str },
     #[error("division by zero in the value of {name}")]
     DivisionByZero { name: String },
     #[error("the value of {name} is not a finite number")]

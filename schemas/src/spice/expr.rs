@@ -20,10 +20,11 @@ pub(crate) enum Expr {
         at: TextLocation,
     },
     Negate(Box<Expr>),
-    Binary {
-        op: char,
-        left: Box<Expr>,
-        right: Box<Expr>,
+    /// `first op rest[0].1 op rest[1].1 …`, left to right, all `+ -` or all `* /`: a chain
+    /// (not a left-deep tree) so that a long sum evaluates without deep recursion.
+    Chain {
+        first: Box<Expr>,
+        rest: Vec<(char, Expr)>,
     },
 }
 
@@ -148,6 +149,7 @@ pub(crate) fn parse_expression(
         line,
         name,
         depth: 0,
+        terms: 0,
     };
     let expression = parser.sum()?;
     parser.skip_space();
@@ -157,8 +159,10 @@ pub(crate) fn parse_expression(
     Ok(expression)
 }
 
-/// Deepest nesting of parentheses and signs: deeper is an error, never a stack overflow.
+/// Deepest nesting of parentheses and signs, and most numbers and names in one value:
+/// beyond them is an error, never a stack overflow.
 const MAX_DEPTH: usize = 64;
+const MAX_TERMS: usize = 100;
 
 struct ExprParser<'a> {
     text: &'a str,
@@ -167,6 +171,7 @@ struct ExprParser<'a> {
     line: &'a LogicalLine,
     name: &'a str,
     depth: usize,
+    terms: usize,
 }
 
 impl ExprParser<'_> {
@@ -203,39 +208,39 @@ impl ExprParser<'_> {
     }
 
     fn sum(&mut self) -> Result<Expr, Located> {
-        let mut left = self.product()?;
+        let first = self.product()?;
+        let mut rest = Vec::new();
         loop {
             self.skip_space();
             match self.peek() {
                 Some(op @ ('+' | '-')) => {
                     self.position += 1;
-                    let right = self.product()?;
-                    left = Expr::Binary {
-                        op,
-                        left: Box::new(left),
-                        right: Box::new(right),
-                    };
+                    rest.push((op, self.product()?));
                 }
-                _ => return Ok(left),
+                _ if rest.is_empty() => return Ok(first),
+                _ => {
+                    let first = Box::new(first);
+                    return Ok(Expr::Chain { first, rest });
+                }
             }
         }
     }
 
     fn product(&mut self) -> Result<Expr, Located> {
-        let mut left = self.unary()?;
+        let first = self.unary()?;
+        let mut rest = Vec::new();
         loop {
             self.skip_space();
             match self.peek() {
                 Some(op @ ('*' | '/')) => {
                     self.position += 1;
-                    let right = self.unary()?;
-                    left = Expr::Binary {
-                        op,
-                        left: Box::new(left),
-                        right: Box::new(right),
-                    };
+                    rest.push((op, self.unary()?));
                 }
-                _ => return Ok(left),
+                _ if rest.is_empty() => return Ok(first),
+                _ => {
+                    let first = Box::new(first);
+                    return Ok(Expr::Chain { first, rest });
+                }
             }
         }
     }
@@ -262,6 +267,10 @@ impl ExprParser<'_> {
     }
 
     fn primary(&mut self) -> Result<Expr, Located> {
+        self.terms += 1;
+        if self.terms > MAX_TERMS {
+            return Err(self.expected("a shorter value (at most 100 numbers and names)"));
+        }
         let rest = &self.text[self.position..];
         match self.peek() {
             Some('(') => {
@@ -338,21 +347,24 @@ pub(crate) fn evaluate(
             at: param_at,
         } => params.value_of(param, *param_at, name)?,
         Expr::Negate(inner) => -evaluate(inner, name, at, params)?,
-        Expr::Binary { op, left, right } => {
-            let left = evaluate(left, name, at, params)?;
-            let right = evaluate(right, name, at, params)?;
-            match op {
-                '+' => left + right,
-                '-' => left - right,
-                '*' => left * right,
-                _ if right == 0.0 => {
-                    let error = SpiceError::DivisionByZero {
-                        name: name.to_owned(),
-                    };
-                    return Err(EvalError::New(Box::new((at, error))));
-                }
-                _ => left / right,
+        Expr::Chain { first, rest } => {
+            let mut value = evaluate(first, name, at, params)?;
+            for (op, operand) in rest {
+                let operand = evaluate(operand, name, at, params)?;
+                value = match op {
+                    '+' => value + operand,
+                    '-' => value - operand,
+                    '*' => value * operand,
+                    _ if operand == 0.0 => {
+                        let error = SpiceError::DivisionByZero {
+                            name: name.to_owned(),
+                        };
+                        return Err(EvalError::New(Box::new((at, error))));
+                    }
+                    _ => value / operand,
+                };
             }
+            value
         }
     };
     if value.is_finite() {

@@ -41,8 +41,8 @@ fn is_word_char(character: char) -> bool {
     !(character.is_whitespace() || matches!(character, '=' | '\'' | '{' | '}'))
 }
 
-/// Splits a logical line into tokens; an unterminated quote or brace is reported and ends the line.
-pub(crate) fn tokenize(line: &LogicalLine, problems: &mut Problems) -> Vec<Token> {
+/// Splits a logical line into tokens; None after an unterminated quote or brace (reported).
+pub(crate) fn tokenize(line: &LogicalLine, problems: &mut Problems) -> Option<Vec<Token>> {
     let text = line.text.as_str();
     let mut tokens = Vec::new();
     let mut chars = text.char_indices().peekable();
@@ -52,7 +52,7 @@ pub(crate) fn tokenize(line: &LogicalLine, problems: &mut Problems) -> Vec<Token
             continue;
         }
         let closing = match character {
-            '\'' => Some(('\'', "quote '", "'")),
+            '\'' => Some(('\'', "quote \"'\"", "\"'\"")),
             '{' => Some(('}', "brace '{'", "'}'")),
             _ => None,
         };
@@ -67,7 +67,7 @@ pub(crate) fn tokenize(line: &LogicalLine, problems: &mut Problems) -> Vec<Token
                         close: close_name,
                     },
                 );
-                return tokens;
+                return None;
             };
             tokens.push(Token {
                 kind: TokenKind::Expression,
@@ -107,7 +107,7 @@ pub(crate) fn tokenize(line: &LogicalLine, problems: &mut Problems) -> Vec<Token
                         close: "']'",
                     },
                 );
-                return tokens;
+                return None;
             };
             let inner_end = inner_start + relative;
             tokens.push(Token {
@@ -138,7 +138,7 @@ pub(crate) fn tokenize(line: &LogicalLine, problems: &mut Problems) -> Vec<Token
             text_start: start,
         });
     }
-    tokens
+    Some(tokens)
 }
 
 /// The offset of the character closing an expression opened just before `from`
@@ -168,7 +168,7 @@ mod tests {
     fn lex(text: &str) -> (Vec<(TokenKind, String)>, Vec<String>) {
         let mut problems = Problems::default();
         let lines = logical_lines(text, &mut problems);
-        let tokens = tokenize(&lines[0], &mut problems);
+        let tokens = tokenize(&lines[0], &mut problems).unwrap_or_default();
         let errors = problems
             .errors
             .iter()

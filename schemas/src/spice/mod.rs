@@ -150,12 +150,10 @@ pub fn load_spice_netlist(
         Err(json_errors) => {
             let relocated = relocate(json_errors.issues, &file.label, &conversion.locations);
             // After SPICE errors, the document lacks what could not be read: a JSON
-            // problem with no SPICE line (an empty top cell, a missing top) is a consequence.
-            errors.extend(
-                relocated
-                    .into_iter()
-                    .filter(|issue| !had_errors || issue.location.is_some()),
-            );
+            // problem of the whole document or the top (an empty top cell) is a consequence.
+            errors.extend(relocated.into_iter().filter(|issue| {
+                !had_errors || (issue.location.is_some() && issue.pointer != "/top")
+            }));
             sort_and_dedup(&mut errors);
             Err(InputErrors { issues: errors })
         }

@@ -98,7 +98,8 @@ pub(crate) fn parse_deck(lines: &[LogicalLine], problems: &mut Problems) -> Deck
         problems,
     };
     for line in lines {
-        let tokens = tokenize(line, parser.problems);
+        // A line with an unterminated quote or brace was reported and is not read further.
+        let tokens = tokenize(line, parser.problems).unwrap_or_default();
         if !tokens.is_empty() {
             parser.statement(line, &tokens);
         }
@@ -279,12 +280,10 @@ impl DeckParser<'_> {
             } else if starts_param(tokens, index) {
                 index = self.param(line, tokens, index, &mut params);
             } else if token.kind == TokenKind::Equals {
-                let found = positional
-                    .last()
-                    .map_or_else(|| "'='".to_owned(), |token| format!("\"{}\"", token.text));
+                // A stray `= value`: reported once, its value skipped.
                 self.problems
-                    .error(at(line, token), SpiceError::ExpectedParamName { found });
-                index += 1;
+                    .error(at(line, token), SpiceError::StrayEquals);
+                index += 2;
             } else if token.text.eq_ignore_ascii_case("params:") {
                 index += 1;
             } else if !params.is_empty() {

@@ -10,6 +10,9 @@ use crate::spice::error::SpiceError;
 use crate::spice::expr::{EvalError, ParamValues, evaluate};
 use crate::spice::parser::{Param, Value};
 
+/// The longest chain of parameters defined through parameters (no stack overflow).
+const MAX_PARAM_DEPTH: usize = 50;
+
 pub(crate) struct Scope<'a> {
     /// Values fixed by the instantiating X line.
     fixed: HashMap<String, f64>,
@@ -117,6 +120,10 @@ impl Evaluation<'_, '_> {
                     cycle: names.join(" → "),
                 },
             ))));
+        }
+        if self.stack.len() >= MAX_PARAM_DEPTH {
+            let what = "parameters are defined through more than 50 others; simplify the chain";
+            return Err(EvalError::New(Box::new((at, SpiceError::TooDeep { what }))));
         }
         let Some(value) = &param.value else {
             scope.cache.borrow_mut().insert(key, Err(()));
