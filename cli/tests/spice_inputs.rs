@@ -158,7 +158,7 @@ fn convert_prints_the_netlist_json_the_pipeline_reads() {
     assert_eq!(devices[0]["w"], 4e-6);
     assert_eq!(devices[4]["l"], 1e-6);
     // The directory form gives the same, and the printed JSON is a valid netlist.json.
-    let from_dir = centroid(&["convert", path_str(&spice.parent().unwrap())]);
+    let from_dir = centroid(&["convert", path_str(spice.parent().unwrap())]);
     assert_eq!(from_dir.stdout, output.stdout);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("netlist.json"), &output.stdout).unwrap();
