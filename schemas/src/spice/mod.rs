@@ -11,6 +11,8 @@
 //! What is accepted is documented in `docs/contracts.md` ("SPICE/CDL netlists").
 
 mod build;
+mod devices;
+mod directives;
 mod error;
 mod expr;
 mod lexer;
