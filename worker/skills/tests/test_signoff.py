@@ -28,10 +28,19 @@ IHP_DECK = SIGNOFF / "ihp_sg13g2" / "sg13g2_maximal.lydrc"
 KLAYOUT = shutil.which(os.environ.get(signoff.BINARY_ENV) or signoff.DEFAULT_BINARY)
 
 pytestmark = pytest.mark.signoff
-needs_klayout = pytest.mark.skipif(
-    KLAYOUT is None,
-    reason="no klayout binary on PATH: `make signoff` installs Debian's klayout "
-           "(or set CENTROID_KLAYOUT_BINARY)")
+
+
+@pytest.fixture
+def klayout_binary() -> str:
+    """The klayout binary; its absence FAILS the test (make test provisions it), it
+    never skips: a deck test that did not run must not look like a pass."""
+    if KLAYOUT is None:
+        pytest.fail("no klayout binary on PATH: `make signoff` installs Debian's klayout "
+                    "(or set CENTROID_KLAYOUT_BINARY)")
+    return KLAYOUT
+
+
+needs_klayout = pytest.mark.usefixtures("klayout_binary")
 
 
 @pytest.fixture
