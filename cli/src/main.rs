@@ -6,6 +6,7 @@ mod convert;
 mod follow;
 mod inputs;
 mod jobs_client;
+mod layer_properties;
 mod local_cluster;
 mod output;
 mod plan;

@@ -11,6 +11,7 @@ use centroid_proto::v1::{ArtifactRef, CandidateSummary, GetJobResponse};
 use serde_json::Value;
 
 use crate::jobs_client::Jobs;
+use crate::layer_properties::layer_properties;
 use crate::report::{
     BestCandidate, CandidateError, CandidateMetrics, CandidateRecord, ChecksRan, DrcSummary,
     JobStatus, LvsSummary, Report, SignoffSummary,
@@ -137,14 +138,21 @@ fn job_signoff_deck(view: &GetJobResponse) -> bool {
 
 /// The process name from the best plan's `tech.load` step.
 fn tech_of(best_plan_json: &str) -> Option<String> {
+    rules_of(best_plan_json)?
+        .get("tech")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// The rule set the best plan loaded (its `tech.load` step).
+fn rules_of(best_plan_json: &str) -> Option<Value> {
     let plan: Value = serde_json::from_str(best_plan_json).ok()?;
     plan.get("steps")?
         .as_array()?
         .iter()
         .find(|step| step.get("skill").and_then(Value::as_str) == Some("tech.load"))?
-        .pointer("/arguments/rules/tech")?
-        .as_str()
-        .map(str::to_owned)
+        .pointer("/arguments/rules")
+        .cloned()
 }
 
 /// Builds the report of a finished job (no file access).
@@ -236,6 +244,9 @@ pub fn build_report(
                 signoff,
                 checks,
                 lyrdb: has(is_drc_report).then(|| "best.lyrdb".to_owned()),
+                lyp: rules_of(&view.best_plan_json)
+                    .and_then(|rules| layer_properties(&rules))
+                    .map(|_| "best.lyp".to_owned()),
                 signoff_lyrdb: has(is_signoff_report).then(|| "best_signoff.lyrdb".to_owned()),
                 metrics,
             }
@@ -305,6 +316,11 @@ pub async fn write_output(
                 .map_err(|error| anyhow::anyhow!("{error}"))?;
             write_atomically(&out.join("best.png"), &bytes)?;
             best_png = Some(bytes);
+        }
+        if let Some(document) =
+            rules_of(&view.best_plan_json).and_then(|rules| layer_properties(&rules))
+        {
+            write_atomically(&out.join("best.lyp"), document.as_bytes())?;
         }
         let reports = [
             (is_drc_report as fn(&str) -> bool, &best.lyrdb),

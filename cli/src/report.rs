@@ -110,6 +110,9 @@ pub struct BestCandidate {
     /// The foundry deck's markers, relative to the report.
     #[serde(default)]
     pub signoff_lyrdb: Option<String>,
+    /// KLayout layer properties (names and colours from the rule set).
+    #[serde(default)]
+    pub lyp: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

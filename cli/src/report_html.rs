@@ -183,9 +183,14 @@ pub fn render_html(report: &Report, png: Option<&[u8]>) -> String {
                     .iter()
                     .map(|file| format!("<a href=\"{0}\">{0}</a>", escape(file)))
                     .collect();
+                let layers = best
+                    .lyp
+                    .as_ref()
+                    .map(|lyp| format!(" -l {}", escape(lyp)))
+                    .unwrap_or_default();
                 let _ = write!(
                     page,
-                    "<p>Markers: {}. Open them over the layout in KLayout: <code>klayout {} -m {}</code></p>",
+                    "<p>Markers: {}. Open them over the layout in KLayout: <code>klayout {} -m {}{layers}</code></p>",
                     links.join(", "),
                     escape(&best.gds),
                     escape(markers[0])
@@ -365,6 +370,7 @@ mod tests {
                 },
                 lyrdb: Some("best.lyrdb".into()),
                 signoff_lyrdb: Some("best_signoff.lyrdb".into()),
+                lyp: Some("best.lyp".into()),
             }),
             candidates: vec![
                 CandidateRecord {

@@ -135,6 +135,42 @@ fn run_writes_a_clean_layout_and_a_complete_report() {
     }
     let png = std::fs::read(out.path().join("best.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+
+    // KLayout opens the markers and the layer properties next to the GDS
+    assert_eq!(best["lyrdb"], "best.lyrdb");
+    assert_eq!(best["lyp"], "best.lyp");
+    let script = "import sys, json, klayout.lay as lay, klayout.rdb as rdb\n\
+                  view = lay.LayoutView(); view.load_layer_props(sys.argv[2])\n\
+                  db = rdb.ReportDatabase(''); db.load(sys.argv[1])\n\
+                  print(json.dumps({'items': db.num_items(), \
+                  'categories': [c.name() for c in db.each_category()], \
+                  'layers': [p.name for p in view.each_layer()]}))\n";
+    let opened = Command::new(python())
+        .args(["-c", script])
+        .arg(out.path().join("best.lyrdb"))
+        .arg(out.path().join("best.lyp"))
+        .output()
+        .unwrap();
+    assert!(
+        opened.status.success(),
+        "{}",
+        String::from_utf8_lossy(&opened.stderr)
+    );
+    let opened: Value = serde_json::from_slice(&opened.stdout).unwrap();
+    assert_eq!(opened["items"], 0, "a clean layout has no marker");
+    let categories = opened["categories"].as_array().unwrap();
+    assert!(
+        categories.len() > 10,
+        "one category per rule: {categories:?}"
+    );
+    let layers: Vec<&str> = opened["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(layers.contains(&"Metal1 8/0 (metal1)"), "{layers:?}");
+    assert!(layers.contains(&"GatPoly 5/0 (poly)"), "{layers:?}");
     let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
     assert!(
         html.contains("data:image/png;base64,")
