@@ -21,7 +21,7 @@ use centroid_coordinator::model::{JobInputs, JobOptions, JobRecord, Plan, now_ms
 use centroid_coordinator::planner::heuristic::routing_advertised;
 use centroid_coordinator::planner::plan_builder::{route_pitch_of, route_probe_plan};
 use centroid_coordinator::planner::{HeuristicPlanners, PlannerFactory, SkillCatalog};
-use centroid_schemas::{InputPaths, TaskContext, TaskInputs};
+use centroid_schemas::{InputPaths, NetlistOptions, TaskContext, TaskInputs};
 use centroid_worker::WorkerConfig;
 use centroid_worker::skill_process::{SkillProcess, SkillServerCommand};
 use clap::Args;
@@ -200,8 +200,10 @@ impl Drafter {
             drc_rules: request.drc,
             objectives: request.objectives,
         };
-        let loaded = TaskInputs::read(&paths)
-            .and_then(|raw| TaskContext::load(&raw, "plan").map(|context| (raw, context)));
+        let loaded = TaskInputs::read(&paths).and_then(|raw| {
+            TaskContext::load_with(&raw, &NetlistOptions::default(), "plan")
+                .map(|loaded| (loaded.inputs, loaded.context))
+        });
         let (raw, context) = loaded.map_err(|errors| {
             let issues: Vec<String> = errors.issues.iter().map(ToString::to_string).collect();
             anyhow!("invalid inputs: {}", issues.join("; "))

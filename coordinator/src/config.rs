@@ -104,7 +104,12 @@ pub struct CoordinatorConfig {
     pub artifact_max_bytes: u64,
     pub job_ttl_s: u64,
     pub max_events_per_job: u64,
+    /// longest work queue: a job whose first iteration would not fit is refused
     pub max_queue_len: u64,
+    /// unfinished jobs at once: more are refused (RESOURCE_EXHAUSTED) until some end
+    pub max_active_jobs: u32,
+    /// most candidates one iteration of a job may ask for
+    pub max_candidates_per_iteration: u32,
     pub log_format: LogFormat,
     pub ready_file: Option<PathBuf>,
     /// file holding the bearer token
@@ -139,6 +144,8 @@ impl Default for CoordinatorConfig {
             job_ttl_s: 7 * 24 * 3600,
             max_events_per_job: 10_000,
             max_queue_len: 100_000,
+            max_active_jobs: 200,
+            max_candidates_per_iteration: 10_000,
             log_format: LogFormat::Text,
             ready_file: None,
             token_file: None,

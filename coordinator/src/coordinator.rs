@@ -133,6 +133,7 @@ impl Coordinator {
                 "sleep_ms above one hour".into(),
             ));
         }
+        self.check_limits(&options).await?;
         let name = match options.name.as_str() {
             "" => context.circuit.name.clone(),
             name => name.to_string(),
@@ -170,6 +171,39 @@ impl Coordinator {
             job_id,
             warnings: context.warnings,
         })
+    }
+
+    /// RESOURCE_EXHAUSTED (retryable) when the coordinator holds `max_active_jobs`
+    /// unfinished jobs or the job's first iteration would overfill the queue;
+    /// INVALID_PARAM when an iteration asks for more than `max_candidates_per_iteration`.
+    async fn check_limits(&self, options: &SubmitOptions) -> Result<(), CoordinatorError> {
+        let config = &self.context.config;
+        if options.candidates_per_iteration > config.max_candidates_per_iteration {
+            return Err(CoordinatorError::InvalidOptions(format!(
+                "{} candidates per iteration; the limit is {} (max_candidates_per_iteration)",
+                options.candidates_per_iteration, config.max_candidates_per_iteration
+            )));
+        }
+        let store = &self.context.store;
+        let active = store.active_jobs().await?.len();
+        if active >= config.max_active_jobs as usize {
+            return Err(CoordinatorError::Limit(format!(
+                "{active} jobs are running; the limit is {} (max_active_jobs): submit again when one ends",
+                config.max_active_jobs
+            )));
+        }
+        let queued = store.queue_waiting_count().await? + store.queue_pending_count().await?;
+        let wanted = match options.candidates_per_iteration {
+            0 => config.candidates_per_iteration,
+            count => count,
+        } as u64;
+        if queued + wanted > config.max_queue_len {
+            return Err(CoordinatorError::Limit(format!(
+                "the queue holds {queued} candidates and this job wants {wanted} more; the limit is {} (max_queue_len)",
+                config.max_queue_len
+            )));
+        }
+        Ok(())
     }
 
     pub async fn get(&self, job_id: &str) -> Result<JobView, CoordinatorError> {

@@ -16,6 +16,9 @@ pub enum CoordinatorError {
     InvalidInputs(Vec<InputIssue>),
     #[error("invalid options: {0}")]
     InvalidOptions(String),
+    /// a limit of the coordinator (jobs in flight, queue length): try later
+    #[error("{0}")]
+    Limit(String),
     #[error("unknown job {0}")]
     UnknownJob(String),
     #[error("unknown artifact {0}")]

@@ -103,12 +103,24 @@ pub enum Decision {
     Record,
 }
 
-/// The decision on a try that failed with `code`, given the tries before it.
-pub fn decide(code: ErrorCode, before: &Tries, policy: &RetryPolicy, jitter: f64) -> Decision {
+/// The decision on a try that failed with `code`, given the tries before it. An
+/// error that says it is not retryable (e.g. a request above a worker's limit) is
+/// recorded whatever its code.
+pub fn decide(
+    code: ErrorCode,
+    retryable: bool,
+    before: &Tries,
+    policy: &RetryPolicy,
+    jitter: f64,
+) -> Decision {
     let retry = |avoid_worker: bool, counts_as_delivery: bool| Decision::Retry {
         delay: policy.backoff(before.retries() + 1, jitter),
         counts_as_delivery,
         avoid_worker,
+    };
+    let retry = |avoid_worker: bool, counts_as_delivery: bool| match retryable {
+        true => retry(avoid_worker, counts_as_delivery),
+        false => Decision::Record,
     };
     match code {
         ErrorCode::InvalidParam | ErrorCode::NotFound | ErrorCode::Conflict
@@ -142,7 +154,7 @@ mod tests {
         let mut tries = Tries::default();
         let mut decisions = Vec::new();
         loop {
-            let decision = decide(code, &tries, &policy, 0.5);
+            let decision = decide(code, true, &tries, &policy, 0.5);
             decisions.push(decision);
             if decision == Decision::Record || decisions.len() > 100 {
                 return decisions;
@@ -198,7 +210,7 @@ mod tests {
             avoid_worker,
             counts_as_delivery,
             ..
-        } = decide(ErrorCode::ServiceUnavailable, &none, &policy, 0.0)
+        } = decide(ErrorCode::ServiceUnavailable, true, &none, &policy, 0.0)
         else {
             panic!("retried")
         };
@@ -207,7 +219,7 @@ mod tests {
             avoid_worker,
             counts_as_delivery,
             ..
-        } = decide(ErrorCode::ResourceExhausted, &none, &policy, 0.0)
+        } = decide(ErrorCode::ResourceExhausted, true, &none, &policy, 0.0)
         else {
             panic!("retried")
         };
@@ -229,13 +241,29 @@ mod tests {
         tries.count(ErrorCode::Timeout);
         tries.count(ErrorCode::InvalidParam);
         assert_eq!(tries.retries(), 1, "an adjustment is not a retry");
-        let Decision::Retry { delay, .. } = decide(ErrorCode::Timeout, &tries, &policy, 1.0) else {
+        let Decision::Retry { delay, .. } = decide(ErrorCode::Timeout, true, &tries, &policy, 1.0)
+        else {
             panic!("second timeout is retried")
         };
         assert_eq!(
             delay,
             Duration::from_millis(800),
             "the second retry waits base · 2²"
+        );
+    }
+
+    #[test]
+    fn an_error_that_says_it_is_not_retryable_is_recorded() {
+        let policy = policy();
+        let none = Tries::default();
+        assert_eq!(
+            decide(ErrorCode::ResourceExhausted, false, &none, &policy, 0.0),
+            Decision::Record,
+            "a plan above the worker's limit never fits"
+        );
+        assert_eq!(
+            decide(ErrorCode::InvalidParam, false, &none, &policy, 0.0),
+            Decision::Adjust
         );
     }
 }

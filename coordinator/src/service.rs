@@ -40,6 +40,9 @@ impl From<CoordinatorError> for Status {
             CoordinatorError::InvalidOptions(message) => {
                 Error::new(ErrorCode::InvalidParam, message.clone()).with_retryable(false)
             }
+            CoordinatorError::Limit(message) => {
+                Error::new(ErrorCode::ResourceExhausted, message.clone()).with_retryable(true)
+            }
             CoordinatorError::UnknownJob(_) | CoordinatorError::UnknownArtifact(_) => {
                 Error::new(ErrorCode::NotFound, error.to_string()).with_retryable(false)
             }

@@ -270,7 +270,13 @@ pub(crate) async fn probe(
             }
         };
         let code = error.error_code();
-        match decide(code, &tries, &policy, jitter(&candidate_id)) {
+        match decide(
+            code,
+            error.retryable,
+            &tries,
+            &policy,
+            jitter(&candidate_id),
+        ) {
             Decision::Retry {
                 delay,
                 avoid_worker,

@@ -420,3 +420,74 @@ async fn in_process_coordinator_with_redis_store() {
     })
     .await;
 }
+
+/// Limits (issue 15): a coordinator refuses jobs beyond `max_active_jobs` and jobs
+/// whose first iteration would overfill the queue with RESOURCE_EXHAUSTED (retryable,
+/// saying which limit), and an iteration above `max_candidates_per_iteration` as an
+/// invalid option; nothing is created for a refused job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn submissions_beyond_the_limits_are_refused_with_the_limit_named() {
+    let limited = CoordinatorConfig {
+        max_active_jobs: 1,
+        max_queue_len: 50,
+        max_candidates_per_iteration: 40,
+        ..config(6)
+    };
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    // no worker: the first job stays active, waiting for one
+    let coordinator = Coordinator::start(limited, store.clone()).await.unwrap();
+    let options = |candidates: u32| SubmitOptions {
+        candidates_per_iteration: candidates,
+        max_iterations: 1,
+        ..SubmitOptions::default()
+    };
+    let status = |error: centroid_coordinator::CoordinatorError| Status::from(error);
+
+    let too_many = coordinator.submit(ota5(), options(41)).await.unwrap_err();
+    let refused = Error::from_status(&status(too_many));
+    assert_eq!(refused.error_code(), ErrorCode::InvalidParam);
+    assert!(
+        refused.message.contains("max_candidates_per_iteration"),
+        "{}",
+        refused.message
+    );
+
+    coordinator
+        .submit(ota5(), options(4))
+        .await
+        .expect("the first job");
+    let second = coordinator.submit(ota5(), options(4)).await.unwrap_err();
+    let refused = Error::from_status(&status(second));
+    assert_eq!(refused.error_code(), ErrorCode::ResourceExhausted);
+    assert!(refused.retryable, "try again when a job ends");
+    assert!(
+        refused.message.contains("max_active_jobs"),
+        "{}",
+        refused.message
+    );
+    assert_eq!(
+        store.active_jobs().await.unwrap().len(),
+        1,
+        "nothing created for a refused job"
+    );
+    coordinator.shutdown().await;
+
+    // the queue: 31 candidates do not fit a queue of 30
+    let mut config = CoordinatorConfig {
+        max_queue_len: 30,
+        ..config(6)
+    };
+    config.max_candidates_per_iteration = 40;
+    let coordinator = Coordinator::start(config, Arc::new(MemoryStore::new()))
+        .await
+        .unwrap();
+    let overfull = coordinator.submit(ota5(), options(31)).await.unwrap_err();
+    let refused = Error::from_status(&status(overfull));
+    assert_eq!(refused.error_code(), ErrorCode::ResourceExhausted);
+    assert!(
+        refused.message.contains("max_queue_len"),
+        "{}",
+        refused.message
+    );
+    coordinator.shutdown().await;
+}

@@ -80,6 +80,9 @@ pub struct CommandLine {
     /// serve /metrics (Prometheus), /healthz and /readyz over HTTP on this address
     #[arg(long, env = "CENTROID_METRICS_LISTEN")]
     pub metrics_listen: Option<String>,
+    /// longest plan a candidate may bring (default 10000)
+    #[arg(long, env = "CENTROID_MAX_PLAN_STEPS")]
+    pub max_plan_steps: Option<usize>,
 }
 
 /// The worker's settings after layering. `Default` is the built-in layer and
@@ -108,6 +111,8 @@ pub struct WorkerConfig {
     pub token_file: Option<PathBuf>,
     /// address of the operator's HTTP endpoint (/metrics, /healthz, /readyz)
     pub metrics_listen: Option<String>,
+    /// longest plan a candidate may bring (RESOURCE_EXHAUSTED, not retried, above it)
+    pub max_plan_steps: usize,
     /// the bearer token (from `token_file` or `CENTROID_TOKEN`); never serialized or printed
     #[serde(skip)]
     pub token: Option<BearerToken>,
@@ -133,6 +138,7 @@ impl Default for WorkerConfig {
             signoff_decks: String::new(),
             token_file: None,
             metrics_listen: None,
+            max_plan_steps: 10_000,
             token: None,
         }
     }

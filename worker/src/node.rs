@@ -64,6 +64,7 @@ impl Node {
             catalog,
             Duration::from_millis(config.drain_grace_ms),
             Duration::from_millis(config.default_deadline_ms),
+            config.max_plan_steps,
         );
 
         let (server_shutdown, shutdown_requested) = oneshot::channel::<()>();

@@ -45,6 +45,8 @@ pub struct WorkerState {
     drain_report: tokio::sync::Mutex<Option<DrainResponse>>,
     registration: Mutex<Option<RegistrationHandle>>,
     pub metrics: Arc<WorkerMetrics>,
+    /// longest plan a candidate may bring
+    max_plan_steps: usize,
 }
 
 impl std::fmt::Debug for WorkerState {
@@ -62,6 +64,7 @@ impl WorkerState {
         catalog: SkillCatalog,
         default_drain_grace: Duration,
         default_deadline: Duration,
+        max_plan_steps: usize,
     ) -> Arc<WorkerState> {
         Arc::new(WorkerState {
             worker_id,
@@ -76,6 +79,7 @@ impl WorkerState {
             drain_report: tokio::sync::Mutex::new(None),
             registration: Mutex::new(None),
             metrics: Arc::new(WorkerMetrics::default()),
+            max_plan_steps,
         })
     }
 
@@ -211,7 +215,7 @@ impl WorkerState {
         self: &Arc<Self>,
         request: RunCandidateRequest,
     ) -> Result<RunCandidateResponse, Error> {
-        check_request(&request)?;
+        check_request(&request, self.max_plan_steps)?;
         let in_flight_guard = self.enter_in_flight();
         if self.is_draining() {
             return Err(
@@ -292,7 +296,18 @@ impl Drop for InFlightGuard {
     }
 }
 
-fn check_request(request: &RunCandidateRequest) -> Result<(), Error> {
+fn check_request(request: &RunCandidateRequest, max_plan_steps: usize) -> Result<(), Error> {
+    if request.plan.len() > max_plan_steps {
+        return Err(Error::new(
+            ErrorCode::ResourceExhausted,
+            format!(
+                "the plan has {} steps; this worker's limit is {max_plan_steps} (max_plan_steps)",
+                request.plan.len()
+            ),
+        )
+        .with_retryable(false)
+        .with_details(serde_json::json!({"limit": "max_plan_steps", "value": max_plan_steps})));
+    }
     let refuse = |message: &str| {
         Err(Error::new(ErrorCode::InvalidParam, message.to_string()).with_retryable(false))
     };

@@ -391,3 +391,30 @@ async fn a_child_that_died_while_idle_is_replaced_before_the_next_candidate() {
     assert_ne!(health.slot_health[0].pid, old_pid);
     assert_eq!(health.slot_health[0].restarts, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_above_the_step_limit_is_refused_and_not_retryable() {
+    let worker = WorkerProcess::start(&["--slots", "1", "--max-plan-steps", "3"]);
+    let mut client = worker.client().await;
+    let steps = (0..4)
+        .map(|index| step(&format!("s{index}"), "debug.noop", json!({})))
+        .collect();
+    let status = run(&mut client, candidate("too-long", 10_000, steps))
+        .await
+        .expect_err("refused before running");
+    let error = centroid_proto::Error::from_status(&status);
+    assert_eq!(
+        error.error_code(),
+        ErrorCode::ResourceExhausted,
+        "{error:?}"
+    );
+    assert!(!error.retryable, "a plan that long never fits: {error:?}");
+    assert!(error.message.contains("limit is 3"), "{}", error.message);
+    let steps = (0..3)
+        .map(|index| step(&format!("s{index}"), "debug.noop", json!({})))
+        .collect();
+    let response = run(&mut client, candidate("fits", 10_000, steps))
+        .await
+        .expect("runs");
+    assert!(response.ok);
+}

@@ -175,7 +175,7 @@ impl<'a> CandidateRun<'a> {
             };
             let code = error.error_code();
             let jitter = worker_calls::jitter(&self.entry.candidate_id);
-            match decide(code, &self.tries, &self.policy, jitter) {
+            match decide(code, error.retryable, &self.tries, &self.policy, jitter) {
                 Decision::Adjust => {
                     let failed_step = response
                         .as_ref()
