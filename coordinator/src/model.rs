@@ -143,6 +143,10 @@ pub struct JobRecord {
     /// the signoff candidates were enqueued
     #[serde(default)]
     pub signoff_enqueued: bool,
+    /// how many of `iteration_candidates` are in the work queue; the rest follow as
+    /// results come in, so that jobs share the slots (`None`: all, as older records)
+    #[serde(default)]
+    pub iteration_enqueued: Option<u32>,
 }
 
 impl JobRecord {
@@ -169,6 +173,7 @@ impl JobRecord {
             iteration_started_ms: 0,
             iteration_candidates: Vec::new(),
             signoff_enqueued: false,
+            iteration_enqueued: None,
         }
     }
 

@@ -179,7 +179,7 @@ async fn suite(store: Arc<dyn Store>) {
         candidate("job-b", 2),
     ];
     store
-        .enqueue_iteration(&running, &candidates)
+        .enqueue_iteration(&running, &candidates, candidates.len())
         .await
         .unwrap();
     assert_eq!(
@@ -346,6 +346,42 @@ async fn suite(store: Arc<dyn Store>) {
             .await
             .unwrap()
             .is_none()
+    );
+
+    // a window of an iteration in the queue: every candidate written, only the first
+    // `queued` enqueued; the rest follow in later calls
+    let window_job = job("job-w", 30);
+    let all: Vec<CandidateRecord> = (0..4).map(|index| candidate("job-w", index)).collect();
+    store.enqueue_iteration(&window_job, &all, 1).await.unwrap();
+    assert_eq!(
+        store.candidates("job-w").await.unwrap().len(),
+        4,
+        "all written"
+    );
+    let first = store.queue_read("c9", 10).await.unwrap();
+    assert_eq!(
+        first
+            .iter()
+            .map(|entry| entry.candidate_id.as_str())
+            .collect::<Vec<_>>(),
+        vec!["job-w-c0"]
+    );
+    store
+        .enqueue_iteration(&window_job, &all[1..3], 2)
+        .await
+        .unwrap();
+    let next = store.queue_read("c9", 10).await.unwrap();
+    assert_eq!(
+        next.iter()
+            .map(|entry| entry.candidate_id.as_str())
+            .collect::<Vec<_>>(),
+        vec!["job-w-c1", "job-w-c2"],
+        "the rest follows, once each"
+    );
+    assert_eq!(
+        store.candidates("job-w").await.unwrap().len(),
+        4,
+        "writing again adds nothing"
     );
 }
 

@@ -29,8 +29,8 @@ use crate::model::QueueEntry;
 
 /// Queue entries this coordinator holds per live slot (waiting ones included),
 /// plus a few: enough to keep every slot busy while results are recorded.
-const ENTRIES_PER_SLOT: usize = 2;
-const EXTRA_ENTRIES: usize = 4;
+pub(crate) const ENTRIES_PER_SLOT: usize = 2;
+pub(crate) const EXTRA_ENTRIES: usize = 4;
 
 /// What this coordinator is working on, by queue entry id.
 #[derive(Clone, Default)]

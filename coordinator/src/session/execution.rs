@@ -73,6 +73,21 @@ impl Driver {
         if missing.is_empty() {
             return Awaited::AllIn;
         }
+        match self.top_up_queue(job, &finished).await {
+            None => return Awaited::Stop,
+            Some(true) => return Awaited::Waiting,
+            Some(false) => {}
+        }
+        // only what is in the queue can be late
+        let enqueued = job
+            .iteration_enqueued
+            .map_or(usize::MAX, |count| count as usize);
+        let missing: Vec<&String> = job
+            .iteration_candidates
+            .iter()
+            .take(enqueued)
+            .filter(|candidate_id| !finished.contains(*candidate_id))
+            .collect();
         let config = &context.config;
         let stall_limit_ms = job
             .options
@@ -111,6 +126,48 @@ impl Driver {
     /// The job's candidates and results; each candidate `current` selects that has
     /// a result but no evaluation yet is evaluated, stored and reported. `None` on
     /// shutdown.
+    /// Puts more of the iteration into the work queue while fewer than a window of
+    /// its enqueued candidates are still out (`Some(true)` when it did: the progress
+    /// clock restarts); `None` on shutdown.
+    async fn top_up_queue(&self, job: &mut JobRecord, finished: &HashSet<String>) -> Option<bool> {
+        let Some(enqueued) = job.iteration_enqueued.map(|count| count as usize) else {
+            return Some(false);
+        };
+        let total = job.iteration_candidates.len();
+        if enqueued >= total {
+            return Some(false);
+        }
+        let outstanding = job.iteration_candidates[..enqueued]
+            .iter()
+            .filter(|candidate_id| !finished.contains(*candidate_id))
+            .count();
+        let window = super::planning::queue_window(&self.context).await;
+        if outstanding >= window {
+            return Some(false);
+        }
+        let context = &self.context;
+        let next_ids =
+            &job.iteration_candidates[enqueued..total.min(enqueued + window - outstanding)];
+        let all = context
+            .with_store_retry("read candidates", || context.store.candidates(&job.job_id))
+            .await?;
+        let next: Vec<CandidateRecord> = all
+            .into_iter()
+            .filter(|candidate| next_ids.contains(&candidate.candidate_id))
+            .collect();
+        job.iteration_enqueued = Some((enqueued + next_ids.len()) as u32);
+        job.iteration_started_ms = now_ms();
+        job.updated_ms = now_ms();
+        context
+            .with_store_retry("enqueue candidates", || {
+                context.store.enqueue_iteration(job, &next, next.len())
+            })
+            .await?;
+        context.queue_changed.notify_waiters();
+        tracing::debug!(session_id = %job.job_id, added = next.len(), enqueued = job.iteration_enqueued, total, "queue topped up");
+        Some(true)
+    }
+
     pub(super) async fn evaluate_candidates(
         &self,
         job: &JobRecord,

@@ -77,9 +77,13 @@ impl Driver {
             .map(|candidate| candidate.candidate_id.clone())
             .collect();
         job.updated_ms = now_ms();
+        // a window of the iteration goes into the queue; the rest follows as results
+        // come in (EXECUTING), so that jobs running at once share the slots
+        let queued = candidates.len().min(queue_window(&context).await);
+        job.iteration_enqueued = Some(queued as u32);
         if context
             .with_store_retry("enqueue candidates", || {
-                context.store.enqueue_iteration(job, &candidates)
+                context.store.enqueue_iteration(job, &candidates, queued)
             })
             .await
             .is_none()
@@ -180,4 +184,21 @@ async fn probe_route_pitch(
         .and_then(|data| route_pitch_of(&data));
     tracing::info!(session_id = %job.job_id, ?pitch, "routing pitch probed");
     pitch
+}
+
+/// How many candidates of one job may wait in the work queue at once: what the
+/// dispatchers read ahead for all live slots of the farm, so a lone job keeps every
+/// slot busy while another job's candidates get in line behind a window, not
+/// behind the whole iteration.
+pub(super) async fn queue_window(context: &Context) -> usize {
+    let slots = match context.registry.alive_slots() {
+        0 => context
+            .store
+            .worker_cards()
+            .await
+            .map(|cards| cards.iter().map(|card| card.slots).sum::<u32>())
+            .unwrap_or(0),
+        slots => slots,
+    } as usize;
+    (slots * crate::dispatcher::ENTRIES_PER_SLOT + crate::dispatcher::EXTRA_ENTRIES).max(1)
 }

@@ -83,6 +83,7 @@ impl Driver {
             return Flow::Stop;
         }
         job.signoff_enqueued = true;
+        job.iteration_enqueued = None;
         job.iteration_started_ms = now_ms();
         job.iteration_candidates = signoff_candidates
             .iter()
@@ -91,7 +92,7 @@ impl Driver {
         job.updated_ms = now_ms();
         if context
             .with_store_retry("enqueue signoff", || {
-                store.enqueue_iteration(job, &signoff_candidates)
+                store.enqueue_iteration(job, &signoff_candidates, signoff_candidates.len())
             })
             .await
             .is_none()

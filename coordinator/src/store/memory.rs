@@ -172,14 +172,18 @@ impl JobRecords for MemoryStore {
         &self,
         job: &JobRecord,
         candidates: &[CandidateRecord],
+        queued: usize,
     ) -> StoreResult<()> {
         let mut inner = self.lock();
-        for candidate in candidates {
+        for (index, candidate) in candidates.iter().enumerate() {
             inner
                 .candidates
                 .entry(job.job_id.clone())
                 .or_default()
                 .insert(candidate.candidate_id.clone(), candidate.clone());
+            if index >= queued {
+                continue;
+            }
             inner.next_entry += 1;
             let entry = QueueEntry {
                 entry_id: inner.next_entry.to_string(),

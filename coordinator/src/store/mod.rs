@@ -51,12 +51,14 @@ pub trait JobRecords: Send + Sync + 'static {
     /// Writes the finished job and removes it from the active set.
     async fn finish_job(&self, job: &JobRecord) -> StoreResult<()>;
 
-    /// Atomically: writes the candidates, enqueues one queue entry per candidate,
-    /// and writes the job record (which says the iteration is enqueued).
+    /// Atomically: writes the candidates, enqueues a queue entry for each of the
+    /// first `queued` of them, and writes the job record (which says how many of
+    /// the iteration are enqueued). Writing a candidate again is harmless.
     async fn enqueue_iteration(
         &self,
         job: &JobRecord,
         candidates: &[CandidateRecord],
+        queued: usize,
     ) -> StoreResult<()>;
     async fn put_candidate(&self, candidate: &CandidateRecord) -> StoreResult<()>;
     async fn get_candidate(

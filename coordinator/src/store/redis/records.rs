@@ -162,15 +162,19 @@ impl JobRecords for RedisStore {
         &self,
         job: &JobRecord,
         candidates: &[CandidateRecord],
+        queued: usize,
     ) -> StoreResult<()> {
         let mut pipe = redis::pipe();
         pipe.atomic();
-        for candidate in candidates {
+        for (index, candidate) in candidates.iter().enumerate() {
             pipe.cmd("HSET")
                 .arg(self.job_key(&job.job_id, "candidates"))
                 .arg(&candidate.candidate_id)
                 .arg(to_json(candidate))
                 .ignore();
+            if index >= queued {
+                continue;
+            }
             pipe.cmd("XADD")
                 .arg(self.key("queue"))
                 .arg("MAXLEN")
