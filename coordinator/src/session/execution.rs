@@ -148,13 +148,16 @@ impl Driver {
         let context = &self.context;
         let next_ids =
             &job.iteration_candidates[enqueued..total.min(enqueued + window - outstanding)];
-        let all = context
-            .with_store_retry("read candidates", || context.store.candidates(&job.job_id))
-            .await?;
-        let next: Vec<CandidateRecord> = all
-            .into_iter()
-            .filter(|candidate| next_ids.contains(&candidate.candidate_id))
-            .collect();
+        // only the records needed (each holds its plan): one read per candidate
+        let mut next = Vec::with_capacity(next_ids.len());
+        for candidate_id in next_ids {
+            let record = context
+                .with_store_retry("read candidate", || {
+                    context.store.get_candidate(&job.job_id, candidate_id)
+                })
+                .await?;
+            next.extend(record);
+        }
         job.iteration_enqueued = Some((enqueued + next_ids.len()) as u32);
         job.iteration_started_ms = now_ms();
         job.updated_ms = now_ms();
