@@ -28,6 +28,9 @@ use crate::coordinator::{Coordinator, JobView, SubmitOptions};
 use crate::error::CoordinatorError;
 use crate::model::{EventKind, EventRecord, JobInputs, JobRecord};
 
+/// How long CancelJob waits for the job to end before answering with its state.
+const CANCEL_ANSWER_WAIT: Duration = Duration::from_secs(5);
+
 impl From<CoordinatorError> for Status {
     fn from(error: CoordinatorError) -> Status {
         let structured = match &error {
@@ -361,10 +364,20 @@ impl Jobs for CoordinatorService {
         request: Request<CancelJobRequest>,
     ) -> Result<Response<CancelJobResponse>, Status> {
         let request = request.into_inner();
-        let job = self
+        let requested = self
             .coordinator
             .cancel(&request.job_id, &request.reason)
             .await?;
+        // answer with the state after the cancel took effect (bounded: a job driven by
+        // another coordinator notices the request at its next lease renewal)
+        let job = match requested.is_finished() {
+            true => requested,
+            false => {
+                self.coordinator
+                    .wait(&request.job_id, CANCEL_ANSWER_WAIT)
+                    .await?
+            }
+        };
         Ok(Response::new(CancelJobResponse {
             state: job.state.as_str().to_string(),
             outcome: job

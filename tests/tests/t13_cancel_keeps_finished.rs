@@ -35,12 +35,19 @@ async fn cancelling_a_job_keeps_the_results_of_the_candidates_that_finished() {
         }
     }
     drop(stream);
-    jobs.cancel_job(CancelJobRequest {
-        job_id: job_id.clone(),
-        reason: "test".into(),
-    })
-    .await
-    .unwrap();
+    let answer = jobs
+        .cancel_job(CancelJobRequest {
+            job_id: job_id.clone(),
+            reason: "test".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        (answer.state.as_str(), answer.outcome.as_str()),
+        ("done", "cancelled"),
+        "CancelJob answers with the state after the cancel"
+    );
     let done = sandbox.wait_done(&job_id, Duration::from_secs(60)).await;
     let summary = done.job.clone().unwrap();
     assert_eq!(summary.outcome, "cancelled");
