@@ -87,4 +87,22 @@ async fn cancelling_a_job_keeps_the_results_of_the_candidates_that_finished() {
         8,
         "every candidate accounted for once"
     );
+
+    // a watch resumed after the last event of the finished job ends at once
+    let last = sandbox.events(&job_id).await.last().unwrap().cursor.clone();
+    let mut resumed = jobs
+        .watch_job(WatchJobRequest {
+            job_id: job_id.clone(),
+            after_cursor: last,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let next = tokio::time::timeout(Duration::from_secs(5), resumed.message())
+        .await
+        .expect("the resumed watch ends instead of hanging");
+    assert!(
+        matches!(next, Ok(None)),
+        "nothing after the last event: {next:?}"
+    );
 }
