@@ -3,6 +3,7 @@
 //! outcome and error code, retries, dead letters, slots per worker, and how long
 //! candidates take.
 
+use centroid_proto::runtime::operations::registered;
 use prometheus::{
     Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGaugeVec, Opts, Registry,
 };
@@ -29,16 +30,6 @@ impl std::fmt::Debug for CoordinatorMetrics {
     }
 }
 
-fn register<T: prometheus::core::Collector + Clone + 'static>(
-    registry: &Registry,
-    collector: T,
-) -> T {
-    registry
-        .register(Box::new(collector.clone()))
-        .expect("metric names are unique");
-    collector
-}
-
 impl Default for CoordinatorMetrics {
     fn default() -> Self {
         let registry = Registry::new();
@@ -49,7 +40,7 @@ impl Default for CoordinatorMetrics {
             IntGaugeVec::new(Opts::new(name, help), labels).expect("valid metric")
         };
         CoordinatorMetrics {
-            candidates: register(
+            candidates: registered(
                 &registry,
                 counter_vec(
                     "centroid_candidates_total",
@@ -57,7 +48,7 @@ impl Default for CoordinatorMetrics {
                     &["outcome", "error_code"],
                 ),
             ),
-            retries: register(
+            retries: registered(
                 &registry,
                 counter_vec(
                     "centroid_candidate_retries_total",
@@ -65,12 +56,12 @@ impl Default for CoordinatorMetrics {
                     &["code"],
                 ),
             ),
-            dead_letters: register(
+            dead_letters: registered(
                 &registry,
                 IntCounter::new("centroid_dead_letters_total", "candidates dead-lettered")
                     .expect("valid metric"),
             ),
-            candidate_duration: register(
+            candidate_duration: registered(
                 &registry,
                 Histogram::with_opts(
                     HistogramOpts::new(
@@ -83,7 +74,7 @@ impl Default for CoordinatorMetrics {
                 )
                 .expect("valid metric"),
             ),
-            queue: register(
+            queue: registered(
                 &registry,
                 gauge_vec(
                     "centroid_queue_depth",
@@ -91,11 +82,11 @@ impl Default for CoordinatorMetrics {
                     &["state"],
                 ),
             ),
-            jobs: register(
+            jobs: registered(
                 &registry,
                 gauge_vec("centroid_jobs", "unfinished jobs by state", &["state"]),
             ),
-            slots: register(
+            slots: registered(
                 &registry,
                 gauge_vec(
                     "centroid_worker_slots",

@@ -2,6 +2,7 @@
 //! and busy, candidates by outcome and error code, how long they take, KLayout
 //! process restarts, and whether the worker drains.
 
+use centroid_proto::runtime::operations::registered;
 use prometheus::{Histogram, HistogramOpts, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry};
 
 use crate::pool::Pool;
@@ -21,22 +22,12 @@ impl std::fmt::Debug for WorkerMetrics {
     }
 }
 
-fn register<T: prometheus::core::Collector + Clone + 'static>(
-    registry: &Registry,
-    collector: T,
-) -> T {
-    registry
-        .register(Box::new(collector.clone()))
-        .expect("metric names are unique");
-    collector
-}
-
 impl Default for WorkerMetrics {
     fn default() -> Self {
         let registry = Registry::new();
         let gauge = |name: &str, help: &str| IntGauge::new(name, help).expect("valid metric");
         WorkerMetrics {
-            candidates: register(
+            candidates: registered(
                 &registry,
                 IntCounterVec::new(
                     Opts::new(
@@ -47,7 +38,7 @@ impl Default for WorkerMetrics {
                 )
                 .expect("valid metric"),
             ),
-            candidate_duration: register(
+            candidate_duration: registered(
                 &registry,
                 Histogram::with_opts(
                     HistogramOpts::new(
@@ -60,7 +51,7 @@ impl Default for WorkerMetrics {
                 )
                 .expect("valid metric"),
             ),
-            slots: register(
+            slots: registered(
                 &registry,
                 IntGaugeVec::new(
                     Opts::new("centroid_worker_slots", "KLayout slots: total and busy"),
@@ -68,14 +59,14 @@ impl Default for WorkerMetrics {
                 )
                 .expect("valid metric"),
             ),
-            restarts: register(
+            restarts: registered(
                 &registry,
                 gauge(
                     "centroid_worker_klayout_restarts",
                     "KLayout processes started beyond the first, all slots",
                 ),
             ),
-            draining: register(
+            draining: registered(
                 &registry,
                 gauge("centroid_worker_draining", "1 while the worker drains"),
             ),

@@ -67,3 +67,15 @@ pub fn encode(registry: &prometheus::Registry) -> String {
     }
     String::from_utf8(buffer).unwrap_or_default()
 }
+
+/// Registers `collector` in `registry` and hands it back (names are fixed in code,
+/// so a clash is a programming error).
+pub fn registered<T: prometheus::core::Collector + Clone + 'static>(
+    registry: &prometheus::Registry,
+    collector: T,
+) -> T {
+    registry
+        .register(Box::new(collector.clone()))
+        .expect("metric names are unique");
+    collector
+}
