@@ -39,6 +39,27 @@ pub struct JobArgs {
     /// (worker setting signoff_decks).
     #[arg(long, value_name = "DECK")]
     pub signoff_deck: Option<PathBuf>,
+    /// Who chooses the design points: `heuristic` (rule-based, offline) or `llm`
+    /// (the model of the coordinator's [llm] settings — for `run`, CENTROID_LLM_*
+    /// or [cli.llm]; the heuristic planner takes over whenever the model fails).
+    #[arg(long, value_enum, default_value_t = PlannerChoice::Heuristic)]
+    pub planner: PlannerChoice,
+}
+
+/// `--planner`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlannerChoice {
+    Heuristic,
+    Llm,
+}
+
+impl PlannerChoice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlannerChoice::Heuristic => "heuristic",
+            PlannerChoice::Llm => "llm",
+        }
+    }
 }
 
 impl JobArgs {
@@ -89,6 +110,7 @@ pub async fn submit_and_follow(
         args.time_budget,
     );
     options.signoff_deck = args.signoff_deck_name();
+    options.planner = args.planner.as_str().to_owned();
     let searched = Instant::now();
     let submitted = match jobs.submit(checked.submit_request(name, options)).await {
         Ok(submitted) => submitted,

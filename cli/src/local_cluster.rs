@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
+use centroid_coordinator::llm::LlmSettings;
 use centroid_coordinator::store::MemoryStore;
 use centroid_coordinator::{Coordinator, CoordinatorConfig, service};
 use centroid_proto::runtime::BearerToken;
@@ -62,9 +63,14 @@ pub fn worker_command_line(
 }
 
 impl LocalCluster {
-    /// Starts the coordinator and a worker with `slots` KLayout processes; the worker
-    /// may run `signoff_deck` (a foundry deck file) for jobs that name it.
-    pub async fn start(slots: usize, signoff_deck: Option<&Path>) -> anyhow::Result<LocalCluster> {
+    /// Starts the coordinator (with `llm` for jobs asking for the LLM planner) and a
+    /// worker with `slots` KLayout processes; the worker may run `signoff_deck` (a
+    /// foundry deck file) for jobs that name it.
+    pub async fn start(
+        slots: usize,
+        signoff_deck: Option<&Path>,
+        llm: &LlmSettings,
+    ) -> anyhow::Result<LocalCluster> {
         // loopback only, and a random token per run: another user of this machine
         // cannot submit to (or read from) this run's coordinator and worker
         let token = BearerToken::random();
@@ -72,6 +78,7 @@ impl LocalCluster {
             listen: "127.0.0.1:0".to_owned(),
             redis: "memory".to_owned(),
             token: Some(token.clone()),
+            llm: llm.clone(),
             ..CoordinatorConfig::default()
         };
         let (listener, local_address) = service::bind(&config.listen)

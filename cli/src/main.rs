@@ -10,6 +10,7 @@ mod layer_properties;
 mod local_cluster;
 mod output;
 mod plan;
+mod planner_report;
 mod progress;
 mod remote;
 mod report;
@@ -116,7 +117,7 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async {
         match &cli.command {
             Command::Validate(_) | Command::Convert(_) => unreachable!("handled above"),
-            Command::Run(args) => run::run(args).await,
+            Command::Run(args) => run::run(args, &settings.llm).await,
             Command::Plan(args) => plan::plan(args).await,
             Command::Submit(args) => remote::submit(&farm, args).await,
             Command::Watch(args) => remote::watch(&farm, args).await,

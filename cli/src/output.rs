@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::jobs_client::Jobs;
 use crate::layer_properties::layer_properties;
+use crate::planner_report::PlannerReport;
 use crate::report::{
     BestCandidate, CandidateError, CandidateMetrics, CandidateRecord, ChecksRan, DrcSummary,
     JobStatus, LvsSummary, Report, SignoffSummary,
@@ -181,6 +182,7 @@ pub fn build_report(
         .map(|candidate| CandidateRecord {
             id: candidate.candidate_id.clone(),
             parent: (!candidate.parent_id.is_empty()).then(|| candidate.parent_id.clone()),
+            origin: candidate.origin.clone(),
             iteration: candidate.iteration + 1,
             score: (!candidate.evaluation_json.is_empty()).then_some(candidate.score),
             passed: candidate.passed,
@@ -270,6 +272,7 @@ pub fn build_report(
         best,
         candidates,
         timings,
+        planner: None,
     })
 }
 
@@ -291,7 +294,12 @@ pub async fn write_output(
             .entry("job".to_owned())
             .or_insert((job.updated_ms - job.created_ms) as f64 / 1000.0);
     }
-    let report = build_report(&view, timings)?;
+    let mut report = build_report(&view, timings)?;
+    let mut events = Vec::new();
+    jobs.watch(job_id, |event| events.push(event.clone()))
+        .await
+        .map_err(|error| anyhow::anyhow!("{error}"))?;
+    report.planner = Some(PlannerReport::from_events(&events));
     std::fs::create_dir_all(out.join("candidates"))
         .with_context(|| format!("creating {}", out.display()))?;
 

@@ -238,6 +238,7 @@ impl Drafter {
             noop_plan: false,
             sleep_ms: 0,
             signoff_deck: String::new(),
+            planner: String::new(),
         };
         let mut job = JobRecord::new("plan".into(), name, options, now_ms());
         if routing_advertised(&self.skills) {
@@ -246,7 +247,14 @@ impl Drafter {
         }
         job.route_probed = true;
         let planner = HeuristicPlanners.planner_for(&job, &inputs);
-        let draft = draft_iteration(planner.as_ref(), context, &self.skills, &job, &[]);
+        let draft = draft_iteration(
+            planner.as_ref(),
+            context,
+            &self.skills,
+            &job,
+            &[],
+            &Default::default(),
+        );
         if draft.candidates.is_empty() {
             let reason = draft
                 .plan_error

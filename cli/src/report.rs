@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::planner_report::PlannerReport;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum JobStatus {
@@ -45,6 +47,10 @@ pub struct CandidateError {
 pub struct CandidateRecord {
     pub id: String,
     pub parent: Option<String>,
+    /// How the candidate came to be: draft, improve, repair, llm (a point the LLM
+    /// planner chose), llm_plan (a plan it wrote) or signoff.
+    #[serde(default)]
+    pub origin: String,
     pub iteration: u32,
     pub score: Option<f64>,
     pub passed: bool,
@@ -129,6 +135,9 @@ pub struct Report {
     pub candidates: Vec<CandidateRecord>,
     /// Phase → seconds (e.g. `total`, `planning`, `executing`, `evaluating`).
     pub timings: BTreeMap<String, f64>,
+    /// Which planner planned the job and how the model was used.
+    #[serde(default)]
+    pub planner: Option<PlannerReport>,
 }
 
 impl Report {

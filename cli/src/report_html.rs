@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use base64::Engine as _;
 
+use crate::planner_report::PlannerReport;
 use crate::report::{CandidateMetrics, Report};
 
 /// Escapes text for HTML element content and attribute values.
@@ -252,9 +253,11 @@ pub fn render_html(report: &Report, png: Option<&[u8]>) -> String {
             error = escape(&error),
         );
     }
-    page.push_str(
-        "</table><h2>Timings</h2><table><tr><th class=\"l\">phase</th><th>seconds</th></tr>",
-    );
+    page.push_str("</table>");
+    if let Some(planner) = &report.planner {
+        page.push_str(&planner_section(planner));
+    }
+    page.push_str("<h2>Timings</h2><table><tr><th class=\"l\">phase</th><th>seconds</th></tr>");
     for (phase, seconds) in &report.timings {
         let _ = write!(
             page,
@@ -264,6 +267,56 @@ pub fn render_html(report: &Report, png: Option<&[u8]>) -> String {
     }
     page.push_str("</table></body></html>\n");
     page
+}
+
+/// How the job was planned: the planner, the model's use, its thoughts and
+/// decisions per iteration, the guidance versions.
+fn planner_section(planner: &PlannerReport) -> String {
+    let mut section = String::from("<h2>Planner</h2>");
+    let model = if planner.model.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", escape(&planner.model))
+    };
+    let _ = write!(
+        section,
+        "<p>{kind}{model}: {calls} model calls, {prompt} prompt and {completion} completion tokens, {fallbacks} fallbacks to the heuristic planner.{requested}</p>",
+        kind = escape(&planner.kind),
+        calls = planner.calls,
+        prompt = planner.prompt_tokens,
+        completion = planner.completion_tokens,
+        fallbacks = planner.fallbacks,
+        requested = planner
+            .requested
+            .as_ref()
+            .map_or_else(String::new, |requested| format!(
+                " Requested {}.",
+                escape(requested)
+            )),
+    );
+    if !planner.transcript.is_empty() {
+        section.push_str("<table><tr><th>iteration</th><th class=\"l\">role</th><th class=\"l\">thought or decision</th></tr>");
+        for line in &planner.transcript {
+            let _ = write!(
+                section,
+                "<tr><td>{}</td><td class=\"l\">{}</td><td class=\"l design\">{}</td></tr>",
+                line.iteration,
+                escape(&line.role),
+                escape(&line.summary)
+            );
+        }
+        section.push_str("</table>");
+    }
+    for prompt in &planner.system_prompts {
+        let _ = write!(
+            section,
+            "<h3>Guidance version {} (after repeated {} failures)</h3><pre>{}</pre>",
+            prompt.version,
+            escape(&prompt.because),
+            escape(&prompt.text)
+        );
+    }
+    section
 }
 
 /// A candidate id without its job's prefix (`job-1-i0-c3` → `i0-c3`), for tables.
@@ -325,6 +378,7 @@ fn score_plot(points: &[(u32, f64)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::planner_report::TranscriptLine;
     use crate::report::{
         BestCandidate, CandidateError, CandidateRecord, ChecksRan, DrcSummary, JobStatus,
         LvsSummary, SignoffSummary,
@@ -375,6 +429,7 @@ mod tests {
             candidates: vec![
                 CandidateRecord {
                     id: "c1".into(),
+                    origin: "draft".into(),
                     parent: None,
                     iteration: 1,
                     score: Some(0.6),
@@ -385,6 +440,7 @@ mod tests {
                 },
                 CandidateRecord {
                     id: "c2".into(),
+                    origin: "draft".into(),
                     parent: Some("c1".into()),
                     iteration: 2,
                     score: Some(0.81),
@@ -395,6 +451,7 @@ mod tests {
                 },
                 CandidateRecord {
                     id: "c3".into(),
+                    origin: "draft".into(),
                     parent: None,
                     iteration: 2,
                     score: None,
@@ -408,6 +465,18 @@ mod tests {
                 },
             ],
             timings: [("total".to_owned(), 2.5)].into(),
+            planner: Some(PlannerReport {
+                kind: "llm".into(),
+                model: "fake-model".into(),
+                calls: 2,
+                fallbacks: 1,
+                transcript: vec![TranscriptLine {
+                    iteration: 0,
+                    role: "planner".into(),
+                    summary: "ABBA <first>".into(),
+                }],
+                ..PlannerReport::default()
+            }),
         }
     }
 
@@ -437,6 +506,10 @@ mod tests {
             "how to open the markers"
         );
         assert!(page.contains("<polyline"), "score plot");
+        assert!(
+            page.contains("llm (fake-model): 2 model calls") && page.contains("ABBA &lt;first&gt;"),
+            "the planner's decisions"
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
+use centroid_coordinator::llm::LlmSettings;
 use clap::Args;
 
 use crate::EXIT_INVALID_INPUT;
@@ -27,7 +28,7 @@ pub struct RunArgs {
     slots: Option<usize>,
 }
 
-pub async fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(args: &RunArgs, llm: &LlmSettings) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let Some(checked) = args.job.inputs.load_or_report() else {
         return Ok(ExitCode::from(EXIT_INVALID_INPUT));
@@ -50,7 +51,7 @@ pub async fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         ),
         None => None,
     };
-    let cluster = LocalCluster::start(slots, signoff_deck.as_deref()).await?;
+    let cluster = LocalCluster::start(slots, signoff_deck.as_deref(), llm).await?;
     let mut timings = BTreeMap::new();
     timings.insert(
         "start_local_cluster".to_owned(),

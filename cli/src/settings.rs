@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use centroid_coordinator::llm::LlmSettings;
 use centroid_proto::runtime::{BearerToken, LogFormat, layered};
 use clap::Args;
 use serde::{Deserialize, Serialize};
@@ -40,6 +41,9 @@ pub struct CliSettings {
     pub coordinator: String,
     pub log_format: LogFormat,
     pub token_file: Option<PathBuf>,
+    /// the model of `centroid run`'s in-process coordinator (`[cli.llm]`,
+    /// `CENTROID_LLM_BASE_URL`, `CENTROID_LLM_MODEL`, …); a farm's coordinator has its own
+    pub llm: LlmSettings,
 }
 
 impl Default for CliSettings {
@@ -48,6 +52,7 @@ impl Default for CliSettings {
             coordinator: "http://127.0.0.1:50051".into(),
             log_format: LogFormat::Text,
             token_file: None,
+            llm: LlmSettings::default(),
         }
     }
 }

@@ -11,6 +11,7 @@ use clap::Parser;
 use serde::{Deserialize, Serialize};
 
 use crate::error::CoordinatorError;
+use crate::llm::LlmSettings;
 
 /// `centroid-coordinator` command line. Every flag overrides the same key of the
 /// file and the environment.
@@ -120,6 +121,10 @@ pub struct CoordinatorConfig {
     /// never serialized, never printed
     #[serde(skip)]
     pub token: Option<BearerToken>,
+    /// the model of the LLM planner (`[coordinator.llm]`, `CENTROID_LLM_BASE_URL`,
+    /// `CENTROID_LLM_MODEL`, `CENTROID_LLM_API_KEY`, `CENTROID_LLM_MAX_CONTEXT_TOKENS`, …);
+    /// not configured = every job is planned by the heuristic planner
+    pub llm: LlmSettings,
 }
 
 impl Default for CoordinatorConfig {
@@ -151,6 +156,7 @@ impl Default for CoordinatorConfig {
             token_file: None,
             metrics_listen: None,
             token: None,
+            llm: LlmSettings::default(),
         }
     }
 }

@@ -19,7 +19,7 @@ use crate::config::CoordinatorConfig;
 use crate::error::StoreError;
 use crate::metrics::CoordinatorMetrics;
 use crate::model::{EventKind, EventRecord, JobInputs, JobRecord, now_ms};
-use crate::planner::{Planner, PlannerFactory};
+use crate::planner::{LlmCall, Planner, PlannerFactory};
 use crate::registry::Registry;
 use crate::store::Store;
 
@@ -195,6 +195,31 @@ impl Context {
                     attempt += 1;
                 }
             }
+        }
+    }
+
+    /// Logs each model call and appends it to the job's log as an `LlmCall` event.
+    pub async fn emit_llm_calls(&self, job: &JobRecord, candidate_id: &str, calls: &[LlmCall]) {
+        for call in calls {
+            tracing::info!(
+                session_id = %job.job_id,
+                candidate_id,
+                role = %call.role,
+                iteration = call.iteration,
+                model = %call.model,
+                prompt_tokens = call.prompt_tokens,
+                completion_tokens = call.completion_tokens,
+                duration_ms = call.duration_ms,
+                attempts = call.attempts,
+                outcome = %call.outcome,
+                fallback_reason = %call.reason,
+                trace_id = %call.trace_id,
+                "llm call"
+            );
+            let message = format!("{} call {}: {}", call.role, call.outcome, call.summary);
+            let data = serde_json::to_value(call).unwrap_or_default();
+            self.emit(job, EventKind::LlmCall, candidate_id, message, data)
+                .await;
         }
     }
 

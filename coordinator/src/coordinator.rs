@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 
 use centroid_proto::runtime::OperationsProbe;
 
+use crate::agent::LlmPlanners;
 use crate::config::CoordinatorConfig;
 use crate::context::Context;
 use crate::error::CoordinatorError;
@@ -20,7 +21,7 @@ use crate::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, EventKind, EventRecord, JobInputs, JobOptions,
     JobRecord, now_ms,
 };
-use crate::planner::{HeuristicPlanners, PlannerFactory};
+use crate::planner::PlannerFactory;
 use crate::registry::Registry;
 use crate::store::Store;
 use crate::{dispatcher, session};
@@ -38,6 +39,8 @@ pub struct SubmitOptions {
     pub sleep_ms: u64,
     /// a foundry deck by name (see `JobOptions::signoff_deck`); empty = none
     pub signoff_deck: String,
+    /// `heuristic`, `llm` or empty (= heuristic)
+    pub planner: String,
 }
 
 #[derive(Debug, Clone)]
@@ -64,12 +67,14 @@ pub struct Coordinator {
 
 impl Coordinator {
     /// Starts the dispatcher and resumes every unfinished job of the store; jobs
-    /// are planned by the rule-based planner.
+    /// asking for the LLM planner get it when `config.llm` is configured, every
+    /// other job the rule-based planner.
     pub async fn start(
         config: CoordinatorConfig,
         store: Arc<dyn Store>,
     ) -> Result<Coordinator, CoordinatorError> {
-        Coordinator::start_with_planners(config, store, Arc::new(HeuristicPlanners)).await
+        let planners = Arc::new(LlmPlanners::new(&config.llm));
+        Coordinator::start_with_planners(config, store, planners).await
     }
 
     /// As [`Coordinator::start`], with the planners made by `planners`.
@@ -128,6 +133,12 @@ impl Coordinator {
             0 => context.objectives.constraints.max_iterations.max(1),
             limit => limit,
         };
+        if !["", "heuristic", "llm"].contains(&options.planner.as_str()) {
+            return Err(CoordinatorError::InvalidOptions(format!(
+                "planner {:?}: expected \"heuristic\" or \"llm\"",
+                options.planner
+            )));
+        }
         if options.noop_plan && options.sleep_ms > 3_600_000 {
             return Err(CoordinatorError::InvalidOptions(
                 "sleep_ms above one hour".into(),
@@ -153,6 +164,10 @@ impl Coordinator {
             noop_plan: options.noop_plan,
             sleep_ms: options.sleep_ms,
             signoff_deck: options.signoff_deck.clone(),
+            planner: match options.planner.as_str() {
+                "" => "heuristic".into(),
+                planner => planner.to_string(),
+            },
         };
         let job = JobRecord::new(job_id.clone(), name, options, now_ms());
         self.context.store.create_job(&job, &inputs).await?;

@@ -1,5 +1,6 @@
-//! Drafting an iteration: the search journal proposes design points, the job's
-//! planner turns each into a plan. Used by the job session (PLANNING) and by
+//! Drafting an iteration: the planner's advice (design points, a plan) and the
+//! search journal propose candidates, the job's planner turns each point into a
+//! plan. Used by the job session (PLANNING) and by
 //! `centroid plan`, which prints the plans without running them — one planner
 //! for the coordinator and for the tests of the skill package.
 
@@ -7,10 +8,10 @@ use std::collections::HashSet;
 
 use centroid_schemas::TaskContext;
 
-use crate::model::{CandidateRecord, JobRecord, Plan};
+use crate::model::{CandidateRecord, JobRecord, Origin, Plan};
 use crate::planner::plan_builder::noop_plan;
-use crate::planner::{PlanError, Planner, SkillCatalog};
-use crate::search::Journal;
+use crate::planner::{Advice, PlanError, Planner, SkillCatalog};
+use crate::search::{Journal, Proposal};
 
 /// An iteration's candidates, as drafted.
 #[derive(Debug, Clone)]
@@ -22,29 +23,52 @@ pub struct Draft {
     pub design_space_size: u64,
 }
 
-/// The candidates of `job`'s current iteration, given the candidates so far.
-/// Empty when the design space is exhausted.
+/// The candidates of `job`'s current iteration, given the candidates so far and
+/// the planner's advice. Empty when the design space is exhausted.
 pub fn draft_iteration(
     planner: &dyn Planner,
     task: &TaskContext,
     skills: &SkillCatalog,
     job: &JobRecord,
     so_far: &[CandidateRecord],
+    advice: &Advice,
 ) -> Draft {
     let space = planner.design_space(task, skills);
-    let proposals = Journal::from_candidates(so_far).propose(
+    let count = job.options.candidates_per_iteration as usize;
+    let written_plan = advice.plan.as_ref().filter(|_| !job.options.noop_plan);
+    let preset: Vec<Proposal> = advice
+        .points
+        .iter()
+        .map(|point| Proposal {
+            point: point.clone(),
+            parent_id: String::new(),
+            origin: Origin::Llm,
+        })
+        .collect();
+    let mut proposals = Journal::from_candidates(so_far).propose(
         &space,
-        job.options.candidates_per_iteration as usize,
+        count
+            .saturating_sub(usize::from(written_plan.is_some()))
+            .max(1),
         job.options.seed,
         job.iteration,
+        preset,
     );
+    if written_plan.is_some() {
+        // the plan is not a point of the space; the default point only labels it
+        proposals.push(Proposal {
+            point: space.default_point(),
+            parent_id: String::new(),
+            origin: Origin::LlmPlan,
+        });
+    }
     let mut candidates = Vec::new();
     let mut plan_error = None;
     for (index, proposal) in proposals.into_iter().enumerate() {
-        let plan = if job.options.noop_plan {
-            Ok(noop_plan(job.options.sleep_ms))
-        } else {
-            planner.plan(task, &proposal.point, skills)
+        let plan = match (proposal.origin, written_plan) {
+            (Origin::LlmPlan, Some(plan)) => Ok(plan.clone()),
+            _ if job.options.noop_plan => Ok(noop_plan(job.options.sleep_ms)),
+            _ => planner.plan(task, &proposal.point, skills),
         };
         match plan {
             Ok(plan) => candidates.push(CandidateRecord {

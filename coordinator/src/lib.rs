@@ -2,6 +2,7 @@
 //! planning, candidate search, dispatch to workers, evaluation. The code map is
 //! in `coordinator/README.md`.
 
+pub mod agent;
 pub mod artifacts;
 pub mod config;
 pub(crate) mod context;
@@ -10,6 +11,7 @@ pub(crate) mod dispatcher;
 pub mod drafting;
 pub mod error;
 pub mod evaluator;
+pub mod llm;
 pub mod metrics;
 pub mod model;
 pub mod planner;

@@ -77,6 +77,9 @@ pub struct JobOptions {
     /// (a name among the workers' configured decks); empty = none
     #[serde(default)]
     pub signoff_deck: String,
+    /// `heuristic` (also when empty) or `llm`
+    #[serde(default)]
+    pub planner: String,
 }
 
 /// The three input files as text, kept so that a restarted coordinator can parse them again.
@@ -191,6 +194,10 @@ pub enum Origin {
     Repair,
     /// a kept candidate run again through the foundry's deck
     Signoff,
+    /// a design point chosen by the LLM planner
+    Llm,
+    /// a whole plan written by the LLM planner (validated; not a point of the space)
+    LlmPlan,
 }
 
 impl Origin {
@@ -200,6 +207,8 @@ impl Origin {
             Origin::Improve => "improve",
             Origin::Repair => "repair",
             Origin::Signoff => "signoff",
+            Origin::Llm => "llm",
+            Origin::LlmPlan => "llm_plan",
         }
     }
 }
@@ -424,6 +433,8 @@ pub enum EventKind {
     Cancelled,
     CandidateDeadLettered,
     StepAdjusted,
+    LlmCall,
+    Planner,
 }
 
 impl EventKind {

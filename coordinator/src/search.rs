@@ -14,9 +14,17 @@ pub struct Node {
     pub parent_id: String,
     pub point: DesignPoint,
     pub evaluation: Option<Evaluation>,
+    pub origin: Origin,
 }
 
 impl Node {
+    /// Whether the node is a point of the design space (a plan written whole by a
+    /// model is not: its point only labels it, so the search neither repairs nor
+    /// mutates it).
+    fn is_point(&self) -> bool {
+        self.origin != Origin::LlmPlan
+    }
+
     fn is_buggy(&self) -> bool {
         self.evaluation
             .as_ref()
@@ -51,6 +59,7 @@ impl Journal {
                 parent_id: candidate.parent_id.clone(),
                 point: candidate.design_point.clone(),
                 evaluation: candidate.evaluation.clone(),
+                origin: candidate.origin,
             })
             .collect();
         nodes.sort_by(|left, right| left.candidate_id.cmp(&right.candidate_id));
@@ -59,8 +68,16 @@ impl Journal {
 
     /// The best node: passed first, then by score, then by id (stable).
     pub fn best(&self) -> Option<&Node> {
-        self.nodes
-            .iter()
+        Journal::best_of(self.nodes.iter())
+    }
+
+    /// The best node that is a point of the design space (what improvements mutate).
+    fn best_point(&self) -> Option<&Node> {
+        Journal::best_of(self.nodes.iter().filter(|node| node.is_point()))
+    }
+
+    fn best_of<'a>(nodes: impl Iterator<Item = &'a Node>) -> Option<&'a Node> {
+        nodes
             .filter(|node| node.evaluation.is_some())
             .max_by(|left, right| {
                 let key = |node: &Node| {
@@ -90,7 +107,9 @@ impl Journal {
         let mut failures: Vec<&Node> = self
             .nodes
             .iter()
-            .filter(|node| node.is_buggy() && !parents.contains(node.candidate_id.as_str()))
+            .filter(|node| {
+                node.is_point() && node.is_buggy() && !parents.contains(node.candidate_id.as_str())
+            })
             .collect();
         failures.sort_by(|left, right| {
             right
@@ -158,19 +177,25 @@ impl Journal {
         point
     }
 
-    /// Proposals for iteration `iteration`: about a quarter repairs, half
-    /// improvements of the best, the rest new drafts; never a point already tried.
+    /// Proposals for iteration `iteration`: the `preset` ones first (a planner's
+    /// advice), then about a quarter repairs, half improvements of the best, the
+    /// rest new drafts; never a point already tried.
     pub fn propose(
         &self,
         space: &DesignSpace,
         count: usize,
         seed: u64,
         iteration: u32,
+        preset: Vec<Proposal>,
     ) -> Vec<Proposal> {
         let mut rng =
             SplitMix64::new(seed ^ (iteration as u64).wrapping_mul(0xA24B_AED4_963E_E407));
-        let mut seen: HashSet<DesignPoint> =
-            self.nodes.iter().map(|node| node.point.clone()).collect();
+        let mut seen: HashSet<DesignPoint> = self
+            .nodes
+            .iter()
+            .filter(|node| node.is_point())
+            .map(|node| node.point.clone())
+            .collect();
         let mut proposals = Vec::new();
         let accept =
             |proposal: Proposal, seen: &mut HashSet<DesignPoint>, proposals: &mut Vec<Proposal>| {
@@ -181,6 +206,9 @@ impl Journal {
                     false
                 }
             };
+        for proposal in preset {
+            accept(proposal, &mut seen, &mut proposals);
+        }
         if self.nodes.is_empty() {
             accept(
                 Proposal {
@@ -205,7 +233,7 @@ impl Journal {
                     &mut proposals,
                 );
             }
-            if let Some(best) = self.best() {
+            if let Some(best) = self.best_point() {
                 let improvements = (count / 2).max(1);
                 let mut made = 0;
                 for _ in 0..improvements * 10 {
@@ -298,12 +326,12 @@ mod tests {
     #[test]
     fn first_iteration_starts_from_the_default_point_and_is_deterministic() {
         let journal = Journal::from_candidates(&[]);
-        let first = journal.propose(&space(), 5, 42, 0);
-        let again = journal.propose(&space(), 5, 42, 0);
+        let first = journal.propose(&space(), 5, 42, 0, vec![]);
+        let again = journal.propose(&space(), 5, 42, 0, vec![]);
         assert_eq!(first, again, "same seed, same proposals");
         assert_eq!(first[0].point, space().default_point());
         assert_eq!(first.len(), 5);
-        let other = journal.propose(&space(), 5, 43, 0);
+        let other = journal.propose(&space(), 5, 43, 0, vec![]);
         assert_ne!(first, other, "another seed, other drafts");
     }
 
@@ -326,7 +354,7 @@ mod tests {
         ];
         let journal = Journal::from_candidates(&candidates);
         assert_eq!(journal.best().unwrap().candidate_id, "c0");
-        let proposals = journal.propose(&space, 4, 7, 1);
+        let proposals = journal.propose(&space, 4, 7, 1, vec![]);
         assert_eq!(proposals.len(), 4);
         let repair = proposals
             .iter()

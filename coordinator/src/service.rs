@@ -73,6 +73,8 @@ fn event_kind(kind: EventKind) -> JobEventKind {
         EventKind::Cancelled => JobEventKind::Cancelled,
         EventKind::CandidateDeadLettered => JobEventKind::CandidateDeadLettered,
         EventKind::StepAdjusted => JobEventKind::StepAdjusted,
+        EventKind::LlmCall => JobEventKind::LlmCall,
+        EventKind::Planner => JobEventKind::Planner,
     }
 }
 
@@ -292,6 +294,7 @@ impl Jobs for CoordinatorService {
                     noop_plan: options.noop_plan,
                     sleep_ms: options.sleep_ms,
                     signoff_deck: options.signoff_deck,
+                    planner: options.planner,
                 },
             )
             .await?;

@@ -5,6 +5,8 @@
 //! ready file), and talks to them over gRPC. Processes are SIGKILLed on drop; logs
 //! are kept in the sandbox directory and printed when a test asks for them.
 
+pub mod fake_llm;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Once;
@@ -676,6 +678,7 @@ pub fn small_job(candidates: u32, iterations: u32, seed: u64) -> JobOptions {
         noop_plan: false,
         sleep_ms: 0,
         signoff_deck: String::new(),
+        planner: String::new(),
     }
 }
 
@@ -691,6 +694,7 @@ pub fn sleep_job(candidates: u32, iterations: u32, sleep_ms: u64) -> JobOptions 
         noop_plan: true,
         sleep_ms,
         signoff_deck: String::new(),
+        planner: String::new(),
     }
 }
 

@@ -22,6 +22,7 @@ fn job(job_id: &str, created_ms: u64) -> JobRecord {
         noop_plan: true,
         sleep_ms: 0,
         signoff_deck: String::new(),
+        planner: String::new(),
     };
     JobRecord::new(job_id.into(), "t".into(), options, created_ms)
 }

@@ -375,7 +375,20 @@ impl<'a> CandidateRun<'a> {
             return false;
         };
         let skills = context.registry.skills();
-        let Some(adjustment) = planner.adjust(&self.plan, failed_step, error, &skills) else {
+        let adjusted = planner
+            .adjust(&self.plan, failed_step, error, &skills)
+            .await;
+        context
+            .emit_llm_calls(&self.job, &candidate_id, &adjusted.calls)
+            .await;
+        if let Some(reason) = &adjusted.fallback {
+            let message = format!("the heuristic planner adjusts step {failed_step}: {reason}");
+            let data = json!({"fallback": reason, "step_id": failed_step});
+            context
+                .emit(&self.job, EventKind::Planner, &candidate_id, message, data)
+                .await;
+        }
+        let Some(adjustment) = adjusted.adjustment else {
             return false;
         };
         tracing::info!(session_id = %job_id, candidate_id = %candidate_id, note = %adjustment.note, "step adjusted (ReAct)");

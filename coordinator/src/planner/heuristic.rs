@@ -21,7 +21,9 @@ use serde_json::Value;
 use crate::model::{DesignPoint, Plan};
 use crate::planner::candidate_plan::Draft;
 use crate::planner::device_units::{RowKind, is_mos};
-use crate::planner::{Adjustment, DesignSpace, PlanError, Planner, SkillCatalog, react};
+use crate::planner::{
+    Adjusted, DesignSpace, PlanError, Planner, PlannerFuture, SkillCatalog, react,
+};
 
 /// The rule set and netlist as JSON, passed through to `tech.load` and `lvs.run`.
 #[derive(Debug, Clone, Default)]
@@ -156,13 +158,17 @@ impl Planner for HeuristicPlanner {
         Ok(draft.finish())
     }
 
-    fn adjust(
-        &self,
-        plan: &Plan,
-        step_id: &str,
-        error: &Error,
-        _skills: &SkillCatalog,
-    ) -> Option<Adjustment> {
-        react::adjust(plan, step_id, error)
+    fn adjust<'a>(
+        &'a self,
+        plan: &'a Plan,
+        step_id: &'a str,
+        error: &'a Error,
+        _skills: &'a SkillCatalog,
+    ) -> PlannerFuture<'a, Adjusted> {
+        Box::pin(std::future::ready(Adjusted {
+            adjustment: react::adjust(plan, step_id, error),
+            calls: Vec::new(),
+            fallback: None,
+        }))
     }
 }

@@ -1,8 +1,10 @@
 //! Planning (seed 000 §4.2): a [`Planner`] turns the task context and one point of
 //! the design space into a plan of skill calls, and adjusts a failed step (ReAct).
-//! The built-in [`heuristic::HeuristicPlanner`] is rule-based; an LLM planner can
-//! come later behind the same trait.
+//! The built-in [`heuristic::HeuristicPlanner`] is rule-based; the LLM planner
+//! ([`crate::agent::LlmPlanner`]) wraps it behind the same trait, adding advice
+//! (design points and plans chosen by a model) and model-written adjustments.
 
+pub mod advice;
 pub mod candidate_plan;
 pub mod design_space;
 pub mod device_units;
@@ -13,6 +15,8 @@ pub mod react;
 mod tests;
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use centroid_proto::Error;
@@ -21,6 +25,7 @@ use serde_json::Value;
 
 use crate::model::{DesignPoint, JobInputs, JobRecord, Plan};
 
+pub use advice::{Advice, AdviceRequest, JournalEntry, LlmCall, PromptVersion};
 pub use design_space::DesignSpace;
 pub use heuristic::{HeuristicPlanner, RawInputs};
 
@@ -43,6 +48,26 @@ pub struct Adjustment {
     pub note: String,
 }
 
+/// What a planner's ReAct step produced: the adjustment (when it knows a fix) and
+/// the model calls it made on the way (none for the rule-based planner).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Adjusted {
+    pub adjustment: Option<Adjustment>,
+    pub calls: Vec<LlmCall>,
+    /// why the rule-based adjustment was used instead of the model's
+    pub fallback: Option<String>,
+}
+
+/// A future a planner returns (planners are used as trait objects).
+pub type PlannerFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Which planner a job runs and, for the LLM planner, with which model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlannerKind {
+    Heuristic,
+    Llm { model: String },
+}
+
 pub trait Planner: Send + Sync + 'static {
     /// The design space of this task (what the candidate generator varies).
     fn design_space(&self, context: &TaskContext, skills: &SkillCatalog) -> DesignSpace;
@@ -55,13 +80,24 @@ pub trait Planner: Send + Sync + 'static {
     ) -> Result<Plan, PlanError>;
     /// Adjusts the plan after step `step_id` failed with `error` (INVALID_PARAM,
     /// NOT_FOUND or CONFLICT); `None` when it knows no fix.
-    fn adjust(
-        &self,
-        plan: &Plan,
-        step_id: &str,
-        error: &Error,
-        skills: &SkillCatalog,
-    ) -> Option<Adjustment>;
+    fn adjust<'a>(
+        &'a self,
+        plan: &'a Plan,
+        step_id: &'a str,
+        error: &'a Error,
+        skills: &'a SkillCatalog,
+    ) -> PlannerFuture<'a, Adjusted>;
+    /// Which planner this is.
+    fn kind(&self) -> PlannerKind {
+        PlannerKind::Heuristic
+    }
+    /// Design points (and possibly a plan) for an iteration beyond what the search
+    /// journal proposes; the rule-based planner has none. Runs while the previous
+    /// iteration executes; never fails (a failed model call is a fallback).
+    fn advise(self: Arc<Self>, request: AdviceRequest) -> PlannerFuture<'static, Advice> {
+        let _ = request;
+        Box::pin(std::future::ready(Advice::default()))
+    }
 }
 
 /// Makes the planner of a job; the coordinator holds one and asks it once per

@@ -137,8 +137,8 @@ fn routing_and_lvs_are_planned_once_advertised_and_the_pitch_is_known() {
     );
 }
 
-#[test]
-fn adjust_falls_back_to_abab_and_fit_drops_undeclared_arguments() {
+#[tokio::test]
+async fn adjust_falls_back_to_abab_and_fit_drops_undeclared_arguments() {
     let (context, raw) = ota5();
     let planner = HeuristicPlanner::new(raw);
     let catalog = skills(BASIC);
@@ -158,6 +158,8 @@ fn adjust_falls_back_to_abab_and_fit_drops_undeclared_arguments() {
         .with_details(json!({"reason": reasons::ODD_UNIT_COUNT}));
     let adjusted = planner
         .adjust(&plan, &pair.step_id, &error, &catalog)
+        .await
+        .adjustment
         .unwrap();
     let new_pair = adjusted
         .plan

@@ -10,6 +10,7 @@
 //! so one coordinator drives a job at a time; another takes over when the lease
 //! lapses. The states are handled in [`planning`], [`execution`] and [`ending`].
 
+mod advice;
 mod ending;
 mod execution;
 mod planning;
@@ -126,6 +127,10 @@ pub(crate) struct Driver {
     lost: watch::Receiver<bool>,
     /// "waiting for workers" was reported already
     waiting_reported: bool,
+    /// which planner plans the job was reported already
+    planner_announced: bool,
+    /// the planner's advice for the next iteration, asked while this one runs
+    pending_advice: Option<advice::PendingAdvice>,
 }
 
 impl Driver {
@@ -150,6 +155,8 @@ impl Driver {
             parsed,
             lost,
             waiting_reported: false,
+            planner_announced: false,
+            pending_advice: None,
         })
     }
 

@@ -22,7 +22,11 @@ use crate::worker_calls;
 const ROUTE_PROBE_DEADLINE: Duration = Duration::from_secs(30);
 
 impl Driver {
-    pub(super) async fn plan_iteration(&mut self, job: &mut JobRecord, task: &TaskContext) -> Flow {
+    pub(super) async fn plan_iteration(
+        &mut self,
+        job: &mut JobRecord,
+        task: &Arc<TaskContext>,
+    ) -> Flow {
         let Some(skills) = self.live_skills(job).await else {
             self.wait_a_little(Duration::from_millis(200)).await;
             return Flow::Continue;
@@ -57,7 +61,8 @@ impl Driver {
         else {
             return Flow::Stop;
         };
-        let draft = draft_iteration(planner.as_ref(), task, &skills, job, &so_far);
+        let advice = self.advice(job, task, &planner, &skills, &so_far).await;
+        let draft = draft_iteration(planner.as_ref(), task, &skills, job, &so_far, &advice);
         let candidates = draft.candidates;
         if candidates.is_empty() {
             match draft.plan_error {
@@ -91,6 +96,9 @@ impl Driver {
             return Flow::Stop;
         }
         context.queue_changed.notify_waiters();
+        let mut journal = so_far;
+        journal.extend(candidates.iter().cloned());
+        self.ask_ahead(job, task, &planner, &skills, &journal);
         tracing::info!(session_id = %job.job_id, iteration = job.iteration, candidates = candidates.len(), "candidates enqueued");
         let data = json!({"from": "planning", "to": "executing", "candidates": candidates.len()});
         context

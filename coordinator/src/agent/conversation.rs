@@ -1,0 +1,154 @@
+//! One question to the model with one repair round: the answer is validated;
+//! an invalid one is sent back with the problems found, once. Every call is
+//! recorded as an [`LlmCall`] (the session turns those into job events).
+
+use crate::agent::answers::Problems;
+use crate::llm::{ChatMessage, Completion, LlmClient, LlmError};
+use crate::planner::LlmCall;
+
+/// What asking produced: the validated value (`None` when the model failed), the
+/// calls made, and why it failed.
+pub struct Asked<T> {
+    pub value: Option<T>,
+    pub calls: Vec<LlmCall>,
+    pub failure: Option<String>,
+}
+
+/// Asks `system`+`user` as `role` and validates the answer with `check`; an
+/// invalid answer gets one repair round with the problems.
+pub async fn ask<T>(
+    client: &LlmClient,
+    role: &str,
+    iteration: u32,
+    system: &str,
+    user: &str,
+    check: impl Fn(&str) -> Result<(T, String), Problems>,
+) -> Asked<T> {
+    let mut messages = vec![ChatMessage::system(system), ChatMessage::user(user)];
+    let mut calls = Vec::new();
+    for round in 0..2 {
+        let role_now = if round == 0 { role } else { "repair" };
+        let trace_id = uuid::Uuid::new_v4().simple().to_string();
+        let started = std::time::Instant::now();
+        let completion = match client.complete_traced(&messages, &trace_id).await {
+            Ok(completion) => completion,
+            Err(error) => {
+                let duration_ms = started.elapsed().as_millis() as u64;
+                calls.push(failed(
+                    client,
+                    role_now,
+                    iteration,
+                    &trace_id,
+                    &error,
+                    duration_ms,
+                ));
+                return Asked {
+                    value: None,
+                    calls,
+                    failure: Some(error.reason()),
+                };
+            }
+        };
+        match check(&completion.content) {
+            Ok((value, summary)) => {
+                calls.push(used(
+                    client,
+                    role_now,
+                    iteration,
+                    &completion,
+                    &trace_id,
+                    summary,
+                ));
+                return Asked {
+                    value: Some(value),
+                    calls,
+                    failure: None,
+                };
+            }
+            Err(problems) => {
+                let reason = format!("invalid answer: {}", problems.join("; "));
+                calls.push(LlmCall {
+                    outcome: "rejected".into(),
+                    reason: shorten(&reason, 400),
+                    ..used(
+                        client,
+                        role_now,
+                        iteration,
+                        &completion,
+                        &trace_id,
+                        String::new(),
+                    )
+                });
+                messages.push(ChatMessage::assistant(completion.content));
+                messages.push(ChatMessage::user(format!(
+                    "Your answer was not valid:\n- {}\nAnswer again with the JSON object only, \
+                     using only the allowed values.",
+                    problems.join("\n- ")
+                )));
+            }
+        }
+    }
+    Asked {
+        value: None,
+        calls,
+        failure: Some("invalid_answer".into()),
+    }
+}
+
+fn used(
+    client: &LlmClient,
+    role: &str,
+    iteration: u32,
+    completion: &Completion,
+    trace_id: &str,
+    summary: String,
+) -> LlmCall {
+    LlmCall {
+        role: role.to_string(),
+        iteration,
+        model: client.model().to_string(),
+        prompt_tokens: completion.prompt_tokens,
+        completion_tokens: completion.completion_tokens,
+        usage_estimated: completion.usage_estimated,
+        duration_ms: completion.duration_ms,
+        attempts: completion.attempts,
+        outcome: "used".into(),
+        reason: String::new(),
+        summary: shorten(&summary, 300),
+        trace_id: trace_id.to_string(),
+    }
+}
+
+fn failed(
+    client: &LlmClient,
+    role: &str,
+    iteration: u32,
+    trace_id: &str,
+    error: &LlmError,
+    duration_ms: u64,
+) -> LlmCall {
+    LlmCall {
+        role: role.to_string(),
+        iteration,
+        model: client.model().to_string(),
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        usage_estimated: false,
+        duration_ms,
+        attempts: 0,
+        outcome: "failed".into(),
+        reason: error.reason(),
+        summary: shorten(&error.to_string(), 300),
+        trace_id: trace_id.to_string(),
+    }
+}
+
+/// At most `limit` characters, with an ellipsis when cut.
+pub fn shorten(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(limit).collect();
+    cut.push('…');
+    cut
+}

@@ -1,0 +1,371 @@
+//! The LLM planner (seed 000 §4.2, §4.3.3, §4.5; seed 004): the rule-based
+//! planner's plans and design space, plus a model that
+//!
+//! - chooses design points (and optionally a whole plan) for each iteration,
+//!   from the circuit, the rules, the objectives, the journal and the critic's
+//!   feedback — asked while the previous iteration runs;
+//! - explains each finished iteration (the critic) and, when the same failure
+//!   repeats, rewrites its own guidance (the meta-prompt agent, versioned);
+//! - adjusts a failed step (ReAct: Thought/Action).
+//!
+//! Every answer is validated ([`answers`]); an invalid one gets one repair
+//! round, then the rule-based planner takes over — a fallback, never a failed
+//! job. Nothing the model writes runs except as a validated call of a
+//! registered skill.
+
+pub mod answers;
+mod conversation;
+pub mod prompts;
+pub mod reflection;
+
+use std::sync::{Arc, Mutex};
+
+use centroid_proto::Error;
+use centroid_schemas::TaskContext;
+
+use crate::llm::{LlmClient, LlmSettings};
+use crate::model::{DesignPoint, JobInputs, JobRecord, Plan};
+use crate::planner::heuristic::{HeuristicPlanner, RawInputs};
+use crate::planner::{
+    Adjusted, Adjustment, Advice, AdviceRequest, DesignSpace, PlanError, Planner, PlannerFactory,
+    PlannerFuture, PlannerKind, PromptVersion, SkillCatalog,
+};
+use answers::Critique;
+use conversation::{Asked, ask, shorten};
+use prompts::{Budget, PlanningPrompt};
+
+/// What the planner remembers within a job.
+#[derive(Debug, Default)]
+struct Memory {
+    guidance: Vec<PromptVersion>,
+    critique: Option<Critique>,
+    /// the iterations the critic reviewed, with their failure signatures
+    reviewed: Vec<(u32, String)>,
+}
+
+/// The LLM planner of one job.
+pub struct LlmPlanner {
+    heuristic: HeuristicPlanner,
+    client: LlmClient,
+    memory: Mutex<Memory>,
+}
+
+impl LlmPlanner {
+    pub fn new(heuristic: HeuristicPlanner, client: LlmClient) -> LlmPlanner {
+        let memory = Memory {
+            guidance: vec![PromptVersion {
+                version: 0,
+                text: prompts::DEFAULT_GUIDANCE.to_string(),
+                because: String::new(),
+            }],
+            ..Memory::default()
+        };
+        LlmPlanner {
+            heuristic,
+            client,
+            memory: Mutex::new(memory),
+        }
+    }
+
+    fn budget(&self) -> Budget {
+        Budget::of(self.client.settings())
+    }
+
+    fn guidance(&self) -> PromptVersion {
+        let memory = self.memory.lock().expect("planner memory");
+        memory.guidance.last().cloned().unwrap_or(PromptVersion {
+            version: 0,
+            text: prompts::DEFAULT_GUIDANCE.to_string(),
+            because: String::new(),
+        })
+    }
+
+    /// Every version of the guidance so far (version 0 first).
+    pub fn guidance_history(&self) -> Vec<PromptVersion> {
+        self.memory.lock().expect("planner memory").guidance.clone()
+    }
+
+    async fn advise_now(&self, request: AdviceRequest) -> Advice {
+        let mut calls = Vec::new();
+        let mut rewritten = None;
+        if let Some(reviewed) =
+            reflection::reviewable_iteration(&request.journal, request.iteration)
+            && !self.was_reviewed(reviewed)
+        {
+            calls.extend(self.review(&request, reviewed).await);
+            let (meta_calls, guidance) = self.rewrite_guidance_if_stuck(request.iteration).await;
+            calls.extend(meta_calls);
+            rewritten = guidance;
+        }
+        let guidance = self.guidance();
+        let budget = self.budget();
+        let system = prompts::planning_system(
+            &guidance.text,
+            &request.space,
+            &request.skills,
+            budget.system,
+        );
+        let feedback = self
+            .memory
+            .lock()
+            .expect("planner memory")
+            .critique
+            .as_ref()
+            .map(Critique::as_prompt)
+            .unwrap_or_default();
+        let user = PlanningPrompt {
+            task: &request.task,
+            iteration: request.iteration,
+            count: request.count,
+            journal: &request.journal,
+            feedback: &feedback,
+        }
+        .render(budget.user(crate::llm::tokens::count_tokens(&system)));
+        let tried: Vec<&DesignPoint> = request.journal.iter().map(|entry| &entry.point).collect();
+        let Asked {
+            value,
+            calls: planning_calls,
+            failure,
+        } = ask(
+            &self.client,
+            "planner",
+            request.iteration,
+            &system,
+            &user,
+            |text| {
+                let decision =
+                    answers::decision(text, &request.space, &request.skills, request.count)?;
+                let fresh = decision
+                    .points
+                    .iter()
+                    .filter(|point| !tried.contains(point))
+                    .count();
+                let summary = format!(
+                    "{} → {} points ({fresh} new){}",
+                    shorten(&decision.thought, 200),
+                    decision.points.len(),
+                    if decision.plan.is_some() {
+                        " and a plan"
+                    } else {
+                        ""
+                    }
+                );
+                Ok((decision, summary))
+            },
+        )
+        .await;
+        calls.extend(planning_calls);
+        let mut advice = match value {
+            Some(decision) => Advice {
+                points: decision.points,
+                plan: decision.plan,
+                calls,
+                fallback: None,
+                guidance: None,
+            },
+            None => Advice::fallback(failure.unwrap_or_default(), calls),
+        };
+        advice.guidance = rewritten;
+        advice
+    }
+
+    fn was_reviewed(&self, iteration: u32) -> bool {
+        self.memory
+            .lock()
+            .expect("planner memory")
+            .reviewed
+            .iter()
+            .any(|(reviewed, _)| *reviewed == iteration)
+    }
+
+    /// The critic's call on `iteration`; remembers its feedback and the
+    /// iteration's failure signature.
+    async fn review(
+        &self,
+        request: &AdviceRequest,
+        iteration: u32,
+    ) -> Vec<crate::planner::LlmCall> {
+        let signature = reflection::failure_signature(&request.journal, iteration);
+        let (system, user) =
+            prompts::critic(&request.task, iteration, &request.journal, &self.budget());
+        let asked = ask(
+            &self.client,
+            "critic",
+            request.iteration,
+            &system,
+            &user,
+            |text| {
+                let critique = answers::critique(text)?;
+                let summary = critique.feedback.clone();
+                Ok((critique, summary))
+            },
+        )
+        .await;
+        let mut memory = self.memory.lock().expect("planner memory");
+        memory.reviewed.push((iteration, signature));
+        if let Some(critique) = asked.value {
+            memory.critique = Some(critique);
+        }
+        asked.calls
+    }
+
+    /// The meta-prompt agent, when the last two reviewed iterations failed the
+    /// same way and the current guidance was not written for that failure.
+    async fn rewrite_guidance_if_stuck(
+        &self,
+        iteration: u32,
+    ) -> (Vec<crate::planner::LlmCall>, Option<PromptVersion>) {
+        let (failure, feedback, current) = {
+            let memory = self.memory.lock().expect("planner memory");
+            let last: Vec<&String> = memory
+                .reviewed
+                .iter()
+                .rev()
+                .take(2)
+                .map(|(_, s)| s)
+                .collect();
+            let stuck = last.len() == 2 && !last[0].is_empty() && last[0] == last[1];
+            let current = memory.guidance.last().cloned();
+            match (stuck, current) {
+                (true, Some(current)) if current.because != *last[0] => (
+                    last[0].clone(),
+                    memory
+                        .critique
+                        .as_ref()
+                        .map(Critique::as_prompt)
+                        .unwrap_or_default(),
+                    current,
+                ),
+                _ => return (Vec::new(), None),
+            }
+        };
+        let budget = self.budget();
+        let (system, user) = prompts::meta(&current.text, &failure, &feedback, &budget);
+        let limit = budget.system / 2;
+        let asked = ask(&self.client, "meta", iteration, &system, &user, |text| {
+            let text = answers::guidance(text, limit)?;
+            Ok((
+                text,
+                format!("guidance rewritten after repeated {failure} failures"),
+            ))
+        })
+        .await;
+        let guidance = asked.value.map(|text| {
+            let guidance = PromptVersion {
+                version: current.version + 1,
+                text,
+                because: failure.clone(),
+            };
+            self.memory
+                .lock()
+                .expect("planner memory")
+                .guidance
+                .push(guidance.clone());
+            guidance
+        });
+        (asked.calls, guidance)
+    }
+
+    async fn adjust_now(
+        &self,
+        plan: &Plan,
+        step_id: &str,
+        error: &Error,
+        skills: &SkillCatalog,
+    ) -> Adjusted {
+        let guidance = self.guidance();
+        let (system, user) =
+            prompts::react(&guidance.text, plan, step_id, error, skills, &self.budget());
+        let asked = ask(&self.client, "react", 0, &system, &user, |text| {
+            let (plan, note) = answers::react_action(text, plan, step_id, skills)?;
+            Ok(((plan, note.clone()), note))
+        })
+        .await;
+        match asked.value {
+            Some((plan, note)) => Adjusted {
+                adjustment: Some(Adjustment { plan, note }),
+                calls: asked.calls,
+                fallback: None,
+            },
+            None => {
+                let heuristic = self.heuristic.adjust(plan, step_id, error, skills).await;
+                Adjusted {
+                    adjustment: heuristic.adjustment,
+                    calls: asked.calls,
+                    fallback: asked.failure,
+                }
+            }
+        }
+    }
+}
+
+impl Planner for LlmPlanner {
+    fn design_space(&self, context: &TaskContext, skills: &SkillCatalog) -> DesignSpace {
+        self.heuristic.design_space(context, skills)
+    }
+
+    fn plan(
+        &self,
+        context: &TaskContext,
+        point: &DesignPoint,
+        skills: &SkillCatalog,
+    ) -> Result<Plan, PlanError> {
+        self.heuristic.plan(context, point, skills)
+    }
+
+    fn adjust<'a>(
+        &'a self,
+        plan: &'a Plan,
+        step_id: &'a str,
+        error: &'a Error,
+        skills: &'a SkillCatalog,
+    ) -> PlannerFuture<'a, Adjusted> {
+        Box::pin(self.adjust_now(plan, step_id, error, skills))
+    }
+
+    fn kind(&self) -> PlannerKind {
+        PlannerKind::Llm {
+            model: self.client.model().to_string(),
+        }
+    }
+
+    fn advise(self: Arc<Self>, request: AdviceRequest) -> PlannerFuture<'static, Advice> {
+        Box::pin(async move { self.advise_now(request).await })
+    }
+}
+
+/// Makes each job's planner: the LLM planner for jobs that ask for it when a
+/// model is configured, the rule-based planner otherwise.
+pub struct LlmPlanners {
+    client: Option<LlmClient>,
+}
+
+impl LlmPlanners {
+    /// Logs once why jobs asking for the LLM planner get the heuristic one.
+    pub fn new(settings: &LlmSettings) -> LlmPlanners {
+        let client = match LlmClient::new(settings.clone()) {
+            Ok(client) => {
+                tracing::info!(model = %client.model(), base_url = %settings.base_url, "LLM planner available");
+                Some(client)
+            }
+            Err(error) => {
+                tracing::info!(%error, "no LLM configured: every job uses the heuristic planner");
+                None
+            }
+        };
+        LlmPlanners { client }
+    }
+}
+
+impl PlannerFactory for LlmPlanners {
+    fn planner_for(&self, job: &JobRecord, inputs: &JobInputs) -> Arc<dyn Planner> {
+        let heuristic = HeuristicPlanner::new(RawInputs::from_job_inputs(inputs))
+            .with_route_pitch(job.route_pitch_um);
+        match &self.client {
+            Some(client) if job.options.planner == "llm" => {
+                Arc::new(LlmPlanner::new(heuristic, client.clone()))
+            }
+            _ => Arc::new(heuristic),
+        }
+    }
+}

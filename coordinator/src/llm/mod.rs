@@ -1,0 +1,12 @@
+//! A chat client for the LLM planner: OpenAI-compatible `chat/completions`
+//! (OpenAI, vLLM, Ollama, llama.cpp's server) or the Anthropic Messages API,
+//! with a deadline over all retries; and the token counting that keeps prompts
+//! within the model's context window.
+
+pub mod client;
+pub mod settings;
+pub mod tokens;
+mod wire;
+
+pub use client::{ChatMessage, Completion, LlmClient, LlmError, Role};
+pub use settings::{LlmSettings, Provider};

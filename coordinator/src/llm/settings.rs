@@ -1,0 +1,101 @@
+//! `[coordinator.llm]` (and `[cli.llm]` for `centroid run`): which model the LLM
+//! planner asks, layered like every setting (`CENTROID_LLM_BASE_URL`,
+//! `CENTROID_LLM_MODEL`, `CENTROID_LLM_API_KEY`, `CENTROID_LLM_MAX_CONTEXT_TOKENS`,
+//! `CENTROID_LLM_TEMPERATURE`, `CENTROID_LLM_MAX_TOKENS`, `CENTROID_LLM_TIMEOUT_MS`).
+
+use serde::{Deserialize, Serialize};
+
+/// The API the model speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    /// `POST {base_url}/chat/completions` (OpenAI, vLLM, Ollama, llama.cpp)
+    #[default]
+    Openai,
+    /// `POST {base_url}/messages` (Anthropic Messages API)
+    Anthropic,
+}
+
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LlmSettings {
+    pub provider: Provider,
+    /// e.g. `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`; empty = no model
+    pub base_url: String,
+    pub model: String,
+    /// may stay empty for local servers
+    pub api_key: String,
+    pub temperature: f64,
+    /// completion tokens asked for
+    pub max_tokens: u32,
+    /// the whole call, retries included, never takes longer
+    pub timeout_ms: u64,
+    /// the model's context window; prompts are built within it
+    pub max_context_tokens: u32,
+    /// ask for a JSON object (`response_format`) where the API has it
+    pub json_mode: bool,
+    /// extra attempts after a 429, a 5xx, a timeout or a lost connection
+    pub retries: u32,
+}
+
+impl Default for LlmSettings {
+    fn default() -> Self {
+        LlmSettings {
+            provider: Provider::Openai,
+            base_url: String::new(),
+            model: String::new(),
+            api_key: String::new(),
+            temperature: 0.2,
+            max_tokens: 2048,
+            timeout_ms: 60_000,
+            max_context_tokens: 8192,
+            json_mode: true,
+            retries: 2,
+        }
+    }
+}
+
+impl LlmSettings {
+    /// A model is configured when both its URL and its name are.
+    pub fn is_configured(&self) -> bool {
+        self.missing().is_none()
+    }
+
+    /// What is missing for a model to be configured (`None` when nothing is).
+    pub fn missing(&self) -> Option<String> {
+        match (
+            self.base_url.trim().is_empty(),
+            self.model.trim().is_empty(),
+        ) {
+            (true, _) => Some("no LLM base_url is configured (CENTROID_LLM_BASE_URL)".into()),
+            (false, true) => Some("no LLM model is configured (CENTROID_LLM_MODEL)".into()),
+            (false, false) => None,
+        }
+    }
+}
+
+/// Never prints the key.
+impl std::fmt::Debug for LlmSettings {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("LlmSettings")
+            .field("provider", &self.provider)
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field(
+                "api_key",
+                &if self.api_key.is_empty() {
+                    "<empty>"
+                } else {
+                    "<set>"
+                },
+            )
+            .field("temperature", &self.temperature)
+            .field("max_tokens", &self.max_tokens)
+            .field("timeout_ms", &self.timeout_ms)
+            .field("max_context_tokens", &self.max_context_tokens)
+            .field("json_mode", &self.json_mode)
+            .field("retries", &self.retries)
+            .finish()
+    }
+}

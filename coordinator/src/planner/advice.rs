@@ -1,0 +1,124 @@
+//! What a planner may add to an iteration beyond the search journal's proposals:
+//! design points and a whole plan chosen by a model, with the record of every
+//! model call that produced them (the session turns the records into job events).
+//!
+//! The rule-based planner gives no advice; the LLM planner ([`crate::agent`])
+//! does, while the previous iteration's candidates run.
+
+use std::sync::Arc;
+
+use centroid_schemas::TaskContext;
+use serde::{Deserialize, Serialize};
+
+use crate::model::{CandidateRecord, DesignPoint, Origin, Plan};
+use crate::planner::{DesignSpace, SkillCatalog};
+
+/// One candidate of the journal as a planning prompt shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalEntry {
+    pub candidate_id: String,
+    pub iteration: u32,
+    pub origin: Origin,
+    pub point: DesignPoint,
+    /// `None` while the candidate has no evaluation
+    pub passed: Option<bool>,
+    pub score: f64,
+    pub area_um2: f64,
+    pub drc_violations: i64,
+    pub lvs: String,
+    pub reasons: Vec<String>,
+}
+
+impl JournalEntry {
+    pub fn of(candidate: &CandidateRecord) -> JournalEntry {
+        let evaluation = candidate.evaluation.as_ref();
+        JournalEntry {
+            candidate_id: candidate.candidate_id.clone(),
+            iteration: candidate.iteration,
+            origin: candidate.origin,
+            point: candidate.design_point.clone(),
+            passed: evaluation.map(|evaluation| evaluation.passed),
+            score: evaluation.map_or(0.0, |evaluation| evaluation.score),
+            area_um2: evaluation.map_or(0.0, |evaluation| evaluation.area_um2),
+            drc_violations: evaluation.map_or(-1, |evaluation| evaluation.drc_violations),
+            lvs: evaluation
+                .map(|evaluation| evaluation.lvs.clone())
+                .unwrap_or_default(),
+            reasons: evaluation
+                .map(|evaluation| evaluation.reasons.clone())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// What the planner is asked for: up to `count` design points for `iteration`.
+#[derive(Debug, Clone)]
+pub struct AdviceRequest {
+    pub job_id: String,
+    pub iteration: u32,
+    pub count: usize,
+    pub task: Arc<TaskContext>,
+    pub skills: SkillCatalog,
+    pub space: DesignSpace,
+    /// every candidate so far (evaluated ones carry their verdict)
+    pub journal: Vec<JournalEntry>,
+}
+
+/// One model call, as the job's events and report show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmCall {
+    /// `planner`, `repair`, `critic`, `meta` or `react`
+    pub role: String,
+    pub iteration: u32,
+    pub model: String,
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    /// the server sent no usage; the figures are counted here
+    pub usage_estimated: bool,
+    pub duration_ms: u64,
+    pub attempts: u32,
+    /// `used`, `rejected` (the answer failed validation) or `failed` (no answer)
+    pub outcome: String,
+    /// why the answer was rejected or the call failed (empty when used)
+    pub reason: String,
+    /// the thought or decision in one line
+    pub summary: String,
+    /// the W3C trace id sent with the call (`traceparent`)
+    pub trace_id: String,
+}
+
+/// A version of the LLM planner's guidance (the part of its system prompt the
+/// meta-prompt agent rewrites); version 0 is the built-in one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PromptVersion {
+    pub version: u32,
+    pub text: String,
+    /// the repeated failure that made the meta-prompt agent write it (empty for 0)
+    pub because: String,
+}
+
+/// What a planner adds to an iteration.
+#[derive(Debug, Clone, Default)]
+pub struct Advice {
+    /// design points inside the space, best first
+    pub points: Vec<DesignPoint>,
+    /// a whole validated plan to run as one more candidate
+    pub plan: Option<Plan>,
+    /// the model calls made for this advice
+    pub calls: Vec<LlmCall>,
+    /// why the heuristic planner drafts this iteration alone (the model failed)
+    pub fallback: Option<String>,
+    /// the guidance, when the meta-prompt agent rewrote it for this advice
+    pub guidance: Option<PromptVersion>,
+}
+
+impl Advice {
+    /// No advice, because the model could not give one.
+    pub fn fallback(reason: impl Into<String>, calls: Vec<LlmCall>) -> Advice {
+        Advice {
+            fallback: Some(reason.into()),
+            calls,
+            ..Advice::default()
+        }
+    }
+}

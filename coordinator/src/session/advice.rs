@@ -1,0 +1,170 @@
+//! The planner's advice for an iteration, asked ahead: when iteration k is
+//! enqueued, the advice for k+1 is asked while k's candidates run, so a model
+//! call overlaps execution instead of adding to the job's wall time. PLANNING
+//! waits for it at most the model's timeout; what does not arrive in time is a
+//! fallback (the search journal drafts the iteration alone).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use centroid_schemas::TaskContext;
+use serde_json::json;
+use tokio::task::JoinHandle;
+
+use super::Driver;
+use crate::model::{CandidateRecord, EventKind, JobRecord};
+use crate::planner::{Advice, AdviceRequest, JournalEntry, Planner, PlannerKind, SkillCatalog};
+
+/// How much longer than the model's timeout PLANNING waits for the advice.
+const ADVICE_GRACE: Duration = Duration::from_secs(1);
+
+/// Advice being asked for one iteration; dropped = abandoned.
+pub(super) struct PendingAdvice {
+    iteration: u32,
+    handle: JoinHandle<Advice>,
+}
+
+impl Drop for PendingAdvice {
+    fn drop(&mut self) {
+        self.handle.abort();
+    }
+}
+
+/// How many design points the model is asked for: half the iteration (the
+/// search journal drafts the rest, so exploration never stops).
+fn advised_count(job: &JobRecord) -> usize {
+    (job.options.candidates_per_iteration as usize / 2).max(1)
+}
+
+fn request(
+    job: &JobRecord,
+    iteration: u32,
+    task: &Arc<TaskContext>,
+    planner: &dyn Planner,
+    skills: &SkillCatalog,
+    candidates: &[CandidateRecord],
+) -> AdviceRequest {
+    AdviceRequest {
+        job_id: job.job_id.clone(),
+        iteration,
+        count: advised_count(job),
+        task: task.clone(),
+        skills: skills.clone(),
+        space: planner.design_space(task, skills),
+        journal: candidates.iter().map(JournalEntry::of).collect(),
+    }
+}
+
+impl Driver {
+    /// The advice for `job`'s current iteration: the one asked ahead, else asked
+    /// now; waited for at most the model's timeout. Its model calls, a fallback
+    /// and a rewritten guidance are reported as events.
+    pub(super) async fn advice(
+        &mut self,
+        job: &JobRecord,
+        task: &Arc<TaskContext>,
+        planner: &Arc<dyn Planner>,
+        skills: &SkillCatalog,
+        so_far: &[CandidateRecord],
+    ) -> Advice {
+        let context = self.context.clone();
+        let kind = planner.kind();
+        if !self.planner_announced {
+            self.planner_announced = true;
+            let (message, data) = match (&kind, job.options.planner.as_str()) {
+                (PlannerKind::Llm { model }, _) => (
+                    format!("the LLM planner ({model}) plans this job"),
+                    json!({"planner": {"kind": "llm", "model": model}}),
+                ),
+                (PlannerKind::Heuristic, "llm") => {
+                    let why = context.config.llm.missing().unwrap_or_default();
+                    (
+                        format!(
+                            "the LLM planner was asked for but {why}: the heuristic planner plans this job"
+                        ),
+                        json!({"planner": {"kind": "heuristic", "model": "", "requested": "llm", "why": why}}),
+                    )
+                }
+                (PlannerKind::Heuristic, _) => (
+                    "the heuristic planner plans this job".to_string(),
+                    json!({"planner": {"kind": "heuristic", "model": ""}}),
+                ),
+            };
+            context
+                .emit(job, EventKind::Planner, "", message, data)
+                .await;
+        }
+        if kind == PlannerKind::Heuristic || job.options.noop_plan {
+            return Advice::default();
+        }
+        let pending = match self.pending_advice.take() {
+            Some(pending) if pending.iteration == job.iteration => pending,
+            _ => PendingAdvice {
+                iteration: job.iteration,
+                handle: tokio::spawn(planner.clone().advise(request(
+                    job,
+                    job.iteration,
+                    task,
+                    planner.as_ref(),
+                    skills,
+                    so_far,
+                ))),
+            },
+        };
+        // the client gives up at its timeout and records the call; the grace lets it
+        let timeout = Duration::from_millis(context.config.llm.timeout_ms) + ADVICE_GRACE;
+        let mut pending = pending;
+        let advice = tokio::select! {
+            joined = &mut pending.handle => joined.unwrap_or_else(|error| Advice::fallback(format!("planner task failed: {error}"), Vec::new())),
+            _ = tokio::time::sleep(timeout) => Advice::fallback("timeout", Vec::new()),
+            _ = self.cancel.wait_for(|cancelled| *cancelled) => Advice::fallback("cancelled", Vec::new()),
+        };
+        drop(pending);
+        context.emit_llm_calls(job, "", &advice.calls).await;
+        if let Some(guidance) = &advice.guidance {
+            let message = format!(
+                "the meta-prompt agent rewrote the planner's guidance (version {}) after repeated {} failures",
+                guidance.version, guidance.because
+            );
+            let data = json!({"system_prompt": guidance});
+            context
+                .emit(job, EventKind::Planner, "", message, data)
+                .await;
+        }
+        if let Some(reason) = &advice.fallback {
+            let message = format!(
+                "the heuristic planner drafts iteration {} alone: {reason}",
+                job.iteration
+            );
+            let data = json!({"fallback": reason, "iteration": job.iteration});
+            context
+                .emit(job, EventKind::Planner, "", message, data)
+                .await;
+        }
+        advice
+    }
+
+    /// Starts asking the advice for the iteration after `job`'s current one
+    /// (while the current one runs), when there will be one.
+    pub(super) fn ask_ahead(
+        &mut self,
+        job: &JobRecord,
+        task: &Arc<TaskContext>,
+        planner: &Arc<dyn Planner>,
+        skills: &SkillCatalog,
+        candidates: &[CandidateRecord],
+    ) {
+        let next = job.iteration + 1;
+        if planner.kind() == PlannerKind::Heuristic
+            || job.options.noop_plan
+            || next >= job.options.max_iterations
+        {
+            return;
+        }
+        let request = request(job, next, task, planner.as_ref(), skills, candidates);
+        self.pending_advice = Some(PendingAdvice {
+            iteration: next,
+            handle: tokio::spawn(planner.clone().advise(request)),
+        });
+    }
+}
