@@ -143,7 +143,7 @@ fn a_good_answer_is_used_and_the_critic_and_prompt_see_the_circuit() {
     .unwrap();
     let requests = fake.requests();
     let first = requests[0]["messages"].to_string();
-    for device in netlist["devices"].as_array().unwrap() {
+    for device in netlist["cells"][0]["devices"].as_array().unwrap() {
         let id = device["id"].as_str().unwrap();
         assert!(first.contains(id), "device {id} is in the planning prompt");
     }
