@@ -9,7 +9,8 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TranscriptLine {
     pub iteration: u32,
-    /// `planner`, `repair`, `critic`, `meta`, `react` or `fallback`
+    /// `planner`, `repair`, `critic`, `meta`, `react`, `fallback` or `late` (the
+    /// model's advice was not in when the iteration was planned)
     pub role: String,
     pub summary: String,
 }
@@ -74,6 +75,13 @@ impl PlannerReport {
                         report.transcript.push(TranscriptLine {
                             iteration: event.iteration,
                             role: "fallback".into(),
+                            summary: event.message.clone(),
+                        });
+                    }
+                    if data.get("late").is_some() {
+                        report.transcript.push(TranscriptLine {
+                            iteration: event.iteration,
+                            role: "late".into(),
                             summary: event.message.clone(),
                         });
                     }

@@ -1,8 +1,9 @@
 //! The planner's advice for an iteration, asked ahead: when iteration k is
 //! enqueued, the advice for k+1 is asked while k's candidates run, so a model
-//! call overlaps execution instead of adding to the job's wall time. PLANNING
-//! waits for it at most the model's timeout; what does not arrive in time is a
-//! fallback (the search journal drafts the iteration alone).
+//! call overlaps execution instead of adding to the job's wall time. An answer
+//! not in when k+1 is planned is not waited for: the search journal drafts k+1
+//! alone and the answer serves k+2. Only the first iteration waits for the
+//! model, at most its timeout; a model that fails is a fallback.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,8 +21,20 @@ const ADVICE_GRACE: Duration = Duration::from_secs(1);
 
 /// Advice being asked for one iteration; dropped = abandoned.
 pub(super) struct PendingAdvice {
-    iteration: u32,
     handle: JoinHandle<Advice>,
+}
+
+impl PendingAdvice {
+    /// The advice, once the task ends (a task that panicked is a fallback).
+    async fn join_mut(&mut self) -> Advice {
+        (&mut self.handle).await.unwrap_or_else(|error| {
+            Advice::fallback(format!("planner task failed: {error}"), Vec::new())
+        })
+    }
+
+    async fn join(mut self) -> Advice {
+        self.join_mut().await
+    }
 }
 
 impl Drop for PendingAdvice {
@@ -97,29 +110,45 @@ impl Driver {
         if kind == PlannerKind::Heuristic || job.options.noop_plan {
             return Advice::default();
         }
-        let pending = match self.pending_advice.take() {
-            Some(pending) if pending.iteration == job.iteration => pending,
-            _ => PendingAdvice {
-                iteration: job.iteration,
-                handle: tokio::spawn(planner.clone().advise(request(
-                    job,
-                    job.iteration,
-                    task,
-                    planner.as_ref(),
-                    skills,
-                    so_far,
-                ))),
-            },
+        let advice = match self.pending_advice.take() {
+            // asked while the last iteration ran, and answered: use it
+            Some(pending) if pending.handle.is_finished() => pending.join().await,
+            // asked, not answered yet: the journal drafts this iteration (no slot
+            // waits for a model); the answer serves the next one
+            Some(pending) => {
+                self.pending_advice = Some(pending);
+                let message = format!(
+                    "the model's advice is not in yet: the journal drafts iteration {} alone",
+                    job.iteration
+                );
+                let data = json!({"late": true, "iteration": job.iteration});
+                context
+                    .emit(job, EventKind::Planner, "", message, data)
+                    .await;
+                return Advice::default();
+            }
+            // nothing asked yet (the first iteration, or a job taken over): ask and
+            // wait at most the model's timeout — the one call a job waits for
+            None => {
+                let mut pending = PendingAdvice {
+                    handle: tokio::spawn(planner.clone().advise(request(
+                        job,
+                        job.iteration,
+                        task,
+                        planner.as_ref(),
+                        skills,
+                        so_far,
+                    ))),
+                };
+                // the client gives up at its timeout and records the call; the grace lets it
+                let timeout = Duration::from_millis(context.config.llm.timeout_ms) + ADVICE_GRACE;
+                tokio::select! {
+                    advice = pending.join_mut() => advice,
+                    _ = tokio::time::sleep(timeout) => Advice::fallback("timeout", Vec::new()),
+                    _ = self.cancel.wait_for(|cancelled| *cancelled) => Advice::fallback("cancelled", Vec::new()),
+                }
+            }
         };
-        // the client gives up at its timeout and records the call; the grace lets it
-        let timeout = Duration::from_millis(context.config.llm.timeout_ms) + ADVICE_GRACE;
-        let mut pending = pending;
-        let advice = tokio::select! {
-            joined = &mut pending.handle => joined.unwrap_or_else(|error| Advice::fallback(format!("planner task failed: {error}"), Vec::new())),
-            _ = tokio::time::sleep(timeout) => Advice::fallback("timeout", Vec::new()),
-            _ = self.cancel.wait_for(|cancelled| *cancelled) => Advice::fallback("cancelled", Vec::new()),
-        };
-        drop(pending);
         context.emit_llm_calls(job, "", &advice.calls).await;
         if let Some(guidance) = &advice.guidance {
             let message = format!(
@@ -145,7 +174,8 @@ impl Driver {
     }
 
     /// Starts asking the advice for the iteration after `job`'s current one
-    /// (while the current one runs), when there will be one.
+    /// (while the current one runs), when there will be one and no question to
+    /// the model is still open.
     pub(super) fn ask_ahead(
         &mut self,
         job: &JobRecord,
@@ -158,12 +188,12 @@ impl Driver {
         if planner.kind() == PlannerKind::Heuristic
             || job.options.noop_plan
             || next >= job.options.max_iterations
+            || self.pending_advice.is_some()
         {
             return;
         }
         let request = request(job, next, task, planner.as_ref(), skills, candidates);
         self.pending_advice = Some(PendingAdvice {
-            iteration: next,
             handle: tokio::spawn(planner.clone().advise(request)),
         });
     }
