@@ -156,36 +156,47 @@ fn a_good_answer_is_used_and_the_critic_and_prompt_see_the_circuit() {
 }
 
 #[test]
-fn every_bad_model_ends_in_a_passing_job_with_the_fallback_counted() {
+fn every_bad_model_ends_in_a_passing_job_with_the_fallback_counted_on_every_example() {
     let plan_with_unknown_skill = json!({
         "thought": "teleport the devices",
         "plan": {"plan_summary": "x", "steps": [
             {"step_id": "s1", "name": "t", "skill_name": "layout.teleport", "params": {}, "expected_output": "", "dependencies": []}
         ]}
     });
-    let cases: Vec<(&str, Vec<Reply>, Reply, u64)> = vec![
+    // each bad mode on another example circuit, so every example runs once
+    let cases: Vec<(&str, &str, Vec<Reply>, Reply, u64)> = vec![
         (
             "garbage",
+            "ota5",
             vec![],
             Reply::Text("I think ABBA is nice".into()),
             1,
         ),
-        ("empty object", vec![], Reply::Json(json!({})), 1),
+        (
+            "empty object",
+            "miller_ota",
+            vec![],
+            Reply::Json(json!({})),
+            1,
+        ),
         (
             "unknown skill",
+            "folded_cascode",
             vec![],
             Reply::Json(plan_with_unknown_skill),
             1,
         ),
-        ("HTTP 500", vec![], Reply::Status(500), 1),
+        ("HTTP 500", "mirror_bank", vec![], Reply::Status(500), 1),
         (
             "429 then success",
+            "strongarm_comparator",
             vec![Reply::StatusRetryAfter(429, 1)],
             Reply::Json(good_answer()),
             0,
         ),
         (
             "timeout",
+            "ota5_spice",
             vec![],
             Reply::Delay(
                 Duration::from_secs(30),
@@ -193,10 +204,17 @@ fn every_bad_model_ends_in_a_passing_job_with_the_fallback_counted() {
             ),
             1,
         ),
+        (
+            "good, another process",
+            "gf180/ota5",
+            vec![],
+            Reply::Json(good_answer()),
+            0,
+        ),
     ];
-    for (what, script, fallback, fallbacks) in cases {
+    for (what, example, script, fallback, fallbacks) in cases {
         let fake = FakeLlm::start_blocking(script, fallback);
-        let run = run_with(&fake, "ota5", 1, 3_000);
+        let run = run_with(&fake, example, 1, 3_000);
         assert_passed(&run, what);
         let planner = planner(&run);
         assert_eq!(planner["fallbacks"], fallbacks, "{what}: {planner}");
