@@ -32,17 +32,17 @@ pub enum Reply {
     NoUsage(String),
 }
 
-#[derive(Default)]
 struct Script {
     replies: VecDeque<Reply>,
-    fallback: Option<Reply>,
+    fallback: Reply,
     requests: Vec<Value>,
     headers: Vec<HashMap<String, String>>,
 }
 
 type Shared = Arc<Mutex<Script>>;
 
-/// A running fake server; stops when dropped.
+/// A running fake server; stops serving when dropped (a server of
+/// [`FakeLlm::start_blocking`] also ends its thread and runtime).
 pub struct FakeLlm {
     address: std::net::SocketAddr,
     script: Shared,
@@ -51,7 +51,10 @@ pub struct FakeLlm {
 }
 
 impl FakeLlm {
-    /// Starts the server on the current tokio runtime.
+    /// Starts the server on the current tokio runtime: OpenAI-style
+    /// `POST /v1/chat/completions` and Anthropic-style `POST /v1/messages`, each
+    /// answered in its API's shape. Replies come from `script` in order, then
+    /// `fallback` for every further request.
     pub async fn start(script: Vec<Reply>, fallback: Reply) -> FakeLlm {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -66,8 +69,8 @@ impl FakeLlm {
         }
     }
 
-    /// Starts the server on a thread of its own (for tests without a runtime, e.g.
-    /// ones that run `centroid` as a child process).
+    /// As [`FakeLlm::start`], on a thread of its own with its own runtime (for
+    /// tests without a runtime, e.g. ones that run `centroid` as a child process).
     pub fn start_blocking(script: Vec<Reply>, fallback: Reply) -> FakeLlm {
         let (ready_sender, ready) = std::sync::mpsc::channel();
         let thread = std::thread::spawn(move || {
@@ -100,7 +103,8 @@ impl FakeLlm {
         format!("http://{}/v1", self.address)
     }
 
-    /// Every request body received, in order.
+    /// Every request body received, in order (those answered with errors too);
+    /// a body that is not JSON is kept as a JSON string.
     pub fn requests(&self) -> Vec<Value> {
         self.script.lock().expect("script lock").requests.clone()
     }
@@ -134,8 +138,9 @@ fn serve(
 ) -> (Shared, oneshot::Sender<()>, Serving) {
     let shared: Shared = Arc::new(Mutex::new(Script {
         replies: script.into(),
-        fallback: Some(fallback),
-        ..Script::default()
+        fallback,
+        requests: Vec::new(),
+        headers: Vec::new(),
     }));
     let address = listener.local_addr().expect("a bound address");
     let app = Router::new()
@@ -143,12 +148,12 @@ fn serve(
         .route("/v1/messages", post(answer))
         .with_state(shared.clone());
     let (stop, stopped) = oneshot::channel::<()>();
+    // not a graceful shutdown: a stopped fake must not wait for a delayed reply
     let serving = Box::pin(async move {
-        let _ = axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = stopped.await;
-            })
-            .await;
+        tokio::select! {
+            _ = axum::serve(listener, app).into_future() => {}
+            _ = stopped => {}
+        }
     });
     (shared, stop, (serving, address))
 }
@@ -177,7 +182,7 @@ async fn answer(
         );
         match script.replies.pop_front() {
             Some(reply) => reply,
-            None => script.fallback.clone().unwrap_or(Reply::Status(500)),
+            None => script.fallback.clone(),
         }
     };
     let anthropic = uri.path().ends_with("/messages");

@@ -6,6 +6,7 @@
 pub mod client;
 pub mod settings;
 pub mod tokens;
+/// The request and response bodies of the two APIs.
 mod wire;
 
 pub use client::{ChatMessage, Completion, LlmClient, LlmError, Role};

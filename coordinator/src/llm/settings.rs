@@ -16,15 +16,21 @@ pub enum Provider {
     Anthropic,
 }
 
+/// Which model the LLM planner asks and how (every field has a default, so a
+/// partial `[llm]` table is fine). `Debug` never prints the key.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LlmSettings {
+    /// the API the model speaks
     pub provider: Provider,
-    /// e.g. `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`; empty = no model
+    /// with the API version, e.g. `https://api.openai.com/v1`,
+    /// `http://127.0.0.1:11434/v1`, `https://api.anthropic.com/v1`; empty = no model
     pub base_url: String,
+    /// the model's name as the server knows it
     pub model: String,
-    /// may stay empty for local servers
+    /// may stay empty for local servers (Ollama, llama.cpp, vLLM)
     pub api_key: String,
+    /// sampling temperature
     pub temperature: f64,
     /// completion tokens asked for
     pub max_tokens: u32,
@@ -61,14 +67,15 @@ impl LlmSettings {
         self.missing().is_none()
     }
 
-    /// What is missing for a model to be configured (`None` when nothing is).
+    /// Why no model is configured, for the one log line that says so (`None`
+    /// when one is).
     pub fn missing(&self) -> Option<String> {
         match (
             self.base_url.trim().is_empty(),
             self.model.trim().is_empty(),
         ) {
-            (true, _) => Some("no LLM base_url is configured (CENTROID_LLM_BASE_URL)".into()),
-            (false, true) => Some("no LLM model is configured (CENTROID_LLM_MODEL)".into()),
+            (true, _) => Some("no [llm] base_url (CENTROID_LLM_BASE_URL)".into()),
+            (false, true) => Some("no [llm] model (CENTROID_LLM_MODEL)".into()),
             (false, false) => None,
         }
     }

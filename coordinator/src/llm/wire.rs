@@ -1,43 +1,116 @@
 //! The request and response bodies of the two APIs.
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 use crate::llm::client::{ChatMessage, Role};
-use crate::llm::settings::LlmSettings;
+use crate::llm::settings::{LlmSettings, Provider};
 
-/// The OpenAI `chat/completions` request body.
-pub fn openai_request(settings: &LlmSettings, messages: &[ChatMessage]) -> Value {
-    let mut body = json!({
-        "model": settings.model,
-        "messages": messages,
-        "temperature": settings.temperature,
-        "max_tokens": settings.max_tokens,
-    });
-    if settings.json_mode {
-        body["response_format"] = json!({"type": "json_object"});
+/// The POST of `messages` to the provider's endpoint, with its headers and body
+/// (the key as `Authorization: Bearer` or `x-api-key`, only when there is one).
+pub fn request(
+    http: &reqwest::Client,
+    settings: &LlmSettings,
+    messages: &[ChatMessage],
+) -> reqwest::RequestBuilder {
+    let base = settings.base_url.trim_end_matches('/');
+    let key = &settings.api_key;
+    match settings.provider {
+        Provider::Openai => {
+            let request = http
+                .post(format!("{base}/chat/completions"))
+                .json(&OpenaiRequest::new(settings, messages));
+            if key.is_empty() {
+                request
+            } else {
+                request.bearer_auth(key)
+            }
+        }
+        Provider::Anthropic => {
+            let request = http
+                .post(format!("{base}/messages"))
+                .header("anthropic-version", "2023-06-01")
+                .json(&AnthropicRequest::new(settings, messages));
+            if key.is_empty() {
+                request
+            } else {
+                request.header("x-api-key", key)
+            }
+        }
     }
-    body
 }
 
-/// The Anthropic `messages` request body: system messages joined into `system`.
-pub fn anthropic_request(settings: &LlmSettings, messages: &[ChatMessage]) -> Value {
-    let system: Vec<&str> = messages
-        .iter()
-        .filter(|message| message.role == Role::System)
-        .map(|message| message.content.as_str())
-        .collect();
-    let turns: Vec<&ChatMessage> = messages
-        .iter()
-        .filter(|message| message.role != Role::System)
-        .collect();
-    json!({
-        "model": settings.model,
-        "max_tokens": settings.max_tokens,
-        "temperature": settings.temperature,
-        "system": system.join("\n\n"),
-        "messages": turns,
-    })
+/// The text and usage of a success body of `provider`'s API.
+pub fn answer(provider: Provider, body: &str) -> Result<Answer, String> {
+    match provider {
+        Provider::Openai => openai_answer(body),
+        Provider::Anthropic => anthropic_answer(body),
+    }
+}
+
+/// The OpenAI `chat/completions` request body.
+#[derive(Debug, Serialize)]
+struct OpenaiRequest<'a> {
+    model: &'a str,
+    messages: &'a [ChatMessage],
+    temperature: f64,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<ResponseFormat>,
+}
+
+/// `{"type": "json_object"}`: the model must answer one JSON object.
+#[derive(Debug, Serialize)]
+struct ResponseFormat {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+impl<'a> OpenaiRequest<'a> {
+    /// The request for `messages` under `settings` (`response_format` only in JSON mode).
+    fn new(settings: &'a LlmSettings, messages: &'a [ChatMessage]) -> Self {
+        OpenaiRequest {
+            model: &settings.model,
+            messages,
+            temperature: settings.temperature,
+            max_tokens: settings.max_tokens,
+            response_format: settings.json_mode.then_some(ResponseFormat {
+                kind: "json_object",
+            }),
+        }
+    }
+}
+
+/// The Anthropic `messages` request body: the system messages joined into the
+/// top-level `system`, the user and assistant turns in `messages`.
+#[derive(Debug, Serialize)]
+struct AnthropicRequest<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    temperature: f64,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    system: String,
+    messages: Vec<&'a ChatMessage>,
+}
+
+impl<'a> AnthropicRequest<'a> {
+    /// The request for `messages` under `settings`.
+    fn new(settings: &'a LlmSettings, messages: &'a [ChatMessage]) -> Self {
+        let system: Vec<&str> = messages
+            .iter()
+            .filter(|message| message.role == Role::System)
+            .map(|message| message.content.as_str())
+            .collect();
+        AnthropicRequest {
+            model: &settings.model,
+            max_tokens: settings.max_tokens,
+            temperature: settings.temperature,
+            system: system.join("\n\n"),
+            messages: messages
+                .iter()
+                .filter(|message| message.role != Role::System)
+                .collect(),
+        }
+    }
 }
 
 /// What both APIs answer, reduced to the text and the usage.
@@ -91,7 +164,7 @@ struct AnthropicUsage {
 }
 
 /// The first choice's text of an OpenAI answer.
-pub fn openai_answer(body: &str) -> Result<Answer, String> {
+fn openai_answer(body: &str) -> Result<Answer, String> {
     let response: OpenaiResponse =
         serde_json::from_str(body).map_err(|error| format!("not a chat completion: {error}"))?;
     let content = response
@@ -99,6 +172,7 @@ pub fn openai_answer(body: &str) -> Result<Answer, String> {
         .into_iter()
         .next()
         .and_then(|choice| choice.message.content)
+        .filter(|content| !content.trim().is_empty())
         .ok_or("the completion has no choice with content")?;
     Ok(Answer {
         content,
@@ -109,7 +183,7 @@ pub fn openai_answer(body: &str) -> Result<Answer, String> {
 }
 
 /// The text blocks of an Anthropic answer, joined.
-pub fn anthropic_answer(body: &str) -> Result<Answer, String> {
+fn anthropic_answer(body: &str) -> Result<Answer, String> {
     let response: AnthropicResponse =
         serde_json::from_str(body).map_err(|error| format!("not a Messages answer: {error}"))?;
     let content: String = response
@@ -118,8 +192,8 @@ pub fn anthropic_answer(body: &str) -> Result<Answer, String> {
         .filter(|block| block.kind == "text")
         .map(|block| block.text)
         .collect();
-    if content.is_empty() {
-        return Err("the answer has no text block".into());
+    if content.trim().is_empty() {
+        return Err("the answer has no text".into());
     }
     Ok(Answer {
         content,
@@ -127,4 +201,23 @@ pub fn anthropic_answer(body: &str) -> Result<Answer, String> {
             .usage
             .map(|usage| (usage.input_tokens, usage.output_tokens)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_blocks_of_an_anthropic_answer_are_joined() {
+        let body = r#"{"content": [{"type": "text", "text": "{\"a\": "},
+                                  {"type": "tool_use", "id": "t1", "name": "x", "input": {}},
+                                  {"type": "text", "text": "1}"}],
+                       "usage": {"input_tokens": 7, "output_tokens": 3}}"#;
+        let joined = answer(Provider::Anthropic, body).expect("an answer");
+        assert_eq!(joined.content, r#"{"a": 1}"#);
+        assert_eq!(joined.usage, Some((7, 3)));
+        assert!(answer(Provider::Anthropic, r#"{"content": []}"#).is_err());
+        assert!(answer(Provider::Openai, r#"{"choices": []}"#).is_err());
+        assert!(answer(Provider::Openai, "<html>").is_err());
+    }
 }
