@@ -1,8 +1,9 @@
 //! `centroid run --planner llm` against a fake OpenAI-compatible server this test
 //! starts (real HTTP on loopback, scripted replies), with real KLayout processes:
 //! a good answer is used; garbage, `{}`, a plan naming a skill nobody has, HTTP
-//! 500, 429-then-success and a timeout each end in a passing job, with the
-//! fallbacks counted in report.json and the calls in the job's events.
+//! 500, 429-then-success and a timeout each end in a passing job on every example
+//! circuit, with the fallbacks counted in report.json and the calls in the job's
+//! events.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -155,80 +156,92 @@ fn a_good_answer_is_used_and_the_critic_and_prompt_see_the_circuit() {
     );
 }
 
+/// Every example circuit: both processes, JSON and SPICE netlists.
+const EXAMPLES: &[&str] = &[
+    "ota5",
+    "miller_ota",
+    "folded_cascode",
+    "mirror_bank",
+    "strongarm_comparator",
+    "ota5_spice",
+    "gf180/ota5",
+    "gf180/miller_ota",
+    "gf180/folded_cascode",
+    "gf180/mirror_bank",
+    "gf180/strongarm_comparator",
+];
+
+/// Runs every example with a model answering `script` then `fallback`; each
+/// job must pass with `fallbacks` fallbacks counted.
+fn every_example_passes(what: &str, script: Vec<Reply>, fallback: Reply, fallbacks: u64) {
+    for example in EXAMPLES {
+        let fake = FakeLlm::start_blocking(script.clone(), fallback.clone());
+        let run = run_with(&fake, example, 1, 3_000);
+        let what = format!("{what} on {example}");
+        assert_passed(&run, &what);
+        let planner = planner(&run);
+        assert_eq!(planner["fallbacks"], fallbacks, "{what}: {planner}");
+        assert!(planner["calls"].as_u64().unwrap() >= 1, "{what}: {planner}");
+        let from_model = origins(&run)
+            .iter()
+            .filter(|origin| *origin == "llm")
+            .count();
+        if fallbacks == 1 {
+            assert_eq!(from_model, 0, "{what}: no model point after a fallback");
+        } else {
+            assert!(from_model >= 1, "{what}: {:?}", origins(&run));
+        }
+    }
+}
+
 #[test]
-fn every_bad_model_ends_in_a_passing_job_with_the_fallback_counted_on_every_example() {
-    let plan_with_unknown_skill = json!({
+fn garbage_ends_in_passing_jobs() {
+    every_example_passes(
+        "garbage",
+        vec![],
+        Reply::Text("I think ABBA is nice".into()),
+        1,
+    );
+}
+
+#[test]
+fn an_empty_object_ends_in_passing_jobs() {
+    every_example_passes("{}", vec![], Reply::Json(json!({})), 1);
+}
+
+#[test]
+fn a_plan_naming_an_unknown_skill_ends_in_passing_jobs() {
+    let plan = json!({
         "thought": "teleport the devices",
         "plan": {"plan_summary": "x", "steps": [
             {"step_id": "s1", "name": "t", "skill_name": "layout.teleport", "params": {}, "expected_output": "", "dependencies": []}
         ]}
     });
-    // each bad mode on another example circuit, so every example runs once
-    let cases: Vec<(&str, &str, Vec<Reply>, Reply, u64)> = vec![
-        (
-            "garbage",
-            "ota5",
-            vec![],
-            Reply::Text("I think ABBA is nice".into()),
-            1,
-        ),
-        (
-            "empty object",
-            "miller_ota",
-            vec![],
-            Reply::Json(json!({})),
-            1,
-        ),
-        (
-            "unknown skill",
-            "folded_cascode",
-            vec![],
-            Reply::Json(plan_with_unknown_skill),
-            1,
-        ),
-        ("HTTP 500", "mirror_bank", vec![], Reply::Status(500), 1),
-        (
-            "429 then success",
-            "strongarm_comparator",
-            vec![Reply::StatusRetryAfter(429, 1)],
-            Reply::Json(good_answer()),
-            0,
-        ),
-        (
-            "timeout",
-            "ota5_spice",
-            vec![],
-            Reply::Delay(
-                Duration::from_secs(30),
-                Box::new(Reply::Json(good_answer())),
-            ),
-            1,
-        ),
-        (
-            "good, another process",
-            "gf180/ota5",
-            vec![],
-            Reply::Json(good_answer()),
-            0,
-        ),
-    ];
-    for (what, example, script, fallback, fallbacks) in cases {
-        let fake = FakeLlm::start_blocking(script, fallback);
-        let run = run_with(&fake, example, 1, 3_000);
-        assert_passed(&run, what);
-        let planner = planner(&run);
-        assert_eq!(planner["fallbacks"], fallbacks, "{what}: {planner}");
-        assert!(planner["calls"].as_u64().unwrap() >= 1, "{what}: {planner}");
-        if fallbacks == 1 {
-            assert!(
-                origins(&run).iter().all(|origin| origin != "llm"),
-                "{what}: no model point after a fallback: {:?}",
-                origins(&run)
-            );
-        } else {
-            assert!(origins(&run).iter().any(|origin| origin == "llm"), "{what}");
-        }
-    }
+    every_example_passes("unknown skill", vec![], Reply::Json(plan), 1);
+}
+
+#[test]
+fn http_500_ends_in_passing_jobs() {
+    every_example_passes("HTTP 500", vec![], Reply::Status(500), 1);
+}
+
+#[test]
+fn a_429_then_success_is_used() {
+    every_example_passes(
+        "429 then success",
+        vec![Reply::StatusRetryAfter(429, 1)],
+        Reply::Json(good_answer()),
+        0,
+    );
+}
+
+#[test]
+fn a_timeout_ends_in_passing_jobs() {
+    let slow = Reply::Delay(
+        Duration::from_secs(30),
+        Box::new(Reply::Json(good_answer())),
+    );
+    every_example_passes("timeout", vec![], slow, 1);
 }
 
 #[test]
