@@ -16,12 +16,12 @@ export CENTROID_SKILLS_DIR := $(abspath $(SKILLS_DIR))
 
 all: build
 
-$(VENV)/.provisioned: $(SKILLS_DIR)/requirements.txt
+$(VENV)/.provisioned: $(SKILLS_DIR)/requirements.txt $(SKILLS_DIR)/requirements-test.txt
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r $(SKILLS_DIR)/requirements.txt
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r $(SKILLS_DIR)/requirements.txt -r $(SKILLS_DIR)/requirements-test.txt
 	touch $@
 
-## klayout: a venv with the pinned pip `klayout` module, pytest and ruff
+## klayout: a venv with the pinned pip `klayout` module, pytest, ruff and the MCP SDK (tests)
 klayout: $(VENV)/.provisioned
 
 ## redis: a redis-server binary for the integration tests (apt, when missing)
@@ -56,9 +56,11 @@ test-python: klayout signoff
 	$(CARGO) build -p centroid-cli
 	cd $(SKILLS_DIR) && ../../$(VENV)/bin/python -m pytest -q
 
+# `centroid run` keeps a long-term memory in $XDG_DATA_HOME; the tests get their own
 test-rust: klayout redis signoff
 	$(CARGO) build --workspace --bins
-	$(CARGO) test --workspace
+	rm -rf target/test-data
+	XDG_DATA_HOME=$(CURDIR)/target/test-data $(CARGO) test --workspace
 
 # Rust first: it builds the binaries the Python tests compare against.
 test: lint test-rust test-python

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
 use centroid_coordinator::llm::LlmSettings;
+use centroid_coordinator::memory::CaseMemory;
 use centroid_coordinator::store::MemoryStore;
 use centroid_coordinator::{Coordinator, CoordinatorConfig, service};
 use centroid_proto::runtime::BearerToken;
@@ -70,6 +71,7 @@ impl LocalCluster {
         slots: usize,
         signoff_deck: Option<&Path>,
         llm: &LlmSettings,
+        memory: Option<Arc<dyn CaseMemory>>,
     ) -> anyhow::Result<LocalCluster> {
         // loopback only, and a random token per run: another user of this machine
         // cannot submit to (or read from) this run's coordinator and worker
@@ -84,9 +86,10 @@ impl LocalCluster {
         let (listener, local_address) = service::bind(&config.listen)
             .await
             .context("binding the local coordinator")?;
-        let coordinator = Coordinator::start(config, Arc::new(MemoryStore::new()))
-            .await
-            .context("starting the local coordinator")?;
+        let coordinator =
+            Coordinator::start_with_memory(config, Arc::new(MemoryStore::new()), memory)
+                .await
+                .context("starting the local coordinator")?;
         let (server_stop, stop_requested) = oneshot::channel::<()>();
         let server = tokio::spawn(service::serve(coordinator.clone(), listener, async {
             let _ = stop_requested.await;

@@ -2,12 +2,15 @@
 //! machine; `submit`, `watch`, `status`, `result`, `cancel` and `workers` are a thin
 //! client of a farm's coordinator; `validate` checks inputs.
 
+mod cases;
 mod convert;
 mod follow;
 mod inputs;
 mod jobs_client;
 mod layer_properties;
 mod local_cluster;
+mod mcp;
+mod memory_report;
 mod output;
 mod plan;
 mod planner_report;
@@ -66,6 +69,10 @@ enum Command {
     Cancel(remote::JobArg),
     /// List the workers registered with the coordinator.
     Workers,
+    /// The long-term memory of `centroid run`: list, show or forget cases.
+    Cases(cases::CasesArgs),
+    /// Serve the KLayout skills to an MCP client over stdio (Model Context Protocol).
+    Mcp(mcp::McpArgs),
 }
 
 /// 0 when the best layout passed, 3 when the job completed without a passing layout, 1 otherwise.
@@ -125,6 +132,8 @@ fn main() -> ExitCode {
             Command::Result(args) => remote::result(&farm, args).await,
             Command::Cancel(args) => remote::cancel(&farm, args).await,
             Command::Workers => remote::workers(&farm).await,
+            Command::Cases(args) => cases::run(args).await,
+            Command::Mcp(args) => mcp::run(args).await,
         }
     });
     finish(outcome)

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::jobs_client::Jobs;
 use crate::layer_properties::layer_properties;
+use crate::memory_report::MemoryReport;
 use crate::planner_report::PlannerReport;
 use crate::report::{
     BestCandidate, CandidateError, CandidateMetrics, CandidateRecord, ChecksRan, DrcSummary,
@@ -273,7 +274,28 @@ pub fn build_report(
         candidates,
         timings,
         planner: None,
+        memory: None,
+        candidates_to_first_pass: candidates_to_first_pass(&view.candidates),
     })
+}
+
+/// Evaluated candidates in drafting order (iteration, then index; signoff reruns
+/// left out) up to and including the first that passed.
+fn candidates_to_first_pass(candidates: &[CandidateSummary]) -> Option<u32> {
+    let index = |id: &str| -> u32 {
+        id.rsplit_once("-c")
+            .and_then(|(_, index)| index.parse().ok())
+            .unwrap_or(u32::MAX)
+    };
+    let mut evaluated: Vec<&CandidateSummary> = candidates
+        .iter()
+        .filter(|candidate| candidate.origin != "signoff" && !candidate.evaluation_json.is_empty())
+        .collect();
+    evaluated.sort_by_key(|candidate| (candidate.iteration, index(&candidate.candidate_id)));
+    evaluated
+        .iter()
+        .position(|candidate| candidate.passed)
+        .map(|position| position as u32 + 1)
 }
 
 /// Fetches the artifacts and writes the output folder; returns the report.
@@ -300,6 +322,7 @@ pub async fn write_output(
         .await
         .map_err(|error| anyhow::anyhow!("{error}"))?;
     report.planner = Some(PlannerReport::from_events(&events));
+    report.memory = MemoryReport::from_events(&events);
     std::fs::create_dir_all(out.join("candidates"))
         .with_context(|| format!("creating {}", out.display()))?;
 

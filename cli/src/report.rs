@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::memory_report::MemoryReport;
 use crate::planner_report::PlannerReport;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,6 +139,13 @@ pub struct Report {
     /// Which planner planned the job and how the model was used.
     #[serde(default)]
     pub planner: Option<PlannerReport>,
+    /// What the long-term memory gave the job and what it kept (none without one).
+    #[serde(default)]
+    pub memory: Option<MemoryReport>,
+    /// Candidates evaluated, in the order they were drafted, up to and including
+    /// the first passing one (`None` when none passed).
+    #[serde(default)]
+    pub candidates_to_first_pass: Option<u32>,
 }
 
 impl Report {

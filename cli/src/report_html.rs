@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use base64::Engine as _;
 
+use crate::memory_report::MemoryReport;
 use crate::planner_report::PlannerReport;
 use crate::report::{CandidateMetrics, Report};
 
@@ -257,6 +258,9 @@ pub fn render_html(report: &Report, png: Option<&[u8]>) -> String {
     if let Some(planner) = &report.planner {
         page.push_str(&planner_section(planner));
     }
+    if let Some(memory) = &report.memory {
+        page.push_str(&memory_section(memory, report.candidates_to_first_pass));
+    }
     page.push_str("<h2>Timings</h2><table><tr><th class=\"l\">phase</th><th>seconds</th></tr>");
     for (phase, seconds) in &report.timings {
         let _ = write!(
@@ -315,6 +319,47 @@ fn planner_section(planner: &PlannerReport) -> String {
             escape(&prompt.because),
             escape(&prompt.text)
         );
+    }
+    section
+}
+
+/// What the long-term memory gave the job and what it kept.
+fn memory_section(memory: &MemoryReport, first_pass: Option<u32>) -> String {
+    let mut section = String::from("<h2>Memory</h2>");
+    let _ = write!(
+        section,
+        "<p>Long-term memory {}: {} similar cases reused, {} failure patterns shown; first passing layout after {} candidates.{}{}</p>",
+        escape(&memory.memory),
+        memory.similar_cases.len(),
+        memory.failure_patterns.len(),
+        first_pass.map_or_else(|| "no".to_string(), |count| count.to_string()),
+        memory
+            .stored_case
+            .as_ref()
+            .map_or_else(String::new, |case| format!(
+                " Stored as case {}.",
+                escape(case)
+            )),
+        memory
+            .error
+            .as_ref()
+            .map_or_else(String::new, |error| format!(
+                " Memory unavailable: {}.",
+                escape(error)
+            )),
+    );
+    if !memory.similar_cases.is_empty() {
+        section.push_str("<table><tr><th class=\"l\">earlier job</th><th class=\"l\">circuit</th><th>similarity</th></tr>");
+        for case in &memory.similar_cases {
+            let _ = write!(
+                section,
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.3}</td></tr>",
+                escape(&case.job_id),
+                escape(&case.circuit),
+                case.similarity
+            );
+        }
+        section.push_str("</table>");
     }
     section
 }
@@ -465,6 +510,8 @@ mod tests {
                 },
             ],
             timings: [("total".to_owned(), 2.5)].into(),
+            memory: None,
+            candidates_to_first_pass: Some(2),
             planner: Some(PlannerReport {
                 kind: "llm".into(),
                 model: "fake-model".into(),

@@ -5,10 +5,13 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
 use centroid_coordinator::llm::LlmSettings;
+use centroid_coordinator::memory::CaseMemory;
+use centroid_coordinator::memory::disk::DiskMemory;
 use clap::Args;
 
 use crate::EXIT_INVALID_INPUT;
@@ -26,6 +29,13 @@ pub struct RunArgs {
     /// Local KLayout processes (default: number of cores).
     #[arg(long)]
     slots: Option<usize>,
+    /// Long-term memory: similar earlier jobs seed this one, and this one is kept
+    /// (default: $XDG_DATA_HOME/centroid/memory or ~/.local/share/centroid/memory).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_memory")]
+    memory: Option<PathBuf>,
+    /// Neither read nor write the long-term memory.
+    #[arg(long)]
+    no_memory: bool,
 }
 
 pub async fn run(args: &RunArgs, llm: &LlmSettings) -> anyhow::Result<ExitCode> {
@@ -51,7 +61,15 @@ pub async fn run(args: &RunArgs, llm: &LlmSettings) -> anyhow::Result<ExitCode> 
         ),
         None => None,
     };
-    let cluster = LocalCluster::start(slots, signoff_deck.as_deref(), llm).await?;
+    let memory: Option<Arc<dyn CaseMemory>> = match (&args.memory, args.no_memory) {
+        (_, true) => None,
+        (Some(directory), false) => Some(Arc::new(DiskMemory::open(directory)?)),
+        (None, false) => match DiskMemory::default_root() {
+            Some(directory) => Some(Arc::new(DiskMemory::open(&directory)?)),
+            None => None,
+        },
+    };
+    let cluster = LocalCluster::start(slots, signoff_deck.as_deref(), llm, memory).await?;
     let mut timings = BTreeMap::new();
     timings.insert(
         "start_local_cluster".to_owned(),

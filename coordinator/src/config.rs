@@ -75,6 +75,9 @@ pub struct CommandLine {
     /// serve /metrics (Prometheus), /healthz and /readyz over HTTP on this address
     #[arg(long, env = "CENTROID_METRICS_LISTEN")]
     pub metrics_listen: Option<String>,
+    /// long-term memory: "off", a directory, or empty for Redis (with a Redis store)
+    #[arg(long, env = "CENTROID_MEMORY")]
+    pub memory: Option<String>,
 }
 
 /// The coordinator's settings after layering. `Default` is the built-in layer
@@ -125,6 +128,11 @@ pub struct CoordinatorConfig {
     /// `CENTROID_LLM_MODEL`, `CENTROID_LLM_API_KEY`, `CENTROID_LLM_MAX_CONTEXT_TOKENS`, …);
     /// not configured = every job is planned by the heuristic planner
     pub llm: LlmSettings,
+    /// the long-term memory: "" = on Redis when the store is Redis (none with the
+    /// in-process store), "off", or a directory (an on-disk memory)
+    pub memory: String,
+    /// cases kept at most in the long-term memory (the least used go first)
+    pub memory_max_cases: u32,
 }
 
 impl Default for CoordinatorConfig {
@@ -157,6 +165,8 @@ impl Default for CoordinatorConfig {
             metrics_listen: None,
             token: None,
             llm: LlmSettings::default(),
+            memory: String::new(),
+            memory_max_cases: crate::memory::DEFAULT_MAX_CASES as u32,
         }
     }
 }

@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 
 use crate::config::CoordinatorConfig;
 use crate::error::StoreError;
+use crate::memory::CaseMemory;
 use crate::metrics::CoordinatorMetrics;
 use crate::model::{EventKind, EventRecord, JobInputs, JobRecord, now_ms};
 use crate::planner::{LlmCall, Planner, PlannerFactory};
@@ -55,6 +56,8 @@ pub(crate) struct Context {
     job_planners: Mutex<HashMap<String, JobPlanner>>,
     pub shutdown: watch::Sender<bool>,
     pub metrics: CoordinatorMetrics,
+    /// the long-term memory (cases, failure patterns), when there is one
+    pub memory: Option<Arc<dyn CaseMemory>>,
 }
 
 impl Context {
@@ -63,6 +66,7 @@ impl Context {
         store: Arc<dyn Store>,
         registry: Arc<Registry>,
         planners: Arc<dyn PlannerFactory>,
+        memory: Option<Arc<dyn CaseMemory>>,
     ) -> Context {
         let consumer = config.consumer_name();
         let driver_id = format!(
@@ -84,6 +88,7 @@ impl Context {
             job_planners: Mutex::new(HashMap::new()),
             shutdown: watch::Sender::new(false),
             metrics: CoordinatorMetrics::new(),
+            memory,
         }
     }
 

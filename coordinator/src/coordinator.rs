@@ -17,6 +17,7 @@ use crate::agent::LlmPlanners;
 use crate::config::CoordinatorConfig;
 use crate::context::Context;
 use crate::error::CoordinatorError;
+use crate::memory::CaseMemory;
 use crate::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, EventKind, EventRecord, JobInputs, JobOptions,
     JobRecord, now_ms,
@@ -73,18 +74,29 @@ impl Coordinator {
         config: CoordinatorConfig,
         store: Arc<dyn Store>,
     ) -> Result<Coordinator, CoordinatorError> {
-        let planners = Arc::new(LlmPlanners::new(&config.llm));
-        Coordinator::start_with_planners(config, store, planners).await
+        Coordinator::start_with_memory(config, store, None).await
     }
 
-    /// As [`Coordinator::start`], with the planners made by `planners`.
+    /// As [`Coordinator::start`], with a long-term memory: jobs start from the
+    /// most similar cases and leave theirs.
+    pub async fn start_with_memory(
+        config: CoordinatorConfig,
+        store: Arc<dyn Store>,
+        memory: Option<Arc<dyn CaseMemory>>,
+    ) -> Result<Coordinator, CoordinatorError> {
+        let planners = Arc::new(LlmPlanners::new(&config.llm));
+        Coordinator::start_with_planners(config, store, planners, memory).await
+    }
+
+    /// As [`Coordinator::start_with_memory`], with the planners made by `planners`.
     pub async fn start_with_planners(
         config: CoordinatorConfig,
         store: Arc<dyn Store>,
         planners: Arc<dyn PlannerFactory>,
+        memory: Option<Arc<dyn CaseMemory>>,
     ) -> Result<Coordinator, CoordinatorError> {
         let registry = Registry::new(config.heartbeat_timeout(), config.token.clone());
-        let context = Arc::new(Context::new(config, store, registry, planners));
+        let context = Arc::new(Context::new(config, store, registry, planners, memory));
         let mut tasks = dispatcher::spawn(context.clone());
         // resume in the background: a store that is down must not block serving
         let resuming = context.clone();

@@ -36,13 +36,14 @@ pub fn draft_iteration(
     let space = planner.design_space(task, skills);
     let count = job.options.candidates_per_iteration as usize;
     let written_plan = advice.plan.as_ref().filter(|_| !job.options.noop_plan);
-    let preset: Vec<Proposal> = advice
-        .points
-        .iter()
-        .map(|point| Proposal {
+    let recalled = advice.recalled.iter().map(|point| (point, Origin::Memory));
+    let advised = advice.points.iter().map(|point| (point, Origin::Llm));
+    let preset: Vec<Proposal> = recalled
+        .chain(advised)
+        .map(|(point, origin)| Proposal {
             point: point.clone(),
             parent_id: String::new(),
-            origin: Origin::Llm,
+            origin,
         })
         .collect();
     let mut proposals = Journal::from_candidates(so_far).propose(

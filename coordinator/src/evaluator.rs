@@ -163,6 +163,26 @@ pub fn measure(steps: &[StepOutcome]) -> Measurements {
     measured
 }
 
+/// The family of a failure reason (`drc`, `lvs`, `matching`, `area`, `did_not_run`, `signoff`, `other`).
+pub fn failure_family(reason: &str) -> &'static str {
+    let lower = reason.to_ascii_lowercase();
+    if lower.contains("did not run") {
+        "did_not_run"
+    } else if lower.contains("signoff") || lower.contains("deck") {
+        "signoff"
+    } else if lower.contains("drc") {
+        "drc"
+    } else if lower.contains("lvs") {
+        "lvs"
+    } else if lower.contains("matching") {
+        "matching"
+    } else if lower.contains("area") {
+        "area"
+    } else {
+        "other"
+    }
+}
+
 pub fn evaluate(objectives: &DesignObjectives, result: &CandidateResult) -> Evaluation {
     let measured = measure(&result.steps);
     let mut reasons = Vec::new();

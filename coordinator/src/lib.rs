@@ -12,6 +12,7 @@ pub mod drafting;
 pub mod error;
 pub mod evaluator;
 pub mod llm;
+pub mod memory;
 pub mod metrics;
 pub mod model;
 pub mod planner;

@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use centroid_coordinator::config::CommandLine;
+use centroid_coordinator::memory::CaseMemory;
+use centroid_coordinator::memory::disk::DiskMemory;
+use centroid_coordinator::memory::redis_cases::RedisMemory;
 use centroid_coordinator::store::redis::RedisStoreSettings;
 use centroid_coordinator::store::{MemoryStore, RedisStore, Store};
 use centroid_coordinator::{Coordinator, CoordinatorConfig, service};
@@ -42,7 +45,8 @@ async fn main() -> anyhow::Result<()> {
     let (listener, local_address) = service::bind(&config.listen)
         .await
         .with_context(|| format!("binding {}", config.listen))?;
-    let coordinator = Coordinator::start(config.clone(), store)
+    let memory = long_term_memory(&config).await?;
+    let coordinator = Coordinator::start_with_memory(config.clone(), store, memory)
         .await
         .context("starting the coordinator")?;
     tracing::info!(address = %local_address, redis = %config.redis, consumer = %config.consumer_name(), "coordinator serving");
@@ -76,4 +80,31 @@ async fn main() -> anyhow::Result<()> {
         .context("serving")?;
     coordinator.shutdown().await;
     Ok(())
+}
+
+/// The long-term memory the configuration names (see `CoordinatorConfig::memory`).
+async fn long_term_memory(
+    config: &CoordinatorConfig,
+) -> anyhow::Result<Option<Arc<dyn CaseMemory>>> {
+    let cap = config.memory_max_cases as usize;
+    let memory: Option<Arc<dyn CaseMemory>> = match config.memory.as_str() {
+        "off" => None,
+        "" if config.redis == "memory" => None,
+        "" => Some(Arc::new(
+            RedisMemory::connect(&config.redis, &config.key_prefix)
+                .await
+                .context("connecting the long-term memory to redis")?
+                .with_caps(cap, cap),
+        )),
+        directory => Some(Arc::new(
+            DiskMemory::open(std::path::Path::new(directory))
+                .context("opening the long-term memory")?
+                .with_caps(cap, cap),
+        )),
+    };
+    match &memory {
+        Some(memory) => tracing::info!(memory = %memory.describe(), "long-term memory"),
+        None => tracing::info!("no long-term memory: jobs start from scratch"),
+    }
+    Ok(memory)
 }

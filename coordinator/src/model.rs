@@ -194,6 +194,8 @@ pub enum Origin {
     Repair,
     /// a kept candidate run again through the foundry's deck
     Signoff,
+    /// the best design point of a similar earlier job (long-term memory)
+    Memory,
     /// a design point chosen by the LLM planner
     Llm,
     /// a whole plan written by the LLM planner (validated; not a point of the space)
@@ -207,6 +209,7 @@ impl Origin {
             Origin::Improve => "improve",
             Origin::Repair => "repair",
             Origin::Signoff => "signoff",
+            Origin::Memory => "memory",
             Origin::Llm => "llm",
             Origin::LlmPlan => "llm_plan",
         }
@@ -435,6 +438,7 @@ pub enum EventKind {
     StepAdjusted,
     LlmCall,
     Planner,
+    Memory,
 }
 
 impl EventKind {

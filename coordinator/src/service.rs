@@ -75,6 +75,7 @@ fn event_kind(kind: EventKind) -> JobEventKind {
         EventKind::StepAdjusted => JobEventKind::StepAdjusted,
         EventKind::LlmCall => JobEventKind::LlmCall,
         EventKind::Planner => JobEventKind::Planner,
+        EventKind::Memory => JobEventKind::Memory,
     }
 }
 

@@ -123,6 +123,7 @@ fn request(task: &Arc<TaskContext>, planner: &LlmPlanner, iteration: u32) -> Adv
         skills: skills(),
         space: planner.design_space(task, &skills()),
         journal: Vec::new(),
+        history: Vec::new(),
     }
 }
 

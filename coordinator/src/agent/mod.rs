@@ -119,6 +119,7 @@ impl LlmPlanner {
             count: request.count,
             journal: &request.journal,
             feedback: &feedback,
+            history: &request.history,
         }
         .render(budget.user(crate::llm::tokens::count_tokens(&system)));
         let tried: Vec<&DesignPoint> = request.journal.iter().map(|entry| &entry.point).collect();
@@ -162,6 +163,7 @@ impl LlmPlanner {
                 calls,
                 fallback: None,
                 guidance: None,
+                recalled: Vec::new(),
             },
             None => Advice::fallback(failure.unwrap_or_default(), calls),
         };

@@ -104,6 +104,8 @@ pub struct PlanningPrompt<'a> {
     pub count: usize,
     pub journal: &'a [JournalEntry],
     pub feedback: &'a str,
+    /// similar earlier jobs and failure patterns (long-term memory), one line each
+    pub history: &'a [String],
 }
 
 impl PlanningPrompt<'_> {
@@ -141,6 +143,14 @@ impl PlanningPrompt<'_> {
             ),
             part("Design rules", 3, &rules(self.task), 32),
         ];
+        if !self.history.is_empty() {
+            parts.push(part(
+                "Historical cases (similar earlier jobs and their failures)",
+                2,
+                &self.history.join("\n"),
+                32,
+            ));
+        }
         if !self.feedback.is_empty() {
             parts.push(part(
                 "Critic's feedback on the last iteration",

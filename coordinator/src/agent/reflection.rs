@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::evaluator::failure_family;
 use crate::planner::JournalEntry;
 
 /// The latest iteration whose candidates are all evaluated and that came before
@@ -35,7 +36,7 @@ pub fn failure_signature(journal: &[JournalEntry], iteration: u32) -> String {
             .reasons
             .iter()
             .find(|reason| !reason.starts_with("performance_max"))
-            .map_or("unknown", |reason| cause_of(reason));
+            .map_or("unknown", |reason| failure_family(reason));
         *causes.entry(cause).or_default() += 1;
     }
     let failed: usize = causes.values().sum();
@@ -45,25 +46,6 @@ pub fn failure_signature(journal: &[JournalEntry], iteration: u32) -> String {
         .filter(|(_, count)| 2 * count >= failed && 2 * failed >= entries.len() && failed > 0)
         .map(|(cause, _)| cause.to_string())
         .unwrap_or_default()
-}
-
-fn cause_of(reason: &str) -> &'static str {
-    let lower = reason.to_ascii_lowercase();
-    if lower.contains("did not run") {
-        "did_not_run"
-    } else if lower.contains("signoff") || lower.contains("deck") {
-        "signoff"
-    } else if lower.contains("drc") {
-        "drc"
-    } else if lower.contains("lvs") {
-        "lvs"
-    } else if lower.contains("matching") {
-        "matching"
-    } else if lower.contains("area") {
-        "area"
-    } else {
-        "other"
-    }
 }
 
 #[cfg(test)]

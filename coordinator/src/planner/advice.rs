@@ -62,6 +62,8 @@ pub struct AdviceRequest {
     pub space: DesignSpace,
     /// every candidate so far (evaluated ones carry their verdict)
     pub journal: Vec<JournalEntry>,
+    /// similar earlier jobs and failure patterns, one line each (long-term memory)
+    pub history: Vec<String>,
 }
 
 /// One model call, as the job's events and report show it.
@@ -110,6 +112,8 @@ pub struct Advice {
     pub fallback: Option<String>,
     /// the guidance, when the meta-prompt agent rewrote it for this advice
     pub guidance: Option<PromptVersion>,
+    /// the best design points of similar earlier jobs (long-term memory), tried first
+    pub recalled: Vec<DesignPoint>,
 }
 
 impl Advice {

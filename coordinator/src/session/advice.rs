@@ -56,6 +56,7 @@ fn request(
     planner: &dyn Planner,
     skills: &SkillCatalog,
     candidates: &[CandidateRecord],
+    history: &[String],
 ) -> AdviceRequest {
     AdviceRequest {
         job_id: job.job_id.clone(),
@@ -65,6 +66,7 @@ fn request(
         skills: skills.clone(),
         space: planner.design_space(task, skills),
         journal: candidates.iter().map(JournalEntry::of).collect(),
+        history: history.to_vec(),
     }
 }
 
@@ -138,6 +140,7 @@ impl Driver {
                         planner.as_ref(),
                         skills,
                         so_far,
+                        &self.history,
                     ))),
                 };
                 // the client gives up at its timeout and records the call; the grace lets it
@@ -192,7 +195,15 @@ impl Driver {
         {
             return;
         }
-        let request = request(job, next, task, planner.as_ref(), skills, candidates);
+        let request = request(
+            job,
+            next,
+            task,
+            planner.as_ref(),
+            skills,
+            candidates,
+            &self.history,
+        );
         self.pending_advice = Some(PendingAdvice {
             handle: tokio::spawn(planner.clone().advise(request)),
         });

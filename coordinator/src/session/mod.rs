@@ -14,6 +14,7 @@ mod advice;
 mod ending;
 mod execution;
 mod planning;
+mod remembering;
 mod signoff;
 
 use execution::Awaited;
@@ -131,6 +132,10 @@ pub(crate) struct Driver {
     planner_announced: bool,
     /// the planner's advice for the next iteration, asked while this one runs
     pending_advice: Option<advice::PendingAdvice>,
+    /// the long-term memory was consulted for this job
+    recalled: bool,
+    /// similar earlier jobs and failure patterns, for the LLM planner's prompt
+    history: Vec<String>,
 }
 
 impl Driver {
@@ -157,6 +162,8 @@ impl Driver {
             waiting_reported: false,
             planner_announced: false,
             pending_advice: None,
+            recalled: false,
+            history: Vec::new(),
         })
     }
 
@@ -252,6 +259,7 @@ impl Driver {
                 Flow::Continue
             }
             JobState::Completed => {
+                self.remember(job).await;
                 let message = if job.best_passed {
                     "completed: the best candidate passed"
                 } else {
@@ -261,6 +269,7 @@ impl Driver {
                 Flow::Stop
             }
             JobState::Failed => {
+                self.remember(job).await;
                 let message = job.error.clone();
                 ending::finish(&self.context, job, Outcome::Failed, &message).await;
                 Flow::Stop

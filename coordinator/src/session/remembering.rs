@@ -1,0 +1,256 @@
+//! The job's use of the long-term memory: at its first planning, the most similar
+//! earlier cases (their best points are tried first, the LLM planner sees them
+//! with the failure patterns of similar circuits); at its end, its own case (a
+//! pass) or its failure, and the failures that repeated within it. The memory is
+//! an aid: when it cannot be read or written the job goes on, with an event.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use centroid_schemas::TaskContext;
+use serde_json::json;
+
+use super::Driver;
+use crate::evaluator::failure_family;
+use crate::memory::{Case, FailurePattern, Signature, most_similar, similar_failures};
+use crate::model::{CandidateRecord, DesignPoint, EventKind, JobRecord, Origin, now_ms};
+
+/// Similar cases reused, and failure patterns shown, at most.
+const RECALLED: usize = 3;
+
+impl Driver {
+    /// The best points of the cases most similar to this job's circuit (first
+    /// planning only); fills `self.history` for the LLM planner's prompt.
+    pub(super) async fn recall(
+        &mut self,
+        job: &JobRecord,
+        task: &Arc<TaskContext>,
+        so_far: &[CandidateRecord],
+    ) -> Vec<DesignPoint> {
+        let Some(memory) = self.context.memory.clone() else {
+            return Vec::new();
+        };
+        if self.recalled || !so_far.is_empty() {
+            return Vec::new();
+        }
+        self.recalled = true;
+        let signature = Signature::of(task);
+        let read = async {
+            Ok::<_, crate::memory::MemoryError>((memory.cases().await?, memory.failures().await?))
+        };
+        let (cases, failures) = match read.await {
+            Ok(read) => read,
+            Err(error) => {
+                self.memory_trouble(job, &error.to_string()).await;
+                return Vec::new();
+            }
+        };
+        let recalled = most_similar(cases, &signature, &job.job_id, RECALLED);
+        let failures = similar_failures(failures, &signature, RECALLED);
+        for similar in &recalled {
+            let _ = memory.used(&similar.case.job_id).await;
+            let case = &similar.case;
+            self.history.push(format!(
+                "case {} ({}, {}, similarity {:.3}): best point {} → score {:.3}, area {:.1} um2, first pass after {} candidates",
+                case.job_id,
+                case.circuit,
+                case.tech,
+                similar.similarity,
+                case.best_point.key(),
+                case.score,
+                case.area_um2,
+                case.candidates_to_first_pass
+            ));
+        }
+        for (failure, similarity) in &failures {
+            self.history.push(format!(
+                "failure {} ({}, similarity {similarity:.3}): {} — {}{}",
+                failure.id,
+                failure.circuit,
+                failure.kind,
+                failure.message,
+                failure
+                    .point
+                    .as_ref()
+                    .map_or(String::new(), |point| format!(" at {}", point.key()))
+            ));
+        }
+        let data = json!({
+            "memory": memory.describe(),
+            "similar_cases": recalled.iter().map(|similar| json!({
+                "job_id": similar.case.job_id,
+                "circuit": similar.case.circuit,
+                "similarity": similar.similarity,
+                "point": similar.case.best_point,
+            })).collect::<Vec<_>>(),
+            "failure_patterns": failures.iter().map(|(failure, similarity)| json!({
+                "id": failure.id, "kind": failure.kind, "similarity": similarity,
+            })).collect::<Vec<_>>(),
+        });
+        let message = format!(
+            "memory: {} similar cases, {} failure patterns",
+            recalled.len(),
+            failures.len()
+        );
+        self.context
+            .emit(job, EventKind::Memory, "", message, data)
+            .await;
+        let mut points: Vec<DesignPoint> = Vec::new();
+        for similar in recalled {
+            if !points.contains(&similar.case.best_point) {
+                points.push(similar.case.best_point);
+            }
+        }
+        points
+    }
+
+    /// Stores the job's case (it completed with a passing layout) or its failure,
+    /// and the failure patterns that repeated within it.
+    pub(super) async fn remember(&self, job: &JobRecord) {
+        let (Some(memory), Ok(task)) = (self.context.memory.clone(), &self.parsed) else {
+            return;
+        };
+        let context = &self.context;
+        let Some(candidates) = context
+            .with_store_retry("read candidates", || context.store.candidates(&job.job_id))
+            .await
+        else {
+            return;
+        };
+        let signature = Signature::of(task);
+        let mut ordered: Vec<&CandidateRecord> = candidates
+            .iter()
+            .filter(|candidate| {
+                candidate.origin != Origin::Signoff && candidate.evaluation.is_some()
+            })
+            .collect();
+        ordered.sort_by_key(|candidate| (candidate.iteration, index_of(&candidate.candidate_id)));
+        let passed = |candidate: &&CandidateRecord| {
+            candidate
+                .evaluation
+                .as_ref()
+                .is_some_and(|evaluation| evaluation.passed)
+        };
+        let first_pass = ordered
+            .iter()
+            .position(passed)
+            .map(|index| index as u32 + 1);
+        let best = candidates
+            .iter()
+            .find(|candidate| candidate.candidate_id == job.best_candidate_id);
+        let mut stored = Vec::new();
+        if let (true, Some(best), Some(first_pass)) = (job.best_passed, best, first_pass) {
+            let (score, area_um2) = best.evaluation.as_ref().map_or((0.0, 0.0), |evaluation| {
+                (evaluation.score, evaluation.area_um2)
+            });
+            let case = Case {
+                job_id: job.job_id.clone(),
+                circuit: task.circuit.name.clone(),
+                tech: task.drc_rules.tech.clone(),
+                signature: signature.clone(),
+                objectives: serde_json::to_value(&task.objectives).unwrap_or_default(),
+                best_point: best.design_point.clone(),
+                score,
+                area_um2,
+                candidates_to_first_pass: first_pass,
+                plan_summary: best.plan.summary.clone(),
+                stored_ms: now_ms(),
+                uses: 0,
+            };
+            match memory.put_case(&case).await {
+                Ok(()) => stored.push(json!({"stored_case": job.job_id})),
+                Err(error) => return self.memory_trouble(job, &error.to_string()).await,
+            }
+        }
+        let fixed_by = best
+            .filter(|_| job.best_passed)
+            .map(|best| best.design_point.clone());
+        let mut by_family: BTreeMap<&'static str, Vec<&CandidateRecord>> = BTreeMap::new();
+        for candidate in &ordered {
+            if let Some(evaluation) = candidate
+                .evaluation
+                .as_ref()
+                .filter(|evaluation| !evaluation.passed)
+                && let Some(reason) = evaluation
+                    .reasons
+                    .iter()
+                    .find(|reason| !reason.starts_with("performance_max"))
+            {
+                by_family
+                    .entry(failure_family(reason))
+                    .or_default()
+                    .push(candidate);
+            }
+        }
+        let mut failures: Vec<FailurePattern> = by_family
+            .into_iter()
+            .filter(|(_, failed)| failed.len() >= 2)
+            .map(|(family, failed)| FailurePattern {
+                id: format!("{}-{family}", job.job_id),
+                job_id: job.job_id.clone(),
+                circuit: task.circuit.name.clone(),
+                tech: task.drc_rules.tech.clone(),
+                signature: signature.clone(),
+                kind: family.to_string(),
+                message: failed[0]
+                    .evaluation
+                    .as_ref()
+                    .and_then(|evaluation| evaluation.reasons.first().cloned())
+                    .unwrap_or_default(),
+                point: Some(failed[0].design_point.clone()),
+                fixed_by: fixed_by.clone(),
+                stored_ms: now_ms(),
+            })
+            .collect();
+        if job.outcome == Some(crate::model::Outcome::Failed)
+            || (!job.best_passed && !job.error.is_empty())
+        {
+            failures.push(FailurePattern {
+                id: job.job_id.clone(),
+                job_id: job.job_id.clone(),
+                circuit: task.circuit.name.clone(),
+                tech: task.drc_rules.tech.clone(),
+                signature: signature.clone(),
+                kind: "job_failed".into(),
+                message: job.error.clone(),
+                point: None,
+                fixed_by: None,
+                stored_ms: now_ms(),
+            });
+        }
+        for failure in &failures {
+            if let Err(error) = memory.put_failure(failure).await {
+                return self.memory_trouble(job, &error.to_string()).await;
+            }
+            stored.push(json!({"stored_failure": failure.id}));
+        }
+        for data in stored {
+            let message = format!("memory: stored {}", data);
+            context
+                .emit(job, EventKind::Memory, "", message, data)
+                .await;
+        }
+    }
+
+    async fn memory_trouble(&self, job: &JobRecord, message: &str) {
+        tracing::warn!(session_id = %job.job_id, error = %message, "long-term memory unavailable; the job goes on without it");
+        let data = json!({"memory_error": message});
+        self.context
+            .emit(
+                job,
+                EventKind::Memory,
+                "",
+                format!("memory: {message}"),
+                data,
+            )
+            .await;
+    }
+}
+
+/// The index of a candidate in its iteration (`…-i3-c7` → 7).
+fn index_of(candidate_id: &str) -> u32 {
+    candidate_id
+        .rsplit_once("-c")
+        .and_then(|(_, index)| index.parse().ok())
+        .unwrap_or(u32::MAX)
+}
