@@ -21,6 +21,13 @@ pub struct FailurePatternSeen {
     pub similarity: f64,
 }
 
+/// A section of layout knowledge retrieved into the prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KnowledgeUsed {
+    pub source: String,
+    pub score: f64,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryReport {
     /// where the memory lives
@@ -30,6 +37,9 @@ pub struct MemoryReport {
     /// this job's case, when it was stored
     pub stored_case: Option<String>,
     pub stored_failures: Vec<String>,
+    /// the layout knowledge the LLM planner's prompt carried
+    #[serde(default)]
+    pub knowledge: Vec<KnowledgeUsed>,
     /// why the memory could not be used, when it could not
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -69,6 +79,12 @@ impl MemoryReport {
                     id: text(failure, "id"),
                     kind: text(failure, "kind"),
                     similarity: number(failure, "similarity"),
+                });
+            }
+            for used in data["knowledge"].as_array().into_iter().flatten() {
+                report.knowledge.push(KnowledgeUsed {
+                    source: text(used, "source"),
+                    score: number(used, "score"),
                 });
             }
             if let Some(case) = data.get("stored_case").and_then(Value::as_str) {

@@ -348,6 +348,18 @@ fn memory_section(memory: &MemoryReport, first_pass: Option<u32>) -> String {
                 escape(error)
             )),
     );
+    if !memory.knowledge.is_empty() {
+        section.push_str("<p>Layout knowledge in the planner's prompt:</p><ul>");
+        for used in &memory.knowledge {
+            let _ = write!(
+                section,
+                "<li>{} (BM25 {:.2})</li>",
+                escape(&used.source),
+                used.score
+            );
+        }
+        section.push_str("</ul>");
+    }
     if !memory.similar_cases.is_empty() {
         section.push_str("<table><tr><th class=\"l\">earlier job</th><th class=\"l\">circuit</th><th>similarity</th></tr>");
         for case in &memory.similar_cases {

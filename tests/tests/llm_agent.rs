@@ -189,6 +189,11 @@ async fn an_invalid_answer_gets_one_repair_round_with_the_problems() {
         .map(|call| (call.role.as_str(), call.outcome.as_str()))
         .collect();
     assert_eq!(outcomes, [("planner", "rejected"), ("repair", "used")]);
+    let first = fake.requests()[0]["messages"].to_string();
+    assert!(
+        first.contains("Layout knowledge") && first.contains("process_ihp_sg13g2.md#"),
+        "the process's notes are retrieved into the prompt"
+    );
     let repair = fake.requests()[1]["messages"].to_string();
     assert!(repair.contains("arrangement") && repair.contains("is not one of"));
 }

@@ -15,6 +15,7 @@
 
 pub mod answers;
 mod conversation;
+pub mod knowledge;
 pub mod prompts;
 pub mod reflection;
 
@@ -33,6 +34,9 @@ use crate::planner::{
 use answers::Critique;
 use conversation::{Asked, ask, shorten};
 use prompts::{Budget, PlanningPrompt};
+
+/// Sections of layout knowledge in a planning prompt.
+const KNOWLEDGE_CHUNKS: usize = 4;
 
 /// What the planner remembers within a job.
 #[derive(Debug, Default)]
@@ -113,6 +117,18 @@ impl LlmPlanner {
             .as_ref()
             .map(Critique::as_prompt)
             .unwrap_or_default();
+        let failures: Vec<String> = request
+            .journal
+            .iter()
+            .filter(|entry| entry.passed == Some(false))
+            .filter_map(|entry| entry.reasons.first())
+            .map(|reason| crate::evaluator::failure_family(reason).to_string())
+            .collect();
+        let found = knowledge::for_circuit(&request.task, &failures, KNOWLEDGE_CHUNKS);
+        let knowledge_text: Vec<String> = found
+            .iter()
+            .map(|found| format!("[{}] {}", found.chunk.source, found.chunk.text))
+            .collect();
         let user = PlanningPrompt {
             task: &request.task,
             iteration: request.iteration,
@@ -120,6 +136,7 @@ impl LlmPlanner {
             journal: &request.journal,
             feedback: &feedback,
             history: &request.history,
+            knowledge: &knowledge_text,
         }
         .render(budget.user(crate::llm::tokens::count_tokens(&system)));
         let tried: Vec<&DesignPoint> = request.journal.iter().map(|entry| &entry.point).collect();
@@ -164,10 +181,15 @@ impl LlmPlanner {
                 fallback: None,
                 guidance: None,
                 recalled: Vec::new(),
+                knowledge: Vec::new(),
             },
             None => Advice::fallback(failure.unwrap_or_default(), calls),
         };
         advice.guidance = rewritten;
+        advice.knowledge = found
+            .into_iter()
+            .map(|found| (found.chunk.source, found.score))
+            .collect();
         advice
     }
 

@@ -106,6 +106,8 @@ pub struct PlanningPrompt<'a> {
     pub feedback: &'a str,
     /// similar earlier jobs and failure patterns (long-term memory), one line each
     pub history: &'a [String],
+    /// sections of layout knowledge, `[source] text` each
+    pub knowledge: &'a [String],
 }
 
 impl PlanningPrompt<'_> {
@@ -148,6 +150,14 @@ impl PlanningPrompt<'_> {
                 "Historical cases (similar earlier jobs and their failures)",
                 2,
                 &self.history.join("\n"),
+                32,
+            ));
+        }
+        if !self.knowledge.is_empty() {
+            parts.push(part(
+                "Layout knowledge (retrieved notes)",
+                3,
+                &self.knowledge.join("\n\n"),
                 32,
             ));
         }

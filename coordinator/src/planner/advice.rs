@@ -114,6 +114,8 @@ pub struct Advice {
     pub guidance: Option<PromptVersion>,
     /// the best design points of similar earlier jobs (long-term memory), tried first
     pub recalled: Vec<DesignPoint>,
+    /// the layout knowledge the prompt carried: (source, BM25 score)
+    pub knowledge: Vec<(String, f32)>,
 }
 
 impl Advice {

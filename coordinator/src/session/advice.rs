@@ -153,6 +153,27 @@ impl Driver {
             }
         };
         context.emit_llm_calls(job, "", &advice.calls).await;
+        if !advice.knowledge.is_empty() && !self.knowledge_reported {
+            self.knowledge_reported = true;
+            let knowledge: Vec<serde_json::Value> = advice
+                .knowledge
+                .iter()
+                .map(|(source, score)| json!({"source": source, "score": score}))
+                .collect();
+            let message = format!(
+                "layout knowledge in the prompt: {} sections",
+                knowledge.len()
+            );
+            context
+                .emit(
+                    job,
+                    EventKind::Memory,
+                    "",
+                    message,
+                    json!({"knowledge": knowledge}),
+                )
+                .await;
+        }
         if let Some(guidance) = &advice.guidance {
             let message = format!(
                 "the meta-prompt agent rewrote the planner's guidance (version {}) after repeated {} failures",

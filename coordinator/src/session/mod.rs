@@ -136,6 +136,8 @@ pub(crate) struct Driver {
     recalled: bool,
     /// similar earlier jobs and failure patterns, for the LLM planner's prompt
     history: Vec<String>,
+    /// the knowledge the planner's prompt carried was reported already
+    knowledge_reported: bool,
 }
 
 impl Driver {
@@ -164,6 +166,7 @@ impl Driver {
             pending_advice: None,
             recalled: false,
             history: Vec::new(),
+            knowledge_reported: false,
         })
     }
 
