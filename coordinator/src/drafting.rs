@@ -54,6 +54,7 @@ pub fn draft_iteration(
         job.options.seed,
         job.iteration,
         preset,
+        &advice.avoid,
     );
     if written_plan.is_some() {
         // the plan is not a point of the space; the default point only labels it

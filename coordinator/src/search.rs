@@ -179,7 +179,8 @@ impl Journal {
 
     /// Proposals for iteration `iteration`: the `preset` ones first (a planner's
     /// advice), then about a quarter repairs, half improvements of the best, the
-    /// rest new drafts; never a point already tried.
+    /// rest new drafts; never a point already tried, nor one of `avoid` (points
+    /// that failed on similar circuits).
     pub fn propose(
         &self,
         space: &DesignSpace,
@@ -187,6 +188,7 @@ impl Journal {
         seed: u64,
         iteration: u32,
         preset: Vec<Proposal>,
+        avoid: &[DesignPoint],
     ) -> Vec<Proposal> {
         let mut rng =
             SplitMix64::new(seed ^ (iteration as u64).wrapping_mul(0xA24B_AED4_963E_E407));
@@ -195,6 +197,7 @@ impl Journal {
             .iter()
             .filter(|node| node.is_point())
             .map(|node| node.point.clone())
+            .chain(avoid.iter().cloned())
             .collect();
         let mut proposals = Vec::new();
         let accept =
@@ -209,7 +212,7 @@ impl Journal {
         for proposal in preset {
             accept(proposal, &mut seen, &mut proposals);
         }
-        if self.nodes.is_empty() {
+        if self.nodes.is_empty() && !avoid.contains(&space.default_point()) {
             accept(
                 Proposal {
                     point: space.default_point(),
@@ -326,12 +329,12 @@ mod tests {
     #[test]
     fn first_iteration_starts_from_the_default_point_and_is_deterministic() {
         let journal = Journal::from_candidates(&[]);
-        let first = journal.propose(&space(), 5, 42, 0, vec![]);
-        let again = journal.propose(&space(), 5, 42, 0, vec![]);
+        let first = journal.propose(&space(), 5, 42, 0, vec![], &[]);
+        let again = journal.propose(&space(), 5, 42, 0, vec![], &[]);
         assert_eq!(first, again, "same seed, same proposals");
         assert_eq!(first[0].point, space().default_point());
         assert_eq!(first.len(), 5);
-        let other = journal.propose(&space(), 5, 43, 0, vec![]);
+        let other = journal.propose(&space(), 5, 43, 0, vec![], &[]);
         assert_ne!(first, other, "another seed, other drafts");
     }
 
@@ -354,7 +357,7 @@ mod tests {
         ];
         let journal = Journal::from_candidates(&candidates);
         assert_eq!(journal.best().unwrap().candidate_id, "c0");
-        let proposals = journal.propose(&space, 4, 7, 1, vec![]);
+        let proposals = journal.propose(&space, 4, 7, 1, vec![], &[]);
         assert_eq!(proposals.len(), 4);
         let repair = proposals
             .iter()
@@ -375,5 +378,26 @@ mod tests {
         keys.push(bad.key());
         let unique: HashSet<&String> = keys.iter().collect();
         assert_eq!(unique.len(), keys.len(), "no point is tried twice");
+    }
+
+    #[test]
+    fn preset_points_come_first_and_avoided_points_never() {
+        let space = space();
+        let default = space.default_point();
+        let mut rng = SplitMix64::new(3);
+        let advised = space.random_point(&mut rng);
+        let preset = vec![Proposal {
+            point: advised.clone(),
+            parent_id: String::new(),
+            origin: Origin::Llm,
+        }];
+        let journal = Journal::from_candidates(&[]);
+        let proposals = journal.propose(&space, 6, 9, 0, preset, std::slice::from_ref(&default));
+        assert_eq!(proposals[0].point, advised);
+        assert_eq!(proposals[0].origin, Origin::Llm);
+        assert!(
+            proposals.iter().all(|proposal| proposal.point != default),
+            "a point that failed on a similar circuit is not drafted"
+        );
     }
 }

@@ -182,6 +182,7 @@ impl LlmPlanner {
                 guidance: None,
                 recalled: Vec::new(),
                 knowledge: Vec::new(),
+                avoid: Vec::new(),
             },
             None => Advice::fallback(failure.unwrap_or_default(), calls),
         };

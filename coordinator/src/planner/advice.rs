@@ -116,6 +116,8 @@ pub struct Advice {
     pub recalled: Vec<DesignPoint>,
     /// the layout knowledge the prompt carried: (source, BM25 score)
     pub knowledge: Vec<(String, f32)>,
+    /// points that failed on similar circuits (long-term memory): not drafted
+    pub avoid: Vec<DesignPoint>,
 }
 
 impl Advice {

@@ -61,9 +61,10 @@ impl Driver {
         else {
             return Flow::Stop;
         };
-        let recalled = self.recall(job, task, &so_far).await;
+        let (recalled, avoid) = self.recall(job, task, &so_far).await;
         let mut advice = self.advice(job, task, &planner, &skills, &so_far).await;
         advice.recalled = recalled;
+        advice.avoid = avoid;
         let draft = draft_iteration(planner.as_ref(), task, &skills, job, &so_far, &advice);
         let candidates = draft.candidates;
         if candidates.is_empty() {

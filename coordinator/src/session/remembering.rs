@@ -19,19 +19,20 @@ use crate::model::{CandidateRecord, DesignPoint, EventKind, JobRecord, Origin, n
 const RECALLED: usize = 3;
 
 impl Driver {
-    /// The best points of the cases most similar to this job's circuit (first
-    /// planning only); fills `self.history` for the LLM planner's prompt.
+    /// The best points of the cases most similar to this job's circuit and the
+    /// points that failed on similar circuits without being the fix (first planning
+    /// only); fills `self.history` for the LLM planner's prompt.
     pub(super) async fn recall(
         &mut self,
         job: &JobRecord,
         task: &Arc<TaskContext>,
         so_far: &[CandidateRecord],
-    ) -> Vec<DesignPoint> {
+    ) -> (Vec<DesignPoint>, Vec<DesignPoint>) {
         let Some(memory) = self.context.memory.clone() else {
-            return Vec::new();
+            return Default::default();
         };
         if self.recalled || !so_far.is_empty() {
-            return Vec::new();
+            return Default::default();
         }
         self.recalled = true;
         let signature = Signature::of(task);
@@ -42,7 +43,7 @@ impl Driver {
             Ok(read) => read,
             Err(error) => {
                 self.memory_trouble(job, &error.to_string()).await;
-                return Vec::new();
+                return Default::default();
             }
         };
         let recalled = most_similar(cases, &signature, &job.job_id, RECALLED);
@@ -101,7 +102,16 @@ impl Driver {
                 points.push(similar.case.best_point);
             }
         }
-        points
+        let avoid: Vec<DesignPoint> = failures
+            .into_iter()
+            .filter_map(|(failure, _)| {
+                failure
+                    .point
+                    .filter(|point| Some(point) != failure.fixed_by.as_ref())
+            })
+            .filter(|point| !points.contains(point))
+            .collect();
+        (points, avoid)
     }
 
     /// Stores the job's case (it completed with a passing layout) or its failure,
