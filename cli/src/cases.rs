@@ -1,5 +1,6 @@
-//! `centroid cases list|show ID|forget ID [--memory DIR]`: the long-term memory of
-//! `centroid run` (a farm's memory lives in its Redis).
+//! `centroid cases list|show ID|forget ID [--memory DIR | --farm]`: the long-term
+//! memory of `centroid run` (a directory), or with `--farm` the farm's (its
+//! coordinator's, over gRPC).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,14 +10,88 @@ use centroid_coordinator::memory::CaseMemory;
 use centroid_coordinator::memory::disk::DiskMemory;
 use clap::{Args, Subcommand};
 
+use crate::jobs_client::{ClientError, Farm, Jobs};
+
 #[derive(Debug, Args)]
 pub struct CasesArgs {
     #[command(subcommand)]
     action: CasesAction,
     /// The memory directory (default: $XDG_DATA_HOME/centroid/memory or
     /// ~/.local/share/centroid/memory).
-    #[arg(long, value_name = "DIR", global = true)]
+    #[arg(long, value_name = "DIR", global = true, conflicts_with = "farm")]
     memory: Option<PathBuf>,
+    /// The farm's memory, through its coordinator (--coordinator, [cli] coordinator).
+    #[arg(long, global = true)]
+    farm: bool,
+}
+
+/// One row of `cases list`.
+struct Row {
+    job_id: String,
+    circuit: String,
+    tech: String,
+    score: f64,
+    area_um2: f64,
+    first_pass: u32,
+    uses: u32,
+}
+
+fn print_rows(rows: &[Row]) {
+    println!(
+        "{:<20} {:<24} {:<14} {:>7} {:>10} {:>10} {:>5}",
+        "job", "circuit", "tech", "score", "area µm²", "1st pass", "uses"
+    );
+    for row in rows {
+        println!(
+            "{:<20} {:<24} {:<14} {:>7.4} {:>10.1} {:>10} {:>5}",
+            row.job_id, row.circuit, row.tech, row.score, row.area_um2, row.first_pass, row.uses
+        );
+    }
+}
+
+/// `cases` against the farm's coordinator.
+async fn on_farm(action: &CasesAction, farm: &Farm) -> anyhow::Result<ExitCode> {
+    let jobs = Jobs::connect(farm).await?;
+    let missing = |error: ClientError| -> anyhow::Result<ExitCode> {
+        eprintln!("error: {error}");
+        Ok(ExitCode::FAILURE)
+    };
+    match action {
+        CasesAction::List => match jobs.cases().await {
+            Ok(cases) => {
+                let rows: Vec<Row> = cases
+                    .into_iter()
+                    .map(|case| Row {
+                        job_id: case.job_id,
+                        circuit: case.circuit,
+                        tech: case.tech,
+                        score: case.score,
+                        area_um2: case.area_um2,
+                        first_pass: case.candidates_to_first_pass,
+                        uses: case.uses,
+                    })
+                    .collect();
+                print_rows(&rows);
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(error) => missing(error),
+        },
+        CasesAction::Show { job_id } => match jobs.case(job_id).await {
+            Ok(json) => {
+                let value: serde_json::Value = serde_json::from_str(&json)?;
+                println!("{}", serde_json::to_string_pretty(&value)?);
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(error) => missing(error),
+        },
+        CasesAction::Forget { job_id } => match jobs.forget_case(job_id).await {
+            Ok(()) => {
+                println!("forgot {job_id}");
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(error) => missing(error),
+        },
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -29,7 +104,10 @@ enum CasesAction {
     Forget { job_id: String },
 }
 
-pub async fn run(args: &CasesArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(args: &CasesArgs, farm: &Farm) -> anyhow::Result<ExitCode> {
+    if args.farm {
+        return on_farm(&args.action, farm).await;
+    }
     let directory = match &args.memory {
         Some(directory) => directory.clone(),
         None => DiskMemory::default_root()
@@ -38,23 +116,21 @@ pub async fn run(args: &CasesArgs) -> anyhow::Result<ExitCode> {
     let memory = DiskMemory::open(&directory)?;
     match &args.action {
         CasesAction::List => {
-            let cases = memory.cases().await?;
-            println!(
-                "{:<20} {:<24} {:<14} {:>7} {:>10} {:>10} {:>5}",
-                "job", "circuit", "tech", "score", "area µm²", "1st pass", "uses"
-            );
-            for case in cases {
-                println!(
-                    "{:<20} {:<24} {:<14} {:>7.4} {:>10.1} {:>10} {:>5}",
-                    case.job_id,
-                    case.circuit,
-                    case.tech,
-                    case.score,
-                    case.area_um2,
-                    case.candidates_to_first_pass,
-                    case.uses
-                );
-            }
+            let rows: Vec<Row> = memory
+                .cases()
+                .await?
+                .into_iter()
+                .map(|case| Row {
+                    job_id: case.job_id,
+                    circuit: case.circuit,
+                    tech: case.tech,
+                    score: case.score,
+                    area_um2: case.area_um2,
+                    first_pass: case.candidates_to_first_pass,
+                    uses: case.uses,
+                })
+                .collect();
+            print_rows(&rows);
             Ok(ExitCode::SUCCESS)
         }
         CasesAction::Show { job_id } => {

@@ -133,6 +133,42 @@ impl Jobs {
             .map_err(rpc_error)
     }
 
+    /// The farm's long-term memory: its cases.
+    pub async fn cases(&self) -> Result<Vec<centroid_proto::v1::CaseSummary>, ClientError> {
+        let response = self
+            .client
+            .clone()
+            .list_cases(centroid_proto::v1::ListCasesRequest {})
+            .await
+            .map_err(rpc_error)?;
+        Ok(response.into_inner().cases)
+    }
+
+    /// One case of the farm's memory, as JSON.
+    pub async fn case(&self, job_id: &str) -> Result<String, ClientError> {
+        let response = self
+            .client
+            .clone()
+            .get_case(centroid_proto::v1::GetCaseRequest {
+                job_id: job_id.to_owned(),
+            })
+            .await
+            .map_err(rpc_error)?;
+        Ok(response.into_inner().case_json)
+    }
+
+    /// Removes a case from the farm's memory.
+    pub async fn forget_case(&self, job_id: &str) -> Result<(), ClientError> {
+        self.client
+            .clone()
+            .forget_case(centroid_proto::v1::ForgetCaseRequest {
+                job_id: job_id.to_owned(),
+            })
+            .await
+            .map(|_| ())
+            .map_err(rpc_error)
+    }
+
     pub async fn workers(&self) -> Result<ListWorkersResponse, ClientError> {
         self.client
             .clone()

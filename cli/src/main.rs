@@ -132,7 +132,7 @@ fn main() -> ExitCode {
             Command::Result(args) => remote::result(&farm, args).await,
             Command::Cancel(args) => remote::cancel(&farm, args).await,
             Command::Workers => remote::workers(&farm).await,
-            Command::Cases(args) => cases::run(args).await,
+            Command::Cases(args) => cases::run(args, &farm).await,
             Command::Mcp(args) => mcp::run(args).await,
         }
     });

@@ -17,7 +17,7 @@ use crate::agent::LlmPlanners;
 use crate::config::CoordinatorConfig;
 use crate::context::Context;
 use crate::error::CoordinatorError;
-use crate::memory::CaseMemory;
+use crate::memory::{Case, CaseMemory};
 use crate::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, EventKind, EventRecord, JobInputs, JobOptions,
     JobRecord, now_ms,
@@ -117,6 +117,33 @@ impl Coordinator {
             context,
             tasks: Arc::new(Mutex::new(tasks)),
         })
+    }
+
+    /// The long-term memory's cases.
+    pub async fn cases(&self) -> Result<Vec<Case>, CoordinatorError> {
+        let memory = self
+            .context
+            .memory
+            .as_ref()
+            .ok_or(CoordinatorError::NoMemory)?;
+        memory
+            .cases()
+            .await
+            .map_err(|error| CoordinatorError::Memory(error.to_string()))
+    }
+
+    /// Removes a case from the long-term memory.
+    pub async fn forget_case(&self, job_id: &str) -> Result<(), CoordinatorError> {
+        let memory = self
+            .context
+            .memory
+            .as_ref()
+            .ok_or(CoordinatorError::NoMemory)?;
+        match memory.forget(job_id).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(CoordinatorError::UnknownCase(job_id.to_string())),
+            Err(error) => Err(CoordinatorError::Memory(error.to_string())),
+        }
     }
 
     pub fn config(&self) -> &CoordinatorConfig {

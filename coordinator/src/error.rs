@@ -23,6 +23,12 @@ pub enum CoordinatorError {
     UnknownJob(String),
     #[error("unknown artifact {0}")]
     UnknownArtifact(String),
+    #[error("no case {0} in the long-term memory")]
+    UnknownCase(String),
+    #[error("this coordinator keeps no long-term memory ([coordinator] memory = \"off\")")]
+    NoMemory,
+    #[error("long-term memory: {0}")]
+    Memory(String),
     #[error("store: {0}")]
     Store(#[from] StoreError),
     #[error("configuration: {0}")]

@@ -9,12 +9,13 @@ use centroid_proto::runtime::RequireToken;
 use centroid_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
 use centroid_proto::v1::jobs_server::{Jobs, JobsServer};
 use centroid_proto::v1::{
-    ArtifactChunk, ArtifactRef, CancelJobRequest, CancelJobResponse, CandidateSummary,
-    DeregisterWorkerRequest, DeregisterWorkerResponse, FetchArtifactRequest, GetJobRequest,
-    GetJobResponse, HeartbeatRequest, HeartbeatResponse, InputIssue as ProtoIssue, JobEvent,
-    JobEventKind, JobSummary, ListJobsRequest, ListJobsResponse, ListWorkersRequest,
-    ListWorkersResponse, RegisterWorkerRequest, RegisterWorkerResponse, SubmitJobRequest,
-    SubmitJobResponse, WatchJobRequest, WorkerInfo, WorkerStatus,
+    ArtifactChunk, ArtifactRef, CancelJobRequest, CancelJobResponse, CandidateSummary, CaseSummary,
+    DeregisterWorkerRequest, DeregisterWorkerResponse, FetchArtifactRequest, ForgetCaseRequest,
+    ForgetCaseResponse, GetCaseRequest, GetCaseResponse, GetJobRequest, GetJobResponse,
+    HeartbeatRequest, HeartbeatResponse, InputIssue as ProtoIssue, JobEvent, JobEventKind,
+    JobSummary, ListCasesRequest, ListCasesResponse, ListJobsRequest, ListJobsResponse,
+    ListWorkersRequest, ListWorkersResponse, RegisterWorkerRequest, RegisterWorkerResponse,
+    SubmitJobRequest, SubmitJobResponse, WatchJobRequest, WorkerInfo, WorkerStatus,
 };
 use centroid_proto::{Error, ErrorCode, PROTOCOL_VERSION, check_protocol_version};
 use tokio::net::TcpListener;
@@ -46,10 +47,13 @@ impl From<CoordinatorError> for Status {
             CoordinatorError::Limit(message) => {
                 Error::new(ErrorCode::ResourceExhausted, message.clone()).with_retryable(true)
             }
-            CoordinatorError::UnknownJob(_) | CoordinatorError::UnknownArtifact(_) => {
+            CoordinatorError::UnknownJob(_)
+            | CoordinatorError::UnknownArtifact(_)
+            | CoordinatorError::UnknownCase(_)
+            | CoordinatorError::NoMemory => {
                 Error::new(ErrorCode::NotFound, error.to_string()).with_retryable(false)
             }
-            CoordinatorError::Store(_) => {
+            CoordinatorError::Store(_) | CoordinatorError::Memory(_) => {
                 Error::new(ErrorCode::ServiceUnavailable, error.to_string()).with_retryable(true)
             }
             _ => Error::new(ErrorCode::InternalError, error.to_string()),
@@ -427,6 +431,55 @@ impl Jobs for CoordinatorService {
                 .collect()
         };
         Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+    }
+
+    async fn list_cases(
+        &self,
+        _request: Request<ListCasesRequest>,
+    ) -> Result<Response<ListCasesResponse>, Status> {
+        let cases = self.coordinator.cases().await?;
+        Ok(Response::new(ListCasesResponse {
+            cases: cases
+                .into_iter()
+                .map(|case| CaseSummary {
+                    job_id: case.job_id,
+                    circuit: case.circuit,
+                    tech: case.tech,
+                    score: case.score,
+                    area_um2: case.area_um2,
+                    candidates_to_first_pass: case.candidates_to_first_pass,
+                    uses: case.uses,
+                    stored_ms: case.stored_ms,
+                })
+                .collect(),
+        }))
+    }
+
+    async fn get_case(
+        &self,
+        request: Request<GetCaseRequest>,
+    ) -> Result<Response<GetCaseResponse>, Status> {
+        let job_id = request.into_inner().job_id;
+        let case = self
+            .coordinator
+            .cases()
+            .await?
+            .into_iter()
+            .find(|case| case.job_id == job_id)
+            .ok_or(CoordinatorError::UnknownCase(job_id))?;
+        Ok(Response::new(GetCaseResponse {
+            case_json: serde_json::to_string(&case).unwrap_or_default(),
+        }))
+    }
+
+    async fn forget_case(
+        &self,
+        request: Request<ForgetCaseRequest>,
+    ) -> Result<Response<ForgetCaseResponse>, Status> {
+        self.coordinator
+            .forget_case(&request.into_inner().job_id)
+            .await?;
+        Ok(Response::new(ForgetCaseResponse {}))
     }
 
     async fn list_workers(
