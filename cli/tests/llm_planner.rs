@@ -55,6 +55,7 @@ fn run_with(fake: &FakeLlm, example: &str, iterations: u32, timeout_ms: u64) -> 
         .env_remove("CENTROID_CONFIG")
         .args([
             "run",
+            "--no-memory",
             "--planner",
             "llm",
             "--candidates",
@@ -254,6 +255,7 @@ fn with_no_model_configured_the_heuristic_planner_says_so_and_plans() {
         .env_remove("CENTROID_LLM_MODEL")
         .args([
             "run",
+            "--no-memory",
             "--planner",
             "llm",
             "--candidates",

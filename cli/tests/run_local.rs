@@ -57,6 +57,7 @@ fn run_writes_a_clean_layout_and_a_complete_report() {
     let output = centroid()
         .args([
             "run",
+            "--no-memory",
             "--candidates",
             "3",
             "--iterations",
@@ -210,7 +211,7 @@ fn run_with_bad_inputs_exits_2_and_writes_nothing() {
     .unwrap();
     let out = work.path().join("out");
     let output = centroid()
-        .args(["run", "--out"])
+        .args(["run", "--no-memory", "--out"])
         .arg(&out)
         .arg(&circuit)
         .output()
@@ -239,6 +240,7 @@ fn every_example_circuit_gets_a_passing_layout() {
         let output = centroid()
             .args([
                 "run",
+                "--no-memory",
                 "--candidates",
                 "4",
                 "--iterations",

@@ -38,6 +38,7 @@ fn run_example_with_deck(
         .env("CENTROID_SKILLS_DIR", repository().join("worker/skills"))
         .args([
             "run",
+            "--no-memory",
             "--candidates",
             &candidates.to_string(),
             "--iterations",

@@ -67,6 +67,7 @@ fn geometry_digest(gds: &Path) -> String {
 fn run_job(dir: &Path, out: &Path) -> Value {
     let output = centroid(&[
         "run",
+        "--no-memory",
         "--candidates",
         "3",
         "--iterations",
