@@ -10,6 +10,8 @@ use centroid_coordinator::memory::CaseMemory;
 use centroid_coordinator::memory::disk::DiskMemory;
 use clap::{Args, Subcommand};
 
+use centroid_proto::v1::CaseSummary;
+
 use crate::jobs_client::{ClientError, Farm, Jobs};
 
 #[derive(Debug, Args)]
@@ -25,18 +27,7 @@ pub struct CasesArgs {
     farm: bool,
 }
 
-/// One row of `cases list`.
-struct Row {
-    job_id: String,
-    circuit: String,
-    tech: String,
-    score: f64,
-    area_um2: f64,
-    first_pass: u32,
-    uses: u32,
-}
-
-fn print_rows(rows: &[Row]) {
+fn print_rows(rows: &[CaseSummary]) {
     println!(
         "{:<20} {:<24} {:<14} {:>7} {:>10} {:>10} {:>5}",
         "job", "circuit", "tech", "score", "area µm²", "1st pass", "uses"
@@ -44,7 +35,13 @@ fn print_rows(rows: &[Row]) {
     for row in rows {
         println!(
             "{:<20} {:<24} {:<14} {:>7.4} {:>10.1} {:>10} {:>5}",
-            row.job_id, row.circuit, row.tech, row.score, row.area_um2, row.first_pass, row.uses
+            row.job_id,
+            row.circuit,
+            row.tech,
+            row.score,
+            row.area_um2,
+            row.candidates_to_first_pass,
+            row.uses
         );
     }
 }
@@ -59,19 +56,7 @@ async fn on_farm(action: &CasesAction, farm: &Farm) -> anyhow::Result<ExitCode> 
     match action {
         CasesAction::List => match jobs.cases().await {
             Ok(cases) => {
-                let rows: Vec<Row> = cases
-                    .into_iter()
-                    .map(|case| Row {
-                        job_id: case.job_id,
-                        circuit: case.circuit,
-                        tech: case.tech,
-                        score: case.score,
-                        area_um2: case.area_um2,
-                        first_pass: case.candidates_to_first_pass,
-                        uses: case.uses,
-                    })
-                    .collect();
-                print_rows(&rows);
+                print_rows(&cases);
                 Ok(ExitCode::SUCCESS)
             }
             Err(error) => missing(error),
@@ -116,19 +101,11 @@ pub async fn run(args: &CasesArgs, farm: &Farm) -> anyhow::Result<ExitCode> {
     let memory = DiskMemory::open(&directory)?;
     match &args.action {
         CasesAction::List => {
-            let rows: Vec<Row> = memory
+            let rows: Vec<CaseSummary> = memory
                 .cases()
                 .await?
                 .into_iter()
-                .map(|case| Row {
-                    job_id: case.job_id,
-                    circuit: case.circuit,
-                    tech: case.tech,
-                    score: case.score,
-                    area_um2: case.area_um2,
-                    first_pass: case.candidates_to_first_pass,
-                    uses: case.uses,
-                })
+                .map(CaseSummary::from)
                 .collect();
             print_rows(&rows);
             Ok(ExitCode::SUCCESS)

@@ -439,19 +439,7 @@ impl Jobs for CoordinatorService {
     ) -> Result<Response<ListCasesResponse>, Status> {
         let cases = self.coordinator.cases().await?;
         Ok(Response::new(ListCasesResponse {
-            cases: cases
-                .into_iter()
-                .map(|case| CaseSummary {
-                    job_id: case.job_id,
-                    circuit: case.circuit,
-                    tech: case.tech,
-                    score: case.score,
-                    area_um2: case.area_um2,
-                    candidates_to_first_pass: case.candidates_to_first_pass,
-                    uses: case.uses,
-                    stored_ms: case.stored_ms,
-                })
-                .collect(),
+            cases: cases.into_iter().map(CaseSummary::from).collect(),
         }))
     }
 

@@ -50,6 +50,22 @@ pub struct Case {
     pub uses: u32,
 }
 
+/// A case as the Jobs service lists it.
+impl From<Case> for centroid_proto::v1::CaseSummary {
+    fn from(case: Case) -> Self {
+        centroid_proto::v1::CaseSummary {
+            job_id: case.job_id,
+            circuit: case.circuit,
+            tech: case.tech,
+            score: case.score,
+            area_um2: case.area_um2,
+            candidates_to_first_pass: case.candidates_to_first_pass,
+            uses: case.uses,
+            stored_ms: case.stored_ms,
+        }
+    }
+}
+
 /// A failure worth remembering: a job that failed, or a design choice that kept
 /// failing on a circuit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

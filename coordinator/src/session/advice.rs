@@ -49,16 +49,18 @@ fn advised_count(job: &JobRecord) -> usize {
     (job.options.candidates_per_iteration as usize / 2).max(1)
 }
 
-fn request(
+/// Starts asking `planner` for the advice of `iteration`, given the candidates so
+/// far and the memory's history lines.
+fn ask(
     job: &JobRecord,
     iteration: u32,
     task: &Arc<TaskContext>,
-    planner: &dyn Planner,
+    planner: &Arc<dyn Planner>,
     skills: &SkillCatalog,
     candidates: &[CandidateRecord],
     history: &[String],
-) -> AdviceRequest {
-    AdviceRequest {
+) -> PendingAdvice {
+    let request = AdviceRequest {
         job_id: job.job_id.clone(),
         iteration,
         count: advised_count(job),
@@ -67,6 +69,9 @@ fn request(
         space: planner.design_space(task, skills),
         journal: candidates.iter().map(JournalEntry::of).collect(),
         history: history.to_vec(),
+    };
+    PendingAdvice {
+        handle: tokio::spawn(planner.clone().advise(request)),
     }
 }
 
@@ -132,17 +137,15 @@ impl Driver {
             // nothing asked yet (the first iteration, or a job taken over): ask and
             // wait at most the model's timeout — the one call a job waits for
             None => {
-                let mut pending = PendingAdvice {
-                    handle: tokio::spawn(planner.clone().advise(request(
-                        job,
-                        job.iteration,
-                        task,
-                        planner.as_ref(),
-                        skills,
-                        so_far,
-                        &self.history,
-                    ))),
-                };
+                let mut pending = ask(
+                    job,
+                    job.iteration,
+                    task,
+                    planner,
+                    skills,
+                    so_far,
+                    &self.history,
+                );
                 // the client gives up at its timeout and records the call; the grace lets it
                 let timeout = Duration::from_millis(context.config.llm.timeout_ms) + ADVICE_GRACE;
                 tokio::select! {
@@ -216,17 +219,14 @@ impl Driver {
         {
             return;
         }
-        let request = request(
+        self.pending_advice = Some(ask(
             job,
             next,
             task,
-            planner.as_ref(),
+            planner,
             skills,
             candidates,
             &self.history,
-        );
-        self.pending_advice = Some(PendingAdvice {
-            handle: tokio::spawn(planner.clone().advise(request)),
-        });
+        ));
     }
 }
