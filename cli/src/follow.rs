@@ -44,6 +44,10 @@ pub struct JobArgs {
     /// or [cli.llm]; the heuristic planner takes over whenever the model fails).
     #[arg(long, value_enum, default_value_t = PlannerChoice::Heuristic)]
     pub planner: PlannerChoice,
+    /// Once a candidate passed, search on until this many iterations in a row
+    /// found no better one (default 1; a farm exploring a layout wants more).
+    #[arg(long, value_name = "ITERATIONS")]
+    pub patience: Option<u32>,
 }
 
 /// `--planner`.
@@ -111,6 +115,7 @@ pub async fn submit_and_follow(
     );
     options.signoff_deck = args.signoff_deck_name();
     options.planner = args.planner.as_str().to_owned();
+    options.patience = args.patience.unwrap_or(0);
     let searched = Instant::now();
     let submitted = match jobs.submit(checked.submit_request(name, options)).await {
         Ok(submitted) => submitted,

@@ -18,6 +18,7 @@ mod progress;
 mod remote;
 mod report;
 mod report_html;
+mod report_sections;
 mod run;
 mod settings;
 mod validate;

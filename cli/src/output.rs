@@ -102,6 +102,7 @@ fn metrics_of(candidate: &CandidateSummary) -> Option<CandidateMetrics> {
         "drc_by_rule",
         "lvs_mismatches",
         "signoff",
+        "layout",
     ] {
         if let Some(value) = evaluation.get(key) {
             other.insert(key.to_owned(), value.clone());
@@ -189,6 +190,7 @@ pub fn build_report(
             passed: candidate.passed,
             metrics: metrics_of(candidate),
             error: (!candidate.error.is_empty()).then(|| split_error(&candidate.error)),
+            seconds: (candidate.duration_ms > 0).then(|| candidate.duration_ms as f64 / 1000.0),
             design: serde_json::from_str(&candidate.design_point_json).unwrap_or(Value::Null),
         })
         .collect();

@@ -239,6 +239,7 @@ impl Drafter {
             sleep_ms: 0,
             signoff_deck: String::new(),
             planner: String::new(),
+            patience: 0,
         };
         let mut job = JobRecord::new("plan".into(), name, options, now_ms());
         if routing_advertised(&self.skills) {

@@ -57,6 +57,9 @@ pub struct CandidateRecord {
     pub passed: bool,
     pub metrics: Option<CandidateMetrics>,
     pub error: Option<CandidateError>,
+    /// seconds the candidate ran on its worker
+    #[serde(default)]
+    pub seconds: Option<f64>,
     /// The point of the design space (arrangement, dummies, guard ring, …).
     #[serde(default)]
     pub design: Value,

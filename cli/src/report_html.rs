@@ -5,12 +5,11 @@ use std::fmt::Write as _;
 
 use base64::Engine as _;
 
-use crate::memory_report::MemoryReport;
-use crate::planner_report::PlannerReport;
 use crate::report::{CandidateMetrics, Report};
+use crate::report_sections::{figures_section, memory_section, planner_section};
 
 /// Escapes text for HTML element content and attribute values.
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
     for character in text.chars() {
         match character {
@@ -108,6 +107,7 @@ pub fn render_html(report: &Report, png: Option<&[u8]>) -> String {
                 utilization = fixed(metrics.utilization, 3),
                 gds = escape(&best.gds),
             );
+            page.push_str(&figures_section(metrics));
             page.push_str("<h2>DRC and LVS</h2>");
             match &best.drc {
                 Some(drc) if drc.violations == 0 => {
@@ -273,109 +273,6 @@ pub fn render_html(report: &Report, png: Option<&[u8]>) -> String {
     page
 }
 
-/// How the job was planned: the planner, the model's use, its thoughts and
-/// decisions per iteration, the guidance versions.
-fn planner_section(planner: &PlannerReport) -> String {
-    let mut section = String::from("<h2>Planner</h2>");
-    let model = if planner.model.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", escape(&planner.model))
-    };
-    let _ = write!(
-        section,
-        "<p>{kind}{model}: {calls} model calls, {prompt} prompt and {completion} completion tokens, {fallbacks} fallbacks to the heuristic planner.{requested}</p>",
-        kind = escape(&planner.kind),
-        calls = planner.calls,
-        prompt = planner.prompt_tokens,
-        completion = planner.completion_tokens,
-        fallbacks = planner.fallbacks,
-        requested = planner
-            .requested
-            .as_ref()
-            .map_or_else(String::new, |requested| format!(
-                " Requested {}.",
-                escape(requested)
-            )),
-    );
-    if !planner.transcript.is_empty() {
-        section.push_str("<table><tr><th>iteration</th><th class=\"l\">role</th><th class=\"l\">thought or decision</th></tr>");
-        for line in &planner.transcript {
-            let _ = write!(
-                section,
-                "<tr><td>{}</td><td class=\"l\">{}</td><td class=\"l design\">{}</td></tr>",
-                line.iteration,
-                escape(&line.role),
-                escape(&line.summary)
-            );
-        }
-        section.push_str("</table>");
-    }
-    for prompt in &planner.system_prompts {
-        let _ = write!(
-            section,
-            "<h3>Guidance version {} (after repeated {} failures)</h3><pre>{}</pre>",
-            prompt.version,
-            escape(&prompt.because),
-            escape(&prompt.text)
-        );
-    }
-    section
-}
-
-/// What the long-term memory gave the job and what it kept.
-fn memory_section(memory: &MemoryReport, first_pass: Option<u32>) -> String {
-    let mut section = String::from("<h2>Memory</h2>");
-    let _ = write!(
-        section,
-        "<p>Long-term memory {}: {} similar cases reused, {} failure patterns shown; first passing layout after {} candidates.{}{}</p>",
-        escape(&memory.memory),
-        memory.similar_cases.len(),
-        memory.failure_patterns.len(),
-        first_pass.map_or_else(|| "no".to_string(), |count| count.to_string()),
-        memory
-            .stored_case
-            .as_ref()
-            .map_or_else(String::new, |case| format!(
-                " Stored as case {}.",
-                escape(case)
-            )),
-        memory
-            .error
-            .as_ref()
-            .map_or_else(String::new, |error| format!(
-                " Memory unavailable: {}.",
-                escape(error)
-            )),
-    );
-    if !memory.knowledge.is_empty() {
-        section.push_str("<p>Layout knowledge in the planner's prompt:</p><ul>");
-        for used in &memory.knowledge {
-            let _ = write!(
-                section,
-                "<li>{} (BM25 {:.2})</li>",
-                escape(&used.source),
-                used.score
-            );
-        }
-        section.push_str("</ul>");
-    }
-    if !memory.similar_cases.is_empty() {
-        section.push_str("<table><tr><th class=\"l\">earlier job</th><th class=\"l\">circuit</th><th>similarity</th></tr>");
-        for case in &memory.similar_cases {
-            let _ = write!(
-                section,
-                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.3}</td></tr>",
-                escape(&case.job_id),
-                escape(&case.circuit),
-                case.similarity
-            );
-        }
-        section.push_str("</table>");
-    }
-    section
-}
-
 /// A candidate id without its job's prefix (`job-1-i0-c3` → `i0-c3`), for tables.
 fn short_id<'a>(job_id: &str, candidate_id: &'a str) -> &'a str {
     candidate_id
@@ -435,7 +332,7 @@ fn score_plot(points: &[(u32, f64)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::planner_report::TranscriptLine;
+    use crate::planner_report::{PlannerReport, TranscriptLine};
     use crate::report::{
         BestCandidate, CandidateError, CandidateRecord, ChecksRan, DrcSummary, JobStatus,
         LvsSummary, SignoffSummary,
@@ -493,6 +390,7 @@ mod tests {
                     passed: false,
                     metrics: Some(metrics.clone()),
                     error: None,
+                    seconds: None,
                     design: serde_json::json!({"arrangement": "ABAB"}),
                 },
                 CandidateRecord {
@@ -504,6 +402,7 @@ mod tests {
                     passed: true,
                     metrics: Some(metrics),
                     error: None,
+                    seconds: None,
                     design: serde_json::json!({"arrangement": "ABBA"}),
                 },
                 CandidateRecord {
@@ -518,6 +417,7 @@ mod tests {
                         code: "TIMEOUT".into(),
                         message: "<slow>".into(),
                     }),
+                    seconds: None,
                     design: serde_json::Value::Null,
                 },
             ],

@@ -42,6 +42,8 @@ pub struct SubmitOptions {
     pub signoff_deck: String,
     /// `heuristic`, `llm` or empty (= heuristic)
     pub planner: String,
+    /// iterations without a better candidate before a passed search ends (0 = 1)
+    pub patience: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -189,10 +191,7 @@ impl Coordinator {
             name => name.to_string(),
         };
         let options = JobOptions {
-            candidates_per_iteration: match options.candidates_per_iteration {
-                0 => config.candidates_per_iteration,
-                count => count,
-            },
+            candidates_per_iteration: self.iteration_width(&options),
             max_iterations,
             seed: options.seed,
             time_budget_ms: options.time_budget_ms,
@@ -207,6 +206,7 @@ impl Coordinator {
                 "" => "heuristic".into(),
                 planner => planner.to_string(),
             },
+            patience: options.patience.max(1),
         };
         let job = JobRecord::new(job_id.clone(), name, options, now_ms());
         self.context.store.create_job(&job, &inputs).await?;
@@ -225,6 +225,22 @@ impl Coordinator {
             job_id,
             warnings: context.warnings,
         })
+    }
+
+    /// Candidates per iteration: the caller's number, else as many as the farm has
+    /// live slots (so that 8 slots and 800 slots both stay busy), at least the
+    /// configured `candidates_per_iteration` and at most `max_candidates_per_iteration`.
+    fn iteration_width(&self, options: &SubmitOptions) -> u32 {
+        let config = &self.context.config;
+        match options.candidates_per_iteration {
+            0 => self
+                .context
+                .registry
+                .alive_slots()
+                .max(config.candidates_per_iteration)
+                .min(config.max_candidates_per_iteration),
+            count => count,
+        }
     }
 
     /// RESOURCE_EXHAUSTED (retryable) when the coordinator holds `max_active_jobs`
@@ -247,10 +263,7 @@ impl Coordinator {
             )));
         }
         let queued = store.queue_waiting_count().await? + store.queue_pending_count().await?;
-        let wanted = match options.candidates_per_iteration {
-            0 => config.candidates_per_iteration,
-            count => count,
-        } as u64;
+        let wanted = self.iteration_width(options) as u64;
         if queued + wanted > config.max_queue_len {
             return Err(CoordinatorError::Limit(format!(
                 "the queue holds {queued} candidates and this job wants {wanted} more; the limit is {} (max_queue_len)",

@@ -9,10 +9,16 @@
 //!   space beyond the devices themselves.
 //! * `matching_max`: `layout.metrics` `matching_score` (the lowest matched-group
 //!   score: centroid error, orientation uniformity, dummy coverage).
+//!   When `layout.metrics` measured the recognised matched groups from the
+//!   geometry, the objective's value is the mean of that score and
+//!   [`LayoutFigures::geometric_matching`]; `min_matching_score` keeps judging the
+//!   drawn structures' score alone.
 //! * `performance_max`: not measurable without simulation; left out of the
 //!   weighting (reported in `reasons`).
 //!
-//! score = Σ wᵢ·sᵢ / Σ wᵢ over the measurable objectives, then divided by
+//! score = Σ wᵢ·sᵢ / Σ wᵢ over the measurable objectives, times the layout
+//! refinement in [0.9, 1] (wire length and partner-net balance,
+//! [`LayoutFigures::refinement`]), then divided by
 //! (1 + DRC violations) and by 2 on an LVS mismatch, so that a broken layout
 //! ranks below a clean one with the same geometry. A candidate that did not run
 //! to the end scores 0.
@@ -27,6 +33,7 @@ use serde_json::Value;
 
 use std::collections::BTreeMap;
 
+use crate::figures::LayoutFigures;
 use crate::model::{CandidateResult, Evaluation, SignoffVerdict, StepOutcome};
 
 /// Measurements read from a candidate's step results.
@@ -43,6 +50,8 @@ pub struct Measurements {
     pub lvs_mismatches: Vec<String>,
     /// the foundry deck's verdict, when `signoff.run` ran
     pub signoff: Option<SignoffVerdict>,
+    /// wire length, vias, partner-net mismatch, centroid errors from the geometry
+    pub figures: LayoutFigures,
 }
 
 /// Most LVS differences listed per candidate.
@@ -86,6 +95,7 @@ pub fn measure(steps: &[StepOutcome]) -> Measurements {
     let mut matching: Option<f64> = None;
     let mut metrics_seen = false;
     for step in steps.iter().filter(|step| step.ok) {
+        measured.figures.read_step(&step.skill, &step.data);
         match step.skill.as_str() {
             "drc.run" => {
                 measured.drc_ran = true;
@@ -204,12 +214,18 @@ pub fn evaluate(objectives: &DesignObjectives, result: &CandidateResult) -> Eval
         } else {
             0.0
         });
+    // the objective sees the drawn structures and the geometry alike: a matched pair
+    // drawn as two loose devices far apart scores below one drawn side by side
+    let matching_objective = match measured.figures.geometric_matching() {
+        Some(geometric) => 0.5 * matching + 0.5 * geometric,
+        None => matching,
+    };
     let mut weighted = 0.0;
     let mut weights = 0.0;
     for objective in &objectives.objectives {
         let value = match objective.name {
             ObjectiveName::AreaMin | ObjectiveName::CostMin => utilisation,
-            ObjectiveName::MatchingMax => matching,
+            ObjectiveName::MatchingMax => matching_objective,
             ObjectiveName::PerformanceMax => {
                 reasons.push(
                     "performance_max is not measured (no simulation); left out of the score".into(),
@@ -221,7 +237,7 @@ pub fn evaluate(objectives: &DesignObjectives, result: &CandidateResult) -> Eval
         weights += objective.weight;
     }
     let mut score = if weights > 0.0 {
-        weighted / weights
+        weighted / weights * measured.figures.refinement()
     } else {
         0.0
     };
@@ -291,6 +307,7 @@ pub fn evaluate(objectives: &DesignObjectives, result: &CandidateResult) -> Eval
         drc_by_rule: measured.drc_by_rule,
         lvs_mismatches: measured.lvs_mismatches,
         signoff: measured.signoff,
+        layout: (!measured.figures.is_empty()).then_some(measured.figures),
     }
 }
 

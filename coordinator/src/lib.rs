@@ -11,6 +11,7 @@ pub(crate) mod dispatcher;
 pub mod drafting;
 pub mod error;
 pub mod evaluator;
+pub mod figures;
 pub mod llm;
 pub mod memory;
 pub mod metrics;

@@ -80,6 +80,10 @@ pub struct JobOptions {
     /// `heuristic` (also when empty) or `llm`
     #[serde(default)]
     pub planner: String,
+    /// iterations in a row without a better candidate, once one passed, before the
+    /// search ends (0 counts as 1)
+    #[serde(default)]
+    pub patience: u32,
 }
 
 /// The three input files as text, kept so that a restarted coordinator can parse them again.
@@ -137,6 +141,9 @@ pub struct JobRecord {
     pub route_pitch_um: Option<f64>,
     #[serde(default)]
     pub route_probed: bool,
+    /// iterations in a row that found no better candidate
+    #[serde(default)]
+    pub stale_iterations: u32,
     /// when the current iteration's candidates were enqueued
     #[serde(default)]
     pub iteration_started_ms: u64,
@@ -173,6 +180,7 @@ impl JobRecord {
             cancel_reason: String::new(),
             route_pitch_um: None,
             route_probed: false,
+            stale_iterations: 0,
             iteration_started_ms: 0,
             iteration_candidates: Vec::new(),
             signoff_enqueued: false,
@@ -253,11 +261,22 @@ pub struct DesignPoint {
     pub spacing_nm: u32,
     /// target width/height of the placement, in percent (100 = square)
     pub aspect_ratio_pct: u32,
+    /// placement order, left to right, as device ids: a cell stands where its first
+    /// listed device stands; devices not listed follow in the circuit's default
+    /// order (empty: the default order)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub order: Vec<String>,
+    /// rows per device kind (`nmos`, `pmos`, `passive`) when more than one
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub rows: BTreeMap<String, u32>,
+    /// arrangement per matched module id, in place of `arrangement`
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub module_arrangements: BTreeMap<String, String>,
 }
 
 impl DesignPoint {
     pub fn key(&self) -> String {
-        format!(
+        let key = format!(
             "{}/s{}/d{}/g{}/r{}/sp{}/ar{}",
             self.arrangement,
             self.finger_split,
@@ -266,7 +285,33 @@ impl DesignPoint {
             self.row_order,
             self.spacing_nm,
             self.aspect_ratio_pct
-        )
+        );
+        if self.order.is_empty() && self.rows.is_empty() && self.module_arrangements.is_empty() {
+            return key;
+        }
+        // the placement genes are long: a stable digest (FNV-1a) tells points apart
+        let rows: Vec<String> = self
+            .rows
+            .iter()
+            .map(|(kind, rows)| format!("{kind}={rows}"))
+            .collect();
+        let arrangements: Vec<String> = self
+            .module_arrangements
+            .iter()
+            .map(|(module, arrangement)| format!("{module}={arrangement}"))
+            .collect();
+        let genes = format!(
+            "{}|{}|{}",
+            self.order.join(","),
+            rows.join(","),
+            arrangements.join(",")
+        );
+        let digest = genes
+            .bytes()
+            .fold(0xCBF2_9CE4_8422_2325_u64, |digest, byte| {
+                (digest ^ u64::from(byte)).wrapping_mul(0x0100_0000_01B3)
+            });
+        format!("{key}/p{digest:016x}")
     }
 }
 
@@ -409,6 +454,9 @@ pub struct Evaluation {
     /// the foundry deck's verdict, when the candidate ran one
     #[serde(default)]
     pub signoff: Option<SignoffVerdict>,
+    /// the figures a layout engineer compares (wire length, vias, centroid errors)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<crate::figures::LayoutFigures>,
 }
 
 /// What a foundry deck (`signoff.run`) found.

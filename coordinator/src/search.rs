@@ -1,6 +1,7 @@
 //! The candidate journal as a search tree (seed 003): every candidate is a node
-//! with its parent; each iteration improves the best node, repairs failed leaves
-//! and drafts new points. Deterministic for a given seed and journal.
+//! with its parent; each iteration repairs failed leaves, breeds children of the
+//! best points (tournament selection, crossover, mutation: an evolutionary search
+//! over the design space) and drafts new random points. Deterministic for a given seed and journal.
 
 use std::collections::HashSet;
 
@@ -71,11 +72,6 @@ impl Journal {
         Journal::best_of(self.nodes.iter())
     }
 
-    /// The best node that is a point of the design space (what improvements mutate).
-    fn best_point(&self) -> Option<&Node> {
-        Journal::best_of(self.nodes.iter().filter(|node| node.is_point()))
-    }
-
     fn best_of<'a>(nodes: impl Iterator<Item = &'a Node>) -> Option<&'a Node> {
         nodes
             .filter(|node| node.evaluation.is_some())
@@ -95,6 +91,28 @@ impl Journal {
                     .then(left_score.total_cmp(&right_score))
                     .then(right.candidate_id.cmp(&left.candidate_id))
             })
+    }
+
+    /// The population the next children come from: up to `size` evaluated points,
+    /// best first (passed before failed, then by score).
+    fn elite(&self, size: usize) -> Vec<&Node> {
+        let mut ranked: Vec<&Node> = self
+            .nodes
+            .iter()
+            .filter(|node| node.is_point() && node.evaluation.is_some())
+            .collect();
+        ranked.sort_by(|left, right| {
+            let passed = |node: &Node| node.evaluation.as_ref().is_some_and(|e| e.passed);
+            passed(right)
+                .cmp(&passed(left))
+                .then(right.score().total_cmp(&left.score()))
+                .then(left.candidate_id.cmp(&right.candidate_id))
+        });
+        if ranked.first().is_some_and(|node| !node.is_buggy()) {
+            ranked.retain(|node| !node.is_buggy());
+        }
+        ranked.truncate(size);
+        ranked
     }
 
     /// Failed nodes nobody tried to repair yet, best first.
@@ -192,23 +210,27 @@ impl Journal {
     ) -> Vec<Proposal> {
         let mut rng =
             SplitMix64::new(seed ^ (iteration as u64).wrapping_mul(0xA24B_AED4_963E_E407));
+        // a point names its whole order, so that two spellings of one layout are one point
+        let whole = |point: &DesignPoint| space.canonical(point);
         let mut seen: HashSet<DesignPoint> = self
             .nodes
             .iter()
             .filter(|node| node.is_point())
-            .map(|node| node.point.clone())
-            .chain(avoid.iter().cloned())
+            .map(|node| whole(&node.point))
+            .chain(avoid.iter().map(whole))
             .collect();
         let mut proposals = Vec::new();
-        let accept =
-            |proposal: Proposal, seen: &mut HashSet<DesignPoint>, proposals: &mut Vec<Proposal>| {
-                if proposals.len() < count && seen.insert(proposal.point.clone()) {
-                    proposals.push(proposal);
-                    true
-                } else {
-                    false
-                }
-            };
+        let accept = |mut proposal: Proposal,
+                      seen: &mut HashSet<DesignPoint>,
+                      proposals: &mut Vec<Proposal>| {
+            proposal.point = whole(&proposal.point);
+            if proposals.len() < count && seen.insert(proposal.point.clone()) {
+                proposals.push(proposal);
+                true
+            } else {
+                false
+            }
+        };
         for proposal in preset {
             accept(proposal, &mut seen, &mut proposals);
         }
@@ -236,18 +258,31 @@ impl Journal {
                     &mut proposals,
                 );
             }
-            if let Some(best) = self.best_point() {
-                let improvements = (count / 2).max(1);
+            let elite = self.elite(count.max(4));
+            if !elite.is_empty() {
+                // the population: children of the best points (crossover of two
+                // tournament winners, or one winner alone), each mutated once or twice
+                let children = (count * 3 / 4).max(1);
                 let mut made = 0;
-                for _ in 0..improvements * 10 {
-                    if made == improvements {
+                for _ in 0..children * 10 {
+                    if made == children {
                         break;
                     }
-                    let point = space.mutate(&best.point, &mut rng);
+                    let first = tournament(&elite, &mut rng);
+                    let mut point = if elite.len() > 1 && rng.below(2) == 0 {
+                        let second = tournament(&elite, &mut rng);
+                        space.crossover(&first.point, &second.point, &mut rng)
+                    } else {
+                        first.point.clone()
+                    };
+                    point = space.mutate(&point, &mut rng);
+                    if rng.below(3) == 0 {
+                        point = space.mutate(&point, &mut rng);
+                    }
                     if accept(
                         Proposal {
                             point,
-                            parent_id: best.candidate_id.clone(),
+                            parent_id: first.candidate_id.clone(),
                             origin: Origin::Improve,
                         },
                         &mut seen,
@@ -276,6 +311,13 @@ impl Journal {
     }
 }
 
+/// The better of two random members of `elite` (sorted best first).
+fn tournament<'a>(elite: &[&'a Node], rng: &mut SplitMix64) -> &'a Node {
+    let a = rng.below(elite.len() as u64) as usize;
+    let b = rng.below(elite.len() as u64) as usize;
+    elite[a.min(b)]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,6 +332,9 @@ mod tests {
             row_orders: 2,
             spacings_nm: vec![0, 200, 500],
             aspect_ratios_pct: vec![100, 50],
+            kinds: vec![],
+            modules: vec![],
+            bound: vec![],
         }
     }
 
@@ -322,6 +367,7 @@ mod tests {
                 drc_by_rule: Default::default(),
                 lvs_mismatches: Vec::new(),
                 signoff: None,
+                layout: None,
             }),
         }
     }

@@ -168,6 +168,7 @@ fn job_response(view: JobView) -> GetJobResponse {
                 evaluation_json: evaluation
                     .and_then(|evaluation| serde_json::to_string(evaluation).ok())
                     .unwrap_or_default(),
+                duration_ms: result.map(|result| result.duration_ms).unwrap_or_default(),
             }
         })
         .collect();
@@ -300,6 +301,7 @@ impl Jobs for CoordinatorService {
                     sleep_ms: options.sleep_ms,
                     signoff_deck: options.signoff_deck,
                     planner: options.planner,
+                    patience: options.patience,
                 },
             )
             .await?;

@@ -679,6 +679,7 @@ pub fn small_job(candidates: u32, iterations: u32, seed: u64) -> JobOptions {
         sleep_ms: 0,
         signoff_deck: String::new(),
         planner: String::new(),
+        patience: 0,
     }
 }
 
@@ -695,6 +696,7 @@ pub fn sleep_job(candidates: u32, iterations: u32, sleep_ms: u64) -> JobOptions 
         sleep_ms,
         signoff_deck: String::new(),
         planner: String::new(),
+        patience: 0,
     }
 }
 

@@ -81,6 +81,9 @@ fn point(arrangement: &str) -> DesignPoint {
         row_order: 0,
         spacing_nm: 0,
         aspect_ratio_pct: 100,
+        order: Vec::new(),
+        rows: Default::default(),
+        module_arrangements: Default::default(),
     }
 }
 

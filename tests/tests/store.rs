@@ -23,6 +23,7 @@ fn job(job_id: &str, created_ms: u64) -> JobRecord {
         sleep_ms: 0,
         signoff_deck: String::new(),
         planner: String::new(),
+        patience: 0,
     };
     JobRecord::new(job_id.into(), "t".into(), options, created_ms)
 }
@@ -50,6 +51,9 @@ fn candidate(job_id: &str, index: usize) -> CandidateRecord {
             row_order: 0,
             spacing_nm: 0,
             aspect_ratio_pct: 100,
+            order: Vec::new(),
+            rows: Default::default(),
+            module_arrangements: Default::default(),
         },
         plan: Plan::default(),
         required_skills: vec![],

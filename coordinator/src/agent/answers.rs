@@ -4,7 +4,7 @@
 //! Schemas. Each function returns the list of problems, worded for the repair
 //! round ("candidates[1].arrangement: …").
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -170,6 +170,7 @@ pub fn design_point(value: &Value, space: &DesignSpace) -> Result<DesignPoint, P
             default.guard_ring
         }
     };
+    let (order, rows, module_arrangements) = placement_genes(object, space, &mut problems);
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -181,7 +182,72 @@ pub fn design_point(value: &Value, space: &DesignSpace) -> Result<DesignPoint, P
         row_order,
         spacing_nm,
         aspect_ratio_pct,
+        order,
+        rows,
+        module_arrangements,
     })
+}
+
+/// The optional placement genes of an answered point: `order` (device ids of the
+/// space), `rows` (kind → rows, at most the kind's `max_rows`) and
+/// `module_arrangements` (matched module → arrangement). Absent: the default.
+fn placement_genes(
+    object: &Map<String, Value>,
+    space: &DesignSpace,
+    problems: &mut Problems,
+) -> (Vec<String>, BTreeMap<String, u32>, BTreeMap<String, String>) {
+    let known: HashSet<&String> = space.kinds.iter().flat_map(|kind| &kind.devices).collect();
+    let mut order = Vec::new();
+    match object.get("order") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (index, item) in items.iter().enumerate() {
+                match item.as_str() {
+                    Some(device) if known.contains(&device.to_string()) => {
+                        order.push(device.to_string())
+                    }
+                    _ => problems.push(format!(
+                        "order[{index}]: {item} is not a device of the circuit"
+                    )),
+                }
+            }
+        }
+        Some(value) => problems.push(format!("order: {value} is not an array of device ids")),
+    }
+    let mut rows = BTreeMap::new();
+    if let Some(value) = object.get("rows").filter(|value| !value.is_null()) {
+        for (kind, count) in value.as_object().into_iter().flatten() {
+            let limit = space.kinds.iter().find(|known| known.kind == *kind);
+            match (limit, count.as_u64()) {
+                (Some(limit), Some(count)) if (1..=u64::from(limit.max_rows)).contains(&count) => {
+                    if count > 1 {
+                        rows.insert(kind.clone(), count as u32);
+                    }
+                }
+                _ => problems.push(format!(
+                    "rows.{kind}: {count} is not a row count of a device kind of the circuit"
+                )),
+            }
+        }
+    }
+    let mut module_arrangements = BTreeMap::new();
+    if let Some(value) = object
+        .get("module_arrangements")
+        .filter(|value| !value.is_null())
+    {
+        for (module, arrangement) in value.as_object().into_iter().flatten() {
+            match arrangement.as_str() {
+                Some(name) if space.modules.contains(module) && space.arrangements.iter().any(|known| known == name) => {
+                    module_arrangements.insert(module.clone(), name.to_string());
+                }
+                _ => problems.push(format!(
+                    "module_arrangements.{module}: {arrangement} is not one of {:?} for a matched module",
+                    space.arrangements
+                )),
+            }
+        }
+    }
+    (order, rows, module_arrangements)
 }
 
 /// A plan in seed 000's format `{plan_summary, steps[{step_id, name, skill_name,

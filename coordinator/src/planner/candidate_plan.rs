@@ -12,18 +12,39 @@ use crate::planner::SkillCatalog;
 use crate::planner::device_units::{
     RowKind, common_split, is_mos, permutation, unit_key, unit_spec,
 };
+use crate::planner::placement_order::{fold, kind_name};
 use crate::planner::plan_builder::{CANDIDATE_DIR, PlanBuilder, TOP_CELL, cell_name, skill_id};
 
 /// A cell the placement arranges: a matched module or a single device.
 struct PlacedUnit {
     cell: String,
     kind: RowKind,
+    /// the devices it draws (its place in a row is that of the first one in the order)
+    devices: Vec<String>,
+    /// its share of a row's width: the fingers it draws
+    weight: u64,
+}
+
+impl PlacedUnit {
+    fn of(cell: String, devices: &[&Device]) -> PlacedUnit {
+        PlacedUnit {
+            cell,
+            kind: RowKind::of(devices[0].device_type),
+            devices: devices.iter().map(|device| device.id.clone()).collect(),
+            weight: devices
+                .iter()
+                .map(|device| u64::from(device.params.nf.max(1) * device.params.m.max(1)))
+                .sum(),
+        }
+    }
 }
 
 /// One candidate's plan under construction.
 pub(crate) struct Draft<'a> {
     circuit: &'a Circuit,
     point: &'a DesignPoint,
+    /// every drawable device, in the point's placement order
+    order: &'a [String],
     builder: PlanBuilder<'a>,
     /// devices drawn so far (in a module or alone)
     used: HashSet<String>,
@@ -38,11 +59,13 @@ impl<'a> Draft<'a> {
     pub(crate) fn new(
         circuit: &'a Circuit,
         point: &'a DesignPoint,
+        order: &'a [String],
         skills: &'a SkillCatalog,
     ) -> Draft<'a> {
         Draft {
             circuit,
             point,
+            order,
             builder: PlanBuilder::new(skills),
             used: HashSet::new(),
             units: Vec::new(),
@@ -119,10 +142,7 @@ impl<'a> Draft<'a> {
             if added {
                 self.used
                     .extend(devices.iter().map(|device| device.id.clone()));
-                self.units.push(PlacedUnit {
-                    cell: cell.clone(),
-                    kind: RowKind::of(devices[0].device_type),
-                });
+                self.units.push(PlacedUnit::of(cell.clone(), &devices));
                 self.matched_cells.push(cell);
             }
         }
@@ -130,7 +150,12 @@ impl<'a> Draft<'a> {
 
     fn add_pair(&mut self, module_id: &str, devices: &[&Device], split: u32, cell: &str) -> bool {
         let units_per_device = devices[0].params.m.max(1) * split;
-        let mut arrangement = self.point.arrangement.clone();
+        let mut arrangement = self
+            .point
+            .module_arrangements
+            .get(module_id)
+            .unwrap_or(&self.point.arrangement)
+            .clone();
         if units_per_device % 2 == 1 && arrangement != "ABAB" {
             self.builder.notes.push(format!(
                 "{module_id}: {units_per_device} units per device, {arrangement} needs an even count: ABAB"
@@ -185,10 +210,7 @@ impl<'a> Draft<'a> {
                 .push("layout.create_device", arguments, false, "")
             {
                 self.used.insert(device.id.clone());
-                self.units.push(PlacedUnit {
-                    cell,
-                    kind: RowKind::of(device.device_type),
-                });
+                self.units.push(PlacedUnit::of(cell, &[device]));
             }
         }
     }
@@ -231,49 +253,43 @@ impl<'a> Draft<'a> {
         permutation(&kinds, self.point.row_order as usize)
     }
 
-    /// The cells of one kind: matched modules in the middle, single devices
-    /// alternating around them.
-    fn row_of(&self, kind: RowKind) -> Vec<String> {
-        let is_matched = |unit: &PlacedUnit| {
-            self.matched_cells
+    /// The cells of one kind in the point's order (a cell stands where its first
+    /// device stands).
+    fn row_of(&self, kind: RowKind) -> Vec<&PlacedUnit> {
+        let place = |unit: &PlacedUnit| {
+            unit.devices
                 .iter()
-                .any(|cell| unit.cell.ends_with(cell.as_str()))
+                .filter_map(|device| self.order.iter().position(|listed| listed == device))
+                .min()
+                .unwrap_or(usize::MAX)
         };
-        let mut order: Vec<String> = self
-            .units
-            .iter()
-            .filter(|unit| unit.kind == kind && is_matched(unit))
-            .map(|unit| unit.cell.clone())
-            .collect();
-        let singles = self
-            .units
-            .iter()
-            .filter(|unit| unit.kind == kind && !is_matched(unit));
-        for (index, single) in singles.enumerate() {
-            if index % 2 == 0 {
-                order.push(single.cell.clone())
-            } else {
-                order.insert(0, single.cell.clone())
-            }
-        }
-        order
+        let mut cells: Vec<&PlacedUnit> =
+            self.units.iter().filter(|unit| unit.kind == kind).collect();
+        cells.sort_by_key(|unit| place(unit));
+        cells
     }
 
-    /// One row per kind (or per cell for tall aspect ratios).
+    /// The rows of every kind, bottom to top: each kind folded into the point's
+    /// number of rows (or one row per cell for tall aspect ratios).
     fn rows_by_kind(&self) -> Vec<Vec<String>> {
-        let kinds = self.kinds();
-        if self.point.aspect_ratio_pct < 75 {
-            kinds
-                .iter()
-                .flat_map(|kind| self.row_of(*kind).into_iter().map(|cell| vec![cell]))
-                .collect()
-        } else {
-            kinds
-                .iter()
-                .map(|kind| self.row_of(*kind))
-                .filter(|row| !row.is_empty())
-                .collect()
+        let mut rows = Vec::new();
+        for kind in self.kinds() {
+            let cells: Vec<(String, u64)> = self
+                .row_of(kind)
+                .into_iter()
+                .map(|unit| (unit.cell.clone(), unit.weight))
+                .collect();
+            if cells.is_empty() {
+                continue;
+            }
+            let count = if self.point.aspect_ratio_pct < 75 {
+                cells.len()
+            } else {
+                self.point.rows.get(kind_name(kind)).copied().unwrap_or(1) as usize
+            };
+            rows.extend(fold(&cells, count));
         }
+        rows
     }
 
     fn spacing_um(&self) -> f64 {
@@ -319,6 +335,7 @@ impl<'a> Draft<'a> {
                 self.kinds()
                     .iter()
                     .flat_map(|kind| self.row_of(*kind))
+                    .map(|unit| unit.cell.clone())
                     .collect(),
             ]
         } else {
@@ -382,8 +399,8 @@ impl<'a> Draft<'a> {
             .iter()
             .map(|cell| (cell.clone(), file_stem(cell)))
             .collect();
-        let builder = &mut self.builder;
-        if builder.has("drc.run") {
+        if self.builder.has("drc.run") {
+            let builder = &mut self.builder;
             for (cell, _) in &outputs {
                 let report = format!("{CANDIDATE_DIR}/drc_{cell}.lyrdb");
                 builder.push(
@@ -394,11 +411,15 @@ impl<'a> Draft<'a> {
                 );
             }
         }
-        if builder.has("layout.metrics") {
+        if self.builder.has("layout.metrics") {
+            let matched = self.matched_groups();
+            let builder = &mut self.builder;
             for (cell, _) in &outputs {
-                builder.push("layout.metrics", json!({"cell": cell}), true, "");
+                let arguments = json!({"cell": cell, "matched": matched});
+                builder.push("layout.metrics", arguments, true, "");
             }
         }
+        let builder = &mut self.builder;
         if builder.has("layout.export") {
             for (cell, stem) in &outputs {
                 let path = format!("{CANDIDATE_DIR}/{stem}.gds");
@@ -421,6 +442,25 @@ impl<'a> Draft<'a> {
                 );
             }
         }
+    }
+
+    /// Every matched module the recognition found with two drawn devices or more,
+    /// as `layout.metrics` measures them from the geometry (wherever they stand).
+    fn matched_groups(&self) -> Vec<Value> {
+        self.circuit
+            .modules
+            .iter()
+            .filter(|module| module.module_type.is_matched())
+            .filter_map(|module| {
+                let devices: Vec<String> = module
+                    .devices
+                    .iter()
+                    .filter(|member| self.used.contains(&member.device_id))
+                    .map(|member| skill_id(&member.device_id))
+                    .collect();
+                (devices.len() >= 2).then(|| json!({"module": module.id, "devices": devices}))
+            })
+            .collect()
     }
 
     pub(crate) fn finish(self) -> Plan {

@@ -1,8 +1,25 @@
-//! The design space of a task and a small deterministic random generator over it.
+//! The design space of a task: seven global knobs plus the placement genes a
+//! layout engineer would move by hand — the left-to-right order of the devices of
+//! each kind, how many rows each kind is folded into, and the arrangement of each
+//! matched module. Random points, mutations and crossovers over it, all
+//! deterministic for a seed.
+
+use std::collections::{BTreeMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
 use crate::model::DesignPoint;
+pub use crate::planner::random::SplitMix64;
+
+/// The devices of one row kind, in the default placement order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KindOrder {
+    /// `nmos`, `pmos` or `passive`
+    pub kind: String,
+    pub devices: Vec<String>,
+    /// the most rows this kind may be folded into
+    pub max_rows: u32,
+}
 
 /// The values each coordinate of a [`DesignPoint`] may take for one task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -14,11 +31,24 @@ pub struct DesignSpace {
     pub row_orders: u32,
     pub spacings_nm: Vec<u32>,
     pub aspect_ratios_pct: Vec<u32>,
+    /// the placement order genes: one list per row kind (empty: no order to explore)
+    #[serde(default)]
+    pub kinds: Vec<KindOrder>,
+    /// matched modules whose arrangement is chosen per module
+    #[serde(default)]
+    pub modules: Vec<String>,
+    /// devices always drawn as one cell (they move together in the order)
+    #[serde(default)]
+    pub bound: Vec<Vec<String>>,
 }
+
+/// The coordinates a mutation may change.
+const GENES: u64 = 10;
 
 impl DesignSpace {
     /// The point a layout engineer would try first: common centroid, fingers split
-    /// into units, one dummy per row end, compact, square.
+    /// into units, one dummy per row end, compact, square, the default order (matched
+    /// devices side by side in the middle of their row), one row per kind.
     pub fn default_point(&self) -> DesignPoint {
         DesignPoint {
             arrangement: self
@@ -40,10 +70,36 @@ impl DesignSpace {
             } else {
                 self.aspect_ratios_pct[0]
             },
+            order: self.default_order(),
+            rows: BTreeMap::new(),
+            module_arrangements: BTreeMap::new(),
         }
     }
 
+    fn default_order(&self) -> Vec<String> {
+        self.kinds
+            .iter()
+            .flat_map(|kind| kind.devices.iter().cloned())
+            .collect()
+    }
+
     pub fn random_point(&self, rng: &mut SplitMix64) -> DesignPoint {
+        let mut order = Vec::new();
+        let mut rows = BTreeMap::new();
+        for kind in &self.kinds {
+            let mut devices = kind.devices.clone();
+            shuffle(&mut devices, rng);
+            order.extend(devices);
+            let count = 1 + rng.below(u64::from(kind.max_rows.max(1))) as u32;
+            if count > 1 {
+                rows.insert(kind.kind.clone(), count);
+            }
+        }
+        let module_arrangements = self
+            .modules
+            .iter()
+            .map(|module| (module.clone(), rng.pick(&self.arrangements).clone()))
+            .collect();
         DesignPoint {
             arrangement: rng.pick(&self.arrangements).clone(),
             finger_split: *rng.pick(&self.finger_splits),
@@ -52,32 +108,193 @@ impl DesignSpace {
             row_order: rng.below(self.row_orders.max(1) as u64) as u32,
             spacing_nm: *rng.pick(&self.spacings_nm),
             aspect_ratio_pct: *rng.pick(&self.aspect_ratios_pct),
+            order,
+            rows,
+            module_arrangements,
         }
+    }
+
+    /// The point's order of every device of the space: its listed devices first
+    /// (those the space knows), then the rest in the default order — so a point
+    /// recalled from another circuit or written by a model is still a full order.
+    pub fn full_order(&self, point: &DesignPoint) -> Vec<String> {
+        crate::planner::placement_order::complete(point, &self.kinds, &self.bound)
+    }
+
+    /// One spelling per layout: the whole order, and no module arrangement that
+    /// repeats the global one.
+    pub fn canonical(&self, point: &DesignPoint) -> DesignPoint {
+        let mut canonical = DesignPoint {
+            order: self.full_order(point),
+            ..point.clone()
+        };
+        canonical
+            .module_arrangements
+            .retain(|_, arrangement| *arrangement != point.arrangement);
+        canonical
     }
 
     /// Changes one coordinate of `point` to another allowed value.
     pub fn mutate(&self, point: &DesignPoint, rng: &mut SplitMix64) -> DesignPoint {
-        let mut mutated = point.clone();
-        for _ in 0..8 {
-            match rng.below(7) {
+        let original = self.canonical(point);
+        let mut mutated = original.clone();
+        for _ in 0..16 {
+            match rng.below(GENES) {
                 0 => mutated.arrangement = rng.pick(&self.arrangements).clone(),
                 1 => mutated.finger_split = *rng.pick(&self.finger_splits),
                 2 => mutated.dummies = *rng.pick(&self.dummies),
                 3 => mutated.guard_ring = *rng.pick(&self.guard_rings),
                 4 => mutated.row_order = rng.below(self.row_orders.max(1) as u64) as u32,
                 5 => mutated.spacing_nm = *rng.pick(&self.spacings_nm),
-                _ => mutated.aspect_ratio_pct = *rng.pick(&self.aspect_ratios_pct),
+                6 => mutated.aspect_ratio_pct = *rng.pick(&self.aspect_ratios_pct),
+                7 => self.mutate_order(&mut mutated.order, rng),
+                8 => self.mutate_rows(&mut mutated.rows, rng),
+                _ => self.mutate_module(&mut mutated.module_arrangements, rng),
             }
-            if mutated != *point {
+            mutated = self.canonical(&mutated);
+            if mutated != original {
                 break;
             }
         }
         mutated
     }
 
-    /// Number of distinct points.
+    /// Swaps two devices of one kind, moves one, or reverses a stretch (what an
+    /// engineer does dragging cells along a row).
+    fn mutate_order(&self, order: &mut [String], rng: &mut SplitMix64) {
+        let movable: Vec<&KindOrder> = self
+            .kinds
+            .iter()
+            .filter(|kind| kind.devices.len() > 1)
+            .collect();
+        if movable.is_empty() {
+            return;
+        }
+        let kind = *rng.pick(&movable);
+        let positions: Vec<usize> = order
+            .iter()
+            .enumerate()
+            .filter(|(_, device)| kind.devices.contains(device))
+            .map(|(index, _)| index)
+            .collect();
+        let a = rng.below(positions.len() as u64) as usize;
+        let mut b = rng.below(positions.len() as u64 - 1) as usize;
+        if b >= a {
+            b += 1;
+        }
+        let (low, high) = (a.min(b), a.max(b));
+        let mut genes: Vec<String> = positions
+            .iter()
+            .map(|&index| order[index].clone())
+            .collect();
+        match rng.below(3) {
+            0 => genes.swap(low, high),
+            1 => {
+                let moved = genes.remove(a);
+                genes.insert(b, moved);
+            }
+            _ => genes[low..=high].reverse(),
+        }
+        for (index, gene) in positions.into_iter().zip(genes) {
+            order[index] = gene;
+        }
+    }
+
+    fn mutate_rows(&self, rows: &mut BTreeMap<String, u32>, rng: &mut SplitMix64) {
+        let foldable: Vec<&KindOrder> =
+            self.kinds.iter().filter(|kind| kind.max_rows > 1).collect();
+        if foldable.is_empty() {
+            return;
+        }
+        let kind = *rng.pick(&foldable);
+        let count = 1 + rng.below(u64::from(kind.max_rows)) as u32;
+        if count > 1 {
+            rows.insert(kind.kind.clone(), count);
+        } else {
+            rows.remove(&kind.kind);
+        }
+    }
+
+    fn mutate_module(&self, arrangements: &mut BTreeMap<String, String>, rng: &mut SplitMix64) {
+        if self.modules.is_empty() {
+            return;
+        }
+        let module = rng.pick(&self.modules).clone();
+        arrangements.insert(module, rng.pick(&self.arrangements).clone());
+    }
+
+    /// A child of two points: each global knob from either parent, the order by
+    /// order crossover (a stretch of `first`'s order kept in place, the other devices
+    /// in `second`'s order), rows and module arrangements gene by gene.
+    pub fn crossover(
+        &self,
+        first: &DesignPoint,
+        second: &DesignPoint,
+        rng: &mut SplitMix64,
+    ) -> DesignPoint {
+        let mut coin = || rng.below(2) == 0;
+        let mut child = DesignPoint {
+            arrangement: if coin() {
+                &first.arrangement
+            } else {
+                &second.arrangement
+            }
+            .clone(),
+            finger_split: if coin() {
+                first.finger_split
+            } else {
+                second.finger_split
+            },
+            dummies: if coin() {
+                first.dummies
+            } else {
+                second.dummies
+            },
+            guard_ring: if coin() {
+                first.guard_ring
+            } else {
+                second.guard_ring
+            },
+            row_order: if coin() {
+                first.row_order
+            } else {
+                second.row_order
+            },
+            spacing_nm: if coin() {
+                first.spacing_nm
+            } else {
+                second.spacing_nm
+            },
+            aspect_ratio_pct: if coin() {
+                first.aspect_ratio_pct
+            } else {
+                second.aspect_ratio_pct
+            },
+            order: Vec::new(),
+            rows: BTreeMap::new(),
+            module_arrangements: BTreeMap::new(),
+        };
+        for kind in &self.kinds {
+            let pick = if coin() { first } else { second };
+            if let Some(rows) = pick.rows.get(&kind.kind) {
+                child.rows.insert(kind.kind.clone(), *rows);
+            }
+        }
+        for module in &self.modules {
+            let pick = if coin() { first } else { second };
+            if let Some(arrangement) = pick.module_arrangements.get(module) {
+                child
+                    .module_arrangements
+                    .insert(module.clone(), arrangement.clone());
+            }
+        }
+        child.order = order_crossover(&self.full_order(first), &self.full_order(second), rng);
+        child
+    }
+
+    /// Number of distinct points (saturating).
     pub fn size(&self) -> u64 {
-        [
+        let knobs = [
             self.arrangements.len() as u64,
             self.finger_splits.len() as u64,
             self.dummies.len() as u64,
@@ -85,46 +302,123 @@ impl DesignSpace {
             self.row_orders.max(1) as u64,
             self.spacings_nm.len() as u64,
             self.aspect_ratios_pct.len() as u64,
-        ]
-        .iter()
-        .product()
+        ];
+        let orders = self.kinds.iter().flat_map(|kind| {
+            (1..=kind.devices.len() as u64).chain([u64::from(kind.max_rows.max(1))])
+        });
+        let modules = self.modules.iter().map(|_| self.arrangements.len() as u64);
+        knobs
+            .into_iter()
+            .chain(orders)
+            .chain(modules)
+            .fold(1u64, |size, factor| size.saturating_mul(factor.max(1)))
     }
 }
 
-/// SplitMix64: tiny, fast, and the same sequence on every platform for a seed.
-#[derive(Debug, Clone)]
-pub struct SplitMix64 {
-    state: u64,
+fn shuffle<T>(items: &mut [T], rng: &mut SplitMix64) {
+    for index in (1..items.len()).rev() {
+        let other = rng.below(index as u64 + 1) as usize;
+        items.swap(index, other);
+    }
 }
 
-impl SplitMix64 {
-    pub fn new(seed: u64) -> SplitMix64 {
-        SplitMix64 { state: seed }
+/// Order crossover (OX1): `first[a..b]` stays where it is, the remaining places
+/// take the other devices in the order `second` lists them.
+fn order_crossover(first: &[String], second: &[String], rng: &mut SplitMix64) -> Vec<String> {
+    if first.len() < 2 || first.len() != second.len() {
+        return first.to_vec();
     }
+    let a = rng.below(first.len() as u64) as usize;
+    let b = rng.below(first.len() as u64) as usize;
+    let (low, high) = (a.min(b), a.max(b));
+    let kept: HashSet<&String> = first[low..=high].iter().collect();
+    let mut rest = second.iter().filter(|device| !kept.contains(device));
+    (0..first.len())
+        .map(|index| {
+            if (low..=high).contains(&index) {
+                first[index].clone()
+            } else {
+                rest.next().cloned().unwrap_or_else(|| first[index].clone())
+            }
+        })
+        .collect()
+}
 
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    /// Uniform in `0..bound` (0 when bound is 0).
-    pub fn below(&mut self, bound: u64) -> u64 {
-        if bound == 0 {
-            0
-        } else {
-            self.next_u64() % bound
+    pub(crate) fn space() -> DesignSpace {
+        DesignSpace {
+            arrangements: vec!["ABBA".into(), "ABAB".into()],
+            finger_splits: vec![1, 2],
+            dummies: vec![0, 1],
+            guard_rings: vec![false],
+            row_orders: 2,
+            spacings_nm: vec![0],
+            aspect_ratios_pct: vec![100],
+            kinds: vec![
+                KindOrder {
+                    kind: "nmos".into(),
+                    devices: vec!["M1".into(), "M2".into(), "M5".into()],
+                    max_rows: 2,
+                },
+                KindOrder {
+                    kind: "pmos".into(),
+                    devices: vec!["M3".into(), "M4".into()],
+                    max_rows: 1,
+                },
+            ],
+            modules: vec!["dp".into()],
+            bound: vec![],
         }
     }
 
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
+    fn same_devices(order: &[String], space: &DesignSpace) -> bool {
+        let mut sorted = order.to_vec();
+        sorted.sort();
+        let mut all = space.default_order();
+        all.sort();
+        sorted == all
     }
 
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    #[test]
+    fn mutations_and_crossovers_keep_every_device_once_and_rows_within_bounds() {
+        let space = space();
+        let mut rng = SplitMix64::new(11);
+        let mut point = space.default_point();
+        let mut other = space.random_point(&mut rng);
+        for _ in 0..500 {
+            point = space.mutate(&point, &mut rng);
+            other = space.crossover(&point, &other, &mut rng);
+            for candidate in [&point, &other] {
+                assert!(
+                    same_devices(&candidate.order, &space),
+                    "{:?}",
+                    candidate.order
+                );
+                assert!(candidate.rows.get("nmos").is_none_or(|rows| *rows <= 2));
+                assert!(!candidate.rows.contains_key("pmos"));
+            }
+        }
+    }
+
+    #[test]
+    fn a_partial_order_is_completed_from_the_default() {
+        let space = space();
+        let mut point = space.default_point();
+        point.order = vec!["M5".into(), "unknown".into(), "M5".into()];
+        assert_eq!(space.full_order(&point), ["M5", "M1", "M2", "M3", "M4"]);
+    }
+
+    #[test]
+    fn the_space_counts_orders_rows_and_module_arrangements() {
+        let space = space();
+        // knobs 2·2·2·1·2·1·1 = 16; orders 3!·2 (rows) · 2!·1 = 24; one module: 2
+        assert_eq!(space.size(), 16 * 24 * 2);
+        let mut rng = SplitMix64::new(5);
+        let first = space.random_point(&mut rng);
+        let again = space.random_point(&mut SplitMix64::new(5));
+        assert_eq!(first, again, "deterministic for a seed");
     }
 }

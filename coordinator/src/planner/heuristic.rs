@@ -21,6 +21,7 @@ use serde_json::Value;
 use crate::model::{DesignPoint, Plan};
 use crate::planner::candidate_plan::Draft;
 use crate::planner::device_units::{RowKind, is_mos};
+use crate::planner::placement_order::{bound_modules, complete, default_kinds};
 use crate::planner::{
     Adjusted, DesignSpace, PlanError, Planner, PlannerFuture, SkillCatalog, react,
 };
@@ -124,6 +125,15 @@ impl Planner for HeuristicPlanner {
             } else {
                 vec![100, 50, 200]
             },
+            kinds: default_kinds(&context.circuit),
+            bound: bound_modules(&context.circuit),
+            modules: context
+                .circuit
+                .modules
+                .iter()
+                .filter(|module| module.module_type.is_matched() && module.devices.len() == 2)
+                .map(|module| module.id.clone())
+                .collect(),
         }
     }
 
@@ -141,7 +151,9 @@ impl Planner for HeuristicPlanner {
         if !required.is_empty() {
             return Err(PlanError::MissingSkills(required));
         }
-        let mut draft = Draft::new(&context.circuit, point, skills);
+        let circuit = &context.circuit;
+        let order = complete(point, &default_kinds(circuit), &bound_modules(circuit));
+        let mut draft = Draft::new(&context.circuit, point, &order, skills);
         draft.load_technology(&self.raw.drc_rules);
         draft.add_matched_modules();
         draft.add_single_devices();

@@ -9,7 +9,9 @@ pub mod candidate_plan;
 pub mod design_space;
 pub mod device_units;
 pub mod heuristic;
+pub mod placement_order;
 pub mod plan_builder;
+pub mod random;
 pub mod react;
 #[cfg(test)]
 mod tests;

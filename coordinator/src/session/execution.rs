@@ -232,12 +232,18 @@ impl Driver {
         let improved = (job.best_passed, job.best_score) > (previous.0, previous.1 + 1e-9)
             && !job.best_candidate_id.is_empty();
         artifacts::keep_best(&context, &job_id, &evaluated).await;
+        job.stale_iterations = if improved {
+            0
+        } else {
+            job.stale_iterations + 1
+        };
         let last_iteration = job.iteration + 1 >= job.options.max_iterations;
-        let search_ends = (job.best_passed && !improved) || last_iteration;
+        let out_of_patience = job.stale_iterations >= job.options.patience.max(1);
+        let search_ends = (job.best_passed && out_of_patience) || last_iteration;
         if search_ends && !job.options.signoff_deck.is_empty() {
             let message = format!("the search ends; foundry deck {}", job.options.signoff_deck);
             ending::transition(&context, job, JobState::Signoff, &message).await;
-        } else if job.best_passed && (!improved || last_iteration) {
+        } else if job.best_passed && (out_of_patience || last_iteration) {
             let message = "the best candidate passed and no longer improves";
             ending::transition(&context, job, JobState::Passed, message).await;
         } else if last_iteration {

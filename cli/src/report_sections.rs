@@ -1,0 +1,174 @@
+//! The optional sections of report.html: the layout figures of the best
+//! candidate, how the job was planned, what the memory gave it.
+
+use std::fmt::Write as _;
+
+use crate::memory_report::MemoryReport;
+use crate::planner_report::PlannerReport;
+use crate::report::CandidateMetrics;
+use crate::report_html::escape;
+
+/// The figures a layout engineer compares (the ones ALIGN reports): wire length,
+/// vias, partner-net mismatch and the centroid error of every matched group,
+/// measured from the geometry.
+pub(crate) fn figures_section(metrics: &CandidateMetrics) -> String {
+    let Some(figures) = metrics.other.get("layout") else {
+        return String::new();
+    };
+    let number = |key: &str, decimals: usize| {
+        figures
+            .get(key)
+            .and_then(serde_json::Value::as_f64)
+            .map_or_else(|| "—".to_string(), |value| format!("{value:.decimals$}"))
+    };
+    let mut section = String::from("<h2>Layout figures</h2>");
+    let _ = write!(
+        section,
+        "<dl><dt>wire length</dt><dd>{wire} µm over {nets} nets</dd><dt>vias</dt><dd>{vias}</dd>\
+<dt>partner-net length mismatch</dt><dd>{mismatch} µm</dd><dt>largest centroid error</dt><dd>{error} µm</dd></dl>",
+        wire = number("wirelength_um", 1),
+        nets = number("nets", 0),
+        vias = number("via_count", 0),
+        mismatch = number("partner_mismatch_um", 3),
+        error = number("max_centroid_error_um", 3),
+    );
+    let groups = figures
+        .get("groups")
+        .and_then(serde_json::Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if !groups.is_empty() {
+        section.push_str("<table><tr><th class=\"l\">matched group</th><th class=\"l\">devices</th><th class=\"l\">drawn as</th><th>centroid error µm</th></tr>");
+        for group in &groups {
+            let text = |key: &str| {
+                group
+                    .get(key)
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("")
+            };
+            let devices: Vec<&str> = group
+                .get("devices")
+                .and_then(serde_json::Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(serde_json::Value::as_str)
+                .collect();
+            let _ = write!(
+                section,
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.3}</td></tr>",
+                escape(text("module")),
+                escape(&devices.join(", ")),
+                escape(&text("structure").replace('_', " ")),
+                group
+                    .get("centroid_error_um")
+                    .and_then(serde_json::Value::as_f64)
+                    .unwrap_or(0.0)
+            );
+        }
+        section.push_str("</table>");
+    }
+    section
+}
+
+/// How the job was planned: the planner, the model's use, its thoughts and
+/// decisions per iteration, the guidance versions.
+pub(crate) fn planner_section(planner: &PlannerReport) -> String {
+    let mut section = String::from("<h2>Planner</h2>");
+    let model = if planner.model.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", escape(&planner.model))
+    };
+    let _ = write!(
+        section,
+        "<p>{kind}{model}: {calls} model calls, {prompt} prompt and {completion} completion tokens, {fallbacks} fallbacks to the heuristic planner.{requested}</p>",
+        kind = escape(&planner.kind),
+        calls = planner.calls,
+        prompt = planner.prompt_tokens,
+        completion = planner.completion_tokens,
+        fallbacks = planner.fallbacks,
+        requested = planner
+            .requested
+            .as_ref()
+            .map_or_else(String::new, |requested| format!(
+                " Requested {}.",
+                escape(requested)
+            )),
+    );
+    if !planner.transcript.is_empty() {
+        section.push_str("<table><tr><th>iteration</th><th class=\"l\">role</th><th class=\"l\">thought or decision</th></tr>");
+        for line in &planner.transcript {
+            let _ = write!(
+                section,
+                "<tr><td>{}</td><td class=\"l\">{}</td><td class=\"l design\">{}</td></tr>",
+                line.iteration,
+                escape(&line.role),
+                escape(&line.summary)
+            );
+        }
+        section.push_str("</table>");
+    }
+    for prompt in &planner.system_prompts {
+        let _ = write!(
+            section,
+            "<h3>Guidance version {} (after repeated {} failures)</h3><pre>{}</pre>",
+            prompt.version,
+            escape(&prompt.because),
+            escape(&prompt.text)
+        );
+    }
+    section
+}
+
+/// What the long-term memory gave the job and what it kept.
+pub(crate) fn memory_section(memory: &MemoryReport, first_pass: Option<u32>) -> String {
+    let mut section = String::from("<h2>Memory</h2>");
+    let _ = write!(
+        section,
+        "<p>Long-term memory {}: {} similar cases reused, {} failure patterns shown; first passing layout after {} candidates.{}{}</p>",
+        escape(&memory.memory),
+        memory.similar_cases.len(),
+        memory.failure_patterns.len(),
+        first_pass.map_or_else(|| "no".to_string(), |count| count.to_string()),
+        memory
+            .stored_case
+            .as_ref()
+            .map_or_else(String::new, |case| format!(
+                " Stored as case {}.",
+                escape(case)
+            )),
+        memory
+            .error
+            .as_ref()
+            .map_or_else(String::new, |error| format!(
+                " Memory unavailable: {}.",
+                escape(error)
+            )),
+    );
+    if !memory.knowledge.is_empty() {
+        section.push_str("<p>Layout knowledge in the planner's prompt:</p><ul>");
+        for used in &memory.knowledge {
+            let _ = write!(
+                section,
+                "<li>{} (BM25 {:.2})</li>",
+                escape(&used.source),
+                used.score
+            );
+        }
+        section.push_str("</ul>");
+    }
+    if !memory.similar_cases.is_empty() {
+        section.push_str("<table><tr><th class=\"l\">earlier job</th><th class=\"l\">circuit</th><th>similarity</th></tr>");
+        for case in &memory.similar_cases {
+            let _ = write!(
+                section,
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.3}</td></tr>",
+                escape(&case.job_id),
+                escape(&case.circuit),
+                case.similarity
+            );
+        }
+        section.push_str("</table>");
+    }
+    section
+}

@@ -1,0 +1,187 @@
+//! The placement order genes: which devices share a row kind, the order a layout
+//! engineer would start from (matched devices side by side in the middle of their
+//! row, the other devices alternating left and right of them), and how a point's
+//! order is completed and folded into rows.
+
+use std::collections::{BTreeMap, HashSet};
+
+use centroid_schemas::{Circuit, Device, DeviceType};
+
+use crate::model::DesignPoint;
+use crate::planner::design_space::KindOrder;
+use crate::planner::device_units::{RowKind, is_mos, unit_key};
+
+/// The most rows one device kind is folded into.
+const MOST_ROWS: usize = 3;
+
+pub fn kind_name(kind: RowKind) -> &'static str {
+    match kind {
+        RowKind::Nmos => "nmos",
+        RowKind::Pmos => "pmos",
+        RowKind::Passive => "passive",
+    }
+}
+
+/// Whether the generators draw `device` (a known type with W and L).
+pub fn is_drawable(device: &Device) -> bool {
+    device.params.w.is_some()
+        && device.params.l.is_some()
+        && matches!(
+            device.device_type,
+            DeviceType::Nmos | DeviceType::Pmos | DeviceType::Resistor | DeviceType::Capacitor
+        )
+}
+
+/// The devices of each row kind in the default order: the devices of each matched
+/// module next to each other in the middle, the others alternating around them.
+pub fn default_kinds(circuit: &Circuit) -> Vec<KindOrder> {
+    let drawable: Vec<&Device> = circuit.devices.iter().filter(|d| is_drawable(d)).collect();
+    let mut kinds: Vec<RowKind> = drawable
+        .iter()
+        .map(|device| RowKind::of(device.device_type))
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    let mut grouped: HashSet<&str> = HashSet::new();
+    let mut matched_by_kind: BTreeMap<RowKind, Vec<String>> = BTreeMap::new();
+    for module in circuit
+        .modules
+        .iter()
+        .filter(|m| m.module_type.is_matched())
+    {
+        for member in &module.devices {
+            if let Some(device) = drawable.iter().find(|d| d.id == member.device_id)
+                && grouped.insert(device.id.as_str())
+            {
+                matched_by_kind
+                    .entry(RowKind::of(device.device_type))
+                    .or_default()
+                    .push(device.id.clone());
+            }
+        }
+    }
+    kinds
+        .into_iter()
+        .map(|kind| {
+            let mut devices = matched_by_kind.remove(&kind).unwrap_or_default();
+            let singles = drawable.iter().filter(|device| {
+                RowKind::of(device.device_type) == kind && !grouped.contains(device.id.as_str())
+            });
+            for (index, single) in singles.enumerate() {
+                if index % 2 == 0 {
+                    devices.push(single.id.clone());
+                } else {
+                    devices.insert(0, single.id.clone());
+                }
+            }
+            let max_rows = (devices.len() / 2).clamp(1, MOST_ROWS) as u32;
+            KindOrder {
+                kind: kind_name(kind).to_string(),
+                devices,
+                max_rows,
+            }
+        })
+        .collect()
+}
+
+/// The matched modules drawn as one cell at every design point (MOS devices of one
+/// type whose units are interchangeable): their devices move together.
+pub fn bound_modules(circuit: &Circuit) -> Vec<Vec<String>> {
+    circuit
+        .modules
+        .iter()
+        .filter(|module| module.module_type.is_matched())
+        .filter_map(|module| {
+            let devices: Vec<&Device> = module
+                .devices
+                .iter()
+                .filter_map(|member| circuit.device(&member.device_id))
+                .collect();
+            let first = devices.first()?;
+            let interchangeable = devices.len() >= 2
+                && devices.len() == module.devices.len()
+                && devices.iter().all(|device| {
+                    is_mos(device)
+                        && is_drawable(device)
+                        && unit_key(device, 1) == unit_key(first, 1)
+                });
+            interchangeable.then(|| devices.iter().map(|device| device.id.clone()).collect())
+        })
+        .collect()
+}
+
+/// `point`'s order of every device of `kinds`: its listed devices first (those
+/// `kinds` knows, each once), then the rest in the default order; the devices of
+/// a `bound` module stand together where its first one stands (so that two
+/// spellings of one placement are one order).
+pub fn complete(point: &DesignPoint, kinds: &[KindOrder], bound: &[Vec<String>]) -> Vec<String> {
+    let known: HashSet<&String> = kinds.iter().flat_map(|kind| &kind.devices).collect();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut order: Vec<String> = point
+        .order
+        .iter()
+        .filter(|device| known.contains(device) && seen.insert((*device).clone()))
+        .cloned()
+        .collect();
+    for device in kinds.iter().flat_map(|kind| &kind.devices) {
+        if !seen.contains(device) {
+            order.push(device.clone());
+        }
+    }
+    for group in bound {
+        let Some(at) = order.iter().position(|device| group.contains(device)) else {
+            continue;
+        };
+        let members: Vec<String> = group
+            .iter()
+            .filter(|device| order.contains(device))
+            .cloned()
+            .collect();
+        order.retain(|device| !group.contains(device));
+        let at = at.min(order.len());
+        order.splice(at..at, members);
+    }
+    order
+}
+
+/// Cuts `cells` (in order, each with a weight) into `rows` contiguous rows of
+/// about equal weight; never an empty row.
+pub fn fold<T: Clone>(cells: &[(T, u64)], rows: usize) -> Vec<Vec<T>> {
+    let rows = rows.clamp(1, cells.len().max(1));
+    let total: u64 = cells.iter().map(|(_, weight)| weight).sum();
+    let mut folded: Vec<Vec<T>> = vec![Vec::new()];
+    let mut so_far = 0u64;
+    for (index, (cell, weight)) in cells.iter().enumerate() {
+        let left = cells.len() - index;
+        let rows_to_fill = rows - folded.len();
+        let current_full = so_far * rows as u64 >= total * folded.len() as u64;
+        if !folded.last().is_some_and(Vec::is_empty)
+            && rows_to_fill > 0
+            && (current_full || left <= rows_to_fill)
+        {
+            folded.push(Vec::new());
+        }
+        folded
+            .last_mut()
+            .expect("one row at least")
+            .push(cell.clone());
+        so_far += weight;
+    }
+    folded
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folding_balances_the_weight_and_keeps_the_order() {
+        let cells: Vec<(&str, u64)> = vec![("a", 4), ("b", 4), ("c", 4), ("d", 4)];
+        assert_eq!(fold(&cells, 2), vec![vec!["a", "b"], vec!["c", "d"]]);
+        assert_eq!(fold(&cells, 1), vec![vec!["a", "b", "c", "d"]]);
+        let uneven: Vec<(&str, u64)> = vec![("a", 10), ("b", 1), ("c", 1)];
+        assert_eq!(fold(&uneven, 3), vec![vec!["a"], vec!["b"], vec!["c"]]);
+        assert_eq!(fold(&uneven, 2), vec![vec!["a"], vec!["b", "c"]]);
+        assert_eq!(fold(&uneven, 9).len(), 3, "never more rows than cells");
+    }
+}
