@@ -57,7 +57,7 @@ pub struct CandidateRecord {
     pub passed: bool,
     pub metrics: Option<CandidateMetrics>,
     pub error: Option<CandidateError>,
-    /// seconds the candidate ran on its worker
+    /// seconds the candidate's skill steps ran on its worker slot
     #[serde(default)]
     pub seconds: Option<f64>,
     /// The point of the design space (arrangement, dummies, guard ring, …).

@@ -168,7 +168,9 @@ fn job_response(view: JobView) -> GetJobResponse {
                 evaluation_json: evaluation
                     .and_then(|evaluation| serde_json::to_string(evaluation).ok())
                     .unwrap_or_default(),
-                duration_ms: result.map(|result| result.duration_ms).unwrap_or_default(),
+                duration_ms: result
+                    .map(|result| result.steps.iter().map(|step| step.duration_ms).sum())
+                    .unwrap_or_default(),
             }
         })
         .collect();
