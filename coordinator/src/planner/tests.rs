@@ -175,3 +175,86 @@ async fn adjust_falls_back_to_abab_and_fit_drops_undeclared_arguments() {
     );
     assert_eq!(fit_to_schema(json!({"extra": 1}), &schema), None);
 }
+
+/// The cells of every `layout.place` row step, in order.
+fn placed_rows(plan: &crate::model::Plan) -> Vec<Vec<String>> {
+    plan.steps
+        .iter()
+        .filter(|step| step.skill == "layout.place")
+        .flat_map(|step| {
+            step.arguments["rows"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .map(|row| {
+            row["cells"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|cell| cell.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_placement_genes_order_and_fold_the_rows_and_every_matched_group_is_measured() {
+    let (context, raw) = ota5();
+    let mut names = BASIC.to_vec();
+    names.extend(["route.info", "route.nets", "lvs.run"]);
+    let catalog = skills(&names);
+    let planner = HeuristicPlanner::new(raw).with_route_pitch(Some(0.5));
+    let space = planner.design_space(&context, &catalog);
+    let default = space.default_point();
+    let rows = placed_rows(&planner.plan(&context, &default, &catalog).unwrap());
+    let nmos_kind = space.kinds.iter().find(|kind| kind.kind == "nmos").unwrap();
+    let nmos_row = rows
+        .iter()
+        .find(|row| row.iter().any(|cell| cell.contains("M5")))
+        .unwrap()
+        .clone();
+    assert!(nmos_row.len() >= 2, "{rows:?}");
+
+    // the order reversed: the nmos row comes out reversed
+    let mut reversed = default.clone();
+    reversed.order = default.order.iter().rev().cloned().collect();
+    let reversed_rows = placed_rows(&planner.plan(&context, &reversed, &catalog).unwrap());
+    let mut expected = nmos_row.clone();
+    expected.reverse();
+    assert!(reversed_rows.contains(&expected), "{reversed_rows:?}");
+
+    // folded into two rows: the same cells, in two rows, in order
+    let mut folded = default.clone();
+    folded.rows.insert("nmos".into(), nmos_kind.max_rows.max(2));
+    let folded_rows = placed_rows(&planner.plan(&context, &folded, &catalog).unwrap());
+    assert_eq!(folded_rows.len(), rows.len() + 1, "{folded_rows:?}");
+    let rejoined: Vec<String> = folded_rows
+        .iter()
+        .filter(|row| row.iter().all(|cell| nmos_row.contains(cell)))
+        .flatten()
+        .cloned()
+        .collect();
+    assert_eq!(rejoined, nmos_row);
+
+    // layout.metrics gets every recognised matched module with its drawn devices
+    let plan = planner.plan(&context, &default, &catalog).unwrap();
+    let metrics = plan
+        .steps
+        .iter()
+        .find(|step| step.skill == "layout.metrics")
+        .unwrap();
+    let matched = metrics.arguments["matched"].as_array().unwrap();
+    let recognised = context
+        .circuit
+        .modules
+        .iter()
+        .filter(|module| module.module_type.is_matched())
+        .count();
+    assert_eq!(matched.len(), recognised);
+    assert!(
+        matched
+            .iter()
+            .all(|group| group["devices"].as_array().unwrap().len() >= 2)
+    );
+}
