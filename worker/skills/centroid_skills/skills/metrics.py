@@ -20,6 +20,15 @@ interdigitated group, found anywhere in the hierarchy); dummies are not units:
 ABBA (and 2-D ABBA/BAAB) gives e = 0; AABB gives e close to 0.5, so its score is
 lower by about 0.6 for the same orientation and dummies.  ``matching_score`` is the
 lowest group score (None without groups).
+
+Matched groups from the geometry (argument ``matched``: the groups the circuit's
+module recognition found, ``{module, devices}``), measured wherever their devices
+stand (:mod:`centroid_skills.matched_geometry`): ``matched_groups`` (per group the
+devices' gate centroids, the centroid error in µm, whether one matched cell draws
+them) and ``max_centroid_error_um``.
+
+Vias: ``via_count`` and ``vias_by_layer``, the via cuts (via1…via8, not contacts)
+of the whole hierarchy.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from typing import Any
 
 import klayout.db as kdb
 
+from centroid_skills.matched_geometry import count_vias, measure_groups
 from centroid_skills.registry import NAME, obj, skill
 from centroid_skills.session import CellRecord, Session, box_um, um
 
@@ -116,7 +126,8 @@ def score_group(g: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def compute_metrics(session: Session, cell: kdb.Cell) -> dict[str, Any]:
+def compute_metrics(session: Session, cell: kdb.Cell,
+                    matched: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     tech = session.need_tech()
     groups: list[dict[str, Any]] = []
     areas: list[int] = []
@@ -133,6 +144,8 @@ def compute_metrics(session: Session, cell: kdb.Cell) -> dict[str, Any]:
             reg.merge()
             active_area = reg.area() * 1e-6
     scored = [score_group(g) for g in groups]
+    measured = measure_groups(session, cell, matched or [])
+    vias = count_vias(session, cell)
     return {
         "cell": cell.name,
         "bbox_um": box_um(bbox),
@@ -146,15 +159,30 @@ def compute_metrics(session: Session, cell: kdb.Cell) -> dict[str, Any]:
         "area_score": round(1.0 / (1.0 + bbox_area), 9),
         "groups": scored,
         "matching_score": min((g["score"] for g in scored), default=None),
+        "matched_groups": measured,
+        "max_centroid_error_um": max((g["centroid_error_um"] for g in measured), default=None),
+        "via_count": sum(vias.values()),
+        "vias_by_layer": vias,
     }
 
 
+MATCHED_GROUP = obj({"module": {"type": "string", "minLength": 1, "maxLength": 200},
+                     "devices": {"type": "array", "minItems": 2, "maxItems": 64,
+                                 "items": {"type": "string", "minLength": 1, "maxLength": 200}}},
+                    ["module", "devices"])
+
+
 @skill("layout.metrics",
-       "Area (bbox, device, utilisation) and per matched group: centroid error, orientation "
-       "uniformity, dummy coverage and a matching score in [0, 1] (formula in the README).",
-       obj({"cell": NAME}, ["cell"]))
+       "Area (bbox, device, utilisation), per drawn matched structure: centroid error, "
+       "orientation uniformity, dummy coverage and a matching score in [0, 1]; per "
+       "recognised matched group (matched): the gate centroids and centroid error in µm "
+       "from the geometry; via count.",
+       obj({"cell": NAME,
+            "matched": {"type": "array", "maxItems": 1000, "items": MATCHED_GROUP,
+                        "description": "the circuit's matched groups: {module, devices}"}},
+           ["cell"]))
 def metrics(session: Session, args: dict[str, Any]) -> dict[str, Any]:
-    return compute_metrics(session, session.any_cell(args["cell"]))
+    return compute_metrics(session, session.any_cell(args["cell"]), args.get("matched"))
 
 
 @skill("layout.list_cells",

@@ -1,0 +1,159 @@
+"""Matched groups measured from the geometry, wherever their devices stand.
+
+A recognised matched group (a differential pair, a mirror, …) is judged by where
+its devices' gates are, not by how the planner meant to draw it: a pair drawn as
+two loose devices far apart is measured as such.
+
+* Gate centroid of a device: the area-weighted centroid of its gate region
+  (poly ∩ active) — over every non-dummy unit of its matched module, or over its
+  own device cell — in the measured cell's coordinates; without poly/active
+  (resistors, capacitors) the centre of the device's bounding box.
+* Centroid error of a group: the largest distance between two of its devices'
+  gate centroids (0: a common centroid).
+* Structure: ``common_centroid`` / ``interdigitated`` when every device of the
+  group is drawn by one module cell of that kind, else ``separate``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import klayout.db as kdb
+
+from centroid_skills.session import Session, um
+from centroid_skills.tech import VIA_ROLES
+
+#: (x·area, y·area, area) of a cell's gates in its own coordinates (nm)
+Moments = tuple[float, float, float]
+
+
+def _local_moments(session: Session, cell: kdb.Cell, cache: dict[int, Moments]) -> Moments:
+    found = cache.get(cell.cell_index())
+    if found is not None:
+        return found
+    tech = session.need_tech()
+    layout = session.layout
+    poly, active = tech.layer_for("poly"), tech.layer_for("active")
+    moments: Moments = (0.0, 0.0, 0.0)
+    if poly is not None and active is not None:
+        gates = (kdb.Region(cell.begin_shapes_rec(tech.layer_index(layout, poly.name)))
+                 & kdb.Region(cell.begin_shapes_rec(tech.layer_index(layout, active.name))))
+        sx = sy = total = 0.0
+        for polygon in gates.each_merged():
+            area = float(polygon.area())
+            centre = polygon.bbox().center()
+            sx += centre.x * area
+            sy += centre.y * area
+            total += area
+        moments = (sx, sy, total)
+    if moments[2] == 0.0:  # no gate: the bounding box stands for the device
+        box = cell.bbox()
+        centre = box.center()
+        area = float(max(box.area(), 1))
+        moments = (centre.x * area, centre.y * area, area)
+    cache[cell.cell_index()] = moments
+    return moments
+
+
+def _placements(cell: kdb.Cell, targets: set[int], trans: kdb.Trans,
+                found: dict[int, list[kdb.Trans]]) -> None:
+    """Every placement of the `targets` cells below `cell` (not looking inside them)."""
+    if cell.cell_index() in targets:
+        found.setdefault(cell.cell_index(), []).append(trans)
+        return
+    for inst in cell.each_inst():
+        for sub in inst.cell_inst.each_trans():
+            _placements(inst.cell, targets, trans * sub, found)
+
+
+def _moved(moments: Moments, trans: kdb.Trans) -> Moments:
+    sx, sy, area = moments
+    point = trans.to_dtype(1.0) * kdb.DPoint(sx / area, sy / area)
+    return (point.x * area, point.y * area, area)
+
+
+def measure_groups(session: Session, cell: kdb.Cell,
+                   groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    layout = session.layout
+    cache: dict[int, Moments] = {}
+    targets: set[int] = set()
+    for group in groups:
+        for device in group["devices"]:
+            name = session.devices.get(device)
+            target = layout.cell(name) if name is not None else None
+            if target is not None:
+                targets.add(target.cell_index())
+    found: dict[int, list[kdb.Trans]] = {}
+    _placements(cell, targets, kdb.Trans(), found)
+    out = []
+    for group in groups:
+        centroids: dict[str, tuple[float, float]] = {}
+        missing: list[str] = []
+        drawn_by: set[str] = set()
+        units = 0
+        for device in group["devices"]:
+            name = session.devices.get(device)
+            target = layout.cell(name) if name is not None else None
+            placed = found.get(target.cell_index(), []) if target is not None else []
+            if not placed:
+                missing.append(device)
+                continue
+            drawn_by.add(target.name)
+            rec = session.cells.get(target.name)
+            own = [u for u in (rec.units if rec is not None else [])
+                   if u.get("device_id") == device and not u.get("dummy")]
+            local: list[Moments] = []
+            if own:
+                for unit in own:
+                    unit_cell = layout.cell(unit["unit_cell"])
+                    origin = kdb.Trans(int(round(unit["origin_um"][0] * 1000)),
+                                       int(round(unit["origin_um"][1] * 1000)))
+                    local.append(_moved(_local_moments(session, unit_cell, cache), origin))
+            else:
+                local.append(_local_moments(session, target, cache))
+            sx = sy = total = 0.0
+            for trans in placed:
+                for moments in local:
+                    mx, my, area = _moved(moments, trans)
+                    sx, sy, total = sx + mx, sy + my, total + area
+                    units += 1
+            centroids[device] = (sx / total, sy / total)
+        error = 0.0
+        names = list(centroids)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                (ax, ay), (bx, by) = centroids[a], centroids[b]
+                error = max(error, math.hypot(ax - bx, ay - by))
+        structure = "separate"
+        if len(drawn_by) == 1 and not missing:
+            rec = session.cells.get(next(iter(drawn_by)))
+            if rec is not None and rec.kind in ("common_centroid", "interdigitated"):
+                structure = rec.kind
+        out.append({
+            "module": group["module"],
+            "devices": list(group["devices"]),
+            "centroids_um": {d: [round(um(x), 6), round(um(y), 6)] for d, (x, y) in centroids.items()},
+            "centroid_error_um": round(um(error), 6),
+            "structure": structure,
+            "units": units,
+            "missing": missing,
+        })
+    return out
+
+
+def count_vias(session: Session, cell: kdb.Cell) -> dict[str, int]:
+    """Via cuts (via1…via8, not contacts) per layer name, over the whole hierarchy."""
+    tech = session.need_tech()
+    counts: dict[str, int] = {}
+    for role in VIA_ROLES:
+        ldef = tech.layer_for(role)
+        if ldef is None:
+            continue
+        shapes = cell.begin_shapes_rec(tech.layer_index(session.layout, ldef.name))
+        count = 0
+        while not shapes.at_end():
+            count += 1
+            shapes.next()
+        counts[ldef.name] = count
+    return counts
