@@ -9,9 +9,7 @@ use serde_json::{Value, json};
 
 use crate::model::{DesignPoint, Plan};
 use crate::planner::SkillCatalog;
-use crate::planner::device_units::{
-    RowKind, common_split, is_mos, permutation, unit_key, unit_spec,
-};
+use crate::planner::device_units::{RowKind, is_mos, permutation, unit_spec, unit_splits};
 use crate::planner::placement_order::{fold, kind_name};
 use crate::planner::plan_builder::{CANDIDATE_DIR, PlanBuilder, TOP_CELL, cell_name, skill_id};
 
@@ -108,27 +106,26 @@ impl<'a> Draft<'a> {
             {
                 continue;
             }
-            let split = common_split(&devices, self.point.finger_split);
-            if !devices
-                .iter()
-                .all(|device| unit_key(device, split) == unit_key(devices[0], split))
-            {
+            let Some(splits) = unit_splits(&devices, self.point.finger_split) else {
                 continue;
-            }
+            };
             let cell = cell_name("mod", &module.id);
             let same_count = devices
                 .iter()
-                .all(|device| device.params.m == devices[0].params.m);
+                .zip(&splits)
+                .all(|(device, split)| device.params.m * split == devices[0].params.m * splits[0]);
             let added = if devices.len() == 2
                 && same_count
+                && splits[0] == splits[1]
                 && self.builder.has("layout.create_common_centroid_pair")
             {
-                self.add_pair(&module.id, &devices, split, &cell)
+                self.add_pair(&module.id, &devices, splits[0], &cell)
             } else if self.builder.has("layout.create_interdigitated_group") {
                 let specs: Vec<Value> = devices
                     .iter()
-                    .map(|device| {
-                        let mut spec = unit_spec(device, split);
+                    .zip(&splits)
+                    .map(|(device, split)| {
+                        let mut spec = unit_spec(device, *split);
                         spec["units"] = spec["m"].clone();
                         spec
                     })

@@ -42,6 +42,38 @@ pub fn common_split(devices: &[&Device], wanted: u32) -> u32 {
         .unwrap_or(1)
 }
 
+/// How each device of a matched module is cut into identical units, or `None` when
+/// no cut gives every device the same unit (type, finger width, L, fingers per
+/// unit). First the module's common split (as the point asks); else, for ratioed
+/// devices (a 1:4 mirror of 1- and 4-finger devices), each device cut into units
+/// of the fingers all devices have in common (their gcd), so a 4-finger device
+/// becomes four units of the 1-finger devices' unit.
+pub fn unit_splits(devices: &[&Device], wanted: u32) -> Option<Vec<u32>> {
+    let same_unit = |splits: &[u32]| {
+        devices
+            .iter()
+            .zip(splits)
+            .all(|(device, split)| unit_key(device, *split) == unit_key(devices[0], splits[0]))
+    };
+    let common = vec![common_split(devices, wanted); devices.len()];
+    if same_unit(&common) {
+        return Some(common);
+    }
+    let unit = devices
+        .iter()
+        .map(|device| device.params.nf.max(1))
+        .fold(0, gcd);
+    let per_device: Vec<u32> = devices
+        .iter()
+        .map(|device| device.params.nf.max(1) / unit.max(1))
+        .collect();
+    same_unit(&per_device).then_some(per_device)
+}
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
 fn unit_fingers(device: &Device, split: u32) -> u32 {
     device.params.nf.max(1) / split
 }

@@ -5,15 +5,21 @@ use centroid_proto::{Error, ErrorCode};
 use centroid_schemas::{InputFile, TaskContext, TaskInputs};
 use serde_json::{Value, json};
 
+use crate::model::DesignPoint;
 use crate::planner::heuristic::{HeuristicPlanner, RawInputs};
 use crate::planner::plan_builder::fit_to_schema;
 use crate::planner::react::reasons;
 use crate::planner::{Planner, SkillCatalog};
 
 fn ota5() -> (TaskContext, RawInputs) {
-    let netlist = include_str!("../../../examples/ota5/netlist.json");
-    let rules = include_str!("../../../examples/ota5/drc_rules.json");
-    let objectives = include_str!("../../../examples/ota5/objectives.json");
+    load(
+        include_str!("../../../examples/ota5/netlist.json"),
+        include_str!("../../../examples/ota5/drc_rules.json"),
+        include_str!("../../../examples/ota5/objectives.json"),
+    )
+}
+
+fn load(netlist: &str, rules: &str, objectives: &str) -> (TaskContext, RawInputs) {
     let file = |label: &str, text: &str| InputFile {
         label: label.into(),
         bytes: text.as_bytes().to_vec(),
@@ -257,4 +263,58 @@ fn the_placement_genes_order_and_fold_the_rows_and_every_matched_group_is_measur
             .iter()
             .all(|group| group["devices"].as_array().unwrap().len() >= 2)
     );
+}
+
+#[test]
+fn a_ratioed_mirror_is_one_interdigitated_group_of_equal_units() {
+    let (context, raw) = load(
+        include_str!("../../../examples/mirror_bank/netlist.json"),
+        include_str!("../../../examples/mirror_bank/drc_rules.json"),
+        include_str!("../../../examples/mirror_bank/objectives.json"),
+    );
+    let planner = HeuristicPlanner::new(raw);
+    let mut names = BASIC.to_vec();
+    names.push("layout.create_interdigitated_group");
+    let catalog = skills(&names);
+    let space = planner.design_space(&context, &catalog);
+    for split in &space.finger_splits {
+        let point = DesignPoint {
+            finger_split: *split,
+            ..space.default_point()
+        };
+        let plan = planner.plan(&context, &point, &catalog).unwrap();
+        let group = plan
+            .steps
+            .iter()
+            .find(|step| step.skill == "layout.create_interdigitated_group")
+            .expect("the 1:1:2:4 mirror is one matched structure");
+        let units: Vec<(String, u64, f64, u64)> = group.arguments["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|device| {
+                (
+                    device["device_id"].as_str().unwrap().to_owned(),
+                    device["units"].as_u64().unwrap(),
+                    device["w"].as_f64().unwrap(),
+                    device["nf"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let counts: Vec<u64> = units.iter().map(|unit| unit.1).collect();
+        assert_eq!(counts, [1, 1, 2, 4], "{units:?}");
+        assert!(
+            units
+                .iter()
+                .all(|unit| (unit.2 - 2e-6).abs() < 1e-12 && unit.3 == 1),
+            "every unit is the 2 µm one-finger unit: {units:?}"
+        );
+        assert!(
+            !plan
+                .steps
+                .iter()
+                .any(|step| step.skill == "layout.create_device"),
+            "no device is left out of the matched structure"
+        );
+    }
 }

@@ -92,11 +92,7 @@ def test_every_net_labelled_on_its_conductor(pdk: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.rust_plans(requests=plans_of(rules_name="sky130"))
-@pytest.mark.parametrize("example", ["ota5", "strongarm_comparator", pytest.param(
-    "mirror_bank", marks=pytest.mark.xfail(strict=True, reason=(
-        "Rust planner: the 1:1:2:4 mirror (nf 1,1,1,4) is drawn as four single devices at "
-        "every design point (device_units.rs cuts all devices of a module by one common "
-        "finger split, so M4's 4-finger unit never equals the others' 1-finger unit)")))])
+@pytest.mark.parametrize("example", ["ota5", "strongarm_comparator", "mirror_bank"])
 def test_matched_modules_have_uniform_escapes(example: str, tmp_path: Path) -> None:
     r = default_candidate(example, "sky130", tmp_path)
     assert r["ok"], r.get("failed")
