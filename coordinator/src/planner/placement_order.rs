@@ -9,7 +9,7 @@ use centroid_schemas::{Circuit, Device, DeviceType};
 
 use crate::model::DesignPoint;
 use crate::planner::design_space::KindOrder;
-use crate::planner::device_units::{RowKind, is_mos, unit_key};
+use crate::planner::device_units::{RowKind, is_mos, unit_splits};
 
 /// The most rows one device kind is folded into.
 const MOST_ROWS: usize = 3;
@@ -85,7 +85,7 @@ pub fn default_kinds(circuit: &Circuit) -> Vec<KindOrder> {
 }
 
 /// The matched modules drawn as one cell at every design point (MOS devices of one
-/// type whose units are interchangeable): their devices move together.
+/// type that cut into one common unit): their devices move together.
 pub fn bound_modules(circuit: &Circuit) -> Vec<Vec<String>> {
     circuit
         .modules
@@ -101,10 +101,9 @@ pub fn bound_modules(circuit: &Circuit) -> Vec<Vec<String>> {
             let interchangeable = devices.len() >= 2
                 && devices.len() == module.devices.len()
                 && devices.iter().all(|device| {
-                    is_mos(device)
-                        && is_drawable(device)
-                        && unit_key(device, 1) == unit_key(first, 1)
-                });
+                    is_mos(device) && is_drawable(device) && device.device_type == first.device_type
+                })
+                && unit_splits(&devices, 1).is_some();
             interchangeable.then(|| devices.iter().map(|device| device.id.clone()).collect())
         })
         .collect()
