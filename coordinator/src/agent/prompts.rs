@@ -68,9 +68,11 @@ pub fn planning_system(
 {\"thought\": \"what you learned and why you choose these points\",\n \
 \"candidates\": [{\"arrangement\": \"...\", \"finger_split\": 1, \"dummies\": 1, \
 \"guard_ring\": false, \"row_order\": 0, \"spacing_nm\": 0, \"aspect_ratio_pct\": 100, \
-\"why\": \"...\"}],\n \
+\"order\": [\"<device ids, left to right>\"], \"rows\": {\"<kind>\": 2}, \
+\"module_arrangements\": {\"<module>\": \"ABBA\"}, \"why\": \"...\"}],\n \
 \"plan\": null}\n\
-Every value must be one of the allowed values. \"plan\" is optional: a whole plan in the \
+Every value must be one of the allowed values; order, rows and module_arrangements are \
+optional (absent: the default order, one row per kind, the global arrangement). \"plan\" is optional: a whole plan in the \
 format {\"plan_summary\": \"...\", \"steps\": [{\"step_id\": \"s1\", \"name\": \"...\", \
 \"skill_name\": \"<a skill below>\", \"params\": {}, \"expected_output\": \"...\", \
 \"dependencies\": []}]} whose params obey the skill's schema; leave it null unless you \
@@ -289,7 +291,7 @@ fn part(title: &str, priority: u32, text: &str, min_tokens: usize) -> PromptPart
 }
 
 fn describe_space(space: &DesignSpace) -> String {
-    format!(
+    let mut text = format!(
         "arrangement: {:?}\nfinger_split: {:?}\ndummies: {:?}\nguard_ring: {:?}\n\
          row_order: 0..{}\nspacing_nm: {:?}\naspect_ratio_pct: {:?}",
         space.arrangements,
@@ -299,7 +301,18 @@ fn describe_space(space: &DesignSpace) -> String {
         space.row_orders.max(1) - 1,
         space.spacings_nm,
         space.aspect_ratios_pct
-    )
+    );
+    for kind in &space.kinds {
+        let _ = write!(
+            text,
+            "\norder of the {} row (default, left to right): {:?}; rows: 1..{}",
+            kind.kind, kind.devices, kind.max_rows
+        );
+    }
+    if !space.modules.is_empty() {
+        let _ = write!(text, "\nmodule_arrangements for: {:?}", space.modules);
+    }
+    text
 }
 
 /// One line per skill: name, description, parameters (name, type, required).
@@ -400,7 +413,7 @@ fn journal_lines(entries: &[JournalEntry]) -> String {
         };
         let _ = writeln!(
             text,
-            "- {} it{} {}: {} split={} dummies={} ring={} rows={} spacing={}nm aspect={}% → {}",
+            "- {} it{} {}: {} split={} dummies={} ring={} row_order={} spacing={}nm aspect={}% folded={:?} modules={:?} → {}",
             entry.candidate_id,
             entry.iteration,
             entry.origin.as_str(),
@@ -411,6 +424,8 @@ fn journal_lines(entries: &[JournalEntry]) -> String {
             point.row_order,
             point.spacing_nm,
             point.aspect_ratio_pct,
+            point.rows,
+            point.module_arrangements,
             verdict
         );
     }
