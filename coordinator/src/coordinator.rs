@@ -27,6 +27,9 @@ use crate::registry::Registry;
 use crate::store::Store;
 use crate::{dispatcher, session};
 
+/// How many 50 ms waits a watcher gives a finished job's last event to appear.
+const LAST_EVENT_WAITS: u32 = 40;
+
 /// What the caller may set per job (zeros mean "the default").
 #[derive(Debug, Clone, Default)]
 pub struct SubmitOptions {
@@ -352,7 +355,8 @@ impl Coordinator {
         }
     }
 
-    /// The job's events from `after` on; the stream ends after the last event.
+    /// The job's events from `after` on; the stream ends after the last event (at
+    /// once when resumed after the last event of a finished job).
     pub async fn watch(
         &self,
         job_id: &str,
@@ -367,6 +371,9 @@ impl Coordinator {
         tokio::spawn(async move {
             let mut cursor = after.filter(|cursor| !cursor.is_empty());
             let store = &context.store;
+            // a job's record says "done" a moment before its last event is in the log
+            let mut sent_any = false;
+            let mut waited_for_last = 0;
             loop {
                 let notified = context.events_changed.notified();
                 let Some(events) = context
@@ -384,14 +391,21 @@ impl Coordinator {
                         if sender.send((event_cursor, event)).await.is_err() || last {
                             return;
                         }
+                        sent_any = true;
                     }
                     continue;
                 }
-                // resumed after the last event of a finished job: nothing more will come
                 if cursor.is_some()
                     && matches!(store.get_job(&job_id).await, Ok(Some(job)) if job.is_finished())
                 {
-                    return;
+                    // resumed after the last event of a finished job: nothing more will
+                    // come; while streaming, the last event follows the record at once
+                    if !sent_any || waited_for_last >= LAST_EVENT_WAITS {
+                        return;
+                    }
+                    waited_for_last += 1;
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
                 }
                 tokio::select! {
                     _ = notified => {}
