@@ -17,6 +17,7 @@ pub mod memory;
 pub mod metrics;
 pub mod model;
 pub mod planner;
+pub mod proto_views;
 pub mod registry;
 pub mod retry_policy;
 pub mod search;

@@ -9,13 +9,13 @@ use centroid_proto::runtime::RequireToken;
 use centroid_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
 use centroid_proto::v1::jobs_server::{Jobs, JobsServer};
 use centroid_proto::v1::{
-    ArtifactChunk, ArtifactRef, CancelJobRequest, CancelJobResponse, CandidateSummary, CaseSummary,
-    DeregisterWorkerRequest, DeregisterWorkerResponse, FetchArtifactRequest, ForgetCaseRequest,
-    ForgetCaseResponse, GetCaseRequest, GetCaseResponse, GetJobRequest, GetJobResponse,
-    HeartbeatRequest, HeartbeatResponse, InputIssue as ProtoIssue, JobEvent, JobEventKind,
-    JobSummary, ListCasesRequest, ListCasesResponse, ListJobsRequest, ListJobsResponse,
-    ListWorkersRequest, ListWorkersResponse, RegisterWorkerRequest, RegisterWorkerResponse,
-    SubmitJobRequest, SubmitJobResponse, WatchJobRequest, WorkerInfo, WorkerStatus,
+    ArtifactChunk, CancelJobRequest, CancelJobResponse, CaseSummary, DeregisterWorkerRequest,
+    DeregisterWorkerResponse, FetchArtifactRequest, ForgetCaseRequest, ForgetCaseResponse,
+    GetCaseRequest, GetCaseResponse, GetJobRequest, GetJobResponse, HeartbeatRequest,
+    HeartbeatResponse, InputIssue as ProtoIssue, JobEvent, ListCasesRequest, ListCasesResponse,
+    ListJobsRequest, ListJobsResponse, ListWorkersRequest, ListWorkersResponse,
+    RegisterWorkerRequest, RegisterWorkerResponse, SubmitJobRequest, SubmitJobResponse,
+    WatchJobRequest, WorkerInfo, WorkerStatus,
 };
 use centroid_proto::{Error, ErrorCode, PROTOCOL_VERSION, check_protocol_version};
 use tokio::net::TcpListener;
@@ -25,181 +25,13 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
 use crate::artifacts::CHUNK_BYTES;
-use crate::coordinator::{Coordinator, JobView, SubmitOptions};
+use crate::coordinator::{Coordinator, SubmitOptions};
 use crate::error::CoordinatorError;
-use crate::model::{EventKind, EventRecord, JobInputs, JobRecord};
+use crate::model::JobInputs;
+use crate::proto_views::{cancel_response, job_event, job_response, job_summary};
 
 /// How long CancelJob waits for the job to end before answering with its state.
 const CANCEL_ANSWER_WAIT: Duration = Duration::from_secs(5);
-
-impl From<CoordinatorError> for Status {
-    fn from(error: CoordinatorError) -> Status {
-        let structured = match &error {
-            CoordinatorError::InvalidInputs(issues) => Error::new(
-                ErrorCode::InvalidParam,
-                format!("invalid inputs: {} issues", issues.len()),
-            )
-            .with_retryable(false)
-            .with_details(serde_json::json!({"issues": issues})),
-            CoordinatorError::InvalidOptions(message) => {
-                Error::new(ErrorCode::InvalidParam, message.clone()).with_retryable(false)
-            }
-            CoordinatorError::Limit(message) => {
-                Error::new(ErrorCode::ResourceExhausted, message.clone()).with_retryable(true)
-            }
-            CoordinatorError::UnknownJob(_)
-            | CoordinatorError::UnknownArtifact(_)
-            | CoordinatorError::UnknownCase(_)
-            | CoordinatorError::NoMemory => {
-                Error::new(ErrorCode::NotFound, error.to_string()).with_retryable(false)
-            }
-            CoordinatorError::Store(_) | CoordinatorError::Memory(_) => {
-                Error::new(ErrorCode::ServiceUnavailable, error.to_string()).with_retryable(true)
-            }
-            _ => Error::new(ErrorCode::InternalError, error.to_string()),
-        };
-        structured.to_status()
-    }
-}
-
-fn event_kind(kind: EventKind) -> JobEventKind {
-    match kind {
-        EventKind::StateChanged => JobEventKind::StateChanged,
-        EventKind::PlanCreated => JobEventKind::PlanCreated,
-        EventKind::CandidateDispatched => JobEventKind::CandidateDispatched,
-        EventKind::CandidateFinished => JobEventKind::CandidateFinished,
-        EventKind::CandidateRetried => JobEventKind::CandidateRetried,
-        EventKind::Evaluation => JobEventKind::Evaluation,
-        EventKind::Iteration => JobEventKind::Iteration,
-        EventKind::WaitingForWorkers => JobEventKind::WaitingForWorkers,
-        EventKind::Completed => JobEventKind::Completed,
-        EventKind::Failed => JobEventKind::Failed,
-        EventKind::Cancelled => JobEventKind::Cancelled,
-        EventKind::CandidateDeadLettered => JobEventKind::CandidateDeadLettered,
-        EventKind::StepAdjusted => JobEventKind::StepAdjusted,
-        EventKind::LlmCall => JobEventKind::LlmCall,
-        EventKind::Planner => JobEventKind::Planner,
-        EventKind::Memory => JobEventKind::Memory,
-    }
-}
-
-pub fn job_event(job_id: &str, cursor: String, event: EventRecord) -> JobEvent {
-    JobEvent {
-        job_id: job_id.to_string(),
-        cursor,
-        timestamp_ms: event.timestamp_ms,
-        kind: event_kind(event.kind) as i32,
-        state: event.state.as_str().to_string(),
-        candidate_id: event.candidate_id,
-        iteration: event.iteration,
-        message: event.message,
-        data_json: if event.data.is_null() {
-            String::new()
-        } else {
-            event.data.to_string()
-        },
-        last: event.last,
-    }
-}
-
-pub fn job_summary(job: &JobRecord, total: usize, finished: usize) -> JobSummary {
-    JobSummary {
-        job_id: job.job_id.clone(),
-        name: job.name.clone(),
-        state: job.state.as_str().to_string(),
-        outcome: job
-            .outcome
-            .map(|outcome| outcome.as_str().to_string())
-            .unwrap_or_default(),
-        iteration: job.iteration,
-        candidates_total: total as u32,
-        candidates_finished: finished as u32,
-        best_candidate_id: job.best_candidate_id.clone(),
-        best_score: job.best_score,
-        best_passed: job.best_passed,
-        created_ms: job.created_ms,
-        updated_ms: job.updated_ms,
-        error: job.error.clone(),
-        signoff_deck: job.options.signoff_deck.clone(),
-    }
-}
-
-fn job_response(view: JobView) -> GetJobResponse {
-    let candidates: Vec<CandidateSummary> = view
-        .candidates
-        .iter()
-        .map(|candidate| {
-            let result = view.results.get(&candidate.candidate_id);
-            let evaluation = candidate.evaluation.as_ref();
-            CandidateSummary {
-                candidate_id: candidate.candidate_id.clone(),
-                iteration: candidate.iteration,
-                parent_id: candidate.parent_id.clone(),
-                origin: candidate.origin.as_str().to_string(),
-                design_point_json: serde_json::to_string(&candidate.design_point)
-                    .unwrap_or_default(),
-                status: result
-                    .map(|result| result.status.as_str())
-                    .unwrap_or("queued")
-                    .to_string(),
-                worker_id: result
-                    .map(|result| result.worker_id.clone())
-                    .unwrap_or_default(),
-                attempts: result.map(|result| result.attempts).unwrap_or_default(),
-                score: evaluation
-                    .map(|evaluation| evaluation.score)
-                    .unwrap_or_default(),
-                passed: evaluation.is_some_and(|evaluation| evaluation.passed),
-                drc_violations: evaluation
-                    .map(|evaluation| evaluation.drc_violations)
-                    .unwrap_or(-1),
-                area_um2: evaluation
-                    .map(|evaluation| evaluation.area_um2)
-                    .unwrap_or_default(),
-                matching_score: evaluation
-                    .map(|evaluation| evaluation.matching_score)
-                    .unwrap_or_default(),
-                lvs: evaluation
-                    .map(|evaluation| evaluation.lvs.clone())
-                    .unwrap_or_default(),
-                error: result
-                    .map(|result| result.error_message.clone())
-                    .unwrap_or_default(),
-                evaluation_json: evaluation
-                    .and_then(|evaluation| serde_json::to_string(evaluation).ok())
-                    .unwrap_or_default(),
-                duration_ms: result
-                    .map(|result| result.steps.iter().map(|step| step.duration_ms).sum())
-                    .unwrap_or_default(),
-            }
-        })
-        .collect();
-    let best_plan_json = view
-        .results
-        .get(&view.job.best_candidate_id)
-        .and_then(|result| result.plan.as_ref())
-        .and_then(|plan| serde_json::to_string(plan).ok())
-        .unwrap_or_default();
-    GetJobResponse {
-        job: Some(job_summary(
-            &view.job,
-            view.candidates.len(),
-            view.results.len(),
-        )),
-        candidates,
-        artifacts: view
-            .artifacts
-            .iter()
-            .map(|meta| ArtifactRef {
-                candidate_id: meta.candidate_id.clone(),
-                name: meta.name.clone(),
-                media_type: meta.media_type.clone(),
-                size: meta.size,
-            })
-            .collect(),
-        best_plan_json,
-    }
-}
 
 /// Both services over one [`Coordinator`].
 #[derive(Clone)]
@@ -390,13 +222,7 @@ impl Jobs for CoordinatorService {
                     .await?
             }
         };
-        Ok(Response::new(CancelJobResponse {
-            state: job.state.as_str().to_string(),
-            outcome: job
-                .outcome
-                .map(|outcome| outcome.as_str().to_string())
-                .unwrap_or_default(),
-        }))
+        Ok(Response::new(cancel_response(&job)))
     }
 
     type FetchArtifactStream = ChunkStream;

@@ -2,12 +2,13 @@
 //!
 //! Architecture invariant: this is the only crate that exposes prost types. The
 //! helpers here keep a structured [`v1::Error`] intact when it travels as the
-//! payload of a failed RPC (`tonic::Status` details) instead of flattening it to
-//! a string.
-
-use prost::Message;
+//! payload of a failed RPC (`tonic::Status` details, a standard `google.rpc.Status`)
+//! instead of flattening it to a string.
 
 pub mod runtime;
+mod status_details;
+
+pub use status_details::ERROR_DOMAIN;
 
 /// Generated messages, clients and servers of package `centroid.v1`.
 pub mod v1 {
@@ -121,20 +122,20 @@ impl Error {
         ErrorCode::try_from(self.code).unwrap_or(ErrorCode::Unspecified)
     }
 
-    /// A failed-RPC status: the matching gRPC code, the message, and this error
-    /// prost-encoded in the status details.
+    /// A failed-RPC status: the matching gRPC code, the message, and as details a
+    /// `google.rpc.Status` carrying a `google.rpc.ErrorInfo` and this error (see
+    /// [`status_details`]).
     pub fn to_status(&self) -> tonic::Status {
         let grpc_code = self.error_code().grpc_code();
         let message = format!("{}: {}", self.error_code().wire_name(), self.message);
-        tonic::Status::with_details(grpc_code, message, self.encode_to_vec().into())
+        let details = status_details::encode(self, grpc_code, &message);
+        tonic::Status::with_details(grpc_code, message, details.into())
     }
 
     /// Recovers the structured error from a failed RPC. A status that carries
     /// none (e.g. a transport failure) is mapped from its gRPC code.
     pub fn from_status(status: &tonic::Status) -> Error {
-        if let Ok(error) = Error::decode(status.details())
-            && error.code != ErrorCode::Unspecified as i32
-        {
+        if let Some(error) = status_details::decode(status.details(), status.message()) {
             return error;
         }
         let code = match status.code() {

@@ -30,6 +30,7 @@ from typing import Any
 
 import grpc
 import pytest
+from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 SKILLS_DIR = Path(__file__).resolve().parents[1]
@@ -263,6 +264,9 @@ def test_ota5_job_is_submitted_watched_and_its_best_gds_fetched(
     view = jobs.GetJob(api.pb.GetJobRequest(job_id=job_id), timeout=30)
     assert view.job.outcome == "completed", f"{view.job}\n{cluster.logs()}"
     assert view.job.state == "done", view.job
+    assert view.job.job_state == api.pb.JOB_STATE_DONE, view.job
+    assert view.job.job_outcome == api.pb.JOB_OUTCOME_COMPLETED, view.job
+    assert events[-1].job_state == api.pb.JOB_STATE_DONE, events[-1]
     best_id = view.job.best_candidate_id
     assert best_id, view.job
     assert best_id == completed["best_candidate_id"]
@@ -309,6 +313,8 @@ def test_a_job_of_slow_candidates_is_cancelled_and_its_watch_ends(
     cancelled = jobs.CancelJob(api.pb.CancelJobRequest(job_id=job_id, reason="python client"),
                                timeout=30)
     assert (cancelled.state, cancelled.outcome) == ("done", "cancelled"), cancelled
+    assert (cancelled.job_state, cancelled.job_outcome) == (
+        api.pb.JOB_STATE_DONE, api.pb.JOB_OUTCOME_CANCELLED), cancelled
     assert time.monotonic() - started < 10, "the cancel took effect at once"
 
     rest = list(watch)  # the same stream: it ends after the job's final event
@@ -334,28 +340,29 @@ def unknown_job_error(api: Api, jobs: Any) -> grpc.RpcError:
 
 def test_an_unknown_job_fails_with_not_found_and_a_structured_error(
         api: Api, jobs: Any) -> None:
+    """The details are a standard ``google.rpc.Status`` (what
+    ``grpc_status.rpc_status.from_call`` reads) holding a ``google.rpc.ErrorInfo``
+    and the whole ``centroid.v1.Error``."""
     error: Any = unknown_job_error(api, jobs)
     assert error.code() == grpc.StatusCode.NOT_FOUND, error
     assert "no-such-job" in error.details(), error.details()
-    # the details: a centroid.v1.Error, prost-encoded, in `grpc-status-details-bin`
-    trailers = dict(error.trailing_metadata() or ())
-    assert "grpc-status-details-bin" in trailers, trailers
-    structured = api.errors.Error.FromString(trailers["grpc-status-details-bin"])
-    assert structured.code == api.errors.ERROR_CODE_NOT_FOUND, structured
-    assert not structured.retryable, structured
-    assert "no-such-job" in structured.message, structured
-
-
-def test_an_unknown_job_error_reads_as_a_google_rpc_status(api: Api, jobs: Any) -> None:
-    """Standard gRPC tooling (``grpc_status.rpc_status.from_call``) expects the
-    details to be a ``google.rpc.Status``."""
-    error: Any = unknown_job_error(api, jobs)
-    assert error.code() == grpc.StatusCode.NOT_FOUND, error
-    try:
-        status = rpc_status.from_call(error)
-    except Exception as failure:  # noqa: BLE001 - any decoding failure is the known gap
-        pytest.xfail(f"details are centroid.v1.Error, not google.rpc.Status (issue 17): "
-                     f"{type(failure).__name__}: {failure}")
+    status = rpc_status.from_call(error)
     assert status is not None, "no details attached"
     assert status.code == grpc.StatusCode.NOT_FOUND.value[0], status
     assert "no-such-job" in status.message, status
+
+    info = error_details_pb2.ErrorInfo()
+    structured = api.errors.Error()
+    unpacked = {detail.type_url for detail in status.details}
+    assert unpacked == {"type.googleapis.com/google.rpc.ErrorInfo",
+                        "type.googleapis.com/centroid.v1.Error"}, unpacked
+    for detail in status.details:
+        if detail.Is(info.DESCRIPTOR):
+            assert detail.Unpack(info)
+        else:
+            assert detail.Unpack(structured)
+    assert (info.reason, info.domain) == ("NOT_FOUND", "centroid"), info
+    assert info.metadata["retryable"] == "false", info
+    assert structured.code == api.errors.ERROR_CODE_NOT_FOUND, structured
+    assert not structured.retryable, structured
+    assert "no-such-job" in structured.message, structured
