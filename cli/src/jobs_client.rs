@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, anyhow};
-use centroid_proto::runtime::{AttachToken, AuthChannel, BearerToken};
+use centroid_proto::runtime::{AttachToken, AuthChannel, BearerToken, Tls, tls};
 use centroid_proto::v1::jobs_client::JobsClient;
 use centroid_proto::v1::{
     CancelJobRequest, CancelJobResponse, FetchArtifactRequest, GetJobRequest, GetJobResponse,
@@ -49,11 +49,13 @@ fn rpc_error(status: tonic::Status) -> ClientError {
     }
 }
 
-/// Where a farm's coordinator is and the token its calls need.
+/// Where a farm's coordinator is, the token its calls need and their TLS.
 #[derive(Debug, Clone)]
 pub struct Farm {
     pub coordinator: String,
     pub token: Option<BearerToken>,
+    /// `None` = plain TCP
+    pub tls: Option<Tls>,
 }
 
 #[derive(Clone)]
@@ -62,16 +64,12 @@ pub struct Jobs {
 }
 
 impl Jobs {
-    /// Connects to the farm's coordinator (`http://host:port`, or `host:port`).
+    /// Connects to the farm's coordinator (`http://host:port`, `https://host:port` or
+    /// `host:port`; over TLS when the farm has a TLS root).
     pub async fn connect(farm: &Farm) -> anyhow::Result<Jobs> {
         let address = farm.coordinator.as_str();
-        let address = if address.contains("://") {
-            address.to_owned()
-        } else {
-            format!("http://{address}")
-        };
-        let endpoint = tonic::transport::Endpoint::from_shared(address.clone())
-            .with_context(|| format!("invalid coordinator address {address}"))?
+        let endpoint = tls::endpoint(farm.tls.as_ref(), address)
+            .with_context(|| format!("coordinator address {address}"))?
             .connect_timeout(Duration::from_secs(10))
             .http2_keep_alive_interval(Duration::from_secs(15));
         let channel = endpoint

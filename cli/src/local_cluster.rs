@@ -113,6 +113,7 @@ impl LocalCluster {
             farm: Farm {
                 coordinator: address,
                 token: Some(token),
+                tls: None,
             },
             coordinator,
             server_stop,

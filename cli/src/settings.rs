@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use centroid_coordinator::llm::LlmSettings;
-use centroid_proto::runtime::{BearerToken, LogFormat, layered};
+use centroid_proto::runtime::{BearerToken, LogFormat, TlsFiles, layered};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +33,15 @@ pub struct GlobalFlags {
     /// File holding the farm's bearer token (else CENTROID_TOKEN_FILE or CENTROID_TOKEN).
     #[arg(long, env = "CENTROID_TOKEN_FILE", global = true)]
     pub token_file: Option<PathBuf>,
+    /// PEM root the coordinator's certificate chains to: call it over TLS.
+    #[arg(long, env = "CENTROID_TLS_CA", global = true)]
+    pub tls_ca: Option<PathBuf>,
+    /// PEM client certificate for a coordinator that requires one (mutual TLS).
+    #[arg(long, env = "CENTROID_TLS_CERT", global = true)]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, env = "CENTROID_TLS_KEY", global = true)]
+    pub tls_key: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,6 +50,10 @@ pub struct CliSettings {
     pub coordinator: String,
     pub log_format: LogFormat,
     pub token_file: Option<PathBuf>,
+    /// TLS towards the coordinator: its root, and a client certificate for mutual TLS
+    pub tls_ca: Option<PathBuf>,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
     /// the model of `centroid run`'s in-process coordinator (`[cli.llm]`,
     /// `CENTROID_LLM_BASE_URL`, `CENTROID_LLM_MODEL`, …); a farm's coordinator has its own
     pub llm: LlmSettings,
@@ -52,6 +65,9 @@ impl Default for CliSettings {
             coordinator: "http://127.0.0.1:50051".into(),
             log_format: LogFormat::Text,
             token_file: None,
+            tls_ca: None,
+            tls_cert: None,
+            tls_key: None,
             llm: LlmSettings::default(),
         }
     }
@@ -62,13 +78,22 @@ impl CliSettings {
         CliSettings::load_with_environment(flags, std::env::vars().collect())
     }
 
-    /// The coordinator and the token its calls need (`token_file`, else `CENTROID_TOKEN`).
+    /// The coordinator, the token its calls need (`token_file`, else `CENTROID_TOKEN`)
+    /// and their TLS (`tls_ca`, `tls_cert`, `tls_key`).
     pub fn farm(&self) -> anyhow::Result<Farm> {
         let environment: HashMap<String, String> = std::env::vars().collect();
         let token = BearerToken::configured(self.token_file.as_deref(), &environment)?;
+        let tls = TlsFiles::new(
+            self.tls_cert.as_deref(),
+            self.tls_key.as_deref(),
+            self.tls_ca.as_deref(),
+            false,
+        )
+        .load()?;
         Ok(Farm {
             coordinator: self.coordinator.clone(),
             token,
+            tls,
         })
     }
 

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use centroid_proto::runtime::{BearerToken, LogFormat, layered};
+use centroid_proto::runtime::{BearerToken, LogFormat, Tls, TlsFiles, layered};
 use clap::Parser;
 use serde::{Deserialize, Serialize};
 
@@ -72,6 +72,18 @@ pub struct CommandLine {
     /// file holding the farm's bearer token (else CENTROID_TOKEN); every RPC must carry it
     #[arg(long, env = "CENTROID_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
+    /// PEM certificate this process serves TLS with and presents to the processes it calls
+    #[arg(long, env = "CENTROID_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert
+    #[arg(long, env = "CENTROID_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
+    /// PEM root the peers' certificates must chain to
+    #[arg(long, env = "CENTROID_TLS_CA")]
+    pub tls_ca: Option<PathBuf>,
+    /// refuse callers without a certificate of --tls-ca (mutual TLS)
+    #[arg(long, env = "CENTROID_TLS_CLIENT_AUTH", num_args = 0..=1, default_missing_value = "true")]
+    pub tls_client_auth: Option<bool>,
     /// serve /metrics (Prometheus), /healthz and /readyz over HTTP on this address
     #[arg(long, env = "CENTROID_METRICS_LISTEN")]
     pub metrics_listen: Option<String>,
@@ -118,12 +130,21 @@ pub struct CoordinatorConfig {
     pub ready_file: Option<PathBuf>,
     /// file holding the bearer token
     pub token_file: Option<PathBuf>,
+    /// TLS (`proto::runtime::tls`): certificate and key served with and presented,
+    /// the root peers must chain to, whether callers must present a certificate
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    pub tls_ca: Option<PathBuf>,
+    pub tls_client_auth: bool,
     /// address of the operator's HTTP endpoint (/metrics, /healthz, /readyz)
     pub metrics_listen: Option<String>,
     /// the bearer token every RPC must carry (from `token_file` or `CENTROID_TOKEN`);
     /// never serialized, never printed
     #[serde(skip)]
     pub token: Option<BearerToken>,
+    /// TLS read from `tls_*` once; `None` = plain TCP. Never serialized or printed
+    #[serde(skip)]
+    pub tls: Option<Tls>,
     /// the model of the LLM planner (`[coordinator.llm]`, `CENTROID_LLM_BASE_URL`,
     /// `CENTROID_LLM_MODEL`, `CENTROID_LLM_API_KEY`, `CENTROID_LLM_MAX_CONTEXT_TOKENS`, …);
     /// not configured = every job is planned by the heuristic planner
@@ -162,8 +183,13 @@ impl Default for CoordinatorConfig {
             log_format: LogFormat::Text,
             ready_file: None,
             token_file: None,
+            tls_cert: None,
+            tls_key: None,
+            tls_ca: None,
+            tls_client_auth: false,
             metrics_listen: None,
             token: None,
+            tls: None,
             llm: LlmSettings::default(),
             memory: String::new(),
             memory_max_cases: crate::memory::DEFAULT_MAX_CASES as u32,
@@ -196,6 +222,14 @@ impl CoordinatorConfig {
         .map_err(|error| CoordinatorError::Config(error.to_string()))?;
         config.token = BearerToken::configured(config.token_file.as_deref(), &environment)
             .map_err(|error| CoordinatorError::Config(error.to_string()))?;
+        config.tls = TlsFiles::new(
+            config.tls_cert.as_deref(),
+            config.tls_key.as_deref(),
+            config.tls_ca.as_deref(),
+            config.tls_client_auth,
+        )
+        .load()
+        .map_err(|error| CoordinatorError::Config(error.to_string()))?;
         config.check()?;
         Ok(config)
     }

@@ -100,7 +100,11 @@ impl Coordinator {
         planners: Arc<dyn PlannerFactory>,
         memory: Option<Arc<dyn CaseMemory>>,
     ) -> Result<Coordinator, CoordinatorError> {
-        let registry = Registry::new(config.heartbeat_timeout(), config.token.clone());
+        let registry = Registry::new(
+            config.heartbeat_timeout(),
+            config.token.clone(),
+            config.tls.clone(),
+        );
         let context = Arc::new(Context::new(config, store, registry, planners, memory));
         let mut tasks = dispatcher::spawn(context.clone());
         // resume in the background: a store that is down must not block serving

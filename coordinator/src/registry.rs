@@ -10,12 +10,12 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use centroid_proto::runtime::{AttachToken, AuthChannel, BearerToken};
+use centroid_proto::runtime::{AttachToken, AuthChannel, BearerToken, Tls, tls};
 use centroid_proto::v1::worker_client::WorkerClient;
 use centroid_proto::v1::{ListSkillsRequest, WorkerInfo, WorkerStatus};
 use serde_json::Value;
 use tokio::sync::{Notify, watch};
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 struct WorkerEntry {
     info: WorkerInfo,
@@ -69,17 +69,24 @@ pub struct Registry {
     max_message_bytes: usize,
     /// sent with every call to a worker
     token: AttachToken,
+    /// TLS of the calls to workers (`None` = plain TCP)
+    tls: Option<Tls>,
 }
 
 impl Registry {
-    /// An empty registry; `token` goes with every call to a worker.
-    pub fn new(heartbeat_timeout: Duration, token: Option<BearerToken>) -> Arc<Registry> {
+    /// An empty registry; `token` goes with every call to a worker, over `tls` when set.
+    pub fn new(
+        heartbeat_timeout: Duration,
+        token: Option<BearerToken>,
+        tls: Option<Tls>,
+    ) -> Arc<Registry> {
         Arc::new(Registry {
             workers: Mutex::new(HashMap::new()),
             heartbeat_timeout,
             slots_changed: Notify::new(),
             max_message_bytes: 512 * 1024 * 1024,
             token: AttachToken::new(token),
+            tls,
         })
     }
 
@@ -94,14 +101,16 @@ impl Registry {
     pub fn register(self: &Arc<Self>, info: WorkerInfo) -> Result<bool, TakenWorkerId> {
         let worker_id = info.worker_id.clone();
         let address = info.address.clone();
-        let channel = Endpoint::from_shared(address.clone()).ok().map(|endpoint| {
-            endpoint
-                .connect_timeout(Duration::from_secs(2))
-                .tcp_nodelay(true)
-                .http2_keep_alive_interval(Duration::from_secs(5))
-                .keep_alive_timeout(Duration::from_secs(5))
-                .connect_lazy()
-        });
+        let channel = tls::endpoint(self.tls.as_ref(), &address)
+            .ok()
+            .map(|endpoint| {
+                endpoint
+                    .connect_timeout(Duration::from_secs(2))
+                    .tcp_nodelay(true)
+                    .http2_keep_alive_interval(Duration::from_secs(5))
+                    .keep_alive_timeout(Duration::from_secs(5))
+                    .connect_lazy()
+            });
         let fresh = {
             let mut workers = self.lock();
             if let Some(entry) = workers.get(&worker_id)
@@ -470,7 +479,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_registration_never_takes_over_a_live_worker() {
-        let registry = Registry::new(Duration::from_millis(300), None);
+        let registry = Registry::new(Duration::from_millis(300), None, None);
         assert_eq!(
             registry.register(info("w1", "http://127.0.0.1:1")),
             Ok(true)
@@ -510,7 +519,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_saturated_worker_gets_no_call_until_its_next_heartbeat() {
-        let registry = Registry::new(Duration::from_secs(10), None);
+        let registry = Registry::new(Duration::from_secs(10), None, None);
         registry.register(info("w1", "http://127.0.0.1:1")).unwrap();
         let skills = vec!["debug.noop".to_string()];
         let none = BTreeSet::new();

@@ -341,11 +341,18 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), CoordinatorError> {
     let authenticate = RequireToken::new(coordinator.config().token.clone());
+    let mut server = tonic::transport::Server::builder();
+    if let Some(tls) = &coordinator.config().tls {
+        let config = tls
+            .server_config()
+            .map_err(|error| CoordinatorError::Config(error.to_string()))?;
+        server = server.tls_config(config)?;
+    }
     let service = CoordinatorService::new(coordinator);
     let jobs = JobsServer::new(service.clone())
         .max_encoding_message_size(64 * 1024 * 1024)
         .max_decoding_message_size(64 * 1024 * 1024);
-    tonic::transport::Server::builder()
+    server
         .http2_keepalive_interval(Some(Duration::from_secs(10)))
         .add_service(InterceptedService::new(
             CoordinatorServer::new(service),

@@ -6,6 +6,7 @@
 //! are kept in the sandbox directory and printed when a test asks for them.
 
 pub mod fake_llm;
+pub mod pki;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

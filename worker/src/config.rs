@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use centroid_proto::runtime::{BearerToken, LogFormat, layered};
+use centroid_proto::runtime::{BearerToken, LogFormat, Tls, TlsFiles, layered};
 use clap::Parser;
 use serde::{Deserialize, Serialize};
 
@@ -77,6 +77,18 @@ pub struct CommandLine {
     /// call to this worker and sent with every call to the coordinator
     #[arg(long, env = "CENTROID_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
+    /// PEM certificate this process serves TLS with and presents to the processes it calls
+    #[arg(long, env = "CENTROID_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert
+    #[arg(long, env = "CENTROID_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
+    /// PEM root the peers' certificates must chain to
+    #[arg(long, env = "CENTROID_TLS_CA")]
+    pub tls_ca: Option<PathBuf>,
+    /// refuse callers without a certificate of --tls-ca (mutual TLS)
+    #[arg(long, env = "CENTROID_TLS_CLIENT_AUTH", num_args = 0..=1, default_missing_value = "true")]
+    pub tls_client_auth: Option<bool>,
     /// serve /metrics (Prometheus), /healthz and /readyz over HTTP on this address
     #[arg(long, env = "CENTROID_METRICS_LISTEN")]
     pub metrics_listen: Option<String>,
@@ -109,6 +121,12 @@ pub struct WorkerConfig {
     pub signoff_decks: String,
     /// file holding the bearer token
     pub token_file: Option<PathBuf>,
+    /// TLS (`proto::runtime::tls`): certificate and key served with and presented,
+    /// the root peers must chain to, whether callers must present a certificate
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    pub tls_ca: Option<PathBuf>,
+    pub tls_client_auth: bool,
     /// address of the operator's HTTP endpoint (/metrics, /healthz, /readyz)
     pub metrics_listen: Option<String>,
     /// longest plan a candidate may bring (RESOURCE_EXHAUSTED, not retried, above it)
@@ -116,6 +134,9 @@ pub struct WorkerConfig {
     /// the bearer token (from `token_file` or `CENTROID_TOKEN`); never serialized or printed
     #[serde(skip)]
     pub token: Option<BearerToken>,
+    /// TLS read from `tls_*` once; `None` = plain TCP. Never serialized or printed
+    #[serde(skip)]
+    pub tls: Option<Tls>,
 }
 
 impl Default for WorkerConfig {
@@ -137,9 +158,14 @@ impl Default for WorkerConfig {
             worker_id: None,
             signoff_decks: String::new(),
             token_file: None,
+            tls_cert: None,
+            tls_key: None,
+            tls_ca: None,
+            tls_client_auth: false,
             metrics_listen: None,
             max_plan_steps: 10_000,
             token: None,
+            tls: None,
         }
     }
 }
@@ -169,6 +195,14 @@ impl WorkerConfig {
         .map_err(|error| WorkerError::Config(error.to_string()))?;
         config.token = BearerToken::configured(config.token_file.as_deref(), &environment)
             .map_err(|error| WorkerError::Config(error.to_string()))?;
+        config.tls = TlsFiles::new(
+            config.tls_cert.as_deref(),
+            config.tls_key.as_deref(),
+            config.tls_ca.as_deref(),
+            config.tls_client_auth,
+        )
+        .load()
+        .map_err(|error| WorkerError::Config(error.to_string()))?;
         config.slots = Some(config.slots.unwrap_or_else(|| {
             std::thread::available_parallelism()
                 .map(usize::from)

@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
 
-use centroid_proto::runtime::RequireToken;
+use centroid_proto::runtime::{RequireToken, tls};
 use tonic::service::interceptor::InterceptedService;
 
 use crate::config::WorkerConfig;
@@ -72,13 +72,21 @@ impl Node {
             .max_decoding_message_size(64 * 1024 * 1024)
             .max_encoding_message_size(512 * 1024 * 1024);
         let service = InterceptedService::new(service, RequireToken::new(config.token.clone()));
-        let server_task = tokio::spawn(
-            tonic::transport::Server::builder()
-                .add_service(service)
-                .serve_with_incoming_shutdown(incoming_without_nagle(listener), async {
-                    let _ = shutdown_requested.await;
-                }),
-        );
+        let mut server = tonic::transport::Server::builder();
+        if let Some(tls) = &config.tls {
+            let tls_config = tls
+                .server_config()
+                .map_err(|error| WorkerError::Config(error.to_string()))?;
+            server = server
+                .tls_config(tls_config)
+                .map_err(|error| WorkerError::Config(format!("TLS: {error}")))?;
+        }
+        let server_task = tokio::spawn(server.add_service(service).serve_with_incoming_shutdown(
+            incoming_without_nagle(listener),
+            async {
+                let _ = shutdown_requested.await;
+            },
+        ));
         tracing::info!(address = %local_address, worker_id = %state.worker_id, slots = config.slot_count(), "worker serving");
 
         let mut registration_refused = None;
@@ -86,13 +94,13 @@ impl Node {
             let (refused_sender, refused_receiver) = oneshot::channel();
             let settings = RegistrationSettings {
                 coordinator_url: coordinator_url.clone(),
-                advertise_address: config
-                    .advertise_address
-                    .clone()
-                    .unwrap_or_else(|| format!("http://{local_address}")),
+                advertise_address: config.advertise_address.clone().unwrap_or_else(|| {
+                    tls::url_for(config.tls.as_ref(), &local_address.to_string())
+                }),
                 heartbeat_interval: Duration::from_millis(config.heartbeat_interval_ms),
                 hostname,
                 token: config.token.clone(),
+                tls: config.tls.clone(),
             };
             state.attach_registration(spawn_registration(state.clone(), settings, refused_sender));
             registration_refused = Some(refused_receiver);

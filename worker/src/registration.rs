@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use centroid_proto::runtime::{AttachToken, AuthChannel};
+use centroid_proto::runtime::{AttachToken, AuthChannel, Tls, tls};
 use centroid_proto::v1::coordinator_client::CoordinatorClient;
 use centroid_proto::v1::{
     DeregisterWorkerRequest, HeartbeatRequest, RegisterWorkerRequest, WorkerInfo,
@@ -13,7 +13,6 @@ use centroid_proto::v1::{
 use centroid_proto::{Error, PROTOCOL_VERSION, check_protocol_version};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
-use tonic::transport::Endpoint;
 
 use crate::error::WorkerError;
 
@@ -43,6 +42,8 @@ pub struct RegistrationSettings {
     pub advertise_address: String,
     /// sent with every call to the coordinator
     pub token: Option<centroid_proto::runtime::BearerToken>,
+    /// TLS of the calls to the coordinator (`None` = plain TCP)
+    pub tls: Option<Tls>,
     pub heartbeat_interval: Duration,
     pub hostname: String,
 }
@@ -168,10 +169,10 @@ async fn register(
     state: &dyn WorkerReport,
     settings: &RegistrationSettings,
 ) -> Result<(CoordinatorClient<AuthChannel>, Option<Duration>), RegisterFailure> {
-    let endpoint = Endpoint::from_shared(settings.coordinator_url.clone())
+    let endpoint = tls::endpoint(settings.tls.as_ref(), &settings.coordinator_url)
         .map_err(|error| {
             RegisterFailure::Refused(format!(
-                "bad coordinator url `{}`: {error}",
+                "coordinator url `{}`: {error}",
                 settings.coordinator_url
             ))
         })?

@@ -1,6 +1,6 @@
 //! What every Centroid process does the same way at start-up: layered
-//! configuration ([`config_layers`]), logging ([`logging`]) and the
-//! authentication of its gRPC calls ([`auth`]).
+//! configuration ([`config_layers`]), logging ([`logging`]), the
+//! authentication of its gRPC calls ([`auth`]) and their TLS ([`tls`]).
 //!
 //! These live in `centroid-proto` because it is the one crate that the
 //! coordinator, the worker and the CLI all depend on, and because both are
@@ -12,8 +12,10 @@ pub mod auth;
 pub mod config_layers;
 pub mod logging;
 pub mod operations;
+pub mod tls;
 
 pub use auth::{AttachToken, AuthChannel, BearerToken, RequireToken};
 pub use config_layers::{ConfigError, layered};
 pub use logging::{LogFormat, init_logging};
 pub use operations::{OperationsProbe, serve_operations};
+pub use tls::{Tls, TlsError, TlsFiles};
