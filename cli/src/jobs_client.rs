@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, anyhow};
-use centroid_proto::runtime::{AttachToken, AuthChannel, BearerToken, Tls, tls};
+use centroid_proto::runtime::{AttachToken, AuthChannel, BearerToken, Tls, tls, trace_context};
 use centroid_proto::v1::jobs_client::JobsClient;
 use centroid_proto::v1::{
     CancelJobRequest, CancelJobResponse, FetchArtifactRequest, GetJobRequest, GetJobResponse,
@@ -82,10 +82,16 @@ impl Jobs {
         Ok(Jobs { client })
     }
 
+    /// Submits a job with a fresh W3C trace id (`traceparent`): the job keeps it,
+    /// and every process's log lines about the job carry it.
     pub async fn submit(
         &self,
         request: SubmitJobRequest,
     ) -> Result<SubmitJobResponse, ClientError> {
+        let trace_id = trace_context::new_trace_id();
+        let mut request = tonic::Request::new(request);
+        trace_context::attach(request.metadata_mut(), &trace_id);
+        tracing::info!(trace_id = %trace_id, "submitting the job");
         self.client
             .clone()
             .submit_job(request)

@@ -258,6 +258,7 @@ pub fn build_report(
         });
     Ok(Report {
         job_id: job.job_id.clone(),
+        trace_id: job.trace_id.clone(),
         circuit: job.name.clone(),
         tech: tech_of(&view.best_plan_json).unwrap_or_default(),
         status,

@@ -285,7 +285,7 @@ impl Drafter {
     /// Runs the probe plan on a fresh session; the pitch `route.info` reports.
     async fn probe_route_pitch(&mut self, plan: &Plan) -> anyhow::Result<Option<f64>> {
         self.process
-            .reset_session(Instant::now() + CALL_DEADLINE, None)
+            .reset_session(Instant::now() + CALL_DEADLINE, None, "")
             .await?;
         let mut pitch = None;
         for step in &plan.steps {

@@ -128,6 +128,9 @@ pub struct BestCandidate {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     pub job_id: String,
+    /// the job's W3C trace id: grep every process's logs for it
+    #[serde(default)]
+    pub trace_id: String,
     pub circuit: String,
     pub tech: String,
     pub status: JobStatus,

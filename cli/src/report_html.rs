@@ -348,6 +348,7 @@ mod tests {
         };
         Report {
             job_id: "job-1".into(),
+            trace_id: "4bf92f3577b34da6a3ce929d0e0e4736".into(),
             circuit: "ota<5>".into(),
             tech: "ihp_sg13g2".into(),
             status: JobStatus::Completed,

@@ -15,6 +15,9 @@ use std::time::Duration;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
+use centroid_proto::runtime::event_types;
+use serde_json::Value;
+
 use crate::config::CoordinatorConfig;
 use crate::error::StoreError;
 use crate::memory::CaseMemory;
@@ -218,7 +221,9 @@ impl Context {
                 attempts = call.attempts,
                 outcome = %call.outcome,
                 fallback_reason = %call.reason,
-                trace_id = %call.trace_id,
+                trace_id = %job.trace_id,
+                model_trace_id = %call.trace_id,
+                event_type = event_types::TOKEN_USAGE,
                 "llm call"
             );
             let message = format!("{} call {}: {}", call.role, call.outcome, call.summary);
@@ -237,13 +242,17 @@ impl Context {
         message: impl Into<String>,
         data: serde_json::Value,
     ) {
+        let message = message.into();
+        if kind != EventKind::LlmCall {
+            log_event(job, kind, candidate_id, &message, &data);
+        }
         let event = EventRecord {
             kind,
             timestamp_ms: now_ms(),
             state: job.state,
             candidate_id: candidate_id.to_string(),
             iteration: job.iteration,
-            message: message.into(),
+            message,
             data,
             last: kind.is_last(),
         };
@@ -255,5 +264,40 @@ impl Context {
         if appended.is_some() {
             self.events_changed.notify_waiters();
         }
+    }
+}
+
+/// The event class of seed 000 §4.6.1 a job event belongs to.
+fn event_type(kind: EventKind) -> &'static str {
+    match kind {
+        EventKind::StateChanged
+        | EventKind::Completed
+        | EventKind::Cancelled
+        | EventKind::WaitingForWorkers => event_types::SESSION,
+        EventKind::PlanCreated | EventKind::StepAdjusted | EventKind::Planner => event_types::PLAN,
+        EventKind::CandidateDispatched
+        | EventKind::CandidateFinished
+        | EventKind::CandidateRetried => event_types::TOOL_CALL,
+        EventKind::Evaluation => event_types::EVALUATION,
+        EventKind::Iteration => event_types::ITERATION,
+        EventKind::Memory => event_types::RETRIEVAL,
+        EventKind::LlmCall => event_types::TOKEN_USAGE,
+        EventKind::Failed | EventKind::CandidateDeadLettered => event_types::ERROR,
+    }
+}
+
+/// Every job event is also a log line of its class (the JSON log's `event_type`),
+/// with the job's session and trace ids and the event's data.
+fn log_event(job: &JobRecord, kind: EventKind, candidate_id: &str, message: &str, data: &Value) {
+    let event_type = event_type(kind);
+    let data_json = if data.is_null() {
+        "{}".to_string()
+    } else {
+        data.to_string()
+    };
+    if event_type == event_types::ERROR {
+        tracing::warn!(session_id = %job.job_id, trace_id = %job.trace_id, candidate_id, event_type, iteration = job.iteration, state = job.state.as_str(), event = ?kind, %data_json, "{message}");
+    } else {
+        tracing::info!(session_id = %job.job_id, trace_id = %job.trace_id, candidate_id, event_type, iteration = job.iteration, state = job.state.as_str(), event = ?kind, %data_json, "{message}");
     }
 }

@@ -11,7 +11,7 @@ use centroid_schemas::{InputIssue, TaskContext};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use centroid_proto::runtime::OperationsProbe;
+use centroid_proto::runtime::{OperationsProbe, event_types};
 
 use crate::agent::LlmPlanners;
 use crate::config::CoordinatorConfig;
@@ -47,6 +47,8 @@ pub struct SubmitOptions {
     pub planner: String,
     /// iterations without a better candidate before a passed search ends (0 = 1)
     pub patience: u32,
+    /// the submitter's trace id (from its `traceparent`); empty = a fresh one
+    pub trace_id: String,
 }
 
 #[derive(Debug, Clone)]
@@ -197,6 +199,7 @@ impl Coordinator {
             "" => context.circuit.name.clone(),
             name => name.to_string(),
         };
+        let trace_id = options.trace_id.clone();
         let options = JobOptions {
             candidates_per_iteration: self.iteration_width(&options),
             max_iterations,
@@ -215,7 +218,10 @@ impl Coordinator {
             },
             patience: options.patience.max(1),
         };
-        let job = JobRecord::new(job_id.clone(), name, options, now_ms());
+        let mut job = JobRecord::new(job_id.clone(), name, options, now_ms());
+        if !trace_id.is_empty() {
+            job.trace_id = trace_id;
+        }
         self.context.store.create_job(&job, &inputs).await?;
         self.context
             .emit(
@@ -226,7 +232,7 @@ impl Coordinator {
                 serde_json::json!({"options": job.options, "summary": context.circuit.summarize()}),
             )
             .await;
-        tracing::info!(session_id = %job_id, "job submitted");
+        tracing::info!(session_id = %job_id, trace_id = %job.trace_id, event_type = event_types::SESSION, "job submitted");
         session::spawn_driver(&self.context, &job_id);
         Ok(Submitted {
             job_id,

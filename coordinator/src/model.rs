@@ -157,6 +157,10 @@ pub struct JobRecord {
     /// results come in, so that jobs share the slots (`None`: all, as older records)
     #[serde(default)]
     pub iteration_enqueued: Option<u32>,
+    /// the job's W3C trace id (32 hex digits; the submitter's `traceparent`, else a
+    /// fresh one): sent with every call made for the job, `trace_id` in every log line
+    #[serde(default)]
+    pub trace_id: String,
 }
 
 impl JobRecord {
@@ -185,6 +189,7 @@ impl JobRecord {
             iteration_candidates: Vec::new(),
             signoff_enqueued: false,
             iteration_enqueued: None,
+            trace_id: centroid_proto::runtime::trace_context::new_trace_id(),
         }
     }
 

@@ -104,6 +104,7 @@ pub fn job_summary(job: &JobRecord, total: usize, finished: usize) -> JobSummary
         signoff_deck: job.options.signoff_deck.clone(),
         job_state: proto_state(job.state) as i32,
         job_outcome: proto_outcome(job.outcome) as i32,
+        trace_id: job.trace_id.clone(),
     }
 }
 

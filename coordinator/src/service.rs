@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::time::Duration;
 
-use centroid_proto::runtime::RequireToken;
+use centroid_proto::runtime::{RequireToken, trace_context};
 use centroid_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
 use centroid_proto::v1::jobs_server::{Jobs, JobsServer};
 use centroid_proto::v1::{
@@ -114,6 +114,7 @@ impl Jobs for CoordinatorService {
         &self,
         request: Request<SubmitJobRequest>,
     ) -> Result<Response<SubmitJobResponse>, Status> {
+        let trace_id = trace_context::trace_id_of(request.metadata()).unwrap_or_default();
         let request = request.into_inner();
         let options = request.options.unwrap_or_default();
         let submitted = self
@@ -136,6 +137,7 @@ impl Jobs for CoordinatorService {
                     signoff_deck: options.signoff_deck,
                     planner: options.planner,
                     patience: options.patience,
+                    trace_id,
                 },
             )
             .await?;

@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use centroid_proto::runtime::trace_context;
 use centroid_proto::v1::worker_client::WorkerClient;
 use centroid_proto::v1::{
     CancelCandidateRequest, RunCandidateRequest, RunCandidateResponse, SkillCall,
@@ -20,7 +21,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::context::Context;
-use crate::model::{Plan, StepOutcome};
+use crate::model::{JobRecord, Plan, StepOutcome};
 use crate::registry::SlotGuard;
 use crate::retry_policy::{Decision, RetryPolicy, Tries, decide};
 
@@ -75,6 +76,7 @@ pub(crate) async fn run_on_slot(
     slot: &SlotGuard,
     request: RunCandidateRequest,
     rpc_timeout: Duration,
+    trace_id: &str,
     cancel: &mut watch::Receiver<bool>,
     shutdown: &mut watch::Receiver<bool>,
 ) -> CallOutcome {
@@ -82,6 +84,7 @@ pub(crate) async fn run_on_slot(
     let mut dead = slot.dead.clone();
     let mut request = tonic::Request::new(request);
     request.set_timeout(rpc_timeout);
+    trace_context::attach(request.metadata_mut(), trace_id);
     tokio::select! {
         result = tokio::time::timeout(rpc_timeout + LOCAL_TIMER_SLACK, client.run_candidate(request)) => match result {
             Ok(Ok(response)) => CallOutcome::Response(response.into_inner()),
@@ -214,10 +217,11 @@ pub(crate) enum ProbeError {
 /// into "no answer".
 pub(crate) async fn probe(
     context: &Arc<Context>,
-    job_id: &str,
+    job: &JobRecord,
     plan: &Plan,
     deadline: Duration,
 ) -> Result<RunCandidateResponse, ProbeError> {
+    let (job_id, trace_id) = (job.job_id.as_str(), job.trace_id.as_str());
     let required: Vec<String> = plan.steps.iter().map(|step| step.skill.clone()).collect();
     let started = Instant::now();
     let policy = RetryPolicy::new(
@@ -252,6 +256,7 @@ pub(crate) async fn probe(
             &slot,
             request,
             remaining,
+            trace_id,
             &mut never_cancelled,
             &mut shutdown,
         )

@@ -114,7 +114,7 @@ fn main() {
             assert!(result.ok);
         });
         let direct_reset_and_call = time_each!(iterations, {
-            process.reset_session(far(), None).await.expect("reset");
+            process.reset_session(far(), None, "").await.expect("reset");
             let result = process.call_tool("debug.noop", json!({}), far()).await.expect("noop");
             assert!(result.ok);
         });

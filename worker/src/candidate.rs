@@ -11,6 +11,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use centroid_proto::runtime::event_types;
 use centroid_proto::v1::{
     Artifact, RunCandidateRequest, RunCandidateResponse, SkillCall, StepResult,
 };
@@ -41,6 +42,8 @@ pub struct CandidateContext {
     pub drain_grace_expired: watch::Receiver<bool>,
     /// becomes `Some(reason)` when this candidate is cancelled
     pub cancel: CancelSignal,
+    /// the job's trace id (may be empty), handed to the skill server
+    pub trace_id: String,
 }
 
 /// Why a call into the process did not produce an answer.
@@ -99,7 +102,12 @@ pub async fn run_candidate(
         .map(|dir| dir.path().to_path_buf())
         .unwrap_or_default();
 
-    let reset = process.reset_session(deadline, scratch_dir.as_ref().map(|dir| dir.path()));
+    let trace_id = context.trace_id.clone();
+    let reset = process.reset_session(
+        deadline,
+        scratch_dir.as_ref().map(|dir| dir.path()),
+        &trace_id,
+    );
     if let Err(interruption) = interruptible(reset, &mut context).await {
         return Err(fail_candidate(
             lease,
@@ -146,7 +154,15 @@ pub async fn run_candidate(
         match interruptible(call, &mut context).await {
             Ok(result) => {
                 let step_result = step_result_from_tool(step, result, step_started);
-                tracing::debug!(step_id = %step.step_id, ok = step_result.ok, elapsed_us = started.elapsed().as_micros() as u64, "step finished");
+                tracing::info!(
+                    event_type = event_types::TOOL_CALL,
+                    step_id = %step.step_id,
+                    skill = %step.skill,
+                    ok = step_result.ok,
+                    error_code = step_result.error.as_ref().map(|error| error.error_code().wire_name()).unwrap_or(""),
+                    duration_ms = step_started.elapsed().as_millis() as u64,
+                    "skill call"
+                );
                 if let Some(error) = step_result.error.as_ref().filter(|_| !step_result.ok) {
                     first_error.get_or_insert_with(|| error.clone());
                 }

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use centroid_proto::runtime::trace_context;
 use centroid_proto::v1::worker_server::Worker;
 use centroid_proto::v1::{
     CancelCandidateRequest, CancelCandidateResponse, DrainRequest, DrainResponse, HealthRequest,
@@ -32,8 +33,9 @@ impl Worker for WorkerService {
         &self,
         request: Request<RunCandidateRequest>,
     ) -> Result<Response<RunCandidateResponse>, Status> {
+        let trace_id = trace_context::trace_id_of(request.metadata()).unwrap_or_default();
         self.state
-            .run_candidate(request.into_inner())
+            .run_candidate(request.into_inner(), trace_id)
             .await
             .map(Response::new)
             .map_err(|error| error.to_status())

@@ -337,16 +337,21 @@ impl SkillProcess {
     }
 
     /// `session/reset`: drops the layout and the loaded technology; with a scratch
-    /// directory, the skill server confines every file argument to it.
+    /// directory, the skill server confines every file argument to it; the trace id
+    /// (when not empty) marks the server's log lines until the next reset.
     pub async fn reset_session(
         &mut self,
         deadline: Instant,
         scratch_dir: Option<&std::path::Path>,
+        trace_id: &str,
     ) -> Result<(), SkillProcessError> {
-        let params = match scratch_dir {
-            Some(dir) => json!({"scratch_dir": dir.display().to_string()}),
-            None => json!({}),
-        };
+        let mut params = json!({});
+        if let Some(dir) = scratch_dir {
+            params["scratch_dir"] = json!(dir.display().to_string());
+        }
+        if !trace_id.is_empty() {
+            params["trace_id"] = json!(trace_id);
+        }
         self.request("session/reset", params, deadline)
             .await
             .map(|_| ())

@@ -211,9 +211,12 @@ impl WorkerState {
         }
     }
 
+    /// Runs a candidate; `trace_id` (from the caller's `traceparent`, may be empty)
+    /// goes on its span and to the skill server.
     pub(crate) async fn run_candidate(
         self: &Arc<Self>,
         request: RunCandidateRequest,
+        trace_id: String,
     ) -> Result<RunCandidateResponse, Error> {
         check_request(&request, self.max_plan_steps)?;
         let in_flight_guard = self.enter_in_flight();
@@ -241,6 +244,7 @@ impl WorkerState {
             "candidate",
             candidate_id = %request.candidate_id,
             session_id = %request.session_id,
+            trace_id = %trace_id,
             slot = lease.index(),
         );
         let (cancel_guard, cancel) = self.cancels.register(&request.candidate_id);
@@ -249,6 +253,7 @@ impl WorkerState {
             catalog: self.catalog.clone(),
             drain_grace_expired: self.drain_grace_expired.subscribe(),
             cancel,
+            trace_id,
         };
         let metrics = self.metrics.clone();
         // Its own task: a client that hangs up must not cancel a call half-way

@@ -165,7 +165,7 @@ async fn spawn_ready(
     let mut process = SkillProcess::spawn(command, 0)?;
     let info = process.initialize(Instant::now() + START_DEADLINE).await?;
     process
-        .reset_session(Instant::now() + START_DEADLINE, Some(dir))
+        .reset_session(Instant::now() + START_DEADLINE, Some(dir), "")
         .await?;
     tracing::info!(pid = process.pid(), klayout = %info.klayout_version, dir = %dir.display(), "KLayout skill server ready");
     Ok(process)

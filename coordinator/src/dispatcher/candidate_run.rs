@@ -34,6 +34,7 @@ pub(super) async fn run_entry(
 ) -> Disposition {
     match preflight(context, entry).await {
         Preflight::Run(job, candidate) => {
+            tracing::Span::current().record("trace_id", job.trace_id.as_str());
             CandidateRun::new(context, in_flight, entry, *job, *candidate)
                 .run()
                 .await
@@ -329,6 +330,7 @@ impl<'a> CandidateRun<'a> {
             &slot,
             request,
             rpc_timeout,
+            &self.job.trace_id,
             &mut self.cancel,
             &mut self.shutdown,
         )

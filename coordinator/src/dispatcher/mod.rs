@@ -214,7 +214,12 @@ async fn dispatch_loop(context: Arc<Context>, in_flight: InFlight) {
             }
             for entry in entries.into_iter().filter(|entry| in_flight.take_on(entry)) {
                 started += 1;
-                let span = tracing::info_span!("candidate", session_id = %entry.job_id, candidate_id = %entry.candidate_id);
+                let span = tracing::info_span!(
+                    "candidate",
+                    session_id = %entry.job_id,
+                    candidate_id = %entry.candidate_id,
+                    trace_id = tracing::field::Empty
+                );
                 tokio::spawn(tracing::Instrument::instrument(
                     handle_entry(context.clone(), in_flight.clone(), entry),
                     span,

@@ -44,7 +44,11 @@ pub(crate) fn spawn_driver(context: &Arc<Context>, job_id: &str) {
     {
         return;
     }
-    let span = tracing::info_span!("session", session_id = %job_id);
+    let span = tracing::info_span!(
+        "session",
+        session_id = %job_id,
+        trace_id = tracing::field::Empty
+    );
     let driver = tracing::Instrument::instrument(drive(context.clone(), job_id.to_string()), span);
     drivers.insert(job_id.to_string(), tokio::spawn(driver));
 }
@@ -154,6 +158,9 @@ impl Driver {
             return None;
         };
         let parsed = TaskContext::load(&inputs.task_inputs(), job_id.clone()).map(Arc::new);
+        if let Ok(Some(job)) = context.store.get_job(&job_id).await {
+            tracing::Span::current().record("trace_id", job.trace_id.as_str());
+        }
         Some(Driver {
             cancel: context.cancel_signal(&job_id),
             context,

@@ -178,9 +178,7 @@ async fn probe_route_pitch(
 ) -> Option<f64> {
     let rules: Value = serde_json::from_str(drc_rules_json).unwrap_or(Value::Null);
     let plan = route_probe_plan(&rules);
-    let response = match worker_calls::probe(context, &job.job_id, &plan, ROUTE_PROBE_DEADLINE)
-        .await
-    {
+    let response = match worker_calls::probe(context, job, &plan, ROUTE_PROBE_DEADLINE).await {
         Ok(response) => response,
         Err(error) => {
             tracing::warn!(session_id = %job.job_id, %error, "routing pitch probe failed; candidates will not be routed");

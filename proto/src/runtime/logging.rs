@@ -2,14 +2,17 @@
 //! `CENTROID_LOG` (an `EnvFilter` directive such as `info` or
 //! `centroid_coordinator=debug,warn`), as text or as one JSON object per line.
 //!
-//! JSON lines carry the event's fields at the top level and the current span's
-//! fields (`session_id`, `candidate_id`, …) under `span`, so one grep for a
-//! candidate id follows it through every process.
+//! JSON lines have the shape of seed 000 §4.6.2 ([`log_entry`]): `timestamp`,
+//! `level`, `session_id`, `trace_id`, `candidate_id`, `event_type`, `message`,
+//! `data`, `duration_ms` — the ids taken from the spans around an event, so one
+//! grep for a trace or candidate id follows it through every process.
 
 use std::io::IsTerminal;
 
 use serde::{Deserialize, Serialize};
 use tracing_subscriber::EnvFilter;
+
+use super::log_entry;
 
 /// The variable holding the log filter.
 pub const LOG_FILTER_VARIABLE: &str = "CENTROID_LOG";
@@ -33,9 +36,8 @@ pub fn init_logging(format: LogFormat, default_filter: &str) {
         .with_writer(std::io::stderr);
     let _already_installed = match format {
         LogFormat::Json => builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(true)
+            .fmt_fields(log_entry::span_fields())
+            .event_format(log_entry::SeedJsonFormat)
             .try_init(),
         LogFormat::Text => builder
             .with_ansi(std::io::stderr().is_terminal())

@@ -10,12 +10,15 @@
 
 pub mod auth;
 pub mod config_layers;
+pub mod log_entry;
 pub mod logging;
 pub mod operations;
 pub mod tls;
+pub mod trace_context;
 
 pub use auth::{AttachToken, AuthChannel, BearerToken, RequireToken};
 pub use config_layers::{ConfigError, layered};
+pub use log_entry::event_types;
 pub use logging::{LogFormat, init_logging};
 pub use operations::{OperationsProbe, serve_operations};
 pub use tls::{Tls, TlsError, TlsFiles};

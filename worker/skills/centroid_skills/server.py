@@ -11,6 +11,7 @@ import json
 import logging
 import math
 import os
+import re
 import sys
 import time
 import traceback
@@ -132,7 +133,14 @@ class Server:
             scratch_dir = params.get("scratch_dir") if isinstance(params, dict) else None
             if scratch_dir is not None and (not isinstance(scratch_dir, str) or not os.path.isabs(scratch_dir)):
                 raise _RpcError(INVALID_PARAMS, "session/reset 'scratch_dir' must be an absolute path")
+            trace_id = params.get("trace_id") if isinstance(params, dict) else None
+            if trace_id is not None and (not isinstance(trace_id, str)
+                                         or not _TRACE_ID.fullmatch(trace_id)):
+                raise _RpcError(INVALID_PARAMS, "session/reset 'trace_id' must be 32 lowercase hex digits")
             self.session.reset(scratch_dir or None)
+            _TRACE.trace_id = trace_id or "-"
+            if trace_id:
+                log.info("session reset")
             return {"ok": True}
         raise _RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
 
@@ -200,9 +208,29 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     return 0
 
 
+class _TraceFilter(logging.Filter):
+    """Marks every log record with the trace id of the current candidate (set by
+    ``session/reset``; ``-`` before the first), so the worker's log and ours match."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.trace_id = "-"
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.trace_id = self.trace_id
+        return True
+
+
+_TRACE = _TraceFilter()
+_TRACE_ID = re.compile(r"[0-9a-f]{32}")
+
+
 def main() -> int:
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(_TRACE)
+    handler.setFormatter(logging.Formatter(
+        "%(asctime)s %(levelname)s trace_id=%(trace_id)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
     stdin = sys.stdin.buffer
     # Anything a skill or KLayout prints (also from C++) must not corrupt the protocol
     # stream: keep a private handle on the real stdout, point fd 1 and sys.stdout at stderr.
