@@ -221,7 +221,13 @@ impl Registry {
                     entry.last_heartbeat = Instant::now();
                     entry.reported_free_slots = free_slots;
                     entry.draining = draining;
-                    entry.saturated = false;
+                    // a refusal for capacity holds until the worker reports a free
+                    // slot: one still replacing a KLayout process reports none, and
+                    // clearing on every heartbeat let each waiting candidate try it
+                    // once per heartbeat (a burst of RESOURCE_EXHAUSTED retries)
+                    if free_slots > 0 {
+                        entry.saturated = false;
+                    }
                     true
                 }
                 _ => false,
@@ -331,8 +337,8 @@ impl Registry {
     }
 
     /// The worker refused a call for capacity (e.g. it is replacing a KLayout
-    /// process): send it nothing more until its next heartbeat, so the candidates
-    /// waiting for a slot wait instead of hammering it.
+    /// process): send it nothing more until a heartbeat reports a free slot, so
+    /// the candidates waiting for a slot wait instead of hammering it.
     pub fn mark_saturated(&self, worker_id: &str) {
         if let Some(entry) = self.lock().get_mut(worker_id) {
             entry.saturated = true;
@@ -518,7 +524,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_saturated_worker_gets_no_call_until_its_next_heartbeat() {
+    async fn a_saturated_worker_gets_no_call_until_a_heartbeat_reports_a_free_slot() {
         let registry = Registry::new(Duration::from_secs(10), None, None);
         registry.register(info("w1", "http://127.0.0.1:1")).unwrap();
         let skills = vec!["debug.noop".to_string()];
@@ -529,10 +535,15 @@ mod tests {
             registry.try_acquire(&skills, &none).is_none(),
             "refused for capacity: wait"
         );
+        assert!(registry.heartbeat("w1", 0, false));
+        assert!(
+            registry.try_acquire(&skills, &none).is_none(),
+            "a heartbeat without a free slot (a KLayout process being replaced) does not"
+        );
         assert!(registry.heartbeat("w1", 2, false));
         assert!(
             registry.try_acquire(&skills, &none).is_some(),
-            "the heartbeat frees it"
+            "a heartbeat with a free slot frees it"
         );
     }
 }

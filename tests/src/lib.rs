@@ -5,6 +5,8 @@
 //! ready file), and talks to them over gRPC. Processes are SIGKILLed on drop; logs
 //! are kept in the sandbox directory and printed when a test asks for them.
 
+pub mod blackhole_proxy;
+pub mod chaos;
 pub mod fake_llm;
 pub mod pki;
 
@@ -395,6 +397,19 @@ impl WorkerProcess {
         slots: u32,
         extra: &[&str],
     ) -> WorkerProcess {
+        WorkerProcess::start_listening(dir, coordinator_url, worker_id, slots, "127.0.0.1:0", extra)
+    }
+
+    /// A worker serving on `listen` (e.g. a port picked beforehand, so that a proxy
+    /// in front of it can be started first and given as `--advertise-address`).
+    pub fn start_listening(
+        dir: &Path,
+        coordinator_url: &str,
+        worker_id: &str,
+        slots: u32,
+        listen: &str,
+        extra: &[&str],
+    ) -> WorkerProcess {
         let ready = dir.join(format!("{worker_id}.ready"));
         let log_path = dir.join(format!("{worker_id}.log"));
         let log = std::fs::OpenOptions::new()
@@ -405,7 +420,7 @@ impl WorkerProcess {
         let mut child = Command::new(binary("centroid-worker"))
             .args([
                 "--listen",
-                "127.0.0.1:0",
+                listen,
                 "--coordinator",
                 coordinator_url,
                 "--worker-id",
@@ -466,6 +481,22 @@ impl WorkerProcess {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+
+    /// The worker process's id (its KLayout children run in process groups of their own).
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("the worker runs").id()
+    }
+
+    /// SIGSTOP: the worker process stops dead (no heartbeats, no answers, sockets
+    /// left open); its KLayout children, in their own process groups, run on.
+    pub fn freeze(&self) {
+        signal(self.child.as_ref().expect("the worker runs"), libc::SIGSTOP);
+    }
+
+    /// SIGCONT after [`WorkerProcess::freeze`].
+    pub fn thaw(&self) {
+        signal(self.child.as_ref().expect("the worker runs"), libc::SIGCONT);
     }
 }
 

@@ -196,9 +196,6 @@ impl<'a> CandidateRun<'a> {
                     if is_unreachable(&error) {
                         self.context.registry.mark_unreachable(&worker_id);
                     }
-                    if code == centroid_proto::ErrorCode::ResourceExhausted {
-                        self.context.registry.mark_saturated(&worker_id);
-                    }
                     self.count_next_delivery = counts_as_delivery;
                     if let Err(disposition) =
                         self.pause_before_retry(&error, &worker_id, delay).await
@@ -335,6 +332,14 @@ impl<'a> CandidateRun<'a> {
             &mut self.shutdown,
         )
         .await;
+        // a refusal for capacity marks the worker saturated before the slot is
+        // given back, or a candidate woken by the release could call it at once
+        if let CallOutcome::Failed(error) = &outcome
+            && error.error_code() == centroid_proto::ErrorCode::ResourceExhausted
+            && error.retryable
+        {
+            context.registry.mark_saturated(&worker_id);
+        }
         let client = slot.client.clone();
         drop(slot);
         self.in_flight.set_worker(self.entry, None);
