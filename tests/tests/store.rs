@@ -193,6 +193,12 @@ async fn suite(store: Arc<dyn Store>) {
         "job written with the candidates"
     );
     assert_eq!(store.candidates("job-b").await.unwrap().len(), 3);
+    assert_eq!(
+        store.candidate_ids("job-b").await.unwrap(),
+        vec!["job-b-c0", "job-b-c1", "job-b-c2"],
+        "ids without the records, sorted"
+    );
+    assert!(store.candidate_ids("job-none").await.unwrap().is_empty());
     let read = store.queue_read("c1", 2).await.unwrap();
     assert_eq!(read.len(), 2);
     assert_eq!(read[0].candidate_id, "job-b-c0");
@@ -271,6 +277,9 @@ async fn suite(store: Arc<dyn Store>) {
     );
     assert!(store.has_result("job-b", "job-b-c0").await.unwrap());
     assert_eq!(store.result_ids("job-b").await.unwrap(), vec!["job-b-c0"]);
+    let one = store.get_result("job-b", "job-b-c0").await.unwrap();
+    assert_eq!(one.map(|result| result.worker_id).as_deref(), Some("w1"));
+    assert_eq!(store.get_result("job-b", "job-b-c1").await.unwrap(), None);
     assert!(!store.has_result("job-b", "job-b-c1").await.unwrap());
     assert_eq!(store.bump_deliveries("job-b", "job-b-c1").await.unwrap(), 1);
     assert_eq!(store.bump_deliveries("job-b", "job-b-c1").await.unwrap(), 2);

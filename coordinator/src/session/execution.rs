@@ -171,6 +171,10 @@ impl Driver {
         Some(true)
     }
 
+    /// The job's candidates (from the journal cache, without plans); each one
+    /// `current` selects that has a result but no evaluation yet is evaluated,
+    /// stored and reported. Returns them with the results of the `current` ones;
+    /// `None` on shutdown.
     pub(super) async fn evaluate_candidates(
         &self,
         job: &JobRecord,
@@ -179,29 +183,44 @@ impl Driver {
     ) -> Option<(Vec<CandidateRecord>, HashMap<String, CandidateResult>)> {
         let context = &self.context;
         let store = &context.store;
-        let candidates = context
-            .with_store_retry("read candidates", || store.candidates(&job.job_id))
-            .await?;
-        let results = context
-            .with_store_retry("read results", || store.results(&job.job_id))
-            .await?;
+        let candidates = self.journal.read(context, &job.job_id).await?;
+        let mut results = HashMap::new();
         let mut evaluated = Vec::with_capacity(candidates.len());
         for mut candidate in candidates {
-            if current(&candidate)
-                && candidate.evaluation.is_none()
-                && let Some(result) = results.get(&candidate.candidate_id)
-            {
-                let evaluation = evaluator::evaluate(&task.objectives, result);
-                candidate.evaluation = Some(evaluation.clone());
-                context
-                    .with_store_retry("write evaluation", || store.put_candidate(&candidate))
+            if current(&candidate) {
+                let candidate_id = candidate.candidate_id.clone();
+                let result = context
+                    .with_store_retry("read result", || {
+                        store.get_result(&job.job_id, &candidate_id)
+                    })
                     .await?;
-                let message = evaluation_message(&evaluation);
-                let data = serde_json::to_value(&evaluation).unwrap_or(Value::Null);
-                let candidate_id = &candidate.candidate_id;
-                context
-                    .emit(job, EventKind::Evaluation, candidate_id, message, data)
-                    .await;
+                if let Some(result) = result {
+                    if candidate.evaluation.is_none() {
+                        let evaluation = evaluator::evaluate(&task.objectives, &result);
+                        // the stored record keeps its plan: write the evaluation into it
+                        let stored = context
+                            .with_store_retry("read candidate", || {
+                                store.get_candidate(&job.job_id, &candidate_id)
+                            })
+                            .await?;
+                        if let Some(mut stored) = stored {
+                            stored.evaluation = Some(evaluation.clone());
+                            context
+                                .with_store_retry("write evaluation", || {
+                                    store.put_candidate(&stored)
+                                })
+                                .await?;
+                        }
+                        self.journal.set_evaluation(&candidate_id, &evaluation);
+                        candidate.evaluation = Some(evaluation.clone());
+                        let message = evaluation_message(&evaluation);
+                        let data = serde_json::to_value(&evaluation).unwrap_or(Value::Null);
+                        context
+                            .emit(job, EventKind::Evaluation, &candidate_id, message, data)
+                            .await;
+                    }
+                    results.insert(candidate_id, result);
+                }
             }
             evaluated.push(candidate);
         }

@@ -13,6 +13,7 @@
 mod advice;
 mod ending;
 mod execution;
+mod journal_cache;
 mod planning;
 mod remembering;
 mod signoff;
@@ -142,6 +143,8 @@ pub(crate) struct Driver {
     history: Vec<String>,
     /// the knowledge the planner's prompt carried was reported already
     knowledge_reported: bool,
+    /// the job's candidates as read so far (without plans)
+    journal: journal_cache::JournalCache,
 }
 
 impl Driver {
@@ -174,6 +177,7 @@ impl Driver {
             recalled: false,
             history: Vec::new(),
             knowledge_reported: false,
+            journal: journal_cache::JournalCache::default(),
         })
     }
 

@@ -55,10 +55,7 @@ impl Driver {
                 .await;
         }
         let planner = context.planner_with_inputs(job, &self.inputs);
-        let Some(so_far) = context
-            .with_store_retry("read candidates", || context.store.candidates(&job.job_id))
-            .await
-        else {
+        let Some(so_far) = self.journal.read(&context, &job.job_id).await else {
             return Flow::Stop;
         };
         let (recalled, avoid) = self.recall(job, task, &so_far).await;

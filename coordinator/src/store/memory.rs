@@ -227,6 +227,28 @@ impl JobRecords for MemoryStore {
             .unwrap_or_default())
     }
 
+    async fn candidate_ids(&self, job_id: &str) -> StoreResult<Vec<String>> {
+        Ok(self
+            .lock()
+            .candidates
+            .get(job_id)
+            .map(|candidates| candidates.keys().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    async fn get_result(
+        &self,
+        job_id: &str,
+        candidate_id: &str,
+    ) -> StoreResult<Option<CandidateResult>> {
+        Ok(self
+            .lock()
+            .results
+            .get(job_id)
+            .and_then(|results| results.get(candidate_id))
+            .cloned())
+    }
+
     async fn record_result(&self, job_id: &str, result: &CandidateResult) -> StoreResult<bool> {
         let mut inner = self.lock();
         let results = inner.results.entry(job_id.to_string()).or_default();

@@ -67,11 +67,19 @@ pub trait JobRecords: Send + Sync + 'static {
         candidate_id: &str,
     ) -> StoreResult<Option<CandidateRecord>>;
     async fn candidates(&self, job_id: &str) -> StoreResult<Vec<CandidateRecord>>;
+    /// Ids of the job's candidates, sorted (cheap: no records, no plans).
+    async fn candidate_ids(&self, job_id: &str) -> StoreResult<Vec<String>>;
 
     /// Records a result unless one is recorded already; `true` when this call recorded it.
     async fn record_result(&self, job_id: &str, result: &CandidateResult) -> StoreResult<bool>;
     async fn has_result(&self, job_id: &str, candidate_id: &str) -> StoreResult<bool>;
     async fn results(&self, job_id: &str) -> StoreResult<HashMap<String, CandidateResult>>;
+    /// One candidate's result, if it has one.
+    async fn get_result(
+        &self,
+        job_id: &str,
+        candidate_id: &str,
+    ) -> StoreResult<Option<CandidateResult>>;
     /// Ids of the candidates with a result (cheap: no result bodies).
     async fn result_ids(&self, job_id: &str) -> StoreResult<Vec<String>>;
     /// (candidates, candidates with a result) of a job, without reading the bodies.

@@ -230,6 +230,25 @@ impl JobRecords for RedisStore {
         Ok(candidates)
     }
 
+    async fn candidate_ids(&self, job_id: &str) -> StoreResult<Vec<String>> {
+        let mut ids: Vec<String> = self
+            .conn()
+            .hkeys(self.job_key(job_id, "candidates"))
+            .await?;
+        ids.sort();
+        Ok(ids)
+    }
+
+    async fn get_result(
+        &self,
+        job_id: &str,
+        candidate_id: &str,
+    ) -> StoreResult<Option<CandidateResult>> {
+        let key = self.job_key(job_id, "results");
+        let text: Option<String> = self.conn().hget(&key, candidate_id).await?;
+        text.map(|text| from_json(&key, &text)).transpose()
+    }
+
     async fn record_result(&self, job_id: &str, result: &CandidateResult) -> StoreResult<bool> {
         let key = self.job_key(job_id, "results");
         let mut pipe = redis::pipe();

@@ -1,0 +1,81 @@
+//! The driver's copy of its job's journal: every candidate with its design point,
+//! origin, parent and evaluation — without its plan, which the search never
+//! reads and which carries the rule set inline.
+//!
+//! Each iteration used to re-read (and clone) every candidate and every result of
+//! the job to evaluate the few new ones and to plan the next: the slots waited
+//! ≈1.7 ms per candidate of the journal between iterations. The cache reads a
+//! candidate once; afterwards only the ids (one cheap call) and the new records.
+//!
+//! Invariant: only the job's driver writes the job's candidates (planning adds
+//! them, evaluation sets their evaluation through [`JournalCache::set_evaluation`]),
+//! so the cache never holds an older evaluation than the store. A driver that
+//! takes the job over starts with an empty cache and reads everything once.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use crate::context::Context;
+use crate::model::{CandidateRecord, Evaluation};
+
+#[derive(Default)]
+pub(super) struct JournalCache {
+    records: Mutex<BTreeMap<String, CandidateRecord>>,
+}
+
+impl JournalCache {
+    /// Every candidate of the job, sorted by id, plans left out; `None` on shutdown.
+    pub(super) async fn read(
+        &self,
+        context: &Context,
+        job_id: &str,
+    ) -> Option<Vec<CandidateRecord>> {
+        if self.lock().is_empty() {
+            let all = context
+                .with_store_retry("read candidates", || context.store.candidates(job_id))
+                .await?;
+            let mut records = self.lock();
+            for record in all {
+                records.insert(record.candidate_id.clone(), without_plan(record));
+            }
+        } else {
+            let ids = context
+                .with_store_retry("read candidate ids", || context.store.candidate_ids(job_id))
+                .await?;
+            let unseen: Vec<String> = {
+                let records = self.lock();
+                ids.into_iter()
+                    .filter(|id| !records.contains_key(id))
+                    .collect()
+            };
+            for candidate_id in unseen {
+                let record = context
+                    .with_store_retry("read candidate", || {
+                        context.store.get_candidate(job_id, &candidate_id)
+                    })
+                    .await?;
+                if let Some(record) = record {
+                    self.lock()
+                        .insert(candidate_id.clone(), without_plan(record));
+                }
+            }
+        }
+        Some(self.lock().values().cloned().collect())
+    }
+
+    /// Records an evaluation written to the store.
+    pub(super) fn set_evaluation(&self, candidate_id: &str, evaluation: &Evaluation) {
+        if let Some(record) = self.lock().get_mut(candidate_id) {
+            record.evaluation = Some(evaluation.clone());
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, CandidateRecord>> {
+        self.records.lock().expect("journal cache lock")
+    }
+}
+
+fn without_plan(mut record: CandidateRecord) -> CandidateRecord {
+    record.plan.steps = Vec::new();
+    record
+}
