@@ -17,9 +17,8 @@ use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
 use centroid_coordinator::drafting::draft_iteration;
-use centroid_coordinator::model::{JobInputs, JobOptions, JobRecord, Plan, now_ms};
-use centroid_coordinator::planner::heuristic::routing_advertised;
-use centroid_coordinator::planner::plan_builder::{route_pitch_of, route_probe_plan};
+use centroid_coordinator::model::{JobInputs, JobOptions, JobRecord, now_ms};
+use centroid_coordinator::planner::rules_probe::{ProbeStep, RulesProbe, rules_probe_plan};
 use centroid_coordinator::planner::{HeuristicPlanners, PlannerFactory, SkillCatalog};
 use centroid_schemas::{InputPaths, NetlistOptions, TaskContext, TaskInputs};
 use centroid_worker::WorkerConfig;
@@ -242,9 +241,10 @@ impl Drafter {
             patience: 0,
         };
         let mut job = JobRecord::new("plan".into(), name, options, now_ms());
-        if routing_advertised(&self.skills) {
+        if self.skills.contains_key("tech.load") {
             let rules: Value = serde_json::from_str(&inputs.drc_rules_json)?;
-            job.route_pitch_um = self.probe_route_pitch(&route_probe_plan(&rules)).await?;
+            let probe = rules_probe_plan(&rules, &context.circuit, &self.skills);
+            job.route_pitch_um = self.probe_rules(&probe).await?;
         }
         job.route_probed = true;
         let planner = HeuristicPlanners.planner_for(&job, &inputs);
@@ -282,13 +282,14 @@ impl Drafter {
         }))
     }
 
-    /// Runs the probe plan on a fresh session; the pitch `route.info` reports.
-    async fn probe_route_pitch(&mut self, plan: &Plan) -> anyhow::Result<Option<f64>> {
+    /// Runs the rule-set probe on a fresh session: the pitch `route.info` reports;
+    /// an error when the rule set cannot draw a device of the circuit.
+    async fn probe_rules(&mut self, probe: &RulesProbe) -> anyhow::Result<Option<f64>> {
         self.process
             .reset_session(Instant::now() + CALL_DEADLINE, None, "")
             .await?;
-        let mut pitch = None;
-        for step in &plan.steps {
+        let mut answers = Vec::with_capacity(probe.plan.steps.len());
+        for step in &probe.plan.steps {
             let result = self
                 .process
                 .call_tool(
@@ -297,16 +298,34 @@ impl Drafter {
                     Instant::now() + CALL_DEADLINE,
                 )
                 .await?;
-            if !result.ok {
-                let error = result
-                    .error
-                    .map(|error| format!("{}: {}", error.code, error.message));
-                bail!("{} failed: {}", step.skill, error.unwrap_or_default());
+            let (code, message) = result
+                .error
+                .map(|error| (error.code, error.message))
+                .unwrap_or_default();
+            if !result.ok && step.skill != "layout.create_device" {
+                bail!("{} failed: {code}: {message}", step.skill);
             }
-            if step.skill == "route.info" {
-                pitch = route_pitch_of(&result.data);
-            }
+            answers.push((step, result.ok, code, message, result.data));
         }
-        Ok(pitch)
+        let findings =
+            probe.findings(
+                answers
+                    .iter()
+                    .map(|(step, ok, code, message, data)| ProbeStep {
+                        step_id: &step.step_id,
+                        skill: &step.skill,
+                        ok: *ok,
+                        error_code: code,
+                        error_message: message,
+                        data: Some(data.clone()),
+                    }),
+            );
+        if !findings.undrawable.is_empty() {
+            bail!(
+                "the rule set cannot draw these devices: {}",
+                findings.undrawable.join("; ")
+            );
+        }
+        Ok(findings.pitch_um)
     }
 }

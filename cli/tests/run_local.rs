@@ -273,3 +273,60 @@ fn every_example_circuit_gets_a_passing_layout() {
         );
     }
 }
+
+/// A device the rule set cannot draw (here: gates shorter than the poly width rule)
+/// ends the job before any candidate runs, naming the devices and the reason.
+#[test]
+fn devices_the_rules_cannot_draw_fail_the_job_before_any_candidate() {
+    let work = tempfile::tempdir().unwrap();
+    let circuit = work.path().join("short_gates");
+    std::fs::create_dir(&circuit).unwrap();
+    for file in ["drc_rules.json", "objectives.json"] {
+        std::fs::copy(
+            repository().join("examples/ota5").join(file),
+            circuit.join(file),
+        )
+        .unwrap();
+    }
+    let mut netlist: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repository().join("examples/ota5/netlist.json")).unwrap(),
+    )
+    .unwrap();
+    for device in netlist["cells"][0]["devices"].as_array_mut().unwrap() {
+        if device["id"] == "M1" || device["id"] == "M2" {
+            device["l"] = serde_json::json!(1e-8);
+        }
+    }
+    std::fs::write(circuit.join("netlist.json"), netlist.to_string()).unwrap();
+    let out = work.path().join("out");
+    let output = centroid()
+        .args([
+            "run",
+            "--no-memory",
+            "--candidates",
+            "4",
+            "--iterations",
+            "3",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .arg(&circuit)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cannot draw")
+            && stderr.contains("M1 (and M2 of the same size)")
+            && stderr.contains("minimum gate length"),
+        "{stderr}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["status"], "failed", "{report:#}");
+    assert_eq!(
+        report["candidates"].as_array().map(Vec::len),
+        Some(0),
+        "no candidate ran: {report:#}"
+    );
+}

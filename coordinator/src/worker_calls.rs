@@ -51,6 +51,7 @@ pub(crate) fn run_request(
     session_id: &str,
     plan: &Plan,
     deadline_ms: u64,
+    continue_on_error: bool,
 ) -> RunCandidateRequest {
     RunCandidateRequest {
         candidate_id: candidate_id.to_string(),
@@ -65,7 +66,7 @@ pub(crate) fn run_request(
                 arguments_json: step.arguments.to_string(),
             })
             .collect(),
-        continue_on_error: false,
+        continue_on_error,
     }
 }
 
@@ -251,7 +252,14 @@ pub(crate) async fn probe(
             }
             continue;
         };
-        let request = run_request(&candidate_id, job_id, plan, remaining.as_millis() as u64);
+        // a probe is a set of checks: every step runs, whatever the one before said
+        let request = run_request(
+            &candidate_id,
+            job_id,
+            plan,
+            remaining.as_millis() as u64,
+            true,
+        );
         let outcome = run_on_slot(
             &slot,
             request,

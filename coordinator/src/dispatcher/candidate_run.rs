@@ -322,7 +322,8 @@ impl<'a> CandidateRun<'a> {
             .await;
         let deadline_ms = self.job.options.candidate_deadline_ms;
         let rpc_timeout = Duration::from_millis(deadline_ms + context.config.rpc_grace_ms);
-        let request = worker_calls::run_request(&candidate_id, &job_id, &self.plan, deadline_ms);
+        let request =
+            worker_calls::run_request(&candidate_id, &job_id, &self.plan, deadline_ms, false);
         let outcome = run_on_slot(
             &slot,
             request,

@@ -133,26 +133,3 @@ pub fn noop_plan(sleep_ms: u64) -> Plan {
         }],
     }
 }
-
-/// The plan that learns the routing pitch of a rule set: `tech.load` + `route.info`.
-pub fn route_probe_plan(drc_rules: &Value) -> Plan {
-    let step = |step_id: &str, skill: &str, arguments: Value| PlanStep {
-        step_id: step_id.into(),
-        skill: skill.into(),
-        arguments,
-        optional: false,
-        output_cell: String::new(),
-    };
-    Plan {
-        summary: "routing pitch probe".into(),
-        steps: vec![
-            step("p1_tech_load", "tech.load", json!({"rules": drc_rules})),
-            step("p2_route_info", "route.info", json!({})),
-        ],
-    }
-}
-
-/// The pitch in `route.info`'s answer.
-pub fn route_pitch_of(route_info: &Value) -> Option<f64> {
-    route_info.get("pitch_um").and_then(Value::as_f64)
-}

@@ -1,5 +1,5 @@
-//! PLANNING: the skills the workers offer, the routing pitch (probed once per
-//! job), the next candidates from the search journal, one plan per candidate,
+//! PLANNING: the skills the workers offer, the rule-set probe (once per job: the
+//! routing pitch, and whether every device can be drawn), the next candidates from the search journal, one plan per candidate,
 //! and the iteration enqueued atomically with the job record.
 
 use std::sync::Arc;
@@ -11,10 +11,10 @@ use serde_json::{Value, json};
 use super::{Driver, Flow, ending};
 use crate::context::Context;
 use crate::drafting::draft_iteration;
-use crate::model::{CandidateRecord, EventKind, JobRecord, JobState, now_ms};
+use crate::model::{CandidateRecord, EventKind, JobRecord, JobState, Outcome, now_ms};
 use crate::planner::SkillCatalog;
 use crate::planner::heuristic::routing_advertised;
-use crate::planner::plan_builder::{route_pitch_of, route_probe_plan};
+use crate::planner::rules_probe::{ProbeFindings, ProbeStep, rules_probe_plan};
 use crate::registry::skill_catalog_of_cards;
 use crate::worker_calls;
 
@@ -32,9 +32,10 @@ impl Driver {
             return Flow::Continue;
         };
         let context = self.context.clone();
-        if !job.options.noop_plan && !job.route_probed && routing_advertised(&skills) {
-            job.route_pitch_um =
-                probe_route_pitch(&context, job, &self.inputs.drc_rules_json).await;
+        if !job.options.noop_plan && !job.route_probed && probe_advertised(&skills) {
+            let findings =
+                probe_rules(&context, job, &self.inputs.drc_rules_json, task, &skills).await;
+            job.route_pitch_um = findings.pitch_um;
             job.route_probed = true;
             if context
                 .with_store_retry("write job", || context.store.put_job(job))
@@ -43,16 +44,25 @@ impl Driver {
             {
                 return Flow::Stop;
             }
-            let data = json!({"route_pitch_um": job.route_pitch_um});
+            let data =
+                json!({"route_pitch_um": job.route_pitch_um, "undrawable": findings.undrawable});
             context
                 .emit(
                     job,
                     EventKind::StateChanged,
                     "",
-                    "probed the routing pitch",
+                    "probed the rule set (routing pitch, devices)",
                     data,
                 )
                 .await;
+            if !findings.undrawable.is_empty() {
+                let message = format!(
+                    "the rule set cannot draw these devices (no candidate was run): {}",
+                    findings.undrawable.join("; ")
+                );
+                ending::finish(&context, job, Outcome::Failed, &message).await;
+                return Flow::Stop;
+            }
         }
         let planner = context.planner_with_inputs(job, &self.inputs);
         let Some(so_far) = self.journal.read(&context, &job.job_id).await else {
@@ -167,29 +177,52 @@ async fn report_plans(
         .await;
 }
 
-/// `tech.load` + `route.info` on a worker: the pitch the placement leaves between cells.
-async fn probe_route_pitch(
+/// Whether the workers offer what the rule-set probe runs.
+fn probe_advertised(skills: &SkillCatalog) -> bool {
+    skills.contains_key("tech.load")
+        && (routing_advertised(skills) || skills.contains_key("layout.create_device"))
+}
+
+/// `tech.load`, `route.info` and one `layout.create_device` per device size on a
+/// worker (see [`crate::planner::rules_probe`]). A probe that cannot run finds
+/// nothing: the candidates then go unrouted and meet any undrawable device themselves.
+async fn probe_rules(
     context: &Arc<Context>,
     job: &JobRecord,
     drc_rules_json: &str,
-) -> Option<f64> {
+    task: &TaskContext,
+    skills: &SkillCatalog,
+) -> ProbeFindings {
     let rules: Value = serde_json::from_str(drc_rules_json).unwrap_or(Value::Null);
-    let plan = route_probe_plan(&rules);
-    let response = match worker_calls::probe(context, job, &plan, ROUTE_PROBE_DEADLINE).await {
+    let probe = rules_probe_plan(&rules, &task.circuit, skills);
+    let response = match worker_calls::probe(context, job, &probe.plan, ROUTE_PROBE_DEADLINE).await
+    {
         Ok(response) => response,
         Err(error) => {
-            tracing::warn!(session_id = %job.job_id, %error, "routing pitch probe failed; candidates will not be routed");
-            return None;
+            tracing::warn!(session_id = %job.job_id, %error, "rule-set probe failed; candidates will not be routed");
+            return ProbeFindings::default();
         }
     };
-    let pitch = response
-        .steps
-        .iter()
-        .find(|step| step.skill == "route.info" && step.ok)
-        .and_then(|step| serde_json::from_str::<Value>(&step.data_json).ok())
-        .and_then(|data| route_pitch_of(&data));
-    tracing::info!(session_id = %job.job_id, ?pitch, "routing pitch probed");
-    pitch
+    let findings = probe.findings(response.steps.iter().map(|step| {
+        ProbeStep {
+            step_id: &step.step_id,
+            skill: &step.skill,
+            ok: step.ok,
+            error_code: step
+                .error
+                .as_ref()
+                .map(|error| error.error_code().wire_name())
+                .unwrap_or(""),
+            error_message: step
+                .error
+                .as_ref()
+                .map(|error| error.message.as_str())
+                .unwrap_or(""),
+            data: serde_json::from_str(&step.data_json).ok(),
+        }
+    }));
+    tracing::info!(session_id = %job.job_id, pitch = ?findings.pitch_um, undrawable = findings.undrawable.len(), "rule set probed");
+    findings
 }
 
 /// How many candidates of one job may wait in the work queue at once: what the
