@@ -1,0 +1,112 @@
+//! Inputs built to be expensive — what the loader property tests found or a fuzzer
+//! would take too long to reach: deep and exponential cell hierarchies, and files near the
+//! size limit whose checks would be quadratic. Each loads in bounded time and stack, with
+//! a message that names the file and the place.
+
+use std::time::{Duration, Instant};
+
+use centroid_schemas::netlist::{MAX_FLAT_DEVICES, MAX_HIERARCHY_DEPTH};
+use centroid_schemas::{InputFile, load_netlist};
+use serde_json::{Value, json};
+
+fn file(label: &str, document: &Value) -> InputFile {
+    InputFile {
+        label: label.to_owned(),
+        bytes: serde_json::to_vec(document).unwrap(),
+    }
+}
+
+fn device(id: &str) -> Value {
+    json!({"id": id, "type": "nmos", "w": 1e-6, "l": 1e-6,
+           "terminals": {"d": "a", "g": "a", "s": "a", "b": "a"}})
+}
+
+/// Cells `c0` (the top) … `c{levels}`: each instantiates the next `fan_out` times, the
+/// last holds one device.
+fn hierarchy(levels: usize, fan_out: usize) -> Value {
+    let mut cells = Vec::new();
+    for level in 0..levels {
+        let subcells: Vec<Value> = (0..fan_out)
+            .map(|copy| {
+                json!({"name": format!("X{copy}"), "cell": format!("c{}", level + 1),
+                               "connections": {"a": "a"}})
+            })
+            .collect();
+        cells.push(
+            json!({"name": format!("c{level}"), "ports": ["a"], "devices": [],
+                          "subcells": subcells}),
+        );
+    }
+    cells.push(json!({"name": format!("c{levels}"), "ports": ["a"], "devices": [device("M1")]}));
+    json!({"schema_version": "1.1.0", "top": "c0", "cells": cells})
+}
+
+fn single_message(result: Result<impl Sized, centroid_schemas::InputErrors>) -> (String, String) {
+    let errors = result.err().expect("refused");
+    assert_eq!(errors.issues.len(), 1, "{errors}");
+    let issue = &errors.issues[0];
+    assert_eq!(issue.file, "netlist.json");
+    (issue.pointer.clone(), issue.message.clone())
+}
+
+#[test]
+fn a_hierarchy_deeper_than_the_limit_is_refused_without_overflowing_the_stack() {
+    // Before: the cycle check and the flattening recursed once per level (a stack overflow
+    // aborts the process — no error, no message).
+    for levels in [MAX_HIERARCHY_DEPTH + 1, 20_000] {
+        let (pointer, message) =
+            single_message(load_netlist(&file("netlist.json", &hierarchy(levels, 1))));
+        assert_eq!(pointer, "/top");
+        assert!(
+            message.contains(&format!("{levels} levels deep")),
+            "{message}"
+        );
+    }
+    let loaded = load_netlist(&file("netlist.json", &hierarchy(MAX_HIERARCHY_DEPTH, 1))).unwrap();
+    assert_eq!(loaded.value.devices.len(), 1);
+}
+
+#[test]
+fn a_flat_netlist_over_the_device_limit_is_refused() {
+    let count = MAX_FLAT_DEVICES as usize + 1;
+    let devices: Vec<Value> = (0..count)
+        .map(|index| device(&format!("M{index}")))
+        .collect();
+    let document = json!({"top": "big", "cells": [{"name": "big", "devices": devices}]});
+    let (pointer, message) = single_message(load_netlist(&file("netlist.json", &document)));
+    assert_eq!(pointer, "/top");
+    assert!(
+        message.contains(&format!("flattens to {count} devices")),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_cycle_deep_in_a_long_chain_is_reported_at_the_instance_that_closes_it() {
+    let mut document = hierarchy(20_000, 1);
+    document["cells"][20_000]["subcells"] =
+        json!([{"name": "back", "cell": "c7", "connections": {"a": "a"}}]);
+    let (pointer, message) = single_message(load_netlist(&file("netlist.json", &document)));
+    assert_eq!(pointer, "/cells/20000/subcells/0/cell");
+    assert!(
+        message.starts_with("the cell hierarchy has a cycle: c7 → c8"),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_exponential_hierarchy_is_refused_before_it_is_flattened() {
+    // 2^60 devices once flattened: before, the loader never returned.
+    let started = Instant::now();
+    let (pointer, message) = single_message(load_netlist(&file("netlist.json", &hierarchy(60, 2))));
+    assert_eq!(pointer, "/top");
+    assert!(
+        message.contains(&format!("flattens to {} devices", 1u64 << 60)),
+        "{message}"
+    );
+    assert!(message.contains(&MAX_FLAT_DEVICES.to_string()), "{message}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // 2^10 devices are within the limit.
+    let loaded = load_netlist(&file("netlist.json", &hierarchy(10, 2))).unwrap();
+    assert_eq!(loaded.value.devices.len(), 1 << 10);
+}
