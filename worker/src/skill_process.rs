@@ -15,7 +15,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::Instant;
 
 use crate::error::SkillProcessError;
-use crate::skill_reply::{ReadFailure, read_reply};
+use crate::skill_reply::{MAX_REPLY_LINE_BYTES, ReadFailure, read_reply};
 
 /// The variable naming the foundry decks to the skill server (`signoff.run`).
 pub const SIGNOFF_DECKS_VARIABLE: &str = "CENTROID_SIGNOFF_DECKS";
@@ -110,7 +110,7 @@ pub struct SkillProcess {
     stdout: BufReader<ChildStdout>,
     next_request_id: u64,
     log_context: Arc<Mutex<LogContext>>,
-    line_buffer: String,
+    line_buffer: Vec<u8>,
 }
 
 impl std::fmt::Debug for SkillProcess {
@@ -172,7 +172,7 @@ impl SkillProcess {
             stdout: BufReader::new(stdout),
             next_request_id: 1,
             log_context,
-            line_buffer: String::new(),
+            line_buffer: Vec::new(),
         })
     }
 
@@ -223,6 +223,7 @@ impl SkillProcess {
             request_id,
             method,
             self.pid,
+            MAX_REPLY_LINE_BYTES,
         )
         .await;
         match reply {
