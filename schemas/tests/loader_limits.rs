@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use centroid_schemas::netlist::{MAX_FLAT_DEVICES, MAX_HIERARCHY_DEPTH};
-use centroid_schemas::{InputFile, load_netlist};
+use centroid_schemas::{InputFile, load_drc_rules, load_netlist};
 use serde_json::{Value, json};
 
 fn file(label: &str, document: &Value) -> InputFile {
@@ -109,4 +109,102 @@ fn an_exponential_hierarchy_is_refused_before_it_is_flattened() {
     // 2^10 devices are within the limit.
     let loaded = load_netlist(&file("netlist.json", &hierarchy(10, 2))).unwrap();
     assert_eq!(loaded.value.devices.len(), 1 << 10);
+}
+
+/// Loads `document` with `load`, within `limit` (generous: the quadratic checks these
+/// inputs were built against took many minutes).
+fn load_within<T>(
+    limit: Duration,
+    document: &Value,
+    label: &str,
+    load: fn(&InputFile) -> Result<T, centroid_schemas::InputErrors>,
+) -> Result<T, centroid_schemas::InputErrors> {
+    let input = file(label, document);
+    assert!(input.bytes.len() < 16 << 20, "{} bytes", input.bytes.len());
+    let started = Instant::now();
+    let result = load(&input);
+    assert!(
+        started.elapsed() < limit,
+        "{label}: {:?}",
+        started.elapsed()
+    );
+    result
+}
+
+#[test]
+fn a_rule_set_with_a_hundred_thousand_layers_and_rules_loads_in_linear_time() {
+    const COUNT: usize = 100_000;
+    let layers: serde_json::Map<String, Value> = (0..COUNT)
+        .map(|index| {
+            let gds = json!({"layer": index % 65_536, "datatype": index / 65_536});
+            (format!("L{index}"), gds)
+        })
+        .collect();
+    let rules: Vec<Value> = (0..COUNT)
+        .map(|index| json!({"id": format!("R{index}"), "type": "width", "layer": format!("L{index}"), "min": 1e-7}))
+        .collect();
+    let derived: serde_json::Map<String, Value> = (0..2_000)
+        .map(|index| {
+            (
+                format!("D{index}"),
+                json!({"op": "and", "a": format!("D{}", index + 1), "b": "nowhere"}),
+            )
+        })
+        .collect();
+    let document = json!({"schema_version": "1.1.0", "tech": "big", "layers": layers,
+                          "derived_layers": derived, "rules": rules});
+    let errors = load_within(
+        Duration::from_secs(60),
+        &document,
+        "drc_rules.json",
+        load_drc_rules,
+    )
+    .unwrap_err();
+    assert!(
+        errors
+            .issues
+            .iter()
+            .all(|issue| issue.file == "drc_rules.json")
+    );
+    // The rules are sound; the roles the generators need are missing, and there are
+    // too many derived layers.
+    assert!(
+        errors
+            .issues
+            .iter()
+            .all(|issue| !issue.pointer.starts_with("/rules"))
+    );
+    assert!(
+        errors
+            .issues
+            .iter()
+            .any(|issue| issue.pointer == "/derived_layers"
+                && issue.message == "2000 derived layers; a rule set may define at most 1000")
+    );
+}
+
+#[test]
+fn a_problem_on_every_device_of_a_large_netlist_is_reported_in_linear_time() {
+    // Each w is refused by the schema and again by the semantic check, which must not
+    // compare its pointer with every schema problem before it.
+    const COUNT: usize = 100_000;
+    let devices: Vec<Value> = (0..COUNT)
+        .map(|index| {
+            let mut device = device(&format!("M{index}"));
+            device["w"] = json!(-1.0);
+            device
+        })
+        .collect();
+    let document = json!({"top": "big", "cells": [{"name": "big", "devices": devices}]});
+    let errors = load_within(
+        Duration::from_secs(60),
+        &document,
+        "netlist.json",
+        load_netlist,
+    )
+    .unwrap_err();
+    // One problem per device (the schema's), and the device limit.
+    assert_eq!(errors.issues.len(), COUNT + 1);
+    assert_eq!(errors.issues[7].pointer, "/cells/0/devices/7/w");
+    assert!(errors.issues.iter().any(|issue| issue.pointer == "/top"));
 }
