@@ -208,3 +208,22 @@ fn a_problem_on_every_device_of_a_large_netlist_is_reported_in_linear_time() {
     assert_eq!(errors.issues[7].pointer, "/cells/0/devices/7/w");
     assert!(errors.issues.iter().any(|issue| issue.pointer == "/top"));
 }
+
+#[test]
+fn a_layer_object_in_a_file_without_schema_version_says_which_version_it_needs() {
+    // Found by the loader property tests (schema_version deleted from a 1.1.0+ rule set):
+    // each layer was reported as "{…the whole object…} is not of type \"integer\"".
+    let document = json!({"tech": "t", "layers": {"metal1": {"layer": 8, "role": "metal1"}},
+                          "rules": []});
+    let errors = load_drc_rules(&file("drc_rules.json", &document)).unwrap_err();
+    let issue = errors
+        .issues
+        .iter()
+        .find(|issue| issue.pointer == "/layers/metal1")
+        .expect("the layer is named");
+    assert!(
+        issue.message.contains("needs schema_version 1.1.0")
+            && issue.message.contains("read as 1.0.0"),
+        "{issue}"
+    );
+}
