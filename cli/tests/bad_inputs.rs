@@ -486,7 +486,7 @@ fn corpus() -> Vec<Case> {
         edit(
             "1.1.0 layer objects under schema 1.0.0",
             Rules,
-            "is not of type \"integer\"",
+            "needs schema_version 1.1.0 or later, and this file is read as 1.0.0",
             |r| {
                 r["schema_version"] = json!("1.0.0");
                 "/layers/Activ".into()

@@ -14,6 +14,13 @@ pub const MAX_LENGTH_M: f64 = 1e-3;
 /// Bounds on multiplicity and finger count.
 pub const MAX_MULTIPLICITY: f64 = 10_000.0;
 pub const MAX_FINGERS: f64 = 1_000.0;
+/// The deepest cell hierarchy read (as for SPICE subcircuits).
+pub const MAX_HIERARCHY_DEPTH: usize = 100;
+/// The most devices the flattened top cell may hold. Far more than an analog block has;
+/// it bounds the work after loading (module recognition compares devices in pairs), and
+/// without it a hierarchy of a few dozen cells, each instantiating the next twice, would
+/// flatten to billions.
+pub const MAX_FLAT_DEVICES: u64 = 10_000;
 
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct NetlistDocument {
@@ -127,10 +134,23 @@ pub(crate) fn check_netlist(document: &NetlistDocument, sink: &mut IssueSink) ->
             ),
         );
     }
+    // The ports of each cell, computed once (not once per instance of the cell).
+    let ports: Vec<BTreeSet<&str>> = document.cells.iter().map(CellDef::port_names).collect();
     for (cell_index, cell) in document.cells.iter().enumerate() {
-        check_cell(document, cell_index, cell, &first_index_of_cell, sink);
+        check_cell(
+            document,
+            cell_index,
+            cell,
+            &first_index_of_cell,
+            &ports,
+            sink,
+        );
     }
-    check_hierarchy_is_acyclic(document, &first_index_of_cell, sink);
+    if check_hierarchy_is_acyclic(document, &first_index_of_cell, sink)
+        && let Some(&top) = first_index_of_cell.get(document.top.as_str())
+    {
+        check_hierarchy_size(document, &first_index_of_cell, top, sink);
+    }
     sink.is_empty()
 }
 
@@ -139,6 +159,7 @@ fn check_cell(
     cell_index: usize,
     cell: &CellDef,
     cells: &HashMap<&str, usize>,
+    ports_of: &[BTreeSet<&str>],
     sink: &mut IssueSink,
 ) {
     let cell_pointer = format!("/cells/{cell_index}");
@@ -175,7 +196,7 @@ fn check_cell(
             continue;
         };
         let target = &document.cells[target_index];
-        let ports = target.port_names();
+        let ports = &ports_of[target_index];
         for (port, net) in &subcell.connections {
             let port_pointer = pointer_join(&format!("{pointer}/connections"), port);
             if !ports.contains(port.as_str()) {
@@ -337,38 +358,55 @@ fn check_count(value: Option<f64>, field: &str, maximum: f64, pointer: &str, sin
     }
 }
 
-/// Reports every cycle in the subcell graph once, at the instance that closes it.
+#[derive(Clone, Copy, PartialEq)]
+enum Mark {
+    Unvisited,
+    OnPath,
+    Done,
+}
+
+/// Reports every cycle in the subcell graph once, at the instance that closes it; true
+/// when there is none. Depth-first without recursion: a hierarchy of any depth is a
+/// message, not a stack overflow.
 fn check_hierarchy_is_acyclic(
     document: &NetlistDocument,
     cells: &HashMap<&str, usize>,
     sink: &mut IssueSink,
-) {
-    #[derive(Clone, Copy, PartialEq)]
-    enum Mark {
-        Unvisited,
-        OnPath,
-        Done,
-    }
-    fn visit(
-        cell_index: usize,
-        document: &NetlistDocument,
-        cells: &HashMap<&str, usize>,
-        marks: &mut [Mark],
-        path: &mut Vec<usize>,
-        sink: &mut IssueSink,
-    ) {
-        marks[cell_index] = Mark::OnPath;
-        path.push(cell_index);
-        for (subcell_index, subcell) in document.cells[cell_index].subcells.iter().enumerate() {
+) -> bool {
+    let mut acyclic = true;
+    let mut marks = vec![Mark::Unvisited; document.cells.len()];
+    for root in 0..document.cells.len() {
+        if marks[root] != Mark::Unvisited
+            || cells.get(document.cells[root].name.as_str()) != Some(&root)
+        {
+            continue;
+        }
+        // (cell, its next subcell to look at): the path from the root.
+        let mut path: Vec<(usize, usize)> = vec![(root, 0)];
+        marks[root] = Mark::OnPath;
+        while let Some((cell_index, next)) = path.last_mut() {
+            let cell_index = *cell_index;
+            let subcells = &document.cells[cell_index].subcells;
+            let Some(subcell) = subcells.get(*next) else {
+                marks[cell_index] = Mark::Done;
+                path.pop();
+                continue;
+            };
+            let subcell_index = *next;
+            *next += 1;
             let Some(&target) = cells.get(subcell.cell.as_str()) else {
                 continue;
             };
             match marks[target] {
                 Mark::OnPath => {
-                    let start = path.iter().position(|&index| index == target).unwrap_or(0);
+                    acyclic = false;
+                    let start = path
+                        .iter()
+                        .position(|&(index, _)| index == target)
+                        .unwrap_or(0);
                     let mut names: Vec<&str> = path[start..]
                         .iter()
-                        .map(|&index| document.cells[index].name.as_str())
+                        .map(|&(index, _)| document.cells[index].name.as_str())
                         .collect();
                     names.push(&document.cells[target].name);
                     sink.push(
@@ -379,26 +417,75 @@ fn check_hierarchy_is_acyclic(
                         ),
                     );
                 }
-                Mark::Unvisited => visit(target, document, cells, marks, path, sink),
+                Mark::Unvisited => {
+                    marks[target] = Mark::OnPath;
+                    path.push((target, 0));
+                }
                 Mark::Done => {}
             }
         }
-        path.pop();
-        marks[cell_index] = Mark::Done;
     }
-    let mut marks = vec![Mark::Unvisited; document.cells.len()];
-    for cell_index in 0..document.cells.len() {
-        if marks[cell_index] == Mark::Unvisited
-            && cells.get(document.cells[cell_index].name.as_str()) == Some(&cell_index)
-        {
-            visit(
-                cell_index,
-                document,
-                cells,
-                &mut marks,
-                &mut Vec::new(),
-                sink,
-            );
+    acyclic
+}
+
+/// The top cell of an acyclic hierarchy: at most [`MAX_HIERARCHY_DEPTH`] levels of
+/// subcells and at most [`MAX_FLAT_DEVICES`] devices once flattened (counted per cell,
+/// without flattening).
+fn check_hierarchy_size(
+    document: &NetlistDocument,
+    cells: &HashMap<&str, usize>,
+    top: usize,
+    sink: &mut IssueSink,
+) {
+    // Per cell: (levels of subcells below it, devices once flattened), in post-order.
+    let mut sizes: Vec<Option<(usize, u64)>> = vec![None; document.cells.len()];
+    let mut stack = vec![top];
+    while let Some(&cell_index) = stack.last() {
+        if sizes[cell_index].is_some() {
+            stack.pop();
+            continue;
         }
+        let cell = &document.cells[cell_index];
+        let targets = cell
+            .subcells
+            .iter()
+            .filter_map(|subcell| cells.get(subcell.cell.as_str()).copied());
+        let mut pending: Vec<usize> = targets
+            .clone()
+            .filter(|&target| sizes[target].is_none())
+            .collect();
+        pending.sort_unstable();
+        pending.dedup();
+        // Acyclic: the children pushed now are all computed before this cell is on top
+        // again, so each cell is expanded once.
+        if !pending.is_empty() {
+            stack.extend(pending);
+            continue;
+        }
+        stack.pop();
+        let (depth, devices) = targets.fold(
+            (0, cell.devices.len() as u64),
+            |(depth, devices), target| {
+                let (child_depth, child_devices) = sizes[target].expect("computed first");
+                (
+                    depth.max(child_depth + 1),
+                    devices.saturating_add(child_devices),
+                )
+            },
+        );
+        sizes[cell_index] = Some((depth, devices));
+    }
+    let (depth, devices) = sizes[top].expect("computed");
+    let name = &document.cells[top].name;
+    if depth > MAX_HIERARCHY_DEPTH {
+        sink.push(
+            "/top",
+            format!("top cell \"{name}\" nests subcells {depth} levels deep; at most {MAX_HIERARCHY_DEPTH} levels are read"),
+        );
+    } else if devices > MAX_FLAT_DEVICES {
+        sink.push(
+            "/top",
+            format!("top cell \"{name}\" flattens to {devices} devices with its subcells flattened; at most {MAX_FLAT_DEVICES} are laid out"),
+        );
     }
 }

@@ -72,19 +72,35 @@ pub(crate) fn check_against_schema(
     let validator = &validators()[&(kind, version)];
     for error in validator.iter_errors(document) {
         let pointer = error.instance_path().as_str().to_owned();
-        let message = explain(kind, &pointer, &error);
+        let message = explain(kind, version, &pointer, &error);
         sink.push(pointer, message);
     }
 }
 
-fn explain(kind: InputKind, pointer: &str, error: &jsonschema::ValidationError<'_>) -> String {
+fn explain(
+    kind: InputKind,
+    version: SchemaVersion,
+    pointer: &str,
+    error: &jsonschema::ValidationError<'_>,
+) -> String {
     use jsonschema::error::ValidationErrorKind;
+    // A layer written as an object in a file read as 1.0.0 (often: no schema_version at
+    // all) — the schema would only say that the whole object "is not of type integer".
+    let segments: Vec<&str> = pointer.split('/').collect();
+    if kind == InputKind::DrcRules
+        && version < SchemaVersion::new(1, 1, 0)
+        && matches!(segments.as_slice(), ["", "layers", _])
+        && error.instance().is_object()
+    {
+        return format!(
+            "a layer written as an object {{\"layer\", \"datatype\", \"role\", …}} needs schema_version 1.1.0 or later, and this file is read as {version}; declare \"schema_version\": \"1.3.0\" or give the GDS layer number alone"
+        );
+    }
     let is_one_of = matches!(
         error.kind(),
         ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::OneOfMultipleValid { .. }
     );
     if is_one_of {
-        let segments: Vec<&str> = pointer.split('/').collect();
         let expected = match (kind, segments.as_slice()) {
             (InputKind::DrcRules, ["", "layers", _]) => Some(
                 "expected a GDS layer number (integer) or an object {\"layer\": integer, \"datatype\"?: integer, \"role\"?: string}",

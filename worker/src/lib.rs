@@ -4,6 +4,7 @@
 //! Code map (each file does one thing):
 //! - [`config`]: layered configuration (defaults → `centroid.toml` → `CENTROID_*` env → flags).
 //! - [`skill_process`]: one child process: spawn, JSON-RPC client over stdio, deadline, kill.
+//! - [`skill_reply`]: reading the child's reply to one request (each line classified).
 //! - [`schema_check`]: the skill catalog from `tools/list`, JSON Schemas compiled once.
 //! - [`pool`]: N slots, one candidate per slot, admission without a queue.
 //! - [`supervisor`]: keeps a live child on every slot (restart after a death or a timeout).
@@ -28,6 +29,7 @@ pub mod registration;
 pub mod schema_check;
 pub mod service;
 pub mod skill_process;
+pub mod skill_reply;
 pub mod state;
 pub mod supervisor;
 

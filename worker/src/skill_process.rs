@@ -15,6 +15,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::Instant;
 
 use crate::error::SkillProcessError;
+use crate::skill_reply::{MAX_REPLY_LINE_BYTES, ReadFailure, read_reply};
 
 /// The variable naming the foundry decks to the skill server (`signoff.run`).
 pub const SIGNOFF_DECKS_VARIABLE: &str = "CENTROID_SIGNOFF_DECKS";
@@ -109,7 +110,7 @@ pub struct SkillProcess {
     stdout: BufReader<ChildStdout>,
     next_request_id: u64,
     log_context: Arc<Mutex<LogContext>>,
-    line_buffer: String,
+    line_buffer: Vec<u8>,
 }
 
 impl std::fmt::Debug for SkillProcess {
@@ -171,7 +172,7 @@ impl SkillProcess {
             stdout: BufReader::new(stdout),
             next_request_id: 1,
             log_context,
-            line_buffer: String::new(),
+            line_buffer: Vec::new(),
         })
     }
 
@@ -216,54 +217,20 @@ impl SkillProcess {
         if let Err(error) = self.write_line(&line).await {
             return Err(self.exit_error_or(error).await);
         }
-        loop {
-            self.line_buffer.clear();
-            let bytes_read = match self.stdout.read_line(&mut self.line_buffer).await {
-                Ok(bytes_read) => bytes_read,
-                Err(error) => return Err(self.exit_error_or(error).await),
-            };
-            if bytes_read == 0 {
-                return Err(self.exited_error().await);
-            }
-            let text = self.line_buffer.trim();
-            if text.is_empty() {
-                continue;
-            }
-            let response: Value = match serde_json::from_str(text) {
-                Ok(response) => response,
-                Err(_) => {
-                    tracing::warn!(
-                        pid = self.pid,
-                        line = text,
-                        "skill server wrote a non-json line on stdout"
-                    );
-                    continue;
-                }
-            };
-            if response.get("id").and_then(Value::as_u64) != Some(request_id) {
-                tracing::warn!(
-                    pid = self.pid,
-                    expected = request_id,
-                    response = text,
-                    "skipping a response to another request"
-                );
-                continue;
-            }
-            if let Some(error) = response.get("error").filter(|error| !error.is_null()) {
-                return Err(SkillProcessError::JsonRpc {
-                    method: method.to_string(),
-                    code: error
-                        .get("code")
-                        .and_then(Value::as_i64)
-                        .unwrap_or_default(),
-                    message: error
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                });
-            }
-            return Ok(response.get("result").cloned().unwrap_or(Value::Null));
+        let reply = read_reply(
+            &mut self.stdout,
+            &mut self.line_buffer,
+            request_id,
+            method,
+            self.pid,
+            MAX_REPLY_LINE_BYTES,
+        )
+        .await;
+        match reply {
+            Ok(result) => Ok(result),
+            Err(ReadFailure::Reply(error)) => Err(error),
+            Err(ReadFailure::Closed) => Err(self.exited_error().await),
+            Err(ReadFailure::Io(error)) => Err(self.exit_error_or(error).await),
         }
     }
 

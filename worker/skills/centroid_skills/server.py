@@ -72,16 +72,18 @@ class Server:
             return None
         try:
             message = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return _error(None, PARSE_ERROR, f"parse error: {exc}")
+        except (ValueError, RecursionError) as exc:
+            # ValueError: bad JSON (JSONDecodeError), and also an integer of more than
+            # 4300 digits; RecursionError: arrays or objects nested too deep.
+            return _error(None, PARSE_ERROR, f"parse error: {_shortened(str(exc))}")
         return self.handle_message(message)
 
     def handle_message(self, message: Any) -> dict[str, Any] | None:
         if not isinstance(message, dict):
             return _error(None, INVALID_REQUEST, "invalid request: expected a JSON object")
         request_id = message.get("id")
-        if request_id is not None and not isinstance(request_id, (str, int, float)):
-            return _error(None, INVALID_REQUEST, "invalid request: bad id")
+        if request_id is not None and not _is_valid_id(request_id):
+            return _error(None, INVALID_REQUEST, "invalid request: id must be a string, a finite number or null")
         method = message.get("method")
         if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
             return _error(request_id, INVALID_REQUEST, "invalid request: need jsonrpc '2.0' and a method")
@@ -173,6 +175,20 @@ class Server:
         return outcome
 
 
+def _is_valid_id(request_id: Any) -> bool:
+    """A JSON-RPC id: a string or a number (not a boolean, not NaN or infinite, which
+    JSON cannot carry back)."""
+    if isinstance(request_id, bool):
+        return False
+    if isinstance(request_id, float):
+        return math.isfinite(request_id)
+    return isinstance(request_id, (str, int))
+
+
+def _shortened(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
 class _RpcError(Exception):
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
@@ -196,13 +212,19 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
         except UnicodeDecodeError as exc:
             response: dict[str, Any] | None = _error(None, PARSE_ERROR, f"parse error: {exc}")
         else:
-            response = server.handle_line(line)
+            try:
+                response = server.handle_line(line)
+            except Exception as exc:  # a bug in the protocol layer: report, keep serving
+                log.exception("internal error handling a request line")
+                response = _error(None, -32603, f"internal error: {_shortened(str(exc))}")
         if response is None:
             continue
         try:
             payload = json.dumps(response, allow_nan=False, separators=(",", ":"))
-        except (TypeError, ValueError) as exc:
-            payload = json.dumps(_error(response.get("id"), -32603, f"unserialisable result: {exc}"))
+        except (TypeError, ValueError, RecursionError) as exc:
+            # The id is valid JSON (checked on the way in); only the result can fail here.
+            payload = json.dumps(_error(response.get("id"), -32603, f"unserialisable result: {exc}"),
+                                 allow_nan=False)
         stdout.write(payload.encode("utf-8") + b"\n")
         stdout.flush()
     return 0

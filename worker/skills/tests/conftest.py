@@ -3,6 +3,7 @@ the Rust planner's plans the selected tests need, drafted in the background."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -15,6 +16,13 @@ from helpers import (
     load_rule_set,
     scaled_rule_set,
 )
+from hypothesis import settings
+
+# Property tests (hypothesis): a short run in `make test`, a long one with CENTROID_FUZZ=long.
+# No example database: a failure prints its example (and a blob to reproduce it).
+settings.register_profile("ci", max_examples=100, deadline=None, database=None, print_blob=True)
+settings.register_profile("long", max_examples=20_000, deadline=None, database=None, print_blob=True)
+settings.load_profile("long" if os.environ.get("CENTROID_FUZZ") == "long" else "ci")
 
 
 @pytest.fixture(params=RULE_SET_PATHS, ids=RULE_SET_IDS)
