@@ -191,6 +191,7 @@ pub fn build_report(
             metrics: metrics_of(candidate),
             error: (!candidate.error.is_empty()).then(|| split_error(&candidate.error)),
             seconds: (candidate.duration_ms > 0).then(|| candidate.duration_ms as f64 / 1000.0),
+            slot_seconds: (candidate.slot_ms > 0).then(|| candidate.slot_ms as f64 / 1000.0),
             design: serde_json::from_str(&candidate.design_point_json).unwrap_or(Value::Null),
         })
         .collect();

@@ -60,6 +60,9 @@ pub struct CandidateRecord {
     /// seconds the candidate's skill steps ran on its worker slot
     #[serde(default)]
     pub seconds: Option<f64>,
+    /// seconds its last run held the worker slot (reset, steps, artifacts)
+    #[serde(default)]
+    pub slot_seconds: Option<f64>,
     /// The point of the design space (arrangement, dummies, guard ring, …).
     #[serde(default)]
     pub design: Value,

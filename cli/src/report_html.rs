@@ -392,6 +392,7 @@ mod tests {
                     metrics: Some(metrics.clone()),
                     error: None,
                     seconds: None,
+                    slot_seconds: None,
                     design: serde_json::json!({"arrangement": "ABAB"}),
                 },
                 CandidateRecord {
@@ -404,6 +405,7 @@ mod tests {
                     metrics: Some(metrics),
                     error: None,
                     seconds: None,
+                    slot_seconds: None,
                     design: serde_json::json!({"arrangement": "ABBA"}),
                 },
                 CandidateRecord {
@@ -419,6 +421,7 @@ mod tests {
                         message: "<slow>".into(),
                     }),
                     seconds: None,
+                    slot_seconds: None,
                     design: serde_json::Value::Null,
                 },
             ],

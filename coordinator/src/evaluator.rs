@@ -342,6 +342,7 @@ mod tests {
             steps,
             artifacts: vec![],
             duration_ms: 1,
+            slot_ms: 0,
             finished_ms: 1,
             plan: None,
             adjustments: vec![],

@@ -392,6 +392,10 @@ pub struct CandidateResult {
     #[serde(default)]
     pub artifacts: Vec<ArtifactMeta>,
     pub duration_ms: u64,
+    /// how long the candidate's last run held its worker slot (the worker's own
+    /// clock: session reset, steps, artifacts); 0 when no run answered
+    #[serde(default)]
+    pub slot_ms: u64,
     pub finished_ms: u64,
     /// the plan as finally run (after ReAct adjustments)
     #[serde(default)]
@@ -421,6 +425,7 @@ impl CandidateResult {
             steps: Vec::new(),
             artifacts: Vec::new(),
             duration_ms: 0,
+            slot_ms: 0,
             finished_ms: now_ms(),
             plan: None,
             adjustments: Vec::new(),

@@ -155,6 +155,7 @@ pub fn job_response(view: JobView) -> GetJobResponse {
                 duration_ms: result
                     .map(|result| result.steps.iter().map(|step| step.duration_ms).sum())
                     .unwrap_or_default(),
+                slot_ms: result.map(|result| result.slot_ms).unwrap_or_default(),
             }
         })
         .collect();

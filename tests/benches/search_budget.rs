@@ -1,8 +1,10 @@
 //! Best layout versus candidate budget: one circuit searched with 8, 32, 128 and
 //! 512 real candidates (iterations of one width, the search never stopping early),
 //! with the figures a layout engineer compares for the best passing layout and how
-//! busy the slots were (Σ candidate seconds on the workers / (search seconds ×
-//! slots)). Real `centroid run` processes (release build), real KLayout.
+//! busy the slots were: "slots held" = Σ seconds each candidate held its worker slot
+//! (worker clock: reset, steps, artifacts) / (search seconds × slots) — the time the
+//! coordinator kept the slots supplied; "in skills" counts the skill steps only.
+//! Real `centroid run` processes (release build), real KLayout.
 //!
 //!     cargo build --release -p centroid-cli
 //!     cargo bench -p centroid-tests --bench search_budget
@@ -31,9 +33,9 @@ fn main() {
     let work = tempfile::tempdir().unwrap();
     println!("circuit {circuit}, {width} candidates per iteration, {slots} slots, seed {seed}");
     println!(
-        "| budget | evaluated | passed | best score | area µm² | wire µm | vias | largest centroid error µm | search s | slots busy |"
+        "| budget | evaluated | passed | best score | area µm² | wire µm | vias | largest centroid error µm | search s | slots held | in skills |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for budget in budgets {
         let out = work.path().join(format!("out-{budget}"));
         let output = Command::new(root.join("target/release/centroid"))
@@ -58,10 +60,13 @@ fn main() {
             serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap())
                 .unwrap();
         let candidates = report["candidates"].as_array().cloned().unwrap_or_default();
-        let worked: f64 = candidates
-            .iter()
-            .filter_map(|candidate| candidate["seconds"].as_f64())
-            .sum();
+        let total = |key: &str| -> f64 {
+            candidates
+                .iter()
+                .filter_map(|candidate| candidate[key].as_f64())
+                .sum()
+        };
+        let (held, worked) = (total("slot_seconds"), total("seconds"));
         let passed = candidates
             .iter()
             .filter(|candidate| candidate["passed"].as_bool() == Some(true))
@@ -75,13 +80,14 @@ fn main() {
                 .map_or("—".to_string(), |value| format!("{value:.decimals$}"))
         };
         println!(
-            "| {budget} | {} | {passed} | {} | {} | {} | {} | {} | {search:.1} | {:.0} % |",
+            "| {budget} | {} | {passed} | {} | {} | {} | {} | {} | {search:.1} | {:.0} % | {:.0} % |",
             report["candidates_evaluated"],
             number(&best["score"], 4),
             number(&best["metrics"]["area_um2"], 1),
             number(&figures["wirelength_um"], 1),
             number(&figures["via_count"], 0),
             number(&figures["max_centroid_error_um"], 3),
+            100.0 * held / (search * slots as f64),
             100.0 * worked / (search * slots as f64),
         );
     }

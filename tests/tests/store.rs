@@ -73,6 +73,7 @@ fn result(candidate_id: &str, worker: &str) -> CandidateResult {
         steps: vec![],
         artifacts: vec![],
         duration_ms: 1,
+        slot_ms: 0,
         finished_ms: 1,
         plan: None,
         adjustments: vec![],

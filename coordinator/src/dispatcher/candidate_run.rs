@@ -449,6 +449,7 @@ impl<'a> CandidateRun<'a> {
         worker_id: &str,
     ) -> Disposition {
         let ok = response.as_ref().is_some_and(|response| response.ok);
+        let slot_ms = response.as_ref().map_or(0, |response| response.duration_ms);
         let steps = response
             .as_ref()
             .map(worker_calls::step_outcomes)
@@ -478,6 +479,7 @@ impl<'a> CandidateRun<'a> {
             steps,
             artifacts: Vec::new(),
             duration_ms: self.started.elapsed().as_millis() as u64,
+            slot_ms,
             finished_ms: crate::model::now_ms(),
             plan: Some(self.plan),
             adjustments: self.adjustments,
