@@ -209,6 +209,12 @@ impl Context {
     /// Logs each model call and appends it to the job's log as an `LlmCall` event.
     pub async fn emit_llm_calls(&self, job: &JobRecord, candidate_id: &str, calls: &[LlmCall]) {
         for call in calls {
+            self.metrics.llm_call(
+                &call.role,
+                &call.outcome,
+                call.prompt_tokens,
+                call.completion_tokens,
+            );
             tracing::info!(
                 session_id = %job.job_id,
                 candidate_id,

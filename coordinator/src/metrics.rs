@@ -1,7 +1,7 @@
 //! The coordinator's Prometheus metrics (served with `--metrics-listen`): the
 //! queue depth an autoscaler scales workers on, jobs by state, candidates by
-//! outcome and error code, retries, dead letters, slots per worker, and how long
-//! candidates take.
+//! outcome and error code, retries, dead letters, slots per worker, how long
+//! candidates take, and the LLM planner's calls and tokens.
 
 use centroid_proto::runtime::operations::registered;
 use prometheus::{
@@ -22,6 +22,8 @@ pub struct CoordinatorMetrics {
     queue: IntGaugeVec,
     jobs: IntGaugeVec,
     slots: IntGaugeVec,
+    llm_calls: IntCounterVec,
+    llm_tokens: IntCounterVec,
 }
 
 impl std::fmt::Debug for CoordinatorMetrics {
@@ -94,6 +96,22 @@ impl Default for CoordinatorMetrics {
                     &["worker", "kind"],
                 ),
             ),
+            llm_calls: registered(
+                &registry,
+                counter_vec(
+                    "centroid_llm_calls_total",
+                    "calls to the LLM planner's model, by role (planner, critic, meta, react, repair) and outcome (used, rejected, failed)",
+                    &["role", "outcome"],
+                ),
+            ),
+            llm_tokens: registered(
+                &registry,
+                counter_vec(
+                    "centroid_llm_tokens_total",
+                    "tokens sent to and received from the model (kind: prompt, completion)",
+                    &["kind"],
+                ),
+            ),
             registry,
         }
     }
@@ -115,7 +133,21 @@ impl CoordinatorMetrics {
         for state in ["waiting", "pending"] {
             metrics.queue.with_label_values(&[state]);
         }
+        for kind in ["prompt", "completion"] {
+            metrics.llm_tokens.with_label_values(&[kind]);
+        }
         metrics
+    }
+
+    /// One call to the model.
+    pub fn llm_call(&self, role: &str, outcome: &str, prompt_tokens: u32, completion_tokens: u32) {
+        self.llm_calls.with_label_values(&[role, outcome]).inc();
+        self.llm_tokens
+            .with_label_values(&["prompt"])
+            .inc_by(u64::from(prompt_tokens));
+        self.llm_tokens
+            .with_label_values(&["completion"])
+            .inc_by(u64::from(completion_tokens));
     }
 
     /// A recorded result.
@@ -181,5 +213,31 @@ impl CoordinatorMetrics {
                 .set(status.running as i64);
         }
         centroid_proto::runtime::operations::encode(&self.registry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_calls_and_tokens_are_counted() {
+        let metrics = CoordinatorMetrics::new();
+        let before = centroid_proto::runtime::operations::encode(&metrics.registry);
+        assert!(
+            before.contains("centroid_llm_tokens_total{kind=\"prompt\"} 0"),
+            "{before}"
+        );
+        metrics.llm_call("planner", "used", 1200, 300);
+        metrics.llm_call("critic", "failed", 800, 0);
+        let text = centroid_proto::runtime::operations::encode(&metrics.registry);
+        for line in [
+            "centroid_llm_calls_total{outcome=\"used\",role=\"planner\"} 1",
+            "centroid_llm_calls_total{outcome=\"failed\",role=\"critic\"} 1",
+            "centroid_llm_tokens_total{kind=\"prompt\"} 2000",
+            "centroid_llm_tokens_total{kind=\"completion\"} 300",
+        ] {
+            assert!(text.contains(line), "{line} missing:\n{text}");
+        }
     }
 }

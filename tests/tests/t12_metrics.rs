@@ -134,6 +134,7 @@ async fn metrics_and_health_during_a_job() {
         "centroid_candidate_retries_total",
         "centroid_dead_letters_total",
         "centroid_candidate_duration_seconds_bucket",
+        "centroid_llm_tokens_total",
     ] {
         assert!(during.contains(family), "{family} missing:\n{during}");
     }
