@@ -6,8 +6,9 @@ and talks to a REAL ``centroid-coordinator`` (in-process store: ``--redis memory
 REAL ``centroid-worker`` started as child processes on free loopback ports, the way the
 Rust integration tests (``tests/src/lib.rs``) start them: port 0, a ready file holding
 the bound address, ``--python``/``--skills-dir`` from ``CENTROID_PYTHON`` /
-``CENTROID_SKILLS_DIR`` (default: this checkout's ``.venv`` and ``worker/skills``), no
-bearer token.
+``CENTROID_SKILLS_DIR`` (default: this checkout's ``.venv`` and ``worker/skills``), and
+the farm's bearer token (``--token-file``), which the client sends as ``authorization``
+metadata through a client interceptor.
 
 The binaries are those of ``target/debug`` (``cargo build -p centroid-coordinator
 --bin centroid-coordinator`` and ``cargo build -p centroid-worker --bin centroid-worker``);
@@ -16,6 +17,7 @@ a missing one fails the tests, saying how to build it (never a skip).
 
 from __future__ import annotations
 
+import collections
 import importlib
 import json
 import os
@@ -45,6 +47,8 @@ COORDINATOR_FLAGS = [
     "--lease-timeout-ms", "2500",
 ]
 WORKER_ID = "py-grpc-w1"
+#: the farm's shared secret (written to a token file for the coordinator and the worker)
+TOKEN = "py-client-token-5c2e9a7d"
 WORKER_SLOTS = 2
 #: how long a process may take to write its ready file / a worker to register
 START_TIMEOUT_S = 60.0
@@ -133,6 +137,39 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
 
 
 # ---------------------------------------------------------------------------
+# the bearer token, sent as metadata by a standard client interceptor
+# ---------------------------------------------------------------------------
+
+class _CallDetails(collections.namedtuple(
+        "_CallDetails",
+        ("method", "timeout", "metadata", "credentials", "wait_for_ready", "compression")),
+        grpc.ClientCallDetails):
+    pass
+
+
+class _BearerToken(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
+    """Adds ``authorization: Bearer <token>`` to every call."""
+
+    def __init__(self, token: str) -> None:
+        self.header = ("authorization", f"Bearer {token}")
+
+    def _details(self, details: Any) -> _CallDetails:
+        return _CallDetails(details.method, details.timeout,
+                            [*(details.metadata or ()), self.header], details.credentials,
+                            details.wait_for_ready, details.compression)
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._details(details), request)
+
+    def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._details(details), request)
+
+
+def authorized_channel(address: str) -> grpc.Channel:
+    return grpc.intercept_channel(grpc.insecure_channel(address), _BearerToken(TOKEN))
+
+
+# ---------------------------------------------------------------------------
 # the cluster: a coordinator and a worker, child processes of the test
 # ---------------------------------------------------------------------------
 
@@ -178,12 +215,16 @@ class Cluster:
 def cluster(tmp_path_factory: pytest.TempPathFactory, api: Api) -> Iterator[Cluster]:
     coordinator, worker = binary("centroid-coordinator"), binary("centroid-worker")
     running = Cluster(dir=tmp_path_factory.mktemp("cluster"))
+    token_file = running.dir / "token"
+    token_file.write_text(TOKEN + "\n")
+    token = ["--token-file", str(token_file)]
     try:
         running.coordinator_address = running.start(
             "coordinator",
-            [str(coordinator), "--listen", "127.0.0.1:0", "--redis", "memory", *COORDINATOR_FLAGS])
+            [str(coordinator), "--listen", "127.0.0.1:0", "--redis", "memory", *token,
+             *COORDINATOR_FLAGS])
         running.start("worker", [
-            str(worker), "--listen", "127.0.0.1:0",
+            str(worker), "--listen", "127.0.0.1:0", *token,
             "--coordinator", f"http://{running.coordinator_address}",
             "--worker-id", WORKER_ID, "--slots", str(WORKER_SLOTS),
             "--heartbeat-interval-ms", "200", "--drain-grace-ms", "2000",
@@ -197,7 +238,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, api: Api) -> Iterator[Clus
 
 
 def wait_for_worker(cluster: Cluster, api: Api) -> None:
-    with grpc.insecure_channel(cluster.coordinator_address) as channel:
+    with authorized_channel(cluster.coordinator_address) as channel:
         jobs = api.rpc.JobsStub(channel)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
@@ -211,8 +252,8 @@ def wait_for_worker(cluster: Cluster, api: Api) -> None:
 
 @pytest.fixture
 def jobs(cluster: Cluster, api: Api) -> Iterator[Any]:
-    """A Jobs stub on a fresh channel to the coordinator."""
-    with grpc.insecure_channel(cluster.coordinator_address) as channel:
+    """A Jobs stub on a fresh channel to the coordinator, carrying the token."""
+    with authorized_channel(cluster.coordinator_address) as channel:
         yield api.rpc.JobsStub(channel)
 
 
@@ -366,3 +407,32 @@ def test_an_unknown_job_fails_with_not_found_and_a_structured_error(
     assert structured.code == api.errors.ERROR_CODE_NOT_FOUND, structured
     assert not structured.retryable, structured
     assert "no-such-job" in structured.message, structured
+
+
+def test_without_the_token_every_call_is_refused_saying_what_to_set(
+        api: Api, cluster: Cluster) -> None:
+    with grpc.insecure_channel(cluster.coordinator_address) as channel:
+        anonymous = api.rpc.JobsStub(channel)
+        for call, request in [(anonymous.ListJobs, api.pb.ListJobsRequest()),
+                              (anonymous.GetJob, api.pb.GetJobRequest(job_id="x"))]:
+            with pytest.raises(grpc.RpcError) as raised:
+                call(request, timeout=30)
+            error: Any = raised.value
+            assert error.code() == grpc.StatusCode.UNAUTHENTICATED, error
+            assert "CENTROID_TOKEN" in error.details(), error.details()
+
+
+def test_a_w3c_traceparent_becomes_the_jobs_trace_id(api: Api, jobs: Any) -> None:
+    trace_id = "0af7651916cd43dd8448eb211c80319c"
+    request = api.pb.SubmitJobRequest(
+        netlist_json=(OTA5 / "netlist.json").read_text(),
+        drc_rules_json=(OTA5 / "drc_rules.json").read_text(),
+        objectives_json=(OTA5 / "objectives.json").read_text(),
+        options=api.pb.JobOptions(candidates_per_iteration=1, max_iterations=1, noop_plan=True),
+        name="traced",
+    )
+    job_id = jobs.SubmitJob(request, timeout=30,
+                            metadata=[("traceparent", f"00-{trace_id}-b7ad6b7169203331-01")]).job_id
+    view = jobs.GetJob(api.pb.GetJobRequest(job_id=job_id), timeout=30)
+    assert view.job.trace_id == trace_id, view.job
+
