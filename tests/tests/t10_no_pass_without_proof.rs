@@ -44,14 +44,19 @@ async fn a_job_after_a_cancelled_one_is_routed_and_passes_only_with_lvs() {
     let events = sandbox.events(&job_id).await;
     let probed = events
         .iter()
-        .find(|event| event.message == "probed the routing pitch")
-        .expect("the routing pitch was probed");
+        .find(|event| event.message == "probed the rule set (routing pitch, devices)")
+        .expect("the rule set was probed");
     assert!(
         event_data(probed)["route_pitch_um"]
             .as_f64()
             .is_some_and(|pitch| pitch > 0.0),
         "the probe waited for a slot instead of giving up: {}",
         event_data(probed)
+    );
+    assert_eq!(
+        event_data(probed)["undrawable"],
+        serde_json::json!([]),
+        "every device of the OTA can be drawn"
     );
 
     // every passing candidate was checked by DRC and LVS; the best passed that way
