@@ -38,7 +38,8 @@ const LOCAL_TIMER_SLACK: Duration = Duration::from_secs(1);
 pub(crate) enum CallOutcome {
     Response(RunCandidateResponse),
     Failed(Error),
-    /// the worker stopped heartbeating while the call ran
+    /// the worker was declared lost while the call ran (no heartbeat within the
+    /// timeout, or unreachable on a call)
     WorkerLost,
     /// the job was cancelled while the call ran
     Cancelled,

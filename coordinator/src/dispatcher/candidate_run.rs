@@ -363,7 +363,7 @@ impl<'a> CandidateRun<'a> {
                         &self.job,
                         EventKind::CandidateRetried,
                         &candidate_id,
-                        format!("worker {worker_id} stopped heartbeating; lease left to lapse"),
+                        format!("worker {worker_id} lost (no heartbeat, or unreachable); lease left to lapse"),
                         json!({"worker_id": worker_id}),
                     )
                     .await;
