@@ -1,0 +1,98 @@
+//! What distinguishes one candidate from another: its design point (the search's
+//! genes) and the plan of skill calls drawn from it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One skill call of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanStep {
+    pub step_id: String,
+    pub skill: String,
+    pub arguments: Value,
+    /// the plan still makes sense without this step (the ReAct adjustment may drop it)
+    #[serde(default)]
+    pub optional: bool,
+    /// the cell this step creates from its `cell` argument (a wrapper such as a guard
+    /// ring); when the step is dropped, later steps use the `cell` argument instead
+    #[serde(default)]
+    pub output_cell: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Plan {
+    pub summary: String,
+    pub steps: Vec<PlanStep>,
+}
+
+/// A point of the design space (what distinguishes one candidate from another).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct DesignPoint {
+    /// ABBA, ABAB or 2D
+    pub arrangement: String,
+    /// each device's fingers are split into this many unit instances (divides nf)
+    pub finger_split: u32,
+    /// dummies per row end of matched modules (0 = none)
+    pub dummies: u32,
+    pub guard_ring: bool,
+    /// index of the permutation of module rows used by placement
+    pub row_order: u32,
+    /// extra spacing between placed modules, in nanometres
+    pub spacing_nm: u32,
+    /// target width/height of the placement, in percent (100 = square)
+    pub aspect_ratio_pct: u32,
+    /// placement order, left to right, as device ids: a cell stands where its first
+    /// listed device stands; devices not listed follow in the circuit's default
+    /// order (empty: the default order)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub order: Vec<String>,
+    /// rows per device kind (`nmos`, `pmos`, `passive`) when more than one
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub rows: BTreeMap<String, u32>,
+    /// arrangement per matched module id, in place of `arrangement`
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub module_arrangements: BTreeMap<String, String>,
+}
+
+impl DesignPoint {
+    pub fn key(&self) -> String {
+        let key = format!(
+            "{}/s{}/d{}/g{}/r{}/sp{}/ar{}",
+            self.arrangement,
+            self.finger_split,
+            self.dummies,
+            u8::from(self.guard_ring),
+            self.row_order,
+            self.spacing_nm,
+            self.aspect_ratio_pct
+        );
+        if self.order.is_empty() && self.rows.is_empty() && self.module_arrangements.is_empty() {
+            return key;
+        }
+        // the placement genes are long: a stable digest (FNV-1a) tells points apart
+        let rows: Vec<String> = self
+            .rows
+            .iter()
+            .map(|(kind, rows)| format!("{kind}={rows}"))
+            .collect();
+        let arrangements: Vec<String> = self
+            .module_arrangements
+            .iter()
+            .map(|(module, arrangement)| format!("{module}={arrangement}"))
+            .collect();
+        let genes = format!(
+            "{}|{}|{}",
+            self.order.join(","),
+            rows.join(","),
+            arrangements.join(",")
+        );
+        let digest = genes
+            .bytes()
+            .fold(0xCBF2_9CE4_8422_2325_u64, |digest, byte| {
+                (digest ^ u64::from(byte)).wrapping_mul(0x0100_0000_01B3)
+            });
+        format!("{key}/p{digest:016x}")
+    }
+}
