@@ -155,6 +155,16 @@ fn a_good_answer_is_used_and_the_critic_and_prompt_see_the_circuit() {
             .all(|headers| headers.get("authorization").map(String::as_str)
                 == Some("Bearer test-key"))
     );
+    // and the job's W3C trace id, so the model server's logs meet ours
+    let trace_id = run.report["trace_id"].as_str().unwrap();
+    assert_eq!(trace_id.len(), 32, "{trace_id}");
+    for headers in fake.headers() {
+        let traceparent = headers.get("traceparent").map(String::as_str).unwrap_or("");
+        assert!(
+            traceparent.starts_with(&format!("00-{trace_id}-")),
+            "{traceparent} does not carry the job's trace id {trace_id}"
+        );
+    }
 }
 
 /// Every example circuit: both processes, JSON and SPICE netlists.

@@ -227,8 +227,7 @@ impl Context {
                 attempts = call.attempts,
                 outcome = %call.outcome,
                 fallback_reason = %call.reason,
-                trace_id = %job.trace_id,
-                model_trace_id = %call.trace_id,
+                trace_id = %call.trace_id,
                 event_type = event_types::TOKEN_USAGE,
                 "llm call"
             );

@@ -15,9 +15,11 @@ pub struct Asked<T> {
 }
 
 /// Asks `system`+`user` as `role` and validates the answer with `check`; an
-/// invalid answer gets one repair round with the problems.
+/// invalid answer gets one repair round with the problems. Every call carries the
+/// job's `trace_id` as its W3C `traceparent` (a fresh one when it is empty).
 pub async fn ask<T>(
     client: &LlmClient,
+    trace_id: &str,
     role: &str,
     iteration: u32,
     system: &str,
@@ -26,9 +28,12 @@ pub async fn ask<T>(
 ) -> Asked<T> {
     let mut messages = vec![ChatMessage::system(system), ChatMessage::user(user)];
     let mut calls = Vec::new();
+    let trace_id = match trace_id {
+        "" => uuid::Uuid::new_v4().simple().to_string(),
+        job_trace => job_trace.to_string(),
+    };
     for round in 0..2 {
         let role_now = if round == 0 { role } else { "repair" };
-        let trace_id = uuid::Uuid::new_v4().simple().to_string();
         let started = std::time::Instant::now();
         let completion = match client.complete_traced(&messages, &trace_id).await {
             Ok(completion) => completion,

@@ -52,6 +52,8 @@ pub struct LlmPlanner {
     heuristic: HeuristicPlanner,
     client: LlmClient,
     memory: Mutex<Memory>,
+    /// the job's trace id, sent with every model call
+    trace_id: String,
 }
 
 impl LlmPlanner {
@@ -68,7 +70,14 @@ impl LlmPlanner {
             heuristic,
             client,
             memory: Mutex::new(memory),
+            trace_id: String::new(),
         }
+    }
+
+    /// The job's W3C trace id for the model calls (else each call has its own).
+    pub fn with_trace_id(mut self, trace_id: &str) -> LlmPlanner {
+        self.trace_id = trace_id.to_string();
+        self
     }
 
     fn budget(&self) -> Budget {
@@ -146,6 +155,7 @@ impl LlmPlanner {
             failure,
         } = ask(
             &self.client,
+            &self.trace_id,
             "planner",
             request.iteration,
             &system,
@@ -215,6 +225,7 @@ impl LlmPlanner {
             prompts::critic(&request.task, iteration, &request.journal, &self.budget());
         let asked = ask(
             &self.client,
+            &self.trace_id,
             "critic",
             request.iteration,
             &system,
@@ -267,13 +278,21 @@ impl LlmPlanner {
         let budget = self.budget();
         let (system, user) = prompts::meta(&current.text, &failure, &feedback, &budget);
         let limit = budget.system / 2;
-        let asked = ask(&self.client, "meta", iteration, &system, &user, |text| {
-            let text = answers::guidance(text, limit)?;
-            Ok((
-                text,
-                format!("guidance rewritten after repeated {failure} failures"),
-            ))
-        })
+        let asked = ask(
+            &self.client,
+            &self.trace_id,
+            "meta",
+            iteration,
+            &system,
+            &user,
+            |text| {
+                let text = answers::guidance(text, limit)?;
+                Ok((
+                    text,
+                    format!("guidance rewritten after repeated {failure} failures"),
+                ))
+            },
+        )
         .await;
         let guidance = asked.value.map(|text| {
             let guidance = PromptVersion {
@@ -301,10 +320,18 @@ impl LlmPlanner {
         let guidance = self.guidance();
         let (system, user) =
             prompts::react(&guidance.text, plan, step_id, error, skills, &self.budget());
-        let asked = ask(&self.client, "react", 0, &system, &user, |text| {
-            let (plan, note) = answers::react_action(text, plan, step_id, skills)?;
-            Ok(((plan, note.clone()), note))
-        })
+        let asked = ask(
+            &self.client,
+            &self.trace_id,
+            "react",
+            0,
+            &system,
+            &user,
+            |text| {
+                let (plan, note) = answers::react_action(text, plan, step_id, skills)?;
+                Ok(((plan, note.clone()), note))
+            },
+        )
         .await;
         match asked.value {
             Some((plan, note)) => Adjusted {
@@ -388,7 +415,7 @@ impl PlannerFactory for LlmPlanners {
             .with_route_pitch(job.route_pitch_um);
         match &self.client {
             Some(client) if job.options.planner == "llm" => {
-                Arc::new(LlmPlanner::new(heuristic, client.clone()))
+                Arc::new(LlmPlanner::new(heuristic, client.clone()).with_trace_id(&job.trace_id))
             }
             _ => Arc::new(heuristic),
         }
