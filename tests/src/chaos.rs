@@ -1,12 +1,11 @@
 //! Helpers of the chaos tests (t16–t19): a worker behind a [`BlackholeProxy`],
-//! the Worker service's Health, waiting for a job event, and counting retries.
-
-use std::time::{Duration, Instant};
+//! the Worker service's Health, and counting retries.
 
 use centroid_proto::v1::worker_client::WorkerClient;
-use centroid_proto::v1::{HealthRequest, HealthResponse, JobEvent, JobEventKind, WatchJobRequest};
+use centroid_proto::v1::{HealthRequest, HealthResponse, JobEvent, JobEventKind};
 
 use crate::blackhole_proxy::BlackholeProxy;
+pub use crate::wait_for_event;
 use crate::{Sandbox, WorkerProcess, free_port, kind};
 
 /// Starts a worker that the coordinator reaches only through a proxy: the worker
@@ -50,43 +49,6 @@ pub async fn worker_health(address: &str) -> HealthResponse {
         .await
         .expect("worker health")
         .into_inner()
-}
-
-/// Follows the job's events from the beginning until one satisfies `predicate`;
-/// panics with the coordinator's log after `timeout` or when the job ends first.
-pub async fn wait_for_event(
-    sandbox: &Sandbox,
-    job_id: &str,
-    timeout: Duration,
-    what: &str,
-    predicate: impl Fn(&JobEvent) -> bool,
-) -> JobEvent {
-    let mut client = sandbox.client().await.expect("connect");
-    let mut stream = client
-        .watch_job(WatchJobRequest {
-            job_id: job_id.to_string(),
-            after_cursor: String::new(),
-        })
-        .await
-        .expect("watch")
-        .into_inner();
-    let started = Instant::now();
-    loop {
-        let left = timeout.saturating_sub(started.elapsed());
-        let event = tokio::time::timeout(left, stream.message())
-            .await
-            .unwrap_or_else(|_| {
-                panic!(
-                    "{what}: not within {timeout:?}:\n{}",
-                    sandbox.coordinator.logs()
-                )
-            })
-            .expect("watch stream")
-            .unwrap_or_else(|| panic!("{what}: the job ended first"));
-        if predicate(&event) {
-            return event;
-        }
-    }
 }
 
 /// The job's CandidateRetried events.

@@ -219,15 +219,7 @@ impl Sandbox {
 
     /// Submits an example circuit directory (e.g. "ota5").
     pub async fn submit_example(&self, example: &str, options: JobOptions) -> String {
-        let dir = repository_root().join("examples").join(example);
-        let read = |name: &str| std::fs::read_to_string(dir.join(name)).expect("example file");
-        let request = SubmitJobRequest {
-            netlist_json: read("netlist.json"),
-            drc_rules_json: read("drc_rules.json"),
-            objectives_json: read("objectives.json"),
-            options: Some(options),
-            name: example.to_string(),
-        };
+        let request = example_request(example, options, example);
         let mut client = self.client().await.expect("connect");
         client
             .submit_job(request)
@@ -430,14 +422,15 @@ pub async fn assert_accounted_once(
     (job, events)
 }
 
-/// Waits until some candidate of the job was dispatched to `worker_id` and has not finished.
-pub async fn wait_for_running_on(
+/// Follows the job's events from the beginning until one satisfies `predicate`;
+/// panics with the coordinator's log after `timeout` or when the job ends first.
+pub async fn wait_for_event(
     sandbox: &Sandbox,
     job_id: &str,
-    worker_id: &str,
     timeout: Duration,
-) -> String {
-    use centroid_proto::v1::JobEventKind;
+    what: &str,
+    predicate: impl Fn(&JobEvent) -> bool,
+) -> JobEvent {
     let mut client = sandbox.client().await.expect("connect");
     let mut stream = client
         .watch_job(WatchJobRequest {
@@ -448,29 +441,51 @@ pub async fn wait_for_running_on(
         .expect("watch")
         .into_inner();
     let started = Instant::now();
-    let mut running: std::collections::HashSet<String> = std::collections::HashSet::new();
     loop {
         let left = timeout.saturating_sub(started.elapsed());
         let event = tokio::time::timeout(left, stream.message())
             .await
             .unwrap_or_else(|_| {
                 panic!(
-                    "no candidate ran on {worker_id} within {timeout:?}:\n{}",
+                    "{what}: not within {timeout:?}:\n{}",
                     sandbox.coordinator.logs()
                 )
             })
             .expect("watch stream")
-            .expect("job ended before a candidate ran on the worker");
-        match kind(&event) {
-            JobEventKind::CandidateDispatched if event_data(&event)["worker_id"] == worker_id => {
-                running.insert(event.candidate_id.clone());
-                return event.candidate_id;
-            }
-            JobEventKind::CandidateFinished => {
-                running.remove(&event.candidate_id);
-            }
-            _ => {}
+            .unwrap_or_else(|| panic!("{what}: the job ended first"));
+        if predicate(&event) {
+            return event;
         }
+    }
+}
+
+/// Waits until some candidate of the job is dispatched to `worker_id`; its id.
+pub async fn wait_for_running_on(
+    sandbox: &Sandbox,
+    job_id: &str,
+    worker_id: &str,
+    timeout: Duration,
+) -> String {
+    use centroid_proto::v1::JobEventKind;
+    let what = format!("a candidate dispatched to {worker_id}");
+    wait_for_event(sandbox, job_id, timeout, &what, |event| {
+        kind(event) == JobEventKind::CandidateDispatched
+            && event_data(event)["worker_id"] == worker_id
+    })
+    .await
+    .candidate_id
+}
+
+/// SubmitJob of `examples/<example>` under the job name `name`.
+pub fn example_request(example: &str, options: JobOptions, name: &str) -> SubmitJobRequest {
+    let dir = repository_root().join("examples").join(example);
+    let read = |file: &str| std::fs::read_to_string(dir.join(file)).expect("example file");
+    SubmitJobRequest {
+        netlist_json: read("netlist.json"),
+        drc_rules_json: read("drc_rules.json"),
+        objectives_json: read("objectives.json"),
+        options: Some(options),
+        name: name.to_string(),
     }
 }
 
