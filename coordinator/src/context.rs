@@ -292,7 +292,8 @@ fn event_type(kind: EventKind) -> &'static str {
 }
 
 /// Every job event is also a log line of its class (the JSON log's `event_type`),
-/// with the job's session and trace ids and the event's data.
+/// with the job's session and trace ids and the event's data — the one log line of
+/// each fact a job event records (dispatches, retries, transitions, the end …).
 fn log_event(job: &JobRecord, kind: EventKind, candidate_id: &str, message: &str, data: &Value) {
     let event_type = event_type(kind);
     let data_json = if data.is_null() {

@@ -11,7 +11,7 @@ use centroid_schemas::{InputIssue, TaskContext};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use centroid_proto::runtime::{OperationsProbe, event_types};
+use centroid_proto::runtime::OperationsProbe;
 
 use crate::agent::LlmPlanners;
 use crate::config::CoordinatorConfig;
@@ -232,7 +232,6 @@ impl Coordinator {
                 serde_json::json!({"options": job.options, "summary": context.circuit.summarize()}),
             )
             .await;
-        tracing::info!(session_id = %job_id, trace_id = %job.trace_id, event_type = event_types::SESSION, "job submitted");
         session::spawn_driver(&self.context, &job_id);
         Ok(Submitted {
             job_id,

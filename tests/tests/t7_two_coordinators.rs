@@ -69,11 +69,14 @@ async fn a_job_submitted_to_a_coordinator_without_workers_runs_on_the_other_ones
             .all(|candidate| candidate.worker_id == "w1" && candidate.status == "finished")
     );
     assert!(
-        sandbox.coordinator.logs().contains("candidate dispatched"),
+        sandbox
+            .coordinator
+            .logs()
+            .contains("event=CandidateDispatched"),
         "the first coordinator dispatched"
     );
     assert!(
-        !second.logs().contains("candidate dispatched"),
+        !second.logs().contains("event=CandidateDispatched"),
         "the second has no workers: it dispatched nothing"
     );
     // the first coordinator sees the same job (shared store)

@@ -310,7 +310,6 @@ impl<'a> CandidateRun<'a> {
         let (job_id, candidate_id) = (self.entry.job_id.clone(), self.entry.candidate_id.clone());
         let worker_id = slot.worker_id.clone();
         self.in_flight.set_worker(self.entry, Some(&worker_id));
-        tracing::info!(session_id = %job_id, candidate_id = %candidate_id, worker_id = %worker_id, delivery = self.deliveries, "candidate dispatched");
         context
             .emit(
                 &self.job,
@@ -378,7 +377,7 @@ impl<'a> CandidateRun<'a> {
     /// knows no fix.
     async fn adjust(&mut self, failed_step: &str, error: &Error) -> bool {
         let context = self.context;
-        let (job_id, candidate_id) = (self.entry.job_id.clone(), self.entry.candidate_id.clone());
+        let candidate_id = self.entry.candidate_id.clone();
         let Some(planner) = context.job_planner(&self.job).await else {
             return false;
         };
@@ -399,7 +398,6 @@ impl<'a> CandidateRun<'a> {
         let Some(adjustment) = adjusted.adjustment else {
             return false;
         };
-        tracing::info!(session_id = %job_id, candidate_id = %candidate_id, note = %adjustment.note, "step adjusted (ReAct)");
         context
             .emit(
                 &self.job,
@@ -420,11 +418,10 @@ impl<'a> CandidateRun<'a> {
         worker_id: &str,
         delay: Duration,
     ) -> Step<()> {
-        let (job_id, candidate_id) = (self.entry.job_id.clone(), self.entry.candidate_id.clone());
+        let candidate_id = self.entry.candidate_id.clone();
         let code = error.error_code().wire_name();
         let delay_ms = delay.as_millis() as u64;
         self.context.metrics.retried(code);
-        tracing::info!(session_id = %job_id, candidate_id = %candidate_id, worker_id, code, error = %error.message, retry_in_ms = delay_ms, "retrying candidate");
         self.context
             .emit(
                 &self.job,

@@ -24,7 +24,6 @@ pub(super) async fn transition(
     {
         return;
     }
-    tracing::info!(session_id = %job.job_id, from = from.as_str(), to = state.as_str(), "state changed");
     let data = json!({"from": from.as_str(), "to": state.as_str()});
     context
         .emit(job, EventKind::StateChanged, "", message, data)
@@ -80,7 +79,6 @@ pub(super) async fn finish(
         Outcome::Failed => EventKind::Failed,
         Outcome::Cancelled => EventKind::Cancelled,
     };
-    tracing::info!(session_id = %job.job_id, outcome = outcome.as_str(), best = %job.best_candidate_id, "job done");
     let data = json!({
         "outcome": outcome.as_str(),
         "best_candidate_id": job.best_candidate_id,

@@ -109,7 +109,6 @@ impl Driver {
         let mut journal = so_far;
         journal.extend(candidates.iter().cloned());
         self.ask_ahead(job, task, &planner, &skills, &journal);
-        tracing::info!(session_id = %job.job_id, iteration = job.iteration, candidates = candidates.len(), "candidates enqueued");
         let data = json!({"from": "planning", "to": "executing", "candidates": candidates.len()});
         context
             .emit(job, EventKind::StateChanged, "", "executing", data)
