@@ -53,6 +53,10 @@ pub struct CommandLine {
     /// candidates per iteration of a job that does not say
     #[arg(long, env = "CENTROID_CANDIDATES_PER_ITERATION")]
     pub candidates_per_iteration: Option<u32>,
+    /// draft a job's next iteration while the last candidates of the current one run,
+    /// so the slots stay busy between iterations (true|false; default true)
+    #[arg(long, env = "CENTROID_OVERLAP_ITERATIONS", num_args = 0..=1, default_missing_value = "true")]
+    pub overlap_iterations: Option<bool>,
     /// deadline of one candidate on a worker, in ms
     #[arg(long, env = "CENTROID_CANDIDATE_DEADLINE_MS")]
     pub candidate_deadline_ms: Option<u64>,
@@ -107,6 +111,10 @@ pub struct CoordinatorConfig {
     pub lease_timeout_ms: u64,
     pub max_deliveries: u32,
     pub candidates_per_iteration: u32,
+    /// a job's next iteration is drafted from the evaluations before the current
+    /// one and starts while the current one's last candidates run (the slots stay
+    /// busy between iterations; the search stays deterministic for a seed)
+    pub overlap_iterations: bool,
     pub candidate_deadline_ms: u64,
     /// extra time granted to a RunCandidate RPC beyond the candidate deadline
     pub rpc_grace_ms: u64,
@@ -168,6 +176,7 @@ impl Default for CoordinatorConfig {
             lease_timeout_ms: 15_000,
             max_deliveries: 6,
             candidates_per_iteration: 4,
+            overlap_iterations: true,
             candidate_deadline_ms: 300_000,
             rpc_grace_ms: 5_000,
             retry_base_ms: 200,

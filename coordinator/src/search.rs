@@ -115,7 +115,8 @@ impl Journal {
         ranked
     }
 
-    /// Failed nodes nobody tried to repair yet, best first.
+    /// Failed nodes nobody tried to repair yet, best first (a node without an
+    /// evaluation is still running — an iteration drafted ahead — not failed).
     fn unrepaired_failures(&self) -> Vec<&Node> {
         let parents: HashSet<&str> = self
             .nodes
@@ -126,7 +127,10 @@ impl Journal {
             .nodes
             .iter()
             .filter(|node| {
-                node.is_point() && node.is_buggy() && !parents.contains(node.candidate_id.as_str())
+                node.is_point()
+                    && node.evaluation.is_some()
+                    && node.is_buggy()
+                    && !parents.contains(node.candidate_id.as_str())
             })
             .collect();
         failures.sort_by(|left, right| {
@@ -424,6 +428,39 @@ mod tests {
         keys.push(bad.key());
         let unique: HashSet<&String> = keys.iter().collect();
         assert_eq!(unique.len(), keys.len(), "no point is tried twice");
+    }
+
+    #[test]
+    fn running_candidates_are_neither_repaired_nor_repeated() {
+        // an iteration drafted ahead sees the iteration before it still running
+        let space = space();
+        let mut rng = SplitMix64::new(5);
+        let good = space.default_point();
+        let running = space.random_point(&mut rng);
+        let mut unevaluated = record("c1", "", running.clone(), 0.0, false, &[]);
+        unevaluated.evaluation = None;
+        let candidates = vec![record("c0", "", good.clone(), 0.9, true, &[]), unevaluated];
+        let journal = Journal::from_candidates(&candidates);
+        assert_eq!(journal.best().unwrap().candidate_id, "c0");
+        let proposals = journal.propose(&space, 6, 11, 2, vec![], &[]);
+        assert!(
+            proposals
+                .iter()
+                .all(|proposal| proposal.origin != Origin::Repair && proposal.parent_id != "c1"),
+            "a running candidate is not a failure: {proposals:?}"
+        );
+        let canonical_running = space.canonical(&running);
+        assert!(
+            proposals
+                .iter()
+                .all(|proposal| proposal.point != canonical_running),
+            "a running point is not drafted again"
+        );
+        assert!(
+            proposals
+                .iter()
+                .any(|proposal| proposal.origin == Origin::Improve && proposal.parent_id == "c0")
+        );
     }
 
     #[test]

@@ -167,6 +167,24 @@ pub struct JobRecord {
     /// fresh one): sent with every call made for the job, `trace_id` in every log line
     #[serde(default)]
     pub trace_id: String,
+    /// the next iteration is drafted without this iteration's evaluations, so that it
+    /// can start while this one's last candidates run (overlapping iterations);
+    /// decided when this iteration was planned, so an early and a late draft agree
+    #[serde(default)]
+    pub overlap_next: bool,
+    /// the next iteration, drafted early (while this one's last candidates run)
+    #[serde(default)]
+    pub next_iteration: Option<NextIteration>,
+}
+
+/// An iteration drafted while the one before it still runs: its candidates are
+/// stored and partly queued; it becomes the current iteration after the one before
+/// it was evaluated.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NextIteration {
+    pub candidates: Vec<String>,
+    /// how many of `candidates` are in the work queue
+    pub enqueued: u32,
 }
 
 impl JobRecord {
@@ -196,6 +214,8 @@ impl JobRecord {
             signoff_enqueued: false,
             iteration_enqueued: None,
             trace_id: centroid_proto::runtime::trace_context::new_trace_id(),
+            overlap_next: false,
+            next_iteration: None,
         }
     }
 

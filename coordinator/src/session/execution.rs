@@ -4,6 +4,7 @@
 //! whether to iterate).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use centroid_schemas::TaskContext;
@@ -26,7 +27,14 @@ pub(super) enum Awaited {
 }
 
 impl Driver {
-    pub(super) async fn wait_for_results(&mut self, job: &mut JobRecord) -> Flow {
+    pub(super) async fn wait_for_results(
+        &mut self,
+        job: &mut JobRecord,
+        task: &Arc<TaskContext>,
+    ) -> Flow {
+        if let Flow::Stop = self.draft_next_if_slots_idle(job, task).await {
+            return Flow::Stop;
+        }
         match self.await_iteration(job).await {
             Awaited::Stop => Flow::Stop,
             Awaited::Waiting => Flow::Continue,
@@ -123,34 +131,54 @@ impl Driver {
         Awaited::Waiting
     }
 
-    /// The job's candidates and results; each candidate `current` selects that has
-    /// a result but no evaluation yet is evaluated, stored and reported. `None` on
-    /// shutdown.
-    /// Puts more of the iteration into the work queue while fewer than a window of
-    /// its enqueued candidates are still out (`Some(true)` when it did: the progress
-    /// clock restarts); `None` on shutdown.
+    /// Puts more of the iteration — once it is all queued, of the next iteration
+    /// drafted ahead — into the work queue while fewer than a window of the enqueued
+    /// candidates are still out (`Some(true)` when it did: the progress clock
+    /// restarts); `None` on shutdown.
     async fn top_up_queue(&self, job: &mut JobRecord, finished: &HashSet<String>) -> Option<bool> {
         let Some(enqueued) = job.iteration_enqueued.map(|count| count as usize) else {
             return Some(false);
         };
+        let next_enqueued = job
+            .next_iteration
+            .as_ref()
+            .map_or(0, |next| next.enqueued as usize);
+        let next_total = job
+            .next_iteration
+            .as_ref()
+            .map_or(0, |next| next.candidates.len());
         let total = job.iteration_candidates.len();
-        if enqueued >= total {
+        if enqueued >= total && next_enqueued >= next_total {
             return Some(false);
         }
-        let outstanding = job.iteration_candidates[..enqueued]
-            .iter()
-            .filter(|candidate_id| !finished.contains(*candidate_id))
-            .count();
+        let out = |ids: &[String]| {
+            ids.iter()
+                .filter(|candidate_id| !finished.contains(*candidate_id))
+                .count()
+        };
+        let outstanding = out(&job.iteration_candidates[..enqueued.min(total)])
+            + job.next_iteration.as_ref().map_or(0, |next| {
+                out(&next.candidates[..next_enqueued.min(next_total)])
+            });
         let window = super::planning::queue_window(&self.context).await;
         if outstanding >= window {
             return Some(false);
         }
+        let room = window - outstanding;
         let context = &self.context;
-        let next_ids =
-            &job.iteration_candidates[enqueued..total.min(enqueued + window - outstanding)];
+        let next_ids: Vec<String> = if enqueued < total {
+            let ids = job.iteration_candidates[enqueued..total.min(enqueued + room)].to_vec();
+            job.iteration_enqueued = Some((enqueued + ids.len()) as u32);
+            ids
+        } else {
+            let next = job.next_iteration.as_mut().expect("checked above");
+            let ids = next.candidates[next_enqueued..next_total.min(next_enqueued + room)].to_vec();
+            next.enqueued = (next_enqueued + ids.len()) as u32;
+            ids
+        };
         // only the records needed (each holds its plan): one read per candidate
         let mut next = Vec::with_capacity(next_ids.len());
-        for candidate_id in next_ids {
+        for candidate_id in &next_ids {
             let record = context
                 .with_store_retry("read candidate", || {
                     context.store.get_candidate(&job.job_id, candidate_id)
@@ -158,7 +186,6 @@ impl Driver {
                 .await?;
             next.extend(record);
         }
-        job.iteration_enqueued = Some((enqueued + next_ids.len()) as u32);
         job.iteration_started_ms = now_ms();
         job.updated_ms = now_ms();
         context
@@ -167,7 +194,7 @@ impl Driver {
             })
             .await?;
         context.queue_changed.notify_waiters();
-        tracing::debug!(session_id = %job.job_id, added = next.len(), enqueued = job.iteration_enqueued, total, "queue topped up");
+        tracing::debug!(session_id = %job.job_id, added = next.len(), enqueued = job.iteration_enqueued, total, next = ?job.next_iteration.as_ref().map(|next| next.enqueued), "queue topped up");
         Some(true)
     }
 

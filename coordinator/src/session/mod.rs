@@ -14,6 +14,7 @@ mod advice;
 mod ending;
 mod execution;
 mod journal_cache;
+mod overlap;
 mod planning;
 mod remembering;
 mod signoff;
@@ -254,7 +255,7 @@ impl Driver {
                 Flow::Continue
             }
             JobState::Planning => self.plan_iteration(job, &context).await,
-            JobState::Executing => self.wait_for_results(job).await,
+            JobState::Executing => self.wait_for_results(job, &context).await,
             JobState::Evaluating => self.evaluate_iteration(job, &context).await,
             JobState::Signoff => self.run_signoff(job, &context).await,
             JobState::Passed => {
@@ -268,8 +269,22 @@ impl Driver {
                 self.context
                     .emit(job, EventKind::Iteration, "", message, data)
                     .await;
-                let message = "planning the next iteration";
-                ending::transition(&self.context, job, JobState::Planning, message).await;
+                match job.next_iteration.take() {
+                    Some(next) if !next.candidates.is_empty() => {
+                        // drafted while the iteration before ran (overlapping iterations)
+                        job.iteration_candidates = next.candidates;
+                        job.iteration_enqueued = Some(next.enqueued);
+                        job.iteration_started_ms = crate::model::now_ms();
+                        job.overlap_next =
+                            overlap::overlap_next(job, self.context.config.overlap_iterations);
+                        let message = "executing the iteration drafted ahead";
+                        ending::transition(&self.context, job, JobState::Executing, message).await;
+                    }
+                    _ => {
+                        let message = "planning the next iteration";
+                        ending::transition(&self.context, job, JobState::Planning, message).await;
+                    }
+                }
                 Flow::Continue
             }
             JobState::Completed => {

@@ -64,33 +64,32 @@ impl Driver {
                 return Flow::Stop;
             }
         }
-        let planner = context.planner_with_inputs(job, &self.inputs);
-        let Some(so_far) = self.journal.read(&context, &job.job_id).await else {
+        // drafted without the last iteration's evaluations when it was decided so as
+        // that iteration was planned (overlapping iterations): the same draft whether
+        // made early, while that iteration ran, or now
+        let hidden = job.overlap_next.then(|| job.iteration.wrapping_sub(1));
+        job.overlap_next = super::overlap::overlap_next(job, context.config.overlap_iterations);
+        let Some(drafted) = self.draft(job, task, &skills, hidden).await else {
             return Flow::Stop;
         };
-        let (recalled, avoid) = self.recall(job, task, &so_far).await;
-        let mut advice = self.advice(job, task, &planner, &skills, &so_far).await;
-        advice.recalled = recalled;
-        advice.avoid = avoid;
-        let draft = draft_iteration(planner.as_ref(), task, &skills, job, &so_far, &advice);
-        let candidates = draft.candidates;
-        if candidates.is_empty() {
-            match draft.plan_error {
-                None => ending::conclude(&context, job, "the design space is exhausted").await,
-                Some(error) => {
-                    let message = error.to_string();
-                    ending::finish(&context, job, crate::model::Outcome::Failed, &message).await
-                }
+        let candidates = match drafted {
+            Drafted::Candidates(candidates) => candidates,
+            Drafted::Exhausted => {
+                ending::conclude(&context, job, "the design space is exhausted").await;
+                return Flow::Stop;
             }
-            return Flow::Stop;
-        }
-        report_plans(&context, job, &candidates, draft.design_space_size).await;
+            Drafted::Failed(message) => {
+                ending::finish(&context, job, Outcome::Failed, &message).await;
+                return Flow::Stop;
+            }
+        };
         job.state = JobState::Executing;
         job.iteration_started_ms = now_ms();
         job.iteration_candidates = candidates
             .iter()
             .map(|candidate| candidate.candidate_id.clone())
             .collect();
+        job.next_iteration = None;
         job.updated_ms = now_ms();
         // a window of the iteration goes into the queue; the rest follows as results
         // come in (EXECUTING), so that jobs running at once share the slots
@@ -106,9 +105,6 @@ impl Driver {
             return Flow::Stop;
         }
         context.queue_changed.notify_waiters();
-        let mut journal = so_far;
-        journal.extend(candidates.iter().cloned());
-        self.ask_ahead(job, task, &planner, &skills, &journal);
         let data = json!({"from": "planning", "to": "executing", "candidates": candidates.len()});
         context
             .emit(job, EventKind::StateChanged, "", "executing", data)
@@ -116,11 +112,47 @@ impl Driver {
         Flow::Continue
     }
 
+    /// Drafts the candidates of `job.iteration` (planner's advice, memory, the search
+    /// journal — with the evaluations of iteration `hidden` left out), reports their
+    /// plans and asks the planner's advice for the iteration after. `None` on shutdown.
+    pub(super) async fn draft(
+        &mut self,
+        job: &JobRecord,
+        task: &Arc<TaskContext>,
+        skills: &SkillCatalog,
+        hidden: Option<u32>,
+    ) -> Option<Drafted> {
+        let context = self.context.clone();
+        let planner = context.planner_with_inputs(job, &self.inputs);
+        let mut so_far = self.journal.read(&context, &job.job_id).await?;
+        for candidate in &mut so_far {
+            if Some(candidate.iteration) == hidden {
+                candidate.evaluation = None;
+            }
+        }
+        let (recalled, avoid) = self.recall(job, task, &so_far).await;
+        let mut advice = self.advice(job, task, &planner, skills, &so_far).await;
+        advice.recalled = recalled;
+        advice.avoid = avoid;
+        let draft = draft_iteration(planner.as_ref(), task, skills, job, &so_far, &advice);
+        if draft.candidates.is_empty() {
+            return Some(match draft.plan_error {
+                None => Drafted::Exhausted,
+                Some(error) => Drafted::Failed(error.to_string()),
+            });
+        }
+        report_plans(&context, job, &draft.candidates, draft.design_space_size).await;
+        let mut journal = so_far;
+        journal.extend(draft.candidates.iter().cloned());
+        self.ask_ahead(job, task, &planner, skills, &journal);
+        Some(Drafted::Candidates(draft.candidates))
+    }
+
     /// The skills of the live workers — this coordinator's, or, when it has none,
     /// those of the workers of other coordinators sharing the store (their
     /// dispatchers take the candidates from the shared queue). `None` while there
     /// is no live worker anywhere.
-    async fn live_skills(&mut self, job: &JobRecord) -> Option<SkillCatalog> {
+    pub(super) async fn live_skills(&mut self, job: &JobRecord) -> Option<SkillCatalog> {
         let context = &self.context;
         if context.registry.alive_count() > 0 {
             context
@@ -224,12 +256,29 @@ async fn probe_rules(
     findings
 }
 
+/// What drafting an iteration gave.
+pub(super) enum Drafted {
+    Candidates(Vec<CandidateRecord>),
+    /// every point of the design space was tried
+    Exhausted,
+    /// no candidate could be planned: the last planning error
+    Failed(String),
+}
+
 /// How many candidates of one job may wait in the work queue at once: what the
 /// dispatchers read ahead for all live slots of the farm, so a lone job keeps every
 /// slot busy while another job's candidates get in line behind a window, not
 /// behind the whole iteration.
 pub(super) async fn queue_window(context: &Context) -> usize {
-    let slots = match context.registry.alive_slots() {
+    (farm_slots(context).await * crate::dispatcher::ENTRIES_PER_SLOT
+        + crate::dispatcher::EXTRA_ENTRIES)
+        .max(1)
+}
+
+/// The slots of the live workers — this coordinator's, else those the shared store
+/// lists for the workers of other coordinators.
+pub(super) async fn farm_slots(context: &Context) -> usize {
+    (match context.registry.alive_slots() {
         0 => context
             .store
             .worker_cards()
@@ -237,6 +286,5 @@ pub(super) async fn queue_window(context: &Context) -> usize {
             .map(|cards| cards.iter().map(|card| card.slots).sum::<u32>())
             .unwrap_or(0),
         slots => slots,
-    } as usize;
-    (slots * crate::dispatcher::ENTRIES_PER_SLOT + crate::dispatcher::EXTRA_ENTRIES).max(1)
+    }) as usize
 }

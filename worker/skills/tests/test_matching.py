@@ -46,6 +46,26 @@ def test_dummies_raise_the_score(loaded: Client) -> None:
     assert after["centroid_error"] == 0  # dummies are not units
 
 
+def test_a_dummy_is_one_finger_and_not_device_area(loaded: Client) -> None:
+    cell = pair(loaded, "ABBA", "1")  # units of nf=2
+    before = loaded.call("layout.metrics", cell=cell)
+    added = loaded.call("layout.add_dummies", cell=cell)["dummies"]
+    after = loaded.call("layout.metrics", cell=cell)
+    session = loaded.server.session
+    unit = session.cells[session.cells[cell].units[0]["unit_cell"]]
+    for entry in added:
+        dummy = session.cells[entry["unit_cell"]]
+        assert dummy.params["fingers"] == 1 < unit.params["fingers"]
+        assert dummy.params["finger_w_um"] == unit.params["finger_w_um"]
+        assert dummy.params["l_um"] == unit.params["l_um"]
+    # dummies cost the layout their area: utilisation counts the circuit's devices only
+    assert after["device_area_um2"] == before["device_area_um2"]
+    assert after["device_instances"] == before["device_instances"]
+    assert after["dummy_instances"] == len(added) == 2 and after["dummy_area_um2"] > 0
+    assert after["bbox_area_um2"] > before["bbox_area_um2"]
+    assert after["utilisation"] < before["utilisation"]
+
+
 def test_metrics_area_fields(loaded: Client) -> None:
     cell = pair(loaded, "ABBA", "1")
     data = loaded.call("layout.metrics", cell=cell)

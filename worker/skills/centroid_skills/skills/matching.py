@@ -257,8 +257,8 @@ def create_interdigitated(session: Session, args: dict[str, Any]) -> dict[str, A
 @skill(
     "layout.add_dummies",
     "Add dummy devices at both ends of every row of a module (or around a single MOS device "
-    "cell, in a new wrapper cell). Dummies copy the unit with all terminals tied to one net "
-    "(pin TIE) and are marked dummy.",
+    "cell, in a new wrapper cell). A dummy is one gate finger of the end unit's finger width "
+    "and length with all terminals tied to one net (pin TIE), marked dummy.",
     obj({"cell": NAME, "count": {"type": "integer", "minimum": 1, "maximum": 8, "default": 1},
          "cell_name": {**NAME, "description": "wrapper name when cell is a single device"}},
         ["cell"]),
@@ -288,7 +288,10 @@ def add_dummies(session: Session, args: dict[str, Any]) -> dict[str, Any]:
         units = sorted((u for u in rec.units if u["row"] == ri), key=lambda u: u["col"])
         for side, end in (("left", units[0]), ("right", units[-1])):
             unit_rec = session.cells[end["unit_cell"]]
-            spec = {k: unit_rec.params[k] for k in ("type", "w", "l", "nf")}
+            # one gate finger of the unit's finger width and length: what the end finger
+            # needs around it (poly pitch, diffusion edge), not a copy of the whole unit
+            spec = {"type": unit_rec.params["type"], "w": unit_rec.params["finger_w_um"] * 1e-6,
+                    "l": unit_rec.params["l"], "nf": 1}
             dname = f"{unit_rec.name}_dummy"
             drec = session.cells.get(dname) or make_device(session, {**spec, "m": 1}, dname, dummy=True)
             uex = abut.extents(tech, layout, layout.cell(unit_rec.name), cache)

@@ -3,7 +3,9 @@
 Area
   * ``bbox_area_um2``: area of the cell's bounding box.
   * ``device_area_um2``: sum of the bbox areas of every device-cell instance in the
-    hierarchy (units, dummies and plain devices).
+    hierarchy (units and plain devices); dummies are not the circuit's devices: their
+    cells count in ``dummy_area_um2`` / ``dummy_instances``, so a dummy costs the layout
+    its area instead of raising its utilisation.
   * ``utilisation`` = device_area / bbox_area.
   * ``area_score`` = 1 / (1 + bbox_area_um2) (seed 001 §5.4.3).
 
@@ -51,10 +53,10 @@ def _orientation(t: kdb.Trans) -> str:
 
 
 def collect(session: Session, cell: kdb.Cell, trans: kdb.Trans,
-            groups: list[dict[str, Any]], areas: list[int]) -> None:
+            groups: list[dict[str, Any]], areas: list[int], dummy_areas: list[int]) -> None:
     rec = session.cells.get(cell.name)
     if rec is not None and rec.kind in DEVICE_KINDS:
-        areas.append(cell.bbox().area())
+        (dummy_areas if rec.params.get("dummy") else areas).append(cell.bbox().area())
         return
     if rec is not None and rec.groups:
         for g in rec.groups:
@@ -64,9 +66,9 @@ def collect(session: Session, cell: kdb.Cell, trans: kdb.Trans,
         ct = inst.cell_inst.trans if not inst.is_regular_array() else None
         if ct is None:
             for sub in inst.cell_inst.each_trans():
-                collect(session, child, trans * sub, groups, areas)
+                collect(session, child, trans * sub, groups, areas, dummy_areas)
         else:
-            collect(session, child, trans * ct, groups, areas)
+            collect(session, child, trans * ct, groups, areas, dummy_areas)
 
 
 def group_geometry(session: Session, rec: CellRecord, group: dict[str, Any],
@@ -131,7 +133,8 @@ def compute_metrics(session: Session, cell: kdb.Cell,
     tech = session.need_tech()
     groups: list[dict[str, Any]] = []
     areas: list[int] = []
-    collect(session, cell, kdb.Trans(), groups, areas)
+    dummy_areas: list[int] = []
+    collect(session, cell, kdb.Trans(), groups, areas, dummy_areas)
     bbox = cell.bbox()
     bbox_area = bbox.area() * 1e-6
     device_area = sum(areas) * 1e-6
@@ -155,6 +158,8 @@ def compute_metrics(session: Session, cell: kdb.Cell,
         "device_area_um2": round(device_area, 6),
         "active_area_um2": round(active_area, 6),
         "device_instances": len(areas),
+        "dummy_area_um2": round(sum(dummy_areas) * 1e-6, 6),
+        "dummy_instances": len(dummy_areas),
         "utilisation": round(device_area / bbox_area, 6) if bbox_area else 0.0,
         "area_score": round(1.0 / (1.0 + bbox_area), 9),
         "groups": scored,

@@ -1,0 +1,127 @@
+//! Overlapping iterations (`session/overlap.rs`): on two slots the next iteration
+//! is drafted and started while the last candidates of the current one run; on
+//! one slot no slot ever idles, so nothing is drafted early. Both searches draft
+//! the same design points with the same scores — the early draft leaves out the
+//! running iteration's evaluations exactly as the late one does — so a job stays
+//! deterministic for its seed whatever the farm's size.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `centroid run` of the ota5 example; (its progress lines — stderr —, report.json).
+fn run(slots: &str, out: &Path) -> (String, Value) {
+    let python = std::env::var_os("CENTROID_PYTHON")
+        .map_or_else(|| repository().join(".venv/bin/python"), PathBuf::from);
+    let output = Command::new(env!("CARGO_BIN_EXE_centroid"))
+        .env("CENTROID_PYTHON", python)
+        .env("CENTROID_SKILLS_DIR", repository().join("worker/skills"))
+        .env_remove("CENTROID_LLM_BASE_URL")
+        .args([
+            "run",
+            "--no-memory",
+            "--candidates",
+            "4",
+            "--iterations",
+            "4",
+        ])
+        .args([
+            "--patience",
+            "100",
+            "--seed",
+            "5",
+            "--slots",
+            slots,
+            "--out",
+        ])
+        .arg(out)
+        .arg(repository().join("examples/ota5"))
+        .output()
+        .unwrap();
+    let progress = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stdout: {}\nstderr: {progress}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    let report = std::fs::read_to_string(out.join("report.json")).unwrap();
+    (progress, serde_json::from_str(&report).unwrap())
+}
+
+/// Every candidate as (id without the job id, design point, score), sorted.
+fn drafted(report: &Value) -> Vec<(String, String, String)> {
+    let mut candidates: Vec<(String, String, String)> = report["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|candidate| {
+            let id = candidate["id"].as_str().unwrap();
+            let local = id.rsplit_once("-i").map_or(id, |(_, tail)| tail);
+            (
+                local.to_string(),
+                candidate["design"].to_string(),
+                format!("{:.9}", candidate["score"].as_f64().unwrap_or(f64::NAN)),
+            )
+        })
+        .collect();
+    candidates.sort();
+    candidates
+}
+
+#[test]
+fn the_next_iteration_starts_early_and_the_search_stays_deterministic() {
+    let (two, one) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (progress_two, report_two) = run("2", two.path());
+    let (progress_one, report_one) = run("1", one.path());
+
+    // two slots: iterations 2 and 3 were drafted while the one before still ran,
+    // and a candidate of the next iteration was dispatched before the last
+    // candidate of the current one finished
+    let early: Vec<&str> = progress_two
+        .lines()
+        .filter(|line| line.contains("drafted while iteration"))
+        .collect();
+    assert!(
+        !early.is_empty(),
+        "no iteration was drafted early:\n{progress_two}"
+    );
+    let lines: Vec<&str> = progress_two.lines().collect();
+    let overlapped = (1..3).any(|iteration| {
+        let next = format!("-i{}-c", iteration + 1);
+        let current = format!("-i{iteration}-c");
+        let first_next_dispatched = lines
+            .iter()
+            .position(|line| line.contains("candidate_dispatched") && line.contains(&next));
+        let last_current_finished = lines
+            .iter()
+            .rposition(|line| line.contains("candidate_finished") && line.contains(&current));
+        matches!((first_next_dispatched, last_current_finished), (Some(next), Some(last)) if next < last)
+    });
+    assert!(
+        overlapped,
+        "no iteration's candidate ran before the last one of the iteration before:\n{progress_two}"
+    );
+    // the first iteration's feedback is waited for
+    assert!(
+        !progress_two.contains("iteration 1 drafted while iteration 0"),
+        "{progress_two}"
+    );
+
+    // one slot: never a free slot while candidates were out, so nothing early
+    assert!(
+        !progress_one.contains("drafted while iteration"),
+        "{progress_one}"
+    );
+
+    // the same search either way
+    assert_eq!(report_two["candidates_evaluated"], 16);
+    assert_eq!(drafted(&report_two), drafted(&report_one));
+    assert_eq!(report_two["best"]["score"], report_one["best"]["score"]);
+    assert_eq!(report_two["best"]["passed"], Value::Bool(true));
+}
