@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 
 use crate::model::{DesignPoint, Plan};
 use crate::planner::SkillCatalog;
-use crate::planner::device_units::{RowKind, is_mos, permutation, unit_spec, unit_splits};
+use crate::planner::device_units::{
+    RowKind, is_mos, permutation, share_diffusion, unit_spec, unit_splits,
+};
 use crate::planner::placement_order::{fold, kind_name};
 use crate::planner::plan_builder::{CANDIDATE_DIR, PlanBuilder, TOP_CELL, cell_name, skill_id};
 
@@ -130,7 +132,11 @@ impl<'a> Draft<'a> {
                         spec
                     })
                     .collect();
-                let arguments = json!({"devices": specs, "cell_name": cell});
+                let arguments = json!({
+                    "devices": specs,
+                    "share_diffusion": share_diffusion(&devices),
+                    "cell_name": cell,
+                });
                 self.builder
                     .push("layout.create_interdigitated_group", arguments, false, "")
             } else {
@@ -163,6 +169,7 @@ impl<'a> Draft<'a> {
             "device_a": unit_spec(devices[0], split),
             "device_b": unit_spec(devices[1], split),
             "arrangement": arrangement,
+            "share_diffusion": share_diffusion(devices),
             "cell_name": cell,
         });
         self.builder

@@ -91,6 +91,23 @@ pub fn unit_spec(device: &Device, split: u32) -> Value {
     })
 }
 
+/// Whether matched devices may share source/drain regions between their units: one
+/// gate net, one source net and one bulk net for all (a current mirror, a bias or
+/// cascode pair), so that neighbouring units facing a source — or a device's drain
+/// facing itself — face the same net. A differential pair (two gate nets) may not.
+pub fn share_diffusion(devices: &[&Device]) -> bool {
+    let Some(first) = devices.first() else {
+        return false;
+    };
+    first.gate().is_some()
+        && first.source().is_some()
+        && devices.iter().all(|device| {
+            device.gate() == first.gate()
+                && device.source() == first.source()
+                && device.terminal("b") == first.terminal("b")
+        })
+}
+
 /// What two units must share to be interchangeable in a matched structure.
 pub fn unit_key(device: &Device, split: u32) -> (String, String, String, u32) {
     let params = &device.params;

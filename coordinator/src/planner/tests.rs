@@ -98,6 +98,20 @@ fn ota5_plan_matches_the_pair_and_the_mirror_and_uses_only_advertised_skills() {
         pair.arguments["device_a"]["m"], 2,
         "nf=2 split into two units"
     );
+    // the mirror (one gate, one source) shares diffusion; the differential pair not
+    let share_of = |device: &str| {
+        plan.steps
+            .iter()
+            .find(|step| {
+                step.skill == "layout.create_common_centroid_pair"
+                    && [&step.arguments["device_a"], &step.arguments["device_b"]]
+                        .iter()
+                        .any(|spec| spec["device_id"] == device)
+            })
+            .map(|step| step.arguments["share_diffusion"].clone())
+    };
+    assert_eq!(share_of("M3"), Some(serde_json::Value::Bool(true)));
+    assert_eq!(share_of("M1"), Some(serde_json::Value::Bool(false)));
 }
 
 #[test]

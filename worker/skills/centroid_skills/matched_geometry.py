@@ -21,7 +21,7 @@ from typing import Any
 
 import klayout.db as kdb
 
-from centroid_skills.session import Session, um
+from centroid_skills.session import Session, um, unit_trans
 from centroid_skills.tech import VIA_ROLES
 
 #: (x·area, y·area, area) of a cell's gates in its own coordinates (nm)
@@ -107,8 +107,7 @@ def measure_groups(session: Session, cell: kdb.Cell,
             if own:
                 for unit in own:
                     unit_cell = layout.cell(unit["unit_cell"])
-                    origin = kdb.Trans(int(round(unit["origin_um"][0] * 1000)),
-                                       int(round(unit["origin_um"][1] * 1000)))
+                    origin = unit_trans(unit)
                     local.append(_moved(_local_moments(session, unit_cell, cache), origin))
             else:
                 local.append(_local_moments(session, target, cache))

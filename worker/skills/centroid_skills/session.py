@@ -136,5 +136,15 @@ def um(v_nm: float) -> float:
     return round(v_nm * DBU_UM, 6)
 
 
+#: orientations a module's unit may have ("M90": mirrored, x -> -x)
+UNIT_ORIENTATIONS = {"R0": kdb.Trans.R0, "M90": kdb.Trans.M90}
+
+
+def unit_trans(unit: dict[str, Any]) -> kdb.Trans:
+    """Where a module's unit stands in the module: its origin and orientation."""
+    x, y = (int(round(v * 1000)) for v in unit["origin_um"])
+    return kdb.Trans(UNIT_ORIENTATIONS[unit.get("orientation", "R0")], x, y)
+
+
 def box_um(box: kdb.Box) -> list[float]:
     return [um(box.left), um(box.bottom), um(box.right), um(box.top)]

@@ -43,7 +43,7 @@ from centroid_skills import abut
 from centroid_skills.errors import conflict, invalid
 from centroid_skills.routing.dims import Dims, routing_dims, wide_clearance
 from centroid_skills.routing.rails import Rail, draw_rail, rail_half_height
-from centroid_skills.session import CellRecord, Session, box_um, um
+from centroid_skills.session import CellRecord, Session, box_um, um, unit_trans
 from centroid_skills.tech import Technology
 
 DEVICE_KINDS = ("nmos", "pmos", "resistor", "capacitor")
@@ -63,6 +63,7 @@ class Term:
     net: str = ""
     module: str | None = None  # matched module the pin belongs to
     module_box: kdb.Box | None = None
+    mirrored: bool = False  # the unit is mirrored (x -> -x) in its module
 
     @property
     def up(self) -> bool:
@@ -141,14 +142,16 @@ def collect_terms(session: Session, cell: kdb.Cell, trans: kdb.Trans, out: list[
             urec = session.cells.get(u["unit_cell"])
             if ucell is None or urec is None:
                 raise invalid(f"unit cell {u['unit_cell']} of {cell.name} is unknown", cell=cell.name)
-            ut = trans * kdb.Trans(int(round(u["origin_um"][0] * 1000)),
-                                   int(round(u["origin_um"][1] * 1000)))
+            ut = trans * unit_trans(u)
             block = ucell.bbox().transformed(ut)
             mos = urec.kind if urec.kind in ("nmos", "pmos") else None
             dev = None if u.get("dummy") else u["device_id"]
             first = len(out)
+            joined = u.get("joined", ())  # reached through an earlier unit's pin (shared diffusion)
             for p in urec.pins:
-                out.append(Term(dev, p.name, p.role, p.box.transformed(ut), block, mos))
+                if p.name not in joined:
+                    out.append(Term(dev, p.name, p.role, p.box.transformed(ut), block, mos,
+                                    mirrored=ut.is_mirror()))
             if u.get("dummy"):
                 _dummy_source(session, ucell, ut, block, mos, out)
             mbox = cell.bbox().transformed(trans)
@@ -767,16 +770,18 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     res.channels = channel_info
     res.trunks = len(trunk_x)
     res.partners = [list(p) for p in partners]
-    # matching of the wiring: in a module every unit (uniform orientation) should escape
-    # each pin at the same offset from the unit's origin, so every unit sees the same wires
+    # matching of the wiring: in a module every unit should escape each pin at the same
+    # offset in its own frame (from the left of a plain unit, from the right of a mirrored
+    # one), so every unit sees the same wires
     for lst in stubs:
         for s in lst:
             if s.term.module is None or s.term.device is None:
                 continue
             entry = res.modules.setdefault(s.term.module, {"offsets": {}, "stubs": 0})
             entry["stubs"] += 1
-            entry["offsets"].setdefault(s.term.pin, []).append(
-                s.x - s.term.block.left - infos[s.row].dx)
+            x = s.x - infos[s.row].dx
+            offset = s.term.block.right - x if s.term.mirrored else x - s.term.block.left
+            entry["offsets"].setdefault(s.term.pin, []).append(offset)
     for entry in res.modules.values():
         offs = entry.pop("offsets")
         entry["escape_offset_spread_um"] = {p: um(max(v) - min(v)) for p, v in sorted(offs.items())}

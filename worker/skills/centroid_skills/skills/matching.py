@@ -30,10 +30,10 @@ from typing import Any
 
 import klayout.db as kdb
 
-from centroid_skills import abut
+from centroid_skills import abut, shared_diffusion
 from centroid_skills.errors import invalid
 from centroid_skills.registry import LENGTH_M, NAME, obj, skill
-from centroid_skills.session import CellRecord, Pin, Session, um
+from centroid_skills.session import CellRecord, Pin, Session, um, unit_trans
 from centroid_skills.skills.devices import cell_summary, make_device
 
 MOS_DEVICE = obj(
@@ -48,6 +48,12 @@ MOS_DEVICE = obj(
     },
     ["device_id", "type", "w", "l"],
 )
+
+
+SHARE_DIFFUSION = {"type": "boolean", "default": False,
+                   "description": "the devices share their gate and source nets: neighbouring units "
+                                  "facing the same net share one source/drain region where the "
+                                  "rules allow (odd-finger units then alternate orientation)"}
 
 
 def unit_key(spec: dict[str, Any]) -> tuple[Any, ...]:
@@ -100,8 +106,10 @@ def interdigitate(counts: dict[str, int]) -> tuple[list[str], list[str]]:
 
 def build_module(session: Session, name: str, kind: str, rows: list[list[str]],
                  unit_cells: dict[str, CellRecord], device_ids: dict[str, str],
-                 letters: dict[str, str]) -> CellRecord:
-    """Place unit cells (rows of keys into ``unit_cells``) at a uniform pitch."""
+                 letters: dict[str, str], share: bool = False) -> CellRecord:
+    """Place unit cells (rows of keys into ``unit_cells``) at a uniform pitch — or, with
+    ``share`` (the devices share gate and source nets) and one unit cell for all, on one
+    diffusion where neighbours face the same net (:mod:`centroid_skills.shared_diffusion`)."""
     tech = session.need_tech()
     layout = session.layout
     cache: dict[int, abut.Extents] = {}
@@ -113,16 +121,34 @@ def build_module(session: Session, name: str, kind: str, rows: list[list[str]],
     unit_h = max(e.bbox.height() for e in exts.values())
     pitch_x = unit_w + gap_x
     pitch_y = unit_h + gap_y
+    one_unit = len({rec.name for rec in unit_cells.values()}) == 1
+    shape = shared_diffusion.unit_shape(session, unit_cells[keys[0]]) if share and one_unit else None
     cell = session.new_cell(name)
     rec = CellRecord(name=name, kind=kind)
     placed: list[list[tuple[str, kdb.Trans]]] = []
     counters: dict[str, int] = {}
+    shared = 0
     for ri, row in enumerate(rows):
+        if shape is None:  # unit bboxes aligned on the pitch grid
+            transforms = [kdb.Trans(ci * pitch_x - exts[key].bbox.left, ri * pitch_y - exts[key].bbox.bottom)
+                          for ci, key in enumerate(row)]
+            zones: list[kdb.Box] = []
+        else:
+            ex = exts[row[0]]
+            transforms, zones, joined = _shared_row(session, unit_cells[keys[0]], shape,
+                                                    [device_ids[k] for k in row], ex, gap_x,
+                                                    ri * pitch_y - ex.bbox.bottom)
+            shared += len(zones)
+            run: list[kdb.Trans] = []
+            for trans, with_previous in zip(transforms, joined, strict=True):
+                if not with_previous:
+                    shared_diffusion.straps(session, cell, unit_cells[keys[0]], run)
+                    run = []
+                run.append(trans)
+            shared_diffusion.straps(session, cell, unit_cells[keys[0]], run)
         row_items = []
-        for ci, key in enumerate(row):
+        for ci, (key, trans) in enumerate(zip(row, transforms, strict=True)):
             ex = exts[key]
-            # align unit bboxes on the pitch grid
-            trans = kdb.Trans(ci * pitch_x - ex.bbox.left, ri * pitch_y - ex.bbox.bottom)
             cell.insert(kdb.CellInstArray(layout.cell(unit_cells[key].name).cell_index(), trans))
             row_items.append((key, trans))
             dev = device_ids[key]
@@ -132,13 +158,18 @@ def build_module(session: Session, name: str, kind: str, rows: list[list[str]],
             rec.units.append({
                 "instance": inst_name, "device_id": dev, "letter": letters[key], "row": ri,
                 "col": ci, "x_um": um(centre.x), "y_um": um(centre.y),
-                "origin_um": [um(trans.disp.x), um(trans.disp.y)], "orientation": "R0",
+                "origin_um": [um(trans.disp.x), um(trans.disp.y)],
+                "orientation": "M90" if trans.is_mirror() else "R0",
                 "unit_cell": unit_cells[key].name, "dummy": False,
             })
             for pin in unit_cells[key].pins:
                 moved = pin.transformed(trans)
                 rec.pins.append(Pin(f"{inst_name}.{pin.name}", moved.layer, moved.role, moved.box))
+        for zone in zones:
+            shared_diffusion.close_shared(tech, layout, cell, zone)
         placed.append(row_items)
+    if shared:
+        shared_diffusion.join_pins(session, cell, rec.units)
     # bridges between neighbours (wells, implants) and between rows
     for ri, row_items in enumerate(placed):
         for (ka, ta), (kb, tb) in zip(row_items, row_items[1:], strict=False):
@@ -149,10 +180,50 @@ def build_module(session: Session, name: str, kind: str, rows: list[list[str]],
                                   abut.bridges(tech, exts[ka].moved(ta), exts[kb].moved(tb), "y"))
     abut.close_mergeable(tech, layout, cell)
     rec.params = {"pitch_x_um": um(pitch_x), "pitch_y_um": um(pitch_y), "gap_x_um": um(gap_x),
-                  "gap_y_um": um(gap_y), "rows": ["".join(letters[k] for k in r) for r in rows]}
+                  "gap_y_um": um(gap_y), "rows": ["".join(letters[k] for k in r) for r in rows],
+                  "shared_regions": shared}
     rec.device_area_nm2 = sum(unit_cells[k].device_area_nm2 for r in rows for k in r)
     session.cells[name] = rec
     return rec
+
+
+def _shared_row(session: Session, unit: CellRecord, shape: shared_diffusion.UnitShape,
+                devices: list[str], ex: abut.Extents, gap_x: int,
+                y: int) -> tuple[list[kdb.Trans], list[kdb.Box], list[bool]]:
+    """Transformations of one row's units, neighbours facing the same net on one
+    diffusion where the rules allow it, else a rule gap apart; the shared zones; per
+    unit whether it shares a region with the unit before it."""
+    mirrors = shared_diffusion.orientations(shape, devices)
+    transforms: list[kdb.Trans] = []
+    zones: list[kdb.Box] = []
+    joined: list[bool] = []
+    for ci, (device, mirrored) in enumerate(zip(devices, mirrors, strict=True)):
+        if ci == 0:
+            trans = _at_bbox_left(ex, mirrored, 0, y)
+        else:
+            prev = transforms[-1]
+            _, prev_right = shared_diffusion.active_range(shape, prev)
+            facing = shared_diffusion.terminals(shape, mirrors[ci - 1], devices[ci - 1])[1]
+            left = shared_diffusion.terminals(shape, mirrored, device)[0]
+            if facing == left and shared_diffusion.boundary_fits(
+                    session, unit, shape, mirrors[ci - 1], mirrored, same_drain=left != "S"):
+                trans = shared_diffusion.placement(shape, mirrored, prev_right - shape.region, y)
+                height = ex.bbox.moved(0, y)
+                zones.append(shared_diffusion.shared_zone(shape, prev_right, height))
+                joined.append(True)
+                transforms.append(trans)
+                continue
+            trans = _at_bbox_left(ex, mirrored, ex.bbox.transformed(prev).right + gap_x, y)
+        joined.append(False)
+        transforms.append(trans)
+    return transforms, zones, joined
+
+
+def _at_bbox_left(ex: abut.Extents, mirrored: bool, left: int, y: int) -> kdb.Trans:
+    """A unit's transformation putting its bbox's left edge at ``left``."""
+    if mirrored:
+        return kdb.Trans(kdb.Trans.M90, left + ex.bbox.right, y)
+    return kdb.Trans(left - ex.bbox.left, y)
 
 
 def group_entry(rec: CellRecord, devices: list[str]) -> dict[str, Any]:
@@ -167,7 +238,7 @@ def group_entry(rec: CellRecord, devices: list[str]) -> dict[str, Any]:
     obj({"device_a": MOS_DEVICE, "device_b": MOS_DEVICE,
          "arrangement": {"type": "string", "minLength": 2, "maxLength": 200, "default": "ABBA",
                          "description": "ABBA | ABAB | 2D | custom pattern like AABB or ABBA/BAAB"},
-         "cell_name": NAME},
+         "share_diffusion": SHARE_DIFFUSION, "cell_name": NAME},
         ["device_a", "device_b"]),
 )
 def create_cc_pair(session: Session, args: dict[str, Any]) -> dict[str, Any]:
@@ -195,7 +266,8 @@ def create_cc_pair(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     unit_cells["B"] = ua if same else make_device(session, {**b, "m": 1, "device_id": None},
                                                    session.unique_name(f"{name}_unitB"))
     rec = build_module(session, name, "common_centroid", [list(r) for r in rows_txt], unit_cells,
-                       {"A": a["device_id"], "B": b["device_id"]}, {"A": "A", "B": "B"})
+                       {"A": a["device_id"], "B": b["device_id"]}, {"A": "A", "B": "B"},
+                       share=bool(args.get("share_diffusion")))
     rec.params.update({"arrangement": arrangement, "device_a": a, "device_b": b})
     rec.groups.append(group_entry(rec, [a["device_id"], b["device_id"]]))
     session.devices[a["device_id"]] = name
@@ -220,7 +292,7 @@ def module_result(session: Session, rec: CellRecord) -> dict[str, Any]:
                                    "units": {"type": "integer", "minimum": 1, "maximum": 64,
                                              "description": "unit count (defaults to m)"}},
                                   ["device_id", "type", "w", "l"])},
-         "cell_name": NAME},
+         "share_diffusion": SHARE_DIFFUSION, "cell_name": NAME},
         ["devices"]),
 )
 def create_interdigitated(session: Session, args: dict[str, Any]) -> dict[str, Any]:
@@ -239,7 +311,8 @@ def create_interdigitated(session: Session, args: dict[str, Any]) -> dict[str, A
     unit = make_device(session, {**devs[0], "m": 1, "device_id": None}, session.unique_name(f"{name}_unit"))
     letters = {d: chr(ord("A") + i) for i, d in enumerate(ids)}
     unit_cells = {d: unit for d in ids}
-    rec = build_module(session, name, "interdigitated", [row], unit_cells, {d: d for d in ids}, letters)
+    rec = build_module(session, name, "interdigitated", [row], unit_cells, {d: d for d in ids}, letters,
+                       share=bool(args.get("share_diffusion")))
     rec.params.update({"counts": counts, "not_centred": off_centre, "letters": letters})
     rec.groups.append(group_entry(rec, ids))
     for d in ids:
@@ -296,7 +369,7 @@ def add_dummies(session: Session, args: dict[str, Any]) -> dict[str, Any]:
             drec = session.cells.get(dname) or make_device(session, {**spec, "m": 1}, dname, dummy=True)
             uex = abut.extents(tech, layout, layout.cell(unit_rec.name), cache)
             dex = abut.extents(tech, layout, layout.cell(drec.name), cache)
-            ut = kdb.Trans(int(round(end["origin_um"][0] * 1000)), int(round(end["origin_um"][1] * 1000)))
+            ut = unit_trans(end)
             prev_ex = uex.moved(ut)
             dex = dex.moved(kdb.Trans(0, ut.disp.y))  # same row height: comparable extents
             for k in range(count):

@@ -15,12 +15,16 @@ interdigitated group, found anywhere in the hierarchy); dummies are not units:
   * c_d = mean of the unit-cell centres of device d (µm, top-cell coordinates);
   * D = diagonal of the union bbox of the group's unit instances;
   * centroid error  e = max over device pairs |c_i - c_j| / D   (0 = common centroid);
-  * orientation uniformity u = share of units with the most common orientation;
+  * orientation uniformity = share of units with the most common orientation (reported);
+  * orientation balance u = 1 - the largest total-variation distance between two devices'
+    orientation mixes: 1 when every device has its units in the same orientations in the
+    same shares — all plain, or (shared diffusion, odd fingers) half of each device's units
+    mirrored: a common centroid in orientation too;
   * dummy coverage  d = share of row ends (two per row) with a dummy next to the end unit;
   * score = 0.6 * max(0, 1 - 2 e) + 0.25 * u + 0.15 * d, in [0, 1].
 
 ABBA (and 2-D ABBA/BAAB) gives e = 0; AABB gives e close to 0.5, so its score is
-lower by about 0.6 for the same orientation and dummies.  ``matching_score`` is the
+lower by about 0.6 for the same orientation balance and dummies.  ``matching_score`` is the
 lowest group score (None without groups).
 
 Matched groups from the geometry (argument ``matched``: the groups the circuit's
@@ -43,7 +47,7 @@ import klayout.db as kdb
 
 from centroid_skills.matched_geometry import count_vias, measure_groups
 from centroid_skills.registry import NAME, obj, skill
-from centroid_skills.session import CellRecord, Session, box_um, um
+from centroid_skills.session import CellRecord, Session, box_um, um, unit_trans
 
 DEVICE_KINDS = ("nmos", "pmos", "resistor", "capacitor")
 
@@ -79,7 +83,7 @@ def group_geometry(session: Session, rec: CellRecord, group: dict[str, Any],
         if u["dummy"]:
             continue
         unit_cell = layout.cell(u["unit_cell"])
-        ut = kdb.Trans(int(round(u["origin_um"][0] * 1000)), int(round(u["origin_um"][1] * 1000)))
+        ut = unit_trans(u)
         full = trans * ut
         box = unit_cell.bbox().transformed(full)
         units.append({"device_id": u["device_id"], "box": box, "orientation": _orientation(full),
@@ -107,6 +111,12 @@ def score_group(g: dict[str, Any]) -> dict[str, Any]:
             err = max(err, math.hypot(ca[0] - cb[0], ca[1] - cb[1]) / diag)
     orient = Counter(u["orientation"] for u in units)
     uniformity = (orient.most_common(1)[0][1] / len(units)) if units else 1.0
+    mixes = []
+    for dev in centroids:
+        own = Counter(u["orientation"] for u in units if u["device_id"] == dev)
+        mixes.append({o: own[o] / sum(own.values()) for o in orient})
+    balance = 1.0 - max((0.5 * sum(abs(a[o] - b[o]) for o in orient)
+                         for i, a in enumerate(mixes) for b in mixes[i + 1:]), default=0.0)
     rows = sorted({u["row"] for u in units})
     ends = 2 * len(rows)
     covered = 0
@@ -114,7 +124,7 @@ def score_group(g: dict[str, Any]) -> dict[str, Any]:
         sides = {d.get("side") for d in g["dummies"] if d["row"] == r}
         covered += ("left" in sides) + ("right" in sides)
     dummy_cov = covered / ends if ends else 0.0
-    score = 0.6 * max(0.0, 1.0 - 2.0 * err) + 0.25 * uniformity + 0.15 * dummy_cov
+    score = 0.6 * max(0.0, 1.0 - 2.0 * err) + 0.25 * balance + 0.15 * dummy_cov
     return {
         "module": g["module"],
         "devices": g["devices"],
@@ -122,6 +132,7 @@ def score_group(g: dict[str, Any]) -> dict[str, Any]:
         "centroids_um": {d: [um(c[0]), um(c[1])] for d, c in centroids.items()},
         "centroid_error": round(err, 6),
         "orientation_uniformity": round(uniformity, 6),
+        "orientation_balance": round(balance, 6),
         "dummies": len(g["dummies"]),
         "dummy_coverage": round(dummy_cov, 6),
         "score": round(score, 6),
