@@ -213,7 +213,11 @@ def _shared_row(session: Session, unit: CellRecord, shape: shared_diffusion.Unit
                 joined.append(True)
                 transforms.append(trans)
                 continue
-            trans = _at_bbox_left(ex, mirrored, ex.bbox.transformed(prev).right + gap_x, y)
+            # a rule gap between the units as they stand (a mirrored unit shows its other side)
+            before = ex.moved(prev)
+            here = ex.moved(_at_bbox_left(ex, mirrored, 0, y))
+            gap = max(gap_x, abut.required_gap(session.need_tech(), before, here, "x"))
+            trans = _at_bbox_left(ex, mirrored, before.bbox.right + gap, y)
         joined.append(False)
         transforms.append(trans)
     return transforms, zones, joined

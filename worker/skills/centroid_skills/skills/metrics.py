@@ -12,8 +12,9 @@ Area
 Matching, for every matched group (the devices of a common-centroid pair or of an
 interdigitated group, found anywhere in the hierarchy); dummies are not units:
 
-  * c_d = mean of the unit-cell centres of device d (µm, top-cell coordinates);
-  * D = diagonal of the union bbox of the group's unit instances;
+  * c_d = mean of the centres of device d's units (the bbox of a unit's diffusion, µm,
+    top-cell coordinates);
+  * D = diagonal of the union of those boxes;
   * centroid error  e = max over device pairs |c_i - c_j| / D   (0 = common centroid);
   * orientation uniformity = share of units with the most common orientation (reported);
   * orientation balance u = 1 - the largest total-variation distance between two devices'
@@ -83,13 +84,24 @@ def group_geometry(session: Session, rec: CellRecord, group: dict[str, Any],
         if u["dummy"]:
             continue
         unit_cell = layout.cell(u["unit_cell"])
-        ut = unit_trans(u)
-        full = trans * ut
-        box = unit_cell.bbox().transformed(full)
+        full = trans * unit_trans(u)
+        box = _device_box(session, unit_cell).transformed(full)
         units.append({"device_id": u["device_id"], "box": box, "orientation": _orientation(full),
                       "row": u["row"], "col": u["col"]})
     dummies = [u for u in rec.units if u["dummy"]]
     return {"module": rec.name, "devices": group["devices"], "units": units, "dummies": dummies}
+
+
+def _device_box(session: Session, cell: kdb.Cell) -> kdb.Box:
+    """Where a unit's transistor is: the bbox of its diffusion (what matching is about,
+    whatever a unit cell draws around it), else the cell's bbox."""
+    tech = session.need_tech()
+    active = tech.layer_for("active")
+    if active is not None:
+        box = tech.region(session.layout, cell, active.name).bbox()
+        if not box.empty():
+            return box
+    return cell.bbox()
 
 
 def score_group(g: dict[str, Any]) -> dict[str, Any]:
