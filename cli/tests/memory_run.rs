@@ -5,24 +5,11 @@
 //! unrelated circuit retrieves nothing; `centroid cases` lists and forgets.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
-fn repository() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn centroid() -> Command {
-    let python = std::env::var_os("CENTROID_PYTHON")
-        .map_or_else(|| repository().join(".venv/bin/python"), PathBuf::from);
-    let mut command = Command::new(env!("CARGO_BIN_EXE_centroid"));
-    command
-        .env("CENTROID_PYTHON", python)
-        .env("CENTROID_SKILLS_DIR", repository().join("worker/skills"))
-        .env_remove("CENTROID_LLM_BASE_URL");
-    command
-}
+mod support;
+use support::{centroid, repository};
 
 /// `centroid run CIRCUIT --memory MEMORY`; the report.
 fn run(circuit: &Path, memory: &Path, out: &Path) -> Value {

@@ -5,23 +5,16 @@
 //! running iteration's evaluations exactly as the late one does — so a job stays
 //! deterministic for its seed whatever the farm's size.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use serde_json::Value;
 
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+mod support;
+use support::{centroid, repository};
 
 /// `centroid run` of the ota5 example; (its progress lines — stderr —, report.json).
 fn run(slots: &str, out: &Path) -> (String, Value) {
-    let python = std::env::var_os("CENTROID_PYTHON")
-        .map_or_else(|| repository().join(".venv/bin/python"), PathBuf::from);
-    let output = Command::new(env!("CARGO_BIN_EXE_centroid"))
-        .env("CENTROID_PYTHON", python)
-        .env("CENTROID_SKILLS_DIR", repository().join("worker/skills"))
-        .env_remove("CENTROID_LLM_BASE_URL")
+    let output = centroid()
         .args([
             "run",
             "--no-memory",

@@ -2,27 +2,13 @@
 //! coordinator and store, loopback gRPC; then the output folder is checked, the GDS
 //! read back by KLayout itself.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
-fn repository() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn python() -> PathBuf {
-    std::env::var_os("CENTROID_PYTHON")
-        .map_or_else(|| repository().join(".venv/bin/python"), PathBuf::from)
-}
-
-fn centroid() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_centroid"));
-    command
-        .env("CENTROID_PYTHON", python())
-        .env("CENTROID_SKILLS_DIR", repository().join("worker/skills"));
-    command
-}
+mod support;
+use support::{centroid, python, repository};
 
 /// Texts of the GDS (label strings), read by KLayout's own reader.
 fn gds_labels(gds: &Path) -> Vec<String> {

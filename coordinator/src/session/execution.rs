@@ -52,13 +52,9 @@ impl Driver {
     pub(super) async fn await_iteration(&mut self, job: &mut JobRecord) -> Awaited {
         let context = self.context.clone();
         let job_id = job.job_id.clone();
-        let Some(result_ids) = context
-            .with_store_retry("read result ids", || context.store.result_ids(&job_id))
-            .await
-        else {
+        let Some(finished) = self.finished_ids(&job_id).await else {
             return Awaited::Stop;
         };
-        let finished: HashSet<String> = result_ids.into_iter().collect();
         if job.iteration_candidates.is_empty() {
             // a record written before iteration_candidates existed
             let Some(candidates) = context
@@ -131,6 +127,33 @@ impl Driver {
         Awaited::Waiting
     }
 
+    /// Ids of the job's candidates with a result; `None` on shutdown.
+    pub(super) async fn finished_ids(&self, job_id: &str) -> Option<HashSet<String>> {
+        let context = &self.context;
+        let ids = context
+            .with_store_retry("read result ids", || context.store.result_ids(job_id))
+            .await?;
+        Some(ids.into_iter().collect())
+    }
+
+    /// Stores `candidates` and the job record and puts the first `queued` candidates
+    /// into the work queue, at once; wakes the dispatchers. `None` on shutdown.
+    pub(super) async fn enqueue(
+        &self,
+        job: &JobRecord,
+        candidates: &[CandidateRecord],
+        queued: usize,
+    ) -> Option<()> {
+        let context = &self.context;
+        context
+            .with_store_retry("enqueue candidates", || {
+                context.store.enqueue_iteration(job, candidates, queued)
+            })
+            .await?;
+        context.queue_changed.notify_waiters();
+        Some(())
+    }
+
     /// Puts more of the iteration — once it is all queued, of the next iteration
     /// drafted ahead — into the work queue while fewer than a window of the enqueued
     /// candidates are still out (`Some(true)` when it did: the progress clock
@@ -188,12 +211,7 @@ impl Driver {
         }
         job.iteration_started_ms = now_ms();
         job.updated_ms = now_ms();
-        context
-            .with_store_retry("enqueue candidates", || {
-                context.store.enqueue_iteration(job, &next, next.len())
-            })
-            .await?;
-        context.queue_changed.notify_waiters();
+        self.enqueue(job, &next, next.len()).await?;
         tracing::debug!(session_id = %job.job_id, added = next.len(), enqueued = job.iteration_enqueued, total, next = ?job.next_iteration.as_ref().map(|next| next.enqueued), "queue topped up");
         Some(true)
     }

@@ -6,7 +6,6 @@
 //! planned ([`overlap_next`]), only where the search cannot end
 //! after k, so a drafted-ahead iteration always runs.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use centroid_schemas::TaskContext;
@@ -48,14 +47,9 @@ impl Driver {
             return Flow::Continue;
         }
         let context = self.context.clone();
-        let job_id = job.job_id.clone();
-        let Some(result_ids) = context
-            .with_store_retry("read result ids", || context.store.result_ids(&job_id))
-            .await
-        else {
+        let Some(finished) = self.finished_ids(&job.job_id).await else {
             return Flow::Stop;
         };
-        let finished: HashSet<String> = result_ids.into_iter().collect();
         let outstanding = job
             .iteration_candidates
             .iter()
@@ -97,16 +91,9 @@ impl Driver {
             enqueued: queued as u32,
         });
         job.updated_ms = now_ms();
-        if context
-            .with_store_retry("enqueue candidates", || {
-                context.store.enqueue_iteration(job, &candidates, queued)
-            })
-            .await
-            .is_none()
-        {
+        if self.enqueue(job, &candidates, queued).await.is_none() {
             return Flow::Stop;
         }
-        context.queue_changed.notify_waiters();
         let message = format!(
             "iteration {} drafted while iteration {} finishes ({outstanding} candidates out)",
             ahead.iteration, job.iteration

@@ -95,16 +95,9 @@ impl Driver {
         // come in (EXECUTING), so that jobs running at once share the slots
         let queued = candidates.len().min(queue_window(&context).await);
         job.iteration_enqueued = Some(queued as u32);
-        if context
-            .with_store_retry("enqueue candidates", || {
-                context.store.enqueue_iteration(job, &candidates, queued)
-            })
-            .await
-            .is_none()
-        {
+        if self.enqueue(job, &candidates, queued).await.is_none() {
             return Flow::Stop;
         }
-        context.queue_changed.notify_waiters();
         let data = json!({"from": "planning", "to": "executing", "candidates": candidates.len()});
         context
             .emit(job, EventKind::StateChanged, "", "executing", data)

@@ -90,16 +90,14 @@ impl Driver {
             .map(|candidate| candidate.candidate_id.clone())
             .collect();
         job.updated_ms = now_ms();
-        if context
-            .with_store_retry("enqueue signoff", || {
-                store.enqueue_iteration(job, &signoff_candidates, signoff_candidates.len())
-            })
+        let queued = signoff_candidates.len();
+        if self
+            .enqueue(job, &signoff_candidates, queued)
             .await
             .is_none()
         {
             return Flow::Stop;
         }
-        context.queue_changed.notify_waiters();
         let parents: Vec<&str> = signoff_candidates
             .iter()
             .map(|candidate| candidate.parent_id.as_str())
