@@ -99,3 +99,33 @@ def test_orientations_keep_every_device_balanced() -> None:
     assert shared_diffusion.terminals(shape, False, "A") == ("S", "D:A")
     assert shared_diffusion.terminals(shape, True, "A") == ("D:A", "S")
     assert shared_diffusion.terminals(even, False, "A") == ("S", "S")
+
+
+@pytest.mark.parametrize(("nf", "arrangement", "m", "shared"),
+                         [(2, "2D", 2, 2), (1, "2D", 4, 6), (1, "ABBA", 4, 7)])
+def test_two_rows_and_longer_rows_of_pmos_with_dummies(loaded: Client, nf: int, arrangement: str,
+                                                        m: int, shared: int) -> None:
+    spec = {"type": "pmos", "w": 1e-6 * nf, "l": 0.5e-6, "nf": nf, "m": m}
+    cell = loaded.call("layout.create_common_centroid_pair",
+                       device_a={**spec, "device_id": "PA"}, device_b={**spec, "device_id": "PB"},
+                       arrangement=arrangement, share_diffusion=True)["cell_name"]
+    loaded.call("layout.add_dummies", cell=cell)
+    assert loaded.server.session.cells[cell].params["shared_regions"] == shared
+    assert violations(loaded, cell) == []
+    g = group(loaded, cell)
+    assert g["centroid_error"] == 0 and g["orientation_balance"] == 1.0
+
+
+@pytest.mark.parametrize(("nf", "shared"), [(1, 0), (2, 4)])
+def test_a_ratioed_mirror_shares_only_with_balanced_orientations(loaded: Client, nf: int,
+                                                                  shared: int) -> None:
+    # 1:4 as B B A B B: odd fingers would leave A mirrored and B plain, so those stay apart
+    unit = {"type": "nmos", "w": 1e-6 * nf, "l": 0.5e-6, "nf": nf}
+    cell = loaded.call("layout.create_interdigitated_group",
+                       devices=[{**unit, "device_id": "REF", "units": 1},
+                                {**unit, "device_id": "OUT", "units": 4}],
+                       share_diffusion=True)["cell_name"]
+    assert loaded.server.session.cells[cell].params["shared_regions"] == shared
+    assert violations(loaded, cell) == []
+    g = group(loaded, cell)
+    assert g["centroid_error"] == 0 and g["orientation_balance"] == 1.0
