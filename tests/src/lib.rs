@@ -368,6 +368,17 @@ pub fn event_data(event: &JobEvent) -> serde_json::Value {
     serde_json::from_str(&event.data_json).unwrap_or(serde_json::Value::Null)
 }
 
+/// Every candidate of the job view finished (none failed, lost or abandoned).
+pub fn assert_all_finished(job: &GetJobResponse) {
+    assert!(
+        job.candidates
+            .iter()
+            .all(|candidate| candidate.status == "finished"),
+        "{:?}",
+        job.candidates
+    );
+}
+
 /// Every candidate of the job has exactly one result (in the job view, in the
 /// event log, and in Redis), none is still queued.
 pub async fn assert_accounted_once(

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use centroid_proto::v1::JobEventKind;
 use centroid_tests::chaos::{log_lines_with, wait_for_event, worker_health};
 use centroid_tests::{
-    Sandbox, assert_accounted_once, event_data, kind, sleep_job, wait_for_running_on,
+    Sandbox, assert_accounted_once, assert_all_finished, event_data, kind, sleep_job,
+    wait_for_running_on,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -72,13 +73,7 @@ async fn a_frozen_worker_s_candidate_runs_elsewhere_and_its_late_result_is_not_c
     sandbox.wait_for_workers(&["w1", "w2"]).await;
 
     let (job, events) = assert_accounted_once(&sandbox, &job_id).await;
-    assert!(
-        job.candidates
-            .iter()
-            .all(|candidate| candidate.status == "finished"),
-        "{:?}",
-        job.candidates
-    );
+    assert_all_finished(&job);
     let victim_summary = job
         .candidates
         .iter()

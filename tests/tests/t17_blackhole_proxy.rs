@@ -11,7 +11,8 @@ use std::time::Duration;
 use centroid_proto::v1::{JobEventKind, JobOptions};
 use centroid_tests::chaos::{add_worker_behind_proxy, retried, wait_for_event};
 use centroid_tests::{
-    Sandbox, assert_accounted_once, event_data, kind, sleep_job, wait_for_running_on,
+    Sandbox, assert_accounted_once, assert_all_finished, event_data, kind, sleep_job,
+    wait_for_running_on,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -52,13 +53,7 @@ async fn a_blackholed_worker_s_candidates_are_retried_and_the_job_completes_once
     assert_eq!(summary.outcome, "completed", "{summary:?}");
     let (job, events) = assert_accounted_once(&sandbox, &job_id).await;
     assert_eq!(job.candidates.len(), 8);
-    assert!(
-        job.candidates
-            .iter()
-            .all(|candidate| candidate.status == "finished"),
-        "{:?}",
-        job.candidates
-    );
+    assert_all_finished(&job);
     let retries = retried(&events);
     eprintln!(
         "retries: {:?}",

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use centroid_proto::v1::{CancelJobRequest, JobEventKind};
 use centroid_tests::chaos::{log_lines_with, wait_for_event, worker_health};
-use centroid_tests::{Sandbox, assert_accounted_once, event_data, kind, sleep_job};
+use centroid_tests::{
+    Sandbox, assert_accounted_once, assert_all_finished, event_data, kind, sleep_job,
+};
 
 /// "candidate started" lines of the workers' logs for `job_id`'s candidates.
 fn started_on_workers(sandbox: &Sandbox, job_id: &str) -> usize {
@@ -60,14 +62,7 @@ async fn cancelling_one_of_two_jobs_leaves_the_other_whole() {
     assert_eq!(summary.outcome, "completed", "{summary:?}");
     let (kept_job, _) = assert_accounted_once(&sandbox, &kept).await;
     assert_eq!(kept_job.candidates.len(), 8);
-    assert!(
-        kept_job
-            .candidates
-            .iter()
-            .all(|candidate| candidate.status == "finished"),
-        "{:?}",
-        kept_job.candidates
-    );
+    assert_all_finished(&kept_job);
 
     let cancelled_view = sandbox.wait_done(&cancelled, Duration::from_secs(10)).await;
     let cancelled_summary = cancelled_view.job.clone().unwrap();

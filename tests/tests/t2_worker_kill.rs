@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use centroid_proto::v1::JobEventKind;
 use centroid_tests::{
-    Sandbox, assert_accounted_once, event_data, kind, sleep_job, wait_for_running_on,
+    Sandbox, assert_accounted_once, assert_all_finished, event_data, kind, sleep_job,
+    wait_for_running_on,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -77,13 +78,7 @@ async fn worker_killed_during_real_layout_candidates_the_job_still_completes_cle
     let summary = done.job.clone().unwrap();
     assert_eq!(summary.outcome, "completed", "{summary:?}");
     let (job, _) = assert_accounted_once(&sandbox, &job_id).await;
-    assert!(
-        job.candidates
-            .iter()
-            .all(|candidate| candidate.status == "finished"),
-        "{:?}",
-        job.candidates
-    );
+    assert_all_finished(&job);
     let best = job
         .candidates
         .iter()

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use centroid_proto::runtime::{BearerToken, LogFormat, Tls, TlsFiles, layered};
+use centroid_proto::runtime::{BearerToken, LogFormat, Tls, TlsFiles, TlsFlags, layered};
 use clap::Parser;
 use serde::{Deserialize, Serialize};
 
@@ -77,18 +77,9 @@ pub struct CommandLine {
     /// call to this worker and sent with every call to the coordinator
     #[arg(long, env = "CENTROID_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
-    /// PEM certificate this process serves TLS with and presents to the processes it calls
-    #[arg(long, env = "CENTROID_TLS_CERT")]
-    pub tls_cert: Option<PathBuf>,
-    /// PEM private key of --tls-cert
-    #[arg(long, env = "CENTROID_TLS_KEY")]
-    pub tls_key: Option<PathBuf>,
-    /// PEM root the peers' certificates must chain to
-    #[arg(long, env = "CENTROID_TLS_CA")]
-    pub tls_ca: Option<PathBuf>,
-    /// refuse callers without a certificate of --tls-ca (mutual TLS)
-    #[arg(long, env = "CENTROID_TLS_CLIENT_AUTH", num_args = 0..=1, default_missing_value = "true")]
-    pub tls_client_auth: Option<bool>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub tls: TlsFlags,
     /// serve /metrics (Prometheus), /healthz and /readyz over HTTP on this address
     #[arg(long, env = "CENTROID_METRICS_LISTEN")]
     pub metrics_listen: Option<String>,

@@ -32,10 +32,14 @@ impl Driver {
         job: &mut JobRecord,
         task: &Arc<TaskContext>,
     ) -> Flow {
-        if let Flow::Stop = self.draft_next_if_slots_idle(job, task).await {
+        // one read of the results serves the early draft and the wait
+        let Some(finished) = self.finished_ids(&job.job_id).await else {
+            return Flow::Stop;
+        };
+        if let Flow::Stop = self.draft_next_if_slots_idle(job, task, &finished).await {
             return Flow::Stop;
         }
-        match self.await_iteration(job).await {
+        match self.await_iteration_given(job, finished).await {
             Awaited::Stop => Flow::Stop,
             Awaited::Waiting => Flow::Continue,
             Awaited::AllIn => {
@@ -50,11 +54,20 @@ impl Driver {
     /// little while some are missing, and records as lost the ones past every
     /// delivery's deadline.
     pub(super) async fn await_iteration(&mut self, job: &mut JobRecord) -> Awaited {
+        match self.finished_ids(&job.job_id).await {
+            Some(finished) => self.await_iteration_given(job, finished).await,
+            None => Awaited::Stop,
+        }
+    }
+
+    /// [`Self::await_iteration`] with the ids of the candidates that have a result.
+    async fn await_iteration_given(
+        &mut self,
+        job: &mut JobRecord,
+        finished: HashSet<String>,
+    ) -> Awaited {
         let context = self.context.clone();
         let job_id = job.job_id.clone();
-        let Some(finished) = self.finished_ids(&job_id).await else {
-            return Awaited::Stop;
-        };
         if job.iteration_candidates.is_empty() {
             // a record written before iteration_candidates existed
             let Some(candidates) = context

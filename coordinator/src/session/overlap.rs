@@ -6,6 +6,7 @@
 //! planned ([`overlap_next`]), only where the search cannot end
 //! after k, so a drafted-ahead iteration always runs.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use centroid_schemas::TaskContext;
@@ -33,12 +34,13 @@ pub(super) fn overlap_next(job: &JobRecord, enabled: bool) -> bool {
 
 impl Driver {
     /// Drafts and queues the next iteration when this one is decided to overlap
-    /// it, all of this one is queued and fewer of its candidates are out than the
-    /// farm has slots. `Flow::Stop` on shutdown.
+    /// it, all of this one is queued and fewer of its candidates are out (not in
+    /// `finished`) than the farm has slots. `Flow::Stop` on shutdown.
     pub(super) async fn draft_next_if_slots_idle(
         &mut self,
         job: &mut JobRecord,
         task: &Arc<TaskContext>,
+        finished: &HashSet<String>,
     ) -> Flow {
         let all_queued = job
             .iteration_enqueued
@@ -47,9 +49,6 @@ impl Driver {
             return Flow::Continue;
         }
         let context = self.context.clone();
-        let Some(finished) = self.finished_ids(&job.job_id).await else {
-            return Flow::Stop;
-        };
         let outstanding = job
             .iteration_candidates
             .iter()

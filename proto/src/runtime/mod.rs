@@ -21,4 +21,4 @@ pub use config_layers::{ConfigError, layered};
 pub use log_entry::event_types;
 pub use logging::{LogFormat, init_logging};
 pub use operations::{OperationsProbe, serve_operations};
-pub use tls::{Tls, TlsError, TlsFiles};
+pub use tls::{Tls, TlsError, TlsFiles, TlsFlags};

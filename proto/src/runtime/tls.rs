@@ -25,6 +25,24 @@ pub struct TlsFiles {
     pub tls_client_auth: bool,
 }
 
+/// The TLS flags of a Centroid server's command line (`--tls-cert` …, also
+/// `CENTROID_TLS_*`), flattened into it; layered onto the keys of [`TlsFiles`].
+#[derive(Debug, Clone, Default, clap::Args, Serialize)]
+pub struct TlsFlags {
+    /// PEM certificate this process serves TLS with and presents to the processes it calls
+    #[arg(long, env = "CENTROID_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert
+    #[arg(long, env = "CENTROID_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
+    /// PEM root the peers' certificates must chain to
+    #[arg(long, env = "CENTROID_TLS_CA")]
+    pub tls_ca: Option<PathBuf>,
+    /// refuse callers without a certificate of --tls-ca (mutual TLS)
+    #[arg(long, env = "CENTROID_TLS_CLIENT_AUTH", num_args = 0..=1, default_missing_value = "true")]
+    pub tls_client_auth: Option<bool>,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
     #[error("{setting} {path}: {source}")]
