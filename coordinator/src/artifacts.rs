@@ -45,41 +45,94 @@ pub(crate) async fn store_artifacts(
     kept
 }
 
-/// Drops the artifacts of every candidate outside the job's best `artifacts_keep`.
+/// Drops the artifacts of every evaluated candidate outside the job's best
+/// `artifacts_keep`; a candidate not evaluated yet (one of an iteration drafted
+/// ahead, finished while the iteration before is evaluated) keeps its artifacts
+/// until its own evaluation ranks it.
 pub(crate) async fn keep_best(context: &Context, job_id: &str, candidates: &[CandidateRecord]) {
-    let mut ranked: Vec<&CandidateRecord> = candidates
-        .iter()
-        .filter(|candidate| candidate.evaluation.is_some())
-        .collect();
-    ranked.sort_by(|left, right| {
-        let key = |candidate: &CandidateRecord| {
-            let evaluation = candidate.evaluation.as_ref().expect("filtered");
-            (evaluation.passed, evaluation.score)
-        };
-        let (left_passed, left_score) = key(left);
-        let (right_passed, right_score) = key(right);
-        right_passed
-            .cmp(&left_passed)
-            .then(right_score.total_cmp(&left_score))
-            .then(left.candidate_id.cmp(&right.candidate_id))
-    });
-    let keep: HashSet<&str> = ranked
-        .iter()
-        .take(context.config.artifacts_keep as usize)
-        .map(|candidate| candidate.candidate_id.as_str())
-        .collect();
     let Ok(stored) = context.store.artifacts(job_id).await else {
         return;
     };
     let owners: HashSet<String> = stored.into_iter().map(|meta| meta.candidate_id).collect();
-    for owner in owners {
-        if !keep.contains(owner.as_str())
-            && let Err(error) = context
-                .store
-                .delete_candidate_artifacts(job_id, &owner)
-                .await
+    let keep = context.config.artifacts_keep as usize;
+    for owner in to_drop(candidates, keep, &owners) {
+        if let Err(error) = context
+            .store
+            .delete_candidate_artifacts(job_id, owner)
+            .await
         {
             tracing::warn!(session_id = job_id, candidate_id = %owner, %error, "cannot drop artifacts");
         }
+    }
+}
+
+/// The `owners` of stored artifacts whose candidate is evaluated and not among the
+/// `keep` best (passed first, then score, then id).
+fn to_drop<'a>(
+    candidates: &[CandidateRecord],
+    keep: usize,
+    owners: &'a HashSet<String>,
+) -> Vec<&'a str> {
+    let evaluated: Vec<(&str, bool, f64)> = candidates
+        .iter()
+        .filter_map(|candidate| {
+            let evaluation = candidate.evaluation.as_ref()?;
+            Some((
+                candidate.candidate_id.as_str(),
+                evaluation.passed,
+                evaluation.score,
+            ))
+        })
+        .collect();
+    outside_the_best(evaluated, keep, owners)
+}
+
+/// The `owners` among the `evaluated` (id, passed, score) outside the `keep` best.
+fn outside_the_best<'a>(
+    mut evaluated: Vec<(&str, bool, f64)>,
+    keep: usize,
+    owners: &'a HashSet<String>,
+) -> Vec<&'a str> {
+    evaluated.sort_by(|left, right| {
+        right
+            .1
+            .cmp(&left.1)
+            .then(right.2.total_cmp(&left.2))
+            .then(left.0.cmp(right.0))
+    });
+    let dropped: HashSet<&str> = evaluated.iter().skip(keep).map(|entry| entry.0).collect();
+    let mut drop: Vec<&str> = owners
+        .iter()
+        .map(String::as_str)
+        .filter(|owner| dropped.contains(owner))
+        .collect();
+    drop.sort_unstable();
+    drop
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_evaluated_candidates_outside_the_best_lose_their_artifacts() {
+        // "e" finished but is not evaluated yet (an iteration drafted ahead)
+        let evaluated = vec![
+            ("a", false, 0.9),
+            ("b", true, 0.5),
+            ("c", true, 0.7),
+            ("d", false, 0.1),
+        ];
+        let owners: HashSet<String> = ["a", "b", "c", "d", "e"].map(String::from).into();
+        // passed first: c, b; then a, d
+        let drop = |keep| outside_the_best(evaluated.clone(), keep, &owners);
+        assert_eq!(drop(2), vec!["a", "d"]);
+        assert_eq!(drop(3), vec!["d"]);
+        assert!(drop(10).is_empty());
+        assert_eq!(
+            drop(0),
+            vec!["a", "b", "c", "d"],
+            "the unevaluated candidate keeps its artifacts"
+        );
     }
 }
