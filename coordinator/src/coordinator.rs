@@ -20,7 +20,7 @@ use crate::error::CoordinatorError;
 use crate::memory::{Case, CaseMemory};
 use crate::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, EventKind, EventRecord, JobInputs, JobOptions,
-    JobRecord, now_ms,
+    JobRecord, Plan, now_ms,
 };
 use crate::planner::PlannerFactory;
 use crate::registry::Registry;
@@ -61,9 +61,13 @@ pub struct Submitted {
 #[derive(Debug, Clone)]
 pub struct JobView {
     pub job: JobRecord,
+    /// every candidate, without its plan
     pub candidates: Vec<CandidateRecord>,
+    /// every result, without the steps' data and the plan as run
     pub results: HashMap<String, CandidateResult>,
     pub artifacts: Vec<ArtifactMeta>,
+    /// the best candidate's plan as run (after ReAct adjustments)
+    pub best_plan: Option<Plan>,
 }
 
 /// The coordinator: job sessions, the dispatcher and the worker registry.
@@ -291,10 +295,18 @@ impl Coordinator {
             .get_job(job_id)
             .await?
             .ok_or_else(|| CoordinatorError::UnknownJob(job_id.to_string()))?;
+        let best_plan = match job.best_candidate_id.as_str() {
+            "" => None,
+            best => store
+                .get_result(job_id, best)
+                .await?
+                .and_then(|result| result.plan),
+        };
         Ok(JobView {
-            candidates: store.candidates(job_id).await?,
-            results: store.results(job_id).await?,
+            candidates: store.candidate_listing(job_id).await?,
+            results: store.result_listing(job_id).await?,
             artifacts: store.artifacts(job_id).await?,
+            best_plan,
             job,
         })
     }

@@ -160,9 +160,8 @@ pub fn job_response(view: JobView) -> GetJobResponse {
         })
         .collect();
     let best_plan_json = view
-        .results
-        .get(&view.job.best_candidate_id)
-        .and_then(|result| result.plan.as_ref())
+        .best_plan
+        .as_ref()
         .and_then(|plan| serde_json::to_string(plan).ok())
         .unwrap_or_default();
     GetJobResponse {

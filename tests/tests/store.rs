@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use centroid_coordinator::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, CandidateStatus, DesignPoint, EventKind,
-    EventRecord, JobInputs, JobOptions, JobRecord, JobState, Origin, Plan,
+    EventRecord, JobInputs, JobOptions, JobRecord, JobState, Origin, Plan, PlanStep, StepOutcome,
 };
 use centroid_coordinator::store::redis::RedisStoreSettings;
 use centroid_coordinator::store::{MemoryStore, RedisStore, Store};
@@ -55,9 +55,23 @@ fn candidate(job_id: &str, index: usize) -> CandidateRecord {
             rows: Default::default(),
             module_arrangements: Default::default(),
         },
-        plan: Plan::default(),
+        plan: plan(),
         required_skills: vec![],
         evaluation: None,
+    }
+}
+
+/// A plan of one step, as candidates and results carry it.
+fn plan() -> Plan {
+    Plan {
+        summary: "one step".into(),
+        steps: vec![PlanStep {
+            step_id: "s01".into(),
+            skill: "tech.load".into(),
+            arguments: serde_json::json!({"rules": {"layers": [1, 2]}}),
+            optional: false,
+            output_cell: String::new(),
+        }],
     }
 }
 
@@ -70,12 +84,20 @@ fn result(candidate_id: &str, worker: &str) -> CandidateResult {
         attempts: 1,
         error_code: String::new(),
         error_message: String::new(),
-        steps: vec![],
+        steps: vec![StepOutcome {
+            step_id: "s01".into(),
+            skill: "tech.load".into(),
+            ok: true,
+            error_code: String::new(),
+            error_message: String::new(),
+            data: serde_json::json!({"layers": 2}),
+            duration_ms: 3,
+        }],
         artifacts: vec![],
         duration_ms: 1,
         slot_ms: 0,
         finished_ms: 1,
-        plan: None,
+        plan: Some(plan()),
         adjustments: vec![],
     }
 }
@@ -193,7 +215,20 @@ async fn suite(store: Arc<dyn Store>) {
         JobState::Executing,
         "job written with the candidates"
     );
-    assert_eq!(store.candidates("job-b").await.unwrap().len(), 3);
+    let stored = store.candidates("job-b").await.unwrap();
+    assert_eq!(
+        stored, candidates,
+        "candidates come back whole, sorted by id"
+    );
+    let listed = store.candidate_listing("job-b").await.unwrap();
+    let without_plans: Vec<CandidateRecord> = candidates
+        .iter()
+        .map(|candidate| CandidateRecord {
+            plan: Plan::default(),
+            ..candidate.clone()
+        })
+        .collect();
+    assert_eq!(listed, without_plans, "a listing leaves the plans out");
     assert_eq!(
         store.candidate_ids("job-b").await.unwrap(),
         vec!["job-b-c0", "job-b-c1", "job-b-c2"],
@@ -273,8 +308,16 @@ async fn suite(store: Arc<dyn Store>) {
         "a late duplicate is ignored"
     );
     assert_eq!(
-        store.results("job-b").await.unwrap()["job-b-c0"].worker_id,
-        "w1"
+        store.results("job-b").await.unwrap()["job-b-c0"],
+        result("job-b-c0", "w1")
+    );
+    let listed = store.result_listing("job-b").await.unwrap();
+    let mut lean = result("job-b-c0", "w1");
+    lean.plan = None;
+    lean.steps[0].data = serde_json::Value::Null;
+    assert_eq!(
+        listed["job-b-c0"], lean,
+        "a listing leaves the steps' data and the plan out"
     );
     assert!(store.has_result("job-b", "job-b-c0").await.unwrap());
     assert_eq!(store.result_ids("job-b").await.unwrap(), vec!["job-b-c0"]);

@@ -1,16 +1,18 @@
 //! The records the coordinator persists (as JSON) in its [`crate::store::Store`]:
 //! jobs, their inputs, candidates, results, events and artifact metadata; the
 //! design point and plan of a candidate ([`design`]) and its evaluation
-//! ([`evaluation`]).
+//! ([`evaluation`]); records read for a listing, without plans ([`listing`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod design;
 mod evaluation;
+mod listing;
 
 pub use design::{DesignPoint, Plan, PlanStep};
 pub use evaluation::{Evaluation, SignoffVerdict};
+pub use listing::{candidate_listed, result_listed};
 
 /// The session state machine of seed 000 §4.1. A job ends in `Done` with an
 /// [`Outcome`]; `Completed` / `Failed` are passed through on the way.

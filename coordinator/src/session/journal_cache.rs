@@ -32,11 +32,13 @@ impl JournalCache {
     ) -> Option<Vec<CandidateRecord>> {
         if self.lock().is_empty() {
             let all = context
-                .with_store_retry("read candidates", || context.store.candidates(job_id))
+                .with_store_retry("read candidates", || {
+                    context.store.candidate_listing(job_id)
+                })
                 .await?;
             let mut records = self.lock();
             for record in all {
-                records.insert(record.candidate_id.clone(), without_plan(record));
+                records.insert(record.candidate_id.clone(), record);
             }
         } else {
             let ids = context

@@ -5,10 +5,13 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::error::StoreResult;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::{StoreError, StoreResult};
 use crate::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry,
-    WorkerCard,
+    WorkerCard, candidate_listed, result_listed,
 };
 use crate::store::{JobRecords, WorkQueue};
 
@@ -19,6 +22,36 @@ struct PendingEntry {
     leased_at: Option<Instant>,
 }
 
+/// A record kept as its JSON text, as the Redis store keeps it: a plan or a result
+/// takes several times its JSON size as `serde_json::Value`s, and a job holds
+/// thousands of them.
+struct Packed(Box<str>);
+
+impl Packed {
+    fn of<T: Serialize>(record: &T) -> Packed {
+        Packed(
+            serde_json::to_string(record)
+                .expect("records serialize")
+                .into_boxed_str(),
+        )
+    }
+
+    fn open<T: DeserializeOwned>(&self, key: &str) -> StoreResult<T> {
+        self.open_with(key, |text| serde_json::from_str(text))
+    }
+
+    fn open_with<T>(
+        &self,
+        key: &str,
+        read: impl Fn(&str) -> serde_json::Result<T>,
+    ) -> StoreResult<T> {
+        read(&self.0).map_err(|error| StoreError::Corrupt {
+            key: key.to_string(),
+            message: error.to_string(),
+        })
+    }
+}
+
 /// (candidate id, artifact name) → metadata and bytes
 type ArtifactMap = BTreeMap<(String, String), (ArtifactMeta, Vec<u8>)>;
 
@@ -27,8 +60,8 @@ struct Inner {
     jobs: HashMap<String, JobRecord>,
     inputs: HashMap<String, JobInputs>,
     active: HashSet<String>,
-    candidates: HashMap<String, BTreeMap<String, CandidateRecord>>,
-    results: HashMap<String, HashMap<String, CandidateResult>>,
+    candidates: HashMap<String, BTreeMap<String, Packed>>,
+    results: HashMap<String, HashMap<String, Packed>>,
     deliveries: HashMap<(String, String), u32>,
     events: HashMap<String, Vec<EventRecord>>,
     artifacts: HashMap<String, ArtifactMap>,
@@ -180,7 +213,7 @@ impl JobRecords for MemoryStore {
                 .candidates
                 .entry(job.job_id.clone())
                 .or_default()
-                .insert(candidate.candidate_id.clone(), candidate.clone());
+                .insert(candidate.candidate_id.clone(), Packed::of(candidate));
             if index >= queued {
                 continue;
             }
@@ -201,7 +234,7 @@ impl JobRecords for MemoryStore {
             .candidates
             .entry(candidate.job_id.clone())
             .or_default()
-            .insert(candidate.candidate_id.clone(), candidate.clone());
+            .insert(candidate.candidate_id.clone(), Packed::of(candidate));
         Ok(())
     }
 
@@ -210,21 +243,34 @@ impl JobRecords for MemoryStore {
         job_id: &str,
         candidate_id: &str,
     ) -> StoreResult<Option<CandidateRecord>> {
-        Ok(self
-            .lock()
+        self.lock()
             .candidates
             .get(job_id)
             .and_then(|candidates| candidates.get(candidate_id))
-            .cloned())
+            .map(|candidate| candidate.open(candidate_id))
+            .transpose()
     }
 
     async fn candidates(&self, job_id: &str) -> StoreResult<Vec<CandidateRecord>> {
-        Ok(self
-            .lock()
-            .candidates
-            .get(job_id)
-            .map(|candidates| candidates.values().cloned().collect())
-            .unwrap_or_default())
+        let inner = self.lock();
+        let Some(candidates) = inner.candidates.get(job_id) else {
+            return Ok(Vec::new());
+        };
+        candidates
+            .iter()
+            .map(|(candidate_id, candidate)| candidate.open(candidate_id))
+            .collect()
+    }
+
+    async fn candidate_listing(&self, job_id: &str) -> StoreResult<Vec<CandidateRecord>> {
+        let inner = self.lock();
+        let Some(candidates) = inner.candidates.get(job_id) else {
+            return Ok(Vec::new());
+        };
+        candidates
+            .iter()
+            .map(|(candidate_id, candidate)| candidate.open_with(candidate_id, candidate_listed))
+            .collect()
     }
 
     async fn candidate_ids(&self, job_id: &str) -> StoreResult<Vec<String>> {
@@ -241,12 +287,12 @@ impl JobRecords for MemoryStore {
         job_id: &str,
         candidate_id: &str,
     ) -> StoreResult<Option<CandidateResult>> {
-        Ok(self
-            .lock()
+        self.lock()
             .results
             .get(job_id)
             .and_then(|results| results.get(candidate_id))
-            .cloned())
+            .map(|result| result.open(candidate_id))
+            .transpose()
     }
 
     async fn record_result(&self, job_id: &str, result: &CandidateResult) -> StoreResult<bool> {
@@ -255,7 +301,7 @@ impl JobRecords for MemoryStore {
         if results.contains_key(&result.candidate_id) {
             return Ok(false);
         }
-        results.insert(result.candidate_id.clone(), result.clone());
+        results.insert(result.candidate_id.clone(), Packed::of(result));
         Ok(true)
     }
 
@@ -268,7 +314,30 @@ impl JobRecords for MemoryStore {
     }
 
     async fn results(&self, job_id: &str) -> StoreResult<HashMap<String, CandidateResult>> {
-        Ok(self.lock().results.get(job_id).cloned().unwrap_or_default())
+        let inner = self.lock();
+        let Some(results) = inner.results.get(job_id) else {
+            return Ok(HashMap::new());
+        };
+        results
+            .iter()
+            .map(|(candidate_id, result)| Ok((candidate_id.clone(), result.open(candidate_id)?)))
+            .collect()
+    }
+
+    async fn result_listing(&self, job_id: &str) -> StoreResult<HashMap<String, CandidateResult>> {
+        let inner = self.lock();
+        let Some(results) = inner.results.get(job_id) else {
+            return Ok(HashMap::new());
+        };
+        results
+            .iter()
+            .map(|(candidate_id, result)| {
+                Ok((
+                    candidate_id.clone(),
+                    result.open_with(candidate_id, result_listed)?,
+                ))
+            })
+            .collect()
     }
 
     async fn candidate_counts(&self, job_id: &str) -> StoreResult<(usize, usize)> {

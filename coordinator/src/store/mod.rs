@@ -67,6 +67,9 @@ pub trait JobRecords: Send + Sync + 'static {
         candidate_id: &str,
     ) -> StoreResult<Option<CandidateRecord>>;
     async fn candidates(&self, job_id: &str) -> StoreResult<Vec<CandidateRecord>>;
+    /// The job's candidates sorted by id, without their plans
+    /// ([`crate::model::candidate_listed`]).
+    async fn candidate_listing(&self, job_id: &str) -> StoreResult<Vec<CandidateRecord>>;
     /// Ids of the job's candidates, sorted (cheap: no records, no plans).
     async fn candidate_ids(&self, job_id: &str) -> StoreResult<Vec<String>>;
 
@@ -74,6 +77,9 @@ pub trait JobRecords: Send + Sync + 'static {
     async fn record_result(&self, job_id: &str, result: &CandidateResult) -> StoreResult<bool>;
     async fn has_result(&self, job_id: &str, candidate_id: &str) -> StoreResult<bool>;
     async fn results(&self, job_id: &str) -> StoreResult<HashMap<String, CandidateResult>>;
+    /// The job's results without the steps' data and the plans
+    /// ([`crate::model::result_listed`]).
+    async fn result_listing(&self, job_id: &str) -> StoreResult<HashMap<String, CandidateResult>>;
     /// One candidate's result, if it has one.
     async fn get_result(
         &self,

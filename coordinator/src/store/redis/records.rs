@@ -10,8 +10,43 @@ use super::codec::{corrupt, from_json, stream_entries, to_json};
 use crate::error::StoreResult;
 use crate::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, WorkerCard,
+    candidate_listed, result_listed,
 };
 use crate::store::JobRecords;
+
+impl RedisStore {
+    /// The job's candidates, each parsed by `read`, sorted by id.
+    async fn read_candidates(
+        &self,
+        job_id: &str,
+        read: impl Fn(&str) -> serde_json::Result<CandidateRecord>,
+    ) -> StoreResult<Vec<CandidateRecord>> {
+        let key = self.job_key(job_id, "candidates");
+        let all: HashMap<String, String> = self.conn().hgetall(&key).await?;
+        let mut candidates: Vec<CandidateRecord> = all
+            .values()
+            .map(|text| read(text).map_err(|error| corrupt(&key, error)))
+            .collect::<StoreResult<_>>()?;
+        candidates.sort_by(|left, right| left.candidate_id.cmp(&right.candidate_id));
+        Ok(candidates)
+    }
+
+    /// The job's results by candidate id, each parsed by `read`.
+    async fn read_results(
+        &self,
+        job_id: &str,
+        read: impl Fn(&str) -> serde_json::Result<CandidateResult>,
+    ) -> StoreResult<HashMap<String, CandidateResult>> {
+        let key = self.job_key(job_id, "results");
+        let all: HashMap<String, String> = self.conn().hgetall(&key).await?;
+        all.into_iter()
+            .map(|(candidate_id, text)| {
+                let result = read(&text).map_err(|error| corrupt(&key, error))?;
+                Ok((candidate_id, result))
+            })
+            .collect()
+    }
+}
 
 #[tonic::async_trait]
 impl JobRecords for RedisStore {
@@ -220,14 +255,12 @@ impl JobRecords for RedisStore {
     }
 
     async fn candidates(&self, job_id: &str) -> StoreResult<Vec<CandidateRecord>> {
-        let key = self.job_key(job_id, "candidates");
-        let all: HashMap<String, String> = self.conn().hgetall(&key).await?;
-        let mut candidates: Vec<CandidateRecord> = all
-            .values()
-            .map(|text| from_json(&key, text))
-            .collect::<StoreResult<_>>()?;
-        candidates.sort_by(|left, right| left.candidate_id.cmp(&right.candidate_id));
-        Ok(candidates)
+        self.read_candidates(job_id, |text| serde_json::from_str(text))
+            .await
+    }
+
+    async fn candidate_listing(&self, job_id: &str) -> StoreResult<Vec<CandidateRecord>> {
+        self.read_candidates(job_id, candidate_listed).await
     }
 
     async fn candidate_ids(&self, job_id: &str) -> StoreResult<Vec<String>> {
@@ -269,11 +302,12 @@ impl JobRecords for RedisStore {
     }
 
     async fn results(&self, job_id: &str) -> StoreResult<HashMap<String, CandidateResult>> {
-        let key = self.job_key(job_id, "results");
-        let all: HashMap<String, String> = self.conn().hgetall(&key).await?;
-        all.into_iter()
-            .map(|(candidate_id, text)| Ok((candidate_id, from_json(&key, &text)?)))
-            .collect()
+        self.read_results(job_id, |text| serde_json::from_str(text))
+            .await
+    }
+
+    async fn result_listing(&self, job_id: &str) -> StoreResult<HashMap<String, CandidateResult>> {
+        self.read_results(job_id, result_listed).await
     }
 
     async fn result_ids(&self, job_id: &str) -> StoreResult<Vec<String>> {
