@@ -92,6 +92,40 @@ impl MemoryStore {
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().expect("memory store lock")
     }
+
+    /// The job's candidates, each parsed by `read`, sorted by id.
+    fn read_candidates(
+        &self,
+        job_id: &str,
+        read: impl Fn(&str) -> serde_json::Result<CandidateRecord>,
+    ) -> StoreResult<Vec<CandidateRecord>> {
+        let inner = self.lock();
+        let Some(candidates) = inner.candidates.get(job_id) else {
+            return Ok(Vec::new());
+        };
+        candidates
+            .iter()
+            .map(|(candidate_id, candidate)| candidate.open_with(candidate_id, &read))
+            .collect()
+    }
+
+    /// The job's results by candidate id, each parsed by `read`.
+    fn read_results(
+        &self,
+        job_id: &str,
+        read: impl Fn(&str) -> serde_json::Result<CandidateResult>,
+    ) -> StoreResult<HashMap<String, CandidateResult>> {
+        let inner = self.lock();
+        let Some(results) = inner.results.get(job_id) else {
+            return Ok(HashMap::new());
+        };
+        results
+            .iter()
+            .map(|(candidate_id, result)| {
+                Ok((candidate_id.clone(), result.open_with(candidate_id, &read)?))
+            })
+            .collect()
+    }
 }
 
 fn entry_number(entry_id: &str) -> u64 {
@@ -252,25 +286,11 @@ impl JobRecords for MemoryStore {
     }
 
     async fn candidates(&self, job_id: &str) -> StoreResult<Vec<CandidateRecord>> {
-        let inner = self.lock();
-        let Some(candidates) = inner.candidates.get(job_id) else {
-            return Ok(Vec::new());
-        };
-        candidates
-            .iter()
-            .map(|(candidate_id, candidate)| candidate.open(candidate_id))
-            .collect()
+        self.read_candidates(job_id, |text| serde_json::from_str(text))
     }
 
     async fn candidate_listing(&self, job_id: &str) -> StoreResult<Vec<CandidateRecord>> {
-        let inner = self.lock();
-        let Some(candidates) = inner.candidates.get(job_id) else {
-            return Ok(Vec::new());
-        };
-        candidates
-            .iter()
-            .map(|(candidate_id, candidate)| candidate.open_with(candidate_id, candidate_listed))
-            .collect()
+        self.read_candidates(job_id, candidate_listed)
     }
 
     async fn candidate_ids(&self, job_id: &str) -> StoreResult<Vec<String>> {
@@ -314,30 +334,11 @@ impl JobRecords for MemoryStore {
     }
 
     async fn results(&self, job_id: &str) -> StoreResult<HashMap<String, CandidateResult>> {
-        let inner = self.lock();
-        let Some(results) = inner.results.get(job_id) else {
-            return Ok(HashMap::new());
-        };
-        results
-            .iter()
-            .map(|(candidate_id, result)| Ok((candidate_id.clone(), result.open(candidate_id)?)))
-            .collect()
+        self.read_results(job_id, |text| serde_json::from_str(text))
     }
 
     async fn result_listing(&self, job_id: &str) -> StoreResult<HashMap<String, CandidateResult>> {
-        let inner = self.lock();
-        let Some(results) = inner.results.get(job_id) else {
-            return Ok(HashMap::new());
-        };
-        results
-            .iter()
-            .map(|(candidate_id, result)| {
-                Ok((
-                    candidate_id.clone(),
-                    result.open_with(candidate_id, result_listed)?,
-                ))
-            })
-            .collect()
+        self.read_results(job_id, result_listed)
     }
 
     async fn candidate_counts(&self, job_id: &str) -> StoreResult<(usize, usize)> {
