@@ -54,26 +54,7 @@ pub(crate) async fn keep_best(context: &Context, job_id: &str, candidates: &[Can
         return;
     };
     let owners: HashSet<String> = stored.into_iter().map(|meta| meta.candidate_id).collect();
-    let keep = context.config.artifacts_keep as usize;
-    for owner in to_drop(candidates, keep, &owners) {
-        if let Err(error) = context
-            .store
-            .delete_candidate_artifacts(job_id, owner)
-            .await
-        {
-            tracing::warn!(session_id = job_id, candidate_id = %owner, %error, "cannot drop artifacts");
-        }
-    }
-}
-
-/// The `owners` of stored artifacts whose candidate is evaluated and not among the
-/// `keep` best (passed first, then score, then id).
-fn to_drop<'a>(
-    candidates: &[CandidateRecord],
-    keep: usize,
-    owners: &'a HashSet<String>,
-) -> Vec<&'a str> {
-    let evaluated: Vec<(&str, bool, f64)> = candidates
+    let evaluated = candidates
         .iter()
         .filter_map(|candidate| {
             let evaluation = candidate.evaluation.as_ref()?;
@@ -84,10 +65,20 @@ fn to_drop<'a>(
             ))
         })
         .collect();
-    outside_the_best(evaluated, keep, owners)
+    let keep = context.config.artifacts_keep as usize;
+    for owner in outside_the_best(evaluated, keep, &owners) {
+        if let Err(error) = context
+            .store
+            .delete_candidate_artifacts(job_id, owner)
+            .await
+        {
+            tracing::warn!(session_id = job_id, candidate_id = %owner, %error, "cannot drop artifacts");
+        }
+    }
 }
 
-/// The `owners` among the `evaluated` (id, passed, score) outside the `keep` best.
+/// The `owners` among the `evaluated` (id, passed, score) outside the `keep` best
+/// (passed first, then score, then id); an owner not evaluated is never among them.
 fn outside_the_best<'a>(
     mut evaluated: Vec<(&str, bool, f64)>,
     keep: usize,
