@@ -75,7 +75,9 @@ fn the_next_iteration_starts_early_and_the_search_stays_deterministic() {
 
     // two slots: some iteration was drafted while the one before still had candidates
     // out (whether a slot idled at a given moment is a race; with five chances one
-    // does), and each early draft comes before the iteration it overlaps is evaluated
+    // does): results are evaluated as they arrive, so the last evaluation of the
+    // iteration it overlaps comes after the early draft (which left that iteration's
+    // evaluations out: the one-slot run below drafts the same candidates)
     let lines: Vec<&str> = progress_two.lines().collect();
     let early: Vec<(usize, u32)> = lines
         .iter()
@@ -91,12 +93,12 @@ fn the_next_iteration_starts_early_and_the_search_stays_deterministic() {
         "no iteration was drafted early:\n{progress_two}"
     );
     for (index, running) in &early {
-        let evaluated = lines.iter().position(|line| {
+        let evaluated = lines.iter().rposition(|line| {
             line.contains("] evaluation job-") && line.contains(&format!("-i{running}-c"))
         });
         assert!(
             evaluated.is_some_and(|evaluated| evaluated > *index),
-            "iteration {running} was evaluated before the next was drafted:\n{progress_two}"
+            "iteration {running} was all evaluated before the next was drafted:\n{progress_two}"
         );
     }
     // the first iteration's feedback is waited for

@@ -66,6 +66,8 @@ pub struct Registry {
     heartbeat_timeout: Duration,
     /// notified when a slot may have become available (release, registration, heartbeat)
     pub slots_changed: Notify,
+    /// notified when a worker's skill schemas are in (or could not be listed)
+    schemas_changed: Notify,
     max_message_bytes: usize,
     /// sent with every call to a worker
     token: AttachToken,
@@ -84,6 +86,7 @@ impl Registry {
             workers: Mutex::new(HashMap::new()),
             heartbeat_timeout,
             slots_changed: Notify::new(),
+            schemas_changed: Notify::new(),
             max_message_bytes: 512 * 1024 * 1024,
             token: AttachToken::new(token),
             tls,
@@ -198,6 +201,7 @@ impl Registry {
                     entry.schemas = schemas;
                     entry.schemas_fetched = true;
                 }
+                self.schemas_changed.notify_waiters();
             }
             Err(status) => {
                 tracing::warn!(
@@ -208,6 +212,7 @@ impl Registry {
                 if let Some(entry) = self.lock().get_mut(worker_id) {
                     entry.schemas_fetched = true;
                 }
+                self.schemas_changed.notify_waiters();
             }
         }
     }
@@ -383,6 +388,10 @@ impl Registry {
     pub async fn wait_for_schemas(&self, wait: Duration) {
         let started = Instant::now();
         while started.elapsed() < wait {
+            // listening before looking: schemas arriving in between still wake us
+            let arrived = self.schemas_changed.notified();
+            tokio::pin!(arrived);
+            arrived.as_mut().enable();
             let pending = self
                 .lock()
                 .values()
@@ -390,7 +399,11 @@ impl Registry {
             if !pending {
                 return;
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            // a worker dying meanwhile notifies nothing: look again now and then
+            tokio::select! {
+                _ = arrived => {}
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+            }
         }
     }
 

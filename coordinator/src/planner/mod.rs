@@ -16,6 +16,7 @@ pub mod react;
 pub mod rules_probe;
 #[cfg(test)]
 mod tests;
+pub mod work_estimate;
 
 use std::collections::HashMap;
 use std::future::Future;

@@ -39,6 +39,9 @@ impl Driver {
         if let Flow::Stop = self.draft_next_if_slots_idle(job, task, &finished).await {
             return Flow::Stop;
         }
+        if self.evaluate_arrived(job, task, &finished).await.is_none() {
+            return Flow::Stop;
+        }
         match self.await_iteration_given(job, finished).await {
             Awaited::Stop => Flow::Stop,
             Awaited::Waiting => Flow::Continue,
@@ -285,6 +288,37 @@ impl Driver {
         Some((evaluated, results))
     }
 
+    /// Evaluates the candidates of the current iteration whose results are in while
+    /// the others still run, so that the slots do not idle through the evaluations
+    /// when the iteration's last result arrives. An evaluation reads its own result
+    /// only, and the job's best is taken once the whole iteration is in
+    /// ([`Self::evaluate_iteration`]), so the order of arrival changes nothing. The
+    /// candidates of an iteration drafted ahead wait for their own iteration: the
+    /// best of this one must not see them. `None` on shutdown.
+    async fn evaluate_arrived(
+        &self,
+        job: &JobRecord,
+        task: &TaskContext,
+        finished: &HashSet<String>,
+    ) -> Option<()> {
+        let arrived: Vec<&String> = job
+            .iteration_candidates
+            .iter()
+            .filter(|candidate_id| finished.contains(*candidate_id))
+            .collect();
+        if !self.journal.any_unevaluated(&arrived) {
+            return Some(());
+        }
+        let iteration = job.iteration;
+        self.evaluate_candidates(job, task, |candidate| {
+            candidate.iteration == iteration
+                && candidate.evaluation.is_none()
+                && finished.contains(&candidate.candidate_id)
+        })
+        .await
+        .map(|_| ())
+    }
+
     pub(super) async fn evaluate_iteration(
         &mut self,
         job: &mut JobRecord,
@@ -294,7 +328,10 @@ impl Driver {
         let job_id = job.job_id.clone();
         let iteration = job.iteration;
         let Some((evaluated, _)) = self
-            .evaluate_candidates(job, task, |candidate| candidate.iteration == iteration)
+            .evaluate_candidates(job, task, |candidate| {
+                // the ones evaluated as they arrived need not be read again
+                candidate.iteration == iteration && candidate.evaluation.is_none()
+            })
             .await
         else {
             return Flow::Stop;

@@ -72,6 +72,17 @@ impl JournalCache {
         }
     }
 
+    /// Whether any of `candidate_ids` is not known to have an evaluation (not cached
+    /// yet, or cached without one).
+    pub(super) fn any_unevaluated(&self, candidate_ids: &[&String]) -> bool {
+        let records = self.lock();
+        candidate_ids.iter().any(|candidate_id| {
+            records
+                .get(*candidate_id)
+                .is_none_or(|record| record.evaluation.is_none())
+        })
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, CandidateRecord>> {
         self.records.lock().expect("journal cache lock")
     }

@@ -340,7 +340,10 @@ impl Driver {
     async fn keep_what_finished(&self, job: &mut JobRecord) {
         let Ok(task) = &self.parsed else { return };
         let task = task.clone();
-        let Some((candidates, _)) = self.evaluate_candidates(job, &task, |_| true).await else {
+        let Some((candidates, _)) = self
+            .evaluate_candidates(job, &task, |candidate| candidate.evaluation.is_none())
+            .await
+        else {
             return;
         };
         if let Some(best) = crate::search::Journal::from_candidates(&candidates).best() {

@@ -15,6 +15,7 @@ use crate::model::{CandidateRecord, EventKind, JobRecord, JobState, Outcome, now
 use crate::planner::SkillCatalog;
 use crate::planner::heuristic::routing_advertised;
 use crate::planner::rules_probe::{ProbeFindings, ProbeStep, rules_probe_plan};
+use crate::planner::work_estimate::longest_first;
 use crate::registry::skill_catalog_of_cards;
 use crate::worker_calls;
 
@@ -27,11 +28,18 @@ impl Driver {
         job: &mut JobRecord,
         task: &Arc<TaskContext>,
     ) -> Flow {
+        let context = self.context.clone();
+        // listening before looking: a worker registering in between still wakes us
+        let registered = context.registry.slots_changed.notified();
+        tokio::pin!(registered);
+        registered.as_mut().enable();
         let Some(skills) = self.live_skills(job).await else {
-            self.wait_a_little(Duration::from_millis(200)).await;
+            tokio::select! {
+                _ = registered => {}
+                _ = self.wait_a_little(Duration::from_millis(200)) => {}
+            }
             return Flow::Continue;
         };
-        let context = self.context.clone();
         if !job.options.noop_plan && !job.route_probed && probe_advertised(&skills) {
             let findings =
                 probe_rules(&context, job, &self.inputs.drc_rules_json, task, &skills).await;
@@ -138,7 +146,10 @@ impl Driver {
         let mut journal = so_far;
         journal.extend(draft.candidates.iter().cloned());
         self.ask_ahead(job, task, &planner, skills, &journal);
-        Some(Drafted::Candidates(draft.candidates))
+        // the order they are queued in: the longer-looking ones first
+        let mut candidates = draft.candidates;
+        longest_first(&mut candidates);
+        Some(Drafted::Candidates(candidates))
     }
 
     /// The skills of the live workers — this coordinator's, or, when it has none,
