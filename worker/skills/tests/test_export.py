@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import base64
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import klayout.db as kdb
+import klayout.lay as klay
 from helpers import Client
 
 
@@ -37,6 +39,13 @@ def test_render_png(client: Client, toy_rules: dict[str, Any], tmp_path: Path) -
     out = client.call("layout.render", cell=d["cell_name"], path=str(path), width=320, height=240)
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and out["bytes"] == len(data)
+    # the picture shows the device: its layers in colours over the background
+    image = klay.PixelBuffer.read_png(str(path))
+    assert (image.width(), image.height()) == (320, 240)
+    pixels = Counter(image.pixel(x, y) for x in range(320) for y in range(240))
+    _, background_count = pixels.most_common(1)[0]
+    assert len(pixels) >= 3, pixels
+    assert background_count < 0.95 * 320 * 240, "the device covers some of the picture"
     # the session layout is untouched by rendering
     assert client.call("drc.run", cell=d["cell_name"])["total"] == 0
 

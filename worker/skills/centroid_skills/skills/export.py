@@ -79,6 +79,9 @@ def render(session: Session, args: dict[str, Any]) -> dict[str, Any]:
         gds = os.path.join(tmp, "render.gds")
         write_cell(session, cell, gds, "GDS2")
         view = klay.LayoutView()
+        # draw in this thread: a headless view has no event loop for a drawing
+        # worker to hand the picture back to, only the hand-over to pay for
+        view.set_config("drawing-workers", "0")
         view.load_layout(gds, True)
         cv = view.active_cellview()
         cv.cell_name = cell.name
