@@ -3,7 +3,8 @@
 //! slot no slot ever idles, so nothing is drafted early. Both searches draft
 //! the same design points with the same scores — the early draft leaves out the
 //! running iteration's evaluations exactly as the late one does — so a job stays
-//! deterministic for its seed whatever the farm's size.
+//! deterministic for its seed whatever the farm's size. The slots are handed out in
+//! the queue's order: an iteration's longest-looking candidates first.
 
 use std::path::Path;
 
@@ -67,6 +68,45 @@ fn drafted(report: &Value) -> Vec<(String, String, String)> {
     candidates
 }
 
+/// Each iteration's candidates in the order they were first dispatched, as
+/// (guard ring, dummies, drafted index) of their design points.
+fn dispatch_order(progress: &str, report: &Value) -> Vec<Vec<(bool, u64, u64)>> {
+    let designs: Vec<(&str, &Value)> = report["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|candidate| (candidate["id"].as_str().unwrap(), &candidate["design"]))
+        .collect();
+    let mut iterations: Vec<Vec<(bool, u64, u64)>> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for line in progress.lines() {
+        let Some(tail) = line.split("candidate_dispatched ").nth(1) else {
+            continue;
+        };
+        let id = tail.split(':').next().unwrap();
+        if !seen.insert(id.to_string()) {
+            continue; // a later delivery
+        }
+        let (_, local) = id.rsplit_once("-i").unwrap();
+        let (iteration, index) = local.split_once("-c").unwrap();
+        let (iteration, index): (usize, u64) = (iteration.parse().unwrap(), index.parse().unwrap());
+        let design = designs
+            .iter()
+            .find(|(candidate_id, _)| *candidate_id == id)
+            .map(|(_, design)| *design)
+            .unwrap();
+        if iterations.len() <= iteration {
+            iterations.resize(iteration + 1, Vec::new());
+        }
+        iterations[iteration].push((
+            design["guard_ring"].as_bool().unwrap(),
+            design["dummies"].as_u64().unwrap(),
+            index,
+        ));
+    }
+    iterations
+}
+
 #[test]
 fn the_next_iteration_starts_early_and_the_search_stays_deterministic() {
     let (two, one) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -111,6 +151,25 @@ fn the_next_iteration_starts_early_and_the_search_stays_deterministic() {
     assert!(
         !progress_one.contains("drafted while iteration"),
         "{progress_one}"
+    );
+
+    // one slot: each iteration is dispatched in its queue's order — the candidates
+    // that add the most (guard rings, then dummies) first, alike ones as drafted —
+    // not in whatever order the waiting tasks woke in
+    let order = dispatch_order(&progress_one, &report_one);
+    assert_eq!(order.len(), 7, "{progress_one}");
+    for dispatched in &order {
+        let mut expected = dispatched.clone();
+        expected.sort_by_key(|&(ring, dummies, index)| {
+            (std::cmp::Reverse(ring), std::cmp::Reverse(dummies), index)
+        });
+        assert_eq!(dispatched, &expected, "{progress_one}");
+    }
+    assert!(
+        order
+            .iter()
+            .any(|dispatched| dispatched.windows(2).any(|pair| pair[0].2 > pair[1].2)),
+        "some iteration is dispatched out of its drafted order: {order:?}"
     );
 
     // the same search either way

@@ -289,6 +289,16 @@ impl Registry {
         required_skills: &[String],
         excluded: &BTreeSet<String>,
     ) -> Option<SlotGuard> {
+        self.try_acquire_where(required_skills, excluded, |_| true)
+    }
+
+    /// [`Self::try_acquire`] among the workers whose skills `may_take` accepts.
+    pub fn try_acquire_where(
+        self: &Arc<Self>,
+        required_skills: &[String],
+        excluded: &BTreeSet<String>,
+        may_take: impl Fn(&[String]) -> bool,
+    ) -> Option<SlotGuard> {
         let mut workers = self.lock();
         let mut best: Option<(&String, f64, bool)> = None;
         for (worker_id, entry) in workers.iter() {
@@ -297,6 +307,7 @@ impl Registry {
                 || entry.saturated
                 || entry.running >= entry.info.slots
                 || entry.channel.is_none()
+                || !may_take(&entry.info.skills)
             {
                 continue;
             }

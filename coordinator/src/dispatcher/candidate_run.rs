@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::recording::{Finished, record};
+use super::slot_line::{Place, SlotLine};
 use super::{Disposition, InFlight};
 use crate::context::Context;
 use crate::model::{
@@ -31,11 +32,12 @@ pub(super) async fn run_entry(
     context: &Arc<Context>,
     in_flight: &InFlight,
     entry: &QueueEntry,
+    place: Place,
 ) -> Disposition {
     match preflight(context, entry).await {
         Preflight::Run(job, candidate) => {
             tracing::Span::current().record("trace_id", job.trace_id.as_str());
-            CandidateRun::new(context, in_flight, entry, *job, *candidate)
+            CandidateRun::new(context, in_flight, entry, *job, *candidate, place)
                 .run()
                 .await
         }
@@ -111,6 +113,11 @@ struct CandidateRun<'a> {
     started: Instant,
     cancel: watch::Receiver<bool>,
     shutdown: watch::Receiver<bool>,
+    /// the entry's place in the line for a slot, kept from when the queue was read
+    /// to its first slot; it stands in the line again for each later wait
+    place: Option<Place>,
+    line: Arc<SlotLine>,
+    ticket: u64,
 }
 
 /// What came of waiting or trying: go on, or end with a disposition.
@@ -123,9 +130,13 @@ impl<'a> CandidateRun<'a> {
         entry: &'a QueueEntry,
         job: JobRecord,
         candidate: CandidateRecord,
+        place: Place,
     ) -> CandidateRun<'a> {
         let config = &context.config;
         CandidateRun {
+            line: place.line().clone(),
+            ticket: place.ticket(),
+            place: Some(place),
             context,
             in_flight,
             entry,
@@ -268,16 +279,30 @@ impl<'a> CandidateRun<'a> {
         Err(Disposition::LeavePending) // acknowledged by dead_letter
     }
 
-    /// Waits for a slot on a live worker with the skills; with no live worker for a
-    /// whole lease, hands the entry back (its lease lapses and any coordinator may take it).
+    /// Waits for a slot on a live worker with the skills, in its turn (the line:
+    /// [`SlotLine`]); with no live worker for a whole lease, hands the entry back (its
+    /// lease lapses and any coordinator may take it).
     async fn wait_for_slot(&mut self) -> Step<SlotGuard> {
         let context = self.context;
         let mut no_worker_since: Option<Instant> = None;
+        let place = match self.place.take() {
+            Some(place) => place,
+            None => self.line.stand(self.ticket),
+        };
+        place.needs(&self.candidate.required_skills);
         loop {
-            if let Some(slot) = context
-                .registry
-                .try_acquire(&self.candidate.required_skills, &self.avoided)
-            {
+            // listening before looking: a slot freed or a turn passed in between
+            // still wakes this entry (the later ones leave a free slot to it)
+            let slots_changed = context.registry.slots_changed.notified();
+            let turn_changed = self.line.turn_changed.notified();
+            tokio::pin!(slots_changed, turn_changed);
+            slots_changed.as_mut().enable();
+            turn_changed.as_mut().enable();
+            if let Some(slot) = context.registry.try_acquire_where(
+                &self.candidate.required_skills,
+                &self.avoided,
+                |worker_skills| self.line.is_turn_of(self.ticket, worker_skills),
+            ) {
                 return Ok(slot);
             }
             if context.registry.alive_slots() == 0 {
@@ -294,9 +319,9 @@ impl<'a> CandidateRun<'a> {
             } else {
                 no_worker_since = None;
             }
-            let slots_changed = context.registry.slots_changed.notified();
             tokio::select! {
                 _ = slots_changed => {}
+                _ = turn_changed => {}
                 _ = tokio::time::sleep(SLOT_POLL) => {}
                 _ = self.cancel.wait_for(|cancelled| *cancelled) => return Err(Disposition::Ack),
                 _ = self.shutdown.wait_for(|stopping| *stopping) => return Err(Disposition::LeavePending),

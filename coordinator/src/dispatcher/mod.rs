@@ -16,6 +16,7 @@
 
 mod candidate_run;
 mod recording;
+mod slot_line;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -26,6 +27,7 @@ use tokio::task::JoinHandle;
 use crate::context::Context;
 use crate::error::StoreError;
 use crate::model::QueueEntry;
+use slot_line::{Place, SlotLine};
 
 /// Queue entries this coordinator holds per live slot (waiting ones included),
 /// plus a few: enough to keep every slot busy while results are recorded.
@@ -106,7 +108,11 @@ impl InFlight {
 pub(crate) fn spawn(context: Arc<Context>) -> Vec<JoinHandle<()>> {
     let in_flight = InFlight::default();
     vec![
-        tokio::spawn(dispatch_loop(context.clone(), in_flight.clone())),
+        tokio::spawn(dispatch_loop(
+            context.clone(),
+            in_flight.clone(),
+            Arc::new(SlotLine::default()),
+        )),
         tokio::spawn(renew_loop(context.clone(), in_flight)),
         tokio::spawn(sweep_loop(context)),
     ]
@@ -188,7 +194,7 @@ async fn next_entries(
     Ok(entries)
 }
 
-async fn dispatch_loop(context: Arc<Context>, in_flight: InFlight) {
+async fn dispatch_loop(context: Arc<Context>, in_flight: InFlight, line: Arc<SlotLine>) {
     let reclaim_period = Duration::from_millis((context.config.lease_timeout_ms / 4).max(50));
     let mut last_reclaim = Instant::now() - reclaim_period;
     while !context.is_shutting_down() {
@@ -214,6 +220,8 @@ async fn dispatch_loop(context: Arc<Context>, in_flight: InFlight) {
             }
             for entry in entries.into_iter().filter(|entry| in_flight.take_on(entry)) {
                 started += 1;
+                // slots go to waiting entries in the order they were read
+                let place = line.stand(line.ticket());
                 let span = tracing::info_span!(
                     "candidate",
                     session_id = %entry.job_id,
@@ -221,7 +229,7 @@ async fn dispatch_loop(context: Arc<Context>, in_flight: InFlight) {
                     trace_id = tracing::field::Empty
                 );
                 tokio::spawn(tracing::Instrument::instrument(
-                    handle_entry(context.clone(), in_flight.clone(), entry),
+                    handle_entry(context.clone(), in_flight.clone(), entry, place),
                     span,
                 ));
             }
@@ -247,8 +255,8 @@ pub(crate) enum Disposition {
     LeavePending,
 }
 
-async fn handle_entry(context: Arc<Context>, in_flight: InFlight, entry: QueueEntry) {
-    let disposition = candidate_run::run_entry(&context, &in_flight, &entry).await;
+async fn handle_entry(context: Arc<Context>, in_flight: InFlight, entry: QueueEntry, place: Place) {
+    let disposition = candidate_run::run_entry(&context, &in_flight, &entry, place).await;
     if let Disposition::Ack = disposition {
         let _ = context
             .with_store_retry("acknowledge", || context.store.queue_ack(&entry.entry_id))
