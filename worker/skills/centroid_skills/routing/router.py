@@ -41,45 +41,15 @@ import klayout.db as kdb
 
 from centroid_skills import abut
 from centroid_skills.errors import conflict, invalid
+from centroid_skills.routing.channels import Stub, plan_channel
 from centroid_skills.routing.dims import Dims, routing_dims, wide_clearance
 from centroid_skills.routing.rails import Rail, draw_rail, rail_half_height
-from centroid_skills.session import CellRecord, Session, box_um, um, unit_trans
+from centroid_skills.routing.terminals import Term, collect_terms
+from centroid_skills.session import CellRecord, Session, box_um, um
 from centroid_skills.tech import Technology
 
-DEVICE_KINDS = ("nmos", "pmos", "resistor", "capacitor")
-MODULE_KINDS = ("common_centroid", "interdigitated", "device_row")
 PIN_TERMINAL = {"S": "s", "D": "d", "G": "g", "PLUS": "p", "MINUS": "n", "TOP": "p", "BOT": "n"}
 SUPPLY_TYPES = ("power", "ground")
-
-
-@dataclass
-class Term:
-    device: str | None  # None: a dummy (tied to the row's rail net)
-    pin: str
-    role: str  # metal1 | metal2
-    box: kdb.Box  # row coordinates
-    block: kdb.Box  # bbox of the device/unit the pin belongs to
-    mos: str | None  # nmos | pmos | None
-    net: str = ""
-    module: str | None = None  # matched module the pin belongs to
-    module_box: kdb.Box | None = None
-    mirrored: bool = False  # the unit is mirrored (x -> -x) in its module
-
-    @property
-    def up(self) -> bool:
-        return self.box.center().y > self.block.center().y
-
-
-@dataclass
-class Stub:
-    net: str
-    term: Term
-    row: int
-    kind: str  # up | down | rail
-    lo: int
-    hi: int
-    pref: int
-    x: int = 0
 
 
 @dataclass
@@ -113,77 +83,6 @@ class Result:
 
 
 # --------------------------------------------------------------------------------------------
-# terminals of a placed row
-# --------------------------------------------------------------------------------------------
-
-def collect_terms(session: Session, cell: kdb.Cell, trans: kdb.Trans, out: list[Term],
-                  depth: int = 0) -> None:
-    if depth > 16:
-        raise invalid("cell hierarchy too deep", cell=cell.name)
-    layout = session.layout
-    rec = session.cells.get(cell.name)
-    if rec is not None and rec.kind in DEVICE_KINDS:
-        dev = rec.params.get("device_id")
-        if rec.params.get("dummy"):
-            dev = None
-        if dev is None and not rec.params.get("dummy"):
-            raise invalid(f"device cell {cell.name} has no device_id: cannot tell its nets",
-                          cell=cell.name)
-        block = cell.bbox().transformed(trans)
-        mos = rec.kind if rec.kind in ("nmos", "pmos") else None
-        for p in rec.pins:
-            out.append(Term(dev, p.name, p.role, p.box.transformed(trans), block, mos))
-        if rec.params.get("dummy"):
-            _dummy_source(session, cell, trans, block, mos, out)
-        return
-    if rec is not None and rec.kind in MODULE_KINDS:
-        for u in rec.units:
-            ucell = layout.cell(u["unit_cell"])
-            urec = session.cells.get(u["unit_cell"])
-            if ucell is None or urec is None:
-                raise invalid(f"unit cell {u['unit_cell']} of {cell.name} is unknown", cell=cell.name)
-            ut = trans * unit_trans(u)
-            block = ucell.bbox().transformed(ut)
-            mos = urec.kind if urec.kind in ("nmos", "pmos") else None
-            dev = None if u.get("dummy") else u["device_id"]
-            first = len(out)
-            joined = u.get("joined", ())  # reached through an earlier unit's pin (shared diffusion)
-            for p in urec.pins:
-                if p.name not in joined:
-                    out.append(Term(dev, p.name, p.role, p.box.transformed(ut), block, mos,
-                                    mirrored=ut.is_mirror()))
-            if u.get("dummy"):
-                _dummy_source(session, ucell, ut, block, mos, out)
-            mbox = cell.bbox().transformed(trans)
-            for t in out[first:]:
-                t.module, t.module_box = cell.name, mbox
-        return
-    if rec is not None and rec.kind == "guard_ring":
-        raise invalid("the router draws its own tap rails: place the cells without guard rings",
-                      cell=cell.name)
-    for inst in cell.each_inst():
-        if inst.is_regular_array():
-            for t in inst.cell_inst.each_trans():
-                collect_terms(session, inst.cell, trans * t, out, depth + 1)
-        else:
-            collect_terms(session, inst.cell, trans * inst.cell_inst.trans, out, depth + 1)
-
-
-def _dummy_source(session: Session, cell: kdb.Cell, trans: kdb.Trans, block: kdb.Box,
-                  mos: str | None, out: list[Term]) -> None:
-    """A dummy's source bus (tied to its gate strap) as an extra pin, so the dummy can drop
-    onto the rail: the bus is drawn exactly as in the regular unit the dummy copies."""
-    if not cell.name.endswith("_dummy"):
-        return
-    base = session.cells.get(cell.name[: -len("_dummy")])
-    if base is None:
-        return
-    for p in base.pins:
-        if p.name == "S" and p.role == "metal1":
-            out.append(Term(None, "TIE_S", p.role, p.box.transformed(trans), block, mos))
-
-
-# --------------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------------
 
@@ -195,139 +94,6 @@ def merge_extents(parts: list[abut.Extents]) -> abut.Extents:
         for k, v in p.boxes.items():
             boxes[k] = boxes[k] + v if k in boxes else v
     return abut.Extents(bbox, boxes)
-
-
-def assign_x(stubs: list[Stub], pitch: int, tech: Technology) -> bool:
-    """Give every stub an x in [lo, hi], one pitch apart.  First by preference, then
-    earliest-deadline-first.  Returns False when impossible."""
-    order = sorted(stubs, key=lambda s: (s.pref, s.lo, s.hi))
-    last = None
-    ok = True
-    for s in order:
-        x = max(s.lo, min(s.pref, s.hi))
-        if last is not None and x < last + pitch:
-            x = tech.snap_up(last + pitch)
-        if x > s.hi:
-            ok = False
-            break
-        s.x = x
-        last = x
-    if ok:
-        return True
-    order = sorted(stubs, key=lambda s: (s.hi, s.lo))
-    last = None
-    for s in order:
-        x = s.lo if last is None else max(s.lo, tech.snap_up(last + pitch))
-        if x > s.hi:
-            return False
-        s.x = x
-        last = x
-    return True
-
-
-def _left_edge(entries: list[tuple[int, int, str]], before: dict[str, set[str]],
-               d: Dims) -> dict[str, tuple[int, int, int]] | None:
-    """Tracks for net spans (left, right, net); ``before[b]``: nets whose track must be
-    below b's.  Lowest fitting track in topological order; None on a cycle."""
-    nets = {e[2]: e for e in entries}
-    level: dict[str, int] = {}
-    visiting: set[str] = set()
-
-    def lvl(n: str) -> int | None:
-        if n in level:
-            return level[n]
-        if n in visiting:
-            return None
-        visiting.add(n)
-        best = 0
-        for p in before.get(n, ()):
-            if p not in nets:
-                continue
-            v = lvl(p)
-            if v is None:
-                return None
-            best = max(best, v + 1)
-        visiting.discard(n)
-        level[n] = best
-        return best
-
-    for n in nets:
-        if lvl(n) is None:
-            return None
-    occupied: list[list[tuple[int, int]]] = []
-    out: dict[str, tuple[int, int, int]] = {}
-    for left, right, net in sorted(entries, key=lambda e: (level[e[2]], e[0], e[2])):
-        t = 1 + max((out[p][0] for p in before.get(net, ()) if p in out), default=-1)
-        while True:
-            while t >= len(occupied):
-                occupied.append([])
-            if all(left - d.hh - (r + d.hh) >= d.sh or l_ - d.hh - (right + d.hh) >= d.sh
-                   for l_, r in occupied[t]):
-                break
-            t += 1
-        occupied[t].append((left, right))
-        out[net] = (t, left, right)
-    return out
-
-
-def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology,
-                 partners: list[tuple[str, str]] | None = None
-                 ) -> dict[str, tuple[int, int, int]] | None:
-    """x of every stub and the track of every net in one channel.
-
-    Stubs coming from below (up) and from above (down, rail) are spaced among
-    themselves; an up-stub of net A closer than one pitch to a down-stub of net B then
-    needs A's track below B's (vertical constraint).  When the constraints form a cycle
-    (or a side cannot be spaced), every stub of the channel gets its own pitch.
-    ``partners``: net pairs of matched devices (same terminal of the two devices of a
-    pair); both tracks get the union of their spans, so partner nets carry the same
-    track length."""
-    if not lst:
-        return {}
-    ups = [s for s in lst if s.kind == "up"]
-    downs = [s for s in lst if s.kind != "up"]
-
-    def same_side(a: str, b: str) -> bool:
-        """Both without a trunk, or both trunks in the same column."""
-        if (a in trunk_x) != (b in trunk_x):
-            return False
-        if a not in trunk_x:
-            return True
-        xs = [s.x for s in lst]
-        return (trunk_x[a] < min(xs)) == (trunk_x[b] < min(xs))
-
-    def entries_for() -> list[tuple[int, int, str]]:
-        spans: dict[str, list[int]] = {}
-        for s in lst:
-            if s.kind != "rail":
-                spans.setdefault(s.net, []).append(s.x)
-        span: dict[str, tuple[int, int]] = {}
-        for net, xs in spans.items():
-            if len(xs) < 2 and net not in trunk_x:
-                continue
-            left, right = min(xs), max(xs)
-            if net in trunk_x:
-                left, right = min(left, trunk_x[net]), max(right, trunk_x[net])
-            span[net] = (left, right)
-        for a, b in partners or ():
-            if a in span and b in span and same_side(a, b):
-                both = (min(span[a][0], span[b][0]), max(span[a][1], span[b][1]))
-                span[a] = span[b] = both
-        return [(lr[0], lr[1], net) for net, lr in span.items()]
-
-    if assign_x(ups, d.px, tech) and assign_x(downs, d.px, tech):
-        before: dict[str, set[str]] = {}
-        for u in ups:
-            for w in downs:
-                if w.kind == "rail" or u.net == w.net or abs(u.x - w.x) >= d.px:
-                    continue
-                before.setdefault(w.net, set()).add(u.net)
-        res = _left_edge(entries_for(), before, d)
-        if res is not None:
-            return res
-    if not assign_x(lst, d.px, tech):
-        return None
-    return _left_edge(entries_for(), {}, d)
 
 
 def label_role(tech: Technology, role: str) -> str:

@@ -1,0 +1,156 @@
+"""One routing channel: where each pin's stub enters it (one pitch apart, as close
+to the pin as possible) and which track each net takes (left-edge packing under the
+vertical constraints between stubs from below and from above)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from centroid_skills.routing.dims import Dims
+from centroid_skills.routing.terminals import Term
+from centroid_skills.tech import Technology
+
+
+@dataclass
+class Stub:
+    net: str
+    term: Term
+    row: int
+    kind: str  # up | down | rail
+    lo: int
+    hi: int
+    pref: int
+    x: int = 0
+
+
+def assign_x(stubs: list[Stub], pitch: int, tech: Technology) -> bool:
+    """Give every stub an x in [lo, hi], one pitch apart.  First by preference, then
+    earliest-deadline-first.  Returns False when impossible."""
+    order = sorted(stubs, key=lambda s: (s.pref, s.lo, s.hi))
+    last = None
+    ok = True
+    for s in order:
+        x = max(s.lo, min(s.pref, s.hi))
+        if last is not None and x < last + pitch:
+            x = tech.snap_up(last + pitch)
+        if x > s.hi:
+            ok = False
+            break
+        s.x = x
+        last = x
+    if ok:
+        return True
+    order = sorted(stubs, key=lambda s: (s.hi, s.lo))
+    last = None
+    for s in order:
+        x = s.lo if last is None else max(s.lo, tech.snap_up(last + pitch))
+        if x > s.hi:
+            return False
+        s.x = x
+        last = x
+    return True
+
+
+def _left_edge(entries: list[tuple[int, int, str]], before: dict[str, set[str]],
+               d: Dims) -> dict[str, tuple[int, int, int]] | None:
+    """Tracks for net spans (left, right, net); ``before[b]``: nets whose track must be
+    below b's.  Lowest fitting track in topological order; None on a cycle."""
+    nets = {e[2]: e for e in entries}
+    level: dict[str, int] = {}
+    visiting: set[str] = set()
+
+    def lvl(n: str) -> int | None:
+        if n in level:
+            return level[n]
+        if n in visiting:
+            return None
+        visiting.add(n)
+        best = 0
+        for p in before.get(n, ()):
+            if p not in nets:
+                continue
+            v = lvl(p)
+            if v is None:
+                return None
+            best = max(best, v + 1)
+        visiting.discard(n)
+        level[n] = best
+        return best
+
+    for n in nets:
+        if lvl(n) is None:
+            return None
+    occupied: list[list[tuple[int, int]]] = []
+    out: dict[str, tuple[int, int, int]] = {}
+    for left, right, net in sorted(entries, key=lambda e: (level[e[2]], e[0], e[2])):
+        t = 1 + max((out[p][0] for p in before.get(net, ()) if p in out), default=-1)
+        while True:
+            while t >= len(occupied):
+                occupied.append([])
+            if all(left - d.hh - (r + d.hh) >= d.sh or l_ - d.hh - (right + d.hh) >= d.sh
+                   for l_, r in occupied[t]):
+                break
+            t += 1
+        occupied[t].append((left, right))
+        out[net] = (t, left, right)
+    return out
+
+
+def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology,
+                 partners: list[tuple[str, str]] | None = None
+                 ) -> dict[str, tuple[int, int, int]] | None:
+    """x of every stub and the track of every net in one channel.
+
+    Stubs coming from below (up) and from above (down, rail) are spaced among
+    themselves; an up-stub of net A closer than one pitch to a down-stub of net B then
+    needs A's track below B's (vertical constraint).  When the constraints form a cycle
+    (or a side cannot be spaced), every stub of the channel gets its own pitch.
+    ``partners``: net pairs of matched devices (same terminal of the two devices of a
+    pair); both tracks get the union of their spans, so partner nets carry the same
+    track length."""
+    if not lst:
+        return {}
+    ups = [s for s in lst if s.kind == "up"]
+    downs = [s for s in lst if s.kind != "up"]
+
+    def same_side(a: str, b: str) -> bool:
+        """Both without a trunk, or both trunks in the same column."""
+        if (a in trunk_x) != (b in trunk_x):
+            return False
+        if a not in trunk_x:
+            return True
+        xs = [s.x for s in lst]
+        return (trunk_x[a] < min(xs)) == (trunk_x[b] < min(xs))
+
+    def entries_for() -> list[tuple[int, int, str]]:
+        spans: dict[str, list[int]] = {}
+        for s in lst:
+            if s.kind != "rail":
+                spans.setdefault(s.net, []).append(s.x)
+        span: dict[str, tuple[int, int]] = {}
+        for net, xs in spans.items():
+            if len(xs) < 2 and net not in trunk_x:
+                continue
+            left, right = min(xs), max(xs)
+            if net in trunk_x:
+                left, right = min(left, trunk_x[net]), max(right, trunk_x[net])
+            span[net] = (left, right)
+        for a, b in partners or ():
+            if a in span and b in span and same_side(a, b):
+                both = (min(span[a][0], span[b][0]), max(span[a][1], span[b][1]))
+                span[a] = span[b] = both
+        return [(lr[0], lr[1], net) for net, lr in span.items()]
+
+    if assign_x(ups, d.px, tech) and assign_x(downs, d.px, tech):
+        before: dict[str, set[str]] = {}
+        for u in ups:
+            for w in downs:
+                if w.kind == "rail" or u.net == w.net or abs(u.x - w.x) >= d.px:
+                    continue
+                before.setdefault(w.net, set()).add(u.net)
+        res = _left_edge(entries_for(), before, d)
+        if res is not None:
+            return res
+    if not assign_x(lst, d.px, tech):
+        return None
+    return _left_edge(entries_for(), {}, d)

@@ -1,0 +1,100 @@
+"""The terminals of placed rows, as the router sees them: every pin of every device
+and unit (dummies included, tied to their row's rail net), in row coordinates, with
+the device, the unit's bbox and the matched module it belongs to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import klayout.db as kdb
+
+from centroid_skills.errors import invalid
+from centroid_skills.session import Session, unit_trans
+
+DEVICE_KINDS = ("nmos", "pmos", "resistor", "capacitor")
+MODULE_KINDS = ("common_centroid", "interdigitated", "device_row")
+
+
+@dataclass
+class Term:
+    device: str | None  # None: a dummy (tied to the row's rail net)
+    pin: str
+    role: str  # metal1 | metal2
+    box: kdb.Box  # row coordinates
+    block: kdb.Box  # bbox of the device/unit the pin belongs to
+    mos: str | None  # nmos | pmos | None
+    net: str = ""
+    module: str | None = None  # matched module the pin belongs to
+    module_box: kdb.Box | None = None
+    mirrored: bool = False  # the unit is mirrored (x -> -x) in its module
+
+    @property
+    def up(self) -> bool:
+        return self.box.center().y > self.block.center().y
+
+
+def collect_terms(session: Session, cell: kdb.Cell, trans: kdb.Trans, out: list[Term],
+                  depth: int = 0) -> None:
+    if depth > 16:
+        raise invalid("cell hierarchy too deep", cell=cell.name)
+    layout = session.layout
+    rec = session.cells.get(cell.name)
+    if rec is not None and rec.kind in DEVICE_KINDS:
+        dev = rec.params.get("device_id")
+        if rec.params.get("dummy"):
+            dev = None
+        if dev is None and not rec.params.get("dummy"):
+            raise invalid(f"device cell {cell.name} has no device_id: cannot tell its nets",
+                          cell=cell.name)
+        block = cell.bbox().transformed(trans)
+        mos = rec.kind if rec.kind in ("nmos", "pmos") else None
+        for p in rec.pins:
+            out.append(Term(dev, p.name, p.role, p.box.transformed(trans), block, mos))
+        if rec.params.get("dummy"):
+            _dummy_source(session, cell, trans, block, mos, out)
+        return
+    if rec is not None and rec.kind in MODULE_KINDS:
+        for u in rec.units:
+            ucell = layout.cell(u["unit_cell"])
+            urec = session.cells.get(u["unit_cell"])
+            if ucell is None or urec is None:
+                raise invalid(f"unit cell {u['unit_cell']} of {cell.name} is unknown", cell=cell.name)
+            ut = trans * unit_trans(u)
+            block = ucell.bbox().transformed(ut)
+            mos = urec.kind if urec.kind in ("nmos", "pmos") else None
+            dev = None if u.get("dummy") else u["device_id"]
+            first = len(out)
+            joined = u.get("joined", ())  # reached through an earlier unit's pin (shared diffusion)
+            for p in urec.pins:
+                if p.name not in joined:
+                    out.append(Term(dev, p.name, p.role, p.box.transformed(ut), block, mos,
+                                    mirrored=ut.is_mirror()))
+            if u.get("dummy"):
+                _dummy_source(session, ucell, ut, block, mos, out)
+            mbox = cell.bbox().transformed(trans)
+            for t in out[first:]:
+                t.module, t.module_box = cell.name, mbox
+        return
+    if rec is not None and rec.kind == "guard_ring":
+        raise invalid("the router draws its own tap rails: place the cells without guard rings",
+                      cell=cell.name)
+    for inst in cell.each_inst():
+        if inst.is_regular_array():
+            for t in inst.cell_inst.each_trans():
+                collect_terms(session, inst.cell, trans * t, out, depth + 1)
+        else:
+            collect_terms(session, inst.cell, trans * inst.cell_inst.trans, out, depth + 1)
+
+
+def _dummy_source(session: Session, cell: kdb.Cell, trans: kdb.Trans, block: kdb.Box,
+                  mos: str | None, out: list[Term]) -> None:
+    """A dummy's source bus (tied to its gate strap) as an extra pin, so the dummy can drop
+    onto the rail: the bus is drawn exactly as in the regular unit the dummy copies."""
+    if not cell.name.endswith("_dummy"):
+        return
+    base = session.cells.get(cell.name[: -len("_dummy")])
+    if base is None:
+        return
+    for p in base.pins:
+        if p.name == "S" and p.role == "metal1":
+            out.append(Term(None, "TIE_S", p.role, p.box.transformed(trans), block, mos))
