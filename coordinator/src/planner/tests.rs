@@ -332,3 +332,37 @@ fn a_ratioed_mirror_is_one_interdigitated_group_of_equal_units() {
         );
     }
 }
+
+#[test]
+fn the_default_order_puts_the_devices_of_one_branch_next_to_each_other() {
+    // a stack MA–MB–MC–MD (each drain the next one's source), listed out of order;
+    // every gate its own net, every source of MA and bulk on the ground
+    let device = |id: &str, d: &str, g: &str, s: &str| {
+        json!({"id": id, "type": "nmos", "w": 2e-6, "l": 5e-7, "nf": 1, "m": 1,
+               "terminals": {"d": d, "g": g, "s": s, "b": "vss"}})
+    };
+    let netlist = json!({
+        "schema_version": "1.0.0",
+        "top": "stack",
+        "cells": [{
+            "name": "stack",
+            "nets": ["n1", "n2", "n3", "out", "ga", "gb", "gc", "gd", "vss"],
+            "devices": [
+                device("MC", "n3", "gc", "n2"),
+                device("MA", "n1", "ga", "vss"),
+                device("MD", "out", "gd", "n3"),
+                device("MB", "n2", "gb", "n1"),
+            ],
+        }],
+    });
+    let (context, _) = load(
+        &netlist.to_string(),
+        include_str!("../../../examples/ota5/drc_rules.json"),
+        include_str!("../../../examples/ota5/objectives.json"),
+    );
+    let kinds = crate::planner::placement_order::default_kinds(&context.circuit);
+    let nmos = kinds.iter().find(|kind| kind.kind == "nmos").unwrap();
+    // alternating around the middle alone would give MB MA MC MD; the branch is
+    // drawn as it is wired (of its two directions, the one nearer the listing)
+    assert_eq!(nmos.devices, ["MA", "MB", "MC", "MD"]);
+}
