@@ -48,7 +48,8 @@ const GENES: u64 = 10;
 impl DesignSpace {
     /// The point a layout engineer would try first: common centroid, fingers split
     /// into units, one dummy per row end, compact, square, the default order (matched
-    /// devices side by side in the middle of their row), one row per kind.
+    /// devices side by side, the devices of a branch next to each other), one row per
+    /// kind.
     pub fn default_point(&self) -> DesignPoint {
         DesignPoint {
             arrangement: self

@@ -1,6 +1,6 @@
 //! The placement order genes: which devices share a row kind, the order a layout
-//! engineer would start from (matched devices side by side in the middle of their
-//! row, the other devices alternating left and right of them), and how a point's
+//! engineer would start from (matched devices side by side, the devices of one
+//! branch next to each other: the fewest places a shared net spans), and how a point's
 //! order is completed and folded into rows.
 
 use std::collections::{BTreeMap, HashSet};
