@@ -13,6 +13,7 @@
 //! [`crate::planner::plan_builder`]); ReAct adjustments are [`crate::planner::react`].
 
 use std::collections::BTreeSet;
+use std::sync::OnceLock;
 
 use centroid_proto::Error;
 use centroid_schemas::TaskContext;
@@ -20,6 +21,7 @@ use serde_json::Value;
 
 use crate::model::{DesignPoint, Plan};
 use crate::planner::candidate_plan::Draft;
+use crate::planner::design_space::KindOrder;
 use crate::planner::device_units::{RowKind, is_mos};
 use crate::planner::placement_order::{bound_modules, complete, default_kinds};
 use crate::planner::{
@@ -50,14 +52,32 @@ pub struct HeuristicPlanner {
     /// `route.info`'s `pitch_um` for this rule set (probed once per job); routing
     /// and LVS are planned only when it is known
     route_pitch_um: Option<f64>,
+    /// the circuit's default order per row kind and its bound modules, worked out
+    /// once: ordering a row's blocks by their nets tries every order, ms per row, and
+    /// every candidate's plan needs them (a planner serves one job's inputs, so one
+    /// circuit)
+    placement: OnceLock<Placement>,
 }
+
+/// The default order of each row kind, and the modules whose devices move together.
+type Placement = (Vec<KindOrder>, Vec<Vec<String>>);
 
 impl HeuristicPlanner {
     pub fn new(raw: RawInputs) -> HeuristicPlanner {
         HeuristicPlanner {
             raw,
             route_pitch_um: None,
+            placement: OnceLock::new(),
         }
+    }
+
+    fn placement(&self, context: &TaskContext) -> &Placement {
+        self.placement.get_or_init(|| {
+            (
+                default_kinds(&context.circuit),
+                bound_modules(&context.circuit),
+            )
+        })
     }
 
     pub fn with_route_pitch(mut self, pitch_um: Option<f64>) -> HeuristicPlanner {
@@ -125,8 +145,8 @@ impl Planner for HeuristicPlanner {
             } else {
                 vec![100, 50, 200]
             },
-            kinds: default_kinds(&context.circuit),
-            bound: bound_modules(&context.circuit),
+            kinds: self.placement(context).0.clone(),
+            bound: self.placement(context).1.clone(),
             modules: context
                 .circuit
                 .modules
@@ -151,8 +171,8 @@ impl Planner for HeuristicPlanner {
         if !required.is_empty() {
             return Err(PlanError::MissingSkills(required));
         }
-        let circuit = &context.circuit;
-        let order = complete(point, &default_kinds(circuit), &bound_modules(circuit));
+        let (kinds, bound) = self.placement(context);
+        let order = complete(point, kinds, bound);
         let mut draft = Draft::new(&context.circuit, point, &order, skills);
         draft.load_technology(&self.raw.drc_rules);
         draft.add_matched_modules();
