@@ -162,6 +162,7 @@ impl Journal {
                 point.spacing_nm = spacing;
             } else {
                 point.guard_ring = false;
+                point.module_rings.clear();
             }
         }
         if reasons.contains("matching") {
@@ -174,19 +175,28 @@ impl Journal {
             if space.dummies.contains(&1) && point.dummies == 0 {
                 point.dummies = 1;
             }
+            // every group gets the dummies (a module without them may be the mismatch)
+            point.module_dummies.retain(|_, count| *count > 0);
             if let Some(split) = space.finger_splits.iter().max() {
                 point.finger_split = *split;
             }
         }
         if reasons.contains("max_area") {
             point.guard_ring = false;
+            point.module_rings.clear();
             point.spacing_nm = space.spacings_nm.iter().copied().min().unwrap_or(0);
             point.aspect_ratio_pct = 100;
             point.dummies = point.dummies.min(1);
+            point
+                .module_dummies
+                .values_mut()
+                .for_each(|count| *count = (*count).min(1));
         }
         if reasons.contains("did not run") {
             point.guard_ring = false;
+            point.module_rings.clear();
             point.dummies = point.dummies.min(1);
+            point.module_dummies.clear();
             point.arrangement = space
                 .arrangements
                 .first()
@@ -339,6 +349,7 @@ mod tests {
             kinds: vec![],
             modules: vec![],
             bound: vec![],
+            groups: vec![],
         }
     }
 

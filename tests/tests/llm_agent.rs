@@ -199,6 +199,46 @@ async fn an_invalid_answer_gets_one_repair_round_with_the_problems() {
 }
 
 #[tokio::test]
+async fn per_module_dummies_and_rings_of_an_answer_are_checked_against_the_groups() {
+    let (task, raw) = task(None);
+    let probe = FakeLlm::start(vec![], Reply::Json(json!({}))).await;
+    let groups = planner(&probe, raw.clone(), 8192)
+        .design_space(&task, &skills())
+        .groups;
+    assert_eq!(groups.len(), 2, "ota5: the pair and the mirror");
+    let (first, second) = (&groups[0], &groups[1]);
+    let fake = FakeLlm::start(
+        vec![Reply::Json(json!({"thought": "t", "candidates": [{
+            "dummies": 1,
+            "module_dummies": {"nosuch": 1, (second.as_str()): 7},
+            "module_rings": {(first.as_str()): "yes"}
+        }]}))],
+        Reply::Json(json!({"thought": "fixed", "candidates": [{
+            "dummies": 1, "module_dummies": {(second.as_str()): 2}
+        }]})),
+    )
+    .await;
+    let planner = planner(&fake, raw, 8192);
+    let advice = planner.clone().advise(request(&task, &planner, 0)).await;
+    assert_eq!(advice.fallback, None);
+    let point = &advice.points[0];
+    assert_eq!((point.dummies_of(first), point.dummies_of(second)), (1, 2));
+    let repair = fake.requests()[1]["messages"].to_string();
+    for problem in [
+        "module_dummies.nosuch".to_string(),
+        format!("module_dummies.{second}: 7"),
+        format!("module_rings.{first}"),
+    ] {
+        assert!(repair.contains(&problem), "{problem} not in {repair}");
+    }
+    let system = messages(&fake.requests()[0]).0;
+    assert!(
+        system.contains("module_dummies and module_rings for"),
+        "the space names the groups"
+    );
+}
+
+#[tokio::test]
 async fn garbage_twice_is_a_fallback() {
     let fake = FakeLlm::start(vec![], Reply::Text("no JSON here".into())).await;
     let (task, raw) = task(None);

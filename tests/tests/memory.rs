@@ -84,6 +84,8 @@ fn point(arrangement: &str) -> DesignPoint {
         order: Vec::new(),
         rows: Default::default(),
         module_arrangements: Default::default(),
+        module_dummies: Default::default(),
+        module_rings: Default::default(),
     }
 }
 

@@ -54,6 +54,8 @@ fn candidate(job_id: &str, index: usize) -> CandidateRecord {
             order: Vec::new(),
             rows: Default::default(),
             module_arrangements: Default::default(),
+            module_dummies: Default::default(),
+            module_rings: Default::default(),
         },
         plan: plan(),
         required_skills: vec![],

@@ -171,6 +171,17 @@ pub fn design_point(value: &Value, space: &DesignSpace) -> Result<DesignPoint, P
         }
     };
     let (order, rows, module_arrangements) = placement_genes(object, space, &mut problems);
+    let module_dummies = group_genes(object, "module_dummies", space, &mut problems, |value| {
+        value
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| space.dummies.contains(n))
+    });
+    let module_rings = group_genes(object, "module_rings", space, &mut problems, |value| {
+        value
+            .as_bool()
+            .filter(|ring| space.guard_rings.contains(ring))
+    });
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -185,7 +196,43 @@ pub fn design_point(value: &Value, space: &DesignSpace) -> Result<DesignPoint, P
         order,
         rows,
         module_arrangements,
+        module_dummies,
+        module_rings,
     })
+}
+
+/// An optional map `name` of matched module → value (`module_dummies`,
+/// `module_rings`): every module one of the space's groups, every value one that
+/// `allowed` accepts. Absent: the global value for every module.
+fn group_genes<T>(
+    object: &Map<String, Value>,
+    name: &str,
+    space: &DesignSpace,
+    problems: &mut Problems,
+    allowed: impl Fn(&Value) -> Option<T>,
+) -> BTreeMap<String, T> {
+    let mut genes = BTreeMap::new();
+    let Some(value) = object.get(name).filter(|value| !value.is_null()) else {
+        return genes;
+    };
+    let Some(entries) = value.as_object() else {
+        problems.push(format!(
+            "{name}: {value} is not an object of matched module → value"
+        ));
+        return genes;
+    };
+    for (module, gene) in entries {
+        match allowed(gene) {
+            Some(gene) if space.groups.contains(module) => {
+                genes.insert(module.clone(), gene);
+            }
+            _ => problems.push(format!(
+                "{name}.{module}: {gene} is not allowed; modules: {:?}, dummies {:?}, rings {:?}",
+                space.groups, space.dummies, space.guard_rings
+            )),
+        }
+    }
+    genes
 }
 
 /// The optional placement genes of an answered point: `order` (device ids of the

@@ -69,10 +69,12 @@ pub fn planning_system(
 \"candidates\": [{\"arrangement\": \"...\", \"finger_split\": 1, \"dummies\": 1, \
 \"guard_ring\": false, \"row_order\": 0, \"spacing_nm\": 0, \"aspect_ratio_pct\": 100, \
 \"order\": [\"<device ids, left to right>\"], \"rows\": {\"<kind>\": 2}, \
-\"module_arrangements\": {\"<module>\": \"ABBA\"}, \"why\": \"...\"}],\n \
+\"module_arrangements\": {\"<module>\": \"ABBA\"}, \"module_dummies\": {\"<module>\": 2}, \
+\"module_rings\": {\"<module>\": true}, \"why\": \"...\"}],\n \
 \"plan\": null}\n\
-Every value must be one of the allowed values; order, rows and module_arrangements are \
-optional (absent: the default order, one row per kind, the global arrangement). \"plan\" is optional: a whole plan in the \
+Every value must be one of the allowed values; order, rows, module_arrangements, \
+module_dummies and module_rings are optional (absent: the default order, one row per kind, \
+the global arrangement, dummies and guard ring). \"plan\" is optional: a whole plan in the \
 format {\"plan_summary\": \"...\", \"steps\": [{\"step_id\": \"s1\", \"name\": \"...\", \
 \"skill_name\": \"<a skill below>\", \"params\": {}, \"expected_output\": \"...\", \
 \"dependencies\": []}]} whose params obey the skill's schema; leave it null unless you \
@@ -312,6 +314,13 @@ fn describe_space(space: &DesignSpace) -> String {
     if !space.modules.is_empty() {
         let _ = write!(text, "\nmodule_arrangements for: {:?}", space.modules);
     }
+    if !space.groups.is_empty() {
+        let _ = write!(
+            text,
+            "\nmodule_dummies and module_rings for: {:?}",
+            space.groups
+        );
+    }
     text
 }
 
@@ -413,7 +422,7 @@ fn journal_lines(entries: &[JournalEntry]) -> String {
         };
         let _ = writeln!(
             text,
-            "- {} it{} {}: {} split={} dummies={} ring={} row_order={} spacing={}nm aspect={}% folded={:?} modules={:?} → {}",
+            "- {} it{} {}: {} split={} dummies={} ring={} row_order={} spacing={}nm aspect={}% folded={:?} modules={:?} module_dummies={:?} module_rings={:?} → {}",
             entry.candidate_id,
             entry.iteration,
             entry.origin.as_str(),
@@ -426,6 +435,8 @@ fn journal_lines(entries: &[JournalEntry]) -> String {
             point.aspect_ratio_pct,
             point.rows,
             point.module_arrangements,
+            point.module_dummies,
+            point.module_rings,
             verdict
         );
     }

@@ -69,6 +69,8 @@ mod tests {
                 order: Vec::new(),
                 rows: Default::default(),
                 module_arrangements: Default::default(),
+                module_dummies: Default::default(),
+                module_rings: Default::default(),
             },
             passed,
             score: 0.0,

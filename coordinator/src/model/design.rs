@@ -54,9 +54,31 @@ pub struct DesignPoint {
     /// arrangement per matched module id, in place of `arrangement`
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub module_arrangements: BTreeMap<String, String>,
+    /// dummies per row end of one matched module, in place of `dummies`
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub module_dummies: BTreeMap<String, u32>,
+    /// whether one matched module gets a guard ring, in place of `guard_ring`
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub module_rings: BTreeMap<String, bool>,
 }
 
 impl DesignPoint {
+    /// The dummies per row end of matched module `module`.
+    pub fn dummies_of(&self, module: &str) -> u32 {
+        self.module_dummies
+            .get(module)
+            .copied()
+            .unwrap_or(self.dummies)
+    }
+
+    /// Whether matched module `module` gets a guard ring.
+    pub fn ring_of(&self, module: &str) -> bool {
+        self.module_rings
+            .get(module)
+            .copied()
+            .unwrap_or(self.guard_ring)
+    }
+
     pub fn key(&self) -> String {
         let key = format!(
             "{}/s{}/d{}/g{}/r{}/sp{}/ar{}",
@@ -68,7 +90,12 @@ impl DesignPoint {
             self.spacing_nm,
             self.aspect_ratio_pct
         );
-        if self.order.is_empty() && self.rows.is_empty() && self.module_arrangements.is_empty() {
+        if self.order.is_empty()
+            && self.rows.is_empty()
+            && self.module_arrangements.is_empty()
+            && self.module_dummies.is_empty()
+            && self.module_rings.is_empty()
+        {
             return key;
         }
         // the placement genes are long: a stable digest (FNV-1a) tells points apart
@@ -82,12 +109,26 @@ impl DesignPoint {
             .iter()
             .map(|(module, arrangement)| format!("{module}={arrangement}"))
             .collect();
-        let genes = format!(
+        let mut genes = format!(
             "{}|{}|{}",
             self.order.join(","),
             rows.join(","),
             arrangements.join(",")
         );
+        // appended only when present: the keys of points without them stay as they were
+        if !self.module_dummies.is_empty() || !self.module_rings.is_empty() {
+            let dummies: Vec<String> = self
+                .module_dummies
+                .iter()
+                .map(|(module, count)| format!("{module}={count}"))
+                .collect();
+            let rings: Vec<String> = self
+                .module_rings
+                .iter()
+                .map(|(module, ring)| format!("{module}={}", u8::from(*ring)))
+                .collect();
+            genes.push_str(&format!("|{}|{}", dummies.join(","), rings.join(",")));
+        }
         let digest = genes
             .bytes()
             .fold(0xCBF2_9CE4_8422_2325_u64, |digest, byte| {

@@ -169,6 +169,8 @@ mod tests {
                 order: vec!["M2".into(), "M1".into()],
                 rows: [("nmos".to_string(), 2)].into(),
                 module_arrangements: [("dp".to_string(), "ABAB".to_string())].into(),
+                module_dummies: [("dp".to_string(), 2)].into(),
+                module_rings: Default::default(),
             },
             plan: plan(),
             required_skills: vec!["tech.load".into()],

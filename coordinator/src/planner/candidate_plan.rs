@@ -2,7 +2,7 @@
 //! modules, single devices, dummies and rings, placement (rows, routed when the
 //! workers can route), LVS, then DRC, metrics and the output files.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use centroid_schemas::{Circuit, Device, DeviceType};
 use serde_json::{Value, json};
@@ -49,7 +49,8 @@ pub(crate) struct Draft<'a> {
     /// devices drawn so far (in a module or alone)
     used: HashSet<String>,
     units: Vec<PlacedUnit>,
-    matched_cells: Vec<String>,
+    /// the cell of each matched module drawn, by module id
+    matched_cells: BTreeMap<String, String>,
     /// the cell holding everything, once placed
     top: Option<String>,
     routed: bool,
@@ -69,7 +70,7 @@ impl<'a> Draft<'a> {
             builder: PlanBuilder::new(skills),
             used: HashSet::new(),
             units: Vec::new(),
-            matched_cells: Vec::new(),
+            matched_cells: BTreeMap::new(),
             top: None,
             routed: false,
         }
@@ -146,7 +147,7 @@ impl<'a> Draft<'a> {
                 self.used
                     .extend(devices.iter().map(|device| device.id.clone()));
                 self.units.push(PlacedUnit::of(cell.clone(), &devices));
-                self.matched_cells.push(cell);
+                self.matched_cells.insert(module.id.clone(), cell);
             }
         }
     }
@@ -221,17 +222,26 @@ impl<'a> Draft<'a> {
 
     pub(crate) fn add_dummies_and_rings(&mut self) {
         let point = self.point;
-        if point.dummies > 0 && self.builder.has("layout.add_dummies") {
-            for cell in &self.matched_cells {
-                let arguments = json!({"cell": cell, "count": point.dummies});
-                self.builder.push("layout.add_dummies", arguments, true, "");
+        if self.builder.has("layout.add_dummies") {
+            for (module, cell) in &self.matched_cells {
+                let count = point.dummies_of(module);
+                if count > 0 {
+                    let arguments = json!({"cell": cell, "count": count});
+                    self.builder.push("layout.add_dummies", arguments, true, "");
+                }
             }
         }
-        if point.guard_ring && self.builder.has("layout.add_guard_ring") {
+        if self.builder.has("layout.add_guard_ring") {
+            let ringed: HashSet<&String> = self
+                .matched_cells
+                .iter()
+                .filter(|(module, _)| point.ring_of(module))
+                .map(|(_, cell)| cell)
+                .collect();
             for unit in self
                 .units
                 .iter_mut()
-                .filter(|unit| self.matched_cells.contains(&unit.cell))
+                .filter(|unit| ringed.contains(&unit.cell))
             {
                 let ring = format!("gr_{}", unit.cell);
                 let arguments = json!({"cell": unit.cell, "kind": "auto", "cell_name": ring});
@@ -489,6 +499,13 @@ impl<'a> Draft<'a> {
             point.spacing_nm,
             point.aspect_ratio_pct,
         );
+        for (module, count) in &point.module_dummies {
+            summary.push_str(&format!("; {module}: {count} dummies"));
+        }
+        for (module, ring) in &point.module_rings {
+            let ring = if *ring { "on" } else { "off" };
+            summary.push_str(&format!("; {module}: guard ring {ring}"));
+        }
         if !self.builder.notes.is_empty() {
             summary.push_str("; notes: ");
             summary.push_str(&self.builder.notes.join("; "));

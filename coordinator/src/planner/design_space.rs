@@ -40,10 +40,13 @@ pub struct DesignSpace {
     /// devices always drawn as one cell (they move together in the order)
     #[serde(default)]
     pub bound: Vec<Vec<String>>,
+    /// matched modules whose dummies and guard ring are chosen per module
+    #[serde(default)]
+    pub groups: Vec<String>,
 }
 
 /// The coordinates a mutation may change.
-const GENES: u64 = 10;
+const GENES: u64 = 11;
 
 impl DesignSpace {
     /// The point a layout engineer would try first: common centroid, fingers split
@@ -74,6 +77,8 @@ impl DesignSpace {
             order: self.default_order(),
             rows: BTreeMap::new(),
             module_arrangements: BTreeMap::new(),
+            module_dummies: BTreeMap::new(),
+            module_rings: BTreeMap::new(),
         }
     }
 
@@ -101,6 +106,16 @@ impl DesignSpace {
             .iter()
             .map(|module| (module.clone(), rng.pick(&self.arrangements).clone()))
             .collect();
+        let module_dummies = self
+            .groups
+            .iter()
+            .map(|module| (module.clone(), *rng.pick(&self.dummies)))
+            .collect();
+        let module_rings = self
+            .groups
+            .iter()
+            .map(|module| (module.clone(), *rng.pick(&self.guard_rings)))
+            .collect();
         DesignPoint {
             arrangement: rng.pick(&self.arrangements).clone(),
             finger_split: *rng.pick(&self.finger_splits),
@@ -112,6 +127,8 @@ impl DesignSpace {
             order,
             rows,
             module_arrangements,
+            module_dummies,
+            module_rings,
         }
     }
 
@@ -122,8 +139,9 @@ impl DesignSpace {
         crate::planner::placement_order::complete(point, &self.kinds, &self.bound)
     }
 
-    /// One spelling per layout: the whole order, and no module arrangement that
-    /// repeats the global one.
+    /// One spelling per layout: the whole order, no module arrangement that repeats
+    /// the global one, and the dummies and rings of the groups as the first group's
+    /// value plus the groups that differ from it.
     pub fn canonical(&self, point: &DesignPoint) -> DesignPoint {
         let mut canonical = DesignPoint {
             order: self.full_order(point),
@@ -132,6 +150,16 @@ impl DesignSpace {
         canonical
             .module_arrangements
             .retain(|_, arrangement| *arrangement != point.arrangement);
+        fold_groups(
+            &self.groups,
+            &mut canonical.dummies,
+            &mut canonical.module_dummies,
+        );
+        fold_groups(
+            &self.groups,
+            &mut canonical.guard_ring,
+            &mut canonical.module_rings,
+        );
         canonical
     }
 
@@ -150,7 +178,8 @@ impl DesignSpace {
                 6 => mutated.aspect_ratio_pct = *rng.pick(&self.aspect_ratios_pct),
                 7 => self.mutate_order(&mut mutated.order, rng),
                 8 => self.mutate_rows(&mut mutated.rows, rng),
-                _ => self.mutate_module(&mut mutated.module_arrangements, rng),
+                9 => self.mutate_module(&mut mutated.module_arrangements, rng),
+                _ => self.mutate_group(&mut mutated, rng),
             }
             mutated = self.canonical(&mutated);
             if mutated != original {
@@ -224,6 +253,25 @@ impl DesignSpace {
         arrangements.insert(module, rng.pick(&self.arrangements).clone());
     }
 
+    /// Gives one matched module its own dummy count or guard ring (what an engineer
+    /// does for the one pair whose matching matters most, or takes off a large
+    /// mirror that gains nothing from them).
+    fn mutate_group(&self, point: &mut DesignPoint, rng: &mut SplitMix64) {
+        if self.groups.is_empty() {
+            return;
+        }
+        let module = rng.pick(&self.groups).clone();
+        if self.guard_rings.len() > 1 && rng.below(2) == 0 {
+            point
+                .module_rings
+                .insert(module, *rng.pick(&self.guard_rings));
+        } else {
+            point
+                .module_dummies
+                .insert(module, *rng.pick(&self.dummies));
+        }
+    }
+
     /// A child of two points: each global knob from either parent, the order by
     /// order crossover (a stretch of `first`'s order kept in place, the other devices
     /// in `second`'s order), rows and module arrangements gene by gene.
@@ -274,6 +322,8 @@ impl DesignSpace {
             order: Vec::new(),
             rows: BTreeMap::new(),
             module_arrangements: BTreeMap::new(),
+            module_dummies: BTreeMap::new(),
+            module_rings: BTreeMap::new(),
         };
         for kind in &self.kinds {
             let pick = if coin() { first } else { second };
@@ -289,17 +339,29 @@ impl DesignSpace {
                     .insert(module.clone(), arrangement.clone());
             }
         }
+        // a module's dummies and ring go together: both shape its ends
+        for module in &self.groups {
+            let pick = if coin() { first } else { second };
+            child
+                .module_dummies
+                .insert(module.clone(), pick.dummies_of(module));
+            child
+                .module_rings
+                .insert(module.clone(), pick.ring_of(module));
+        }
         child.order = order_crossover(&self.full_order(first), &self.full_order(second), rng);
-        child
+        self.canonical(&child)
     }
 
     /// Number of distinct points (saturating).
     pub fn size(&self) -> u64 {
+        // with groups, the global dummies and ring are the first group's (canonical)
+        let global = |values: usize| if self.groups.is_empty() { values } else { 1 };
         let knobs = [
             self.arrangements.len() as u64,
             self.finger_splits.len() as u64,
-            self.dummies.len() as u64,
-            self.guard_rings.len() as u64,
+            global(self.dummies.len()) as u64,
+            global(self.guard_rings.len()) as u64,
             self.row_orders.max(1) as u64,
             self.spacings_nm.len() as u64,
             self.aspect_ratios_pct.len() as u64,
@@ -308,12 +370,41 @@ impl DesignSpace {
             (1..=kind.devices.len() as u64).chain([u64::from(kind.max_rows.max(1))])
         });
         let modules = self.modules.iter().map(|_| self.arrangements.len() as u64);
+        let groups = self
+            .groups
+            .iter()
+            .map(|_| (self.dummies.len() * self.guard_rings.len()) as u64);
         knobs
             .into_iter()
             .chain(orders)
             .chain(modules)
+            .chain(groups)
             .fold(1u64, |size, factor| size.saturating_mul(factor.max(1)))
     }
+}
+
+/// One spelling of a per-group choice (dummies or ring): `global` applies to every
+/// group without an entry in `overrides`. Every matched cell is a group, so when
+/// there are groups, `global` takes the first group's value and `overrides` holds
+/// the groups that differ; without groups, only entries equal to `global` go.
+fn fold_groups<T: Copy + PartialEq>(
+    groups: &[String],
+    global: &mut T,
+    overrides: &mut BTreeMap<String, T>,
+) {
+    let Some(first) = groups.first() else {
+        overrides.retain(|_, value| *value != *global);
+        return;
+    };
+    let value_of = |module: &String| overrides.get(module).copied().unwrap_or(*global);
+    let first_value = value_of(first);
+    let differing: BTreeMap<String, T> = groups
+        .iter()
+        .map(|module| (module.clone(), value_of(module)))
+        .filter(|(_, value)| *value != first_value)
+        .collect();
+    *global = first_value;
+    *overrides = differing;
 }
 
 fn shuffle<T>(items: &mut [T], rng: &mut SplitMix64) {
@@ -372,6 +463,7 @@ mod tests {
             ],
             modules: vec!["dp".into()],
             bound: vec![],
+            groups: vec!["dp".into(), "mirror".into()],
         }
     }
 
@@ -405,6 +497,55 @@ mod tests {
     }
 
     #[test]
+    fn mutations_give_single_groups_their_own_dummies_in_one_spelling() {
+        let space = space();
+        let mut rng = SplitMix64::new(3);
+        let mut point = space.default_point();
+        let mut apart = 0;
+        for _ in 0..400 {
+            point = space.mutate(&point, &mut rng);
+            for (module, count) in &point.module_dummies {
+                assert!(space.groups.contains(module), "{module}");
+                assert!(space.dummies.contains(count));
+                assert_ne!(
+                    *count, point.dummies,
+                    "an override repeats the global count"
+                );
+                assert_ne!(module, "dp", "the first group's count is the global one");
+            }
+            assert!(point.module_rings.is_empty(), "no rings in this space");
+            let counts: HashSet<u32> = space
+                .groups
+                .iter()
+                .map(|module| point.dummies_of(module))
+                .collect();
+            apart += usize::from(counts.len() > 1);
+        }
+        assert!(apart > 0, "no point gave the two groups different dummies");
+        // three spellings of "two dummies at both groups" are one point, one key
+        let default = space.default_point();
+        let mut each = default.clone();
+        each.dummies = 0;
+        each.module_dummies = [("dp".into(), 2), ("mirror".into(), 2)].into();
+        let mut global = default.clone();
+        global.dummies = 2;
+        let mut repeated = global.clone();
+        repeated.module_dummies = [("mirror".into(), 2)].into();
+        let canonical = space.canonical(&global);
+        assert!(canonical.module_dummies.is_empty());
+        for spelling in [&each, &repeated] {
+            assert_eq!(space.canonical(spelling), canonical);
+            assert_eq!(space.canonical(spelling).key(), canonical.key());
+        }
+        // and the first group's own count is the global one
+        let mut apart = default;
+        apart.module_dummies = [("dp".into(), 0)].into();
+        let canonical = space.canonical(&apart);
+        assert_eq!(canonical.dummies, 0);
+        assert_eq!(canonical.module_dummies, [("mirror".into(), 1)].into());
+    }
+
+    #[test]
     fn a_partial_order_is_completed_from_the_default() {
         let space = space();
         let mut point = space.default_point();
@@ -415,8 +556,9 @@ mod tests {
     #[test]
     fn the_space_counts_orders_rows_and_module_arrangements() {
         let space = space();
-        // knobs 2·2·2·1·2·1·1 = 16; orders 3!·2 (rows) · 2!·1 = 24; one module: 2
-        assert_eq!(space.size(), 16 * 24 * 2);
+        // knobs 2·2·(dummies: the first group's)·1·2·1·1 = 8; orders 3!·2 (rows) ·
+        // 2!·1 = 24; one module's arrangement: 2; two groups' dummies and rings: (2·1)²
+        assert_eq!(space.size(), 8 * 24 * 2 * 4);
         let mut rng = SplitMix64::new(5);
         let first = space.random_point(&mut rng);
         let again = space.random_point(&mut SplitMix64::new(5));

@@ -23,7 +23,7 @@ use crate::model::{DesignPoint, Plan};
 use crate::planner::candidate_plan::Draft;
 use crate::planner::design_space::KindOrder;
 use crate::planner::device_units::{RowKind, is_mos};
-use crate::planner::placement_order::{bound_modules, complete, default_kinds};
+use crate::planner::placement_order::{bound_modules, complete, default_kinds, matched_groups};
 use crate::planner::{
     Adjusted, DesignSpace, PlanError, Planner, PlannerFuture, SkillCatalog, react,
 };
@@ -59,8 +59,16 @@ pub struct HeuristicPlanner {
     placement: OnceLock<Placement>,
 }
 
-/// The default order of each row kind, and the modules whose devices move together.
-type Placement = (Vec<KindOrder>, Vec<Vec<String>>);
+/// How the circuit's devices are placed at every design point.
+#[derive(Debug, Clone)]
+struct Placement {
+    /// the default order of each row kind
+    kinds: Vec<KindOrder>,
+    /// the devices of each module drawn as one cell (they move together)
+    bound: Vec<Vec<String>>,
+    /// the matched modules that may be drawn as matched cells
+    groups: Vec<String>,
+}
 
 impl HeuristicPlanner {
     pub fn new(raw: RawInputs) -> HeuristicPlanner {
@@ -72,11 +80,10 @@ impl HeuristicPlanner {
     }
 
     fn placement(&self, context: &TaskContext) -> &Placement {
-        self.placement.get_or_init(|| {
-            (
-                default_kinds(&context.circuit),
-                bound_modules(&context.circuit),
-            )
+        self.placement.get_or_init(|| Placement {
+            kinds: default_kinds(&context.circuit),
+            bound: bound_modules(&context.circuit),
+            groups: matched_groups(&context.circuit),
         })
     }
 
@@ -118,6 +125,23 @@ impl Planner for HeuristicPlanner {
             .collect();
         let row_orders = (1..=kinds.len().max(1) as u32).product::<u32>().min(6);
         let routed = self.routing(skills).is_some();
+        let dummies = if skills.contains_key("layout.add_dummies") {
+            vec![0, 1, 2]
+        } else {
+            vec![0]
+        };
+        // routed layouts get bulk taps from the router: no guard rings there
+        let guard_rings = if skills.contains_key("layout.add_guard_ring") && !routed {
+            vec![false, true]
+        } else {
+            vec![false]
+        };
+        // a matched module's ends take their own dummies and ring
+        let groups = if dummies.len() > 1 || guard_rings.len() > 1 {
+            self.placement(context).groups.clone()
+        } else {
+            Vec::new()
+        };
         DesignSpace {
             // route.nets needs one row of devices per row cell: no 2-D modules when routing
             arrangements: if routed {
@@ -126,17 +150,8 @@ impl Planner for HeuristicPlanner {
                 vec!["ABBA".into(), "2D".into(), "ABAB".into()]
             },
             finger_splits,
-            dummies: if skills.contains_key("layout.add_dummies") {
-                vec![0, 1, 2]
-            } else {
-                vec![0]
-            },
-            // routed layouts get bulk taps from the router: no guard rings there
-            guard_rings: if skills.contains_key("layout.add_guard_ring") && !routed {
-                vec![false, true]
-            } else {
-                vec![false]
-            },
+            dummies,
+            guard_rings,
             row_orders,
             spacings_nm: vec![0, 200, 500],
             // a routed row holds one device type: no single mixed row
@@ -145,8 +160,9 @@ impl Planner for HeuristicPlanner {
             } else {
                 vec![100, 50, 200]
             },
-            kinds: self.placement(context).0.clone(),
-            bound: self.placement(context).1.clone(),
+            kinds: self.placement(context).kinds.clone(),
+            bound: self.placement(context).bound.clone(),
+            groups,
             modules: context
                 .circuit
                 .modules
@@ -171,8 +187,8 @@ impl Planner for HeuristicPlanner {
         if !required.is_empty() {
             return Err(PlanError::MissingSkills(required));
         }
-        let (kinds, bound) = self.placement(context);
-        let order = complete(point, kinds, bound);
+        let placement = self.placement(context);
+        let order = complete(point, &placement.kinds, &placement.bound);
         let mut draft = Draft::new(&context.circuit, point, &order, skills);
         draft.load_technology(&self.raw.drc_rules);
         draft.add_matched_modules();

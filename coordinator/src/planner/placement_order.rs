@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use centroid_schemas::{Circuit, Device, DeviceType, NetType};
+use centroid_schemas::{Circuit, CircuitModule, Device, DeviceType, NetType};
 
 use crate::model::DesignPoint;
 use crate::planner::design_space::KindOrder;
@@ -176,28 +176,54 @@ fn next_permutation(items: &mut [usize]) -> bool {
     true
 }
 
-/// The matched modules drawn as one cell at every design point (MOS devices of one
-/// type that cut into one common unit): their devices move together.
+/// The MOS devices of matched module `module` when the planner may draw them as
+/// one matched cell: two or more, of one type, cut into one common unit.
+fn matched_cell_devices<'a>(
+    circuit: &'a Circuit,
+    module: &CircuitModule,
+) -> Option<Vec<&'a Device>> {
+    let devices: Vec<&Device> = module
+        .devices
+        .iter()
+        .filter_map(|member| circuit.device(&member.device_id))
+        .filter(|device| is_mos(device))
+        .collect();
+    let first = devices.first()?;
+    let one_cell = devices.len() >= 2
+        && devices
+            .iter()
+            .all(|device| device.device_type == first.device_type)
+        && unit_splits(&devices, 1).is_some();
+    one_cell.then_some(devices)
+}
+
+/// The matched modules drawn as one cell at every design point (every member a
+/// drawable MOS device of one type, cut into one common unit): their devices move
+/// together.
 pub fn bound_modules(circuit: &Circuit) -> Vec<Vec<String>> {
     circuit
         .modules
         .iter()
         .filter(|module| module.module_type.is_matched())
         .filter_map(|module| {
-            let devices: Vec<&Device> = module
-                .devices
-                .iter()
-                .filter_map(|member| circuit.device(&member.device_id))
-                .collect();
-            let first = devices.first()?;
-            let interchangeable = devices.len() >= 2
-                && devices.len() == module.devices.len()
-                && devices.iter().all(|device| {
-                    is_mos(device) && is_drawable(device) && device.device_type == first.device_type
-                })
-                && unit_splits(&devices, 1).is_some();
-            interchangeable.then(|| devices.iter().map(|device| device.id.clone()).collect())
+            let devices = matched_cell_devices(circuit, module)?;
+            let whole = devices.len() == module.devices.len()
+                && devices.iter().all(|device| is_drawable(device));
+            whole.then(|| devices.iter().map(|device| device.id.clone()).collect())
         })
+        .collect()
+}
+
+/// Every matched module the planner may draw as a matched cell (its MOS members
+/// cut into one unit), by id: the modules whose dummies and ring a point may choose
+/// one by one. Every matched cell of every plan is one of them.
+pub fn matched_groups(circuit: &Circuit) -> Vec<String> {
+    circuit
+        .modules
+        .iter()
+        .filter(|module| module.module_type.is_matched())
+        .filter(|module| matched_cell_devices(circuit, module).is_some())
+        .map(|module| module.id.clone())
         .collect()
 }
 

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::model::DesignPoint;
 use crate::planner::heuristic::{HeuristicPlanner, RawInputs};
-use crate::planner::plan_builder::fit_to_schema;
+use crate::planner::plan_builder::{cell_name, fit_to_schema};
 use crate::planner::react::reasons;
 use crate::planner::{Planner, SkillCatalog};
 
@@ -365,4 +365,58 @@ fn the_default_order_puts_the_devices_of_one_branch_next_to_each_other() {
     // alternating around the middle alone would give MB MA MC MD; the branch is
     // drawn as it is wired (of its two directions, the one nearer the listing)
     assert_eq!(nmos.devices, ["MA", "MB", "MC", "MD"]);
+}
+
+#[test]
+fn each_matched_module_takes_its_own_dummies_and_guard_ring() {
+    let (context, raw) = ota5();
+    let mut names = BASIC.to_vec();
+    names.push("layout.add_guard_ring");
+    let catalog = skills(&names);
+    // not routed: guard rings are in the space
+    let planner = HeuristicPlanner::new(raw);
+    let space = planner.design_space(&context, &catalog);
+    assert_eq!(space.groups.len(), 2, "the pair and the mirror: {space:?}");
+    let (first, second) = (&space.groups[0], &space.groups[1]);
+    let mut point = space.default_point();
+    point.dummies = 2;
+    point.module_dummies = [(first.clone(), 0)].into();
+    point.module_rings = [(second.clone(), true)].into();
+    let plan = planner
+        .plan(&context, &space.canonical(&point), &catalog)
+        .unwrap();
+    let calls = |skill: &str| -> Vec<Value> {
+        plan.steps
+            .iter()
+            .filter(|step| step.skill == skill)
+            .map(|step| step.arguments.clone())
+            .collect()
+    };
+    let second_cell = cell_name("mod", second);
+    assert_eq!(
+        calls("layout.add_dummies"),
+        [json!({"cell": second_cell, "count": 2})],
+        "no dummies at {first}, two at {second}"
+    );
+    let rings = calls("layout.add_guard_ring");
+    assert_eq!(rings.len(), 1, "{rings:?}");
+    assert_eq!(rings[0]["cell"], json!(second_cell));
+    // the ring wraps the module's cell: the placement places the ring
+    let placed: Vec<String> = plan
+        .steps
+        .iter()
+        .filter(|step| step.skill == "layout.place")
+        .flat_map(|step| serde_json::to_string(&step.arguments))
+        .collect();
+    assert!(
+        placed[0].contains(&format!("gr_{second_cell}")),
+        "{placed:?}"
+    );
+    // the summary names the groups that differ from the first (whose count is global)
+    for said in [
+        format!("{second}: 2 dummies"),
+        format!("{second}: guard ring on"),
+    ] {
+        assert!(plan.summary.contains(&said), "{}", plan.summary);
+    }
 }

@@ -89,6 +89,7 @@ def test_run_design_points_cover_the_space() -> None:
             # a matched pair's arrangement on its own
             assert any(p.get("rows") for p in points), where
             assert any(p.get("module_arrangements") for p in points), where
+            assert any(p.get("module_dummies") for p in points), where
             assert seen["arrangement"] == {"ABBA", "ABAB"}, where
             for knob in knobs:
                 assert len(seen[knob]) > 1, (knob, where)
@@ -173,3 +174,39 @@ def test_the_skill_package_has_no_planner_of_its_own() -> None:
     import importlib.util
 
     assert importlib.util.find_spec("centroid_skills.flow") is None
+
+
+def dummy_counts(gds: Path, cells: list[str]) -> dict[str, int]:
+    """The dummy devices placed in each of `cells` of the exported layout."""
+    import klayout.db as kdb
+
+    layout = kdb.Layout()
+    layout.read(str(gds))
+    counts = {}
+    for name in cells:
+        cell = layout.cell(name)
+        assert cell is not None, f"{name} is not in {gds}"
+        counts[name] = sum(1 for inst in cell.each_inst() if inst.cell.name.endswith("_dummy"))
+    return counts
+
+
+@pytest.mark.rust_plans(requests=lambda _p: [example_request(e, "sky130") for e in EXAMPLES])
+def test_a_matched_module_gets_its_own_dummies(tmp_path: Path) -> None:
+    """The first drafted point that gives one matched module other dummies than another is
+    drawn so: in the exported layout each module's cell holds its count of dummies at both
+    ends of its row (none where the point says none), and the candidate is clean."""
+    candidates = [c for e in EXAMPLES for c in draft(example_request(e, "sky130")).candidates
+                  if c.design_point.get("module_dummies")]
+    assert candidates, "no drafted point chose dummies per module"
+    candidate = candidates[0]
+    modules = [s["arguments"]["cell_name"] for s in candidate.steps
+               if s["skill"] in ("layout.create_common_centroid_pair",
+                                 "layout.create_interdigitated_group")]
+    wanted = {name: 0 for name in modules}
+    for step in candidate.steps:
+        if step["skill"] == "layout.add_dummies":
+            wanted[step["arguments"]["cell"]] = 2 * step["arguments"]["count"]
+    assert len(set(wanted.values())) > 1, (candidate.design_point, wanted)
+    result = run_plan(candidate.steps, tmp_path)
+    check_clean(result)
+    assert dummy_counts(tmp_path / "layout.gds", modules) == wanted, candidate.summary
