@@ -66,6 +66,10 @@ fn run_with(fake: &FakeLlm, example: &str, iterations: u32, timeout_ms: u64) -> 
         .args([
             "--seed",
             "3",
+            // every iteration runs: what the critic and the planner see does not
+            // hang on whether an iteration happened to improve on the one before
+            "--patience",
+            "1000",
             "--iterations",
             &iterations.to_string(),
             "--out",
