@@ -69,15 +69,42 @@ fn drafted(report: &Value) -> Vec<(String, String, String)> {
 }
 
 /// Each iteration's candidates in the order they were first dispatched, as
-/// (guard ring, dummies, drafted index) of their design points.
-fn dispatch_order(progress: &str, report: &Value) -> Vec<Vec<(bool, u64, u64)>> {
-    let designs: Vec<(&str, &Value)> = report["candidates"]
-        .as_array()
-        .unwrap()
+/// (guard rings, dummies, drafted index) of their design points: the rings and the
+/// dummies of every matched module (its own, else the point's).
+fn dispatch_order(progress: &str, report: &Value) -> Vec<Vec<(u64, u64, u64)>> {
+    let candidates = report["candidates"].as_array().unwrap();
+    let designs: Vec<(&str, &Value)> = candidates
         .iter()
         .map(|candidate| (candidate["id"].as_str().unwrap(), &candidate["design"]))
         .collect();
-    let mut iterations: Vec<Vec<(bool, u64, u64)>> = Vec::new();
+    // the matched modules, as the layout of any candidate measured them
+    let modules: Vec<&str> = candidates
+        .iter()
+        .find_map(|candidate| candidate["metrics"]["layout"]["groups"].as_array())
+        .expect("a measured candidate")
+        .iter()
+        .map(|group| group["module"].as_str().unwrap())
+        .collect();
+    let added = |design: &Value| -> (u64, u64) {
+        let rings = modules
+            .iter()
+            .filter(|module| {
+                design["module_rings"][*module]
+                    .as_bool()
+                    .unwrap_or(design["guard_ring"].as_bool().unwrap())
+            })
+            .count() as u64;
+        let dummies = modules
+            .iter()
+            .map(|module| {
+                design["module_dummies"][*module]
+                    .as_u64()
+                    .unwrap_or(design["dummies"].as_u64().unwrap())
+            })
+            .sum();
+        (rings, dummies)
+    };
+    let mut iterations: Vec<Vec<(u64, u64, u64)>> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for line in progress.lines() {
         let Some(tail) = line.split("candidate_dispatched ").nth(1) else {
@@ -98,11 +125,8 @@ fn dispatch_order(progress: &str, report: &Value) -> Vec<Vec<(bool, u64, u64)>> 
         if iterations.len() <= iteration {
             iterations.resize(iteration + 1, Vec::new());
         }
-        iterations[iteration].push((
-            design["guard_ring"].as_bool().unwrap(),
-            design["dummies"].as_u64().unwrap(),
-            index,
-        ));
+        let (rings, dummies) = added(design);
+        iterations[iteration].push((rings, dummies, index));
     }
     iterations
 }
@@ -160,8 +184,8 @@ fn the_next_iteration_starts_early_and_the_search_stays_deterministic() {
     assert_eq!(order.len(), 7, "{progress_one}");
     for dispatched in &order {
         let mut expected = dispatched.clone();
-        expected.sort_by_key(|&(ring, dummies, index)| {
-            (std::cmp::Reverse(ring), std::cmp::Reverse(dummies), index)
+        expected.sort_by_key(|&(rings, dummies, index)| {
+            (std::cmp::Reverse(rings), std::cmp::Reverse(dummies), index)
         });
         assert_eq!(dispatched, &expected, "{progress_one}");
     }

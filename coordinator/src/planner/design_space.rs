@@ -1,8 +1,8 @@
 //! The design space of a task: seven global knobs plus the placement genes a
 //! layout engineer would move by hand — the left-to-right order of the devices of
-//! each kind, how many rows each kind is folded into, and the arrangement of each
-//! matched module. Random points, mutations and crossovers over it, all
-//! deterministic for a seed.
+//! each kind, how many rows each kind is folded into, the arrangement of each
+//! matched pair, and the dummies and guard ring of each matched module. Random
+//! points, mutations and crossovers over it, all deterministic for a seed.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -274,7 +274,8 @@ impl DesignSpace {
 
     /// A child of two points: each global knob from either parent, the order by
     /// order crossover (a stretch of `first`'s order kept in place, the other devices
-    /// in `second`'s order), rows and module arrangements gene by gene.
+    /// in `second`'s order), rows, module arrangements and each module's dummies
+    /// and ring gene by gene.
     pub fn crossover(
         &self,
         first: &DesignPoint,
