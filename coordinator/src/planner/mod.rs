@@ -13,6 +13,7 @@ pub mod placement_order;
 pub mod plan_builder;
 pub mod random;
 pub mod react;
+pub mod row_arrangement;
 pub mod rules_probe;
 #[cfg(test)]
 mod tests;

@@ -5,11 +5,12 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use centroid_schemas::{Circuit, CircuitModule, Device, DeviceType, NetType};
+use centroid_schemas::{Circuit, CircuitModule, Device, DeviceType};
 
 use crate::model::DesignPoint;
 use crate::planner::design_space::KindOrder;
 use crate::planner::device_units::{RowKind, is_mos, unit_splits};
+use crate::planner::row_arrangement::{NetPlaces, arrange_by_nets, record_places};
 
 /// The most rows one device kind is folded into.
 const MOST_ROWS: usize = 3;
@@ -35,8 +36,9 @@ pub fn is_drawable(device: &Device) -> bool {
 /// The devices of each row kind in the default order: the devices of each matched
 /// module next to each other, the other devices alternating around them — then the
 /// blocks (a matched module's devices, or one device) ordered so that the signal
-/// nets they share span the fewest places ([`arrange_by_nets`]), as an engineer
-/// puts the devices of one branch next to each other.
+/// nets they share span the fewest places and, of orders alike, stand above the
+/// same nets of the rows arranged before ([`arrange_by_nets`]), as an engineer puts
+/// the devices of one branch next to each other.
 pub fn default_kinds(circuit: &Circuit) -> Vec<KindOrder> {
     let drawable: Vec<&Device> = circuit.devices.iter().filter(|d| is_drawable(d)).collect();
     let mut kinds: Vec<RowKind> = drawable
@@ -67,6 +69,7 @@ pub fn default_kinds(circuit: &Circuit) -> Vec<KindOrder> {
             matched_by_kind.entry(kind).or_default().push(block);
         }
     }
+    let mut places = NetPlaces::new();
     kinds
         .into_iter()
         .map(|kind| {
@@ -81,10 +84,9 @@ pub fn default_kinds(circuit: &Circuit) -> Vec<KindOrder> {
                     blocks.insert(0, vec![single.id.clone()]);
                 }
             }
-            let devices: Vec<String> = arrange_by_nets(blocks, circuit)
-                .into_iter()
-                .flatten()
-                .collect();
+            let blocks = arrange_by_nets(blocks, circuit, &places);
+            record_places(&blocks, circuit, &mut places);
+            let devices: Vec<String> = blocks.into_iter().flatten().collect();
             let max_rows = (devices.len() / 2).clamp(1, MOST_ROWS) as u32;
             KindOrder {
                 kind: kind_name(kind).to_string(),
@@ -93,87 +95,6 @@ pub fn default_kinds(circuit: &Circuit) -> Vec<KindOrder> {
             }
         })
         .collect()
-}
-
-/// The most blocks of one row kind whose orders are all tried; a longer row keeps
-/// its order as given.
-const MOST_BLOCKS_ARRANGED: usize = 8;
-
-/// `blocks` (devices that stand together) in the order where the signal nets two
-/// blocks or more share span the fewest places in all (Σ last − first position):
-/// every order is tried, and of equally good ones the first in the order given
-/// wins. Supply nets go to the rails, not the channels, and bulks are not wired.
-pub fn arrange_by_nets(blocks: Vec<Vec<String>>, circuit: &Circuit) -> Vec<Vec<String>> {
-    if blocks.len() < 3 || blocks.len() > MOST_BLOCKS_ARRANGED {
-        return blocks;
-    }
-    let mut net_ids: BTreeMap<&str, usize> = BTreeMap::new();
-    let block_nets: Vec<Vec<usize>> = blocks
-        .iter()
-        .map(|block| {
-            let mut nets: Vec<usize> = block
-                .iter()
-                .filter_map(|id| circuit.device(id))
-                .flat_map(|device| {
-                    device
-                        .terminals
-                        .iter()
-                        .filter(|(terminal, _)| terminal.as_str() != "b")
-                        .map(|(_, net)| net.as_str())
-                })
-                .filter(|net| circuit.net_type(net) == NetType::Signal)
-                .map(|net| {
-                    let next = net_ids.len();
-                    *net_ids.entry(net).or_insert(next)
-                })
-                .collect();
-            nets.sort();
-            nets.dedup();
-            nets
-        })
-        .collect();
-    let span = |order: &[usize]| -> usize {
-        let mut first = vec![usize::MAX; net_ids.len()];
-        let mut last = vec![0; net_ids.len()];
-        for (position, block) in order.iter().enumerate() {
-            for &net in &block_nets[*block] {
-                first[net] = first[net].min(position);
-                last[net] = last[net].max(position);
-            }
-        }
-        first
-            .iter()
-            .zip(&last)
-            .filter(|(first, _)| **first != usize::MAX)
-            .map(|(first, last)| last - first)
-            .sum()
-    };
-    let mut order: Vec<usize> = (0..blocks.len()).collect();
-    let (mut best, mut best_span) = (order.clone(), span(&order));
-    // every permutation in lexicographic order, from the given one
-    while next_permutation(&mut order) {
-        let order_span = span(&order);
-        if order_span < best_span {
-            (best, best_span) = (order.clone(), order_span);
-        }
-    }
-    best.into_iter()
-        .map(|index| blocks[index].clone())
-        .collect()
-}
-
-/// The next permutation in lexicographic order; `false` after the last.
-fn next_permutation(items: &mut [usize]) -> bool {
-    let Some(pivot) = items.windows(2).rposition(|pair| pair[0] < pair[1]) else {
-        return false;
-    };
-    let successor = items
-        .iter()
-        .rposition(|item| *item > items[pivot])
-        .expect("a larger item follows the pivot");
-    items.swap(pivot, successor);
-    items[pivot + 1..].reverse();
-    true
 }
 
 /// The MOS devices of matched module `module` when the planner may draw them as

@@ -368,6 +368,81 @@ fn the_default_order_puts_the_devices_of_one_branch_next_to_each_other() {
 }
 
 #[test]
+fn the_pmos_row_stands_above_the_nmos_devices_it_is_wired_to() {
+    // three branches side by side: Ni pulls net ai down, Pi pulls it up; the
+    // devices of a row share no signal net (every order of a row spans alike) and
+    // no two devices are matched. The
+    // pmos are listed in another order than the nmos, and every order of the
+    // nmos listing must give the pmos row the nmos row's sequence of branches.
+    let device = |id: &str, kind: &str, d: &str, g: &str, s: &str, w: f64| {
+        let bulk = if kind == "nmos" { "vss" } else { "vdd" };
+        json!({"id": id, "type": kind, "w": w, "l": 5e-7, "nf": 1, "m": 1,
+               "terminals": {"d": d, "g": g, "s": s, "b": bulk}})
+    };
+    let listings = [["N1", "N2", "N3"], ["N3", "N1", "N2"], ["N2", "N3", "N1"]];
+    for listing in listings {
+        let mut devices: Vec<Value> = ["P3", "P1", "P2"]
+            .iter()
+            .map(|id| {
+                let branch = &id[1..];
+                let w = 2e-6 + branch.parse::<f64>().unwrap() * 1e-6;
+                device(
+                    id,
+                    "pmos",
+                    &format!("a{branch}"),
+                    &format!("p{branch}"),
+                    "vdd",
+                    w,
+                )
+            })
+            .collect();
+        devices.extend(listing.iter().map(|id| {
+            let branch = &id[1..];
+            let w = 6e-6 + branch.parse::<f64>().unwrap() * 1e-6;
+            device(
+                id,
+                "nmos",
+                &format!("a{branch}"),
+                &format!("g{branch}"),
+                "vss",
+                w,
+            )
+        }));
+        let netlist = json!({
+            "schema_version": "1.0.0",
+            "top": "branches",
+            "cells": [{
+                "name": "branches",
+                "nets": ["a1", "a2", "a3", "g1", "g2", "g3", "p1", "p2", "p3", "vdd", "vss"],
+                "devices": devices,
+            }],
+        });
+        let (context, _) = load(
+            &netlist.to_string(),
+            include_str!("../../../examples/ota5/drc_rules.json"),
+            include_str!("../../../examples/ota5/objectives.json"),
+        );
+        assert!(
+            context
+                .circuit
+                .modules
+                .iter()
+                .all(|module| !module.module_type.is_matched())
+        );
+        let kinds = crate::planner::placement_order::default_kinds(&context.circuit);
+        let branches = |kind: &str| -> Vec<String> {
+            let row = kinds.iter().find(|row| row.kind == kind).unwrap();
+            row.devices.iter().map(|id| id[1..].to_string()).collect()
+        };
+        assert_eq!(
+            branches("pmos"),
+            branches("nmos"),
+            "listed {listing:?}: {kinds:?}"
+        );
+    }
+}
+
+#[test]
 fn each_matched_module_takes_its_own_dummies_and_guard_ring() {
     let (context, raw) = ota5();
     let mut names = BASIC.to_vec();
