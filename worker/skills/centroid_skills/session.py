@@ -53,6 +53,9 @@ class Session:
         #: the candidate's scratch directory under a worker: every file a skill reads or
         #: writes must be inside it (None: a library user, unconfined)
         self.scratch_dir: str | None = None
+        #: without a scratch directory, the files nobody named (a DRC report, an export
+        #: without a path) go here: removed at the next reset or when the process ends
+        self._unnamed: tempfile.TemporaryDirectory[str] | None = None
 
     def reset(self, scratch_dir: str | None = None) -> None:
         self.tech = None
@@ -60,11 +63,21 @@ class Session:
         self.cells = {}
         self.devices = {}
         self.scratch_dir = scratch_dir
+        if self._unnamed is not None:
+            self._unnamed.cleanup()
+            self._unnamed = None
 
     def temporary_dir(self, prefix: str) -> str:
         """A new directory for files nobody named: inside the scratch directory when
-        there is one."""
-        return tempfile.mkdtemp(prefix=prefix, dir=self.scratch_dir)
+        there is one (the worker removes it with the candidate), else inside the
+        session's own temporary directory (removed at the next reset or when the
+        process ends) — never left behind in the system's temporary directory."""
+        root = self.scratch_dir
+        if root is None:
+            if self._unnamed is None:
+                self._unnamed = tempfile.TemporaryDirectory(prefix="centroid_session_")
+            root = self._unnamed.name
+        return tempfile.mkdtemp(prefix=prefix, dir=root)
 
     def clear_layout(self) -> None:
         self.layout = _new_layout()

@@ -87,3 +87,22 @@ def test_without_a_scratch_directory_a_library_caller_is_not_confined(tmp_path: 
     client.call("layout.export", cell="dev", path=str(path))
     assert path.is_file()
     assert os.path.isabs(str(path))
+
+
+def test_without_a_scratch_directory_unnamed_files_go_with_the_session() -> None:
+    """A DRC report or an export nobody named lands in the session's own temporary
+    directory, which the next reset removes: a long-lived skill process (an MCP
+    session, a test run) leaves nothing behind per call."""
+    client = Client()
+    client.call("tech.load", rules=load_rule_set(REPO_ROOT / "examples" / "pdk" / "sky130.json"))
+    client.call("layout.create_device", device_id="M1", type="nmos", w=1e-6, l=1.5e-7, nf=1, m=1,
+                cell_name="dev")
+    report = Path(client.call("drc.run", cell="dev")["report_path"])
+    exported = Path(client.call("layout.export", cell="dev")["path"])
+    assert report.is_file() and exported.is_file()
+    root = report.parent.parent
+    assert exported.parent.parent == root and root.name.startswith("centroid_session_")
+    response = client.server.handle_message(
+        {"jsonrpc": "2.0", "id": 1, "method": "session/reset", "params": {}})
+    assert response is not None and response["result"] == {"ok": True}, response
+    assert not root.exists(), "the reset removed the session's unnamed files"
