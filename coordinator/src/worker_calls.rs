@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use centroid_proto::runtime::trace_context;
 use centroid_proto::v1::worker_client::WorkerClient;
 use centroid_proto::v1::{
-    CancelCandidateRequest, RunCandidateRequest, RunCandidateResponse, SkillCall,
+    Artifact, CancelCandidateRequest, RunCandidateRequest, RunCandidateResponse, SkillCall,
 };
 use centroid_proto::{Error, ErrorCode};
 use serde_json::Value;
@@ -68,6 +68,7 @@ pub(crate) fn run_request(
             })
             .collect(),
         continue_on_error,
+        inputs: Vec::new(),
     }
 }
 
@@ -213,7 +214,8 @@ pub(crate) enum ProbeError {
 }
 
 /// Runs a short plan outside the queue (e.g. `route.info` to learn the routing
-/// pitch before planning) on any live worker with the skills, within `deadline`.
+/// pitch before planning; a kept candidate's picture, its GDS sent as `inputs`) on
+/// any live worker with the skills, within `deadline`.
 /// A refusal for capacity or a lost worker is retried by the retry policy like
 /// any candidate, so a worker replacing its KLayout process cannot turn a probe
 /// into "no answer".
@@ -222,6 +224,7 @@ pub(crate) async fn probe(
     job: &JobRecord,
     plan: &Plan,
     deadline: Duration,
+    inputs: Vec<Artifact>,
 ) -> Result<RunCandidateResponse, ProbeError> {
     let (job_id, trace_id) = (job.job_id.as_str(), job.trace_id.as_str());
     let required: Vec<String> = plan.steps.iter().map(|step| step.skill.clone()).collect();
@@ -254,13 +257,14 @@ pub(crate) async fn probe(
             continue;
         };
         // a probe is a set of checks: every step runs, whatever the one before said
-        let request = run_request(
+        let mut request = run_request(
             &candidate_id,
             job_id,
             plan,
             remaining.as_millis() as u64,
             true,
         );
+        request.inputs = inputs.clone();
         let outcome = run_on_slot(
             &slot,
             request,

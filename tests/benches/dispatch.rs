@@ -121,6 +121,7 @@ async fn direct_runs(
                             arguments_json: "{}".into(),
                         }],
                         continue_on_error: false,
+                        inputs: Vec::new(),
                     };
                     let call_started = Instant::now();
                     let response = client

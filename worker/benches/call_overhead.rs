@@ -81,6 +81,7 @@ fn candidate(index: usize, steps: usize) -> RunCandidateRequest {
             })
             .collect(),
         continue_on_error: false,
+        inputs: Vec::new(),
     }
 }
 

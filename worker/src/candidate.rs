@@ -8,6 +8,7 @@
 //! way — its process group is killed and replaced — and fails with CANCELLED,
 //! not retryable.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -21,6 +22,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::cancel::CancelSignal;
+use crate::candidate_inputs;
 use crate::error::SkillProcessError;
 use crate::pool::SlotLease;
 use crate::schema_check::SkillCatalog;
@@ -57,7 +59,7 @@ enum Interruption {
 /// worker (TIMEOUT / SERVICE_UNAVAILABLE / INTERNAL_ERROR), not because of a skill.
 pub async fn run_candidate(
     mut lease: SlotLease,
-    request: RunCandidateRequest,
+    mut request: RunCandidateRequest,
     deadline: Instant,
     mut context: CandidateContext,
 ) -> Result<RunCandidateResponse, Error> {
@@ -78,11 +80,13 @@ pub async fn run_candidate(
     }
     let process = lease.process.as_mut().expect("ensured above");
     process.set_log_context(&request.candidate_id, &request.session_id);
-    // Only a plan that names the scratch directory can leave files in it.
-    let needs_scratch_dir = request
-        .plan
-        .iter()
-        .any(|step| step.arguments_json.contains(CANDIDATE_DIR_PLACEHOLDER));
+    // Only a plan that names the scratch directory can leave files in it (or read
+    // the files the request brings).
+    let needs_scratch_dir = !request.inputs.is_empty()
+        || request
+            .plan
+            .iter()
+            .any(|step| step.arguments_json.contains(CANDIDATE_DIR_PLACEHOLDER));
     let scratch_dir = match needs_scratch_dir {
         false => None,
         true => Some(
@@ -101,6 +105,18 @@ pub async fn run_candidate(
         .as_ref()
         .map(|dir| dir.path().to_path_buf())
         .unwrap_or_default();
+    let mut input_names = HashSet::new();
+    if !request.inputs.is_empty() {
+        let inputs = std::mem::take(&mut request.inputs);
+        let written = candidate_inputs::write(&scratch_path, &inputs);
+        input_names = candidate_inputs::names(&inputs);
+        written.map_err(|error| {
+            Error::new(
+                ErrorCode::InternalError,
+                format!("cannot write the request's input files: {error}"),
+            )
+        })?;
+    }
 
     let trace_id = context.trace_id.clone();
     let reset = process.reset_session(
@@ -196,7 +212,7 @@ pub async fn run_candidate(
     let artifacts = match scratch_dir {
         None => Vec::new(),
         Some(dir) => tokio::task::spawn_blocking(move || {
-            let collected = collect_artifacts(dir.path());
+            let collected = collect_artifacts(dir.path(), &input_names);
             drop(dir);
             collected
         })
@@ -404,8 +420,12 @@ fn step_result_from_tool(
     }
 }
 
-/// Every regular file under the scratch directory, by relative path.
-fn collect_artifacts(scratch_dir: &Path) -> std::io::Result<Vec<Artifact>> {
+/// Every regular file under the scratch directory, by relative path, but the
+/// request's own input files.
+fn collect_artifacts(
+    scratch_dir: &Path,
+    input_names: &HashSet<String>,
+) -> std::io::Result<Vec<Artifact>> {
     let mut artifacts = Vec::new();
     let mut total_bytes = 0u64;
     let mut pending_dirs = vec![scratch_dir.to_path_buf()];
@@ -420,18 +440,21 @@ fn collect_artifacts(scratch_dir: &Path) -> std::io::Result<Vec<Artifact>> {
             if !file_type.is_file() {
                 continue;
             }
-            total_bytes += entry.metadata()?.len();
-            if total_bytes > MAX_ARTIFACT_BYTES {
-                return Err(std::io::Error::other(format!(
-                    "artifacts exceed {MAX_ARTIFACT_BYTES} bytes"
-                )));
-            }
             let path = entry.path();
             let name = path
                 .strip_prefix(scratch_dir)
                 .unwrap_or(&path)
                 .display()
                 .to_string();
+            if input_names.contains(&name) {
+                continue;
+            }
+            total_bytes += entry.metadata()?.len();
+            if total_bytes > MAX_ARTIFACT_BYTES {
+                return Err(std::io::Error::other(format!(
+                    "artifacts exceed {MAX_ARTIFACT_BYTES} bytes"
+                )));
+            }
             artifacts.push(Artifact {
                 media_type: media_type_of(&name).to_string(),
                 content: std::fs::read(&path)?,

@@ -19,6 +19,7 @@
 
 pub mod cancel;
 pub mod candidate;
+pub mod candidate_inputs;
 pub mod config;
 pub mod confinement;
 pub mod error;

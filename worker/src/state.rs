@@ -325,6 +325,9 @@ fn check_request(request: &RunCandidateRequest, max_plan_steps: usize) -> Result
     if let Some(step) = request.plan.iter().find(|step| step.skill.is_empty()) {
         return refuse(&format!("step `{}` names no skill", step.step_id));
     }
+    if let Some(error) = crate::candidate_inputs::refusal(&request.inputs) {
+        return Err(error);
+    }
     Ok(())
 }
 

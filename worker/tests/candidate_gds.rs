@@ -1,6 +1,7 @@
 //! A whole candidate over gRPC on the real binary: tech.load with a small rule
 //! set, a device, layout.export and layout.render into the candidate's scratch
-//! directory; the GDS that comes back is read back by KLayout in a child process.
+//! directory; the GDS that comes back is read back by KLayout in a child process,
+//! and sent back as a request's input file to draw the same picture again.
 
 mod common;
 
@@ -131,6 +132,55 @@ print(json.dumps({"top": top.name, "cells": [cell.name for cell in layout.each_c
         "session/reset must drop the previous candidate's layout: {response:?}"
     );
     assert!(response.artifacts.is_empty());
+
+    // the returned GDS sent back as the request's input file: read and rendered in a
+    // fresh session, it draws the same picture; the input is not returned
+    let mut request = candidate(
+        "picture-1",
+        60_000,
+        vec![
+            step(
+                "read",
+                "layout.read",
+                json!({"path": "${CANDIDATE_DIR}/M1.gds"}),
+            ),
+            step(
+                "png",
+                "layout.render",
+                json!({"cell": "M1", "path": "${CANDIDATE_DIR}/M1.png", "width": 200, "height": 200}),
+            ),
+        ],
+    );
+    request.inputs = vec![gds.clone()];
+    let pictured = run(&mut client, request).await.expect("a result");
+    assert!(pictured.ok, "{pictured:#?}");
+    let names: Vec<&str> = pictured
+        .artifacts
+        .iter()
+        .map(|artifact| artifact.name.as_str())
+        .collect();
+    assert_eq!(names, ["M1.png"]);
+    assert_eq!(pictured.artifacts[0].content, png.content);
+
+    // an input named with a directory part is refused before anything runs
+    let mut request = candidate(
+        "picture-2",
+        60_000,
+        vec![step(
+            "read",
+            "layout.read",
+            json!({"path": "${CANDIDATE_DIR}/x.gds"}),
+        )],
+    );
+    request.inputs = vec![centroid_proto::v1::Artifact {
+        name: "../x.gds".into(),
+        media_type: String::new(),
+        content: gds.content.clone(),
+    }];
+    let status = run(&mut client, request).await.expect_err("refused");
+    let error = centroid_proto::Error::from_status(&status);
+    assert_eq!(error.error_code(), centroid_proto::ErrorCode::InvalidParam);
+    assert!(error.message.contains("inputs[0]"), "{}", error.message);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -445,17 +445,6 @@ impl<'a> Draft<'a> {
                 );
             }
         }
-        if builder.has("layout.render") {
-            for (cell, stem) in &outputs {
-                let path = format!("{CANDIDATE_DIR}/{stem}.png");
-                builder.push(
-                    "layout.render",
-                    json!({"cell": cell, "path": path}),
-                    true,
-                    "",
-                );
-            }
-        }
     }
 
     /// Every matched module the recognition found with two drawn devices or more,

@@ -7,7 +7,8 @@
 //! → `layout.create_device` for every other device → `layout.add_dummies` →
 //! `layout.add_guard_ring` → `layout.place` (rows by device type, in the point's
 //! row order, spacing and aspect ratio) → routing and `lvs.run` when advertised →
-//! `drc.run` → `layout.metrics` → `layout.export` → `layout.render`.
+//! `drc.run` → `layout.metrics` → `layout.export` (no picture: the kept candidates
+//! get theirs when the job ends, `session/pictures.rs`).
 //!
 //! Step arguments are fitted to the skill's advertised input schema (see
 //! [`crate::planner::plan_builder`]); ReAct adjustments are [`crate::planner::react`].

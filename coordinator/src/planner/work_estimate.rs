@@ -5,7 +5,7 @@
 //! A candidate's duration is not known before it runs, but what makes one
 //! candidate of a job longer than another is known from its plan: every candidate
 //! draws the same devices, and the structures a plan adds on top — dummy devices
-//! and guard rings — are shapes that every later step (routing, DRC, LVS, render)
+//! and guard rings — are shapes that every later step (routing, DRC, LVS)
 //! walks. Measured on five circuits (64 candidates each, BENCHMARKS.md), the
 //! dummies alone correlate with a candidate's duration at 0.74–0.84; placement
 //! order, aspect and spacing rearrange the same shapes. The estimate only ranks

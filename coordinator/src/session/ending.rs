@@ -1,7 +1,10 @@
 //! Transitions of the job record and the end of a job.
 
+use std::sync::Arc;
+
 use serde_json::json;
 
+use super::pictures;
 use crate::context::Context;
 use crate::model::{
     CandidateResult, CandidateStatus, EventKind, JobRecord, JobState, Outcome, now_ms,
@@ -30,14 +33,18 @@ pub(super) async fn transition(
         .await;
 }
 
-/// Ends the job (DONE with an outcome); a cancelled job's candidates without a
-/// result are recorded as abandoned.
+/// Ends the job (DONE with an outcome): first the kept candidates get their
+/// pictures (not when cancelled); a cancelled job's candidates without a result
+/// are recorded as abandoned.
 pub(super) async fn finish(
-    context: &Context,
+    context: &Arc<Context>,
     job: &mut JobRecord,
     outcome: Outcome,
     message: &str,
 ) {
+    if outcome != Outcome::Cancelled {
+        pictures::draw_missing(context, job).await;
+    }
     if outcome == Outcome::Cancelled {
         let candidates = context
             .store
@@ -95,7 +102,7 @@ pub(super) async fn finish(
 /// The end without a passing best that improves no more: completed with the best
 /// layout when there is one (seed 000: max iterations → accept the current result),
 /// failed when no candidate produced a layout.
-pub(super) async fn conclude(context: &Context, job: &mut JobRecord, message: &str) {
+pub(super) async fn conclude(context: &Arc<Context>, job: &mut JobRecord, message: &str) {
     let results = context.store.results(&job.job_id).await.unwrap_or_default();
     let any_layout = results.values().any(|result| result.ok);
     if job.best_passed || any_layout {

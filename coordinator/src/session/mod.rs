@@ -15,6 +15,7 @@ mod ending;
 mod execution;
 mod journal_cache;
 mod overlap;
+mod pictures;
 mod planning;
 mod remembering;
 mod signoff;

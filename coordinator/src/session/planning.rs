@@ -230,7 +230,14 @@ async fn probe_rules(
 ) -> ProbeFindings {
     let rules: Value = serde_json::from_str(drc_rules_json).unwrap_or(Value::Null);
     let probe = rules_probe_plan(&rules, &task.circuit, skills);
-    let response = match worker_calls::probe(context, job, &probe.plan, ROUTE_PROBE_DEADLINE).await
+    let response = match worker_calls::probe(
+        context,
+        job,
+        &probe.plan,
+        ROUTE_PROBE_DEADLINE,
+        Vec::new(),
+    )
+    .await
     {
         Ok(response) => response,
         Err(error) => {

@@ -9,7 +9,8 @@ point, candidate 0) from ``centroid plan`` (``tests/rust_plans.py``: the newest
 ``target/{debug,release}/centroid``); then per run ``session/reset {scratch_dir}`` (file
 arguments confined to a scratch directory, as under a worker) and every step of the plan
 over the JSON-RPC pipe (tech.load, modules/devices, dummies, layout.place per row,
-route.nets, lvs.run, drc.run, layout.metrics, layout.export, layout.render) with
+route.nets, lvs.run, drc.run, layout.metrics, layout.export; no picture: the kept candidates
+get theirs when the job ends) with
 ``${CANDIDATE_DIR}`` replaced by the scratch directory, timed in the client around each
 request/response line.  Prints the median (and min/max) of the whole candidate and the
 median per step group; checks every run is DRC clean and LVS clean.  (The routing pitch is
@@ -48,10 +49,8 @@ GROUPS = {
     "lvs.run": "lvs",
     "layout.metrics": "metrics",
     "layout.export": "export",
-    "layout.render": "render",
 }
-ORDER = ["tech.load", "devices+modules", "place", "route", "drc", "lvs", "metrics", "export",
-         "render"]
+ORDER = ["tech.load", "devices+modules", "place", "route", "drc", "lvs", "metrics", "export"]
 
 
 class Server:

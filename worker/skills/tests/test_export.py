@@ -50,6 +50,40 @@ def test_render_png(client: Client, toy_rules: dict[str, Any], tmp_path: Path) -
     assert client.call("drc.run", cell=d["cell_name"])["total"] == 0
 
 
+def test_a_layout_read_back_renders_as_drawn(client: Client, toy_rules: dict[str, Any],
+                                             tmp_path: Path) -> None:
+    """A kept candidate's picture is drawn from its GDS in a fresh session: the cells come
+    back under their names with the same extent, and the picture equals the one drawn
+    from the session that generated them."""
+    client.call("tech.load", rules=toy_rules)
+    p = client.call("layout.create_common_centroid_pair",
+                    device_a={"device_id": "M1", "type": "nmos", "w": 2e-6, "l": 0.5e-6, "m": 2},
+                    device_b={"device_id": "M2", "type": "nmos", "w": 2e-6, "l": 0.5e-6, "m": 2})
+    cell = p["cell_name"]
+    gds = tmp_path / "pair.gds"
+    exported = client.call("layout.export", cell=cell, path=str(gds))
+    drawn = tmp_path / "drawn.png"
+    client.call("layout.render", cell=cell, path=str(drawn), width=200, height=150)
+    reset = client.server.handle_message(
+        {"jsonrpc": "2.0", "id": 0, "method": "session/reset", "params": {}})
+    assert reset is not None and reset["result"] == {"ok": True}, reset
+    read = client.call("layout.read", path=str(gds))
+    assert read["top_cells"] == [cell] and read["cells"] >= 2, read  # the pair and its unit
+    assert read["bbox_um"] == [exported["bbox_um"]]
+    redrawn = tmp_path / "redrawn.png"
+    client.call("layout.render", cell=cell, path=str(redrawn), width=200, height=150)
+    assert redrawn.read_bytes() == drawn.read_bytes()
+    # the same cells again would merge into the ones read: refused
+    again = client.raw("layout.read", {"path": str(gds)})
+    assert again["error"]["code"] == "INVALID_PARAM" and cell in again["error"]["details"]["cells"]
+    not_gds = tmp_path / "notes.gds"
+    not_gds.write_text("not a layout")
+    bad = client.raw("layout.read", {"path": str(not_gds)})
+    assert bad["error"]["code"] == "INVALID_PARAM" and "notes.gds" in bad["error"]["message"]
+    missing = client.raw("layout.read", {"path": str(tmp_path / "missing.gds")})
+    assert missing["error"]["code"] == "INVALID_PARAM"
+
+
 def test_session_reset_drops_layout_and_tech(client: Client, toy_rules: dict[str, Any]) -> None:
     client.call("tech.load", rules=toy_rules)
     d = client.call("layout.create_device", type="nmos", w=2e-6, l=0.5e-6)

@@ -174,6 +174,7 @@ pub fn candidate(
         deadline_ms,
         plan,
         continue_on_error: false,
+        inputs: Vec::new(),
     }
 }
 

@@ -1,4 +1,5 @@
-"""Export a cell (with its hierarchy) to GDS or OASIS, and render it to PNG headless."""
+"""Layout files: export a cell (with its hierarchy) to GDS or OASIS, read one back, and render
+a cell to PNG headless."""
 
 from __future__ import annotations
 
@@ -91,3 +92,31 @@ def render(session: Session, args: dict[str, Any]) -> dict[str, Any]:
         view.save_image(path, int(args.get("width", 800)), int(args.get("height", 600)))
         view.destroy() if hasattr(view, "destroy") else None
     return {"cell": cell.name, "path": path, "bytes": os.path.getsize(path)}
+
+
+@skill(
+    "layout.read",
+    "Read a GDS or OASIS file into the session's layout (e.g. a kept candidate's layout, "
+    "to render it); its cells keep their names. Refused when a cell of the file is "
+    "already in the layout.",
+    obj({"path": FILE_PATH}, ["path"]),
+)
+def read(session: Session, args: dict[str, Any]) -> dict[str, Any]:
+    path = args["path"]
+    if not os.path.isfile(path):
+        raise SkillError(INVALID_PARAM, f"no such file: {path}", {"path": path})
+    incoming = kdb.Layout()
+    try:
+        incoming.read(path)
+    except RuntimeError as error:
+        raise SkillError(INVALID_PARAM, f"{path} is not a readable GDS or OASIS file: {error}",
+                         {"path": path}) from error
+    names = [cell.name for cell in incoming.each_cell()]
+    taken = sorted(name for name in names if session.layout.cell(name) is not None)
+    if taken:
+        raise SkillError(INVALID_PARAM, "the layout has cells of these names already",
+                         {"path": path, "cells": taken[:50]})
+    session.layout.read(path)
+    tops = sorted(cell.name for cell in incoming.top_cells())
+    return {"path": path, "cells": len(names), "top_cells": tops,
+            "bbox_um": [box_um(session.layout.cell(top).bbox()) for top in tops]}

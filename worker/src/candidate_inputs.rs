@@ -1,0 +1,82 @@
+//! The files a RunCandidate request brings along (`inputs`): checked before the
+//! candidate takes a slot, written into its scratch directory before the first
+//! step, and never returned as its artifacts.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use centroid_proto::v1::Artifact;
+use centroid_proto::{Error, ErrorCode};
+
+/// `None` when every input has a plain file name (no directory part, not `.` or
+/// `..`), each name once; else why not.
+pub fn refusal(inputs: &[Artifact]) -> Option<Error> {
+    let mut names = HashSet::new();
+    for (index, input) in inputs.iter().enumerate() {
+        let name = input.name.as_str();
+        let plain =
+            !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0']);
+        let problem = if !plain {
+            "is not a plain file name (no directory part)"
+        } else if !names.insert(name) {
+            "is given twice"
+        } else {
+            continue;
+        };
+        return Some(
+            Error::new(
+                ErrorCode::InvalidParam,
+                format!("inputs[{index}]: {name:?} {problem}"),
+            )
+            .with_retryable(false)
+            .with_details(serde_json::json!({"field": format!("inputs[{index}].name")})),
+        );
+    }
+    None
+}
+
+/// Writes `inputs` into `scratch_dir`.
+pub fn write(scratch_dir: &Path, inputs: &[Artifact]) -> std::io::Result<()> {
+    for input in inputs {
+        std::fs::write(scratch_dir.join(&input.name), &input.content)?;
+    }
+    Ok(())
+}
+
+/// The names of `inputs`, to leave out of the artifacts.
+pub fn names(inputs: &[Artifact]) -> HashSet<String> {
+    inputs.iter().map(|input| input.name.clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(name: &str) -> Artifact {
+        Artifact {
+            name: name.into(),
+            media_type: String::new(),
+            content: b"x".to_vec(),
+        }
+    }
+
+    #[test]
+    fn only_plain_distinct_file_names_are_taken() {
+        assert!(refusal(&[input("layout.gds"), input("other.gds")]).is_none());
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../escape.gds",
+            "/etc/passwd",
+            "sub/dir.gds",
+            "a\\b",
+        ] {
+            let error = refusal(&[input("ok.gds"), input(bad)]).expect(bad);
+            assert_eq!(error.error_code(), ErrorCode::InvalidParam, "{bad}");
+            assert!(error.message.starts_with("inputs[1]"), "{}", error.message);
+        }
+        let twice = refusal(&[input("a.gds"), input("a.gds")]).expect("twice");
+        assert!(twice.message.contains("twice"), "{}", twice.message);
+    }
+}
