@@ -128,17 +128,38 @@ pub async fn submit_and_follow(
     };
     let out = out.unwrap_or_else(|| PathBuf::from("out").join(&submitted.job_id));
     let mut progress = Progress::new(&submitted.job_id);
-    jobs.watch(&submitted.job_id, |event| progress.on_event(event))
-        .await
-        .map_err(|error| anyhow::anyhow!("{error}"))?;
+    // the search ends where the pictures of the kept candidates begin
+    let mut pictures_started: Option<Instant> = None;
+    jobs.watch(&submitted.job_id, |event| {
+        if pictures_started.is_none() && starts_the_pictures(&event.data_json) {
+            pictures_started = Some(Instant::now());
+        }
+        progress.on_event(event)
+    })
+    .await
+    .map_err(|error| anyhow::anyhow!("{error}"))?;
     progress.finish();
-    timings.insert("search".to_owned(), searched.elapsed().as_secs_f64());
+    let search_ended = pictures_started.unwrap_or_else(Instant::now);
+    timings.insert(
+        "search".to_owned(),
+        search_ended.duration_since(searched).as_secs_f64(),
+    );
+    if let Some(started) = pictures_started {
+        timings.insert("pictures".to_owned(), started.elapsed().as_secs_f64());
+    }
     timings.insert("total".to_owned(), started.elapsed().as_secs_f64());
     let report = write_output(jobs, &submitted.job_id, &out, timings).await?;
     Ok(Followed::Finished {
         report: Box::new(report),
         out,
     })
+}
+
+/// Whether an event's data says the pictures of the kept candidates are being
+/// drawn (`{"pictures": {"wanted": n}}`, before any is drawn).
+fn starts_the_pictures(data_json: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(data_json)
+        .is_ok_and(|data| data["pictures"].is_object() && data["pictures"].get("drawn").is_none())
 }
 
 /// The exit status of a submission, with its last line printed.

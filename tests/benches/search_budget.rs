@@ -4,6 +4,8 @@
 //! busy the slots were: "slots held" = Σ seconds each candidate held its worker slot
 //! (worker clock: reset, steps, artifacts) / (search seconds × slots) — the time the
 //! coordinator kept the slots supplied; "in skills" counts the skill steps only.
+//! The search ends where the pictures of the kept candidates begin (report.json
+//! `timings.search`); "pictures s" is that last phase, after the search.
 //! Real `centroid run` processes (release build), real KLayout.
 //!
 //!     cargo build --release -p centroid-cli
@@ -33,9 +35,9 @@ fn main() {
     let work = tempfile::tempdir().unwrap();
     println!("circuit {circuit}, {width} candidates per iteration, {slots} slots, seed {seed}");
     println!(
-        "| budget | evaluated | passed | best score | area µm² | wire µm | vias | largest centroid error µm | search s | slots held | in skills |"
+        "| budget | evaluated | passed | best score | area µm² | wire µm | vias | largest centroid error µm | search s | slots held | in skills | pictures s |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for budget in budgets {
         let out = work.path().join(format!("out-{budget}"));
         let output = Command::new(root.join("target/release/centroid"))
@@ -72,6 +74,7 @@ fn main() {
             .filter(|candidate| candidate["passed"].as_bool() == Some(true))
             .count();
         let search = report["timings"]["search"].as_f64().unwrap_or(f64::NAN);
+        let pictures = report["timings"]["pictures"].as_f64().unwrap_or(0.0);
         let best = &report["best"];
         let figures = &best["metrics"]["layout"];
         let number = |value: &Value, decimals: usize| {
@@ -80,7 +83,7 @@ fn main() {
                 .map_or("—".to_string(), |value| format!("{value:.decimals$}"))
         };
         println!(
-            "| {budget} | {} | {passed} | {} | {} | {} | {} | {} | {search:.1} | {:.0} % | {:.0} % |",
+            "| {budget} | {} | {passed} | {} | {} | {} | {} | {} | {search:.1} | {:.0} % | {:.0} % | {pictures:.2} |",
             report["candidates_evaluated"],
             number(&best["score"], 4),
             number(&best["metrics"]["area_um2"], 1),

@@ -9,14 +9,14 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use centroid_proto::v1::Artifact;
 use serde_json::json;
 
 use crate::artifacts;
 use crate::context::Context;
-use crate::model::{ArtifactMeta, JobRecord, Plan, PlanStep};
+use crate::model::{ArtifactMeta, EventKind, JobRecord, Plan, PlanStep};
 use crate::planner::plan_builder::CANDIDATE_DIR;
 use crate::worker_calls;
 
@@ -49,9 +49,15 @@ pub(super) async fn draw_missing(context: &Arc<Context>, job: &JobRecord) {
         );
         return;
     }
+    let wanted_count = wanted.len();
+    let message = format!("drawing the pictures of {wanted_count} kept candidates");
+    let data = json!({"pictures": {"wanted": wanted_count}});
+    context
+        .emit(job, EventKind::StateChanged, "", message, data)
+        .await;
+    let started = Instant::now();
     // one picture per free slot at once (each takes a slot like a probe)
     let mut drawing = tokio::task::JoinSet::new();
-    let wanted_count = wanted.len();
     for gds in wanted {
         let (context, job) = (context.clone(), job.clone());
         drawing.spawn(async move { draw_one(&context, &job, gds).await });
@@ -62,12 +68,12 @@ pub(super) async fn draw_missing(context: &Arc<Context>, job: &JobRecord) {
         .into_iter()
         .filter(|drawn| *drawn)
         .count();
-    tracing::info!(
-        session_id = job_id,
-        drawn,
-        of = wanted_count,
-        "pictures of the kept candidates"
-    );
+    let seconds = started.elapsed().as_secs_f64();
+    let message = format!("{drawn} of {wanted_count} pictures drawn");
+    let data = json!({"pictures": {"wanted": wanted_count, "drawn": drawn, "seconds": seconds}});
+    context
+        .emit(job, EventKind::StateChanged, "", message, data)
+        .await;
 }
 
 /// The GDS of each candidate that has one and no PNG, by candidate.
