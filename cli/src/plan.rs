@@ -16,10 +16,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
+use centroid_coordinator::agent::answers::design_point;
 use centroid_coordinator::drafting::draft_iteration;
 use centroid_coordinator::model::{JobInputs, JobOptions, JobRecord, now_ms};
 use centroid_coordinator::planner::rules_probe::{ProbeStep, RulesProbe, rules_probe_plan};
-use centroid_coordinator::planner::{HeuristicPlanners, PlannerFactory, SkillCatalog};
+use centroid_coordinator::planner::{HeuristicPlanners, Planner, PlannerFactory, SkillCatalog};
 use centroid_schemas::{InputPaths, NetlistOptions, TaskContext, TaskInputs};
 use centroid_worker::WorkerConfig;
 use centroid_worker::skill_process::{SkillProcess, SkillServerCommand};
@@ -51,6 +52,11 @@ pub struct PlanArgs {
     /// Draft every request of this JSON-lines file with one KLayout process.
     #[arg(long, value_name = "FILE", conflicts_with = "json")]
     batch: Option<PathBuf>,
+    /// Plan this design point (a JSON object, e.g. a candidate's `design` from
+    /// report.json; absent coordinates take the default point's values) instead of
+    /// drafting an iteration.
+    #[arg(long, value_name = "FILE", conflicts_with = "batch")]
+    point: Option<PathBuf>,
 }
 
 /// One line of a batch.
@@ -65,6 +71,9 @@ struct BatchRequest {
     candidates: u32,
     #[serde(default)]
     seed: u64,
+    /// a design point to plan instead of drafting an iteration
+    #[serde(default)]
+    point: Option<Value>,
 }
 
 fn default_candidates() -> u32 {
@@ -79,14 +88,24 @@ pub async fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_INVALID_INPUT));
     };
     let name = args.inputs.job_name(&checked.context);
+    let point = match &args.point {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("--point {}: cannot read", path.display()))?;
+            let value: Value = serde_json::from_str(&text)
+                .with_context(|| format!("--point {}: not JSON", path.display()))?;
+            Some(value)
+        }
+    };
     let mut drafter = Drafter::start().await?;
     let drafted = drafter
         .draft(
             &checked.raw,
             &checked.context,
             name,
-            args.candidates,
-            args.seed,
+            (args.candidates, args.seed),
+            point.as_ref(),
         )
         .await;
     drafter.stop().await;
@@ -208,18 +227,26 @@ impl Drafter {
             anyhow!("invalid inputs: {}", issues.join("; "))
         })?;
         let name = context.circuit.name.clone();
-        self.draft(&raw, &context, name, request.candidates, request.seed)
-            .await
+        let point = request.point.as_ref();
+        self.draft(
+            &raw,
+            &context,
+            name,
+            (request.candidates, request.seed),
+            point,
+        )
+        .await
     }
 
-    /// The first iteration's candidates of one job, as JSON.
+    /// The first iteration's candidates of one job (`candidates`, `seed`), or the
+    /// plan of `point` alone, as JSON.
     async fn draft(
         &mut self,
         raw: &TaskInputs,
         context: &TaskContext,
         name: String,
-        candidates: u32,
-        seed: u64,
+        (candidates, seed): (u32, u64),
+        point: Option<&Value>,
     ) -> anyhow::Result<Value> {
         let text =
             |file: &centroid_schemas::InputFile| String::from_utf8_lossy(&file.bytes).into_owned();
@@ -248,6 +275,9 @@ impl Drafter {
         }
         job.route_probed = true;
         let planner = HeuristicPlanners.planner_for(&job, &inputs);
+        if let Some(point) = point {
+            return self.plan_point(planner.as_ref(), context, &job, point);
+        }
         let draft = draft_iteration(
             planner.as_ref(),
             context,
@@ -279,6 +309,33 @@ impl Drafter {
             "route_pitch_um": job.route_pitch_um,
             "design_space_size": draft.design_space_size,
             "candidates": candidates,
+        }))
+    }
+
+    /// The plan of one design point, checked against the job's design space.
+    fn plan_point(
+        &self,
+        planner: &dyn Planner,
+        context: &TaskContext,
+        job: &JobRecord,
+        point: &Value,
+    ) -> anyhow::Result<Value> {
+        let space = planner.design_space(context, &self.skills);
+        let point = design_point(point, &space)
+            .map_err(|problems| anyhow!("the design point: {}", problems.join("; ")))?;
+        let point = space.canonical(&point);
+        let plan = planner
+            .plan(context, &point, &self.skills)
+            .map_err(|error| anyhow!("no plan: {error}"))?;
+        Ok(json!({
+            "route_pitch_um": job.route_pitch_um,
+            "design_space_size": space.size(),
+            "candidates": [{
+                "candidate_id": "plan-point",
+                "origin": "given",
+                "design_point": point,
+                "plan": plan,
+            }],
         }))
     }
 

@@ -28,6 +28,7 @@ binary is the newest of ``target/{debug,release}/centroid`` in this checkout, el
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
 import os
@@ -168,20 +169,28 @@ class PlanRequest:
     objectives_json: str
     candidates: int = 1
     seed: int = 0
+    #: a design point to plan instead of drafting an iteration (`centroid plan --point`)
+    point_json: str = ""
 
     @staticmethod
     def of(netlist: dict[str, Any], rules: dict[str, Any], objectives: dict[str, Any] | None = None,
-           *, candidates: int = 1, seed: int = 0) -> PlanRequest:
+           *, candidates: int = 1, seed: int = 0,
+           point: dict[str, Any] | None = None) -> PlanRequest:
         def text(value: dict[str, Any]) -> str:
             return json.dumps(value, sort_keys=True, allow_nan=False)
 
         return PlanRequest(text(netlist), text(rules), text(objectives or DEFAULT_OBJECTIVES),
-                           candidates, seed)
+                           candidates, seed, text(point) if point is not None else "")
+
+    def with_point(self, point: dict[str, Any]) -> PlanRequest:
+        """The same inputs, planning `point` alone."""
+        return dataclasses.replace(self, candidates=1,
+                                   point_json=json.dumps(point, sort_keys=True, allow_nan=False))
 
     def key(self) -> str:
         h = hashlib.sha256()
         for part in (self.netlist_json, self.rules_json, self.objectives_json,
-                     str(self.candidates), str(self.seed)):
+                     str(self.candidates), str(self.seed), self.point_json):
             h.update(part.encode())
             h.update(b"\0")
         return h.hexdigest()
@@ -245,6 +254,10 @@ def _plan_now(request: PlanRequest) -> Drafted:
         argv = [str(binary), "plan", "--netlist", files["netlist"], "--drc", files["drc"],
                 "--objectives", files["objectives"],
                 "--candidates", str(request.candidates), "--seed", str(request.seed), "--json"]
+        if request.point_json:
+            point = Path(tmp) / "point.json"
+            point.write_text(request.point_json)
+            argv += ["--point", str(point)]
         started = time.perf_counter()
         try:
             out = subprocess.run(argv, capture_output=True, text=True, env=_plan_environment(),
@@ -267,8 +280,11 @@ def _plan_batch(requests: list[PlanRequest]) -> dict[str, Drafted | PlanUnavaila
         lines = []
         for index, request in enumerate(requests):
             files = _write_inputs(request, Path(tmp) / str(index))
-            lines.append(json.dumps({"id": request.key(), **files, "candidates": request.candidates,
-                                     "seed": request.seed}))
+            line: dict[str, Any] = {"id": request.key(), **files, "candidates": request.candidates,
+                                    "seed": request.seed}
+            if request.point_json:
+                line["point"] = json.loads(request.point_json)
+            lines.append(json.dumps(line))
         batch = Path(tmp) / "batch.jsonl"
         batch.write_text("\n".join(lines) + "\n")
         started = time.perf_counter()

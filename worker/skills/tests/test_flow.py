@@ -89,7 +89,6 @@ def test_run_design_points_cover_the_space() -> None:
             # a matched pair's arrangement on its own
             assert any(p.get("rows") for p in points), where
             assert any(p.get("module_arrangements") for p in points), where
-            assert any(p.get("module_dummies") for p in points), where
             assert seen["arrangement"] == {"ABBA", "ABAB"}, where
             for knob in knobs:
                 assert len(seen[knob]) > 1, (knob, where)
@@ -190,15 +189,30 @@ def dummy_counts(gds: Path, cells: list[str]) -> dict[str, int]:
     return counts
 
 
-@pytest.mark.rust_plans(requests=lambda _p: [example_request(e, "sky130") for e in EXAMPLES])
-def test_a_matched_module_gets_its_own_dummies(tmp_path: Path) -> None:
-    """The first drafted point that gives one matched module other dummies than another is
-    drawn so: in the exported layout each module's cell holds its count of dummies at both
-    ends of its row (none where the point says none), and the candidate is clean."""
-    candidates = [c for e in EXAMPLES for c in draft(example_request(e, "sky130")).candidates
-                  if c.design_point.get("module_dummies")]
-    assert candidates, "no drafted point chose dummies per module"
-    candidate = candidates[0]
+#: a point that takes the dummies off the first matched module and gives the others two
+OWN_DUMMIES = {"dummies": 2}
+
+
+#: the module types drawn as matched structures (schemas `ModuleType::is_matched`)
+MATCHED_TYPES = {"differential_pair", "current_mirror", "cross_coupled_pair",
+                 "matched_current_sources"}
+
+
+def own_dummies_request(example: str) -> PlanRequest:
+    groups = [m["id"] for m in circuit(example)["modules"]
+              if m["type"] in MATCHED_TYPES and len(m["devices"]) >= 2]
+    return example_request(example, "sky130").with_point(
+        {**OWN_DUMMIES, "module_dummies": {groups[0]: 0}})
+
+
+@pytest.mark.rust_plans(requests=lambda p: [own_dummies_request(p["example"])])
+@pytest.mark.parametrize("example", ["ota5", "folded_cascode"])
+def test_a_matched_module_gets_its_own_dummies(example: str, tmp_path: Path) -> None:
+    """A point that gives one matched module other dummies than the rest is drawn so: in
+    the exported layout each module's cell holds its count of dummies at both ends of its
+    row (none where the point says none), and the candidate is clean."""
+    candidate = draft(own_dummies_request(example)).candidates[0]
+    assert candidate.design_point.get("module_dummies"), candidate.design_point
     modules = [s["arguments"]["cell_name"] for s in candidate.steps
                if s["skill"] in ("layout.create_common_centroid_pair",
                                  "layout.create_interdigitated_group")]
@@ -206,7 +220,7 @@ def test_a_matched_module_gets_its_own_dummies(tmp_path: Path) -> None:
     for step in candidate.steps:
         if step["skill"] == "layout.add_dummies":
             wanted[step["arguments"]["cell"]] = 2 * step["arguments"]["count"]
-    assert len(set(wanted.values())) > 1, (candidate.design_point, wanted)
+    assert sorted(set(wanted.values())) == [0, 4], (candidate.design_point, wanted)
     result = run_plan(candidate.steps, tmp_path)
     check_clean(result)
     assert dummy_counts(tmp_path / "layout.gds", modules) == wanted, candidate.summary
