@@ -420,9 +420,17 @@ fn journal_lines(entries: &[JournalEntry]) -> String {
                 }
             ),
         };
+        // the per-module dummies and rings only where a point has them (most do not)
+        let mut per_module = String::new();
+        if !point.module_dummies.is_empty() {
+            let _ = write!(per_module, " module_dummies={:?}", point.module_dummies);
+        }
+        if !point.module_rings.is_empty() {
+            let _ = write!(per_module, " module_rings={:?}", point.module_rings);
+        }
         let _ = writeln!(
             text,
-            "- {} it{} {}: {} split={} dummies={} ring={} row_order={} spacing={}nm aspect={}% folded={:?} modules={:?} module_dummies={:?} module_rings={:?} → {}",
+            "- {} it{} {}: {} split={} dummies={} ring={} row_order={} spacing={}nm aspect={}% folded={:?} modules={:?}{} → {}",
             entry.candidate_id,
             entry.iteration,
             entry.origin.as_str(),
@@ -435,8 +443,7 @@ fn journal_lines(entries: &[JournalEntry]) -> String {
             point.aspect_ratio_pct,
             point.rows,
             point.module_arrangements,
-            point.module_dummies,
-            point.module_rings,
+            per_module,
             verdict
         );
     }
@@ -445,4 +452,42 @@ fn journal_lines(entries: &[JournalEntry]) -> String {
 
 fn compact(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{DesignPoint, Origin};
+
+    fn entry(point: DesignPoint) -> JournalEntry {
+        JournalEntry {
+            candidate_id: "j-i0-c1".into(),
+            iteration: 0,
+            origin: Origin::Draft,
+            point,
+            passed: Some(true),
+            score: 0.6,
+            area_um2: 200.0,
+            drc_violations: 0,
+            lvs: "match".into(),
+            reasons: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_journal_line_names_per_module_dummies_and_rings_only_where_a_point_has_them() {
+        let point: DesignPoint = serde_json::from_value(serde_json::json!({
+            "arrangement": "ABBA", "finger_split": 2, "dummies": 1, "guard_ring": false,
+            "row_order": 0, "spacing_nm": 0, "aspect_ratio_pct": 100
+        }))
+        .unwrap();
+        let plain = journal_lines(&[entry(point.clone())]);
+        assert!(plain.contains("dummies=1 ring=false"), "{plain}");
+        assert!(!plain.contains("module_dummies") && !plain.contains("module_rings"));
+        let mut own = point;
+        own.module_dummies = [("cm1".to_string(), 0)].into();
+        let line = journal_lines(&[entry(own)]);
+        assert!(line.contains("module_dummies={\"cm1\": 0}"), "{line}");
+        assert!(!line.contains("module_rings"), "{line}");
+    }
 }
