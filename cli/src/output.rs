@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use centroid_proto::media_type;
 use centroid_proto::v1::{ArtifactRef, CandidateSummary, GetJobResponse};
 use serde_json::Value;
 
@@ -22,9 +23,6 @@ use crate::report_html::render_html;
 
 /// How many candidates besides the best get their layouts in `candidates/`.
 pub const TOP_CANDIDATES_KEPT: usize = 5;
-
-const GDS_MEDIA_TYPE: &str = "application/x-gdsii";
-const PNG_MEDIA_TYPE: &str = "image/png";
 
 /// The artifact names of the DRC report (`drc_<cell>.lyrdb`) and the foundry
 /// deck's report (`signoff.lyrdb`), as the planner names them.
@@ -237,7 +235,7 @@ pub fn build_report(
                 // candidate that passed our own checks without a pass
                 passed: candidate.passed && job.best_passed,
                 gds: "best.gds".to_owned(),
-                png: artifact(&view.artifacts, &candidate.candidate_id, PNG_MEDIA_TYPE)
+                png: artifact(&view.artifacts, &candidate.candidate_id, media_type::PNG)
                     .map(|_| "best.png".to_owned()),
                 drc: metrics.drc_violations.map(|violations| DrcSummary {
                     violations,
@@ -333,7 +331,7 @@ pub async fn write_output(
     let mut best_png = None;
     if let Some(best) = &report.best {
         let gds =
-            artifact(&view.artifacts, &best.candidate_id, GDS_MEDIA_TYPE).with_context(|| {
+            artifact(&view.artifacts, &best.candidate_id, media_type::GDS).with_context(|| {
                 format!(
                     "the coordinator kept no GDS of the best candidate {}",
                     best.candidate_id
@@ -344,7 +342,7 @@ pub async fn write_output(
             .await
             .map_err(|error| anyhow::anyhow!("{error}"))?;
         write_atomically(&out.join("best.gds"), &bytes)?;
-        if let Some(png) = artifact(&view.artifacts, &best.candidate_id, PNG_MEDIA_TYPE) {
+        if let Some(png) = artifact(&view.artifacts, &best.candidate_id, media_type::PNG) {
             let bytes = jobs
                 .fetch(job_id, &best.candidate_id, &png.name)
                 .await
@@ -388,7 +386,7 @@ pub async fn write_output(
         if kept == TOP_CANDIDATES_KEPT {
             break;
         }
-        let Some(gds) = artifact(&view.artifacts, &candidate.id, GDS_MEDIA_TYPE) else {
+        let Some(gds) = artifact(&view.artifacts, &candidate.id, media_type::GDS) else {
             continue;
         };
         let bytes = jobs
@@ -396,7 +394,7 @@ pub async fn write_output(
             .await
             .map_err(|error| anyhow::anyhow!("{error}"))?;
         write_atomically(&candidate_path(out, &candidate.id, "gds"), &bytes)?;
-        if let Some(png) = artifact(&view.artifacts, &candidate.id, PNG_MEDIA_TYPE) {
+        if let Some(png) = artifact(&view.artifacts, &candidate.id, media_type::PNG) {
             let bytes = jobs
                 .fetch(job_id, &candidate.id, &png.name)
                 .await

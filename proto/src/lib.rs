@@ -5,6 +5,7 @@
 //! payload of a failed RPC (`tonic::Status` details, a standard `google.rpc.Status`)
 //! instead of flattening it to a string.
 
+pub mod media_type;
 pub mod runtime;
 mod status_details;
 

@@ -456,7 +456,7 @@ fn collect_artifacts(
                 )));
             }
             artifacts.push(Artifact {
-                media_type: media_type_of(&name).to_string(),
+                media_type: centroid_proto::media_type::of_file(&name).to_string(),
                 content: std::fs::read(&path)?,
                 name,
             });
@@ -464,24 +464,6 @@ fn collect_artifacts(
     }
     artifacts.sort_by(|left, right| left.name.cmp(&right.name));
     Ok(artifacts)
-}
-
-fn media_type_of(name: &str) -> &'static str {
-    let extension = name
-        .rsplit('.')
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    match extension.as_str() {
-        "gds" | "gds2" | "gdsii" => "application/x-gdsii",
-        "oas" | "oasis" => "application/x-oasis",
-        "png" => "image/png",
-        "svg" => "image/svg+xml",
-        "json" => "application/json",
-        "txt" | "log" => "text/plain",
-        "lyrdb" | "xml" => "application/xml",
-        _ => "application/octet-stream",
-    }
 }
 
 #[cfg(test)]
@@ -508,11 +490,5 @@ mod tests {
         };
         let error = parse_arguments(&step, Path::new("/tmp")).unwrap_err();
         assert_eq!(error.error_code(), ErrorCode::InvalidParam);
-    }
-
-    #[test]
-    fn media_types() {
-        assert_eq!(media_type_of("a/top.GDS"), "application/x-gdsii");
-        assert_eq!(media_type_of("shot.png"), "image/png");
     }
 }

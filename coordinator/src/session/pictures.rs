@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use centroid_proto::media_type;
 use centroid_proto::v1::Artifact;
 use serde_json::json;
 
@@ -20,8 +21,6 @@ use crate::model::{ArtifactMeta, EventKind, JobRecord, Plan, PlanStep};
 use crate::planner::plan_builder::CANDIDATE_DIR;
 use crate::worker_calls;
 
-const GDS_MEDIA_TYPE: &str = "application/x-gdsii";
-const PNG_MEDIA_TYPE: &str = "image/png";
 /// The skills a picture needs.
 const PICTURE_SKILLS: [&str; 2] = ["layout.read", "layout.render"];
 /// How long one picture may take (a worker may have to start its KLayout process).
@@ -81,9 +80,9 @@ fn without_pictures(stored: Vec<ArtifactMeta>) -> Vec<ArtifactMeta> {
     let mut by_candidate: BTreeMap<String, (Option<ArtifactMeta>, bool)> = BTreeMap::new();
     for meta in stored {
         let entry = by_candidate.entry(meta.candidate_id.clone()).or_default();
-        if meta.media_type == PNG_MEDIA_TYPE {
+        if meta.media_type == media_type::PNG {
             entry.1 = true;
-        } else if meta.media_type == GDS_MEDIA_TYPE && entry.0.is_none() {
+        } else if meta.media_type == media_type::GDS && entry.0.is_none() {
             entry.0 = Some(meta);
         }
     }
@@ -131,7 +130,7 @@ async fn draw_one(context: &Arc<Context>, job: &JobRecord, gds: ArtifactMeta) ->
     let pictures: Vec<Artifact> = response
         .artifacts
         .into_iter()
-        .filter(|artifact| artifact.media_type == PNG_MEDIA_TYPE)
+        .filter(|artifact| artifact.media_type == media_type::PNG)
         .collect();
     if pictures.is_empty() {
         let failure = response
@@ -209,10 +208,10 @@ mod tests {
     #[test]
     fn only_kept_layouts_without_a_picture_are_drawn() {
         let stored = vec![
-            meta("c1", "layout.gds", GDS_MEDIA_TYPE),
+            meta("c1", "layout.gds", media_type::GDS),
             meta("c1", "layout.lyrdb", "application/xml"),
-            meta("c2", "layout.gds", GDS_MEDIA_TYPE),
-            meta("c2", "layout.png", PNG_MEDIA_TYPE),
+            meta("c2", "layout.gds", media_type::GDS),
+            meta("c2", "layout.png", media_type::PNG),
             meta("c3", "drc.lyrdb", "application/xml"),
         ];
         let wanted: Vec<(String, String)> = without_pictures(stored)
