@@ -135,15 +135,28 @@ pub fn bound_modules(circuit: &Circuit) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// Every matched module the planner may draw as a matched cell (its MOS members
-/// cut into one unit), by id: the modules whose dummies and ring a point may choose
-/// one by one. Every matched cell of every plan is one of them.
+/// Every matched module the planner may draw as a matched cell, by id: the modules
+/// whose dummies and ring a point may choose one by one. Every matched cell of
+/// every plan is one of them — which devices a module draws depends on the modules
+/// drawn before it (a device is drawn once), so this asks only for what any drawn
+/// subset has: two MOS devices of one type.
 pub fn matched_groups(circuit: &Circuit) -> Vec<String> {
     circuit
         .modules
         .iter()
         .filter(|module| module.module_type.is_matched())
-        .filter(|module| matched_cell_devices(circuit, module).is_some())
+        .filter(|module| {
+            let mut per_type: BTreeMap<RowKind, usize> = BTreeMap::new();
+            for device in module
+                .devices
+                .iter()
+                .filter_map(|member| circuit.device(&member.device_id))
+                .filter(|device| is_mos(device))
+            {
+                *per_type.entry(RowKind::of(device.device_type)).or_default() += 1;
+            }
+            per_type.values().any(|count| *count >= 2)
+        })
         .map(|module| module.id.clone())
         .collect()
 }

@@ -495,3 +495,61 @@ fn each_matched_module_takes_its_own_dummies_and_guard_ring() {
         assert!(plan.summary.contains(&said), "{}", plan.summary);
     }
 }
+
+#[test]
+fn every_matched_cell_of_every_plan_is_a_group_of_the_space() {
+    // the folding of per-module dummies and rings into one spelling relies on it
+    let examples = [
+        "ota5",
+        "miller_ota",
+        "mirror_bank",
+        "strongarm_comparator",
+        "folded_cascode",
+    ];
+    for example in examples {
+        let text = |file: &str| {
+            let path = format!(
+                "{}/../examples/{example}/{file}",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            std::fs::read_to_string(path).unwrap()
+        };
+        let (netlist, rules, objectives) = (
+            text("netlist.json"),
+            text("drc_rules.json"),
+            text("objectives.json"),
+        );
+        let (context, raw) = load(&netlist, &rules, &objectives);
+        let mut names = BASIC.to_vec();
+        names.extend([
+            "layout.create_interdigitated_group",
+            "layout.add_guard_ring",
+        ]);
+        let catalog = skills(&names);
+        let planner = HeuristicPlanner::new(raw);
+        let space = planner.design_space(&context, &catalog);
+        let groups: Vec<String> = space
+            .groups
+            .iter()
+            .map(|module| cell_name("mod", module))
+            .collect();
+        let mut rng = crate::planner::design_space::SplitMix64::new(7);
+        let mut points = vec![space.default_point()];
+        points.extend((0..20).map(|_| space.random_point(&mut rng)));
+        for point in points {
+            let plan = planner
+                .plan(&context, &space.canonical(&point), &catalog)
+                .unwrap();
+            for step in plan.steps.iter().filter(|step| {
+                step.skill == "layout.create_common_centroid_pair"
+                    || step.skill == "layout.create_interdigitated_group"
+            }) {
+                let cell = step.arguments["cell_name"].as_str().unwrap().to_string();
+                assert!(
+                    groups.contains(&cell),
+                    "{example}: {cell} not in {groups:?}"
+                );
+            }
+        }
+    }
+}
