@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+use centroid_proto::v1::{JobEvent, JobEventKind};
 use clap::Args;
 
 use crate::inputs::{CheckedInputs, InputArgs, report_input_errors};
@@ -131,7 +132,7 @@ pub async fn submit_and_follow(
     // the search ends where the pictures of the kept candidates begin
     let mut pictures_started: Option<Instant> = None;
     jobs.watch(&submitted.job_id, |event| {
-        if pictures_started.is_none() && starts_the_pictures(&event.data_json) {
+        if pictures_started.is_none() && starts_the_pictures(event) {
             pictures_started = Some(Instant::now());
         }
         progress.on_event(event)
@@ -155,11 +156,14 @@ pub async fn submit_and_follow(
     })
 }
 
-/// Whether an event's data says the pictures of the kept candidates are being
-/// drawn (`{"pictures": {"wanted": n}}`, before any is drawn).
-fn starts_the_pictures(data_json: &str) -> bool {
-    serde_json::from_str::<serde_json::Value>(data_json)
-        .is_ok_and(|data| data["pictures"].is_object() && data["pictures"].get("drawn").is_none())
+/// Whether an event says the pictures of the kept candidates are being drawn (a
+/// state change with `{"pictures": {"wanted": n}}`, before any is drawn); only
+/// state changes are parsed, not every candidate's events.
+fn starts_the_pictures(event: &JobEvent) -> bool {
+    event.kind == JobEventKind::StateChanged as i32
+        && serde_json::from_str::<serde_json::Value>(&event.data_json).is_ok_and(|data| {
+            data["pictures"].is_object() && data["pictures"].get("drawn").is_none()
+        })
 }
 
 /// The exit status of a submission, with its last line printed.

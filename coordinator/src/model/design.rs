@@ -99,35 +99,24 @@ impl DesignPoint {
             return key;
         }
         // the placement genes are long: a stable digest (FNV-1a) tells points apart
-        let rows: Vec<String> = self
-            .rows
-            .iter()
-            .map(|(kind, rows)| format!("{kind}={rows}"))
-            .collect();
-        let arrangements: Vec<String> = self
-            .module_arrangements
-            .iter()
-            .map(|(module, arrangement)| format!("{module}={arrangement}"))
-            .collect();
         let mut genes = format!(
             "{}|{}|{}",
             self.order.join(","),
-            rows.join(","),
-            arrangements.join(",")
+            listed(&self.rows),
+            listed(&self.module_arrangements)
         );
         // appended only when present: the keys of points without them stay as they were
         if !self.module_dummies.is_empty() || !self.module_rings.is_empty() {
-            let dummies: Vec<String> = self
-                .module_dummies
-                .iter()
-                .map(|(module, count)| format!("{module}={count}"))
-                .collect();
-            let rings: Vec<String> = self
+            let rings: BTreeMap<&String, u8> = self
                 .module_rings
                 .iter()
-                .map(|(module, ring)| format!("{module}={}", u8::from(*ring)))
+                .map(|(module, ring)| (module, u8::from(*ring)))
                 .collect();
-            genes.push_str(&format!("|{}|{}", dummies.join(","), rings.join(",")));
+            genes.push_str(&format!(
+                "|{}|{}",
+                listed(&self.module_dummies),
+                listed(&rings)
+            ));
         }
         let digest = genes
             .bytes()
@@ -136,4 +125,12 @@ impl DesignPoint {
             });
         format!("{key}/p{digest:016x}")
     }
+}
+
+/// `key=value` for every entry, comma-separated, in key order.
+fn listed<K: std::fmt::Display, V: std::fmt::Display>(map: &BTreeMap<K, V>) -> String {
+    map.iter()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect::<Vec<_>>()
+        .join(",")
 }

@@ -106,11 +106,6 @@ impl DesignSpace {
             .iter()
             .map(|module| (module.clone(), rng.pick(&self.arrangements).clone()))
             .collect();
-        // a random point has one dummy count and one ring for every matched module
-        // (as an engineer starts); the mutations give single modules their own —
-        // per-module choices in every random point spread a small budget too thin
-        // (folded cascode, five seeds; BENCHMARKS.md)
-        let (module_dummies, module_rings) = (BTreeMap::new(), BTreeMap::new());
         DesignPoint {
             arrangement: rng.pick(&self.arrangements).clone(),
             finger_split: *rng.pick(&self.finger_splits),
@@ -122,8 +117,12 @@ impl DesignSpace {
             order,
             rows,
             module_arrangements,
-            module_dummies,
-            module_rings,
+            // one dummy count and one ring for every matched module (as an engineer
+            // starts); the mutations give single modules their own — per-module
+            // choices in every random point spread a small budget too thin (folded
+            // cascode, five seeds; BENCHMARKS.md)
+            module_dummies: BTreeMap::new(),
+            module_rings: BTreeMap::new(),
         }
     }
 
