@@ -44,8 +44,7 @@ pub(super) async fn finish(
 ) {
     if outcome != Outcome::Cancelled {
         pictures::draw_missing(context, job).await;
-    }
-    if outcome == Outcome::Cancelled {
+    } else {
         let candidates = context
             .store
             .candidates(&job.job_id)
