@@ -6,11 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use centroid_coordinator::memory::CaseMemory;
-use centroid_coordinator::memory::disk::DiskMemory;
-use clap::{Args, Subcommand};
-
+use centroid_planner::case_memory::disk::DiskMemory;
+use centroid_planner::case_memory::{Case, CaseMemory};
 use centroid_proto::v1::CaseSummary;
+use clap::{Args, Subcommand};
 
 use crate::jobs_client::{ClientError, Farm, Jobs};
 
@@ -43,6 +42,20 @@ fn print_rows(rows: &[CaseSummary]) {
             row.candidates_to_first_pass,
             row.uses
         );
+    }
+}
+
+/// A case of the on-disk memory as the farm's coordinator lists one.
+fn summary(case: Case) -> CaseSummary {
+    CaseSummary {
+        job_id: case.job_id,
+        circuit: case.circuit,
+        tech: case.tech,
+        score: case.score,
+        area_um2: case.area_um2,
+        candidates_to_first_pass: case.candidates_to_first_pass,
+        uses: case.uses,
+        stored_ms: case.stored_ms,
     }
 }
 
@@ -101,12 +114,7 @@ pub async fn run(args: &CasesArgs, farm: &Farm) -> anyhow::Result<ExitCode> {
     let memory = DiskMemory::open(&directory)?;
     match &args.action {
         CasesAction::List => {
-            let rows: Vec<CaseSummary> = memory
-                .cases()
-                .await?
-                .into_iter()
-                .map(CaseSummary::from)
-                .collect();
+            let rows: Vec<CaseSummary> = memory.cases().await?.into_iter().map(summary).collect();
             print_rows(&rows);
             Ok(ExitCode::SUCCESS)
         }

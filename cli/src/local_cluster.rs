@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
 use centroid_coordinator::llm::LlmSettings;
-use centroid_coordinator::memory::CaseMemory;
 use centroid_coordinator::store::MemoryStore;
 use centroid_coordinator::{Coordinator, CoordinatorConfig, service};
+use centroid_planner::case_memory::CaseMemory;
 use centroid_proto::runtime::BearerToken;
 use centroid_worker::WorkerConfig;
 

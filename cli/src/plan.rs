@@ -1,7 +1,7 @@
 //! `centroid plan DIR`: the plans of a job's first iteration, as the coordinator
 //! would make them, without running them. One KLayout skill process says which
 //! skills exist (with their schemas) and the routing pitch of the rule set; the
-//! coordinator's own drafting code does the rest. The skill package's tests run
+//! planner crate the coordinator drafts with does the rest. The skill package's tests run
 //! these plans, so the Rust planner and the skills cannot drift apart.
 //!
 //! `--batch FILE` drafts many jobs with one KLayout process: FILE holds one JSON
@@ -16,11 +16,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
-use centroid_coordinator::agent::answers::design_point;
-use centroid_coordinator::drafting::draft_iteration;
-use centroid_coordinator::model::{JobInputs, JobOptions, JobRecord, now_ms};
-use centroid_coordinator::planner::rules_probe::{ProbeStep, RulesProbe, rules_probe_plan};
-use centroid_coordinator::planner::{HeuristicPlanners, Planner, PlannerFactory, SkillCatalog};
+use centroid_planner::drafting::{IterationToDraft, draft_iteration};
+use centroid_planner::heuristic::{HeuristicPlanner, RawInputs};
+use centroid_planner::planner::Planner;
+use centroid_planner::point_from_json::design_point;
+use centroid_planner::rules_probe::{ProbeStep, RulesProbe, rules_probe_plan};
+use centroid_planner::skill_catalog::SkillCatalog;
 use centroid_schemas::{InputPaths, NetlistOptions, TaskContext, TaskInputs};
 use centroid_worker::WorkerConfig;
 use centroid_worker::skill_process::{SkillProcess, SkillServerCommand};
@@ -87,7 +88,6 @@ pub async fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     let Some(checked) = args.inputs.load_or_report() else {
         return Ok(ExitCode::from(EXIT_INVALID_INPUT));
     };
-    let name = args.inputs.job_name(&checked.context);
     let point = match &args.point {
         None => None,
         Some(path) => {
@@ -103,7 +103,6 @@ pub async fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         .draft(
             &checked.raw,
             &checked.context,
-            name,
             (args.candidates, args.seed),
             point.as_ref(),
         )
@@ -226,16 +225,9 @@ impl Drafter {
             let issues: Vec<String> = errors.issues.iter().map(ToString::to_string).collect();
             anyhow!("invalid inputs: {}", issues.join("; "))
         })?;
-        let name = context.circuit.name.clone();
         let point = request.point.as_ref();
-        self.draft(
-            &raw,
-            &context,
-            name,
-            (request.candidates, request.seed),
-            point,
-        )
-        .await
+        self.draft(&raw, &context, (request.candidates, request.seed), point)
+            .await
     }
 
     /// The first iteration's candidates of one job (`candidates`, `seed`), or the
@@ -244,45 +236,35 @@ impl Drafter {
         &mut self,
         raw: &TaskInputs,
         context: &TaskContext,
-        name: String,
         (candidates, seed): (u32, u64),
         point: Option<&Value>,
     ) -> anyhow::Result<Value> {
         let text =
             |file: &centroid_schemas::InputFile| String::from_utf8_lossy(&file.bytes).into_owned();
-        let inputs = JobInputs {
-            netlist_json: text(&raw.netlist),
-            drc_rules_json: text(&raw.drc_rules),
-            objectives_json: text(&raw.objectives),
+        let raw = RawInputs::from_texts(&text(&raw.drc_rules), &text(&raw.netlist));
+        let route_pitch_um = if self.skills.contains_key("tech.load") {
+            let probe = rules_probe_plan(&raw.drc_rules, &context.circuit, &self.skills);
+            self.probe_rules(&probe).await?
+        } else {
+            None
         };
-        let options = JobOptions {
+        let planner = HeuristicPlanner::new(raw).with_route_pitch(route_pitch_um);
+        if let Some(point) = point {
+            return self.plan_point(&planner, context, route_pitch_um, point);
+        }
+        let to_draft = IterationToDraft {
+            job_id: "plan".into(),
+            iteration: 0,
             candidates_per_iteration: candidates.max(1),
-            max_iterations: 1,
             seed,
-            time_budget_ms: 0,
-            candidate_deadline_ms: 0,
             noop_plan: false,
             sleep_ms: 0,
-            signoff_deck: String::new(),
-            planner: String::new(),
-            patience: 0,
         };
-        let mut job = JobRecord::new("plan".into(), name, options, now_ms());
-        if self.skills.contains_key("tech.load") {
-            let rules: Value = serde_json::from_str(&inputs.drc_rules_json)?;
-            let probe = rules_probe_plan(&rules, &context.circuit, &self.skills);
-            job.route_pitch_um = self.probe_rules(&probe).await?;
-        }
-        job.route_probed = true;
-        let planner = HeuristicPlanners.planner_for(&job, &inputs);
-        if let Some(point) = point {
-            return self.plan_point(planner.as_ref(), context, &job, point);
-        }
         let draft = draft_iteration(
-            planner.as_ref(),
+            &planner,
             context,
             &self.skills,
-            &job,
+            &to_draft,
             &[],
             &Default::default(),
         );
@@ -306,7 +288,7 @@ impl Drafter {
             })
             .collect();
         Ok(json!({
-            "route_pitch_um": job.route_pitch_um,
+            "route_pitch_um": route_pitch_um,
             "design_space_size": draft.design_space_size,
             "candidates": candidates,
         }))
@@ -317,7 +299,7 @@ impl Drafter {
         &self,
         planner: &dyn Planner,
         context: &TaskContext,
-        job: &JobRecord,
+        route_pitch_um: Option<f64>,
         point: &Value,
     ) -> anyhow::Result<Value> {
         let space = planner.design_space(context, &self.skills);
@@ -328,7 +310,7 @@ impl Drafter {
             .plan(context, &point, &self.skills)
             .map_err(|error| anyhow!("no plan: {error}"))?;
         Ok(json!({
-            "route_pitch_um": job.route_pitch_um,
+            "route_pitch_um": route_pitch_um,
             "design_space_size": space.size(),
             "candidates": [{
                 "candidate_id": "plan-point",

@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use anyhow::Context;
 use centroid_coordinator::llm::LlmSettings;
-use centroid_coordinator::memory::CaseMemory;
-use centroid_coordinator::memory::disk::DiskMemory;
+use centroid_planner::case_memory::CaseMemory;
+use centroid_planner::case_memory::disk::DiskMemory;
 use clap::Args;
 
 use crate::EXIT_INVALID_INPUT;

@@ -141,10 +141,7 @@ impl Coordinator {
             .memory
             .as_ref()
             .ok_or(CoordinatorError::NoMemory)?;
-        memory
-            .cases()
-            .await
-            .map_err(|error| CoordinatorError::Memory(error.to_string()))
+        Ok(memory.cases().await?)
     }
 
     /// Removes a case from the long-term memory.
@@ -154,10 +151,9 @@ impl Coordinator {
             .memory
             .as_ref()
             .ok_or(CoordinatorError::NoMemory)?;
-        match memory.forget(job_id).await {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(CoordinatorError::UnknownCase(job_id.to_string())),
-            Err(error) => Err(CoordinatorError::Memory(error.to_string())),
+        match memory.forget(job_id).await? {
+            true => Ok(()),
+            false => Err(CoordinatorError::UnknownCase(job_id.to_string())),
         }
     }
 

@@ -1,26 +1,25 @@
-//! Drafting an iteration: the planner's advice (design points, a plan) and the
-//! search journal propose candidates, the job's planner turns each point into a
-//! plan. Used by the job session (PLANNING) and by
-//! `centroid plan`, which prints the plans without running them — one planner
-//! for the coordinator and for the tests of the skill package.
+//! Drafting an iteration of a job: the planner crate's drafting
+//! ([`centroid_planner::drafting`]) told what it needs of the job's record.
 
-use std::collections::HashSet;
-
+use centroid_planner::advice::Advice;
+use centroid_planner::candidate::CandidateRecord;
+use centroid_planner::drafting::{Draft, IterationToDraft};
+use centroid_planner::planner::Planner;
+use centroid_planner::skill_catalog::SkillCatalog;
 use centroid_schemas::TaskContext;
 
-use crate::model::{CandidateRecord, JobRecord, Origin, Plan};
-use crate::planner::plan_builder::noop_plan;
-use crate::planner::{Advice, PlanError, Planner, SkillCatalog};
-use crate::search::{Journal, Proposal};
+use crate::model::JobRecord;
 
-/// An iteration's candidates, as drafted.
-#[derive(Debug, Clone)]
-pub struct Draft {
-    pub candidates: Vec<CandidateRecord>,
-    /// the last plan that could not be made (when some could not)
-    pub plan_error: Option<PlanError>,
-    /// distinct points of the design space
-    pub design_space_size: u64,
+/// What drafting needs of `job`'s current iteration.
+pub fn iteration_to_draft(job: &JobRecord) -> IterationToDraft {
+    IterationToDraft {
+        job_id: job.job_id.clone(),
+        iteration: job.iteration,
+        candidates_per_iteration: job.options.candidates_per_iteration,
+        seed: job.options.seed,
+        noop_plan: job.options.noop_plan,
+        sleep_ms: job.options.sleep_ms,
+    }
 }
 
 /// The candidates of `job`'s current iteration, given the candidates so far and
@@ -33,70 +32,12 @@ pub fn draft_iteration(
     so_far: &[CandidateRecord],
     advice: &Advice,
 ) -> Draft {
-    let space = planner.design_space(task, skills);
-    let count = job.options.candidates_per_iteration as usize;
-    let written_plan = advice.plan.as_ref().filter(|_| !job.options.noop_plan);
-    let recalled = advice.recalled.iter().map(|point| (point, Origin::Memory));
-    let advised = advice.points.iter().map(|point| (point, Origin::Llm));
-    let preset: Vec<Proposal> = recalled
-        .chain(advised)
-        .map(|(point, origin)| Proposal {
-            point: point.clone(),
-            parent_id: String::new(),
-            origin,
-        })
-        .collect();
-    let mut proposals = Journal::from_candidates(so_far).propose(
-        &space,
-        count
-            .saturating_sub(usize::from(written_plan.is_some()))
-            .max(1),
-        job.options.seed,
-        job.iteration,
-        preset,
-        &advice.avoid,
-    );
-    if written_plan.is_some() {
-        // the plan is not a point of the space; the default point only labels it
-        proposals.push(Proposal {
-            point: space.default_point(),
-            parent_id: String::new(),
-            origin: Origin::LlmPlan,
-        });
-    }
-    let mut candidates = Vec::new();
-    let mut plan_error = None;
-    for (index, proposal) in proposals.into_iter().enumerate() {
-        let plan = match (proposal.origin, written_plan) {
-            (Origin::LlmPlan, Some(plan)) => Ok(plan.clone()),
-            _ if job.options.noop_plan => Ok(noop_plan(job.options.sleep_ms)),
-            _ => planner.plan(task, &proposal.point, skills),
-        };
-        match plan {
-            Ok(plan) => candidates.push(CandidateRecord {
-                candidate_id: format!("{}-i{}-c{index}", job.job_id, job.iteration),
-                job_id: job.job_id.clone(),
-                iteration: job.iteration,
-                parent_id: proposal.parent_id,
-                origin: proposal.origin,
-                design_point: proposal.point,
-                required_skills: required_skills(&plan),
-                plan,
-                evaluation: None,
-            }),
-            Err(error) => plan_error = Some(error),
-        }
-    }
-    Draft {
-        candidates,
-        plan_error,
-        design_space_size: space.size(),
-    }
-}
-
-fn required_skills(plan: &Plan) -> Vec<String> {
-    let skills: HashSet<&String> = plan.steps.iter().map(|step| &step.skill).collect();
-    let mut skills: Vec<String> = skills.into_iter().cloned().collect();
-    skills.sort();
-    skills
+    centroid_planner::drafting::draft_iteration(
+        planner,
+        task,
+        skills,
+        &iteration_to_draft(job),
+        so_far,
+        advice,
+    )
 }

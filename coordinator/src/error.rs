@@ -1,5 +1,6 @@
 //! Errors of the coordinator library.
 
+use centroid_planner::case_memory::MemoryError;
 use centroid_schemas::InputIssue;
 
 #[derive(Debug, thiserror::Error)]
@@ -28,7 +29,7 @@ pub enum CoordinatorError {
     #[error("this coordinator keeps no long-term memory ([coordinator] memory = \"off\")")]
     NoMemory,
     #[error("long-term memory: {0}")]
-    Memory(String),
+    Memory(#[from] MemoryError),
     #[error("store: {0}")]
     Store(#[from] StoreError),
     #[error("configuration: {0}")]

@@ -10,8 +10,6 @@ pub mod coordinator;
 pub(crate) mod dispatcher;
 pub mod drafting;
 pub mod error;
-pub mod evaluator;
-pub mod figures;
 pub mod llm;
 pub mod memory;
 pub mod metrics;
@@ -20,11 +18,13 @@ pub mod planner;
 pub mod proto_views;
 pub mod registry;
 pub mod retry_policy;
-pub mod search;
 pub mod service;
 pub(crate) mod session;
 pub mod store;
 pub(crate) mod worker_calls;
+
+// the planner crate's modules under the paths the job session still uses
+pub use centroid_planner::{evaluator, figures, search};
 
 pub use config::CoordinatorConfig;
 pub use coordinator::{Coordinator, JobView, SubmitOptions, Submitted};

@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use centroid_coordinator::config::CommandLine;
-use centroid_coordinator::memory::CaseMemory;
-use centroid_coordinator::memory::disk::DiskMemory;
 use centroid_coordinator::memory::redis_cases::RedisMemory;
 use centroid_coordinator::store::redis::RedisStoreSettings;
 use centroid_coordinator::store::{MemoryStore, RedisStore, Store};
 use centroid_coordinator::{Coordinator, CoordinatorConfig, service};
+use centroid_planner::case_memory::CaseMemory;
+use centroid_planner::case_memory::disk::DiskMemory;
 use centroid_proto::runtime::{OperationsProbe, init_logging, serve_operations};
 use clap::Parser;
 use tokio::signal::unix::{SignalKind, signal};

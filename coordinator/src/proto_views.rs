@@ -1,9 +1,11 @@
 //! How the coordinator's records read over gRPC: errors as a structured
-//! `centroid.v1.Error` status, jobs, events and candidates as proto messages.
+//! `centroid.v1.Error` status, jobs, events, candidates and memory cases as proto
+//! messages.
 
+use centroid_planner::case_memory::Case;
 use centroid_proto::v1::{
-    ArtifactRef, CancelJobResponse, CandidateSummary, GetJobResponse, JobEvent, JobEventKind,
-    JobOutcome as ProtoOutcome, JobState as ProtoState, JobSummary,
+    ArtifactRef, CancelJobResponse, CandidateSummary, CaseSummary, GetJobResponse, JobEvent,
+    JobEventKind, JobOutcome as ProtoOutcome, JobState as ProtoState, JobSummary,
 };
 use centroid_proto::{Error, ErrorCode};
 use tonic::Status;
@@ -220,6 +222,20 @@ pub fn proto_outcome(outcome: Option<Outcome>) -> ProtoOutcome {
         Some(Outcome::Completed) => ProtoOutcome::Completed,
         Some(Outcome::Failed) => ProtoOutcome::Failed,
         Some(Outcome::Cancelled) => ProtoOutcome::Cancelled,
+    }
+}
+
+/// A case of the long-term memory as the Jobs service lists it.
+pub fn case_summary(case: Case) -> CaseSummary {
+    CaseSummary {
+        job_id: case.job_id,
+        circuit: case.circuit,
+        tech: case.tech,
+        score: case.score,
+        area_um2: case.area_um2,
+        candidates_to_first_pass: case.candidates_to_first_pass,
+        uses: case.uses,
+        stored_ms: case.stored_ms,
     }
 }
 

@@ -480,8 +480,10 @@ impl Registry {
 
 /// The skills (with their input schemas) that the workers behind `cards` offer —
 /// how a coordinator without workers of its own plans for those of the others.
-pub fn skill_catalog_of_cards(cards: &[crate::model::WorkerCard]) -> crate::planner::SkillCatalog {
-    let mut skills = crate::planner::SkillCatalog::new();
+pub fn skill_catalog_of_cards(
+    cards: &[crate::model::WorkerCard],
+) -> centroid_planner::skill_catalog::SkillCatalog {
+    let mut skills = centroid_planner::skill_catalog::SkillCatalog::new();
     for card in cards {
         for skill in &card.skills {
             let schema = card.schemas.get(skill).cloned().unwrap_or(Value::Null);

@@ -9,7 +9,7 @@ use centroid_proto::runtime::{RequireToken, trace_context};
 use centroid_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
 use centroid_proto::v1::jobs_server::{Jobs, JobsServer};
 use centroid_proto::v1::{
-    ArtifactChunk, CancelJobRequest, CancelJobResponse, CaseSummary, DeregisterWorkerRequest,
+    ArtifactChunk, CancelJobRequest, CancelJobResponse, DeregisterWorkerRequest,
     DeregisterWorkerResponse, FetchArtifactRequest, ForgetCaseRequest, ForgetCaseResponse,
     GetCaseRequest, GetCaseResponse, GetJobRequest, GetJobResponse, HeartbeatRequest,
     HeartbeatResponse, InputIssue as ProtoIssue, JobEvent, ListCasesRequest, ListCasesResponse,
@@ -28,7 +28,7 @@ use crate::artifacts::CHUNK_BYTES;
 use crate::coordinator::{Coordinator, SubmitOptions};
 use crate::error::CoordinatorError;
 use crate::model::JobInputs;
-use crate::proto_views::{cancel_response, job_event, job_response, job_summary};
+use crate::proto_views::{cancel_response, case_summary, job_event, job_response, job_summary};
 
 /// How long CancelJob waits for the job to end before answering with its state.
 const CANCEL_ANSWER_WAIT: Duration = Duration::from_secs(5);
@@ -271,7 +271,7 @@ impl Jobs for CoordinatorService {
     ) -> Result<Response<ListCasesResponse>, Status> {
         let cases = self.coordinator.cases().await?;
         Ok(Response::new(ListCasesResponse {
-            cases: cases.into_iter().map(CaseSummary::from).collect(),
+            cases: cases.into_iter().map(case_summary).collect(),
         }))
     }
 

@@ -11,6 +11,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use centroid_planner::random::SplitMix64;
+use centroid_planner::step_failure::StepFailure;
 use centroid_proto::runtime::trace_context;
 use centroid_proto::v1::worker_client::WorkerClient;
 use centroid_proto::v1::{
@@ -141,6 +143,15 @@ pub(crate) fn response_failure(response: &RunCandidateResponse) -> (Error, Strin
         .map(|step| step.step_id.clone())
         .unwrap_or_default();
     (error, failed_step)
+}
+
+/// A failed step's error as the planner's ReAct adjustment reads it.
+pub(crate) fn step_failure(error: &Error) -> StepFailure {
+    StepFailure {
+        code: error.error_code().wire_name().to_string(),
+        message: error.message.clone(),
+        details: error.details(),
+    }
 }
 
 /// Tells the worker to stop a candidate of a cancelled job, each call with a deadline.
@@ -324,7 +335,7 @@ pub(crate) fn jitter(salt: &str) -> f64 {
         ^ salt.bytes().fold(0u64, |hash, byte| {
             hash.wrapping_mul(31).wrapping_add(byte as u64)
         });
-    crate::planner::design_space::SplitMix64::new(seed).unit()
+    SplitMix64::new(seed).unit()
 }
 
 /// The structured error of a failed call; a transport failure (the worker died or

@@ -11,10 +11,13 @@ use centroid_coordinator::agent::LlmPlanner;
 use centroid_coordinator::agent::prompts::Budget;
 use centroid_coordinator::llm::tokens::count_tokens;
 use centroid_coordinator::llm::{LlmClient, LlmSettings};
-use centroid_coordinator::model::{DesignPoint, Origin};
-use centroid_coordinator::planner::heuristic::{HeuristicPlanner, RawInputs};
-use centroid_coordinator::planner::{AdviceRequest, JournalEntry, Planner, SkillCatalog};
-use centroid_proto::{Error, ErrorCode};
+use centroid_planner::advice::{AdviceRequest, JournalEntry};
+use centroid_planner::candidate::Origin;
+use centroid_planner::design_point::DesignPoint;
+use centroid_planner::heuristic::{HeuristicPlanner, RawInputs};
+use centroid_planner::planner::Planner;
+use centroid_planner::skill_catalog::SkillCatalog;
+use centroid_planner::step_failure::{StepFailure, codes};
 use centroid_schemas::{InputFile, TaskContext, TaskInputs};
 use centroid_tests::fake_llm::{FakeLlm, Reply};
 use serde_json::{Value, json};
@@ -316,8 +319,11 @@ async fn react_uses_a_valid_action_and_falls_back_on_an_invalid_one() {
             .plan(&task, &space.default_point(), &skills())
             .unwrap()
     };
-    let error = Error::new(ErrorCode::InvalidParam, "ABBA needs an even m per device")
-        .with_details(json!({"reason": "odd_unit_count"}));
+    let error = StepFailure {
+        code: codes::INVALID_PARAM.into(),
+        message: "ABBA needs an even m per device".into(),
+        details: json!({"reason": "odd_unit_count"}),
+    };
 
     let fake = FakeLlm::start(vec![], Reply::Json(json!({}))).await;
     let probe = planner(&fake, raw.clone(), 8192);

@@ -9,12 +9,12 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use centroid_coordinator::memory::disk::DiskMemory;
 use centroid_coordinator::memory::redis_cases::RedisMemory;
-use centroid_coordinator::memory::{
+use centroid_planner::case_memory::disk::DiskMemory;
+use centroid_planner::case_memory::{
     Case, CaseMemory, FailurePattern, MemoryError, Signature, most_similar,
 };
-use centroid_coordinator::model::DesignPoint;
+use centroid_planner::design_point::DesignPoint;
 use centroid_schemas::{InputFile, TaskContext, TaskInputs};
 use centroid_tests::{RedisProcess, repository_root};
 use serde_json::Value;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use centroid_coordinator::planner::react::reasons;
+use centroid_planner::react::reasons;
 use centroid_tests::{python, repository_root, skills_dir};
 use centroid_worker::skill_process::{SkillProcess, SkillServerCommand, ToolCallResult};
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@
 
 use crate::agent::answers::Problems;
 use crate::llm::{ChatMessage, Completion, LlmClient, LlmError};
-use crate::planner::LlmCall;
+use centroid_planner::advice::LlmCall;
 
 /// What asking produced: the validated value (`None` when the model failed), the
 /// calls made, and why it failed.

@@ -21,16 +21,22 @@ pub mod reflection;
 
 use std::sync::{Arc, Mutex};
 
-use centroid_proto::Error;
+use centroid_planner::advice::{Advice, AdviceRequest, LlmCall, PromptVersion};
+use centroid_planner::design_point::DesignPoint;
+use centroid_planner::design_space::DesignSpace;
+use centroid_planner::evaluator::failure_family;
+use centroid_planner::heuristic::HeuristicPlanner;
+use centroid_planner::plan::Plan;
+use centroid_planner::planner::{
+    Adjusted, Adjustment, PlanError, Planner, PlannerFuture, PlannerKind,
+};
+use centroid_planner::skill_catalog::SkillCatalog;
+use centroid_planner::step_failure::StepFailure;
 use centroid_schemas::TaskContext;
 
 use crate::llm::{LlmClient, LlmSettings};
-use crate::model::{DesignPoint, JobInputs, JobRecord, Plan};
-use crate::planner::heuristic::{HeuristicPlanner, RawInputs};
-use crate::planner::{
-    Adjusted, Adjustment, Advice, AdviceRequest, DesignSpace, PlanError, Planner, PlannerFactory,
-    PlannerFuture, PlannerKind, PromptVersion, SkillCatalog,
-};
+use crate::model::{JobInputs, JobRecord};
+use crate::planner::{PlannerFactory, raw_inputs};
 use answers::Critique;
 use conversation::{Asked, ask, shorten};
 use prompts::{Budget, PlanningPrompt};
@@ -131,7 +137,7 @@ impl LlmPlanner {
             .iter()
             .filter(|entry| entry.passed == Some(false))
             .filter_map(|entry| entry.reasons.first())
-            .map(|reason| crate::evaluator::failure_family(reason).to_string())
+            .map(|reason| failure_family(reason).to_string())
             .collect();
         let found = knowledge::for_circuit(&request.task, &failures, KNOWLEDGE_CHUNKS);
         let knowledge_text: Vec<String> = found
@@ -215,11 +221,7 @@ impl LlmPlanner {
 
     /// The critic's call on `iteration`; remembers its feedback and the
     /// iteration's failure signature.
-    async fn review(
-        &self,
-        request: &AdviceRequest,
-        iteration: u32,
-    ) -> Vec<crate::planner::LlmCall> {
+    async fn review(&self, request: &AdviceRequest, iteration: u32) -> Vec<LlmCall> {
         let signature = reflection::failure_signature(&request.journal, iteration);
         let (system, user) =
             prompts::critic(&request.task, iteration, &request.journal, &self.budget());
@@ -250,7 +252,7 @@ impl LlmPlanner {
     async fn rewrite_guidance_if_stuck(
         &self,
         iteration: u32,
-    ) -> (Vec<crate::planner::LlmCall>, Option<PromptVersion>) {
+    ) -> (Vec<LlmCall>, Option<PromptVersion>) {
         let (failure, feedback, current) = {
             let memory = self.memory.lock().expect("planner memory");
             let last: Vec<&String> = memory
@@ -314,12 +316,18 @@ impl LlmPlanner {
         &self,
         plan: &Plan,
         step_id: &str,
-        error: &Error,
+        failure: &StepFailure,
         skills: &SkillCatalog,
     ) -> Adjusted {
         let guidance = self.guidance();
-        let (system, user) =
-            prompts::react(&guidance.text, plan, step_id, error, skills, &self.budget());
+        let (system, user) = prompts::react(
+            &guidance.text,
+            plan,
+            step_id,
+            failure,
+            skills,
+            &self.budget(),
+        );
         let asked = ask(
             &self.client,
             &self.trace_id,
@@ -340,7 +348,7 @@ impl LlmPlanner {
                 fallback: None,
             },
             None => {
-                let heuristic = self.heuristic.adjust(plan, step_id, error, skills).await;
+                let heuristic = self.heuristic.adjust(plan, step_id, failure, skills).await;
                 Adjusted {
                     adjustment: heuristic.adjustment,
                     calls: asked.calls,
@@ -369,10 +377,10 @@ impl Planner for LlmPlanner {
         &'a self,
         plan: &'a Plan,
         step_id: &'a str,
-        error: &'a Error,
+        failure: &'a StepFailure,
         skills: &'a SkillCatalog,
     ) -> PlannerFuture<'a, Adjusted> {
-        Box::pin(self.adjust_now(plan, step_id, error, skills))
+        Box::pin(self.adjust_now(plan, step_id, failure, skills))
     }
 
     fn kind(&self) -> PlannerKind {
@@ -411,8 +419,8 @@ impl LlmPlanners {
 
 impl PlannerFactory for LlmPlanners {
     fn planner_for(&self, job: &JobRecord, inputs: &JobInputs) -> Arc<dyn Planner> {
-        let heuristic = HeuristicPlanner::new(RawInputs::from_job_inputs(inputs))
-            .with_route_pitch(job.route_pitch_um);
+        let heuristic =
+            HeuristicPlanner::new(raw_inputs(inputs)).with_route_pitch(job.route_pitch_um);
         match &self.client {
             Some(client) if job.options.planner == "llm" => {
                 Arc::new(LlmPlanner::new(heuristic, client.clone()).with_trace_id(&job.trace_id))

@@ -6,14 +6,16 @@
 
 use std::fmt::Write as _;
 
-use centroid_proto::Error;
+use centroid_planner::advice::JournalEntry;
+use centroid_planner::design_space::DesignSpace;
+use centroid_planner::plan::Plan;
+use centroid_planner::skill_catalog::SkillCatalog;
+use centroid_planner::step_failure::StepFailure;
 use centroid_schemas::TaskContext;
 use serde_json::Value;
 
 use crate::llm::LlmSettings;
 use crate::llm::tokens::{PromptPart, count_tokens, fit_prompt};
-use crate::model::Plan;
-use crate::planner::{DesignSpace, JournalEntry, SkillCatalog};
 
 /// The planner's guidance before any meta-prompt rewrite (version 0).
 pub const DEFAULT_GUIDANCE: &str = "You are the layout planner of Centroid, an analog IC layout \
@@ -233,7 +235,7 @@ pub fn react(
     guidance: &str,
     plan: &Plan,
     step_id: &str,
-    error: &Error,
+    failure: &StepFailure,
     skills: &SkillCatalog,
     budget: &Budget,
 ) -> (String, String) {
@@ -266,9 +268,9 @@ replaces the failed step; its params must obey the skill's schema."
     let schema = skills.get(&failed_skill).cloned().unwrap_or(Value::Null);
     let error_text = format!(
         "{}: {} (details {})",
-        error.error_code().wire_name(),
-        error.message,
-        compact(&error.details())
+        failure.code,
+        failure.message,
+        compact(&failure.details)
     );
     let user = fit_prompt(
         vec![
@@ -457,7 +459,8 @@ fn compact(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{DesignPoint, Origin};
+    use centroid_planner::candidate::Origin;
+    use centroid_planner::design_point::DesignPoint;
 
     fn entry(point: DesignPoint) -> JournalEntry {
         JournalEntry {

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::evaluator::failure_family;
-use crate::planner::JournalEntry;
+use centroid_planner::advice::JournalEntry;
+use centroid_planner::evaluator::failure_family;
 
 /// The latest iteration whose candidates are all evaluated and that came before
 /// `iteration`; `None` when there is none yet.
@@ -51,7 +51,8 @@ pub fn failure_signature(journal: &[JournalEntry], iteration: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{DesignPoint, Origin};
+    use centroid_planner::candidate::Origin;
+    use centroid_planner::design_point::DesignPoint;
 
     fn entry(iteration: u32, passed: Option<bool>, reason: &str) -> JournalEntry {
         JournalEntry {

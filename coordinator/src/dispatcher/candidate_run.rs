@@ -23,6 +23,7 @@ use crate::registry::SlotGuard;
 use crate::retry_policy::{Decision, RetryPolicy, Tries, decide};
 use crate::worker_calls::{
     self, CallOutcome, cancel_on_worker, is_unreachable, response_failure, run_on_slot,
+    step_failure,
 };
 
 /// How often a candidate waiting for a slot looks again without a wake-up.
@@ -407,8 +408,9 @@ impl<'a> CandidateRun<'a> {
             return false;
         };
         let skills = context.registry.skills();
+        let failure = step_failure(error);
         let adjusted = planner
-            .adjust(&self.plan, failed_step, error, &skills)
+            .adjust(&self.plan, failed_step, &failure, &skills)
             .await;
         context
             .emit_llm_calls(&self.job, &candidate_id, &adjusted.calls)

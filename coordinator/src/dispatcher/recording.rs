@@ -7,8 +7,8 @@ use serde_json::json;
 
 use crate::artifacts;
 use crate::context::Context;
-use crate::evaluator;
 use crate::model::{ArtifactMeta, CandidateResult, EventKind, JobRecord};
+use centroid_planner::evaluator;
 
 /// A result to record and the files its run produced.
 pub(super) struct Finished<'a> {

@@ -10,8 +10,9 @@ use redis::AsyncCommands;
 use redis::aio::ConnectionManager;
 use serde::de::DeserializeOwned;
 
-use crate::memory::{
-    Case, CaseMemory, DEFAULT_MAX_CASES, DEFAULT_MAX_FAILURES, FailurePattern, MemoryError, evicted,
+use centroid_planner::case_memory::{
+    Case, CaseMemory, DEFAULT_MAX_CASES, DEFAULT_MAX_FAILURES, FailurePattern, MemoryError,
+    MemoryFuture, evicted,
 };
 
 pub struct RedisMemory {
@@ -21,15 +22,19 @@ pub struct RedisMemory {
     max_failures: usize,
 }
 
-fn redis_error(error: redis::RedisError) -> MemoryError {
-    MemoryError::Redis(error.to_string())
+/// A failure of Redis itself, or of writing a record for it.
+fn store_error(error: impl std::error::Error + Send + Sync + 'static) -> MemoryError {
+    MemoryError::Store {
+        store: "Redis".into(),
+        source: Box::new(error),
+    }
 }
 
 impl RedisMemory {
     /// Connects to `url`; keys go under `prefix`.
     pub async fn connect(url: &str, prefix: &str) -> Result<RedisMemory, MemoryError> {
-        let client = redis::Client::open(url).map_err(redis_error)?;
-        let connection = ConnectionManager::new(client).await.map_err(redis_error)?;
+        let client = redis::Client::open(url).map_err(store_error)?;
+        let connection = ConnectionManager::new(client).await.map_err(store_error)?;
         Ok(RedisMemory {
             connection,
             prefix: prefix.to_string(),
@@ -52,7 +57,7 @@ impl RedisMemory {
     async fn all<T: DeserializeOwned>(&self, what: &str) -> Result<Vec<(String, T)>, MemoryError> {
         let key = self.key(what);
         let mut connection = self.connection.clone();
-        let entries: Vec<(String, String)> = connection.hgetall(&key).await.map_err(redis_error)?;
+        let entries: Vec<(String, String)> = connection.hgetall(&key).await.map_err(store_error)?;
         let mut parsed = entries
             .into_iter()
             .map(|(id, text)| {
@@ -74,12 +79,11 @@ impl RedisMemory {
         id: &str,
         value: &impl serde::Serialize,
     ) -> Result<usize, MemoryError> {
-        let text =
-            serde_json::to_string(value).map_err(|error| MemoryError::Redis(error.to_string()))?;
+        let text = serde_json::to_string(value).map_err(store_error)?;
         let mut connection = self.connection.clone();
         let key = self.key(what);
-        let _: () = connection.hset(&key, id, text).await.map_err(redis_error)?;
-        connection.hlen(&key).await.map_err(redis_error)
+        let _: () = connection.hset(&key, id, text).await.map_err(store_error)?;
+        connection.hlen(&key).await.map_err(store_error)
     }
 
     async fn delete(&self, what: &str, ids: &[String]) -> Result<usize, MemoryError> {
@@ -90,22 +94,19 @@ impl RedisMemory {
         connection
             .hdel(self.key(what), ids)
             .await
-            .map_err(redis_error)
+            .map_err(store_error)
     }
-}
 
-#[tonic::async_trait]
-impl CaseMemory for RedisMemory {
-    async fn put_case(&self, case: &Case) -> Result<(), MemoryError> {
+    async fn put_case_now(&self, case: &Case) -> Result<(), MemoryError> {
         if self.set("cases", &case.job_id, case).await? > self.max_cases {
-            let cases: Vec<Case> = self.cases().await?;
+            let cases: Vec<Case> = self.cases_now().await?;
             self.delete("cases", &evicted(&cases, self.max_cases))
                 .await?;
         }
         Ok(())
     }
 
-    async fn cases(&self) -> Result<Vec<Case>, MemoryError> {
+    async fn cases_now(&self) -> Result<Vec<Case>, MemoryError> {
         Ok(self
             .all::<Case>("cases")
             .await?
@@ -114,27 +115,24 @@ impl CaseMemory for RedisMemory {
             .collect())
     }
 
-    async fn forget(&self, job_id: &str) -> Result<bool, MemoryError> {
-        Ok(self.delete("cases", &[job_id.to_string()]).await? > 0)
-    }
-
-    async fn used(&self, job_id: &str) -> Result<(), MemoryError> {
+    async fn used_now(&self, job_id: &str) -> Result<(), MemoryError> {
         let mut connection = self.connection.clone();
-        let text: Option<String> = connection
-            .hget(self.key("cases"), job_id)
-            .await
-            .map_err(redis_error)?;
+        let key = self.key("cases");
+        let text: Option<String> = connection.hget(&key, job_id).await.map_err(store_error)?;
+        // forgotten (or never stored): nothing to count
         let Some(text) = text else { return Ok(()) };
-        let Ok(mut case) = serde_json::from_str::<Case>(&text) else {
-            return Ok(());
-        };
+        let mut case =
+            serde_json::from_str::<Case>(&text).map_err(|error| MemoryError::Corrupt {
+                path: format!("redis {key} field {job_id}").into(),
+                reason: error.to_string(),
+            })?;
         case.uses += 1;
         self.set("cases", job_id, &case).await.map(|_| ())
     }
 
-    async fn put_failure(&self, failure: &FailurePattern) -> Result<(), MemoryError> {
+    async fn put_failure_now(&self, failure: &FailurePattern) -> Result<(), MemoryError> {
         if self.set("failures", &failure.id, failure).await? > self.max_failures {
-            let mut failures: Vec<FailurePattern> = self.failures().await?;
+            let mut failures: Vec<FailurePattern> = self.failures_now().await?;
             failures.sort_by_key(|failure| failure.stored_ms);
             let excess = failures.len() - self.max_failures;
             let ids: Vec<String> = failures.into_iter().take(excess).map(|f| f.id).collect();
@@ -143,13 +141,39 @@ impl CaseMemory for RedisMemory {
         Ok(())
     }
 
-    async fn failures(&self) -> Result<Vec<FailurePattern>, MemoryError> {
+    async fn failures_now(&self) -> Result<Vec<FailurePattern>, MemoryError> {
         Ok(self
             .all::<FailurePattern>("failures")
             .await?
             .into_iter()
             .map(|(_, failure)| failure)
             .collect())
+    }
+}
+
+impl CaseMemory for RedisMemory {
+    fn put_case<'a>(&'a self, case: &'a Case) -> MemoryFuture<'a, ()> {
+        Box::pin(self.put_case_now(case))
+    }
+
+    fn cases(&self) -> MemoryFuture<'_, Vec<Case>> {
+        Box::pin(self.cases_now())
+    }
+
+    fn forget<'a>(&'a self, job_id: &'a str) -> MemoryFuture<'a, bool> {
+        Box::pin(async move { Ok(self.delete("cases", &[job_id.to_string()]).await? > 0) })
+    }
+
+    fn used<'a>(&'a self, job_id: &'a str) -> MemoryFuture<'a, ()> {
+        Box::pin(self.used_now(job_id))
+    }
+
+    fn put_failure<'a>(&'a self, failure: &'a FailurePattern) -> MemoryFuture<'a, ()> {
+        Box::pin(self.put_failure_now(failure))
+    }
+
+    fn failures(&self) -> MemoryFuture<'_, Vec<FailurePattern>> {
+        Box::pin(self.failures_now())
     }
 
     fn describe(&self) -> String {

@@ -4,11 +4,11 @@
 //! The decision keys on the error's code and its machine-readable
 //! `details.reason` (set by the skills, see [`reasons`]), never on message text.
 
-use centroid_proto::{Error, ErrorCode};
 use serde_json::{Value, json};
 
-use crate::model::Plan;
+use crate::plan::Plan;
 use crate::planner::Adjustment;
+use crate::step_failure::{StepFailure, codes};
 
 /// `error.details.reason` values the skills set and this planner relies on. A
 /// test runs the real skill server and provokes each of them.
@@ -49,24 +49,14 @@ const ESSENTIAL_ARGUMENTS: &[&str] = &[
     "path",
 ];
 
-/// The reason a skill gave for an error (empty when none).
-pub fn reason_of(error: &Error) -> String {
-    error
-        .details()
-        .get("reason")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
-}
-
-/// The adjusted plan after `step_id` failed with `error`; `None` when no rule applies.
-pub fn adjust(plan: &Plan, step_id: &str, error: &Error) -> Option<Adjustment> {
+/// The adjusted plan after `step_id` failed with `failure`; `None` when no rule applies.
+pub fn adjust(plan: &Plan, step_id: &str, failure: &StepFailure) -> Option<Adjustment> {
     let index = plan.steps.iter().position(|step| step.step_id == step_id)?;
     let step = &plan.steps[index];
-    let reason = reason_of(error);
-    let code = error.error_code();
+    let reason = failure.reason();
+    let code = failure.code.as_str();
     let mut adjusted = plan.clone();
-    let note = |action: &str| format!("{step_id}: {}; {action}", error.message);
+    let note = |action: &str| format!("{step_id}: {}; {action}", failure.message);
 
     // A pair whose unit count does not fit the arrangement: fall back to ABAB.
     if step.skill == "layout.create_common_centroid_pair"
@@ -81,9 +71,7 @@ pub fn adjust(plan: &Plan, step_id: &str, error: &Error) -> Option<Adjustment> {
     }
     // Placement conflicts: open the gaps.
     if step.skill == "layout.place"
-        && (code == ErrorCode::Conflict
-            || reason == reasons::OVERLAP
-            || reason == reasons::TOO_CLOSE)
+        && (code == codes::CONFLICT || reason == reasons::OVERLAP || reason == reasons::TOO_CLOSE)
     {
         let arguments = &mut adjusted.steps[index].arguments;
         let row_gap = arguments
@@ -106,9 +94,9 @@ pub fn adjust(plan: &Plan, step_id: &str, error: &Error) -> Option<Adjustment> {
         });
     }
     // A schema complaint about one optional argument: drop the argument.
-    if code == ErrorCode::InvalidParam
+    if code == codes::INVALID_PARAM
         && reason == reasons::SCHEMA
-        && let Some(name) = offending_argument(error)
+        && let Some(name) = offending_argument(failure)
         && let Some(fields) = adjusted.steps[index].arguments.as_object_mut()
         && fields.contains_key(&name)
         && !ESSENTIAL_ARGUMENTS.contains(&name.as_str())
@@ -140,9 +128,8 @@ pub fn adjust(plan: &Plan, step_id: &str, error: &Error) -> Option<Adjustment> {
 
 /// The top-level argument a schema error points at (`details.pointer`, a JSON
 /// pointer such as `/count` or `/rows/0/gap`).
-fn offending_argument(error: &Error) -> Option<String> {
-    let details = error.details();
-    let pointer = details.get("pointer").and_then(Value::as_str)?;
+fn offending_argument(failure: &StepFailure) -> Option<String> {
+    let pointer = failure.details.get("pointer").and_then(Value::as_str)?;
     let name = pointer.strip_prefix('/')?.split('/').next()?;
     (!name.is_empty()).then(|| name.replace("~1", "/").replace("~0", "~"))
 }

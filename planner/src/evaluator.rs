@@ -33,8 +33,9 @@ use serde_json::Value;
 
 use std::collections::BTreeMap;
 
+use crate::evaluation::{Evaluation, SignoffVerdict};
 use crate::figures::LayoutFigures;
-use crate::model::{CandidateResult, Evaluation, SignoffVerdict, StepOutcome};
+use crate::run_report::{RunReport, StepOutcome};
 
 /// Measurements read from a candidate's step results.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -193,14 +194,15 @@ pub fn failure_family(reason: &str) -> &'static str {
     }
 }
 
-pub fn evaluate(objectives: &DesignObjectives, result: &CandidateResult) -> Evaluation {
-    let measured = measure(&result.steps);
+pub fn evaluate(objectives: &DesignObjectives, run: &impl RunReport) -> Evaluation {
+    let measured = measure(run.steps());
+    let failure = run.failure();
+    let ran_to_end = failure.is_none();
     let mut reasons = Vec::new();
-    if !result.ok {
+    if let Some((code, message)) = failure {
         reasons.push(format!(
-            "did not run to the end: {} {}",
-            result.error_code,
-            result.error_message.chars().take(300).collect::<String>()
+            "did not run to the end: {code} {}",
+            message.chars().take(300).collect::<String>()
         ));
     }
     let utilisation = match (measured.device_area_um2, measured.bbox_area_um2) {
@@ -264,7 +266,7 @@ pub fn evaluate(objectives: &DesignObjectives, result: &CandidateResult) -> Eval
             signoff.deck, signoff.violations
         ));
     }
-    if !result.ok {
+    if !ran_to_end {
         score = 0.0;
     }
     let area = measured.bbox_area_um2.unwrap_or(0.0);
@@ -286,7 +288,7 @@ pub fn evaluate(objectives: &DesignObjectives, result: &CandidateResult) -> Eval
     Evaluation {
         score,
         passed: passed
-            && result.ok
+            && ran_to_end
             && measured.drc_ran
             && measured.drc_violations == 0
             && measured.lvs == Some(true),
@@ -314,7 +316,6 @@ pub fn evaluate(objectives: &DesignObjectives, result: &CandidateResult) -> Eval
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::CandidateStatus;
     use centroid_schemas::{DesignConstraints, Objective};
     use serde_json::json;
 
@@ -330,23 +331,20 @@ mod tests {
         }
     }
 
-    fn result(steps: Vec<StepOutcome>) -> CandidateResult {
-        CandidateResult {
-            candidate_id: "c".into(),
-            status: CandidateStatus::Finished,
-            ok: true,
-            worker_id: "w".into(),
-            attempts: 1,
-            error_code: String::new(),
-            error_message: String::new(),
-            steps,
-            artifacts: vec![],
-            duration_ms: 1,
-            slot_ms: 0,
-            finished_ms: 1,
-            plan: None,
-            adjustments: vec![],
+    /// A run that went to the end with `steps`.
+    struct Ran(Vec<StepOutcome>);
+
+    impl RunReport for Ran {
+        fn failure(&self) -> Option<(&str, &str)> {
+            None
         }
+        fn steps(&self) -> &[StepOutcome] {
+            &self.0
+        }
+    }
+
+    fn result(steps: Vec<StepOutcome>) -> Ran {
+        Ran(steps)
     }
 
     fn objectives() -> DesignObjectives {

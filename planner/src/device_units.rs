@@ -3,7 +3,7 @@
 use centroid_schemas::{Device, DeviceType};
 use serde_json::{Value, json};
 
-use crate::planner::plan_builder::skill_id;
+use crate::plan_builder::skill_id;
 
 /// The rows a placement groups cells into (one device kind per row when routed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

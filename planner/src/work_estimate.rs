@@ -11,7 +11,8 @@
 //! order, aspect and spacing rearrange the same shapes. The estimate only ranks
 //! candidates within a job; it never predicts seconds.
 
-use crate::model::{CandidateRecord, Plan};
+use crate::candidate::CandidateRecord;
+use crate::plan::Plan;
 
 /// The structures a plan draws beyond the circuit's devices, heaviest first: guard
 /// rings (each surrounds a whole cell), then dummy devices (`count` at both ends of
@@ -43,7 +44,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::model::{Origin, PlanStep};
+    use crate::candidate::Origin;
+    use crate::plan::PlanStep;
 
     fn step(skill: &str, arguments: serde_json::Value) -> PlanStep {
         PlanStep {

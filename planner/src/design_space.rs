@@ -8,18 +8,10 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::DesignPoint;
-pub use crate::planner::random::SplitMix64;
-
-/// The devices of one row kind, in the default placement order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct KindOrder {
-    /// `nmos`, `pmos` or `passive`
-    pub kind: String,
-    pub devices: Vec<String>,
-    /// the most rows this kind may be folded into
-    pub max_rows: u32,
-}
+use crate::design_point::DesignPoint;
+use crate::kind_order::KindOrder;
+use crate::placement_order::complete;
+use crate::random::SplitMix64;
 
 /// The values each coordinate of a [`DesignPoint`] may take for one task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -130,7 +122,7 @@ impl DesignSpace {
     /// (those the space knows), then the rest in the default order — so a point
     /// recalled from another circuit or written by a model is still a full order.
     pub fn full_order(&self, point: &DesignPoint) -> Vec<String> {
-        crate::planner::placement_order::complete(point, &self.kinds, &self.bound)
+        complete(point, &self.kinds, &self.bound)
     }
 
     /// One spelling per layout: the whole order, no module arrangement that repeats

@@ -5,8 +5,11 @@
 
 use std::collections::HashSet;
 
-use crate::model::{CandidateRecord, DesignPoint, Evaluation, Origin};
-use crate::planner::design_space::{DesignSpace, SplitMix64};
+use crate::candidate::{CandidateRecord, Origin};
+use crate::design_point::DesignPoint;
+use crate::design_space::DesignSpace;
+use crate::evaluation::Evaluation;
+use crate::random::SplitMix64;
 
 /// A node of the journal.
 #[derive(Debug, Clone)]
@@ -335,7 +338,7 @@ fn tournament<'a>(elite: &[&'a Node], rng: &mut SplitMix64) -> &'a Node {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Evaluation, Plan};
+    use crate::plan::Plan;
 
     fn space() -> DesignSpace {
         DesignSpace {

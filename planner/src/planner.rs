@@ -1,42 +1,21 @@
 //! Planning (seed 000 §4.2): a [`Planner`] turns the task context and one point of
 //! the design space into a plan of skill calls, and adjusts a failed step (ReAct).
-//! The built-in [`heuristic::HeuristicPlanner`] is rule-based; the LLM planner
-//! ([`crate::agent::LlmPlanner`]) wraps it behind the same trait, adding advice
-//! (design points and plans chosen by a model) and model-written adjustments.
+//! The built-in [`crate::heuristic::HeuristicPlanner`] is rule-based; the
+//! coordinator's LLM planner wraps it behind the same trait, adding advice (design
+//! points and plans chosen by a model) and model-written adjustments.
 
-pub mod advice;
-pub mod candidate_plan;
-pub mod design_space;
-pub mod device_units;
-pub mod heuristic;
-pub mod placement_order;
-pub mod plan_builder;
-pub mod random;
-pub mod react;
-pub mod row_arrangement;
-pub mod rules_probe;
-#[cfg(test)]
-mod tests;
-pub mod work_estimate;
-
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use centroid_proto::Error;
 use centroid_schemas::TaskContext;
-use serde_json::Value;
 
-use crate::model::{DesignPoint, JobInputs, JobRecord, Plan};
-
-pub use advice::{Advice, AdviceRequest, JournalEntry, LlmCall, PromptVersion};
-pub use design_space::DesignSpace;
-pub use heuristic::{HeuristicPlanner, RawInputs};
-
-/// Skills advertised by the live workers, with their input JSON Schemas
-/// (`Value::Null` when not fetched).
-pub type SkillCatalog = HashMap<String, Value>;
+use crate::advice::{Advice, AdviceRequest, LlmCall};
+use crate::design_point::DesignPoint;
+use crate::design_space::DesignSpace;
+use crate::plan::Plan;
+use crate::skill_catalog::SkillCatalog;
+use crate::step_failure::StepFailure;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PlanError {
@@ -83,13 +62,13 @@ pub trait Planner: Send + Sync + 'static {
         point: &DesignPoint,
         skills: &SkillCatalog,
     ) -> Result<Plan, PlanError>;
-    /// Adjusts the plan after step `step_id` failed with `error` (INVALID_PARAM,
+    /// Adjusts the plan after step `step_id` failed with `failure` (INVALID_PARAM,
     /// NOT_FOUND or CONFLICT); `None` when it knows no fix.
     fn adjust<'a>(
         &'a self,
         plan: &'a Plan,
         step_id: &'a str,
-        error: &'a Error,
+        failure: &'a StepFailure,
         skills: &'a SkillCatalog,
     ) -> PlannerFuture<'a, Adjusted>;
     /// Which planner this is.
@@ -99,27 +78,7 @@ pub trait Planner: Send + Sync + 'static {
     /// Design points (and possibly a plan) for an iteration beyond what the search
     /// journal proposes; the rule-based planner has none. Runs while the previous
     /// iteration executes; never fails (a failed model call is a fallback).
-    fn advise(self: Arc<Self>, request: AdviceRequest) -> PlannerFuture<'static, Advice> {
-        let _ = request;
+    fn advise(self: Arc<Self>, _request: AdviceRequest) -> PlannerFuture<'static, Advice> {
         Box::pin(std::future::ready(Advice::default()))
-    }
-}
-
-/// Makes the planner of a job; the coordinator holds one and asks it once per
-/// job, so that planning and ReAct adjustments of a job share one planner.
-pub trait PlannerFactory: Send + Sync + 'static {
-    fn planner_for(&self, job: &JobRecord, inputs: &JobInputs) -> Arc<dyn Planner>;
-}
-
-/// The rule-based planner for every job.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct HeuristicPlanners;
-
-impl PlannerFactory for HeuristicPlanners {
-    fn planner_for(&self, job: &JobRecord, inputs: &JobInputs) -> Arc<dyn Planner> {
-        Arc::new(
-            HeuristicPlanner::new(RawInputs::from_job_inputs(inputs))
-                .with_route_pitch(job.route_pitch_um),
-        )
     }
 }

@@ -9,9 +9,10 @@
 use centroid_schemas::{Circuit, DeviceType};
 use serde_json::{Value, json};
 
-use crate::model::{Plan, PlanStep};
-use crate::planner::SkillCatalog;
-use crate::planner::plan_builder::{cell_name, skill_id};
+use crate::heuristic::routing_advertised;
+use crate::plan::{Plan, PlanStep};
+use crate::plan_builder::{cell_name, skill_id};
+use crate::skill_catalog::SkillCatalog;
 
 /// The probe's plan and which devices each of its `layout.create_device` steps stands for.
 pub struct RulesProbe {
@@ -43,7 +44,7 @@ pub fn rules_probe_plan(drc_rules: &Value, circuit: &Circuit, skills: &SkillCata
         "tech.load",
         json!({"rules": drc_rules}),
     )];
-    if crate::planner::heuristic::routing_advertised(skills) {
+    if routing_advertised(skills) {
         steps.push(step("p2_route_info".into(), "route.info", json!({})));
     }
     let mut device_steps: Vec<(String, Vec<String>)> = Vec::new();
@@ -141,14 +142,16 @@ mod tests {
     fn circuit(netlist: &str) -> Circuit {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let read = |path: &str| std::fs::read_to_string(root.join(path)).unwrap();
-        let inputs = crate::model::JobInputs {
-            netlist_json: read(netlist),
-            drc_rules_json: read("examples/ota5/drc_rules.json"),
-            objectives_json: read("examples/ota5/objectives.json"),
+        let file = |label: &str, path: &str| centroid_schemas::InputFile {
+            label: label.into(),
+            bytes: read(path).into_bytes(),
         };
-        TaskContext::load(&inputs.task_inputs(), "probe")
-            .unwrap()
-            .circuit
+        let inputs = centroid_schemas::TaskInputs {
+            netlist: file("netlist.json", netlist),
+            drc_rules: file("drc_rules.json", "examples/ota5/drc_rules.json"),
+            objectives: file("objectives.json", "examples/ota5/objectives.json"),
+        };
+        TaskContext::load(&inputs, "probe").unwrap().circuit
     }
 
     fn catalog(skills: &[&str]) -> SkillCatalog {

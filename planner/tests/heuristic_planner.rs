@@ -1,21 +1,25 @@
 //! The rule-based planner on the ota5 example: matched modules, advertised
 //! skills only, routing once the pitch is known, ReAct adjustments by reason.
 
-use centroid_proto::{Error, ErrorCode};
 use centroid_schemas::{InputFile, TaskContext, TaskInputs};
 use serde_json::{Value, json};
 
-use crate::model::DesignPoint;
-use crate::planner::heuristic::{HeuristicPlanner, RawInputs};
-use crate::planner::plan_builder::{cell_name, fit_to_schema};
-use crate::planner::react::reasons;
-use crate::planner::{Planner, SkillCatalog};
+use centroid_planner::design_point::DesignPoint;
+use centroid_planner::heuristic::{HeuristicPlanner, RawInputs};
+use centroid_planner::placement_order::default_kinds;
+use centroid_planner::plan::Plan;
+use centroid_planner::plan_builder::{cell_name, fit_to_schema};
+use centroid_planner::planner::Planner;
+use centroid_planner::random::SplitMix64;
+use centroid_planner::react::reasons;
+use centroid_planner::skill_catalog::SkillCatalog;
+use centroid_planner::step_failure::{StepFailure, codes};
 
 fn ota5() -> (TaskContext, RawInputs) {
     load(
-        include_str!("../../../examples/ota5/netlist.json"),
-        include_str!("../../../examples/ota5/drc_rules.json"),
-        include_str!("../../../examples/ota5/objectives.json"),
+        include_str!("../../examples/ota5/netlist.json"),
+        include_str!("../../examples/ota5/drc_rules.json"),
+        include_str!("../../examples/ota5/objectives.json"),
     )
 }
 
@@ -157,8 +161,18 @@ fn routing_and_lvs_are_planned_once_advertised_and_the_pitch_is_known() {
     );
 }
 
-#[tokio::test]
-async fn adjust_falls_back_to_abab_and_fit_drops_undeclared_arguments() {
+/// The value of a future that is ready when first polled (the rule-based planner
+/// decides at once); panics otherwise.
+fn at_once<T>(future: impl std::future::Future<Output = T>) -> T {
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match std::pin::pin!(future).poll(&mut context) {
+        std::task::Poll::Ready(value) => value,
+        std::task::Poll::Pending => panic!("the rule-based planner never waits"),
+    }
+}
+
+#[test]
+fn adjust_falls_back_to_abab_and_fit_drops_undeclared_arguments() {
     let (context, raw) = ota5();
     let planner = HeuristicPlanner::new(raw);
     let catalog = skills(BASIC);
@@ -174,11 +188,12 @@ async fn adjust_falls_back_to_abab_and_fit_drops_undeclared_arguments() {
         .iter()
         .find(|step| step.skill == "layout.create_common_centroid_pair")
         .unwrap();
-    let error = Error::new(ErrorCode::InvalidParam, "ABBA needs an even m per device")
-        .with_details(json!({"reason": reasons::ODD_UNIT_COUNT}));
-    let adjusted = planner
-        .adjust(&plan, &pair.step_id, &error, &catalog)
-        .await
+    let failure = StepFailure {
+        code: codes::INVALID_PARAM.into(),
+        message: "ABBA needs an even m per device".into(),
+        details: json!({"reason": reasons::ODD_UNIT_COUNT}),
+    };
+    let adjusted = at_once(planner.adjust(&plan, &pair.step_id, &failure, &catalog))
         .adjustment
         .unwrap();
     let new_pair = adjusted
@@ -197,7 +212,7 @@ async fn adjust_falls_back_to_abab_and_fit_drops_undeclared_arguments() {
 }
 
 /// The cells of every `layout.place` row step, in order.
-fn placed_rows(plan: &crate::model::Plan) -> Vec<Vec<String>> {
+fn placed_rows(plan: &Plan) -> Vec<Vec<String>> {
     plan.steps
         .iter()
         .filter(|step| step.skill == "layout.place")
@@ -282,9 +297,9 @@ fn the_placement_genes_order_and_fold_the_rows_and_every_matched_group_is_measur
 #[test]
 fn a_ratioed_mirror_is_one_interdigitated_group_of_equal_units() {
     let (context, raw) = load(
-        include_str!("../../../examples/mirror_bank/netlist.json"),
-        include_str!("../../../examples/mirror_bank/drc_rules.json"),
-        include_str!("../../../examples/mirror_bank/objectives.json"),
+        include_str!("../../examples/mirror_bank/netlist.json"),
+        include_str!("../../examples/mirror_bank/drc_rules.json"),
+        include_str!("../../examples/mirror_bank/objectives.json"),
     );
     let planner = HeuristicPlanner::new(raw);
     let mut names = BASIC.to_vec();
@@ -357,10 +372,10 @@ fn the_default_order_puts_the_devices_of_one_branch_next_to_each_other() {
     });
     let (context, _) = load(
         &netlist.to_string(),
-        include_str!("../../../examples/ota5/drc_rules.json"),
-        include_str!("../../../examples/ota5/objectives.json"),
+        include_str!("../../examples/ota5/drc_rules.json"),
+        include_str!("../../examples/ota5/objectives.json"),
     );
-    let kinds = crate::planner::placement_order::default_kinds(&context.circuit);
+    let kinds = default_kinds(&context.circuit);
     let nmos = kinds.iter().find(|kind| kind.kind == "nmos").unwrap();
     // alternating around the middle alone would give MB MA MC MD; the branch is
     // drawn as it is wired (of its two directions, the one nearer the listing)
@@ -419,8 +434,8 @@ fn the_pmos_row_stands_above_the_nmos_devices_it_is_wired_to() {
         });
         let (context, _) = load(
             &netlist.to_string(),
-            include_str!("../../../examples/ota5/drc_rules.json"),
-            include_str!("../../../examples/ota5/objectives.json"),
+            include_str!("../../examples/ota5/drc_rules.json"),
+            include_str!("../../examples/ota5/objectives.json"),
         );
         assert!(
             context
@@ -429,7 +444,7 @@ fn the_pmos_row_stands_above_the_nmos_devices_it_is_wired_to() {
                 .iter()
                 .all(|module| !module.module_type.is_matched())
         );
-        let kinds = crate::planner::placement_order::default_kinds(&context.circuit);
+        let kinds = default_kinds(&context.circuit);
         let branches = |kind: &str| -> Vec<String> {
             let row = kinds.iter().find(|row| row.kind == kind).unwrap();
             row.devices.iter().map(|id| id[1..].to_string()).collect()
@@ -533,7 +548,7 @@ fn every_matched_cell_of_every_plan_is_a_group_of_the_space() {
             .iter()
             .map(|module| cell_name("mod", module))
             .collect();
-        let mut rng = crate::planner::design_space::SplitMix64::new(7);
+        let mut rng = SplitMix64::new(7);
         let mut points = vec![space.default_point()];
         points.extend((0..20).map(|_| space.random_point(&mut rng)));
         for point in points {

@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::model::{Plan, PlanStep};
-use crate::planner::SkillCatalog;
+use crate::plan::{Plan, PlanStep};
+use crate::skill_catalog::SkillCatalog;
 
 /// The cell every placed (and routed) layout ends in.
 pub const TOP_CELL: &str = "TOP";

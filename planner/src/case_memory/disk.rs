@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::memory::{
-    Case, CaseMemory, DEFAULT_MAX_CASES, DEFAULT_MAX_FAILURES, FailurePattern, MemoryError, evicted,
+use crate::case_memory::{
+    Case, CaseMemory, DEFAULT_MAX_CASES, DEFAULT_MAX_FAILURES, FailurePattern, MemoryError,
+    MemoryFuture, evicted,
 };
 
 const MARKER: &str = "centroid-memory.json";
@@ -115,14 +116,16 @@ impl DiskMemory {
 
     fn read_all<T: DeserializeOwned>(&self, folder: &str) -> Result<Vec<T>, MemoryError> {
         let directory = self.root.join(folder);
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(&directory)
-            .map_err(io(&directory))?
-            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-            .filter(|path| {
-                path.extension()
-                    .is_some_and(|extension| extension == "json")
-            })
-            .collect();
+        let mut paths = Vec::new();
+        for entry in std::fs::read_dir(&directory).map_err(io(&directory))? {
+            let path = entry.map_err(io(&directory))?.path();
+            if path
+                .extension()
+                .is_some_and(|extension| extension == "json")
+            {
+                paths.push(path);
+            }
+        }
         paths.sort();
         paths
             .into_iter()
@@ -146,6 +149,62 @@ impl DiskMemory {
         self.root
             .join(folder)
             .join(format!("{}.json", file_name(id)))
+    }
+
+    fn put_case_now(&self, case: &Case) -> Result<(), MemoryError> {
+        self.write(&self.file("cases", &case.job_id), case)?;
+        let cases = self.read_all::<Case>("cases")?;
+        for job_id in evicted(&cases, self.max_cases) {
+            remove(&self.file("cases", &job_id))?;
+        }
+        Ok(())
+    }
+
+    fn forget_now(&self, job_id: &str) -> Result<bool, MemoryError> {
+        let path = self.file("cases", job_id);
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(true),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(error) => Err(io(&path)(error)),
+        }
+    }
+
+    fn used_now(&self, job_id: &str) -> Result<(), MemoryError> {
+        let path = self.file("cases", job_id);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            // forgotten (or never stored): nothing to count
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(error) => return Err(io(&path)(error)),
+        };
+        let mut case: Case =
+            serde_json::from_slice(&bytes).map_err(|error| MemoryError::Corrupt {
+                path: path.clone(),
+                reason: error.to_string(),
+            })?;
+        case.uses += 1;
+        self.write(&path, &case)
+    }
+
+    fn put_failure_now(&self, failure: &FailurePattern) -> Result<(), MemoryError> {
+        self.write(&self.file("failures", &failure.id), failure)?;
+        let mut failures = self.read_all::<FailurePattern>("failures")?;
+        if failures.len() > self.max_failures {
+            failures.sort_by_key(|failure| failure.stored_ms);
+            let excess = failures.len() - self.max_failures;
+            for failure in failures.into_iter().take(excess) {
+                remove(&self.file("failures", &failure.id))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Removes an evicted file; one already gone (forgotten meanwhile) is fine.
+fn remove(path: &Path) -> Result<(), MemoryError> {
+    match std::fs::remove_file(path) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(io(path)(error)),
+        _ => Ok(()),
     }
 }
 
@@ -182,60 +241,31 @@ fn file_name(id: &str) -> String {
     }
 }
 
-#[tonic::async_trait]
+// the store is plain files: every operation is done when it is called, and its
+// future is ready
 impl CaseMemory for DiskMemory {
-    async fn put_case(&self, case: &Case) -> Result<(), MemoryError> {
-        self.write(&self.file("cases", &case.job_id), case)?;
-        let cases = self.read_all::<Case>("cases")?;
-        for job_id in evicted(&cases, self.max_cases) {
-            let path = self.file("cases", &job_id);
-            let _ = std::fs::remove_file(path);
-        }
-        Ok(())
+    fn put_case<'a>(&'a self, case: &'a Case) -> MemoryFuture<'a, ()> {
+        Box::pin(std::future::ready(self.put_case_now(case)))
     }
 
-    async fn cases(&self) -> Result<Vec<Case>, MemoryError> {
-        self.read_all("cases")
+    fn cases(&self) -> MemoryFuture<'_, Vec<Case>> {
+        Box::pin(std::future::ready(self.read_all("cases")))
     }
 
-    async fn forget(&self, job_id: &str) -> Result<bool, MemoryError> {
-        let path = self.file("cases", job_id);
-        match std::fs::remove_file(&path) {
-            Ok(()) => Ok(true),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(error) => Err(io(&path)(error)),
-        }
+    fn forget<'a>(&'a self, job_id: &'a str) -> MemoryFuture<'a, bool> {
+        Box::pin(std::future::ready(self.forget_now(job_id)))
     }
 
-    async fn used(&self, job_id: &str) -> Result<(), MemoryError> {
-        let path = self.file("cases", job_id);
-        let Ok(bytes) = std::fs::read(&path) else {
-            return Ok(());
-        };
-        let mut case: Case =
-            serde_json::from_slice(&bytes).map_err(|error| MemoryError::Corrupt {
-                path: path.clone(),
-                reason: error.to_string(),
-            })?;
-        case.uses += 1;
-        self.write(&path, &case)
+    fn used<'a>(&'a self, job_id: &'a str) -> MemoryFuture<'a, ()> {
+        Box::pin(std::future::ready(self.used_now(job_id)))
     }
 
-    async fn put_failure(&self, failure: &FailurePattern) -> Result<(), MemoryError> {
-        self.write(&self.file("failures", &failure.id), failure)?;
-        let mut failures = self.read_all::<FailurePattern>("failures")?;
-        if failures.len() > self.max_failures {
-            failures.sort_by_key(|failure| failure.stored_ms);
-            let excess = failures.len() - self.max_failures;
-            for failure in failures.into_iter().take(excess) {
-                let _ = std::fs::remove_file(self.file("failures", &failure.id));
-            }
-        }
-        Ok(())
+    fn put_failure<'a>(&'a self, failure: &'a FailurePattern) -> MemoryFuture<'a, ()> {
+        Box::pin(std::future::ready(self.put_failure_now(failure)))
     }
 
-    async fn failures(&self) -> Result<Vec<FailurePattern>, MemoryError> {
-        self.read_all("failures")
+    fn failures(&self) -> MemoryFuture<'_, Vec<FailurePattern>> {
+        Box::pin(std::future::ready(self.read_all("failures")))
     }
 
     fn describe(&self) -> String {

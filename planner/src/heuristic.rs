@@ -11,23 +11,25 @@
 //! get theirs when the job ends, `session/pictures.rs`).
 //!
 //! Step arguments are fitted to the skill's advertised input schema (see
-//! [`crate::planner::plan_builder`]); ReAct adjustments are [`crate::planner::react`].
+//! [`crate::plan_builder`]); ReAct adjustments are [`crate::react`].
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
-use centroid_proto::Error;
 use centroid_schemas::TaskContext;
 use serde_json::Value;
 
-use crate::model::{DesignPoint, Plan};
-use crate::planner::candidate_plan::Draft;
-use crate::planner::design_space::KindOrder;
-use crate::planner::device_units::{RowKind, is_mos};
-use crate::planner::placement_order::{bound_modules, complete, default_kinds, matched_groups};
-use crate::planner::{
-    Adjusted, DesignSpace, PlanError, Planner, PlannerFuture, SkillCatalog, react,
-};
+use crate::candidate_plan::Draft;
+use crate::design_point::DesignPoint;
+use crate::design_space::DesignSpace;
+use crate::device_units::{RowKind, is_mos};
+use crate::kind_order::KindOrder;
+use crate::placement_order::{bound_modules, complete, default_kinds, matched_groups};
+use crate::plan::Plan;
+use crate::planner::{Adjusted, PlanError, Planner, PlannerFuture};
+use crate::react;
+use crate::skill_catalog::SkillCatalog;
+use crate::step_failure::StepFailure;
 
 /// The rule set and netlist as JSON, passed through to `tech.load` and `lvs.run`.
 #[derive(Debug, Clone, Default)]
@@ -37,12 +39,12 @@ pub struct RawInputs {
 }
 
 impl RawInputs {
-    /// The job's rule set and netlist as JSON (`null` where a file does not parse;
-    /// the inputs were checked at submission).
-    pub fn from_job_inputs(inputs: &crate::model::JobInputs) -> RawInputs {
+    /// The job's rule set and netlist from their text (`null` where a file does not
+    /// parse; the inputs were checked at submission).
+    pub fn from_texts(drc_rules_json: &str, netlist_json: &str) -> RawInputs {
         RawInputs {
-            drc_rules: serde_json::from_str(&inputs.drc_rules_json).unwrap_or(Value::Null),
-            netlist: serde_json::from_str(&inputs.netlist_json).unwrap_or(Value::Null),
+            drc_rules: serde_json::from_str(drc_rules_json).unwrap_or(Value::Null),
+            netlist: serde_json::from_str(netlist_json).unwrap_or(Value::Null),
         }
     }
 }
@@ -211,11 +213,11 @@ impl Planner for HeuristicPlanner {
         &'a self,
         plan: &'a Plan,
         step_id: &'a str,
-        error: &'a Error,
+        failure: &'a StepFailure,
         _skills: &'a SkillCatalog,
     ) -> PlannerFuture<'a, Adjusted> {
         Box::pin(std::future::ready(Adjusted {
-            adjustment: react::adjust(plan, step_id, error),
+            adjustment: react::adjust(plan, step_id, failure),
             calls: Vec::new(),
             fallback: None,
         }))

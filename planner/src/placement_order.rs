@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, HashSet};
 
 use centroid_schemas::{Circuit, CircuitModule, Device, DeviceType};
 
-use crate::model::DesignPoint;
-use crate::planner::design_space::KindOrder;
-use crate::planner::device_units::{RowKind, is_mos, unit_splits};
-use crate::planner::row_arrangement::{NetPlaces, arrange_by_nets, record_places};
+use crate::design_point::DesignPoint;
+use crate::device_units::{RowKind, is_mos, unit_splits};
+use crate::kind_order::KindOrder;
+use crate::row_arrangement::{NetPlaces, arrange_by_nets, record_places};
 
 /// The most rows one device kind is folded into.
 const MOST_ROWS: usize = 3;

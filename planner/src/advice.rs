@@ -2,7 +2,7 @@
 //! design points and a whole plan chosen by a model, with the record of every
 //! model call that produced them (the session turns the records into job events).
 //!
-//! The rule-based planner gives no advice; the LLM planner ([`crate::agent`])
+//! The rule-based planner gives no advice; the LLM planner (in the coordinator)
 //! does, while the previous iteration's candidates run.
 
 use std::sync::Arc;
@@ -10,8 +10,11 @@ use std::sync::Arc;
 use centroid_schemas::TaskContext;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{CandidateRecord, DesignPoint, Origin, Plan};
-use crate::planner::{DesignSpace, SkillCatalog};
+use crate::candidate::{CandidateRecord, Origin};
+use crate::design_point::DesignPoint;
+use crate::design_space::DesignSpace;
+use crate::plan::Plan;
+use crate::skill_catalog::SkillCatalog;
 
 /// One candidate of the journal as a planning prompt shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

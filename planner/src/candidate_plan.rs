@@ -7,13 +7,12 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use centroid_schemas::{Circuit, Device, DeviceType};
 use serde_json::{Value, json};
 
-use crate::model::{DesignPoint, Plan};
-use crate::planner::SkillCatalog;
-use crate::planner::device_units::{
-    RowKind, is_mos, permutation, share_diffusion, unit_spec, unit_splits,
-};
-use crate::planner::placement_order::{fold, kind_name};
-use crate::planner::plan_builder::{CANDIDATE_DIR, PlanBuilder, TOP_CELL, cell_name, skill_id};
+use crate::design_point::DesignPoint;
+use crate::device_units::{RowKind, is_mos, permutation, share_diffusion, unit_spec, unit_splits};
+use crate::placement_order::{fold, kind_name};
+use crate::plan::Plan;
+use crate::plan_builder::{CANDIDATE_DIR, PlanBuilder, TOP_CELL, cell_name, skill_id};
+use crate::skill_catalog::SkillCatalog;
 
 /// A cell the placement arranges: a matched module or a single device.
 struct PlacedUnit {
