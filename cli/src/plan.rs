@@ -273,7 +273,6 @@ impl Drafter {
             let probe = rules_probe_plan(&rules, &context.circuit, &self.skills);
             job.route_pitch_um = self.probe_rules(&probe).await?;
         }
-        job.route_probed = true;
         let planner = HeuristicPlanners.planner_for(&job, &inputs);
         if let Some(point) = point {
             return self.plan_point(planner.as_ref(), context, &job, point);
