@@ -20,7 +20,9 @@ impl StoreError {
     /// permanent: retrying would stall whoever waits on it.
     pub fn is_transient(&self) -> bool {
         match self {
-            StoreError::Redis(error) => !matches!(error.retry_method(), redis::RetryMethod::NoRetry),
+            StoreError::Redis(error) => {
+                !matches!(error.retry_method(), redis::RetryMethod::NoRetry)
+            }
             StoreError::Corrupt { .. } | StoreError::Missing { .. } => false,
         }
     }

@@ -5,8 +5,8 @@
 use centroid_proto::v1::Artifact;
 use serde_json::json;
 
-use crate::artifacts;
 use super::Disposition;
+use crate::artifacts;
 use crate::context::Context;
 use crate::error::StoreError;
 use crate::evaluator;

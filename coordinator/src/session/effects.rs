@@ -45,7 +45,10 @@ impl Driver {
                     iteration,
                     hidden,
                     outstanding,
-                } => observed.extend(self.draft_ahead(job, iteration, hidden, outstanding).await?),
+                } => observed.extend(
+                    self.draft_ahead(job, iteration, hidden, outstanding)
+                        .await?,
+                ),
                 Effect::EvaluateArrived { candidates } => {
                     self.evaluate_arrived(job, &candidates).await?
                 }

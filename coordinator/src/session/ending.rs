@@ -20,9 +20,7 @@ impl Driver {
     pub(super) async fn any_layout(&self, job: &JobRecord) -> Result<bool, Interrupted> {
         let context = &self.context;
         let results = context
-            .with_store_retry("read results", || {
-                context.store.result_listing(&job.job_id)
-            })
+            .with_store_retry("read results", || context.store.result_listing(&job.job_id))
             .await?;
         Ok(results.values().any(|result| result.ok))
     }

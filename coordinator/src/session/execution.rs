@@ -17,8 +17,7 @@ use crate::artifacts;
 use crate::context::{Context, Interrupted};
 use crate::evaluator;
 use crate::model::{
-    CandidateRecord, CandidateResult, CandidateStatus, Evaluation, EventKind, JobRecord,
-    now_ms,
+    CandidateRecord, CandidateResult, CandidateStatus, Evaluation, EventKind, JobRecord, now_ms,
 };
 use crate::search::Journal;
 

@@ -43,7 +43,9 @@ impl Driver {
                 devices: task.circuit.devices.len(),
             }),
             JobPhase::ProbingRules => self.probe_rules(job, &task).await?,
-            JobPhase::Planning(drafting) => self.plan_iteration(job, &task, drafting.hidden).await?,
+            JobPhase::Planning(drafting) => {
+                self.plan_iteration(job, &task, drafting.hidden).await?
+            }
             JobPhase::Searching(_) | JobPhase::Signoff(_) => {
                 Some(PhaseEvent::ResultsSeen(self.progress(job).await?))
             }

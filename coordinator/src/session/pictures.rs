@@ -29,7 +29,10 @@ const PICTURE_DEADLINE: Duration = Duration::from_secs(60);
 /// Draws the picture of every candidate of `job` that kept a GDS and has no PNG.
 /// Only a shutdown interrupts it: a store that cannot list the artifacts for
 /// good leaves the layouts without pictures (logged).
-pub(super) async fn draw_missing(context: &Arc<Context>, job: &JobRecord) -> Result<(), Interrupted> {
+pub(super) async fn draw_missing(
+    context: &Arc<Context>,
+    job: &JobRecord,
+) -> Result<(), Interrupted> {
     let job_id = job.job_id.as_str();
     let stored = match context
         .with_store_retry("read artifacts", || context.store.artifacts(job_id))

@@ -41,8 +41,14 @@ impl Driver {
                 undrawable: Vec::new(),
             }));
         }
-        let findings =
-            run_probe(&self.context, job, &self.inputs.drc_rules_json, task, &skills).await;
+        let findings = run_probe(
+            &self.context,
+            job,
+            &self.inputs.drc_rules_json,
+            task,
+            &skills,
+        )
+        .await;
         Ok(Some(PhaseEvent::RulesProbed {
             ran: true,
             pitch_um: findings.pitch_um,
@@ -82,7 +88,10 @@ impl Driver {
 
     /// The skills of the live workers; `None` after a short wait (or a worker
     /// registering) while there is none.
-    async fn skills_or_wait(&mut self, job: &JobRecord) -> Result<Option<SkillCatalog>, Interrupted> {
+    async fn skills_or_wait(
+        &mut self,
+        job: &JobRecord,
+    ) -> Result<Option<SkillCatalog>, Interrupted> {
         let context = self.context.clone();
         // listening before looking: a worker registering in between still wakes us
         let registered = context.registry.slots_changed.notified();

@@ -120,7 +120,11 @@ impl Driver {
 
     /// Stores the job's case (it completed with a passing layout) or its failure,
     /// and the failure patterns that repeated within it.
-    pub(super) async fn remember(&self, job: &JobRecord, outcome: Outcome) -> Result<(), Interrupted> {
+    pub(super) async fn remember(
+        &self,
+        job: &JobRecord,
+        outcome: Outcome,
+    ) -> Result<(), Interrupted> {
         let (Some(memory), Ok(task)) = (self.context.memory.clone(), &self.parsed) else {
             return Ok(());
         };
@@ -213,9 +217,7 @@ impl Driver {
                 stored_ms: now_ms(),
             })
             .collect();
-        if outcome == Outcome::Failed
-            || (!job.best_passed && !job.error.is_empty())
-        {
+        if outcome == Outcome::Failed || (!job.best_passed && !job.error.is_empty()) {
             failures.push(FailurePattern {
                 id: job.job_id.clone(),
                 job_id: job.job_id.clone(),

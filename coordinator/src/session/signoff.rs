@@ -20,7 +20,10 @@ const SIGNOFF_SKILL: &str = "signoff.run";
 impl Driver {
     /// The best candidates of the search again, each with a `signoff.run` after
     /// its export (kept in `self.drafted` for the transition's `EnqueueDrafted`).
-    pub(super) async fn choose_signoff(&mut self, job: &JobRecord) -> Result<PhaseEvent, Interrupted> {
+    pub(super) async fn choose_signoff(
+        &mut self,
+        job: &JobRecord,
+    ) -> Result<PhaseEvent, Interrupted> {
         let context = self.context.clone();
         let job_id = job.job_id.clone();
         let store = &context.store;

@@ -152,7 +152,10 @@ fn a_draft_queues_a_window_and_decides_whether_the_next_iteration_overlaps() {
         panic!("{:?}", job.phase)
     };
     assert_eq!((round.enqueued, round.started_ms), (3, 500));
-    assert!(!round.overlap_next, "the first iteration's feedback is waited for");
+    assert!(
+        !round.overlap_next,
+        "the first iteration's feedback is waited for"
+    );
 
     let mut later = job_in(JobPhase::Planning(Drafting::default()));
     later.iteration = 1;
@@ -507,7 +510,10 @@ fn with_a_foundry_deck_the_end_of_the_search_goes_to_signoff() {
     };
     let effects = advance(&mut job, chosen, OVERLAP).unwrap();
     assert_eq!(effects[0], Effect::EnqueueDrafted { queued: 2 });
-    assert_eq!(job.phase, JobPhase::Signoff(Round::queued(ids(&["s0", "s1"]), 2, 10)));
+    assert_eq!(
+        job.phase,
+        JobPhase::Signoff(Round::queued(ids(&["s0", "s1"]), 2, 10))
+    );
 
     let waiting = advance(
         &mut job,
@@ -556,8 +562,13 @@ fn with_a_foundry_deck_the_end_of_the_search_goes_to_signoff() {
         error: "INTERNAL_ERROR: no such deck".into(),
     };
     advance(&mut not_run, judged, OVERLAP).unwrap();
-    assert!(!not_run.best_passed, "a deck that did not run passes nothing");
-    assert!(matches!(&not_run.phase, JobPhase::Concluding { message } if message.contains("no such deck")));
+    assert!(
+        !not_run.best_passed,
+        "a deck that did not run passes nothing"
+    );
+    assert!(
+        matches!(&not_run.phase, JobPhase::Concluding { message } if message.contains("no such deck"))
+    );
 }
 
 #[test]
@@ -568,7 +579,10 @@ fn no_candidate_for_the_deck_concludes() {
         parents: Vec::new(),
         now_ms: 1,
     };
-    assert_eq!(advance(&mut job, chosen, OVERLAP).unwrap(), [Effect::Persist]);
+    assert_eq!(
+        advance(&mut job, chosen, OVERLAP).unwrap(),
+        [Effect::Persist]
+    );
     assert!(matches!(job.phase, JobPhase::Concluding { .. }));
 }
 
@@ -580,7 +594,12 @@ fn a_concluded_search_completes_with_a_layout_and_fails_without_one() {
         })
     };
     let mut job = concluding();
-    advance(&mut job, PhaseEvent::Concluded { any_layout: true }, OVERLAP).unwrap();
+    advance(
+        &mut job,
+        PhaseEvent::Concluded { any_layout: true },
+        OVERLAP,
+    )
+    .unwrap();
     assert_eq!(job.state(), JobState::Completed);
     assert_eq!(
         job.error,
@@ -588,7 +607,12 @@ fn a_concluded_search_completes_with_a_layout_and_fails_without_one() {
     );
 
     let mut job = concluding();
-    advance(&mut job, PhaseEvent::Concluded { any_layout: false }, OVERLAP).unwrap();
+    advance(
+        &mut job,
+        PhaseEvent::Concluded { any_layout: false },
+        OVERLAP,
+    )
+    .unwrap();
     let JobPhase::Ending { outcome, message } = &job.phase else {
         panic!()
     };
@@ -609,11 +633,12 @@ fn a_concluded_search_completes_with_a_layout_and_fails_without_one() {
         job.error,
         "max_iterations (5) reached; no candidate produced a layout"
     );
-    assert_eq!(effects[0], Effect::Finish, "the record before the last event");
     assert_eq!(
-        states_reported(&effects),
-        [(EventKind::Failed, "done")]
+        effects[0],
+        Effect::Finish,
+        "the record before the last event"
     );
+    assert_eq!(states_reported(&effects), [(EventKind::Failed, "done")]);
     assert_eq!(effects[2], Effect::Forget);
     assert!(job.is_finished());
 }
@@ -729,7 +754,10 @@ fn has_row(phase: &JobPhase, event: &PhaseEvent) -> bool {
         (P::Init, E::Started)
         | (P::Parsing, E::Parsed { .. })
         | (P::ProbingRules, E::RulesProbed { .. })
-        | (P::Planning(_), E::Drafted { .. } | E::DesignSpaceExhausted | E::PlanningFailed { .. })
+        | (
+            P::Planning(_),
+            E::Drafted { .. } | E::DesignSpaceExhausted | E::PlanningFailed { .. },
+        )
         | (P::Searching(_), E::ResultsSeen(_) | E::DraftedAhead { .. })
         | (P::Evaluating(_), E::IterationEvaluated { .. })
         | (P::ChoosingSignoff, E::SignoffChosen { .. })
@@ -780,12 +808,12 @@ fn a_cancel_ends_any_unfinished_job_with_the_best_of_what_finished() {
         }
         let effects = answer.unwrap();
         assert_eq!(job.outcome(), Some(Outcome::Cancelled), "{phase:?}");
-        assert_eq!((job.cancel_reason.as_str(), job.error.as_str()), ("stop", "stop"));
-        assert_eq!(job.best_candidate_id, "a");
         assert_eq!(
-            states_reported(&effects),
-            [(EventKind::Cancelled, "done")]
+            (job.cancel_reason.as_str(), job.error.as_str()),
+            ("stop", "stop")
         );
+        assert_eq!(job.best_candidate_id, "a");
+        assert_eq!(states_reported(&effects), [(EventKind::Cancelled, "done")]);
     }
 }
 

@@ -140,9 +140,13 @@ pub(crate) enum Effect {
     Emit(Notice),
     /// store the candidates just drafted, queue the first `queued` of them and
     /// write the job record — in one store call
-    EnqueueDrafted { queued: usize },
+    EnqueueDrafted {
+        queued: usize,
+    },
     /// queue these stored candidates and write the job record — in one call
-    EnqueueMore { candidates: Vec<String> },
+    EnqueueMore {
+        candidates: Vec<String>,
+    },
     /// draft iteration `iteration` now, leaving out `hidden`'s evaluations, and
     /// report it as [`PhaseEvent::DraftedAhead`]
     DraftAhead {
@@ -151,7 +155,9 @@ pub(crate) enum Effect {
         outstanding: usize,
     },
     /// evaluate these candidates (those with a result and no evaluation yet)
-    EvaluateArrived { candidates: Vec<String> },
+    EvaluateArrived {
+        candidates: Vec<String>,
+    },
     /// record these candidates as lost: no result in time
     RecordLost {
         candidates: Vec<String>,
@@ -200,7 +206,12 @@ pub(crate) fn advance(
                 json!({"modules": modules, "devices": devices}),
             );
             let mut effects = vec![Effect::Emit(parsed)];
-            effects.extend(move_to(job, JobPhase::ProbingRules, "planning", Value::Null));
+            effects.extend(move_to(
+                job,
+                JobPhase::ProbingRules,
+                "planning",
+                Value::Null,
+            ));
             effects
         }
         (
@@ -267,7 +278,13 @@ pub(crate) fn advance(
 }
 
 fn unexpected(job: &JobRecord, event: &PhaseEvent) -> Unexpected {
-    let name = |debug: String| debug.split([' ', '(', '{']).next().unwrap_or_default().to_string();
+    let name = |debug: String| {
+        debug
+            .split([' ', '(', '{'])
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
     Unexpected {
         phase: name(format!("{:?}", job.phase)),
         event: name(format!("{event:?}")),
@@ -289,7 +306,10 @@ fn notice(job: &JobRecord, kind: EventKind, message: impl Into<String>, data: Va
 fn move_to(job: &mut JobRecord, phase: JobPhase, message: &str, extra: Value) -> Vec<Effect> {
     let from = job.state();
     job.phase = phase;
-    vec![Effect::Persist, Effect::Emit(state_change(job, from, message, extra))]
+    vec![
+        Effect::Persist,
+        Effect::Emit(state_change(job, from, message, extra)),
+    ]
 }
 
 fn state_change(job: &JobRecord, from: JobState, message: &str, extra: Value) -> Notice {
@@ -399,7 +419,12 @@ fn rules_probed(
     if ran {
         let data = json!({"route_pitch_um": pitch_um, "undrawable": undrawable});
         let message = "probed the rule set (routing pitch, devices)";
-        effects.push(Effect::Emit(notice(job, EventKind::StateChanged, message, data)));
+        effects.push(Effect::Emit(notice(
+            job,
+            EventKind::StateChanged,
+            message,
+            data,
+        )));
     }
     if !undrawable.is_empty() {
         let message = format!(
@@ -437,7 +462,8 @@ fn drafted(
 /// Searching: draft ahead when slots would idle; else evaluate what arrived,
 /// and move on when all is in, or queue more, or record the lost, or wait.
 fn searching(job: &mut JobRecord, mut round: Round, progress: &Progress) -> Vec<Effect> {
-    if let Some(outstanding) = idle_slots_call_ahead(&round, &progress.finished, progress.farm_slots)
+    if let Some(outstanding) =
+        idle_slots_call_ahead(&round, &progress.finished, progress.farm_slots)
     {
         return vec![Effect::DraftAhead {
             iteration: job.iteration + 1,
@@ -640,13 +666,19 @@ fn signoff_judged(job: &mut JobRecord, ran: bool, best: Option<Best>, error: &st
     if !ran {
         // the search's best stays the best, but it did not pass: the deck never ran
         job.best_passed = false;
-        return conclude(job, &format!("the foundry deck {deck} did not run: {error}"));
+        return conclude(
+            job,
+            &format!("the foundry deck {deck} did not run: {error}"),
+        );
     }
     take_best(job, best);
     if job.best_passed {
         return complete(job, "the foundry deck found the best candidate clean");
     }
-    conclude(job, &format!("the foundry deck {deck} passed no kept candidate"))
+    conclude(
+        job,
+        &format!("the foundry deck {deck} passed no kept candidate"),
+    )
 }
 
 /// Completed with the best layout when there is one (seed 000: max iterations →
