@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use centroid_proto::v1::Artifact;
 
-use crate::context::Context;
+use crate::context::{Context, Interrupted};
 use crate::model::{ArtifactMeta, CandidateRecord};
 
 pub const CHUNK_BYTES: usize = 256 * 1024;
@@ -32,13 +32,16 @@ pub(crate) async fn store_artifacts(
             size: artifact.content.len() as u64,
         };
         match context
-            .store
-            .put_artifact(job_id, &meta, &artifact.content)
+            .with_store_retry("store artifact", || {
+                context.store.put_artifact(job_id, &meta, &artifact.content)
+            })
             .await
         {
             Ok(()) => kept.push(meta),
-            Err(error) => {
-                tracing::warn!(session_id = job_id, candidate_id, %error, "cannot store artifact")
+            Err(Interrupted::Shutdown) => break,
+            // an artifact the store refuses for good is left out, not the result
+            Err(Interrupted::Store(error)) => {
+                tracing::error!(session_id = job_id, candidate_id, name = %artifact.name, %error, "artifact not kept")
             }
         }
     }
@@ -49,10 +52,14 @@ pub(crate) async fn store_artifacts(
 /// `artifacts_keep`; a candidate not evaluated yet (one of an iteration drafted
 /// ahead, finished while the iteration before is evaluated) keeps its artifacts
 /// until its own evaluation ranks it.
-pub(crate) async fn keep_best(context: &Context, job_id: &str, candidates: &[CandidateRecord]) {
-    let Ok(stored) = context.store.artifacts(job_id).await else {
-        return;
-    };
+pub(crate) async fn keep_best(
+    context: &Context,
+    job_id: &str,
+    candidates: &[CandidateRecord],
+) -> Result<(), Interrupted> {
+    let stored = context
+        .with_store_retry("read artifacts", || context.store.artifacts(job_id))
+        .await?;
     let owners: HashSet<String> = stored.into_iter().map(|meta| meta.candidate_id).collect();
     let evaluated = candidates
         .iter()
@@ -67,14 +74,13 @@ pub(crate) async fn keep_best(context: &Context, job_id: &str, candidates: &[Can
         .collect();
     let keep = context.config.artifacts_keep as usize;
     for owner in outside_the_best(evaluated, keep, &owners) {
-        if let Err(error) = context
-            .store
-            .delete_candidate_artifacts(job_id, owner)
-            .await
-        {
-            tracing::warn!(session_id = job_id, candidate_id = %owner, %error, "cannot drop artifacts");
-        }
+        context
+            .with_store_retry("drop artifacts", || {
+                context.store.delete_candidate_artifacts(job_id, owner)
+            })
+            .await?;
     }
+    Ok(())
 }
 
 /// The `owners` among the `evaluated` (id, passed, score) outside the `keep` best

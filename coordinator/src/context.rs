@@ -15,22 +15,30 @@ use std::time::Duration;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
-use centroid_proto::runtime::event_types;
-use serde_json::Value;
-
 use crate::config::CoordinatorConfig;
 use crate::error::StoreError;
 use crate::memory::CaseMemory;
 use crate::metrics::CoordinatorMetrics;
-use crate::model::{EventKind, EventRecord, JobInputs, JobRecord, now_ms};
+use crate::model::{EventKind, EventRecord, JobInputs, JobRecord, Notice, now_ms};
 use crate::planner::{LlmCall, Planner, PlannerFactory};
 use crate::registry::Registry;
 use crate::store::Store;
+use centroid_proto::runtime::event_types;
 
 /// Longest pause between two tries of a store call.
 const STORE_RETRY_MAX: Duration = Duration::from_secs(2);
 /// First pause after a failed store call (doubled per try).
 const STORE_RETRY_FIRST: Duration = Duration::from_millis(100);
+
+/// Why a task stopped short: the coordinator shuts down, or the store failed
+/// for good (the error says which record).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Interrupted {
+    #[error("the coordinator shuts down")]
+    Shutdown,
+    #[error("store: {0}")]
+    Store(StoreError),
+}
 
 /// A job's planner and the routing pitch it was made for.
 type JobPlanner = (Option<f64>, Arc<dyn Planner>);
@@ -164,8 +172,11 @@ impl Context {
     }
 
     /// As [`Context::planner_with_inputs`], reading the inputs from the store when
-    /// the planner is not made yet; `None` when they are gone or on shutdown.
-    pub async fn job_planner(&self, job: &JobRecord) -> Option<Arc<dyn Planner>> {
+    /// the planner is not made yet; `None` when they are gone.
+    pub async fn job_planner(
+        &self,
+        job: &JobRecord,
+    ) -> Result<Option<Arc<dyn Planner>>, Interrupted> {
         if let Some((pitch, planner)) = self
             .job_planners
             .lock()
@@ -173,18 +184,24 @@ impl Context {
             .get(&job.job_id)
             && *pitch == job.route_pitch_um
         {
-            return Some(planner.clone());
+            return Ok(Some(planner.clone()));
         }
         let inputs = self
             .with_store_retry("read inputs", || self.store.get_inputs(&job.job_id))
-            .await??;
-        Some(self.planner_with_inputs(job, &inputs))
+            .await?;
+        Ok(inputs.map(|inputs| self.planner_with_inputs(job, &inputs)))
     }
 
     /// Runs a store call until it succeeds, pausing with back-off while the store
-    /// is down; `None` when the coordinator shuts down first. The one place where
-    /// store calls are retried.
-    pub async fn with_store_retry<T, Call, Attempt>(&self, what: &str, mut call: Call) -> Option<T>
+    /// is down (a transient error, [`StoreError::is_transient`]); a permanent
+    /// error (a corrupt record, one that must exist and does not) is returned at
+    /// once, for the caller to fail what it was doing with it. The one store-error
+    /// policy of the coordinator.
+    pub async fn with_store_retry<T, Call, Attempt>(
+        &self,
+        what: &str,
+        mut call: Call,
+    ) -> Result<T, Interrupted>
     where
         Call: FnMut() -> Attempt,
         Attempt: Future<Output = Result<T, StoreError>>,
@@ -192,13 +209,17 @@ impl Context {
         let mut attempt = 0u32;
         loop {
             match call().await {
-                Ok(value) => return Some(value),
+                Ok(value) => return Ok(value),
+                Err(error) if !error.is_transient() => {
+                    tracing::error!(%error, what, "store call failed for good");
+                    return Err(Interrupted::Store(error));
+                }
                 Err(error) => {
                     let delay = (STORE_RETRY_FIRST * 2u32.pow(attempt.min(5))).min(STORE_RETRY_MAX);
                     tracing::warn!(%error, what, retry_in_ms = delay.as_millis() as u64, "store unavailable; retrying");
                     tokio::select! {
                         _ = tokio::time::sleep(delay) => {}
-                        _ = self.shutting_down() => return None,
+                        _ = self.shutting_down() => return Err(Interrupted::Shutdown),
                     }
                     attempt += 1;
                 }
@@ -207,7 +228,12 @@ impl Context {
     }
 
     /// Logs each model call and appends it to the job's log as an `LlmCall` event.
-    pub async fn emit_llm_calls(&self, job: &JobRecord, candidate_id: &str, calls: &[LlmCall]) {
+    pub async fn emit_llm_calls(
+        &self,
+        job: &JobRecord,
+        candidate_id: &str,
+        calls: &[LlmCall],
+    ) -> Result<(), Interrupted> {
         for call in calls {
             self.metrics.llm_call(
                 &call.role,
@@ -234,11 +260,13 @@ impl Context {
             let message = format!("{} call {}: {}", call.role, call.outcome, call.summary);
             let data = serde_json::to_value(call).unwrap_or_default();
             self.emit(job, EventKind::LlmCall, candidate_id, message, data)
-                .await;
+                .await?;
         }
+        Ok(())
     }
 
-    /// Appends an event to the job's log (retrying while the store is down).
+    /// Appends an event to the job's log in the job's current state (retrying
+    /// while the store is down).
     pub async fn emit(
         &self,
         job: &JobRecord,
@@ -246,29 +274,66 @@ impl Context {
         candidate_id: &str,
         message: impl Into<String>,
         data: serde_json::Value,
-    ) {
-        let message = message.into();
-        if kind != EventKind::LlmCall {
-            log_event(job, kind, candidate_id, &message, &data);
-        }
+    ) -> Result<(), Interrupted> {
         let event = EventRecord {
             kind,
             timestamp_ms: now_ms(),
-            state: job.state,
+            state: job.state(),
             candidate_id: candidate_id.to_string(),
             iteration: job.iteration,
-            message,
+            message: message.into(),
             data,
             last: kind.is_last(),
         };
-        let appended = self
-            .with_store_retry("append event", || {
-                self.store.append_event(&job.job_id, &event)
-            })
-            .await;
-        if appended.is_some() {
-            self.events_changed.notify_waiters();
+        self.append_event(job, event).await
+    }
+
+    /// As [`Context::emit`], for tasks that go on whatever becomes of the event
+    /// (a dispatch, a retry): the facts it reports are in the store already, so an
+    /// event the store refuses is logged, not fatal.
+    pub async fn report(
+        &self,
+        job: &JobRecord,
+        kind: EventKind,
+        candidate_id: &str,
+        message: impl Into<String>,
+        data: serde_json::Value,
+    ) {
+        if let Err(interrupted) = self.emit(job, kind, candidate_id, message, data).await {
+            tracing::warn!(session_id = %job.job_id, candidate_id, ?kind, %interrupted, "event not appended");
         }
+    }
+
+    /// Appends a session's notice (a transition's event, in the state it names).
+    pub(crate) async fn emit_notice(
+        &self,
+        job: &JobRecord,
+        candidate_id: &str,
+        notice: &Notice,
+    ) -> Result<(), Interrupted> {
+        let event = EventRecord {
+            kind: notice.kind,
+            timestamp_ms: now_ms(),
+            state: notice.state,
+            candidate_id: candidate_id.to_string(),
+            iteration: job.iteration,
+            message: notice.message.clone(),
+            data: notice.data.clone(),
+            last: notice.kind.is_last(),
+        };
+        self.append_event(job, event).await
+    }
+
+    async fn append_event(&self, job: &JobRecord, event: EventRecord) -> Result<(), Interrupted> {
+        if event.kind != EventKind::LlmCall {
+            log_event(job, &event);
+        }
+        self.with_store_retry("append event", || {
+            self.store.append_event(&job.job_id, &event)
+        })
+        .await?;
+        self.events_changed.notify_waiters();
+        Ok(())
     }
 }
 
@@ -294,16 +359,18 @@ fn event_type(kind: EventKind) -> &'static str {
 /// Every job event is also a log line of its class (the JSON log's `event_type`),
 /// with the job's session and trace ids and the event's data — the one log line of
 /// each fact a job event records (dispatches, retries, transitions, the end …).
-fn log_event(job: &JobRecord, kind: EventKind, candidate_id: &str, message: &str, data: &Value) {
-    let event_type = event_type(kind);
-    let data_json = if data.is_null() {
+fn log_event(job: &JobRecord, event: &EventRecord) {
+    let event_type = event_type(event.kind);
+    let data_json = if event.data.is_null() {
         "{}".to_string()
     } else {
-        data.to_string()
+        event.data.to_string()
     };
+    let (kind, candidate_id, message) = (event.kind, event.candidate_id.as_str(), &event.message);
+    let (iteration, state) = (event.iteration, event.state.as_str());
     if event_type == event_types::ERROR {
-        tracing::warn!(session_id = %job.job_id, trace_id = %job.trace_id, candidate_id, event_type, iteration = job.iteration, state = job.state.as_str(), event = ?kind, %data_json, "{message}");
+        tracing::warn!(session_id = %job.job_id, trace_id = %job.trace_id, candidate_id, event_type, iteration, state, event = ?kind, %data_json, "{message}");
     } else {
-        tracing::info!(session_id = %job.job_id, trace_id = %job.trace_id, candidate_id, event_type, iteration = job.iteration, state = job.state.as_str(), event = ?kind, %data_json, "{message}");
+        tracing::info!(session_id = %job.job_id, trace_id = %job.trace_id, candidate_id, event_type, iteration, state, event = ?kind, %data_json, "{message}");
     }
 }

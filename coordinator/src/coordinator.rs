@@ -15,7 +15,7 @@ use centroid_proto::runtime::OperationsProbe;
 
 use crate::agent::LlmPlanners;
 use crate::config::CoordinatorConfig;
-use crate::context::Context;
+use crate::context::{Context, Interrupted};
 use crate::error::CoordinatorError;
 use crate::memory::{Case, CaseMemory};
 use crate::model::{
@@ -117,11 +117,15 @@ impl Coordinator {
         let resuming = context.clone();
         tasks.push(tokio::spawn(async move {
             let store = &resuming.store;
-            let Some(job_ids) = resuming
+            let job_ids = match resuming
                 .with_store_retry("list active jobs", || store.active_jobs())
                 .await
-            else {
-                return;
+            {
+                Ok(job_ids) => job_ids,
+                Err(interrupted) => {
+                    tracing::error!(%interrupted, "cannot list the jobs to resume");
+                    return;
+                }
             };
             for job_id in job_ids {
                 tracing::info!(session_id = %job_id, "resuming job");
@@ -224,7 +228,7 @@ impl Coordinator {
         }
         self.context.store.create_job(&job, &inputs).await?;
         self.context
-            .emit(
+            .report(
                 &job,
                 EventKind::StateChanged,
                 "",
@@ -335,15 +339,15 @@ impl Coordinator {
         if job.is_finished() || job.cancel_requested {
             return Ok(job);
         }
+        // the record is its driver's to write: the request is kept apart, and the
+        // answer shows it
         job.cancel_requested = true;
         job.cancel_reason = if reason.is_empty() {
             "cancelled by request".into()
         } else {
             reason.to_string()
         };
-        job.updated_ms = now_ms();
         store.request_cancel(job_id, &job.cancel_reason).await?;
-        store.put_job(&job).await?;
         self.context.signal_cancel(job_id);
         self.context.progress.notify_waiters();
         session::spawn_driver(&self.context, job_id);
@@ -373,12 +377,14 @@ impl Coordinator {
     }
 
     /// The job's events from `after` on; the stream ends after the last event (at
-    /// once when resumed after the last event of a finished job).
+    /// once when resumed after the last event of a finished job), or with the
+    /// store's error when the log cannot be read for good.
     pub async fn watch(
         &self,
         job_id: &str,
         after: Option<String>,
-    ) -> Result<mpsc::Receiver<(String, EventRecord)>, CoordinatorError> {
+    ) -> Result<mpsc::Receiver<Result<(String, EventRecord), CoordinatorError>>, CoordinatorError>
+    {
         let context = self.context.clone();
         if context.store.get_job(job_id).await?.is_none() {
             return Err(CoordinatorError::UnknownJob(job_id.to_string()));
@@ -393,19 +399,25 @@ impl Coordinator {
             let mut waited_for_last = 0;
             loop {
                 let notified = context.events_changed.notified();
-                let Some(events) = context
+                let events = match context
                     .with_store_retry("read events", || {
                         store.events_after(&job_id, cursor.as_deref(), 256)
                     })
                     .await
-                else {
-                    return;
+                {
+                    Ok(events) => events,
+                    Err(Interrupted::Shutdown) => return,
+                    Err(Interrupted::Store(error)) => {
+                        // the watcher learns why its stream ends
+                        let _closed = sender.send(Err(CoordinatorError::Store(error))).await;
+                        return;
+                    }
                 };
                 if !events.is_empty() {
                     for (event_cursor, event) in events {
                         let last = event.last;
                         cursor = Some(event_cursor.clone());
-                        if sender.send((event_cursor, event)).await.is_err() || last {
+                        if sender.send(Ok((event_cursor, event))).await.is_err() || last {
                             return;
                         }
                         sent_any = true;

@@ -9,6 +9,24 @@ pub enum StoreError {
     Redis(#[from] redis::RedisError),
     #[error("corrupt record {key}: {message}")]
     Corrupt { key: String, message: String },
+    /// a record that must exist (a job's round names it) is not there
+    #[error("missing record {key}")]
+    Missing { key: String },
+}
+
+impl StoreError {
+    /// Whether trying again can mend it: the store is down, restarting or busy
+    /// (a connection refused or dropped, a timeout, LOADING, TRYAGAIN …). A
+    /// corrupt or missing record, or a command the server refuses for good, is
+    /// permanent: retrying would stall whoever waits on it.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            StoreError::Redis(error) => {
+                !matches!(error.retry_method(), redis::RetryMethod::NoRetry)
+            }
+            StoreError::Corrupt { .. } | StoreError::Missing { .. } => false,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -41,3 +59,30 @@ pub enum CoordinatorError {
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_that_is_down_is_transient_a_bad_record_is_not() {
+        let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        assert!(StoreError::Redis(refused.into()).is_transient());
+        let reset = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
+        assert!(StoreError::Redis(reset.into()).is_transient());
+        let corrupt = StoreError::Corrupt {
+            key: "centroid:job:j".into(),
+            message: "expected value at line 1".into(),
+        };
+        assert!(!corrupt.is_transient());
+        assert!(
+            !StoreError::Missing {
+                key: "candidate c".into()
+            }
+            .is_transient()
+        );
+        let refused_for_good: redis::RedisError =
+            (redis::ErrorKind::UnexpectedReturnType, "not a string").into();
+        assert!(!StoreError::Redis(refused_for_good).is_transient());
+    }
+}

@@ -192,7 +192,7 @@ impl CoordinatorMetrics {
             self.jobs.reset();
             for job_id in job_ids.iter().take(JOBS_READ_PER_SCRAPE) {
                 if let Ok(Some(job)) = context.store.get_job(job_id).await {
-                    self.jobs.with_label_values(&[job.state.as_str()]).inc();
+                    self.jobs.with_label_values(&[job.state().as_str()]).inc();
                 }
             }
         }

@@ -89,9 +89,9 @@ pub fn job_summary(job: &JobRecord, total: usize, finished: usize) -> JobSummary
     JobSummary {
         job_id: job.job_id.clone(),
         name: job.name.clone(),
-        state: job.state.as_str().to_string(),
+        state: job.state().as_str().to_string(),
         outcome: job
-            .outcome
+            .outcome()
             .map(|outcome| outcome.as_str().to_string())
             .unwrap_or_default(),
         iteration: job.iteration,
@@ -104,8 +104,8 @@ pub fn job_summary(job: &JobRecord, total: usize, finished: usize) -> JobSummary
         updated_ms: job.updated_ms,
         error: job.error.clone(),
         signoff_deck: job.options.signoff_deck.clone(),
-        job_state: proto_state(job.state) as i32,
-        job_outcome: proto_outcome(job.outcome) as i32,
+        job_state: proto_state(job.state()) as i32,
+        job_outcome: proto_outcome(job.outcome()) as i32,
         trace_id: job.trace_id.clone(),
     }
 }
@@ -190,13 +190,13 @@ pub fn job_response(view: JobView) -> GetJobResponse {
 /// CancelJob's answer: the job's state and outcome once the cancel took effect.
 pub fn cancel_response(job: &JobRecord) -> CancelJobResponse {
     CancelJobResponse {
-        state: job.state.as_str().to_string(),
+        state: job.state().as_str().to_string(),
         outcome: job
-            .outcome
+            .outcome()
             .map(|outcome| outcome.as_str().to_string())
             .unwrap_or_default(),
-        job_state: proto_state(job.state) as i32,
-        job_outcome: proto_outcome(job.outcome) as i32,
+        job_state: proto_state(job.state()) as i32,
+        job_outcome: proto_outcome(job.outcome()) as i32,
     }
 }
 

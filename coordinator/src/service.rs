@@ -167,12 +167,11 @@ impl Jobs for CoordinatorService {
         let (sender, output) = tokio::sync::mpsc::channel(256);
         let job_id = request.job_id.clone();
         tokio::spawn(async move {
-            while let Some((cursor, event)) = receiver.recv().await {
-                if sender
-                    .send(Ok(job_event(&job_id, cursor, event)))
-                    .await
-                    .is_err()
-                {
+            while let Some(next) = receiver.recv().await {
+                let next = next
+                    .map(|(cursor, event)| job_event(&job_id, cursor, event))
+                    .map_err(Status::from);
+                if sender.send(next).await.is_err() {
                     return;
                 }
             }

@@ -249,7 +249,7 @@ async fn scenarios(make_store: impl Fn() -> Arc<dyn Store>) {
         .await
         .unwrap();
     assert_eq!(
-        job.outcome.map(|outcome| outcome.as_str()),
+        job.outcome().map(|outcome| outcome.as_str()),
         Some("completed"),
         "{job:?}"
     );
@@ -323,7 +323,7 @@ async fn scenarios(make_store: impl Fn() -> Arc<dyn Store>) {
         .await
         .unwrap();
     assert_eq!(
-        job.outcome.map(|outcome| outcome.as_str()),
+        job.outcome().map(|outcome| outcome.as_str()),
         Some("failed"),
         "{job:?}"
     );
@@ -364,7 +364,7 @@ async fn scenarios(make_store: impl Fn() -> Arc<dyn Store>) {
         .await
         .unwrap();
     assert_eq!(
-        job.outcome.map(|outcome| outcome.as_str()),
+        job.outcome().map(|outcome| outcome.as_str()),
         Some("completed"),
         "{job:?}"
     );

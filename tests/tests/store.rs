@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use centroid_coordinator::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, CandidateStatus, DesignPoint, EventKind,
-    EventRecord, JobInputs, JobOptions, JobRecord, JobState, Origin, Plan, PlanStep, StepOutcome,
+    EventRecord, JobInputs, JobOptions, JobPhase, JobRecord, JobState, Origin, Outcome, Plan,
+    PlanStep, Round, StepOutcome,
 };
 use centroid_coordinator::store::redis::RedisStoreSettings;
 use centroid_coordinator::store::{MemoryStore, RedisStore, Store};
@@ -143,7 +144,9 @@ async fn suite(store: Arc<dyn Store>) {
     assert_eq!(listed, vec!["job-b", "job-a"], "most recent first");
     assert_eq!(store.active_jobs().await.unwrap(), vec!["job-a", "job-b"]);
     let mut finished = job("job-a", 10);
-    finished.state = JobState::Done;
+    finished.phase = JobPhase::Finished {
+        outcome: Outcome::Completed,
+    };
     store.finish_job(&finished).await.unwrap();
     assert_eq!(store.active_jobs().await.unwrap(), vec!["job-b"]);
 
@@ -202,7 +205,7 @@ async fn suite(store: Arc<dyn Store>) {
 
     // enqueue + read + ack
     let mut running = job("job-b", 20);
-    running.state = JobState::Executing;
+    running.phase = JobPhase::Searching(Round::queued(vec!["c0".into()], 1, 20));
     let candidates = vec![
         candidate("job-b", 0),
         candidate("job-b", 1),
@@ -213,7 +216,7 @@ async fn suite(store: Arc<dyn Store>) {
         .await
         .unwrap();
     assert_eq!(
-        store.get_job("job-b").await.unwrap().unwrap().state,
+        store.get_job("job-b").await.unwrap().unwrap().state(),
         JobState::Executing,
         "job written with the candidates"
     );

@@ -15,7 +15,7 @@ use tokio::sync::watch;
 use super::recording::{Finished, record};
 use super::slot_line::{Place, SlotLine};
 use super::{Disposition, InFlight};
-use crate::context::Context;
+use crate::context::{Context, Interrupted};
 use crate::model::{
     CandidateRecord, CandidateResult, CandidateStatus, EventKind, JobRecord, Plan, QueueEntry,
 };
@@ -54,45 +54,44 @@ enum Preflight {
 /// Whether the entry still needs a run: its job exists, is neither finished nor
 /// cancelled, and the candidate exists without a result.
 async fn preflight(context: &Context, entry: &QueueEntry) -> Preflight {
+    match read_preflight(context, entry).await {
+        Ok(preflight) => preflight,
+        Err(Interrupted::Shutdown) => Preflight::Skip(Disposition::LeavePending),
+        Err(Interrupted::Store(error)) => Preflight::Skip(Disposition::Unreadable(error)),
+    }
+}
+
+async fn read_preflight(context: &Context, entry: &QueueEntry) -> Result<Preflight, Interrupted> {
     let (job_id, candidate_id) = (entry.job_id.as_str(), entry.candidate_id.as_str());
     let store = &context.store;
-    let Some(job) = context
+    let job = context
         .with_store_retry("read job", || store.get_job(job_id))
-        .await
-    else {
-        return Preflight::Skip(Disposition::LeavePending);
-    };
+        .await?;
     let Some(job) = job.filter(|job| !job.is_finished() && !job.cancel_requested) else {
-        return Preflight::Skip(Disposition::Ack);
+        return Ok(Preflight::Skip(Disposition::Ack));
     };
-    let Some(cancel) = context
+    let cancel = context
         .with_store_retry("read cancel", || store.cancel_requested(job_id))
-        .await
-    else {
-        return Preflight::Skip(Disposition::LeavePending);
-    };
+        .await?;
     if cancel.is_some() {
-        return Preflight::Skip(Disposition::Ack);
+        return Ok(Preflight::Skip(Disposition::Ack));
     }
-    let Some(candidate) = context
+    let candidate = context
         .with_store_retry("read candidate", || {
             store.get_candidate(job_id, candidate_id)
         })
-        .await
-    else {
-        return Preflight::Skip(Disposition::LeavePending);
-    };
+        .await?;
     let Some(candidate) = candidate else {
-        return Preflight::Skip(Disposition::Ack);
+        return Ok(Preflight::Skip(Disposition::Ack));
     };
-    match context
+    let has_result = context
         .with_store_retry("check result", || store.has_result(job_id, candidate_id))
-        .await
-    {
-        None => Preflight::Skip(Disposition::LeavePending),
-        Some(true) => Preflight::Skip(Disposition::Ack),
-        Some(false) => Preflight::Run(Box::new(job), Box::new(candidate)),
-    }
+        .await?;
+    Ok(if has_result {
+        Preflight::Skip(Disposition::Ack)
+    } else {
+        Preflight::Run(Box::new(job), Box::new(candidate))
+    })
 }
 
 /// The state of one candidate's tries.
@@ -226,14 +225,12 @@ impl<'a> CandidateRun<'a> {
         let context = self.context;
         let entry = self.entry;
         let (job_id, candidate_id) = (entry.job_id.as_str(), entry.candidate_id.as_str());
-        let Some(count) = context
+        let count = context
             .with_store_retry("count delivery", || {
                 context.store.bump_deliveries(job_id, candidate_id)
             })
             .await
-        else {
-            return Err(Disposition::LeavePending);
-        };
+            .map_err(Disposition::interrupted)?;
         self.deliveries = count;
         if count <= context.config.max_deliveries {
             return Ok(());
@@ -252,13 +249,10 @@ impl<'a> CandidateRun<'a> {
         );
         result.attempts = count;
         result.duration_ms = self.started.elapsed().as_millis() as u64;
-        if context
+        context
             .with_store_retry("dead-letter", || context.store.dead_letter(entry, &reason))
             .await
-            .is_none()
-        {
-            return Err(Disposition::LeavePending);
-        }
+            .map_err(Disposition::interrupted)?;
         record(
             context,
             &self.job,
@@ -269,7 +263,7 @@ impl<'a> CandidateRun<'a> {
         )
         .await;
         context
-            .emit(
+            .report(
                 &self.job,
                 EventKind::CandidateDeadLettered,
                 candidate_id,
@@ -337,7 +331,7 @@ impl<'a> CandidateRun<'a> {
         let worker_id = slot.worker_id.clone();
         self.in_flight.set_worker(self.entry, Some(&worker_id));
         context
-            .emit(
+            .report(
                 &self.job,
                 EventKind::CandidateDispatched,
                 &candidate_id,
@@ -384,7 +378,7 @@ impl<'a> CandidateRun<'a> {
             CallOutcome::WorkerLost => {
                 tracing::warn!(session_id = %job_id, candidate_id = %candidate_id, worker_id = %worker_id, "worker lost mid-candidate; the lease will lapse and the candidate be reclaimed");
                 context
-                    .emit(
+                    .report(
                         &self.job,
                         EventKind::CandidateRetried,
                         &candidate_id,
@@ -404,8 +398,13 @@ impl<'a> CandidateRun<'a> {
     async fn adjust(&mut self, failed_step: &str, error: &Error) -> bool {
         let context = self.context;
         let candidate_id = self.entry.candidate_id.clone();
-        let Some(planner) = context.job_planner(&self.job).await else {
-            return false;
+        let planner = match context.job_planner(&self.job).await {
+            Ok(Some(planner)) => planner,
+            Ok(None) => return false,
+            Err(interrupted) => {
+                tracing::warn!(%interrupted, "no planner to adjust the step");
+                return false;
+            }
         };
         let skills = context.registry.skills();
         let failure = step_failure(error);
@@ -414,19 +413,22 @@ impl<'a> CandidateRun<'a> {
             .await;
         context
             .emit_llm_calls(&self.job, &candidate_id, &adjusted.calls)
-            .await;
+            .await
+            .unwrap_or_else(|interrupted| {
+                tracing::warn!(%interrupted, "model calls of a ReAct step not reported")
+            });
         if let Some(reason) = &adjusted.fallback {
             let message = format!("the heuristic planner adjusts step {failed_step}: {reason}");
             let data = json!({"fallback": reason, "step_id": failed_step});
             context
-                .emit(&self.job, EventKind::Planner, &candidate_id, message, data)
+                .report(&self.job, EventKind::Planner, &candidate_id, message, data)
                 .await;
         }
         let Some(adjustment) = adjusted.adjustment else {
             return false;
         };
         context
-            .emit(
+            .report(
                 &self.job,
                 EventKind::StepAdjusted,
                 &candidate_id,
@@ -450,7 +452,7 @@ impl<'a> CandidateRun<'a> {
         let delay_ms = delay.as_millis() as u64;
         self.context.metrics.retried(code);
         self.context
-            .emit(
+            .report(
                 &self.job,
                 EventKind::CandidateRetried,
                 &candidate_id,

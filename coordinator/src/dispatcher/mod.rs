@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use tokio::task::JoinHandle;
 
-use crate::context::Context;
+use crate::context::{Context, Interrupted};
 use crate::error::StoreError;
 use crate::model::QueueEntry;
 use slot_line::{Place, SlotLine};
@@ -157,10 +157,15 @@ async fn renew_loop(context: Arc<Context>, in_flight: InFlight) {
             tracing::warn!(%error, entries = entry_ids.len(), "cannot renew queue leases");
         }
         for job_id in job_ids {
-            if let Ok(Some(_)) = context.store.cancel_requested(&job_id).await
-                && context.signal_cancel_if_watched(&job_id)
-            {
-                tracing::info!(session_id = %job_id, "job cancelled elsewhere; stopping its candidates here");
+            match context.store.cancel_requested(&job_id).await {
+                Ok(Some(_)) if context.signal_cancel_if_watched(&job_id) => {
+                    tracing::info!(session_id = %job_id, "job cancelled elsewhere; stopping its candidates here");
+                }
+                Ok(_) => {}
+                // looked at again next period; the job's driver sees the cancel too
+                Err(error) => {
+                    tracing::warn!(session_id = %job_id, %error, "cannot read the cancel flag")
+                }
             }
         }
     }
@@ -209,11 +214,18 @@ async fn dispatch_loop(context: Arc<Context>, in_flight: InFlight, line: Arc<Slo
         let mut started = 0;
         if wanted > 0 {
             let reclaim = last_reclaim.elapsed() >= reclaim_period;
-            let Some(entries) = context
+            let entries = match context
                 .with_store_retry("read the queue", || next_entries(&context, wanted, reclaim))
                 .await
-            else {
-                return;
+            {
+                Ok(entries) => entries,
+                Err(Interrupted::Shutdown) => return,
+                // e.g. an entry without its fields: logged; the queue is read again
+                Err(Interrupted::Store(error)) => {
+                    tracing::error!(%error, "cannot read the work queue");
+                    tick(&context, reclaim_period).await;
+                    continue;
+                }
             };
             if reclaim {
                 last_reclaim = Instant::now();
@@ -253,14 +265,34 @@ pub(crate) enum Disposition {
     Ack,
     /// leave it pending: the lease lapses and another delivery takes it
     LeavePending,
+    /// a record the entry needs cannot be read for good: the candidate is
+    /// recorded as failed with the store's error (its job's driver meets the
+    /// same record and fails the job naming it), and the entry acknowledged
+    Unreadable(StoreError),
+}
+
+impl Disposition {
+    /// What a store call interrupted leaves of the entry.
+    pub(crate) fn interrupted(interrupted: Interrupted) -> Disposition {
+        match interrupted {
+            Interrupted::Shutdown => Disposition::LeavePending,
+            Interrupted::Store(error) => Disposition::Unreadable(error),
+        }
+    }
 }
 
 async fn handle_entry(context: Arc<Context>, in_flight: InFlight, entry: QueueEntry, place: Place) {
-    let disposition = candidate_run::run_entry(&context, &in_flight, &entry, place).await;
-    if let Disposition::Ack = disposition {
-        let _ = context
+    let mut disposition = candidate_run::run_entry(&context, &in_flight, &entry, place).await;
+    if let Disposition::Unreadable(error) = &disposition {
+        disposition = recording::record_unreadable(&context, &entry, error).await;
+    }
+    if let Disposition::Ack = disposition
+        && let Err(interrupted) = context
             .with_store_retry("acknowledge", || context.store.queue_ack(&entry.entry_id))
-            .await;
+            .await
+    {
+        // unacknowledged, the entry is delivered again; its result is recorded once
+        tracing::warn!(session_id = %entry.job_id, candidate_id = %entry.candidate_id, %interrupted, "entry not acknowledged");
     }
     in_flight.remove(&entry);
     context.progress.notify_waiters();

@@ -5,9 +5,13 @@
 use centroid_proto::v1::Artifact;
 use serde_json::json;
 
+use super::Disposition;
 use crate::artifacts;
 use crate::context::Context;
-use crate::model::{ArtifactMeta, CandidateResult, EventKind, JobRecord};
+use crate::error::StoreError;
+use crate::model::{
+    ArtifactMeta, CandidateResult, CandidateStatus, EventKind, JobRecord, QueueEntry,
+};
 use centroid_planner::evaluator;
 
 /// A result to record and the files its run produced.
@@ -34,13 +38,17 @@ pub(super) async fn record(context: &Context, job: &JobRecord, finished: Finishe
             size: artifact.content.len() as u64,
         })
         .collect();
-    let Some(first) = context
+    let first = match context
         .with_store_retry("record result", || {
             context.store.record_result(job_id, &result)
         })
         .await
-    else {
-        return false;
+    {
+        Ok(first) => first,
+        Err(interrupted) => {
+            tracing::error!(session_id = job_id, candidate_id = %candidate_id, %interrupted, "result not recorded");
+            return false;
+        }
     };
     if !first {
         tracing::info!(session_id = job_id, candidate_id = %candidate_id, "late duplicate result ignored");
@@ -82,7 +90,7 @@ pub(super) async fn record(context: &Context, job: &JobRecord, finished: Finishe
         "adjustments": result.adjustments,
     });
     context
-        .emit(
+        .report(
             job,
             EventKind::CandidateFinished,
             &candidate_id,
@@ -92,4 +100,32 @@ pub(super) async fn record(context: &Context, job: &JobRecord, finished: Finishe
         .await;
     context.progress.notify_waiters();
     true
+}
+
+/// A candidate whose entry needs a record that cannot be read for good: recorded
+/// as failed with the store's error, so its job does not wait for it.
+pub(super) async fn record_unreadable(
+    context: &Context,
+    entry: &QueueEntry,
+    error: &StoreError,
+) -> Disposition {
+    tracing::error!(session_id = %entry.job_id, candidate_id = %entry.candidate_id, %error, "the candidate's records cannot be read");
+    let result = CandidateResult::without_run(
+        &entry.candidate_id,
+        CandidateStatus::Failed,
+        "STORE_ERROR",
+        &format!("store: {error}"),
+    );
+    match context
+        .with_store_retry("record result", || {
+            context.store.record_result(&entry.job_id, &result)
+        })
+        .await
+    {
+        Ok(_) => Disposition::Ack,
+        Err(interrupted) => {
+            tracing::error!(session_id = %entry.job_id, candidate_id = %entry.candidate_id, %interrupted, "result not recorded");
+            Disposition::LeavePending
+        }
+    }
 }

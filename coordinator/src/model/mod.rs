@@ -8,6 +8,7 @@ use centroid_planner::run_report::RunReport;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod job_phase;
 mod listing;
 
 pub use centroid_planner::candidate::{CandidateRecord, Origin};
@@ -15,65 +16,11 @@ pub use centroid_planner::design_point::DesignPoint;
 pub use centroid_planner::evaluation::{Evaluation, SignoffVerdict};
 pub use centroid_planner::plan::{Plan, PlanStep};
 pub use centroid_planner::run_report::StepOutcome;
+pub use job_phase::{Ahead, Drafting, JobPhase, JobState, Notice, Outcome, Round};
 pub use listing::{candidate_listed, result_listed};
 
-/// The session state machine of seed 000 §4.1. A job ends in `Done` with an
-/// [`Outcome`]; `Completed` / `Failed` are passed through on the way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum JobState {
-    Init,
-    Parsing,
-    Planning,
-    Executing,
-    Evaluating,
-    /// the best candidates go through the foundry's deck (when the job names one)
-    Signoff,
-    Passed,
-    Iterating,
-    Completed,
-    Failed,
-    Done,
-}
-
-impl JobState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobState::Init => "init",
-            JobState::Parsing => "parsing",
-            JobState::Planning => "planning",
-            JobState::Executing => "executing",
-            JobState::Evaluating => "evaluating",
-            JobState::Signoff => "signoff",
-            JobState::Passed => "passed",
-            JobState::Iterating => "iterating",
-            JobState::Completed => "completed",
-            JobState::Failed => "failed",
-            JobState::Done => "done",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    Completed,
-    Failed,
-    Cancelled,
-}
-
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Completed => "completed",
-            Outcome::Failed => "failed",
-            Outcome::Cancelled => "cancelled",
-        }
-    }
-}
-
 /// Options of one job (SubmitJob's `JobOptions` after defaults).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct JobOptions {
     pub candidates_per_iteration: u32,
     pub max_iterations: u32,
@@ -120,76 +67,44 @@ impl JobInputs {
     }
 }
 
+/// A job: its identity (id, name, options, trace id) and history (iteration,
+/// best candidate, patience, routing pitch, error); where it stands is its
+/// [`JobPhase`]. Written only by the job's driver (`session`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobRecord {
     pub job_id: String,
     pub name: String,
-    pub state: JobState,
-    #[serde(default)]
-    pub outcome: Option<Outcome>,
-    #[serde(default)]
-    pub error: String,
     pub options: JobOptions,
+    /// the job's W3C trace id (32 hex digits; the submitter's `traceparent`, else a
+    /// fresh one): sent with every call made for the job, `trace_id` in every log line
+    #[serde(default)]
+    pub trace_id: String,
     pub created_ms: u64,
     pub updated_ms: u64,
     /// when the job first left INIT (the time budget counts from here)
     pub started_ms: u64,
+    pub phase: JobPhase,
     /// current iteration, from 0
     pub iteration: u32,
+    #[serde(default)]
+    pub error: String,
     #[serde(default)]
     pub best_candidate_id: String,
     #[serde(default)]
     pub best_score: f64,
     #[serde(default)]
     pub best_passed: bool,
-    /// a cancellation was requested
+    /// iterations in a row that found no better candidate
+    #[serde(default)]
+    pub stale_iterations: u32,
+    /// `route.info`'s pitch for this job's rule set, once probed
+    #[serde(default)]
+    pub route_pitch_um: Option<f64>,
+    /// a cancellation was seen by the job's driver
     #[serde(default)]
     pub cancel_requested: bool,
     #[serde(default)]
     pub cancel_reason: String,
-    /// `route.info`'s pitch for this job's rule set, once probed
-    #[serde(default)]
-    pub route_pitch_um: Option<f64>,
-    #[serde(default)]
-    pub route_probed: bool,
-    /// iterations in a row that found no better candidate
-    #[serde(default)]
-    pub stale_iterations: u32,
-    /// when the current iteration's candidates were enqueued
-    #[serde(default)]
-    pub iteration_started_ms: u64,
-    /// ids of the current iteration's candidates (in SIGNOFF: the signoff candidates)
-    #[serde(default)]
-    pub iteration_candidates: Vec<String>,
-    /// the signoff candidates were enqueued
-    #[serde(default)]
-    pub signoff_enqueued: bool,
-    /// how many of `iteration_candidates` are in the work queue; the rest follow as
-    /// results come in, so that jobs share the slots (`None`: all, as older records)
-    #[serde(default)]
-    pub iteration_enqueued: Option<u32>,
-    /// the job's W3C trace id (32 hex digits; the submitter's `traceparent`, else a
-    /// fresh one): sent with every call made for the job, `trace_id` in every log line
-    #[serde(default)]
-    pub trace_id: String,
-    /// the next iteration is drafted without this iteration's evaluations, so that it
-    /// can start while this one's last candidates run (overlapping iterations);
-    /// decided when this iteration was planned, so an early and a late draft agree
-    #[serde(default)]
-    pub overlap_next: bool,
-    /// the next iteration, drafted early (while this one's last candidates run)
-    #[serde(default)]
-    pub next_iteration: Option<NextIteration>,
-}
-
-/// An iteration drafted while the one before it still runs: its candidates are
-/// stored and partly queued; it becomes the current iteration after the one before
-/// it was evaluated.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct NextIteration {
-    pub candidates: Vec<String>,
-    /// how many of `candidates` are in the work queue
-    pub enqueued: u32,
 }
 
 impl JobRecord {
@@ -198,34 +113,36 @@ impl JobRecord {
         JobRecord {
             job_id,
             name,
-            state: JobState::Init,
-            outcome: None,
-            error: String::new(),
             options,
+            trace_id: centroid_proto::runtime::trace_context::new_trace_id(),
             created_ms: now_ms,
             updated_ms: now_ms,
             started_ms: now_ms,
+            phase: JobPhase::Init,
             iteration: 0,
+            error: String::new(),
             best_candidate_id: String::new(),
             best_score: 0.0,
             best_passed: false,
+            stale_iterations: 0,
+            route_pitch_um: None,
             cancel_requested: false,
             cancel_reason: String::new(),
-            route_pitch_um: None,
-            route_probed: false,
-            stale_iterations: 0,
-            iteration_started_ms: 0,
-            iteration_candidates: Vec::new(),
-            signoff_enqueued: false,
-            iteration_enqueued: None,
-            trace_id: centroid_proto::runtime::trace_context::new_trace_id(),
-            overlap_next: false,
-            next_iteration: None,
         }
     }
 
+    /// The state users see.
+    pub fn state(&self) -> JobState {
+        self.phase.state()
+    }
+
+    /// The outcome, once the job is finished.
+    pub fn outcome(&self) -> Option<Outcome> {
+        self.phase.outcome()
+    }
+
     pub fn is_finished(&self) -> bool {
-        self.state == JobState::Done
+        matches!(self.phase, JobPhase::Finished { .. })
     }
 }
 

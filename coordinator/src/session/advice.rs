@@ -13,6 +13,7 @@ use serde_json::json;
 use tokio::task::JoinHandle;
 
 use super::Driver;
+use crate::context::Interrupted;
 use crate::model::{CandidateRecord, EventKind, JobRecord};
 use crate::planner::{Advice, AdviceRequest, JournalEntry, Planner, PlannerKind, SkillCatalog};
 
@@ -86,7 +87,7 @@ impl Driver {
         planner: &Arc<dyn Planner>,
         skills: &SkillCatalog,
         so_far: &[CandidateRecord],
-    ) -> Advice {
+    ) -> Result<Advice, Interrupted> {
         let context = self.context.clone();
         let kind = planner.kind();
         if !self.planner_announced {
@@ -112,10 +113,10 @@ impl Driver {
             };
             context
                 .emit(job, EventKind::Planner, "", message, data)
-                .await;
+                .await?;
         }
         if kind == PlannerKind::Heuristic || job.options.noop_plan {
-            return Advice::default();
+            return Ok(Advice::default());
         }
         let advice = match self.pending_advice.take() {
             // asked while the last iteration ran, and answered: use it
@@ -131,8 +132,8 @@ impl Driver {
                 let data = json!({"late": true, "iteration": job.iteration});
                 context
                     .emit(job, EventKind::Planner, "", message, data)
-                    .await;
-                return Advice::default();
+                    .await?;
+                return Ok(Advice::default());
             }
             // nothing asked yet (the first iteration, or a job taken over): ask and
             // wait at most the model's timeout — the one call a job waits for
@@ -155,7 +156,7 @@ impl Driver {
                 }
             }
         };
-        context.emit_llm_calls(job, "", &advice.calls).await;
+        context.emit_llm_calls(job, "", &advice.calls).await?;
         if !advice.knowledge.is_empty() && !self.knowledge_reported {
             self.knowledge_reported = true;
             let knowledge: Vec<serde_json::Value> = advice
@@ -175,7 +176,7 @@ impl Driver {
                     message,
                     json!({"knowledge": knowledge}),
                 )
-                .await;
+                .await?;
         }
         if let Some(guidance) = &advice.guidance {
             let message = format!(
@@ -185,7 +186,7 @@ impl Driver {
             let data = json!({"system_prompt": guidance});
             context
                 .emit(job, EventKind::Planner, "", message, data)
-                .await;
+                .await?;
         }
         if let Some(reason) = &advice.fallback {
             let message = format!(
@@ -195,9 +196,9 @@ impl Driver {
             let data = json!({"fallback": reason, "iteration": job.iteration});
             context
                 .emit(job, EventKind::Planner, "", message, data)
-                .await;
+                .await?;
         }
-        advice
+        Ok(advice)
     }
 
     /// Starts asking the advice for the iteration after `job`'s current one

@@ -1,116 +1,110 @@
-//! Transitions of the job record and the end of a job.
+//! The end of a job, the driver's side: whether any candidate produced a layout
+//! (CONCLUDING), what an ending job does before it is finished (its case or
+//! failure remembered, the pictures of its kept layouts), the candidates of a
+//! cancelled job recorded as abandoned, and a job failed by a store error that
+//! retrying cannot mend.
 
 use std::sync::Arc;
 
-use serde_json::json;
-
+use super::Driver;
 use super::pictures;
-use crate::context::Context;
+use super::transitions::final_notice;
+use crate::context::{Context, Interrupted};
+use crate::error::StoreError;
 use crate::model::{
-    CandidateResult, CandidateStatus, EventKind, JobRecord, JobState, Outcome, now_ms,
+    CandidateResult, CandidateStatus, JobOptions, JobPhase, JobRecord, Outcome, now_ms,
 };
 
-/// Writes the job record in its new state and reports the transition.
-pub(super) async fn transition(
-    context: &Context,
-    job: &mut JobRecord,
-    state: JobState,
-    message: &str,
-) {
-    let from = job.state;
-    job.state = state;
-    job.updated_ms = now_ms();
-    if context
-        .with_store_retry("write job", || context.store.put_job(job))
-        .await
-        .is_none()
-    {
-        return;
+impl Driver {
+    /// Whether any candidate of the job produced a layout.
+    pub(super) async fn any_layout(&self, job: &JobRecord) -> Result<bool, Interrupted> {
+        let context = &self.context;
+        let results = context
+            .with_store_retry("read results", || context.store.result_listing(&job.job_id))
+            .await?;
+        Ok(results.values().any(|result| result.ok))
     }
-    let data = json!({"from": from.as_str(), "to": state.as_str()});
-    context
-        .emit(job, EventKind::StateChanged, "", message, data)
-        .await;
-}
 
-/// Ends the job (DONE with an outcome): first the kept candidates get their
-/// pictures (not when cancelled); a cancelled job's candidates without a result
-/// are recorded as abandoned.
-pub(super) async fn finish(
-    context: &Arc<Context>,
-    job: &mut JobRecord,
-    outcome: Outcome,
-    message: &str,
-) {
-    if outcome != Outcome::Cancelled {
-        pictures::draw_missing(context, job).await;
-    } else {
-        let candidates = context
-            .store
-            .candidates(&job.job_id)
-            .await
-            .unwrap_or_default();
-        for candidate in candidates {
+    /// What a job ending with `outcome` does before it is finished: its case or
+    /// failure into the long-term memory, then the pictures of the layouts it
+    /// kept. A job taken over while ending does both again (the memory keeps one
+    /// record per job; pictures already drawn are not drawn again).
+    pub(super) async fn end_work(
+        &mut self,
+        job: &JobRecord,
+        outcome: Outcome,
+    ) -> Result<(), Interrupted> {
+        if outcome == Outcome::Cancelled {
+            return Ok(());
+        }
+        self.remember(job, outcome).await?;
+        pictures::draw_missing(&self.context, job).await
+    }
+
+    /// Records every candidate of a cancelled job without a result as abandoned.
+    pub(super) async fn abandon_unfinished(
+        &self,
+        job: &JobRecord,
+        reason: &str,
+    ) -> Result<(), Interrupted> {
+        let context = &self.context;
+        let candidate_ids = context
+            .with_store_retry("read candidate ids", || {
+                context.store.candidate_ids(&job.job_id)
+            })
+            .await?;
+        for candidate_id in candidate_ids {
             let abandoned = CandidateResult::without_run(
-                &candidate.candidate_id,
+                &candidate_id,
                 CandidateStatus::Abandoned,
                 "CANCELLED",
-                &job.cancel_reason,
+                reason,
             );
-            let _ = context.store.record_result(&job.job_id, &abandoned).await;
+            // a candidate with a result keeps it: only the first record counts
+            context
+                .with_store_retry("record abandoned candidate", || {
+                    context.store.record_result(&job.job_id, &abandoned)
+                })
+                .await?;
         }
+        Ok(())
     }
-    let final_state = match outcome {
-        Outcome::Completed => JobState::Completed,
-        _ => JobState::Failed,
+}
+
+/// Fails the job after a store error that retrying cannot mend (a corrupt
+/// record, one that must exist and does not): its record says which, and the
+/// driver moves on. A store that cannot even take the failed record is logged.
+pub(super) async fn fail_on_store_error(
+    context: &Arc<Context>,
+    job: &mut JobRecord,
+    error: &StoreError,
+) {
+    let message = format!("store: {error}");
+    tracing::error!(session_id = %job.job_id, %error, "failing the job: the store cannot serve it");
+    job.error = message.clone();
+    job.phase = JobPhase::Finished {
+        outcome: Outcome::Failed,
     };
-    if outcome != Outcome::Cancelled && job.state != final_state {
-        transition(context, job, final_state, message).await;
-    }
-    job.state = JobState::Done;
-    job.outcome = Some(outcome);
-    if outcome != Outcome::Completed && job.error.is_empty() {
-        job.error = message.to_string();
-    }
     job.updated_ms = now_ms();
-    if context
+    if let Err(interrupted) = context
         .with_store_retry("finish job", || context.store.finish_job(job))
         .await
-        .is_none()
     {
+        tracing::error!(session_id = %job.job_id, %interrupted, "cannot record the failed job");
         return;
     }
-    let kind = match outcome {
-        Outcome::Completed => EventKind::Completed,
-        Outcome::Failed => EventKind::Failed,
-        Outcome::Cancelled => EventKind::Cancelled,
-    };
-    let data = json!({
-        "outcome": outcome.as_str(),
-        "best_candidate_id": job.best_candidate_id,
-        "best_score": job.best_score,
-        "best_passed": job.best_passed,
-        "iterations": job.iteration + 1,
-    });
-    let best = job.best_candidate_id.clone();
-    context.emit(job, kind, &best, message, data).await;
+    let notice = final_notice(job, Outcome::Failed, &message);
+    if let Err(interrupted) = context.emit_notice(job, "", &notice).await {
+        tracing::error!(session_id = %job.job_id, %interrupted, "cannot report the failed job");
+    }
     context.forget_job(&job.job_id);
     context.queue_changed.notify_waiters();
 }
 
-/// The end without a passing best that improves no more: completed with the best
-/// layout when there is one (seed 000: max iterations → accept the current result),
-/// failed when no candidate produced a layout.
-pub(super) async fn conclude(context: &Arc<Context>, job: &mut JobRecord, message: &str) {
-    let results = context.store.results(&job.job_id).await.unwrap_or_default();
-    let any_layout = results.values().any(|result| result.ok);
-    if job.best_passed || any_layout {
-        if !job.best_passed {
-            job.error = format!("{message}; the best candidate did not pass");
-        }
-        finish(context, job, Outcome::Completed, message).await;
-    } else {
-        let message = format!("{message}; no candidate produced a layout");
-        finish(context, job, Outcome::Failed, &message).await;
-    }
+/// A job whose own record (or inputs) cannot be read: a fresh failed record
+/// replaces it, naming the error, so that it can be listed and fetched again.
+pub(super) async fn fail_unreadable_job(context: &Arc<Context>, job_id: &str, error: &StoreError) {
+    let options = JobOptions::default();
+    let mut job = JobRecord::new(job_id.to_string(), job_id.to_string(), options, now_ms());
+    fail_on_store_error(context, &mut job, error).await;
 }

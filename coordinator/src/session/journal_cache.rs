@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use crate::context::Context;
+use crate::context::{Context, Interrupted};
 use crate::model::{CandidateRecord, Evaluation};
 
 #[derive(Default)]
@@ -24,12 +24,12 @@ pub(super) struct JournalCache {
 }
 
 impl JournalCache {
-    /// Every candidate of the job, sorted by id, plans left out; `None` on shutdown.
+    /// Every candidate of the job, sorted by id, plans left out.
     pub(super) async fn read(
         &self,
         context: &Context,
         job_id: &str,
-    ) -> Option<Vec<CandidateRecord>> {
+    ) -> Result<Vec<CandidateRecord>, Interrupted> {
         if self.lock().is_empty() {
             let all = context
                 .with_store_retry("read candidates", || {
@@ -62,7 +62,7 @@ impl JournalCache {
                 }
             }
         }
-        Some(self.lock().values().cloned().collect())
+        Ok(self.lock().values().cloned().collect())
     }
 
     /// Records an evaluation written to the store.

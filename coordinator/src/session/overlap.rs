@@ -1,29 +1,29 @@
-//! Overlapping iterations: while the last candidates of iteration k run and slots
-//! would idle, iteration k+1 is drafted and queued. It is drafted from the
-//! evaluations of the iterations before k — k's are left out whether k+1 is
-//! drafted early or, when the slots never idled, after k was evaluated — so a job
-//! stays deterministic for its seed. Whether k+1 overlaps k is decided when k is
-//! planned ([`overlap_next`]), only where the search cannot end
-//! after k, so a drafted-ahead iteration always runs.
+//! Overlapping iterations and the queue window, as pure rules over a job's
+//! record and its current [`Round`].
+//!
+//! While the last candidates of iteration k run and slots would idle,
+//! iteration k+1 is drafted and queued. It is drafted from the evaluations of
+//! the iterations before k — k's are left out whether k+1 is drafted early or,
+//! when the slots never idled, after k was evaluated — so a job stays
+//! deterministic for its seed whatever the slot count. Whether k+1 overlaps k
+//! is decided when k is planned ([`overlap_next`]), only where the search
+//! cannot end after k, so an iteration drafted ahead always runs.
+//!
+//! A round's candidates enter the queue a window at a time ([`top_up`]), so
+//! that jobs running at once share the slots.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
-use centroid_schemas::TaskContext;
-use serde_json::json;
+use crate::model::{JobRecord, Round};
 
-use super::planning::{Drafted, farm_slots, queue_window};
-use super::{Driver, Flow};
-use crate::model::{EventKind, JobRecord, NextIteration, now_ms};
-
-/// Whether the iteration after `job.iteration` (being planned, with the job's best
-/// and patience as the iterations before left them) is drafted without this
-/// iteration's evaluations, so that it can start while this iteration's last
-/// candidates run: overlapping is on, this is not the first iteration (its
-/// feedback is worth waiting for), and the search cannot end after this iteration
-/// (not the last one; patience cannot run out — it counts only once a candidate
-/// passed, and a new pass is an improvement).
-pub(super) fn overlap_next(job: &JobRecord, enabled: bool) -> bool {
+/// Whether the iteration after `job.iteration` (being planned, with the job's
+/// best and patience as the iterations before left them) is drafted without
+/// this iteration's evaluations, so that it can start while this iteration's
+/// last candidates run: overlapping is on, this is not the first iteration (its
+/// feedback is worth waiting for), and the search cannot end after this
+/// iteration (not the last one; patience cannot run out — it counts only once a
+/// candidate passed, and a new pass is an improvement).
+pub(crate) fn overlap_next(job: &JobRecord, enabled: bool) -> bool {
     let options = &job.options;
     enabled
         && !options.noop_plan
@@ -32,83 +32,85 @@ pub(super) fn overlap_next(job: &JobRecord, enabled: bool) -> bool {
         && !(job.best_passed && job.stale_iterations + 1 >= options.patience.max(1))
 }
 
-impl Driver {
-    /// Drafts and queues the next iteration when this one is decided to overlap
-    /// it, all of this one is queued and fewer of its candidates are out (not in
-    /// `finished`) than the farm has slots. `Flow::Stop` on shutdown.
-    pub(super) async fn draft_next_if_slots_idle(
-        &mut self,
-        job: &mut JobRecord,
-        task: &Arc<TaskContext>,
-        finished: &HashSet<String>,
-    ) -> Flow {
-        let all_queued = job
-            .iteration_enqueued
-            .is_none_or(|count| count as usize >= job.iteration_candidates.len());
-        if !job.overlap_next || job.next_iteration.is_some() || !all_queued {
-            return Flow::Continue;
-        }
-        let context = self.context.clone();
-        let outstanding = job
-            .iteration_candidates
-            .iter()
-            .filter(|candidate_id| !finished.contains(*candidate_id))
-            .count();
-        if outstanding == 0 || outstanding >= farm_slots(&context).await {
-            return Flow::Continue;
-        }
-        let Some(skills) = self.live_skills(job).await else {
-            return Flow::Continue;
-        };
-        let mut ahead = job.clone();
-        ahead.iteration += 1;
-        let Some(drafted) = self.draft(&ahead, task, &skills, Some(job.iteration)).await else {
-            return Flow::Stop;
-        };
-        let Drafted::Candidates(candidates) = drafted else {
-            // planned again (the same way) after this iteration, which then ends the job
-            job.next_iteration = Some(NextIteration::default());
-            let stored = context
-                .with_store_retry("write job", || context.store.put_job(job))
-                .await;
-            return if stored.is_some() {
-                Flow::Continue
-            } else {
-                Flow::Stop
-            };
-        };
-        let room = queue_window(&context)
-            .await
-            .saturating_sub(outstanding)
-            .max(1);
-        let queued = candidates.len().min(room);
-        job.next_iteration = Some(NextIteration {
-            candidates: candidates
-                .iter()
-                .map(|candidate| candidate.candidate_id.clone())
-                .collect(),
-            enqueued: queued as u32,
-        });
-        job.updated_ms = now_ms();
-        if self.enqueue(job, &candidates, queued).await.is_none() {
-            return Flow::Stop;
-        }
-        let message = format!(
-            "iteration {} drafted while iteration {} finishes ({outstanding} candidates out)",
-            ahead.iteration, job.iteration
-        );
-        let data = json!({"iteration": ahead.iteration, "candidates": candidates.len(), "outstanding": outstanding});
-        context
-            .emit(job, EventKind::StateChanged, "", message, data)
-            .await;
-        Flow::Continue
+/// The candidates of `round` still out (queued, no result), when the next
+/// iteration should be drafted now: the round overlaps the next one, nothing
+/// was drafted ahead yet, the whole round is queued, and fewer of its
+/// candidates are out than the farm has slots (some slots would idle).
+pub(crate) fn idle_slots_call_ahead(
+    round: &Round,
+    finished: &HashSet<String>,
+    farm_slots: usize,
+) -> Option<usize> {
+    if !round.overlap_next || round.ahead.is_some() || !round.all_queued() {
+        return None;
     }
+    let outstanding = out(&round.candidates, finished);
+    (outstanding > 0 && outstanding < farm_slots).then_some(outstanding)
+}
+
+/// How many candidates of a drafted-ahead iteration go into the queue at once:
+/// what the window leaves beside the `outstanding` ones, at least one.
+pub(crate) fn ahead_room(window: usize, outstanding: usize) -> usize {
+    window.saturating_sub(outstanding).max(1)
+}
+
+/// Puts more of `round` — once it is all queued, of the iteration drafted
+/// ahead — into the queue while fewer than `window` of the queued candidates
+/// are out: the ids to queue (the round's counts updated), `None` when nothing
+/// goes in.
+pub(crate) fn top_up(
+    round: &mut Round,
+    finished: &HashSet<String>,
+    window: usize,
+) -> Option<Vec<String>> {
+    let ahead_all_queued = round
+        .ahead
+        .as_ref()
+        .is_none_or(|ahead| ahead.enqueued as usize >= ahead.candidates.len());
+    if round.all_queued() && ahead_all_queued {
+        return None;
+    }
+    let outstanding = out(round.queued_candidates(), finished)
+        + round
+            .ahead
+            .as_ref()
+            .map_or(0, |ahead| out(ahead.queued_candidates(), finished));
+    if outstanding >= window {
+        return None;
+    }
+    let room = window - outstanding;
+    let (candidates, enqueued) = if !round.all_queued() {
+        (&round.candidates, &mut round.enqueued)
+    } else {
+        let ahead = round.ahead.as_mut().expect("not all queued");
+        (&ahead.candidates, &mut ahead.enqueued)
+    };
+    let from = *enqueued as usize;
+    let ids = candidates[from..candidates.len().min(from + room)].to_vec();
+    *enqueued = (from + ids.len()) as u32;
+    Some(ids)
+}
+
+/// The queued candidates of `round` without a result.
+pub(crate) fn missing<'a>(round: &'a Round, finished: &HashSet<String>) -> Vec<&'a String> {
+    round
+        .queued_candidates()
+        .iter()
+        .filter(|candidate_id| !finished.contains(*candidate_id))
+        .collect()
+}
+
+/// How many of `ids` have no result.
+fn out(ids: &[String], finished: &HashSet<String>) -> usize {
+    ids.iter()
+        .filter(|candidate_id| !finished.contains(*candidate_id))
+        .count()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::JobOptions;
+    use crate::model::{Ahead, JobOptions};
 
     fn job(iteration: u32, max_iterations: u32, patience: u32) -> JobRecord {
         let options = JobOptions {
@@ -126,6 +128,10 @@ mod tests {
         let mut job = JobRecord::new("j".into(), "j".into(), options, 0);
         job.iteration = iteration;
         job
+    }
+
+    fn ids(names: &[&str]) -> Vec<String> {
+        names.iter().map(|name| name.to_string()).collect()
     }
 
     #[test]
@@ -160,5 +166,70 @@ mod tests {
         let mut noop = job(3, 8, 2);
         noop.options.noop_plan = true;
         assert!(!overlap_next(&noop, true));
+    }
+
+    #[test]
+    fn the_next_iteration_is_drafted_ahead_only_when_slots_would_idle() {
+        let mut round = Round::queued(ids(&["a", "b", "c"]), 3, 0);
+        round.overlap_next = true;
+        let finished: HashSet<String> = ids(&["a"]).into_iter().collect();
+        assert_eq!(idle_slots_call_ahead(&round, &finished, 4), Some(2));
+        assert_eq!(
+            idle_slots_call_ahead(&round, &finished, 2),
+            None,
+            "two out on two slots: none idles"
+        );
+        let all: HashSet<String> = ids(&["a", "b", "c"]).into_iter().collect();
+        assert_eq!(
+            idle_slots_call_ahead(&round, &all, 4),
+            None,
+            "all in: the iteration is evaluated instead"
+        );
+        let mut partly = round.clone();
+        partly.enqueued = 2;
+        assert_eq!(
+            idle_slots_call_ahead(&partly, &finished, 4),
+            None,
+            "not all queued"
+        );
+        let mut drafted = round.clone();
+        drafted.ahead = Some(Ahead::default());
+        assert_eq!(
+            idle_slots_call_ahead(&drafted, &finished, 4),
+            None,
+            "drafted once"
+        );
+        round.overlap_next = false;
+        assert_eq!(
+            idle_slots_call_ahead(&round, &finished, 4),
+            None,
+            "not overlapping"
+        );
+    }
+
+    #[test]
+    fn the_queue_is_topped_up_to_the_window_current_round_first() {
+        let mut round = Round::queued(ids(&["a", "b", "c", "d", "e"]), 2, 0);
+        let none: HashSet<String> = HashSet::new();
+        assert_eq!(top_up(&mut round, &none, 2), None, "the window is full");
+        let one_in: HashSet<String> = ids(&["a"]).into_iter().collect();
+        assert_eq!(top_up(&mut round, &one_in, 2), Some(ids(&["c"])));
+        assert_eq!(round.enqueued, 3);
+        let three_in: HashSet<String> = ids(&["a", "b", "c"]).into_iter().collect();
+        assert_eq!(top_up(&mut round, &three_in, 4), Some(ids(&["d", "e"])));
+        assert!(round.all_queued());
+        round.ahead = Some(Ahead {
+            candidates: ids(&["f", "g"]),
+            enqueued: 0,
+        });
+        assert_eq!(
+            top_up(&mut round, &three_in, 3),
+            Some(ids(&["f"])),
+            "then the iteration drafted ahead"
+        );
+        assert_eq!(round.ahead.as_ref().unwrap().enqueued, 1);
+        assert_eq!(missing(&round, &three_in), vec!["d", "e"]);
+        assert_eq!(ahead_room(4, 3), 1);
+        assert_eq!(ahead_room(4, 9), 1, "at least one");
     }
 }

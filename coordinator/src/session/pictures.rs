@@ -16,7 +16,7 @@ use centroid_proto::v1::Artifact;
 use serde_json::json;
 
 use crate::artifacts;
-use crate::context::Context;
+use crate::context::{Context, Interrupted};
 use crate::model::{ArtifactMeta, EventKind, JobRecord, Plan, PlanStep};
 use crate::planner::plan_builder::CANDIDATE_DIR;
 use crate::worker_calls;
@@ -27,14 +27,27 @@ const PICTURE_SKILLS: [&str; 2] = ["layout.read", "layout.render"];
 const PICTURE_DEADLINE: Duration = Duration::from_secs(60);
 
 /// Draws the picture of every candidate of `job` that kept a GDS and has no PNG.
-pub(super) async fn draw_missing(context: &Arc<Context>, job: &JobRecord) {
+/// Only a shutdown interrupts it: a store that cannot list the artifacts for
+/// good leaves the layouts without pictures (logged).
+pub(super) async fn draw_missing(
+    context: &Arc<Context>,
+    job: &JobRecord,
+) -> Result<(), Interrupted> {
     let job_id = job.job_id.as_str();
-    let Ok(stored) = context.store.artifacts(job_id).await else {
-        return;
+    let stored = match context
+        .with_store_retry("read artifacts", || context.store.artifacts(job_id))
+        .await
+    {
+        Ok(stored) => stored,
+        Err(Interrupted::Store(error)) => {
+            tracing::error!(session_id = job_id, %error, "cannot list the artifacts; no pictures");
+            return Ok(());
+        }
+        Err(interrupted) => return Err(interrupted),
     };
     let wanted = without_pictures(stored);
     if wanted.is_empty() {
-        return;
+        return Ok(());
     }
     let skills = context.registry.skills();
     if let Some(missing) = PICTURE_SKILLS
@@ -46,14 +59,14 @@ pub(super) async fn draw_missing(context: &Arc<Context>, job: &JobRecord) {
             skill = missing,
             "no live worker draws pictures; the kept layouts have none"
         );
-        return;
+        return Ok(());
     }
     let wanted_count = wanted.len();
     let message = format!("drawing the pictures of {wanted_count} kept candidates");
     let data = json!({"pictures": {"wanted": wanted_count}});
     context
         .emit(job, EventKind::StateChanged, "", message, data)
-        .await;
+        .await?;
     let started = Instant::now();
     // one picture per free slot at once (each takes a slot like a probe)
     let mut drawing = tokio::task::JoinSet::new();
@@ -72,7 +85,7 @@ pub(super) async fn draw_missing(context: &Arc<Context>, job: &JobRecord) {
     let data = json!({"pictures": {"wanted": wanted_count, "drawn": drawn, "seconds": seconds}});
     context
         .emit(job, EventKind::StateChanged, "", message, data)
-        .await;
+        .await
 }
 
 /// The GDS of each candidate that has one and no PNG, by candidate.
@@ -96,21 +109,35 @@ fn without_pictures(stored: Vec<ArtifactMeta>) -> Vec<ArtifactMeta> {
 /// Draws and stores one candidate's picture; whether it did.
 async fn draw_one(context: &Arc<Context>, job: &JobRecord, gds: ArtifactMeta) -> bool {
     let (job_id, candidate_id) = (job.job_id.as_str(), gds.candidate_id.as_str());
-    let cell = match context.store.get_candidate(job_id, candidate_id).await {
+    let candidate = context
+        .with_store_retry("read candidate", || {
+            context.store.get_candidate(job_id, candidate_id)
+        })
+        .await;
+    let cell = match candidate {
         Ok(Some(candidate)) => exported_cell(&candidate.plan, &gds.name),
-        _ => None,
+        Ok(None) => None,
+        Err(interrupted) => {
+            tracing::warn!(session_id = job_id, candidate_id, %interrupted, "no picture");
+            return false;
+        }
     };
     let Some(cell) = cell else {
         tracing::warn!(session_id = job_id, candidate_id, gds = %gds.name, "no export step names the cell of this layout; no picture");
         return false;
     };
     let content = match context
-        .store
-        .get_artifact(job_id, candidate_id, &gds.name)
+        .with_store_retry("read artifact", || {
+            context.store.get_artifact(job_id, candidate_id, &gds.name)
+        })
         .await
     {
         Ok(Some(content)) => content,
-        _ => return false,
+        Ok(None) => return false,
+        Err(interrupted) => {
+            tracing::warn!(session_id = job_id, candidate_id, %interrupted, "no picture");
+            return false;
+        }
     };
     let plan = picture_plan(&gds.name, &cell);
     let input = Artifact {

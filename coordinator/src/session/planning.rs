@@ -1,6 +1,6 @@
-//! PLANNING: the skills the workers offer, the rule-set probe (once per job: the
-//! routing pitch, and whether every device can be drawn), the next candidates from the search journal, one plan per candidate,
-//! and the iteration enqueued atomically with the job record.
+//! PROBING RULES and PLANNING: the skills the workers offer, the rule-set probe
+//! (once per job: the routing pitch, and whether every device can be drawn), the
+//! next candidates from the search journal, one plan per candidate.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,10 +8,11 @@ use std::time::Duration;
 use centroid_schemas::TaskContext;
 use serde_json::{Value, json};
 
-use super::{Driver, Flow, ending};
-use crate::context::Context;
+use super::Driver;
+use super::transitions::PhaseEvent;
+use crate::context::{Context, Interrupted};
 use crate::drafting::draft_iteration;
-use crate::model::{CandidateRecord, EventKind, JobRecord, JobState, Outcome, now_ms};
+use crate::model::{CandidateRecord, EventKind, JobRecord, now_ms};
 use crate::planner::SkillCatalog;
 use crate::planner::heuristic::routing_advertised;
 use crate::planner::rules_probe::{ProbeFindings, ProbeStep, rules_probe_plan};
@@ -23,106 +24,99 @@ use crate::worker_calls;
 const ROUTE_PROBE_DEADLINE: Duration = Duration::from_secs(30);
 
 impl Driver {
+    /// The rule set probed once, on a worker, before the first iteration;
+    /// `None` while no worker is live.
+    pub(super) async fn probe_rules(
+        &mut self,
+        job: &JobRecord,
+        task: &Arc<TaskContext>,
+    ) -> Result<Option<PhaseEvent>, Interrupted> {
+        let Some(skills) = self.skills_or_wait(job).await? else {
+            return Ok(None);
+        };
+        if job.options.noop_plan || !probe_advertised(&skills) {
+            return Ok(Some(PhaseEvent::RulesProbed {
+                ran: false,
+                pitch_um: None,
+                undrawable: Vec::new(),
+            }));
+        }
+        let findings = run_probe(
+            &self.context,
+            job,
+            &self.inputs.drc_rules_json,
+            task,
+            &skills,
+        )
+        .await;
+        Ok(Some(PhaseEvent::RulesProbed {
+            ran: true,
+            pitch_um: findings.pitch_um,
+            undrawable: findings.undrawable,
+        }))
+    }
+
+    /// The candidates of `job.iteration` drafted (kept in `self.drafted` for the
+    /// transition's `EnqueueDrafted`); `None` while no worker is live.
     pub(super) async fn plan_iteration(
         &mut self,
-        job: &mut JobRecord,
+        job: &JobRecord,
         task: &Arc<TaskContext>,
-    ) -> Flow {
+        hidden: Option<u32>,
+    ) -> Result<Option<PhaseEvent>, Interrupted> {
+        let Some(skills) = self.skills_or_wait(job).await? else {
+            return Ok(None);
+        };
+        let event = match self.draft(job, task, &skills, hidden).await? {
+            Drafted::Candidates(candidates) => {
+                let ids = candidates
+                    .iter()
+                    .map(|candidate| candidate.candidate_id.clone())
+                    .collect();
+                self.drafted = candidates;
+                PhaseEvent::Drafted {
+                    candidates: ids,
+                    window: queue_window(&self.context).await,
+                    now_ms: now_ms(),
+                }
+            }
+            Drafted::Exhausted => PhaseEvent::DesignSpaceExhausted,
+            Drafted::Failed(message) => PhaseEvent::PlanningFailed { message },
+        };
+        Ok(Some(event))
+    }
+
+    /// The skills of the live workers; `None` after a short wait (or a worker
+    /// registering) while there is none.
+    async fn skills_or_wait(
+        &mut self,
+        job: &JobRecord,
+    ) -> Result<Option<SkillCatalog>, Interrupted> {
         let context = self.context.clone();
         // listening before looking: a worker registering in between still wakes us
         let registered = context.registry.slots_changed.notified();
         tokio::pin!(registered);
         registered.as_mut().enable();
-        let Some(skills) = self.live_skills(job).await else {
+        let skills = self.live_skills(job).await?;
+        if skills.is_none() {
             tokio::select! {
                 _ = registered => {}
                 _ = self.wait_a_little(Duration::from_millis(200)) => {}
             }
-            return Flow::Continue;
-        };
-        if !job.options.noop_plan && !job.route_probed && probe_advertised(&skills) {
-            let findings =
-                probe_rules(&context, job, &self.inputs.drc_rules_json, task, &skills).await;
-            job.route_pitch_um = findings.pitch_um;
-            job.route_probed = true;
-            if context
-                .with_store_retry("write job", || context.store.put_job(job))
-                .await
-                .is_none()
-            {
-                return Flow::Stop;
-            }
-            let data =
-                json!({"route_pitch_um": job.route_pitch_um, "undrawable": findings.undrawable});
-            context
-                .emit(
-                    job,
-                    EventKind::StateChanged,
-                    "",
-                    "probed the rule set (routing pitch, devices)",
-                    data,
-                )
-                .await;
-            if !findings.undrawable.is_empty() {
-                let message = format!(
-                    "the rule set cannot draw these devices (no candidate was run): {}",
-                    findings.undrawable.join("; ")
-                );
-                ending::finish(&context, job, Outcome::Failed, &message).await;
-                return Flow::Stop;
-            }
         }
-        // drafted without the last iteration's evaluations when it was decided so as
-        // that iteration was planned (overlapping iterations): the same draft whether
-        // made early, while that iteration ran, or now
-        let hidden = job.overlap_next.then(|| job.iteration.wrapping_sub(1));
-        job.overlap_next = super::overlap::overlap_next(job, context.config.overlap_iterations);
-        let Some(drafted) = self.draft(job, task, &skills, hidden).await else {
-            return Flow::Stop;
-        };
-        let candidates = match drafted {
-            Drafted::Candidates(candidates) => candidates,
-            Drafted::Exhausted => {
-                ending::conclude(&context, job, "the design space is exhausted").await;
-                return Flow::Stop;
-            }
-            Drafted::Failed(message) => {
-                ending::finish(&context, job, Outcome::Failed, &message).await;
-                return Flow::Stop;
-            }
-        };
-        job.state = JobState::Executing;
-        job.iteration_started_ms = now_ms();
-        job.iteration_candidates = candidates
-            .iter()
-            .map(|candidate| candidate.candidate_id.clone())
-            .collect();
-        job.next_iteration = None;
-        job.updated_ms = now_ms();
-        // a window of the iteration goes into the queue; the rest follows as results
-        // come in (EXECUTING), so that jobs running at once share the slots
-        let queued = candidates.len().min(queue_window(&context).await);
-        job.iteration_enqueued = Some(queued as u32);
-        if self.enqueue(job, &candidates, queued).await.is_none() {
-            return Flow::Stop;
-        }
-        let data = json!({"from": "planning", "to": "executing", "candidates": candidates.len()});
-        context
-            .emit(job, EventKind::StateChanged, "", "executing", data)
-            .await;
-        Flow::Continue
+        Ok(skills)
     }
 
     /// Drafts the candidates of `job.iteration` (planner's advice, memory, the search
     /// journal — with the evaluations of iteration `hidden` left out), reports their
-    /// plans and asks the planner's advice for the iteration after. `None` on shutdown.
+    /// plans and asks the planner's advice for the iteration after.
     pub(super) async fn draft(
         &mut self,
         job: &JobRecord,
         task: &Arc<TaskContext>,
         skills: &SkillCatalog,
         hidden: Option<u32>,
-    ) -> Option<Drafted> {
+    ) -> Result<Drafted, Interrupted> {
         let context = self.context.clone();
         let planner = context.planner_with_inputs(job, &self.inputs);
         let mut so_far = self.journal.read(&context, &job.job_id).await?;
@@ -131,52 +125,57 @@ impl Driver {
                 candidate.evaluation = None;
             }
         }
-        let (recalled, avoid) = self.recall(job, task, &so_far).await;
-        let mut advice = self.advice(job, task, &planner, skills, &so_far).await;
+        let (recalled, avoid) = self.recall(job, task, &so_far).await?;
+        let mut advice = self.advice(job, task, &planner, skills, &so_far).await?;
         advice.recalled = recalled;
         advice.avoid = avoid;
         let draft = draft_iteration(planner.as_ref(), task, skills, job, &so_far, &advice);
         if draft.candidates.is_empty() {
-            return Some(match draft.plan_error {
+            return Ok(match draft.plan_error {
                 None => Drafted::Exhausted,
                 Some(error) => Drafted::Failed(error.to_string()),
             });
         }
-        report_plans(&context, job, &draft.candidates, draft.design_space_size).await;
+        report_plans(&context, job, &draft.candidates, draft.design_space_size).await?;
         let mut journal = so_far;
         journal.extend(draft.candidates.iter().cloned());
         self.ask_ahead(job, task, &planner, skills, &journal);
         // the order they are queued in: the longer-looking ones first
         let mut candidates = draft.candidates;
         longest_first(&mut candidates);
-        Some(Drafted::Candidates(candidates))
+        Ok(Drafted::Candidates(candidates))
     }
 
     /// The skills of the live workers — this coordinator's, or, when it has none,
     /// those of the workers of other coordinators sharing the store (their
     /// dispatchers take the candidates from the shared queue). `None` while there
     /// is no live worker anywhere.
-    pub(super) async fn live_skills(&mut self, job: &JobRecord) -> Option<SkillCatalog> {
+    pub(super) async fn live_skills(
+        &mut self,
+        job: &JobRecord,
+    ) -> Result<Option<SkillCatalog>, Interrupted> {
         let context = &self.context;
         if context.registry.alive_count() > 0 {
             context
                 .registry
                 .wait_for_schemas(Duration::from_secs(3))
                 .await;
-            return Some(context.registry.skills());
+            return Ok(Some(context.registry.skills()));
         }
-        let cards = context.store.worker_cards().await.unwrap_or_default();
+        let cards = context
+            .with_store_retry("read worker cards", || context.store.worker_cards())
+            .await?;
         if !cards.is_empty() {
-            return Some(skill_catalog_of_cards(&cards));
+            return Ok(Some(skill_catalog_of_cards(&cards)));
         }
         if !self.waiting_reported {
             self.waiting_reported = true;
             let message = "no live worker: waiting for one to register";
             context
                 .emit(job, EventKind::WaitingForWorkers, "", message, Value::Null)
-                .await;
+                .await?;
         }
-        None
+        Ok(None)
     }
 }
 
@@ -185,7 +184,7 @@ async fn report_plans(
     job: &JobRecord,
     candidates: &[CandidateRecord],
     space_size: u64,
-) {
+) -> Result<(), Interrupted> {
     let first = &candidates[0];
     let listed: Vec<Value> = candidates
         .iter()
@@ -209,7 +208,7 @@ async fn report_plans(
             summary,
             data,
         )
-        .await;
+        .await
 }
 
 /// Whether the workers offer what the rule-set probe runs.
@@ -221,7 +220,7 @@ fn probe_advertised(skills: &SkillCatalog) -> bool {
 /// `tech.load`, `route.info` and one `layout.create_device` per device size on a
 /// worker (see [`crate::planner::rules_probe`]). A probe that cannot run finds
 /// nothing: the candidates then go unrouted and meet any undrawable device themselves.
-async fn probe_rules(
+async fn run_probe(
     context: &Arc<Context>,
     job: &JobRecord,
     drc_rules_json: &str,
@@ -287,15 +286,17 @@ pub(super) async fn queue_window(context: &Context) -> usize {
 }
 
 /// The slots of the live workers — this coordinator's, else those the shared store
-/// lists for the workers of other coordinators.
+/// lists for the workers of other coordinators (none while they cannot be read:
+/// the window is then its smallest, and the next look reads again).
 pub(super) async fn farm_slots(context: &Context) -> usize {
     (match context.registry.alive_slots() {
-        0 => context
-            .store
-            .worker_cards()
-            .await
-            .map(|cards| cards.iter().map(|card| card.slots).sum::<u32>())
-            .unwrap_or(0),
+        0 => match context.store.worker_cards().await {
+            Ok(cards) => cards.iter().map(|card| card.slots).sum::<u32>(),
+            Err(error) => {
+                tracing::warn!(%error, "cannot read the worker cards; counting no slot for now");
+                0
+            }
+        },
         slots => slots,
     }) as usize
 }

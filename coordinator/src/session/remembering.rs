@@ -11,9 +11,10 @@ use centroid_schemas::TaskContext;
 use serde_json::json;
 
 use super::Driver;
+use crate::context::Interrupted;
 use crate::evaluator::failure_family;
 use crate::memory::{Case, FailurePattern, Signature, most_similar, similar_failures};
-use crate::model::{CandidateRecord, DesignPoint, EventKind, JobRecord, Origin, now_ms};
+use crate::model::{CandidateRecord, DesignPoint, EventKind, JobRecord, Origin, Outcome, now_ms};
 
 /// Similar cases reused, and failure patterns shown, at most.
 const RECALLED: usize = 3;
@@ -27,12 +28,12 @@ impl Driver {
         job: &JobRecord,
         task: &Arc<TaskContext>,
         so_far: &[CandidateRecord],
-    ) -> (Vec<DesignPoint>, Vec<DesignPoint>) {
+    ) -> Result<(Vec<DesignPoint>, Vec<DesignPoint>), Interrupted> {
         let Some(memory) = self.context.memory.clone() else {
-            return Default::default();
+            return Ok(Default::default());
         };
         if self.recalled || !so_far.is_empty() {
-            return Default::default();
+            return Ok(Default::default());
         }
         self.recalled = true;
         let signature = Signature::of(task);
@@ -42,14 +43,17 @@ impl Driver {
         let (cases, failures) = match read.await {
             Ok(read) => read,
             Err(error) => {
-                self.memory_trouble(job, &error.to_string()).await;
-                return Default::default();
+                self.memory_trouble(job, &error.to_string()).await?;
+                return Ok(Default::default());
             }
         };
         let recalled = most_similar(cases, &signature, &job.job_id, RECALLED);
         let failures = similar_failures(failures, &signature, RECALLED);
         for similar in &recalled {
-            let _ = memory.used(&similar.case.job_id).await;
+            if let Err(error) = memory.used(&similar.case.job_id).await {
+                // only the eviction order suffers: the case is used all the same
+                tracing::warn!(session_id = %job.job_id, case = %similar.case.job_id, %error, "cannot count the use of a case");
+            }
             let case = &similar.case;
             self.history.push(format!(
                 "case {} ({}, {}, similarity {:.3}): best point {} → score {:.3}, area {:.1} um2, first pass after {} candidates",
@@ -95,7 +99,7 @@ impl Driver {
         );
         self.context
             .emit(job, EventKind::Memory, "", message, data)
-            .await;
+            .await?;
         let mut points: Vec<DesignPoint> = Vec::new();
         for similar in recalled {
             if !points.contains(&similar.case.best_point) {
@@ -111,22 +115,23 @@ impl Driver {
             })
             .filter(|point| !points.contains(point))
             .collect();
-        (points, avoid)
+        Ok((points, avoid))
     }
 
     /// Stores the job's case (it completed with a passing layout) or its failure,
     /// and the failure patterns that repeated within it.
-    pub(super) async fn remember(&self, job: &JobRecord) {
+    pub(super) async fn remember(
+        &self,
+        job: &JobRecord,
+        outcome: Outcome,
+    ) -> Result<(), Interrupted> {
         let (Some(memory), Ok(task)) = (self.context.memory.clone(), &self.parsed) else {
-            return;
+            return Ok(());
         };
         let context = &self.context;
-        let Some(candidates) = context
+        let candidates = context
             .with_store_retry("read candidates", || context.store.candidates(&job.job_id))
-            .await
-        else {
-            return;
-        };
+            .await?;
         let signature = Signature::of(task);
         let mut ordered: Vec<&CandidateRecord> = candidates
             .iter()
@@ -212,9 +217,7 @@ impl Driver {
                 stored_ms: now_ms(),
             })
             .collect();
-        if job.outcome == Some(crate::model::Outcome::Failed)
-            || (!job.best_passed && !job.error.is_empty())
-        {
+        if outcome == Outcome::Failed || (!job.best_passed && !job.error.is_empty()) {
             failures.push(FailurePattern {
                 id: job.job_id.clone(),
                 job_id: job.job_id.clone(),
@@ -238,11 +241,12 @@ impl Driver {
             let message = format!("memory: stored {}", data);
             context
                 .emit(job, EventKind::Memory, "", message, data)
-                .await;
+                .await?;
         }
+        Ok(())
     }
 
-    async fn memory_trouble(&self, job: &JobRecord, message: &str) {
+    async fn memory_trouble(&self, job: &JobRecord, message: &str) -> Result<(), Interrupted> {
         tracing::warn!(session_id = %job.job_id, error = %message, "long-term memory unavailable; the job goes on without it");
         let data = json!({"memory_error": message});
         self.context
@@ -253,7 +257,7 @@ impl Driver {
                 format!("memory: {message}"),
                 data,
             )
-            .await;
+            .await
     }
 }
 

@@ -5,11 +5,12 @@
 
 use serde_json::{Value, json};
 
-use super::{Awaited, Driver, Flow, ending};
+use super::Driver;
+use super::transitions::{Best, PhaseEvent};
 use crate::artifacts;
+use crate::context::Interrupted;
 use crate::model::{
-    CandidateRecord, CandidateResult, EventKind, JobRecord, JobState, Origin, Plan, PlanStep,
-    now_ms,
+    CandidateRecord, CandidateResult, JobRecord, Origin, Plan, PlanStep, Round, now_ms,
 };
 use crate::planner::plan_builder::CANDIDATE_DIR;
 
@@ -17,37 +18,21 @@ use crate::planner::plan_builder::CANDIDATE_DIR;
 const SIGNOFF_SKILL: &str = "signoff.run";
 
 impl Driver {
-    pub(super) async fn run_signoff(
+    /// The best candidates of the search again, each with a `signoff.run` after
+    /// its export (kept in `self.drafted` for the transition's `EnqueueDrafted`).
+    pub(super) async fn choose_signoff(
         &mut self,
-        job: &mut JobRecord,
-        task: &centroid_schemas::TaskContext,
-    ) -> Flow {
-        if !job.signoff_enqueued {
-            return self.enqueue_signoff(job).await;
-        }
-        match self.await_iteration(job).await {
-            Awaited::Stop => Flow::Stop,
-            Awaited::Waiting => Flow::Continue,
-            Awaited::AllIn => self.judge_signoff(job, task).await,
-        }
-    }
-
-    async fn enqueue_signoff(&mut self, job: &mut JobRecord) -> Flow {
+        job: &JobRecord,
+    ) -> Result<PhaseEvent, Interrupted> {
         let context = self.context.clone();
         let job_id = job.job_id.clone();
         let store = &context.store;
-        let Some(candidates) = context
+        let candidates = context
             .with_store_retry("read candidates", || store.candidates(&job_id))
-            .await
-        else {
-            return Flow::Stop;
-        };
-        let Some(results) = context
+            .await?;
+        let results = context
             .with_store_retry("read results", || store.results(&job_id))
-            .await
-        else {
-            return Flow::Stop;
-        };
+            .await?;
         let kept = context.config.signoff_candidates.max(1) as usize;
         let chosen = choose_for_signoff(&candidates, kept);
         let signoff_candidates: Vec<CandidateRecord> = chosen
@@ -77,60 +62,34 @@ impl Driver {
                 })
             })
             .collect();
-        if signoff_candidates.is_empty() {
-            let message = "no candidate with an exported layout to run the foundry deck on";
-            ending::conclude(&context, job, message).await;
-            return Flow::Stop;
-        }
-        job.signoff_enqueued = true;
-        job.iteration_enqueued = None;
-        job.iteration_started_ms = now_ms();
-        job.iteration_candidates = signoff_candidates
-            .iter()
-            .map(|candidate| candidate.candidate_id.clone())
-            .collect();
-        job.updated_ms = now_ms();
-        let queued = signoff_candidates.len();
-        if self
-            .enqueue(job, &signoff_candidates, queued)
-            .await
-            .is_none()
-        {
-            return Flow::Stop;
-        }
-        let parents: Vec<&str> = signoff_candidates
-            .iter()
-            .map(|candidate| candidate.parent_id.as_str())
-            .collect();
-        let message = format!(
-            "foundry deck {} on {} candidates",
-            job.options.signoff_deck,
-            parents.len()
-        );
-        let data = json!({"deck": job.options.signoff_deck, "candidates": job.iteration_candidates, "parents": parents});
-        context
-            .emit(job, EventKind::StateChanged, "", message, data)
-            .await;
-        Flow::Continue
+        let event = PhaseEvent::SignoffChosen {
+            candidates: signoff_candidates
+                .iter()
+                .map(|candidate| candidate.candidate_id.clone())
+                .collect(),
+            parents: signoff_candidates
+                .iter()
+                .map(|candidate| candidate.parent_id.clone())
+                .collect(),
+            now_ms: now_ms(),
+        };
+        self.drafted = signoff_candidates;
+        Ok(event)
     }
 
     /// Evaluates the signoff candidates; the best clean one is the job's best.
-    async fn judge_signoff(
-        &mut self,
-        job: &mut JobRecord,
+    pub(super) async fn judge_signoff(
+        &self,
+        job: &JobRecord,
         task: &centroid_schemas::TaskContext,
-    ) -> Flow {
-        let context = self.context.clone();
-        let job_id = job.job_id.clone();
-        let signoff_ids = job.iteration_candidates.clone();
-        let Some((candidates, results)) = self
+        round: &Round,
+    ) -> Result<PhaseEvent, Interrupted> {
+        let signoff_ids = &round.candidates;
+        let (candidates, results) = self
             .evaluate_candidates(job, task, |candidate| {
                 signoff_ids.contains(&candidate.candidate_id)
             })
-            .await
-        else {
-            return Flow::Stop;
-        };
+            .await?;
         let judged: Vec<CandidateRecord> = candidates
             .into_iter()
             .filter(|candidate| signoff_ids.contains(&candidate.candidate_id))
@@ -146,20 +105,17 @@ impl Driver {
             .cloned()
             .collect();
         if ran.is_empty() {
-            // the search's best stays the best, but it did not pass: the deck never ran
-            job.best_passed = false;
             let error = judged
                 .iter()
                 .filter_map(|candidate| results.get(&candidate.candidate_id))
                 .map(|result| format!("{}: {}", result.error_code, result.error_message))
                 .next()
                 .unwrap_or_default();
-            let message = format!(
-                "the foundry deck {} did not run: {error}",
-                job.options.signoff_deck
-            );
-            ending::conclude(&context, job, &message).await;
-            return Flow::Stop;
+            return Ok(PhaseEvent::SignoffJudged {
+                ran: false,
+                best: None,
+                error,
+            });
         }
         let best = ran
             .iter()
@@ -178,24 +134,18 @@ impl Driver {
                             .candidate_id
                             .cmp(&left_candidate.candidate_id),
                     )
+            })
+            .map(|(candidate, evaluation)| Best {
+                candidate_id: candidate.candidate_id.clone(),
+                score: evaluation.score,
+                passed: evaluation.passed,
             });
-        if let Some((best, evaluation)) = best {
-            job.best_candidate_id = best.candidate_id.clone();
-            job.best_score = evaluation.score;
-            job.best_passed = evaluation.passed;
-        }
-        artifacts::keep_best(&context, &job_id, &ran).await;
-        if job.best_passed {
-            let message = "the foundry deck found the best candidate clean";
-            ending::transition(&context, job, JobState::Passed, message).await;
-            return Flow::Continue;
-        }
-        let message = format!(
-            "the foundry deck {} passed no kept candidate",
-            job.options.signoff_deck
-        );
-        ending::conclude(&context, job, &message).await;
-        Flow::Stop
+        artifacts::keep_best(&self.context, &job.job_id, &ran).await?;
+        Ok(PhaseEvent::SignoffJudged {
+            ran: true,
+            best,
+            error: String::new(),
+        })
     }
 }
 

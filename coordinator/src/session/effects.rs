@@ -1,0 +1,106 @@
+//! Carrying out a transition's effects, in order: the job record written (alone,
+//! or with candidates queued in the same store call), job events appended,
+//! candidates evaluated or recorded as lost, a draft made ahead (observed as the
+//! next event), the finished job written and forgotten.
+
+use std::time::Duration;
+
+use super::Driver;
+use super::planning::Drafted;
+use super::transitions::{Effect, PhaseEvent};
+use crate::context::Interrupted;
+use crate::model::{JobRecord, now_ms};
+
+/// How long the driver waits for a result before it looks again.
+const RESULT_WAIT: Duration = Duration::from_millis(250);
+
+impl Driver {
+    /// Carries out `effects`; the events they observed on the way (a draft made
+    /// ahead), for the driver to advance on next.
+    pub(super) async fn apply(
+        &mut self,
+        job: &mut JobRecord,
+        effects: Vec<Effect>,
+    ) -> Result<Vec<PhaseEvent>, Interrupted> {
+        let context = self.context.clone();
+        let mut observed = Vec::new();
+        for effect in effects {
+            match effect {
+                Effect::Persist => {
+                    job.updated_ms = now_ms();
+                    context
+                        .with_store_retry("write job", || context.store.put_job(job))
+                        .await?;
+                }
+                Effect::Emit(notice) => context.emit_notice(job, "", &notice).await?,
+                Effect::EnqueueDrafted { queued } => {
+                    job.updated_ms = now_ms();
+                    self.enqueue_drafted(job, queued).await?;
+                }
+                Effect::EnqueueMore { candidates } => {
+                    job.updated_ms = now_ms();
+                    self.enqueue_more(job, &candidates).await?;
+                }
+                Effect::DraftAhead {
+                    iteration,
+                    hidden,
+                    outstanding,
+                } => observed.extend(
+                    self.draft_ahead(job, iteration, hidden, outstanding)
+                        .await?,
+                ),
+                Effect::EvaluateArrived { candidates } => {
+                    self.evaluate_arrived(job, &candidates).await?
+                }
+                Effect::RecordLost {
+                    candidates,
+                    message,
+                } => self.record_lost(job, &candidates, &message).await?,
+                Effect::Wait => self.wait_a_little(RESULT_WAIT).await,
+                Effect::Finish => {
+                    job.updated_ms = now_ms();
+                    context
+                        .with_store_retry("finish job", || context.store.finish_job(job))
+                        .await?;
+                }
+                Effect::Forget => {
+                    context.forget_job(&job.job_id);
+                    context.queue_changed.notify_waiters();
+                }
+            }
+        }
+        Ok(observed)
+    }
+
+    /// Drafts iteration `iteration` while the current one's last candidates run
+    /// (`None` when no worker is live: the next look tries again).
+    async fn draft_ahead(
+        &mut self,
+        job: &JobRecord,
+        iteration: u32,
+        hidden: u32,
+        outstanding: usize,
+    ) -> Result<Option<PhaseEvent>, Interrupted> {
+        let (Ok(task), Some(skills)) = (self.parsed.clone(), self.live_skills(job).await?) else {
+            self.wait_a_little(RESULT_WAIT).await;
+            return Ok(None);
+        };
+        let mut ahead = job.clone();
+        ahead.iteration = iteration;
+        let candidates = match self.draft(&ahead, &task, &skills, Some(hidden)).await? {
+            Drafted::Candidates(candidates) => candidates,
+            // planned again (the same way) after this iteration, which then ends the job
+            Drafted::Exhausted | Drafted::Failed(_) => Vec::new(),
+        };
+        let ids = candidates
+            .iter()
+            .map(|candidate| candidate.candidate_id.clone())
+            .collect();
+        self.drafted = candidates;
+        Ok(Some(PhaseEvent::DraftedAhead {
+            candidates: ids,
+            outstanding,
+            window: super::planning::queue_window(&self.context).await,
+        }))
+    }
+}
