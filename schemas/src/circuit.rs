@@ -188,12 +188,6 @@ impl Circuit {
             .map_or_else(|| infer_net_type(net_name), |net| net.net_type)
     }
 
-    pub fn has_device_type(&self, device_type: DeviceType) -> bool {
-        self.devices
-            .iter()
-            .any(|device| device.device_type == device_type)
-    }
-
     /// A text for planner prompts and `centroid validate`.
     pub fn summarize(&self) -> String {
         let mut text = String::new();

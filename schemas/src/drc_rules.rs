@@ -140,13 +140,6 @@ impl DrcRuleSet {
         self.rules.iter().find(|rule| rule.id == rule_id)
     }
 
-    pub fn rules_for_layer(&self, layer: &str) -> Vec<&DrcRule> {
-        self.rules
-            .iter()
-            .filter(|rule| rule.layer == layer || rule.layer2.as_deref() == Some(layer))
-            .collect()
-    }
-
     /// A text for planner prompts and `centroid validate`.
     pub fn summarize(&self) -> String {
         let mut text = String::new();
@@ -874,13 +867,4 @@ fn check_rule_fields(spec: &RuleSpec, pointer: &str, sink: &mut IssueSink) {
             sink.push(at, format!("{field} = {value} m is absurdly large; rule values are in metres (0.18 µm is 1.8e-7)"));
         }
     }
-}
-
-/// The roles of the layers, for messages and skills: role → layer name.
-pub fn role_map(rule_set: &DrcRuleSet) -> BTreeMap<String, String> {
-    rule_set
-        .layers
-        .iter()
-        .filter_map(|layer| Some((layer.role.clone()?, layer.name.clone())))
-        .collect()
 }

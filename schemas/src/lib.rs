@@ -13,6 +13,7 @@ pub mod device_layers;
 pub mod drc_rules;
 mod flatten;
 pub mod issue;
+pub mod json_inputs;
 pub mod layer_roles;
 pub mod module_types;
 pub mod modules;
@@ -29,12 +30,10 @@ pub use circuit::{
 };
 pub use drc_rules::{DerivedLayer, DerivedOp, DrcRule, DrcRuleSet, LayerDef, RuleType};
 pub use issue::{InputErrors, InputIssue};
+pub use json_inputs::{InputFile, Loaded, load_drc_rules, load_netlist, load_objectives};
 pub use module_types::{CircuitModule, ModuleMember, ModuleType};
 pub use modules::recognize_modules;
 pub use objectives::{DesignConstraints, DesignObjectives, Objective, ObjectiveName};
 pub use spice::{ModelMap, SpiceOptions, is_spice_path};
-pub use task_context::{
-    InputFile, InputPaths, Loaded, LoadedJob, NetlistOptions, TaskContext, TaskInputs,
-    load_drc_rules, load_netlist, load_objectives,
-};
+pub use task_context::{InputPaths, LoadedJob, NetlistOptions, TaskContext, TaskInputs};
 pub use version::{InputKind, ResolvedVersion, SchemaVersion};

@@ -67,13 +67,6 @@ pub struct CircuitModule {
 }
 
 impl CircuitModule {
-    pub fn device_ids(&self) -> Vec<&str> {
-        self.devices
-            .iter()
-            .map(|member| member.device_id.as_str())
-            .collect()
-    }
-
     /// One line: `cm1: current_mirror [M3 reference, M4 output] ratio=1:1`.
     pub fn describe(&self) -> String {
         let members: Vec<String> = self

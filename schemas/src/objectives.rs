@@ -63,24 +63,6 @@ pub struct DesignObjectives {
 }
 
 impl DesignObjectives {
-    /// The objective with the highest weight (the first of equals).
-    pub fn primary_objective(&self) -> Option<&Objective> {
-        self.objectives
-            .iter()
-            .fold(None, |best: Option<&Objective>, objective| match best {
-                Some(best) if best.weight >= objective.weight => Some(best),
-                _ => Some(objective),
-            })
-    }
-
-    pub fn weight_of(&self, name: ObjectiveName) -> f64 {
-        self.objectives
-            .iter()
-            .filter(|objective| objective.name == name)
-            .map(|objective| objective.weight)
-            .sum()
-    }
-
     /// A text for planner prompts and `centroid validate`.
     pub fn summarize(&self) -> String {
         let mut text = String::from("objectives:\n");

@@ -1,32 +1,21 @@
-//! Loading the three input files into a [`TaskContext`]: JSON → schema version →
-//! JSON Schema → typed model → semantic checks, with every problem of every file
-//! reported together. A SPICE/CDL netlist (by its extension) is first read into the
-//! netlist document netlist.json would hold (`spice`), then checked the same way.
+//! Loading the three input files into a [`TaskContext`], with every problem of
+//! every file reported together. Each JSON file is checked by [`crate::json_inputs`];
+//! a SPICE/CDL netlist (by its extension) is first read into the netlist document
+//! netlist.json would hold (`spice`), then checked the same way.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use crate::circuit::Circuit;
 use crate::device_layers::check_devices_drawable;
-use crate::drc_rules::{DrcRuleSet, build_rule_set};
-use crate::flatten::flatten;
-use crate::issue::{InputErrors, InputIssue, IssueSink};
-use crate::modules::recognize_modules;
-use crate::netlist::{NetlistDocument, check_netlist};
-use crate::objectives::{DesignObjectives, build_objectives};
-use crate::schema_check::{check_against_schema, unknown_fields};
-use crate::source::{parse_json_document, read_input_file};
+use crate::drc_rules::DrcRuleSet;
+use crate::issue::{InputErrors, InputIssue};
+use crate::json_inputs::{InputFile, Loaded, load_drc_rules, load_netlist, load_objectives};
+use crate::objectives::DesignObjectives;
+use crate::source::read_input_file;
 use crate::spice::{ModelMap, SpiceOptions, is_spice_path, load_spice_netlist};
-use crate::version::{InputKind, ResolvedVersion, resolve_version};
-
-/// The raw contents of one input file, labelled for messages (its path, or its name).
-#[derive(Debug, Clone)]
-pub struct InputFile {
-    pub label: String,
-    pub bytes: Vec<u8>,
-}
+use crate::version::InputKind;
 
 /// The three input files of a job.
 #[derive(Debug, Clone)]
@@ -129,123 +118,6 @@ pub struct TaskContext {
     pub session_id: String,
     /// Things worth knowing that do not stop the job (e.g. a newer minor schema version).
     pub warnings: Vec<InputIssue>,
-}
-
-/// A checked document with its version and warnings.
-#[derive(Debug, Clone)]
-pub struct Loaded<T> {
-    pub value: T,
-    pub version: ResolvedVersion,
-    pub warnings: Vec<InputIssue>,
-}
-
-/// JSON → version → schema → serde, the same for every kind.
-fn decode<T: DeserializeOwned>(
-    kind: InputKind,
-    file: &InputFile,
-) -> Result<(T, ResolvedVersion, IssueSink, Vec<InputIssue>), InputErrors> {
-    let document = parse_json_document(&file.label, &file.bytes)?;
-    let mut sink = IssueSink::new(&file.label);
-    let Some(version) = resolve_version(kind, &document, &mut sink) else {
-        return Err(sink.finish(()).unwrap_err());
-    };
-    let mut warnings = Vec::new();
-    if version.is_migrated() {
-        warnings.push(InputIssue {
-            file: file.label.clone(),
-            pointer: "/schema_version".to_owned(),
-            message: format!(
-                "schema_version {} is newer than this Centroid knows; read as {} (fields it does not know are ignored)",
-                version.declared, version.read_as
-            ),
-            location: None,
-        });
-    }
-    check_against_schema(kind, version.read_as, &document, &mut sink);
-    warnings.extend(
-        unknown_fields(kind, version.read_as, &document)
-            .into_iter()
-            .filter(|_| !version.is_migrated())
-            .map(|(pointer, message)| InputIssue {
-                file: file.label.clone(),
-                pointer,
-                message,
-                location: None,
-            }),
-    );
-    let schema_failed = !sink.is_empty();
-    sink.end_schema_phase();
-    match serde_json::from_value::<T>(document) {
-        // Even after schema errors, a document that still reads goes on to the semantic
-        // checks, so that one run reports every problem it can.
-        Ok(value) => Ok((value, version, sink, warnings)),
-        Err(_) if schema_failed => Err(sink.finish(()).unwrap_err()),
-        Err(error) => {
-            sink.push("", format!("cannot read the document: {error}"));
-            Err(sink.finish(()).unwrap_err())
-        }
-    }
-}
-
-/// Ends a load: the value when no problem was found, else every problem.
-fn conclude<T>(value: Option<T>, sink: IssueSink) -> Result<T, InputErrors> {
-    match value {
-        Some(value) if sink.is_empty() => Ok(value),
-        _ => Err(sink.finish(()).unwrap_err()),
-    }
-}
-
-/// Parses and checks `netlist.json`: the flattened circuit with net types and modules.
-pub fn load_netlist(file: &InputFile) -> Result<Loaded<Circuit>, InputErrors> {
-    let (document, version, mut sink, mut warnings) =
-        decode::<NetlistDocument>(InputKind::Netlist, file)?;
-    if !check_netlist(&document, &mut sink) {
-        return Err(sink.finish(()).unwrap_err());
-    }
-    // check_netlist returned true: no problem at all, the schema's included.
-    let (mut circuit, flatten_warnings) = flatten(&document);
-    if circuit.devices.is_empty() {
-        sink.push("/top", format!("top cell \"{}\" has no devices, not even in its subcells; there is nothing to lay out", circuit.name));
-        return Err(sink.finish(()).unwrap_err());
-    }
-    warnings.extend(
-        flatten_warnings
-            .into_iter()
-            .map(|(pointer, message)| InputIssue {
-                file: file.label.clone(),
-                pointer,
-                message,
-                location: None,
-            }),
-    );
-    circuit.modules = recognize_modules(&circuit);
-    Ok(Loaded {
-        value: circuit,
-        version,
-        warnings,
-    })
-}
-
-/// Parses and checks `drc_rules.json`.
-pub fn load_drc_rules(file: &InputFile) -> Result<Loaded<DrcRuleSet>, InputErrors> {
-    let (document, version, mut sink, warnings) = decode(InputKind::DrcRules, file)?;
-    let rule_set = build_rule_set(document, version.read_as, &mut sink);
-    conclude(rule_set, sink).map(|value| Loaded {
-        value,
-        version,
-        warnings,
-    })
-}
-
-/// Parses and checks `objectives.json`.
-pub fn load_objectives(file: &InputFile) -> Result<Loaded<DesignObjectives>, InputErrors> {
-    let (document, version, mut sink, warnings) = decode(InputKind::Objectives, file)?;
-    let objectives = build_objectives(document, &mut sink);
-    conclude(objectives, sink).map(|value| Loaded {
-        value,
-        version,
-        warnings,
-    })
 }
 
 /// The rule set's `models` table, also from a rule set that fails its checks (so that a

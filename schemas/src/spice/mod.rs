@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use crate::circuit::Circuit;
 use crate::issue::{InputErrors, InputIssue};
-use crate::task_context::{InputFile, Loaded, load_netlist};
+use crate::json_inputs::{InputFile, Loaded, load_netlist};
 
 pub use error::SpiceError;
 pub use models::{ModelMap, device_type_named};
