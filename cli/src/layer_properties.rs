@@ -5,6 +5,8 @@
 
 use serde_json::Value;
 
+use crate::markup::escape;
+
 /// One drawn layer of the rule set.
 #[derive(Debug, Clone, PartialEq)]
 struct Layer {
@@ -95,13 +97,6 @@ fn style(role: &str, index: usize) -> (&'static str, &'static str, &'static str)
             (colour, colour, "I1")
         }
     }
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// The `.lyp` document for a rule set; `None` when it declares no layer.

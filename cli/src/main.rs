@@ -9,6 +9,7 @@ mod inputs;
 mod jobs_client;
 mod layer_properties;
 mod local_cluster;
+mod markup;
 mod mcp;
 mod memory_report;
 mod output;

@@ -5,24 +5,9 @@ use std::fmt::Write as _;
 
 use base64::Engine as _;
 
+use crate::markup::escape;
 use crate::report::{CandidateMetrics, Report};
 use crate::report_sections::{figures_section, memory_section, planner_section};
-
-/// Escapes text for HTML element content and attribute values.
-pub(crate) fn escape(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for character in text.chars() {
-        match character {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&#39;"),
-            other => escaped.push(other),
-        }
-    }
-    escaped
-}
 
 fn optional<T: std::fmt::Display>(value: Option<T>) -> String {
     value.map_or_else(|| "–".to_owned(), |value| value.to_string())

@@ -3,10 +3,10 @@
 
 use std::fmt::Write as _;
 
+use crate::markup::escape;
 use crate::memory_report::MemoryReport;
 use crate::planner_report::PlannerReport;
 use crate::report::CandidateMetrics;
-use crate::report_html::escape;
 
 /// The figures a layout engineer compares (the ones ALIGN reports): wire length,
 /// vias, partner-net mismatch and the centroid error of every matched group,
