@@ -25,7 +25,7 @@ use crate::cancel::CancelSignal;
 use crate::candidate_inputs;
 use crate::error::SkillProcessError;
 use crate::pool::SlotLease;
-use crate::schema_check::SkillCatalog;
+use crate::schema_check::CompiledSkillSchemas;
 use crate::skill_process::ToolCallResult;
 use crate::supervisor;
 
@@ -39,7 +39,7 @@ const MAX_ARTIFACT_BYTES: u64 = 256 * 1024 * 1024;
 #[derive(Clone)]
 pub struct CandidateContext {
     pub worker_id: String,
-    pub catalog: Arc<SkillCatalog>,
+    pub catalog: Arc<CompiledSkillSchemas>,
     /// becomes `true` when the drain grace period ran out: in-flight candidates stop
     pub drain_grace_expired: watch::Receiver<bool>,
     /// becomes `Some(reason)` when this candidate is cancelled

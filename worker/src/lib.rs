@@ -5,7 +5,7 @@
 //! - [`config`]: layered configuration (defaults → `centroid.toml` → `CENTROID_*` env → flags).
 //! - [`skill_process`]: one child process: spawn, JSON-RPC client over stdio, deadline, kill.
 //! - [`skill_reply`]: reading the child's reply to one request (each line classified).
-//! - [`schema_check`]: the skill catalog from `tools/list`, JSON Schemas compiled once.
+//! - [`schema_check`]: the compiled skill schemas from `tools/list` (each compiled once).
 //! - [`pool`]: N slots, one candidate per slot, admission without a queue.
 //! - [`supervisor`]: keeps a live child on every slot (restart after a death or a timeout).
 //! - [`cancel`]: the running candidates by id, so `CancelCandidate` can stop one.

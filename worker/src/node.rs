@@ -1,4 +1,4 @@
-//! Wires a worker node together: the pool, the skill catalog, the gRPC server on
+//! Wires a worker node together: the pool, the compiled skill schemas, the gRPC server on
 //! a bound listener, and (optionally) the registration task.
 
 use std::net::SocketAddr;

@@ -1,5 +1,6 @@
-//! The skill catalog: every skill from `tools/list` with its input JSON Schema,
-//! compiled once. Arguments are checked here, in Rust, before KLayout sees them.
+//! The compiled schemas of the skills: every skill from `tools/list` with its input
+//! JSON Schema, compiled once. Arguments are checked here, in Rust, before KLayout
+//! sees them.
 
 use std::collections::BTreeMap;
 
@@ -10,7 +11,7 @@ use crate::confinement;
 use crate::error::WorkerError;
 use crate::skill_process::{ServerInfo, ToolDescription};
 
-struct CatalogEntry {
+struct CompiledSkill {
     description: String,
     input_schema: Value,
     validator: jsonschema::Validator,
@@ -18,16 +19,16 @@ struct CatalogEntry {
     file_properties: Vec<String>,
 }
 
-/// The skills one kind of skill server offers, with compiled validators.
-pub struct SkillCatalog {
-    skills: BTreeMap<String, CatalogEntry>,
+/// The skills one kind of skill server offers, each with its compiled input schema.
+pub struct CompiledSkillSchemas {
+    skills: BTreeMap<String, CompiledSkill>,
     pub klayout_version: String,
     pub server_version: String,
 }
 
-impl std::fmt::Debug for SkillCatalog {
+impl std::fmt::Debug for CompiledSkillSchemas {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SkillCatalog")
+        f.debug_struct("CompiledSkillSchemas")
             .field("skills", &self.skills.keys().collect::<Vec<_>>())
             .field("klayout_version", &self.klayout_version)
             .finish()
@@ -37,12 +38,12 @@ impl std::fmt::Debug for SkillCatalog {
 /// Largest number of schema violations reported back for one step.
 const MAX_REPORTED_VIOLATIONS: usize = 8;
 
-impl SkillCatalog {
+impl CompiledSkillSchemas {
     /// Compiles every skill's schema; a schema that does not compile stops the worker.
     pub fn build(
         tools: Vec<ToolDescription>,
         server_info: &ServerInfo,
-    ) -> Result<SkillCatalog, WorkerError> {
+    ) -> Result<CompiledSkillSchemas, WorkerError> {
         let mut skills = BTreeMap::new();
         for tool in tools {
             let validator = jsonschema::validator_for(&tool.input_schema).map_err(|error| {
@@ -53,7 +54,7 @@ impl SkillCatalog {
             })?;
             skills.insert(
                 tool.name,
-                CatalogEntry {
+                CompiledSkill {
                     description: tool.description,
                     file_properties: confinement::file_properties(&tool.input_schema),
                     input_schema: tool.input_schema,
@@ -61,7 +62,7 @@ impl SkillCatalog {
                 },
             );
         }
-        Ok(SkillCatalog {
+        Ok(CompiledSkillSchemas {
             skills,
             klayout_version: server_info.klayout_version.clone(),
             server_version: server_info.server.version.clone(),
@@ -154,7 +155,7 @@ mod tests {
     use super::*;
     use crate::skill_process::ServerName;
 
-    fn catalog() -> SkillCatalog {
+    fn catalog() -> CompiledSkillSchemas {
         let tools = vec![ToolDescription {
             name: "debug.sleep".into(),
             description: "sleeps".into(),
@@ -170,7 +171,7 @@ mod tests {
             klayout_version: "0.30".into(),
             server: ServerName::default(),
         };
-        SkillCatalog::build(tools, &info).unwrap()
+        CompiledSkillSchemas::build(tools, &info).unwrap()
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The worker's shared state: the pool and skill catalog, admission of
+//! The worker's shared state: the pool and the compiled skill schemas, admission of
 //! candidates (no queue: a busy worker says RESOURCE_EXHAUSTED at once),
 //! per-candidate cancellation, health, and the drain. The gRPC service
 //! (`service.rs`), the registration task and `node.rs` all hold it.
@@ -20,7 +20,7 @@ use crate::candidate::{self, CandidateContext};
 use crate::metrics::WorkerMetrics;
 use crate::pool::Pool;
 use crate::registration::{RegistrationHandle, WorkerReport};
-use crate::schema_check::SkillCatalog;
+use crate::schema_check::CompiledSkillSchemas;
 
 /// How long in-flight candidates get, after the grace period ran out and they
 /// were told to stop, to give their slots back.
@@ -33,7 +33,7 @@ const MAX_CANDIDATE_DEADLINE_MS: u64 = 7 * 24 * 3600 * 1000;
 pub struct WorkerState {
     pub worker_id: String,
     pool: Arc<Pool>,
-    catalog: Arc<SkillCatalog>,
+    catalog: Arc<CompiledSkillSchemas>,
     draining: AtomicBool,
     /// number of RunCandidate calls between admission and answer
     in_flight: watch::Sender<usize>,
@@ -61,7 +61,7 @@ impl WorkerState {
     pub fn new(
         worker_id: String,
         pool: Arc<Pool>,
-        catalog: SkillCatalog,
+        catalog: CompiledSkillSchemas,
         default_drain_grace: Duration,
         default_deadline: Duration,
         max_plan_steps: usize,
@@ -87,7 +87,7 @@ impl WorkerState {
         &self.pool
     }
 
-    pub fn catalog(&self) -> &Arc<SkillCatalog> {
+    pub fn catalog(&self) -> &Arc<CompiledSkillSchemas> {
         &self.catalog
     }
 

@@ -10,15 +10,17 @@ use tokio::time::Instant;
 
 use crate::error::{SkillProcessError, WorkerError};
 use crate::pool::{Pool, SlotLease};
-use crate::schema_check::SkillCatalog;
+use crate::schema_check::CompiledSkillSchemas;
 use crate::skill_process::{ServerInfo, SkillProcess};
 
 /// Attempts to start a replacement before the slot is freed without a process.
 const RESTART_ATTEMPTS: u32 = 3;
 
-/// Starts one process per slot (concurrently) and builds the skill catalog from
+/// Starts one process per slot (concurrently) and builds the compiled skill schemas from
 /// the first one's `tools/list`.
-pub async fn start_all(pool: &Arc<Pool>) -> Result<(SkillCatalog, ServerInfo), WorkerError> {
+pub async fn start_all(
+    pool: &Arc<Pool>,
+) -> Result<(CompiledSkillSchemas, ServerInfo), WorkerError> {
     let mut leases = Vec::new();
     for _ in 0..pool.slot_count() {
         leases.push(
@@ -57,7 +59,7 @@ pub async fn start_all(pool: &Arc<Pool>) -> Result<(SkillCatalog, ServerInfo), W
         .expect("started above")
         .list_tools(deadline)
         .await?;
-    let catalog = SkillCatalog::build(tools, &server_info)?;
+    let catalog = CompiledSkillSchemas::build(tools, &server_info)?;
     tracing::info!(
         slots = pool.slot_count(),
         skills = catalog.skill_names().len(),
