@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
 use centroid_coordinator::llm::LlmSettings;
-use centroid_coordinator::store::MemoryStore;
+use centroid_coordinator::store::InProcessStore;
 use centroid_coordinator::{Coordinator, CoordinatorConfig, service};
 use centroid_planner::case_memory::CaseMemory;
 use centroid_proto::runtime::BearerToken;
@@ -87,7 +87,7 @@ impl LocalCluster {
             .await
             .context("binding the local coordinator")?;
         let coordinator =
-            Coordinator::start_with_memory(config, Arc::new(MemoryStore::new()), memory)
+            Coordinator::start_with_memory(config, Arc::new(InProcessStore::new()), memory)
                 .await
                 .context("starting the local coordinator")?;
         let (server_stop, stop_requested) = oneshot::channel::<()>();

@@ -1,7 +1,7 @@
 //! The library face of the coordinator: [`Coordinator`] with `submit`, `watch`,
 //! `get`, `list`, `cancel`, `fetch_artifact` and the worker registry. The gRPC
 //! service wraps it; `centroid run` can use it in-process with a
-//! [`crate::store::MemoryStore`].
+//! [`crate::store::InProcessStore`].
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -10,7 +10,7 @@ use anyhow::Context;
 use centroid_coordinator::config::CommandLine;
 use centroid_coordinator::memory::redis_cases::RedisMemory;
 use centroid_coordinator::store::redis::RedisStoreSettings;
-use centroid_coordinator::store::{MemoryStore, RedisStore, Store};
+use centroid_coordinator::store::{InProcessStore, RedisStore, Store};
 use centroid_coordinator::{Coordinator, CoordinatorConfig, service};
 use centroid_planner::case_memory::CaseMemory;
 use centroid_planner::case_memory::disk::DiskMemory;
@@ -26,7 +26,7 @@ async fn main() -> anyhow::Result<()> {
 
     let store: Arc<dyn Store> = if config.redis == "memory" {
         tracing::warn!("in-process store: jobs do not survive a restart");
-        Arc::new(MemoryStore::new())
+        Arc::new(InProcessStore::new())
     } else {
         let settings = RedisStoreSettings {
             url: config.redis.clone(),

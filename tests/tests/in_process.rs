@@ -10,7 +10,7 @@ use std::time::Duration;
 use centroid_coordinator::config::CommandLine;
 use centroid_coordinator::model::JobInputs;
 use centroid_coordinator::store::redis::RedisStoreSettings;
-use centroid_coordinator::store::{MemoryStore, RedisStore, Store};
+use centroid_coordinator::store::{InProcessStore, RedisStore, Store};
 use centroid_coordinator::{Coordinator, CoordinatorConfig, SubmitOptions};
 use centroid_proto::v1::worker_server::{Worker, WorkerServer};
 use centroid_proto::v1::{
@@ -394,7 +394,7 @@ async fn scenarios(make_store: impl Fn() -> Arc<dyn Store>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_process_coordinator_with_memory_store() {
-    scenarios(|| Arc::new(MemoryStore::new()) as Arc<dyn Store>).await;
+    scenarios(|| Arc::new(InProcessStore::new()) as Arc<dyn Store>).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -437,7 +437,7 @@ async fn submissions_beyond_the_limits_are_refused_with_the_limit_named() {
         max_candidates_per_iteration: 40,
         ..config(6)
     };
-    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn Store> = Arc::new(InProcessStore::new());
     // no worker: the first job stays active, waiting for one
     let coordinator = Coordinator::start(limited, store.clone()).await.unwrap();
     let options = |candidates: u32| SubmitOptions {
@@ -482,7 +482,7 @@ async fn submissions_beyond_the_limits_are_refused_with_the_limit_named() {
         ..config(6)
     };
     config.max_candidates_per_iteration = 40;
-    let coordinator = Coordinator::start(config, Arc::new(MemoryStore::new()))
+    let coordinator = Coordinator::start(config, Arc::new(InProcessStore::new()))
         .await
         .unwrap();
     let overfull = coordinator.submit(ota5(), options(31)).await.unwrap_err();

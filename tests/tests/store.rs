@@ -10,7 +10,7 @@ use centroid_coordinator::model::{
     PlanStep, Round, StepOutcome,
 };
 use centroid_coordinator::store::redis::RedisStoreSettings;
-use centroid_coordinator::store::{MemoryStore, RedisStore, Store};
+use centroid_coordinator::store::{InProcessStore, RedisStore, Store};
 use centroid_tests::RedisProcess;
 
 fn job(job_id: &str, created_ms: u64) -> JobRecord {
@@ -450,7 +450,7 @@ async fn suite(store: Arc<dyn Store>) {
 
 #[tokio::test]
 async fn memory_store_suite() {
-    suite(Arc::new(MemoryStore::new())).await;
+    suite(Arc::new(InProcessStore::new())).await;
 }
 
 #[tokio::test]

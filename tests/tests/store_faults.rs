@@ -18,14 +18,14 @@ use centroid_coordinator::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, Outcome,
     QueueEntry, WorkerCard,
 };
-use centroid_coordinator::store::{JobRecords, MemoryStore, WorkQueue};
+use centroid_coordinator::store::{JobRecords, InProcessStore, WorkQueue};
 use centroid_coordinator::{Coordinator, CoordinatorConfig, SubmitOptions, service};
 use centroid_tests::{WorkerProcess, repository_root};
 
 /// The in-process store, with errors injected on purpose.
 #[derive(Default)]
 struct FaultyStore {
-    inner: MemoryStore,
+    inner: InProcessStore,
     /// store calls (by method name) that fail once, transiently, when next made
     blip_once: Mutex<HashSet<&'static str>>,
     /// calls made, by method name

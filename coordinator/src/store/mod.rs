@@ -4,7 +4,7 @@
 //!
 //! Two implementations behave the same (one test suite runs against both):
 //! [`redis::RedisStore`] for a farm (the queue is a Redis Stream with a consumer
-//! group), [`memory::MemoryStore`] for `centroid run` on one machine.
+//! group), [`in_process::InProcessStore`] for `centroid run` on one machine.
 //!
 //! Queue semantics (at-least-once with leases): an entry read by a consumer stays
 //! pending under that consumer until acknowledged. The consumer renews the lease
@@ -12,7 +12,7 @@
 //! `min_idle` is handed to whoever reclaims it (XAUTOCLAIM), with its delivery
 //! counter bumped.
 
-pub mod memory;
+pub mod in_process;
 pub mod redis;
 
 use std::collections::HashMap;
@@ -161,5 +161,5 @@ pub trait Store: JobRecords + WorkQueue {}
 
 impl<T: JobRecords + WorkQueue> Store for T {}
 
-pub use memory::MemoryStore;
+pub use in_process::InProcessStore;
 pub use redis::RedisStore;

@@ -83,17 +83,17 @@ const MAX_DEAD_LETTERS: usize = 10_000;
 const MAX_JOBS: usize = 1_000;
 
 #[derive(Default)]
-pub struct MemoryStore {
+pub struct InProcessStore {
     inner: Mutex<Inner>,
 }
 
-impl MemoryStore {
-    pub fn new() -> MemoryStore {
-        MemoryStore::default()
+impl InProcessStore {
+    pub fn new() -> InProcessStore {
+        InProcessStore::default()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().expect("memory store lock")
+        self.inner.lock().expect("in-process store lock")
     }
 
     /// The job's candidates, each parsed by `read`, sorted by id.

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{MAX_DEAD_LETTERS, MemoryStore, PendingEntry};
+use super::{MAX_DEAD_LETTERS, InProcessStore, PendingEntry};
 use crate::error::StoreResult;
 use crate::model::QueueEntry;
 use crate::store::WorkQueue;
@@ -12,7 +12,7 @@ fn entry_number(entry_id: &str) -> u64 {
 }
 
 #[tonic::async_trait]
-impl WorkQueue for MemoryStore {
+impl WorkQueue for InProcessStore {
     async fn queue_read(&self, consumer: &str, count: usize) -> StoreResult<Vec<QueueEntry>> {
         let mut inner = self.lock();
         let mut read = Vec::new();

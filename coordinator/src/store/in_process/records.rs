@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use super::{MAX_EVENTS_PER_JOB, MAX_JOBS, MemoryStore, Packed};
+use super::{MAX_EVENTS_PER_JOB, MAX_JOBS, InProcessStore, Packed};
 use crate::error::StoreResult;
 use crate::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry,
@@ -13,7 +13,7 @@ use crate::model::{
 use crate::store::JobRecords;
 
 #[tonic::async_trait]
-impl JobRecords for MemoryStore {
+impl JobRecords for InProcessStore {
     async fn create_job(&self, job: &JobRecord, inputs: &JobInputs) -> StoreResult<()> {
         let mut inner = self.lock();
         if inner.jobs.len() >= MAX_JOBS {
