@@ -331,20 +331,55 @@ mod tests {
         }
     }
 
-    /// A run that went to the end with `steps`.
-    struct Ran(Vec<StepOutcome>);
+    /// A run with `steps`, stopped by `failure` (code, message) when there is one.
+    struct Ran {
+        failure: Option<(String, String)>,
+        steps: Vec<StepOutcome>,
+    }
 
     impl RunReport for Ran {
         fn failure(&self) -> Option<(&str, &str)> {
-            None
+            self.failure
+                .as_ref()
+                .map(|(code, message)| (code.as_str(), message.as_str()))
         }
         fn steps(&self) -> &[StepOutcome] {
-            &self.0
+            &self.steps
         }
     }
 
+    /// A run that went to the end with `steps`.
     fn result(steps: Vec<StepOutcome>) -> Ran {
-        Ran(steps)
+        Ran {
+            failure: None,
+            steps,
+        }
+    }
+
+    #[test]
+    fn a_run_that_stopped_scores_zero_and_fails_whatever_its_steps_measured() {
+        let clean = || {
+            vec![
+                step("drc.run", json!({"total": 0})),
+                step("lvs.run", json!({"match": true})),
+                step(
+                    "layout.metrics",
+                    json!({"bbox_area_um2": 200.0, "device_area_um2": 100.0, "matching_score": 1.0}),
+                ),
+            ]
+        };
+        let stopped = Ran {
+            failure: Some(("TIMEOUT".into(), "the candidate deadline passed".into())),
+            steps: clean(),
+        };
+        let evaluation = evaluate(&objectives(), &stopped);
+        assert!(!evaluation.passed);
+        assert_eq!(evaluation.score, 0.0);
+        assert_eq!(
+            evaluation.reasons,
+            vec!["did not run to the end: TIMEOUT the candidate deadline passed"]
+        );
+        assert!(evaluate(&objectives(), &result(clean())).passed);
     }
 
     fn objectives() -> DesignObjectives {

@@ -146,3 +146,65 @@ fn replace_string(value: &mut Value, from: &str, to: &Value) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::PlanStep;
+
+    fn plan(skill: &str, arguments: Value) -> Plan {
+        Plan {
+            summary: String::new(),
+            steps: vec![PlanStep {
+                step_id: "s1".into(),
+                skill: skill.into(),
+                arguments,
+                optional: false,
+                output_cell: String::new(),
+            }],
+        }
+    }
+
+    fn failure(code: &str, details: Value) -> StepFailure {
+        StepFailure {
+            code: code.into(),
+            message: "failed".into(),
+            details,
+        }
+    }
+
+    #[test]
+    fn a_placement_conflict_opens_the_gaps_by_its_code_alone() {
+        let placed = plan("layout.place", json!({"rows": [{"gap": 0.0}]}));
+        let adjusted = adjust(&placed, "s1", &failure(codes::CONFLICT, Value::Null)).unwrap();
+        assert_eq!(adjusted.plan.steps[0].arguments["row_gap"], json!(0.5));
+        assert_eq!(
+            adjusted.plan.steps[0].arguments["rows"][0]["gap"],
+            json!(0.5)
+        );
+        assert_eq!(
+            adjust(&placed, "s1", &failure("INTERNAL_ERROR", Value::Null)),
+            None,
+            "another code without a reason: no rule applies"
+        );
+    }
+
+    #[test]
+    fn a_schema_complaint_drops_an_optional_argument_never_an_essential_one() {
+        let step = plan("debug.sleep", json!({"cell": "top", "extra": 1}));
+        let about = |pointer: &str| {
+            failure(
+                codes::INVALID_PARAM,
+                json!({"reason": reasons::SCHEMA, "pointer": pointer}),
+            )
+        };
+        let adjusted = adjust(&step, "s1", &about("/extra")).unwrap();
+        assert_eq!(adjusted.plan.steps[0].arguments, json!({"cell": "top"}));
+        assert_eq!(adjust(&step, "s1", &about("/cell")), None);
+        let not_invalid = failure(
+            codes::CONFLICT,
+            json!({"reason": reasons::SCHEMA, "pointer": "/extra"}),
+        );
+        assert_eq!(adjust(&step, "s1", &not_invalid), None);
+    }
+}
