@@ -449,7 +449,7 @@ async fn suite(store: Arc<dyn Store>) {
 }
 
 #[tokio::test]
-async fn memory_store_suite() {
+async fn in_process_store_suite() {
     suite(Arc::new(InProcessStore::new())).await;
 }
 
