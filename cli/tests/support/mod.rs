@@ -4,7 +4,7 @@
 
 #![allow(dead_code)] // each test binary uses its own part
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub fn repository() -> PathBuf {
@@ -35,7 +35,15 @@ pub const SHARED_DIR_ENV: &str = "CENTROID_SHARED_DIR";
 pub fn shared_dir() -> PathBuf {
     std::env::var_os(SHARED_DIR_ENV)
         .filter(|value| !value.is_empty())
-        .map_or_else(|| repository().join("../shared"), PathBuf::from)
+        .map_or_else(default_shared_dir, PathBuf::from)
+}
+
+/// `shared/` next to the repository (the crate's folder is one level below the root).
+fn default_shared_dir() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the cli crate lies inside the repository");
+    root.parent().unwrap_or(root).join("shared")
 }
 
 /// A file of the shared folder (e.g. `decks/ihp_sg13g2/sg13g2_maximal.lydrc`). Fails the
@@ -48,7 +56,7 @@ pub fn shared_file(relative: &str) -> PathBuf {
          in the repository; put the shared folder next to the checkout ({}) or set \
          {SHARED_DIR_ENV} to the folder that holds {relative}",
         path.display(),
-        repository().join("../shared").display()
+        default_shared_dir().display()
     );
     path
 }
