@@ -1,25 +1,20 @@
 //! `centroid run --signoff-deck`: the foundry's deck in the loop, with the real
 //! `klayout` binary (provisioned by `make signoff`/`make test`). One run with the
-//! official IHP SG13G2 deck (a test fixture, Apache-2.0) must come out clean; one
+//! official IHP SG13G2 deck (Apache-2.0; the official decks are third-party files of
+//! the shared folder, `support::shared_file`) must come out clean; one
 //! run of the official GF180MCU deck (efabless mpw_precheck, Apache-2.0) on the
 //! GF180 ota5 (a process the generators were not written against) must come out
 //! clean; a deck that flags every Metal1 shape must fail the job's best with the
 //! deck's counts per rule; a deck that cannot run must never read as "0 violations".
 //! Each official deck runs in one test only (the GF180 deck takes ~30-60 s a run).
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
-
-fn repository() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn python() -> PathBuf {
-    std::env::var_os("CENTROID_PYTHON")
-        .map_or_else(|| repository().join(".venv/bin/python"), PathBuf::from)
-}
+use support::{centroid, python, repository, shared_file};
 
 /// `centroid run examples/ota5` (IHP) with `deck`, two candidates, one iteration.
 fn run_with_deck(deck: &Path, out: &Path) -> (Output, Value) {
@@ -33,9 +28,7 @@ fn run_example_with_deck(
     deck: &Path,
     out: &Path,
 ) -> (Output, Value) {
-    let output = Command::new(env!("CARGO_BIN_EXE_centroid"))
-        .env("CENTROID_PYTHON", python())
-        .env("CENTROID_SKILLS_DIR", repository().join("worker/skills"))
+    let output = centroid()
         .args([
             "run",
             "--no-memory",
@@ -113,8 +106,7 @@ fn require_klayout_binary() {
 fn the_official_deck_finds_the_best_layout_clean() {
     require_klayout_binary();
     let out = tempfile::tempdir().unwrap();
-    let deck =
-        repository().join("worker/skills/tests/fixtures/signoff/ihp_sg13g2/sg13g2_maximal.lydrc");
+    let deck = shared_file("decks/ihp_sg13g2/sg13g2_maximal.lydrc");
     let (output, report) = run_with_deck(&deck, out.path());
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     assert!(String::from_utf8_lossy(&output.stdout).contains("foundry deck clean"));
@@ -200,7 +192,7 @@ fn a_deck_that_flags_metal1_fails_the_best_and_a_deck_that_cannot_run_is_no_pass
 fn the_official_gf180_deck_finds_the_gf180_ota5_clean() {
     require_klayout_binary();
     let out = tempfile::tempdir().unwrap();
-    let deck = repository().join("worker/skills/tests/fixtures/signoff/gf180mcu/gf180mcuD_mr.drc");
+    let deck = shared_file("decks/gf180mcu/gf180mcuD_mr.drc");
     // one candidate: one deck run (the deck takes ~30-60 s on two cores)
     let (output, report) = run_example_with_deck("examples/gf180/ota5", 1, &deck, out.path());
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));

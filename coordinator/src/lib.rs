@@ -1,6 +1,7 @@
 //! The Centroid coordinator: job sessions (the state machine of seed 000 §4.1),
 //! planning, candidate search, dispatch to workers, evaluation. The code map is
-//! in `coordinator/README.md`.
+//! in `ARCHITECTURE.md`; Redis keys, limits, retries and the score in
+//! `coordinator/README.md`.
 
 pub mod agent;
 pub mod artifacts;

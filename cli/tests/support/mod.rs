@@ -1,9 +1,10 @@
-//! What the CLI's integration tests share: the repository, the venv's Python, and the
-//! `centroid` binary set up to run real KLayout skill servers offline.
+//! What the CLI's integration tests share: the repository, the venv's Python, the
+//! `centroid` binary set up to run real KLayout skill servers offline, and the shared
+//! folder of third-party files (foundry decks) kept outside the repository.
 
 #![allow(dead_code)] // each test binary uses its own part
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub fn repository() -> PathBuf {
@@ -24,4 +25,38 @@ pub fn centroid() -> Command {
         .env("CENTROID_SKILLS_DIR", repository().join("worker/skills"))
         .env_remove("CENTROID_LLM_BASE_URL");
     command
+}
+
+/// Names the folder of third-party test files (foundry DRC decks, ALIGN's netlists).
+pub const SHARED_DIR_ENV: &str = "CENTROID_SHARED_DIR";
+
+/// The folder of third-party files kept outside the repository: `$CENTROID_SHARED_DIR`
+/// when set, else `shared/` next to the repository (`<repository>/../shared`).
+pub fn shared_dir() -> PathBuf {
+    std::env::var_os(SHARED_DIR_ENV)
+        .filter(|value| !value.is_empty())
+        .map_or_else(default_shared_dir, PathBuf::from)
+}
+
+/// `shared/` next to the repository (the crate's folder is one level below the root).
+fn default_shared_dir() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the cli crate lies inside the repository");
+    root.parent().unwrap_or(root).join("shared")
+}
+
+/// A file of the shared folder (e.g. `decks/ihp_sg13g2/sg13g2_maximal.lydrc`). Fails the
+/// test (never skips it) when the file is missing, naming the path and how to provide it.
+pub fn shared_file(relative: &str) -> PathBuf {
+    let path = shared_dir().join(relative);
+    assert!(
+        path.is_file(),
+        "missing {}: third-party test files (foundry DRC decks with their licences) are not \
+         in the repository; put the shared folder next to the checkout ({}) or set \
+         {SHARED_DIR_ENV} to the folder that holds {relative}",
+        path.display(),
+        default_shared_dir().display()
+    );
+    path
 }

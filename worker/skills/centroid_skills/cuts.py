@@ -119,19 +119,3 @@ def block_margins(tech: Technology, cr: CutRules, w: int, h: int, mx: int, my: i
             if block_ok(cr, w, h, x, y):
                 return x, y
     return mx + reach, my + reach
-
-
-def line_margins(tech: Technology, cr: CutRules, cut: int, width_min: int) -> tuple[int, int]:
-    """(line width, margin past the end cut) for a line of cuts: the narrowest on-grid
-    width that holds the cut with the all-around margin and is at least ``width_min``,
-    then the along margin that width needs."""
-    width = tech.snap_up(max(width_min, cut + 2 * cr.base))
-    side = tech.snap_down((width - cut) / 2)
-    return width, along_margin(cr, side, width)
-
-
-def grow_length_for_area(tech: Technology, width: int, length: int, area: int) -> int:
-    """The on-grid length (>= ``length``) a ``width`` wide rectangle needs for ``area``."""
-    if area <= 0 or width <= 0 or width * length >= area:
-        return length
-    return tech.snap_up(area / width)

@@ -44,9 +44,5 @@ def invalid(message: str, **details: Any) -> SkillError:
     return SkillError(INVALID_PARAM, message, details or None)
 
 
-def not_found(message: str, **details: Any) -> SkillError:
-    return SkillError(NOT_FOUND, message, details or None)
-
-
 def conflict(message: str, **details: Any) -> SkillError:
     return SkillError(CONFLICT, message, details or None)

@@ -150,8 +150,6 @@ def obj(properties: dict[str, Any], required: list[str] | None = None, **extra: 
 
 LENGTH_M = {"type": "number", "exclusiveMinimum": 0, "maximum": 1e-3,
             "description": "length in metres (at most 1 mm)"}
-POINT_UM = {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2,
-            "description": "[x, y] in micrometres"}
 NAME = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[A-Za-z0-9_.$:-]+$"}
 FILE_PATH = {"type": "string", "minLength": 1, "maxLength": 4096, FILE_KEYWORD: True,
              "description": "a file in the candidate's scratch directory"}

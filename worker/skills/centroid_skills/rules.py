@@ -7,7 +7,6 @@ Nothing here is a process number: every value is a rule lookup (see
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from centroid_skills.tech import Technology
 
@@ -34,7 +33,6 @@ class DrawRules:
     poly_w: int
     poly_s: int
     act_w: int
-    act_s: int
     tap_w: int
     endcap: int  # poly extension past active
     sd_ext: int  # active extension past poly
@@ -45,7 +43,6 @@ class DrawRules:
     pcm_ct: int  # poly-contact marker (e.g. npc) enclosure of contact
     pcm_w: int
     pcm_act: int  # poly-contact marker spacing to active
-    pcm_s: int
 
 
 def cover(tech: Technology, outer: str, inner: str) -> int:
@@ -83,7 +80,6 @@ def draw_rules(tech: Technology) -> DrawRules:
         poly_w=tech.width("poly"),
         poly_s=max(tech.space("poly"), tech.grid_nm),
         act_w=tech.width("active"),
-        act_s=max(tech.space("active"), tech.grid_nm),
         tap_w=tech.width(tap),
         endcap=tech.ext("poly", "active"),
         sd_ext=tech.ext("active", "poly"),
@@ -94,27 +90,6 @@ def draw_rules(tech: Technology) -> DrawRules:
         pcm_ct=cover(tech, "poly_contact_marker", "contact") if tech.has("poly_contact_marker") else 0,
         pcm_w=tech.width("poly_contact_marker") if tech.has("poly_contact_marker") else 0,
         pcm_act=tech.space("poly_contact_marker", "active") if tech.has("poly_contact_marker") else 0,
-        pcm_s=tech.space("poly_contact_marker") if tech.has("poly_contact_marker") else 0,
     )
     _CACHE[id(tech)] = (tech, r)
     return r
-
-
-def half_floor(tech: Technology, v: int) -> int:
-    """Largest grid multiple <= v/2."""
-    return tech.snap_down(v / 2)
-
-
-def fit(tech: Technology, minimum: int, items: list[tuple[int, int]]) -> int:
-    """Smallest on-grid total >= minimum such that every (size, margin) item centred in it
-    (offset floored to grid) keeps at least ``margin`` on both sides."""
-    total = tech.snap_up(max([minimum] + [s + 2 * m for s, m in items]))
-    for _ in range(4):
-        if all(half_floor(tech, total - s) >= m for s, m in items):
-            return total
-        total += tech.grid_nm
-    return total
-
-
-def as_dict(r: DrawRules) -> dict[str, Any]:
-    return dict(r.__dict__)

@@ -47,7 +47,6 @@ for _role, _names in {
     for _name in _names:
         ROLE_BY_NAME[_name.lower()] = _role
 
-EXPLICIT_ONLY_ROLES = {"tap", "pwell", "poly_contact_marker", "poly_res", "mim"}
 # Roles only special devices draw: rules on layers built from them do not constrain
 # ordinary transistors and wiring (pass a context that names them to include them).
 EXOTIC_ROLES = frozenset({"poly_res", "mim"})
@@ -298,11 +297,6 @@ class Technology:
     def snap(self, value_nm: float) -> int:
         g = self.grid_nm
         return int(round(value_nm / g)) * g
-
-    def snap_up_even(self, value_nm: float) -> int:
-        """Snap up to a multiple of two grid steps (so that the half is on grid)."""
-        g = 2 * self.grid_nm
-        return int(math.ceil(value_nm / g - 1e-9)) * g
 
     # -- roles --------------------------------------------------------------------------------
     def layer_for(self, role: str) -> LayerDef | None:

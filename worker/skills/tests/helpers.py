@@ -1,16 +1,42 @@
-"""Test helpers: rule sets (fixture + examples/pdk/*.json), an in-process client."""
+"""Test helpers: rule sets (fixture + examples/pdk/*.json), an in-process client, the
+third-party files of the shared folder (foundry decks)."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from centroid_skills.server import Server
 
 SKILLS_DIR = Path(__file__).resolve().parents[1]
 REPO_ROOT = SKILLS_DIR.parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+#: names the folder of third-party test files (foundry DRC decks, ALIGN's netlists)
+SHARED_DIR_ENV = "CENTROID_SHARED_DIR"
+
+
+def shared_dir() -> Path:
+    """The folder of third-party files kept outside the repository: ``$CENTROID_SHARED_DIR``
+    when set, else ``shared/`` next to the repository (``<repository>/../shared``)."""
+    configured = os.environ.get(SHARED_DIR_ENV)
+    return Path(configured) if configured else REPO_ROOT.parent / "shared"
+
+
+def shared_file(relative: str) -> Path:
+    """A file of the shared folder (e.g. ``decks/sky130/sky130A_mr.drc``).  When it is
+    missing the test FAILS (never skips), naming the path and how to provide it."""
+    path = shared_dir() / relative
+    if not path.is_file():
+        pytest.fail(f"missing {path}: third-party test files (foundry DRC decks with their "
+                    f"licences) are not in the repository; put the shared folder next to the "
+                    f"checkout ({REPO_ROOT.parent / 'shared'}) or set {SHARED_DIR_ENV} to the "
+                    f"folder that holds {relative}", pytrace=False)
+    return path
 
 
 def rule_set_paths() -> list[Path]:

@@ -99,10 +99,6 @@ def test_every_coordinate_on_grid(loaded: Client) -> None:
                 assert pt.x % g == 0 and pt.y % g == 0
 
 
-def _params(d: dict[str, Any]) -> dict[str, Any]:
-    return d["params"]
-
-
 @pytest.mark.parametrize("size", [(5e-6, 5e-6), (3e-6, 12e-6)])
 def test_mim_capacitor(loaded: Client, size: tuple[float, float]) -> None:
     w, length = size

@@ -1,7 +1,8 @@
 """``signoff.run`` / ``signoff.decks``: the foundry's KLayout DRC deck on our layouts.
 
 Real processes: the Debian ``klayout`` binary (``make signoff`` installs it) runs the
-official open-PDK decks kept in ``fixtures/signoff/`` (see the README there) on layouts
+official open-PDK decks of the shared folder (``decks/`` of ``$CENTROID_SHARED_DIR``, else
+``<repository>/../shared``; ``fixtures/signoff/README.md`` says what they are) on layouts
 the Rust planner's candidates generate.  One deck run per test: the decks take seconds each.
 """
 
@@ -17,14 +18,14 @@ from typing import Any
 import klayout.db as kdb
 import klayout.rdb as krdb
 import pytest
-from helpers import REPO_ROOT, Client, load_rule_set
+from helpers import REPO_ROOT, Client, load_rule_set, shared_file
 from rust_plans import draft, example_request, run_plan
 
 from centroid_skills.skills import signoff
 
-SIGNOFF = Path(__file__).resolve().parent / "fixtures" / "signoff"
-SKY130_DECK = SIGNOFF / "sky130" / "sky130A_mr.drc"
-IHP_DECK = SIGNOFF / "ihp_sg13g2" / "sg13g2_maximal.lydrc"
+#: the official decks, in the shared folder (each with its profile, DECK.json, next to it)
+SKY130_DECK = "decks/sky130/sky130A_mr.drc"
+IHP_DECK = "decks/ihp_sg13g2/sg13g2_maximal.lydrc"
 KLAYOUT = shutil.which(os.environ.get(signoff.BINARY_ENV) or signoff.DEFAULT_BINARY)
 
 pytestmark = pytest.mark.signoff
@@ -44,8 +45,12 @@ needs_klayout = pytest.mark.usefixtures("klayout_binary")
 
 
 @pytest.fixture
-def decks_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(signoff.DECKS_ENV, f"{SKY130_DECK}:{IHP_DECK}")
+def decks_env(monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """The SKY130 and IHP decks of the shared folder configured as the operator's decks; a
+    missing deck fails the test."""
+    sky130, ihp = shared_file(SKY130_DECK), shared_file(IHP_DECK)
+    monkeypatch.setenv(signoff.DECKS_ENV, f"{sky130}:{ihp}")
+    return sky130, ihp
 
 
 def rule(rules: dict[str, Any], rule_id: str) -> dict[str, Any]:
@@ -103,7 +108,7 @@ def markers(report_path: str, category: str) -> list[kdb.DBox]:
     ("sg13g2_maximal.lydrc", "ihp_sg13g2", "M1.a"),
 ])
 def test_official_deck_on_a_generated_layout_counts_the_injected_sliver(
-        decks_env: None, tmp_path: Path, deck: str, pdk: str, width_rule_id: str) -> None:
+        decks_env: tuple[Path, Path], tmp_path: Path, deck: str, pdk: str, width_rule_id: str) -> None:
     gds, sliver = generated_layout_with_sliver(tmp_path, pdk, width_rule_id)
     report = tmp_path / "out" / "signoff.lyrdb"
     data = Client().call("signoff.run", deck=deck, gds_path=str(gds), report_path=str(report))
@@ -214,7 +219,7 @@ def test_a_deck_past_its_timeout_is_killed(tmp_path: Path, monkeypatch: pytest.M
         assert str(deck).encode() not in cmdline, f"process {pid} still runs the deck"
 
 
-def test_an_unknown_deck_is_not_found(decks_env: None, tmp_path: Path) -> None:
+def test_an_unknown_deck_is_not_found(decks_env: tuple[Path, Path], tmp_path: Path) -> None:
     out = Client().raw("signoff.run", {"deck": "not_installed.drc",
                                        "gds_path": str(small_gds(tmp_path)),
                                        "report_path": str(tmp_path / "r.lyrdb")})
@@ -225,18 +230,18 @@ def test_an_unknown_deck_is_not_found(decks_env: None, tmp_path: Path) -> None:
     assert not (tmp_path / "r.lyrdb").exists()
 
 
-def test_a_request_cannot_name_a_deck_file_or_bring_deck_text(decks_env: None,
+def test_a_request_cannot_name_a_deck_file_or_bring_deck_text(decks_env: tuple[Path, Path],
                                                               tmp_path: Path) -> None:
     client = Client()
     base = {"gds_path": str(small_gds(tmp_path)), "report_path": str(tmp_path / "r.lyrdb")}
-    for deck in (str(SKY130_DECK), "../sky130/sky130A_mr.drc"):
+    for deck in (str(decks_env[0]), "../sky130/sky130A_mr.drc"):
         out = client.raw("signoff.run", {**base, "deck": deck})
         assert out["error"]["code"] == "INVALID_PARAM", out
     out = client.raw("signoff.run", {**base, "deck": "sky130A_mr.drc", "deck_text": "puts 1"})
     assert out["error"]["code"] == "INVALID_PARAM"
 
 
-def test_a_missing_binary_is_an_error_not_zero(decks_env: None, tmp_path: Path,
+def test_a_missing_binary_is_an_error_not_zero(decks_env: tuple[Path, Path], tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     args = {"deck": "sky130A_mr.drc", "gds_path": str(small_gds(tmp_path)),
             "report_path": str(tmp_path / "r.lyrdb")}
@@ -273,7 +278,7 @@ def test_operator_configuration_problems_are_service_unavailable(
 
 
 @needs_klayout
-def test_bad_layout_inputs(decks_env: None, tmp_path: Path) -> None:
+def test_bad_layout_inputs(decks_env: tuple[Path, Path], tmp_path: Path) -> None:
     client = Client()
     report = str(tmp_path / "r.lyrdb")
     out = client.raw("signoff.run", {"deck": "sky130A_mr.drc", "gds_path": str(tmp_path / "none.gds"),
@@ -293,11 +298,12 @@ def test_bad_layout_inputs(decks_env: None, tmp_path: Path) -> None:
         "INVALID_PARAM", "top_cell_ambiguous")
 
 
-def test_decks_lists_the_configured_decks(decks_env: None) -> None:
+def test_decks_lists_the_configured_decks(decks_env: tuple[Path, Path]) -> None:
+    sky130, ihp = decks_env
     listed = Client().call("signoff.decks")["decks"]
     assert listed == [
-        {"name": "sky130A_mr.drc", "path": str(SKY130_DECK), "exists": True,
-         "profile": str(SKY130_DECK) + ".json"},
-        {"name": "sg13g2_maximal.lydrc", "path": str(IHP_DECK), "exists": True,
-         "profile": str(IHP_DECK) + ".json"},
+        {"name": "sky130A_mr.drc", "path": str(sky130), "exists": True,
+         "profile": str(sky130) + ".json"},
+        {"name": "sg13g2_maximal.lydrc", "path": str(ihp), "exists": True,
+         "profile": str(ihp) + ".json"},
     ]

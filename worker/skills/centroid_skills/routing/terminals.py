@@ -25,7 +25,6 @@ class Term:
     mos: str | None  # nmos | pmos | None
     net: str = ""
     module: str | None = None  # matched module the pin belongs to
-    module_box: kdb.Box | None = None
     mirrored: bool = False  # the unit is mirrored (x -> -x) in its module
 
     @property
@@ -71,9 +70,8 @@ def collect_terms(session: Session, cell: kdb.Cell, trans: kdb.Trans, out: list[
                                     mirrored=ut.is_mirror()))
             if u.get("dummy"):
                 _dummy_source(session, ucell, ut, block, mos, out)
-            mbox = cell.bbox().transformed(trans)
             for t in out[first:]:
-                t.module, t.module_box = cell.name, mbox
+                t.module = cell.name
         return
     if rec is not None and rec.kind == "guard_ring":
         raise invalid("the router draws its own tap rails: place the cells without guard rings",

@@ -504,15 +504,6 @@ def compare(layout_nl: kdb.Netlist, schematic: kdb.Netlist, tol: float,
     }
 
 
-def summarize(nl: kdb.Netlist) -> dict[str, Any]:
-    top = nl.top_circuit()
-    if top is None:
-        return {"devices": [], "nets": []}
-    devices = [_dev_info(d) for d in top.each_device()]
-    nets = sorted(n.expanded_name() for n in top.each_net() if n.terminal_count() + n.pin_count() > 0)
-    return {"devices": devices, "nets": nets}
-
-
 LVS_SCHEMA = obj(
     {
         "cell": {**NAME, "description": "top cell of the layout to check"},

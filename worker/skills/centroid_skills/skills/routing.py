@@ -14,7 +14,8 @@ from typing import Any
 
 from centroid_skills.registry import NAME, obj, skill
 from centroid_skills.routing.dims import routing_dims
-from centroid_skills.routing.router import record, result_dict, route
+from centroid_skills.routing.report import record, result_dict
+from centroid_skills.routing.router import route
 from centroid_skills.session import Session, um
 
 DEVICE_ITEM = {

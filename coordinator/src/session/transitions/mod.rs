@@ -1,0 +1,352 @@
+//! How a job's phase moves on: `(record, event) → (record, effects)` as one pure
+//! function, [`advance`] — no store, no clock, no worker. The job's driver
+//! observes what happened (a draft, results arriving, an evaluation, a cancel …)
+//! as a [`PhaseEvent`], calls [`advance`], and carries out the [`Effect`]s it
+//! returns in order (write the record, append job events, queue candidates …).
+//!
+//! The table, phase by phase (every other pair is refused as unexpected):
+//!
+//! | phase | event | next phase |
+//! |---|---|---|
+//! | Init | Started | Parsing |
+//! | Parsing | Parsed | ProbingRules |
+//! | ProbingRules | RulesProbed | Planning (Ending failed: undrawable devices) |
+//! | Planning | Drafted / Exhausted / PlanningFailed | Searching / Concluding / Ending failed |
+//! | Searching | ResultsSeen | Searching (draft ahead, queue more, record lost, wait) / Evaluating |
+//! | Searching | DraftedAhead | Searching (the next iteration queued) |
+//! | Evaluating | IterationEvaluated | Planning / Searching (drafted ahead) / ChoosingSignoff / Ending / Concluding |
+//! | ChoosingSignoff | SignoffChosen | Signoff / Concluding |
+//! | Signoff | ResultsSeen | Signoff / JudgingSignoff |
+//! | JudgingSignoff | SignoffJudged | Ending completed / Concluding |
+//! | Concluding | Concluded | Ending completed / failed |
+//! | Ending | Ended | Finished |
+//! | a search phase | TimeBudgetSpent | ChoosingSignoff / Concluding |
+//! | any but Finished | Unparsable | Ending failed |
+//! | any but Finished | Cancelled | Finished cancelled |
+
+use std::collections::HashSet;
+
+use serde_json::{Value, json};
+
+mod ending;
+mod search;
+
+pub(super) use ending::final_notice;
+use ending::{
+    cancel, conclude, concluded, end, end_search, ended, signoff_chosen, signoff_judged,
+    signoff_waiting,
+};
+use search::{drafted, drafted_ahead, evaluated, rules_probed, searching};
+
+use crate::model::{EventKind, JobPhase, JobRecord, JobState, Notice, Outcome};
+
+/// The coordinator's settings a transition reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PhaseSettings {
+    /// draft the next iteration while the last candidates of one run
+    pub overlap_iterations: bool,
+}
+
+/// The best candidate an evaluation found.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Best {
+    pub candidate_id: String,
+    pub score: f64,
+    pub passed: bool,
+}
+
+/// Where a round's candidates stand, as the driver read it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Progress {
+    /// ids of the job's candidates with a result
+    pub finished: HashSet<String>,
+    /// live slots of the farm
+    pub farm_slots: usize,
+    /// how many of one job's candidates may wait in the queue at once
+    pub window: usize,
+    pub now_ms: u64,
+    /// past this long without a result since the round was last queued, the
+    /// missing candidates are lost
+    pub stall_limit_ms: u64,
+}
+
+/// What the driver observed.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum PhaseEvent {
+    Started,
+    Parsed {
+        modules: Vec<String>,
+        devices: usize,
+    },
+    /// the stored inputs no longer parse
+    Unparsable {
+        issues: usize,
+    },
+    /// the rule set was probed (`ran`: a probe ran at all)
+    RulesProbed {
+        ran: bool,
+        pitch_um: Option<f64>,
+        undrawable: Vec<String>,
+    },
+    /// the iteration's candidates were drafted (queued longest-looking first)
+    Drafted {
+        candidates: Vec<String>,
+        window: usize,
+        now_ms: u64,
+    },
+    /// every point of the design space was tried
+    DesignSpaceExhausted,
+    /// no candidate could be planned
+    PlanningFailed {
+        message: String,
+    },
+    ResultsSeen(Progress),
+    /// the next iteration, drafted while `outstanding` candidates of this one
+    /// are out (no candidates: its draft found nothing)
+    DraftedAhead {
+        candidates: Vec<String>,
+        outstanding: usize,
+        window: usize,
+    },
+    /// the whole iteration is evaluated; the best of the journal so far
+    IterationEvaluated {
+        best: Option<Best>,
+        now_ms: u64,
+    },
+    SignoffChosen {
+        candidates: Vec<String>,
+        parents: Vec<String>,
+        now_ms: u64,
+    },
+    /// the foundry deck's runs judged: `ran` when at least one run finished
+    /// (`error`: the first failure otherwise); the best clean one
+    SignoffJudged {
+        ran: bool,
+        best: Option<Best>,
+        error: String,
+    },
+    /// whether any candidate produced a layout
+    Concluded {
+        any_layout: bool,
+    },
+    /// what ends a job is done (memory, pictures, abandoned candidates)
+    Ended,
+    TimeBudgetSpent,
+    /// a cancellation was requested; the best of what finished
+    Cancelled {
+        reason: String,
+        best: Option<Best>,
+    },
+}
+
+/// What the driver does after a transition, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Effect {
+    /// write the job record
+    Persist,
+    Emit(Notice),
+    /// store the candidates just drafted, queue the first `queued` of them and
+    /// write the job record — in one store call
+    EnqueueDrafted {
+        queued: usize,
+    },
+    /// queue these stored candidates and write the job record — in one call
+    EnqueueMore {
+        candidates: Vec<String>,
+    },
+    /// draft iteration `iteration` now, leaving out `hidden`'s evaluations, and
+    /// report it as [`PhaseEvent::DraftedAhead`]
+    DraftAhead {
+        iteration: u32,
+        hidden: u32,
+        outstanding: usize,
+    },
+    /// evaluate these candidates (those with a result and no evaluation yet)
+    EvaluateArrived {
+        candidates: Vec<String>,
+    },
+    /// record these candidates as lost: no result in time
+    RecordLost {
+        candidates: Vec<String>,
+        message: String,
+    },
+    /// nothing to do until a result arrives (or a little while)
+    Wait,
+    /// write the finished job (it leaves the active jobs)
+    Finish,
+    /// drop what this process kept for the job
+    Forget,
+}
+
+/// A phase and event that do not go together (a bug in the driver).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("no transition from {phase} on {event}")]
+pub(crate) struct Unexpected {
+    pub phase: String,
+    pub event: String,
+}
+
+/// Moves `job` on after `event`; the effects to carry out, in order. The record
+/// is left unchanged when the pair is unexpected.
+pub(crate) fn advance(
+    job: &mut JobRecord,
+    event: PhaseEvent,
+    settings: PhaseSettings,
+) -> Result<Vec<Effect>, Unexpected> {
+    let phase = job.phase.clone();
+    let before = job.clone();
+    let effects = match (phase, event) {
+        (JobPhase::Finished { .. }, event) => return Err(unexpected(&before, &event)),
+        (_, PhaseEvent::Cancelled { reason, best }) => cancel(job, reason, best),
+        (_, PhaseEvent::Unparsable { issues }) => {
+            job.error = format!("inputs no longer parse: {issues} issues");
+            end(job, Outcome::Failed, "inputs no longer parse")
+        }
+        (JobPhase::Init, PhaseEvent::Started) => {
+            move_to(job, JobPhase::Parsing, "parsing inputs", Value::Null)
+        }
+        (JobPhase::Parsing, PhaseEvent::Parsed { modules, devices }) => {
+            let parsed = notice(
+                job,
+                EventKind::StateChanged,
+                "inputs parsed",
+                json!({"modules": modules, "devices": devices}),
+            );
+            let mut effects = vec![Effect::Emit(parsed)];
+            effects.extend(move_to(
+                job,
+                JobPhase::ProbingRules,
+                "planning",
+                Value::Null,
+            ));
+            effects
+        }
+        (
+            JobPhase::ProbingRules,
+            PhaseEvent::RulesProbed {
+                ran,
+                pitch_um,
+                undrawable,
+            },
+        ) => rules_probed(job, ran, pitch_um, undrawable),
+        (phase, PhaseEvent::TimeBudgetSpent) if phase.is_time_budgeted() => {
+            let message = format!("time budget of {} ms spent", job.options.time_budget_ms);
+            end_search(job, &message)
+        }
+        (
+            JobPhase::Planning(_),
+            PhaseEvent::Drafted {
+                candidates,
+                window,
+                now_ms,
+            },
+        ) => drafted(job, candidates, window, now_ms, settings),
+        (JobPhase::Planning(_), PhaseEvent::DesignSpaceExhausted) => {
+            conclude(job, "the design space is exhausted")
+        }
+        (JobPhase::Planning(_), PhaseEvent::PlanningFailed { message }) => {
+            end(job, Outcome::Failed, &message)
+        }
+        (JobPhase::Searching(round), PhaseEvent::ResultsSeen(progress)) => {
+            searching(job, round, &progress)
+        }
+        (
+            JobPhase::Searching(round),
+            PhaseEvent::DraftedAhead {
+                candidates,
+                outstanding,
+                window,
+            },
+        ) => drafted_ahead(job, round, candidates, outstanding, window),
+        (JobPhase::Evaluating(round), PhaseEvent::IterationEvaluated { best, now_ms }) => {
+            evaluated(job, round, best, now_ms, settings)
+        }
+        (
+            JobPhase::ChoosingSignoff,
+            PhaseEvent::SignoffChosen {
+                candidates,
+                parents,
+                now_ms,
+            },
+        ) => signoff_chosen(job, candidates, parents, now_ms),
+        (JobPhase::Signoff(round), PhaseEvent::ResultsSeen(progress)) => {
+            signoff_waiting(job, round, &progress)
+        }
+        (JobPhase::JudgingSignoff(_), PhaseEvent::SignoffJudged { ran, best, error }) => {
+            signoff_judged(job, ran, best, &error)
+        }
+        (JobPhase::Concluding { message }, PhaseEvent::Concluded { any_layout }) => {
+            concluded(job, &message, any_layout)
+        }
+        (JobPhase::Ending { outcome, message }, PhaseEvent::Ended) => ended(job, outcome, message),
+        (_, event) => return Err(unexpected(&before, &event)),
+    };
+    Ok(effects)
+}
+
+fn unexpected(job: &JobRecord, event: &PhaseEvent) -> Unexpected {
+    let name = |debug: String| {
+        debug
+            .split([' ', '(', '{'])
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    Unexpected {
+        phase: name(format!("{:?}", job.phase)),
+        event: name(format!("{event:?}")),
+    }
+}
+
+/// A notice in the job's current state.
+pub(super) fn notice(
+    job: &JobRecord,
+    kind: EventKind,
+    message: impl Into<String>,
+    data: Value,
+) -> Notice {
+    Notice {
+        kind,
+        state: job.state(),
+        message: message.into(),
+        data,
+    }
+}
+
+/// The job enters `phase`: written, and reported as a state change (with
+/// `extra` merged into the `{from, to}` data).
+pub(super) fn move_to(
+    job: &mut JobRecord,
+    phase: JobPhase,
+    message: &str,
+    extra: Value,
+) -> Vec<Effect> {
+    let from = job.state();
+    job.phase = phase;
+    vec![
+        Effect::Persist,
+        Effect::Emit(state_change(job, from, message, extra)),
+    ]
+}
+
+pub(super) fn state_change(job: &JobRecord, from: JobState, message: &str, extra: Value) -> Notice {
+    let mut data = json!({"from": from.as_str(), "to": job.state().as_str()});
+    if let (Some(data), Value::Object(extra)) = (data.as_object_mut(), extra) {
+        data.extend(extra);
+    }
+    notice(job, EventKind::StateChanged, message, data)
+}
+
+/// A state users see passed through on the way (no phase of its own).
+pub(super) fn passing_through(job: &JobRecord, state: JobState, message: &str) -> Effect {
+    let data = json!({"from": job.state().as_str(), "to": state.as_str()});
+    Effect::Emit(Notice {
+        kind: EventKind::StateChanged,
+        state,
+        message: message.into(),
+        data,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,229 @@
+//! The search's transitions: the rule-set probe, a draft, results arriving
+//! (draft ahead, queue more, record the lost, wait), an iteration evaluated.
+
+use serde_json::{Value, json};
+
+use super::ending::{complete, conclude, end, end_search, take_best};
+use super::{
+    Best, Effect, PhaseSettings, Progress, move_to, notice, passing_through, state_change,
+};
+use crate::model::{
+    Ahead, Drafting, EventKind, JobPhase, JobRecord, JobState, Notice, Outcome, Round,
+};
+use crate::session::overlap::{ahead_room, idle_slots_call_ahead, missing, overlap_next, top_up};
+
+pub(super) fn rules_probed(
+    job: &mut JobRecord,
+    ran: bool,
+    pitch_um: Option<f64>,
+    undrawable: Vec<String>,
+) -> Vec<Effect> {
+    job.route_pitch_um = pitch_um;
+    let mut effects = Vec::new();
+    if ran {
+        let data = json!({"route_pitch_um": pitch_um, "undrawable": undrawable});
+        let message = "probed the rule set (routing pitch, devices)";
+        effects.push(Effect::Emit(notice(
+            job,
+            EventKind::StateChanged,
+            message,
+            data,
+        )));
+    }
+    if !undrawable.is_empty() {
+        let message = format!(
+            "the rule set cannot draw these devices (no candidate was run): {}",
+            undrawable.join("; ")
+        );
+        effects.extend(end(job, Outcome::Failed, &message));
+        return effects;
+    }
+    job.phase = JobPhase::Planning(Drafting::default());
+    effects.push(Effect::Persist);
+    effects
+}
+
+pub(super) fn drafted(
+    job: &mut JobRecord,
+    candidates: Vec<String>,
+    window: usize,
+    now_ms: u64,
+    settings: PhaseSettings,
+) -> Vec<Effect> {
+    let count = candidates.len();
+    let queued = count.min(window.max(1));
+    let mut round = Round::queued(candidates, queued, now_ms);
+    round.overlap_next = overlap_next(job, settings.overlap_iterations);
+    let from = job.state();
+    job.phase = JobPhase::Searching(round);
+    let extra = json!({"candidates": count});
+    vec![
+        Effect::EnqueueDrafted { queued },
+        Effect::Emit(state_change(job, from, "executing", extra)),
+    ]
+}
+
+/// Searching: draft ahead when slots would idle; else evaluate what arrived,
+/// and move on when all is in, or queue more, or record the lost, or wait.
+pub(super) fn searching(job: &mut JobRecord, mut round: Round, progress: &Progress) -> Vec<Effect> {
+    if let Some(outstanding) =
+        idle_slots_call_ahead(&round, &progress.finished, progress.farm_slots)
+    {
+        return vec![Effect::DraftAhead {
+            iteration: job.iteration + 1,
+            hidden: job.iteration,
+            outstanding,
+        }];
+    }
+    let all_in = round
+        .candidates
+        .iter()
+        .all(|candidate_id| progress.finished.contains(candidate_id));
+    if all_in {
+        let message = "every candidate of the iteration is in";
+        return move_to(job, JobPhase::Evaluating(round), message, Value::Null);
+    }
+    let arrived: Vec<String> = round
+        .candidates
+        .iter()
+        .filter(|candidate_id| progress.finished.contains(*candidate_id))
+        .cloned()
+        .collect();
+    let mut effects = Vec::new();
+    if !arrived.is_empty() {
+        effects.push(Effect::EvaluateArrived {
+            candidates: arrived,
+        });
+    }
+    effects.push(keep_round_moving(&mut round, progress));
+    job.phase = JobPhase::Searching(round);
+    effects
+}
+
+/// A round not all in: more of it queued, its lost candidates recorded, or a wait.
+pub(super) fn keep_round_moving(round: &mut Round, progress: &Progress) -> Effect {
+    if let Some(candidates) = top_up(round, &progress.finished, progress.window) {
+        round.started_ms = progress.now_ms;
+        return Effect::EnqueueMore { candidates };
+    }
+    let stalled = round.started_ms > 0
+        && progress.now_ms.saturating_sub(round.started_ms) > progress.stall_limit_ms;
+    if stalled {
+        let candidates: Vec<String> = missing(round, &progress.finished)
+            .into_iter()
+            .cloned()
+            .collect();
+        if !candidates.is_empty() {
+            let message = format!("no result within {} ms", progress.stall_limit_ms);
+            return Effect::RecordLost {
+                candidates,
+                message,
+            };
+        }
+    }
+    Effect::Wait
+}
+
+pub(super) fn drafted_ahead(
+    job: &mut JobRecord,
+    mut round: Round,
+    candidates: Vec<String>,
+    outstanding: usize,
+    window: usize,
+) -> Vec<Effect> {
+    if candidates.is_empty() {
+        // planned again (the same way) after this iteration, which then ends the job
+        round.ahead = Some(Ahead::default());
+        job.phase = JobPhase::Searching(round);
+        return vec![Effect::Persist];
+    }
+    let count = candidates.len();
+    let queued = count.min(ahead_room(window, outstanding));
+    round.ahead = Some(Ahead {
+        candidates,
+        enqueued: queued as u32,
+    });
+    job.phase = JobPhase::Searching(round);
+    let next = job.iteration + 1;
+    let message = format!(
+        "iteration {next} drafted while iteration {} finishes ({outstanding} candidates out)",
+        job.iteration
+    );
+    let data = json!({"iteration": next, "candidates": count, "outstanding": outstanding});
+    vec![
+        Effect::EnqueueDrafted { queued },
+        Effect::Emit(notice(job, EventKind::StateChanged, message, data)),
+    ]
+}
+
+pub(super) fn evaluated(
+    job: &mut JobRecord,
+    round: Round,
+    best: Option<Best>,
+    now_ms: u64,
+    settings: PhaseSettings,
+) -> Vec<Effect> {
+    let previous = (job.best_passed, job.best_score);
+    take_best(job, best);
+    let improved = (job.best_passed, job.best_score) > (previous.0, previous.1 + 1e-9)
+        && !job.best_candidate_id.is_empty();
+    job.stale_iterations = if improved {
+        0
+    } else {
+        job.stale_iterations + 1
+    };
+    let options = &job.options;
+    let last_iteration = job.iteration + 1 >= options.max_iterations;
+    let out_of_patience = job.stale_iterations >= options.patience.max(1);
+    let search_ends = (job.best_passed && out_of_patience) || last_iteration;
+    if search_ends && !options.signoff_deck.is_empty() {
+        let message = format!("the search ends; foundry deck {}", options.signoff_deck);
+        return end_search(job, &message);
+    }
+    if search_ends && job.best_passed {
+        return complete(job, "the best candidate passed and no longer improves");
+    }
+    if last_iteration {
+        let message = format!("max_iterations ({}) reached", options.max_iterations);
+        return conclude(job, &message);
+    }
+    next_iteration(job, round, now_ms, settings)
+}
+
+/// The search goes on: the iteration drafted ahead runs, else the next is planned.
+fn next_iteration(
+    job: &mut JobRecord,
+    round: Round,
+    now_ms: u64,
+    settings: PhaseSettings,
+) -> Vec<Effect> {
+    let mut effects = vec![passing_through(job, JobState::Iterating, "iterating")];
+    let hidden = round.overlap_next.then_some(job.iteration);
+    job.iteration += 1;
+    let data = json!({"best_candidate_id": job.best_candidate_id, "best_score": job.best_score});
+    let iteration = Notice {
+        kind: EventKind::Iteration,
+        state: JobState::Iterating,
+        message: format!("iteration {}", job.iteration),
+        data,
+    };
+    effects.push(Effect::Emit(iteration));
+    let (phase, message) = match round.ahead {
+        Some(ahead) if !ahead.candidates.is_empty() => {
+            let mut next = Round::queued(ahead.candidates, ahead.enqueued as usize, now_ms);
+            next.overlap_next = overlap_next(job, settings.overlap_iterations);
+            (
+                JobPhase::Searching(next),
+                "executing the iteration drafted ahead",
+            )
+        }
+        _ => (
+            JobPhase::Planning(Drafting { hidden }),
+            "planning the next iteration",
+        ),
+    };
+    job.phase = phase;
+    let entered = state_change(job, JobState::Iterating, message, Value::Null);
+    effects.extend([Effect::Persist, Effect::Emit(entered)]);
+    effects
+}

@@ -1,0 +1,189 @@
+"""The plan of every channel, before anything is drawn: which pins escape into which
+channel (stubs), which nets need a vertical trunk and where its column is, and the track
+of every net in every channel, shifting rows sideways where two rows' pins compete for
+the same x."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import klayout.db as kdb
+
+from centroid_skills.errors import conflict
+from centroid_skills.routing.channels import Stub, plan_channel
+from centroid_skills.routing.dims import Dims
+from centroid_skills.routing.rows import Devices, RowInfo
+from centroid_skills.session import um
+from centroid_skills.tech import Technology
+
+SUPPLY_TYPES = ("power", "ground")
+#: row shifts tried per channel before a channel counts as too crowded
+MAX_SHIFTS = 8
+
+Tracks = dict[str, tuple[int, int, int]]  # net -> (track index, left x, right x)
+
+
+@dataclass
+class ChannelPlan:
+    """Stubs, trunks and tracks of every channel (channel ``r`` lies below row ``r``)."""
+
+    stubs: list[list[Stub]]  # per channel
+    tracks: list[Tracks]  # per channel
+    trunk_x: dict[str, int]  # net -> trunk centre x
+    trunk_hw: dict[str, int]  # net -> trunk half width
+    term_count: dict[str, int]  # net -> device pins on it
+    single_pin: set[str]  # nets with one pin and no rail: nothing to route
+    places: dict[str, set[tuple[str, int]]]  # net -> channels and rails it is in
+
+
+def partner_nets(infos: list[RowInfo], devices: Devices, balance: bool) -> list[tuple[str, str]]:
+    """Net pairs of matched pairs (same terminal of the two devices of a two-device module,
+    on different nets): their tracks get equal spans.  None when ``balance`` is off."""
+    module_devices: dict[str, list[str]] = {}
+    for info in infos:
+        for t in info.terms:
+            if t.module is not None and t.device is not None:
+                devs = module_devices.setdefault(t.module, [])
+                if t.device not in devs:
+                    devs.append(t.device)
+    partners: list[tuple[str, str]] = []
+    for devs in module_devices.values():
+        if len(devs) != 2 or not balance:
+            continue
+        ta = devices[devs[0]].get("terminals") or {}
+        tb = devices[devs[1]].get("terminals") or {}
+        for term in ("d", "g", "s"):
+            if ta.get(term) and tb.get(term) and ta[term] != tb[term]:
+                partners.append((ta[term], tb[term]))
+    return partners
+
+
+def _term_count(infos: list[RowInfo]) -> dict[str, int]:
+    """Device pins per net (dummies not counted)."""
+    count: dict[str, int] = {}
+    for info in infos:
+        for t in info.terms:
+            if t.device is not None:
+                count[t.net] = count.get(t.net, 0) + 1
+    return count
+
+
+def make_stubs(tech: Technology, d: Dims, infos: list[RowInfo], term_count: dict[str, int],
+               single_pin: set[str]) -> list[list[Stub]]:
+    """Every pin's stub, per channel, at the rows' current shifts: pins in the upper half of
+    their device go up (into the channel above the row), the others down; a metal-1 source
+    pin on the row's rail net drops onto the rail.  A net's only pin (no rail on that net)
+    gets no stub and is added to ``single_pin``; a dummy's gate tie is left out where its
+    source bus drops onto the rail.  Each stub may lie anywhere within its pin (less the
+    stub's half width), preferably at the pin's centre."""
+    out: list[list[Stub]] = [[] for _ in range(len(infos) + 1)]
+    for ri, info in enumerate(infos):
+        for t in info.terms:
+            rail_ok = (info.rail is not None and t.net == info.rail_net and t.role == "metal1"
+                       and not t.up)
+            if t.device is not None and term_count.get(t.net, 0) == 1 and not rail_ok and not any(
+                    i.rail_net == t.net for i in infos):
+                single_pin.add(t.net)
+                continue
+            if t.pin == "TIE" and any(x.pin == "TIE_S" and x.block == t.block for x in info.terms):
+                continue  # the dummy drops onto the rail through its source bus
+            half = d.hs1 if t.role == "metal1" else d.hs2
+            box = t.box.moved(kdb.Vector(info.dx, 0))
+            lo = tech.snap_up(box.left + half)
+            hi = tech.snap_down(box.right - half)
+            cx = tech.snap(box.center().x)
+            if lo > hi:
+                lo = hi = cx
+            kind = "rail" if rail_ok else ("up" if t.up else "down")
+            ch = ri + 1 if kind == "up" else ri
+            out[ch].append(Stub(t.net, t, ri, kind, lo, hi, min(max(cx, lo), hi)))
+    return out
+
+
+def _places(stubs: list[list[Stub]], infos: list[RowInfo]) -> dict[str, set[tuple[str, int]]]:
+    """Per net, the channels its stubs enter and the rails on it."""
+    places: dict[str, set[tuple[str, int]]] = {}
+    for ch, lst in enumerate(stubs):
+        for s in lst:
+            if s.kind != "rail":
+                places.setdefault(s.net, set()).add(("ch", ch))
+    for ri, info in enumerate(infos):
+        if info.rail is not None and info.rail_net is not None:
+            places.setdefault(info.rail_net, set()).add(("rail", ri))
+    return places
+
+
+def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[list[Stub]],
+                 trunk_nets: list[str], net_types: dict[str, str]
+                 ) -> tuple[dict[str, int], dict[str, int]]:
+    """Centre x and half width of every trunk, in ``trunk_nets`` order: each trunk goes to
+    the column left or right of the rows nearer its pins' mean x, the next one outwards;
+    supply trunks are a pitch wider, and trunks keep one pitch minus a width apart (more
+    next to a wide trunk)."""
+    half_pitch = tech.snap_up(d.px / 2)
+    # a stub lies inside its pin (so inside its row), but its via pads may stick out
+    pad = max(d.hp1, d.hp2, d.hp2h)
+    x_left = min(i.ext.bbox.left + i.dx for i in infos if i.ext is not None) - pad
+    x_right = max(i.ext.bbox.right + i.dx for i in infos if i.ext is not None) + pad
+    pins_x: dict[str, list[int]] = {}
+    for lst in stubs:
+        for st in lst:
+            if st.kind != "rail":
+                pins_x.setdefault(st.net, []).append(st.pref)
+    trunk_x: dict[str, int] = {}
+    trunk_hw: dict[str, int] = {}
+    cursor_l = x_left - d.c_out
+    cursor_r = x_right + d.c_out
+    prev_l = prev_r = 0  # half width of the last trunk placed on each side
+    for n in trunk_nets:
+        hw = d.ht if net_types.get(n) not in SUPPLY_TYPES else d.ht + half_pitch
+        trunk_hw[n] = hw
+        xs = pins_x.get(n)
+        mean = sum(xs) / len(xs) if xs else x_left
+        left = mean - x_left <= x_right - mean
+        prev = prev_l if left else prev_r
+        gap = 0 if prev == 0 else tech.snap_up(max(
+            d.px - 2 * d.ht, tech.space_for_width("metal2", 2 * max(hw, prev))))
+        if left:
+            trunk_x[n] = cursor_l - gap - hw
+            cursor_l, prev_l = trunk_x[n] - hw, hw
+        else:
+            trunk_x[n] = cursor_r + gap + hw
+            cursor_r, prev_r = trunk_x[n] + hw, hw
+    return trunk_x, trunk_hw
+
+
+def plan_channels(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, str],
+                  partners: list[tuple[str, str]]) -> ChannelPlan:
+    """Stubs, trunks and tracks of every channel.  Nets in two or more places (channels,
+    rails) get a trunk, supply nets first in their column.  When a channel cannot be
+    planned (pins of the rows below and above compete for the same x), the row above it
+    is shifted by half pitches (+1, -1, +2, -2, ...) and everything planned again; the
+    rows' ``dx`` keep the shifts that worked."""
+    term_count = _term_count(infos)
+    single_pin: set[str] = set()
+    places = _places(make_stubs(tech, d, infos, term_count, single_pin), infos)
+    trunk_nets = sorted((n for n, p in places.items() if len(p) >= 2),
+                        key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
+    half_pitch = tech.snap_up(d.px / 2)
+    tries = [0] * len(infos)
+    while True:
+        stubs = make_stubs(tech, d, infos, term_count, single_pin)
+        trunk_x, trunk_hw = place_trunks(tech, d, infos, stubs, trunk_nets, net_types)
+        tracks: list[Tracks] = []
+        failed = None
+        for ch, lst in enumerate(stubs):
+            assigned = plan_channel(lst, trunk_x, d, tech, partners)
+            if assigned is None:
+                failed = ch
+                break
+            tracks.append(assigned)
+        if failed is None:
+            return ChannelPlan(stubs, tracks, trunk_x, trunk_hw, term_count, single_pin, places)
+        if failed == 0 or failed >= len(infos) or tries[failed] >= MAX_SHIFTS:
+            raise conflict(f"channel {failed}: pins too close together for one routing pitch "
+                           f"({um(d.px)} µm); place the cells further apart",
+                           channel=failed, pitch_um=um(d.px))
+        tries[failed] += 1
+        k = tries[failed]
+        infos[failed].dx = ((k + 1) // 2) * half_pitch * (1 if k % 2 else -1)

@@ -1,0 +1,216 @@
+"""Drawing one routing call into its top cell, once planned and stacked: the rows and
+rails, the stubs with their via stacks, the track vias, the tracks, the trunks, and a
+name label per net."""
+
+from __future__ import annotations
+
+import klayout.db as kdb
+
+from centroid_skills.routing.channel_plan import ChannelPlan, Tracks
+from centroid_skills.routing.channels import Stub
+from centroid_skills.routing.dims import Dims
+from centroid_skills.routing.rows import RowInfo
+from centroid_skills.routing.stacking import Stack
+from centroid_skills.tech import Technology
+
+LabelShapes = dict[str, tuple[str, kdb.Box]]  # net -> (role, box in the top cell) its label sits on
+
+
+class Painter:
+    """The routing shapes of one call, per layer (merged when written into the top cell),
+    and the wire length per net (nm along the centre lines)."""
+
+    def __init__(self, tech: Technology, layout: kdb.Layout, d: Dims) -> None:
+        self.d = d
+        self.m1 = tech.role_index(layout, "metal1")
+        self.m2 = tech.role_index(layout, "metal2")
+        self.v1 = tech.role_index(layout, "via1")
+        self.h = tech.role_index(layout, d.h_role)
+        self.vh = tech.role_index(layout, d.h_via)
+        self.shapes: dict[int, kdb.Region] = {
+            li: kdb.Region() for li in {self.m1, self.m2, self.v1, self.h, self.vh}}
+        self.wire: dict[str, int] = {}
+
+    def put(self, li: int, box: kdb.Box) -> None:
+        self.shapes[li].insert(box)
+
+    def add_wire(self, net: str, length: int) -> None:
+        self.wire[net] = self.wire.get(net, 0) + length
+
+    def via1_cut(self, x: int, y: int) -> None:
+        lo, hi = self.d.cut(x, self.d.v1)
+        lo_y, hi_y = self.d.cut(y, self.d.v1)
+        self.put(self.v1, kdb.Box(lo, lo_y, hi, hi_y))
+
+    def track_cut(self, x: int, y: int) -> None:
+        lo, hi = self.d.cut(x, self.d.vh)
+        lo_y, hi_y = self.d.cut(y, self.d.vh)
+        self.put(self.vh, kdb.Box(lo, lo_y, hi, hi_y))
+
+    def via_stack_1(self, x: int, y: int) -> None:
+        """A via-1 at (x, y) with its metal-1 and metal-2 pads."""
+        d = self.d
+        self.put(self.m1, kdb.Box(x - d.hp1, y - d.hp1, x + d.hp1, y + d.hp1))
+        self.via1_cut(x, y)
+        self.put(self.m2, kdb.Box(x - d.hp2, y - d.hp2, x + d.hp2, y + d.hp2))
+
+    def via_track(self, x: int, y: int) -> None:
+        """A track via at (x, y) with its metal-2 pad (the track encloses it)."""
+        d = self.d
+        self.track_cut(x, y)
+        self.put(self.m2, kdb.Box(x - d.hp2h, y - d.hp2h, x + d.hp2h, y + d.hp2h))
+
+    def flush(self, top: kdb.Cell) -> None:
+        """Writes the merged shapes of every layer into ``top``."""
+        for li, region in self.shapes.items():
+            region.merge()
+            top.shapes(li).insert(region)
+
+
+def draw_rows(tech: Technology, layout: kdb.Layout, top: kdb.Cell, infos: list[RowInfo]) -> None:
+    """Instances of every row and rail cell at their stacked positions, and the nwell
+    boxes of the pmos rows."""
+    for info in infos:
+        top.insert(kdb.CellInstArray(info.cell.cell_index(), kdb.Trans(info.dx, info.dy)))
+        if info.rail_cell is not None:
+            top.insert(kdb.CellInstArray(info.rail_cell.cell_index(),
+                                         kdb.Trans(info.dx, info.dy + info.rail_dy)))
+        if info.nwell_box is not None:
+            top.shapes(tech.role_index(layout, "nwell")).insert(info.nwell_box.moved(info.offset))
+
+
+def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack: Stack) -> None:
+    """Every stub from its pin to its track: a metal-1 pin gets a metal-1 bar to a via-1
+    outside its row (the via zone below it, or the channel's via row above it), then a
+    metal-2 bar to the track; a metal-2 pin a metal-2 bar; a rail stub a metal-1 bar down
+    to the rail's centre line."""
+    d = p.d
+    for ch, lst in enumerate(stubs):
+        for s in lst:
+            info = infos[s.row]
+            box = s.term.box.moved(info.offset)
+            x = s.x
+            if s.kind == "rail":
+                rail_y = info.placed_rail_metal().center().y
+                p.put(p.m1, kdb.Box(x - d.hs1, rail_y, x + d.hs1, box.top))
+                p.add_wire(s.net, box.top - rail_y)
+                continue
+            ty = stack.track_y[ch].get(s.net)
+            if ty is None:  # lone stub of a net with no track here (cannot happen; be safe)
+                continue
+            if s.kind == "down":
+                vy = info.via_y + info.dy
+                if s.term.role == "metal1":
+                    p.put(p.m1, kdb.Box(x - d.hs1, vy, x + d.hs1, box.top))
+                    p.via_stack_1(x, vy)
+                    p.put(p.m2, kdb.Box(x - d.hs2, ty, x + d.hs2, vy))
+                else:
+                    p.put(p.m2, kdb.Box(x - d.hs2, ty, x + d.hs2, box.top))
+                p.add_wire(s.net, box.top - ty)
+            else:
+                vy = stack.via_up_y[ch]
+                assert vy is not None
+                if s.term.role == "metal1":
+                    p.put(p.m1, kdb.Box(x - d.hs1, box.bottom, x + d.hs1, vy))
+                    p.via_stack_1(x, vy)
+                    p.put(p.m2, kdb.Box(x - d.hs2, vy, x + d.hs2, ty))
+                else:
+                    p.put(p.m2, kdb.Box(x - d.hs2, box.bottom, x + d.hs2, ty))
+                p.add_wire(s.net, ty - box.bottom)
+
+
+def draw_track_vias(p: Painter, stubs: list[list[Stub]], stack: Stack) -> None:
+    """One track via per cluster of same-net stubs closer than a pitch (stubs from below
+    and above may come that close); a metal-2 bar at the track joins the cluster."""
+    d = p.d
+    for ch, lst in enumerate(stubs):
+        by_net: dict[str, list[int]] = {}
+        for s in lst:
+            if s.kind != "rail" and s.net in stack.track_y[ch]:
+                by_net.setdefault(s.net, []).append(s.x)
+        for net, xs in by_net.items():
+            xs.sort()
+            y = stack.track_y[ch][net]
+            clusters: list[list[int]] = []
+            for x in xs:
+                if clusters and x - clusters[-1][-1] < d.px:
+                    clusters[-1].append(x)
+                else:
+                    clusters.append([x])
+            for cl in clusters:
+                p.via_track(cl[0], y)
+                if len(cl) > 1:
+                    p.put(p.m2, kdb.Box(cl[0] - d.hp2h, y - d.hp2h, cl[-1] + d.hp2h, y + d.hp2h))
+
+
+def draw_tracks(tech: Technology, p: Painter, tracks: list[Tracks], stack: Stack) -> LabelShapes:
+    """Every track: past its end vias by the along margin, and long enough for the minimum
+    area of its layer.  Returns each net's first track (its label's place)."""
+    d = p.d
+    first: LabelShapes = {}
+    for ch, channel_tracks in enumerate(tracks):
+        for net, (_k, left, right) in channel_tracks.items():
+            y = stack.track_y[ch][net]
+            ext = max(d.he, tech.snap_up((d.track_area / (2 * d.hh) - (right - left)) / 2))
+            tb = kdb.Box(left - ext, y - d.hh, right + ext, y + d.hh)
+            p.put(p.h, tb)
+            p.add_wire(net, right - left)
+            first.setdefault(net, (d.h_role, tb))
+    return first
+
+
+def draw_trunks(p: Painter, infos: list[RowInfo], plan: ChannelPlan, stack: Stack) -> None:
+    """Every trunk: a metal-2 column from its lowest to its highest track or rail, a track
+    via on each of its tracks, and a metal-1 bar with a via-1 to each rail on its net."""
+    d = p.d
+    for net, x in plan.trunk_x.items():
+        ys = []
+        for ch in range(len(plan.tracks)):
+            if net in stack.track_y[ch]:
+                y = stack.track_y[ch][net]
+                ys.append(y)
+                if d.h_role == "metal1":
+                    p.track_cut(x, y)
+                else:
+                    p.via_track(x, y)
+        for info in infos:
+            if info.rail is None or info.rail_net != net:
+                continue
+            rm = info.placed_rail_metal()
+            y = rm.center().y
+            ys.append(y)
+            if x < rm.left:
+                p.put(p.m1, kdb.Box(x - d.hp1, rm.bottom, rm.left, rm.top))
+            else:
+                p.put(p.m1, kdb.Box(rm.right, rm.bottom, x + d.hp1, rm.top))
+            p.via1_cut(x, y)
+        hw = plan.trunk_hw[net]
+        p.put(p.m2, kdb.Box(x - hw, min(ys) - d.ht, x + hw, max(ys) + d.ht))
+        p.add_wire(net, max(ys) - min(ys))
+
+
+def label_shapes(infos: list[RowInfo], first_tracks: LabelShapes) -> LabelShapes:
+    """The shape each net's label sits on: its first track, else the rail on it, else the
+    first pin of a device on it."""
+    shapes = dict(first_tracks)
+    for info in infos:
+        if info.rail is not None and info.rail_net is not None and info.rail_net not in shapes:
+            shapes[info.rail_net] = ("metal1", info.placed_rail_metal())
+    for info in infos:
+        for t in info.terms:
+            if t.net and t.net not in shapes and t.device is not None:
+                shapes[t.net] = (t.role, t.box.moved(info.offset))
+    return shapes
+
+
+def label_role(tech: Technology, role: str) -> str:
+    """The layer role labels of conductor ``role`` go on (``<role>_label`` when there is one)."""
+    return f"{role}_label" if tech.has(f"{role}_label") else role
+
+
+def draw_labels(tech: Technology, layout: kdb.Layout, top: kdb.Cell, shapes: LabelShapes) -> None:
+    """A text with the net's name at the centre of every net's label shape."""
+    for net, (role, box) in sorted(shapes.items()):
+        c = box.center()
+        top.shapes(tech.role_index(layout, label_role(tech, role))).insert(
+            kdb.Text(net, kdb.Trans(c.x, c.y)))

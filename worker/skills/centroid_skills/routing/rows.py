@@ -1,0 +1,206 @@
+"""The rows of one routing call: their pins with the nets they carry (checked against the
+circuit), their kind and rail net, and, once the clearance is known, their supply rails,
+via zones and assembly extents (row coordinates)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import klayout.db as kdb
+
+from centroid_skills import abut
+from centroid_skills.errors import invalid
+from centroid_skills.routing.dims import Dims, wide_clearance
+from centroid_skills.routing.rails import Rail, draw_rail, rail_half_height
+from centroid_skills.routing.terminals import Term, collect_terms
+from centroid_skills.session import Session
+from centroid_skills.tech import Technology
+
+#: the device terminal each generator pin is on
+PIN_TERMINAL = {"S": "s", "D": "d", "G": "g", "PLUS": "p", "MINUS": "n", "TOP": "p", "BOT": "n"}
+
+Devices = dict[str, dict[str, Any]]  # device id -> {id, type, terminals}
+ExtentsCache = dict[int, abut.Extents]
+
+
+@dataclass
+class RowInfo:
+    """One placed row as the router stacks it."""
+
+    name: str
+    cell: kdb.Cell
+    terms: list[Term]
+    kind: str  # nmos | pmos | passive
+    rail_net: str | None
+    ext: abut.Extents | None = None  # assembly extents, row coordinates
+    rail_cell: kdb.Cell | None = None
+    rail: Rail | None = None
+    rail_dy: int = 0  # rail cell offset in row coordinates
+    nwell_box: kdb.Box | None = None
+    via_y: int = 0  # via-zone centre (row coordinates)
+    bottom: int = 0  # lowest point of the assembly incl. via zone (row coordinates)
+    top: int = 0
+    dy: int = 0  # row offset in the top cell
+    dx: int = 0  # horizontal shift of the row (to untangle a channel)
+
+    @property
+    def is_mos(self) -> bool:
+        return self.kind in ("nmos", "pmos")
+
+    @property
+    def offset(self) -> kdb.Vector:
+        """Where the row's origin lands in the top cell."""
+        return kdb.Vector(self.dx, self.dy)
+
+    def placed_rail_metal(self) -> kdb.Box:
+        """The rail's metal-1 box in the top cell (the row must have a rail)."""
+        assert self.rail is not None
+        return self.rail.metal.moved(kdb.Vector(self.dx, self.dy + self.rail_dy))
+
+
+def collect_rows(session: Session, names: list[str], devices: Devices) -> list[RowInfo]:
+    """Every row cell with its pins, each pin given its net (dummies: the row's rail net).
+
+    Refuses rows that are not one row of cells, rows mixing nmos and pmos or bulk nets,
+    pins on other layers than metal 1 and 2, devices unknown to the circuit and devices of
+    the circuit that no row holds."""
+    infos: list[RowInfo] = []
+    placed: set[str] = set()
+    for name in names:
+        cell = session.any_cell(name)
+        terms: list[Term] = []
+        collect_terms(session, cell, kdb.Trans(), terms)
+        _check_one_row(name, terms)
+        kind, rail_net = _kind_and_rail_net(name, terms, devices, placed)
+        _assign_nets(name, terms, devices, rail_net)
+        infos.append(RowInfo(name, cell, terms, kind, rail_net))
+    missing = sorted(set(devices) - placed)
+    if missing:
+        raise invalid("devices of the circuit are not placed in any row", devices=missing[:50])
+    return infos
+
+
+def _check_one_row(name: str, terms: list[Term]) -> None:
+    """The devices of a row cell sit side by side: every block spans one common height."""
+    blocks = {(b.left, b.bottom, b.right, b.top): b for b in (t.block for t in terms)}.values()
+    if blocks and max(b.bottom for b in blocks) >= min(b.top for b in blocks):
+        raise invalid(f"{name} is not one row of cells (e.g. a multi-row placement or a "
+                      "2-D module): route.nets needs one row of devices per row cell", row=name)
+
+
+def _kind_and_rail_net(name: str, terms: list[Term], devices: Devices,
+                       placed: set[str]) -> tuple[str, str | None]:
+    """The row's kind (nmos, pmos or passive) and the bulk net of its MOS devices (its
+    rail's net); adds the row's devices to ``placed``."""
+    mos_types = {t.mos for t in terms if t.mos}
+    if len(mos_types) > 1:
+        raise invalid(f"row {name} mixes nmos and pmos: give each type its own row", row=name)
+    bulk_nets = set()
+    for t in terms:
+        if t.device is None:
+            continue
+        dev = devices.get(t.device)
+        if dev is None:
+            raise invalid(f"device {t.device} (in row {name}) is not in the circuit",
+                          device=t.device, row=name)
+        placed.add(t.device)
+        if t.mos:
+            bnet = (dev.get("terminals") or {}).get("b")
+            if not bnet:
+                raise invalid(f"device {t.device} has no bulk terminal", device=t.device)
+            bulk_nets.add(bnet)
+    if len(bulk_nets) > 1:
+        raise invalid(f"row {name} holds devices with different bulk nets {sorted(bulk_nets)}",
+                      row=name)
+    kind = mos_types.pop() if mos_types else "passive"
+    rail_net = bulk_nets.pop() if bulk_nets else None
+    if kind != "passive" and rail_net is None:
+        raise invalid(f"row {name} has only dummies: no bulk net known", row=name)
+    return kind, rail_net
+
+
+def _assign_nets(name: str, terms: list[Term], devices: Devices, rail_net: str | None) -> None:
+    """Sets every pin's net: its device terminal's, or the rail net for a dummy's pins."""
+    for t in terms:
+        if t.role not in ("metal1", "metal2"):
+            raise invalid(f"pin {t.pin} of {t.device or 'a dummy'} is on {t.role}: the router "
+                          "connects metal-1 and metal-2 pins only (e.g. no MIM capacitors)",
+                          device=t.device, pin=t.pin, role=t.role)
+        if t.device is None:
+            if rail_net is None:
+                raise invalid(f"dummy in row {name} without a rail net", row=name)
+            t.net = rail_net
+            continue
+        terminal = PIN_TERMINAL.get(t.pin)
+        if terminal is None:
+            raise invalid(f"pin {t.pin} of {t.device} has no terminal", device=t.device)
+        net = (devices[t.device].get("terminals") or {}).get(terminal)
+        if net is None:
+            raise invalid(f"device {t.device} has no terminal {terminal}", device=t.device)
+        t.net = net
+
+
+def with_wide_clearance(tech: Technology, layout: kdb.Layout, d: Dims, infos: list[RowInfo],
+                        cache: ExtentsCache) -> Dims:
+    """``d`` with the clearance raised to the wide-metal spacing of the widest metal the
+    routing draws (tracks, supply trunks, rails) or the rows already hold."""
+    widths = {d.h_role: 2 * d.hh, "metal2": 2 * (d.ht + tech.snap_up(d.px / 2))}
+    if any(info.is_mos for info in infos):
+        widths["metal1"] = max(widths.get("metal1", 0), 2 * rail_half_height(tech, d))
+    for info in infos:
+        for key in abut.extents(tech, layout, info.cell, cache).boxes:
+            name, sep, over = key.partition(">")
+            role = tech.layers[name].role if sep and name in tech.layers else None
+            if role:
+                widths[role] = max(widths.get(role, 0), int(over) + 1)
+    return replace(d, c_out=wide_clearance(tech, d, widths))
+
+
+def merge_extents(parts: list[abut.Extents]) -> abut.Extents:
+    """One extents record covering every part (bboxes per layer joined)."""
+    bbox = kdb.Box()
+    boxes: dict[str, kdb.Box] = {}
+    for p in parts:
+        bbox = bbox + p.bbox
+        for k, v in p.boxes.items():
+            boxes[k] = boxes[k] + v if k in boxes else v
+    return abut.Extents(bbox, boxes)
+
+
+def add_rails(session: Session, infos: list[RowInfo], d: Dims, cell_name: str,
+              cache: ExtentsCache) -> None:
+    """Every MOS row gets its tap rail below it (a rule gap from the devices, a cell of
+    its own), and a pmos row the nwell over row and rail; every row its via zone below
+    its cells and its assembly extents (row, rail, nwell), in row coordinates."""
+    tech = session.need_tech()
+    layout = session.layout
+    nwell_name = tech.roles.get("nwell")
+    zone = 2 * d.c_out + 2 * d.hstack
+    for ri, info in enumerate(infos):
+        bb = info.cell.bbox()
+        row_ext = abut.extents(tech, layout, info.cell, cache)
+        parts = [row_ext]
+        info.via_y = bb.bottom - d.c_out - d.hstack
+        info.bottom = bb.bottom - d.c_out - 2 * d.hstack
+        if info.is_mos:
+            rkind = "substrate" if info.kind == "nmos" else "well"
+            rcell = session.new_cell(session.unique_name(f"{cell_name}_rail{ri}"))
+            rail = draw_rail(tech, layout, rcell, rkind, bb.left, bb.right, 0, d)
+            rext = abut.extents(tech, layout, rcell)
+            filled = frozenset({nwell_name}) if rkind == "well" and nwell_name else frozenset()
+            gap = abut.required_gap(tech, rext, row_ext, "y", zone, bridge=True, filled=filled)
+            dy = bb.bottom - gap - rext.bbox.top
+            info.rail_cell, info.rail, info.rail_dy = rcell, rail, dy
+            moved = rext.moved(kdb.Trans(0, dy))
+            parts.append(moved)
+            if rkind == "well" and nwell_name:
+                nbox = tech.region(layout, info.cell, nwell_name).bbox()
+                band = rail.band.moved(kdb.Vector(0, dy))
+                nb = band.enlarged(rail.nwell_enc, rail.nwell_enc)
+                info.nwell_box = nb if nbox.empty() else nbox + nb
+                parts.append(abut.Extents(info.nwell_box, {nwell_name: info.nwell_box}))
+            info.bottom = min(info.bottom, moved.bbox.bottom)
+        info.ext = merge_extents(parts)
+        info.bottom = min(info.bottom, info.ext.bbox.bottom)
+        info.top = info.ext.bbox.top

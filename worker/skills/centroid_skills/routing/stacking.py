@@ -1,0 +1,63 @@
+"""The vertical positions of one routing call: channels and rows stacked bottom to top,
+each channel as high as its tracks need and each row at least the rule gap above the row
+below it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import klayout.db as kdb
+
+from centroid_skills import abut
+from centroid_skills.routing.channel_plan import Tracks
+from centroid_skills.routing.dims import Dims
+from centroid_skills.routing.rows import RowInfo
+from centroid_skills.tech import Technology
+
+
+@dataclass
+class Stack:
+    """Where the channels landed (top-cell coordinates); the rows' ``dy`` are set too."""
+
+    track_y: list[dict[str, int]]  # per channel: net -> y of its track
+    via_up_y: list[int | None]  # per channel: y of the vias of pins going up into it
+    n_tracks: list[int]  # per channel
+
+
+def track_count(tracks: Tracks) -> int:
+    return 1 + max((k for k, _l, _r in tracks.values()), default=-1)
+
+
+def stack_rows(tech: Technology, d: Dims, infos: list[RowInfo], tracks: list[Tracks]) -> Stack:
+    """Channel 0 at y = 0, then for every row: the via zone of the pins going up from the
+    row below, the channel's tracks, the row itself (its ``dy``) at the clearance above the
+    tracks and at least the rule gap above the row below; the last channel above the top
+    row."""
+    stack = Stack([], [], [])
+    prev_top: int | None = None
+    prev_ext: abut.Extents | None = None
+    for ch, channel_tracks in enumerate(tracks):
+        n_tracks = track_count(channel_tracks)
+        if prev_top is None:
+            y_g = None
+            y0 = 0
+            content_top = y0 + (n_tracks - 1) * d.py + d.hvt if n_tracks else 0
+        else:
+            y_g = prev_top + d.c_out + d.hstack
+            y0 = y_g + d.hstack + d.c_out + d.hvt
+            content_top = y0 + (n_tracks - 1) * d.py + d.hvt if n_tracks else y_g + d.hstack
+        stack.via_up_y.append(y_g)
+        stack.track_y.append({net: y0 + k * d.py for net, (k, _l, _r) in channel_tracks.items()})
+        stack.n_tracks.append(n_tracks)
+        if ch < len(infos):
+            info = infos[ch]
+            want_bottom = content_top + d.c_out
+            if prev_top is not None and prev_ext is not None and info.ext is not None:
+                # the gap the rules need between the two assemblies (placed at dy = 0)
+                gap = abut.required_gap(tech, prev_ext, info.ext.moved(kdb.Trans(0, 0)), "y", 0,
+                                        bridge=False)
+                want_bottom = max(want_bottom, prev_top + gap - (info.ext.bbox.bottom - info.bottom))
+            info.dy = tech.snap_up(want_bottom - info.bottom)
+            prev_top = info.top + info.dy
+            prev_ext = info.ext.moved(kdb.Trans(0, info.dy)) if info.ext is not None else None
+    return stack
