@@ -18,7 +18,7 @@ use centroid_coordinator::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, Outcome,
     QueueEntry, WorkerCard,
 };
-use centroid_coordinator::store::{JobRecords, InProcessStore, WorkQueue};
+use centroid_coordinator::store::{InProcessStore, JobRecords, WorkQueue};
 use centroid_coordinator::{Coordinator, CoordinatorConfig, SubmitOptions, service};
 use centroid_tests::{WorkerProcess, repository_root};
 

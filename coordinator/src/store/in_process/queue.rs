@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{MAX_DEAD_LETTERS, InProcessStore, PendingEntry};
+use super::{InProcessStore, MAX_DEAD_LETTERS, PendingEntry};
 use crate::error::StoreResult;
 use crate::model::QueueEntry;
 use crate::store::WorkQueue;

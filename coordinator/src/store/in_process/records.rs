@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use super::{MAX_EVENTS_PER_JOB, MAX_JOBS, InProcessStore, Packed};
+use super::{InProcessStore, MAX_EVENTS_PER_JOB, MAX_JOBS, Packed};
 use crate::error::StoreResult;
 use crate::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry,
