@@ -50,6 +50,13 @@ lint: klayout
 	cd $(SKILLS_DIR) && ../../$(VENV)/bin/ruff check .
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	@# crate boundaries (ARCHITECTURE.md): the planner is pure, the CLI does not link the coordinator
+	@tree=$$($(CARGO) tree -p centroid-planner -e normal --prefix none) || exit 1; \
+	  if echo "$$tree" | grep -E '^(tokio|redis|tonic|prost|reqwest)[- ]'; then \
+	    echo "centroid-planner depends on the crates above: it must stay pure"; exit 1; fi
+	@tree=$$($(CARGO) tree -p centroid-cli -e normal --prefix none) || exit 1; \
+	  if echo "$$tree" | grep -E '^centroid-coordinator '; then \
+	    echo "centroid-cli links the coordinator library: it starts the binary instead"; exit 1; fi
 
 # the skill tests run plans drafted by the Rust planner (`centroid plan`)
 test-python: klayout signoff

@@ -1,6 +1,6 @@
 """Plans of the Rust planner, run on the skill package: the test support for whole candidates.
 
-The coordinator's planner (``coordinator/src/planner/``) is the only planner.  Tests and
+The planner crate (``planner/``, which the coordinator drafts with) is the only planner.  Tests and
 benchmarks that need a whole candidate ask it for plans with ``centroid plan --json``
 (the first iteration's candidates exactly as the coordinator drafts them, against one
 skill process started from this checkout) and execute the steps here, in process, the way
