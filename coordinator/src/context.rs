@@ -15,7 +15,7 @@ use std::time::Duration;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
-use centroid_proto::runtime::event_types;
+use centroid_runtime::event_types;
 use serde_json::Value;
 
 use crate::config::CoordinatorConfig;

@@ -215,7 +215,7 @@ impl JobRecord {
             iteration_candidates: Vec::new(),
             signoff_enqueued: false,
             iteration_enqueued: None,
-            trace_id: centroid_proto::runtime::trace_context::new_trace_id(),
+            trace_id: centroid_runtime::trace_context::new_trace_id(),
             overlap_next: false,
             next_iteration: None,
         }
