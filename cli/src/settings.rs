@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use centroid_coordinator::llm::LlmSettings;
+use centroid_runtime::LlmSettings;
 use centroid_runtime::{BearerToken, LogFormat, TlsFiles, layered};
 use clap::Args;
 use serde::{Deserialize, Serialize};

@@ -2,7 +2,8 @@
 //! configuration ([`config_layers`]), logging ([`logging`]) and its JSON line
 //! ([`log_entry`]), the trace id carried between processes ([`trace_context`]),
 //! the operator's HTTP endpoint ([`operations`]), the authentication of its gRPC
-//! calls ([`auth`]) and their TLS ([`tls`]).
+//! calls ([`auth`]) and their TLS ([`tls`]); and the settings of the LLM planner's
+//! model ([`llm_settings`]), which the coordinator and the CLI both read.
 //!
 //! These are contracts between the processes of a farm as much as the wire types
 //! are: an operator configures every binary with the same file, the same
@@ -12,6 +13,7 @@
 
 pub mod auth;
 pub mod config_layers;
+pub mod llm_settings;
 pub mod log_entry;
 pub mod logging;
 pub mod operations;
@@ -20,6 +22,7 @@ pub mod trace_context;
 
 pub use auth::{AttachToken, AuthChannel, BearerToken, RequireToken};
 pub use config_layers::{ConfigError, layered};
+pub use llm_settings::{LlmSettings, Provider};
 pub use log_entry::event_types;
 pub use logging::{LogFormat, init_logging};
 pub use operations::{OperationsProbe, serve_operations};
