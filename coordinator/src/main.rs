@@ -14,7 +14,7 @@ use centroid_coordinator::memory::redis_cases::RedisMemory;
 use centroid_coordinator::store::redis::RedisStoreSettings;
 use centroid_coordinator::store::{MemoryStore, RedisStore, Store};
 use centroid_coordinator::{Coordinator, CoordinatorConfig, service};
-use centroid_proto::runtime::{OperationsProbe, init_logging, serve_operations};
+use centroid_runtime::{OperationsProbe, init_logging, serve_operations};
 use clap::Parser;
 use tokio::signal::unix::{SignalKind, signal};
 
