@@ -4,13 +4,13 @@
 use std::time::Duration;
 
 use anyhow::{Context, anyhow};
-use centroid_proto::runtime::{AttachToken, AuthChannel, BearerToken, Tls, tls, trace_context};
 use centroid_proto::v1::jobs_client::JobsClient;
 use centroid_proto::v1::{
     CancelJobRequest, CancelJobResponse, FetchArtifactRequest, GetJobRequest, GetJobResponse,
     JobEvent, JobOptions, ListJobsRequest, ListWorkersRequest, ListWorkersResponse,
     SubmitJobRequest, SubmitJobResponse, WatchJobRequest,
 };
+use centroid_runtime::{AttachToken, AuthChannel, BearerToken, Tls, tls, trace_context};
 use centroid_schemas::{InputErrors, InputIssue};
 
 /// Largest message the CLI accepts (artifacts come in chunks well below it).

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
-use centroid_coordinator::llm::LlmSettings;
 use centroid_coordinator::store::InProcessStore;
 use centroid_coordinator::{Coordinator, CoordinatorConfig, service};
 use centroid_planner::case_memory::CaseMemory;
-use centroid_proto::runtime::BearerToken;
+use centroid_runtime::BearerToken;
+use centroid_runtime::LlmSettings;
 use centroid_worker::WorkerConfig;
 
 use crate::jobs_client::Farm;

@@ -26,7 +26,7 @@ mod validate;
 
 use std::process::ExitCode;
 
-use centroid_proto::runtime::init_logging;
+use centroid_runtime::init_logging;
 use clap::{Parser, Subcommand};
 
 use crate::report::{JobStatus, Report};

@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
-use centroid_coordinator::llm::LlmSettings;
 use centroid_planner::case_memory::CaseMemory;
 use centroid_planner::case_memory::disk::DiskMemory;
+use centroid_runtime::LlmSettings;
 use clap::Args;
 
 use crate::EXIT_INVALID_INPUT;

@@ -1,13 +1,13 @@
 //! The CLI's own settings, layered as every Centroid binary does
-//! (`centroid_proto::runtime::config_layers`): defaults → `centroid.toml` `[cli]`
+//! (`centroid_runtime::config_layers`): defaults → `centroid.toml` `[cli]`
 //! → `CENTROID_<KEY>` → flags. A farm user can put the coordinator's address in
 //! the file once instead of exporting it in every shell.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use centroid_coordinator::llm::LlmSettings;
-use centroid_proto::runtime::{BearerToken, LogFormat, TlsFiles, layered};
+use centroid_runtime::LlmSettings;
+use centroid_runtime::{BearerToken, LogFormat, TlsFiles, layered};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 

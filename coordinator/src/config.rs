@@ -1,12 +1,12 @@
 //! The coordinator's settings, layered as every Centroid binary does
-//! (`centroid_proto::runtime::config_layers`): defaults → `centroid.toml`
+//! (`centroid_runtime::config_layers`): defaults → `centroid.toml`
 //! `[coordinator]` → `CENTROID_<KEY>` → flags. Later layers win.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use centroid_proto::runtime::{BearerToken, LogFormat, Tls, TlsFiles, TlsFlags, layered};
+use centroid_runtime::{BearerToken, LogFormat, Tls, TlsFiles, TlsFlags, layered};
 use clap::Parser;
 use serde::{Deserialize, Serialize};
 
@@ -129,7 +129,7 @@ pub struct CoordinatorConfig {
     pub ready_file: Option<PathBuf>,
     /// file holding the bearer token
     pub token_file: Option<PathBuf>,
-    /// TLS (`proto::runtime::tls`): certificate and key served with and presented,
+    /// TLS (`centroid_runtime::tls`): certificate and key served with and presented,
     /// the root peers must chain to, whether callers must present a certificate
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,

@@ -15,6 +15,8 @@ use std::time::Duration;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
+use centroid_runtime::event_types;
+
 use crate::config::CoordinatorConfig;
 use crate::error::StoreError;
 use crate::memory::CaseMemory;
@@ -23,7 +25,6 @@ use crate::model::{EventKind, EventRecord, JobInputs, JobRecord, Notice, now_ms}
 use crate::planner::{LlmCall, Planner, PlannerFactory};
 use crate::registry::Registry;
 use crate::store::Store;
-use centroid_proto::runtime::event_types;
 
 /// Longest pause between two tries of a store call.
 const STORE_RETRY_MAX: Duration = Duration::from_secs(2);

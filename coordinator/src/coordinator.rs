@@ -11,7 +11,7 @@ use centroid_schemas::{InputIssue, TaskContext};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use centroid_proto::runtime::OperationsProbe;
+use centroid_runtime::OperationsProbe;
 
 use crate::agent::LlmPlanners;
 use crate::config::CoordinatorConfig;

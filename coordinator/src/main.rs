@@ -14,7 +14,7 @@ use centroid_coordinator::store::{InProcessStore, RedisStore, Store};
 use centroid_coordinator::{Coordinator, CoordinatorConfig, service};
 use centroid_planner::case_memory::CaseMemory;
 use centroid_planner::case_memory::disk::DiskMemory;
-use centroid_proto::runtime::{OperationsProbe, init_logging, serve_operations};
+use centroid_runtime::{OperationsProbe, init_logging, serve_operations};
 use clap::Parser;
 use tokio::signal::unix::{SignalKind, signal};
 

@@ -3,7 +3,7 @@
 //! outcome and error code, retries, dead letters, slots per worker, how long
 //! candidates take, and the LLM planner's calls and tokens.
 
-use centroid_proto::runtime::operations::registered;
+use centroid_runtime::operations::registered;
 use prometheus::{
     Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGaugeVec, Opts, Registry,
 };
@@ -212,7 +212,7 @@ impl CoordinatorMetrics {
                 .with_label_values(&[worker, "busy"])
                 .set(status.running as i64);
         }
-        centroid_proto::runtime::operations::encode(&self.registry)
+        centroid_runtime::operations::encode(&self.registry)
     }
 }
 
@@ -223,14 +223,14 @@ mod tests {
     #[test]
     fn model_calls_and_tokens_are_counted() {
         let metrics = CoordinatorMetrics::new();
-        let before = centroid_proto::runtime::operations::encode(&metrics.registry);
+        let before = centroid_runtime::operations::encode(&metrics.registry);
         assert!(
             before.contains("centroid_llm_tokens_total{kind=\"prompt\"} 0"),
             "{before}"
         );
         metrics.llm_call("planner", "used", 1200, 300);
         metrics.llm_call("critic", "failed", 800, 0);
-        let text = centroid_proto::runtime::operations::encode(&metrics.registry);
+        let text = centroid_runtime::operations::encode(&metrics.registry);
         for line in [
             "centroid_llm_calls_total{outcome=\"used\",role=\"planner\"} 1",
             "centroid_llm_calls_total{outcome=\"failed\",role=\"critic\"} 1",

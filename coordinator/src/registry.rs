@@ -10,9 +10,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use centroid_proto::runtime::{AttachToken, AuthChannel, BearerToken, Tls, tls};
 use centroid_proto::v1::worker_client::WorkerClient;
 use centroid_proto::v1::{ListSkillsRequest, WorkerInfo, WorkerStatus};
+use centroid_runtime::{AttachToken, AuthChannel, BearerToken, Tls, tls};
 use serde_json::Value;
 use tokio::sync::{Notify, watch};
 use tonic::transport::Channel;

@@ -5,7 +5,6 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::time::Duration;
 
-use centroid_proto::runtime::{RequireToken, trace_context};
 use centroid_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
 use centroid_proto::v1::jobs_server::{Jobs, JobsServer};
 use centroid_proto::v1::{
@@ -18,6 +17,7 @@ use centroid_proto::v1::{
     WatchJobRequest, WorkerInfo, WorkerStatus,
 };
 use centroid_proto::{Error, ErrorCode, PROTOCOL_VERSION, check_protocol_version};
+use centroid_runtime::{RequireToken, trace_context};
 use tokio::net::TcpListener;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};

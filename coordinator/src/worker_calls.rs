@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 
 use centroid_planner::random::SplitMix64;
 use centroid_planner::step_failure::StepFailure;
-use centroid_proto::runtime::trace_context;
 use centroid_proto::v1::worker_client::WorkerClient;
 use centroid_proto::v1::{
     Artifact, CancelCandidateRequest, RunCandidateRequest, RunCandidateResponse, SkillCall,
 };
 use centroid_proto::{Error, ErrorCode};
+use centroid_runtime::trace_context;
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -156,7 +156,7 @@ pub(crate) fn step_failure(error: &Error) -> StepFailure {
 
 /// Tells the worker to stop a candidate of a cancelled job, each call with a deadline.
 pub(crate) async fn cancel_on_worker(
-    mut client: WorkerClient<centroid_proto::runtime::AuthChannel>,
+    mut client: WorkerClient<centroid_runtime::AuthChannel>,
     worker_id: &str,
     job_id: &str,
     candidate_id: &str,

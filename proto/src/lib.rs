@@ -6,7 +6,6 @@
 //! instead of flattening it to a string.
 
 pub mod media_type;
-pub mod runtime;
 mod status_details;
 
 pub use status_details::ERROR_DOMAIN;

@@ -5,10 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use centroid_proto::runtime::{AttachToken, BearerToken};
 use centroid_proto::v1::jobs_client::JobsClient;
 use centroid_proto::v1::worker_client::WorkerClient;
 use centroid_proto::v1::{HealthRequest, ListJobsRequest, ListWorkersRequest, SubmitJobRequest};
+use centroid_runtime::{AttachToken, BearerToken};
 use centroid_tests::{
     CoordinatorProcess, RedisProcess, WorkerProcess, binary, repository_root, small_job,
 };

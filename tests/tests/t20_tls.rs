@@ -6,10 +6,10 @@
 
 use std::time::{Duration, Instant};
 
-use centroid_proto::runtime::{TlsFiles, tls};
 use centroid_proto::v1::jobs_client::JobsClient;
 use centroid_proto::v1::worker_client::WorkerClient;
 use centroid_proto::v1::{HealthRequest, ListWorkersRequest};
+use centroid_runtime::{TlsFiles, tls};
 use centroid_tests::pki::TestPki;
 use centroid_tests::{CoordinatorProcess, RedisProcess, WorkerProcess, binary, repository_root};
 use tonic::transport::Channel;

@@ -9,9 +9,9 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use centroid_proto::runtime::trace_context;
 use centroid_proto::v1::GetJobRequest;
 use centroid_proto::v1::jobs_client::JobsClient;
+use centroid_runtime::trace_context;
 use centroid_tests::{CoordinatorProcess, RedisProcess, WorkerProcess, example_request, small_job};
 use serde_json::Value;
 

@@ -12,11 +12,11 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
-use centroid_proto::runtime::event_types;
 use centroid_proto::v1::{
     Artifact, RunCandidateRequest, RunCandidateResponse, SkillCall, StepResult,
 };
 use centroid_proto::{Error, ErrorCode};
+use centroid_runtime::event_types;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::time::Instant;

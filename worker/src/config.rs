@@ -1,12 +1,12 @@
 //! The worker's settings, layered as every Centroid binary does
-//! (`centroid_proto::runtime::config_layers`): defaults → `centroid.toml`
+//! (`centroid_runtime::config_layers`): defaults → `centroid.toml`
 //! `[worker]` → `CENTROID_<KEY>` → flags. Later layers win.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use centroid_proto::runtime::{BearerToken, LogFormat, Tls, TlsFiles, TlsFlags, layered};
+use centroid_runtime::{BearerToken, LogFormat, Tls, TlsFiles, TlsFlags, layered};
 use clap::Parser;
 use serde::{Deserialize, Serialize};
 
@@ -112,7 +112,7 @@ pub struct WorkerConfig {
     pub signoff_decks: String,
     /// file holding the bearer token
     pub token_file: Option<PathBuf>,
-    /// TLS (`proto::runtime::tls`): certificate and key served with and presented,
+    /// TLS (`centroid_runtime::tls`): certificate and key served with and presented,
     /// the root peers must chain to, whether callers must present a certificate
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,

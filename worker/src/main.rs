@@ -3,7 +3,7 @@
 //! period), deregisters and exits 0.
 
 use anyhow::Context;
-use centroid_proto::runtime::{OperationsProbe, init_logging, serve_operations};
+use centroid_runtime::{OperationsProbe, init_logging, serve_operations};
 use centroid_worker::WorkerConfig;
 use centroid_worker::config::CommandLine;
 use centroid_worker::node::Node;

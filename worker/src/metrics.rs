@@ -2,7 +2,7 @@
 //! and busy, candidates by outcome and error code, how long they take, KLayout
 //! process restarts, and whether the worker drains.
 
-use centroid_proto::runtime::operations::registered;
+use centroid_runtime::operations::registered;
 use prometheus::{Histogram, HistogramOpts, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry};
 
 use crate::pool::Pool;
@@ -96,6 +96,6 @@ impl WorkerMetrics {
         self.restarts
             .set(statuses.iter().map(|status| status.restarts()).sum::<u64>() as i64);
         self.draining.set(i64::from(draining));
-        centroid_proto::runtime::operations::encode(&self.registry)
+        centroid_runtime::operations::encode(&self.registry)
     }
 }

@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
 
-use centroid_proto::runtime::{RequireToken, tls};
+use centroid_runtime::{RequireToken, tls};
 use tonic::service::interceptor::InterceptedService;
 
 use crate::config::WorkerConfig;

@@ -5,12 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use centroid_proto::runtime::{AttachToken, AuthChannel, Tls, tls};
 use centroid_proto::v1::coordinator_client::CoordinatorClient;
 use centroid_proto::v1::{
     DeregisterWorkerRequest, HeartbeatRequest, RegisterWorkerRequest, WorkerInfo,
 };
 use centroid_proto::{Error, PROTOCOL_VERSION, check_protocol_version};
+use centroid_runtime::{AttachToken, AuthChannel, Tls, tls};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
@@ -41,7 +41,7 @@ pub struct RegistrationSettings {
     /// the address the coordinator reaches this worker at
     pub advertise_address: String,
     /// sent with every call to the coordinator
-    pub token: Option<centroid_proto::runtime::BearerToken>,
+    pub token: Option<centroid_runtime::BearerToken>,
     /// TLS of the calls to the coordinator (`None` = plain TCP)
     pub tls: Option<Tls>,
     pub heartbeat_interval: Duration,

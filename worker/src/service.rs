@@ -3,7 +3,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use centroid_proto::runtime::trace_context;
 use centroid_proto::v1::worker_server::Worker;
 use centroid_proto::v1::{
     CancelCandidateRequest, CancelCandidateResponse, DrainRequest, DrainResponse, HealthRequest,
@@ -11,6 +10,7 @@ use centroid_proto::v1::{
     RunCandidateResponse, Skill,
 };
 use centroid_proto::{Error, ErrorCode};
+use centroid_runtime::trace_context;
 use tonic::{Request, Response, Status};
 
 use crate::state::WorkerState;

@@ -365,7 +365,7 @@ impl WorkerReport for WorkerState {
 pub struct WorkerProbe(pub Arc<WorkerState>);
 
 #[tonic::async_trait]
-impl centroid_proto::runtime::OperationsProbe for WorkerProbe {
+impl centroid_runtime::OperationsProbe for WorkerProbe {
     async fn metrics(&self) -> String {
         self.0.metrics.render(&self.0.pool, self.0.is_draining())
     }

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::llm::settings::LlmSettings;
 use crate::llm::tokens::count_tokens;
 use crate::llm::wire;
+use centroid_runtime::LlmSettings;
 
 /// First pause before a retry (doubled per retry).
 const FIRST_BACKOFF: Duration = Duration::from_millis(250);

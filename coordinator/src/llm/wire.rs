@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::llm::client::{ChatMessage, Role};
-use crate::llm::settings::{LlmSettings, Provider};
+use centroid_runtime::{LlmSettings, Provider};
 
 /// The POST of `messages` to the provider's endpoint, with its headers and body
 /// (the key as `Authorization: Bearer` or `x-api-key`, only when there is one).

@@ -114,7 +114,7 @@ impl JobRecord {
             job_id,
             name,
             options,
-            trace_id: centroid_proto::runtime::trace_context::new_trace_id(),
+            trace_id: centroid_runtime::trace_context::new_trace_id(),
             created_ms: now_ms,
             updated_ms: now_ms,
             started_ms: now_ms,

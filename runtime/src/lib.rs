@@ -1,0 +1,29 @@
+//! What every Centroid process does the same way at start-up: layered
+//! configuration ([`config_layers`]), logging ([`logging`]) and its JSON line
+//! ([`log_entry`]), the trace id carried between processes ([`trace_context`]),
+//! the operator's HTTP endpoint ([`operations`]), the authentication of its gRPC
+//! calls ([`auth`]) and their TLS ([`tls`]); and the settings of the LLM planner's
+//! model ([`llm_settings`]), which the coordinator and the CLI both read.
+//!
+//! These are contracts between the processes of a farm as much as the wire types
+//! are: an operator configures every binary with the same file, the same
+//! `CENTROID_*` variables and the same flags, and reads one log format from all of
+//! them. The generated gRPC types stay in `centroid-proto` (the only crate that
+//! exposes prost types); this crate may depend on it, never the other way round.
+
+pub mod auth;
+pub mod config_layers;
+pub mod llm_settings;
+pub mod log_entry;
+pub mod logging;
+pub mod operations;
+pub mod tls;
+pub mod trace_context;
+
+pub use auth::{AttachToken, AuthChannel, BearerToken, RequireToken};
+pub use config_layers::{ConfigError, layered};
+pub use llm_settings::{LlmSettings, Provider};
+pub use log_entry::event_types;
+pub use logging::{LogFormat, init_logging};
+pub use operations::{OperationsProbe, serve_operations};
+pub use tls::{Tls, TlsError, TlsFiles, TlsFlags};

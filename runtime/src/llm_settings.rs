@@ -1,0 +1,218 @@
+//! `[coordinator.llm]` (and `[cli.llm]` for `centroid run`): which model the LLM
+//! planner asks, layered like every setting (`CENTROID_LLM_BASE_URL`,
+//! `CENTROID_LLM_MODEL`, `CENTROID_LLM_API_KEY`, `CENTROID_LLM_MAX_CONTEXT_TOKENS`,
+//! `CENTROID_LLM_TEMPERATURE`, `CENTROID_LLM_MAX_TOKENS`, `CENTROID_LLM_TIMEOUT_MS`).
+//! The CLI reads them as well as the coordinator, and hands its own to a child
+//! coordinator process as those variables ([`LlmSettings::to_environment`]).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use crate::config_layers::environment_variable;
+
+/// The key of these settings in a binary's table (`[coordinator.llm]`, `[cli.llm]`).
+pub const LLM_TABLE: &str = "llm";
+
+/// The API the model speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    /// `POST {base_url}/chat/completions` (OpenAI, vLLM, Ollama, llama.cpp)
+    #[default]
+    Openai,
+    /// `POST {base_url}/messages` (Anthropic Messages API)
+    Anthropic,
+}
+
+/// Which model the LLM planner asks and how (every field has a default, so a
+/// partial `[llm]` table is fine). `Debug` never prints the key.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LlmSettings {
+    /// the API the model speaks
+    pub provider: Provider,
+    /// with the API version, e.g. `https://api.openai.com/v1`,
+    /// `http://127.0.0.1:11434/v1`, `https://api.anthropic.com/v1`; empty = no model
+    pub base_url: String,
+    /// the model's name as the server knows it
+    pub model: String,
+    /// may stay empty for local servers (Ollama, llama.cpp, vLLM)
+    pub api_key: String,
+    /// sampling temperature
+    pub temperature: f64,
+    /// completion tokens asked for
+    pub max_tokens: u32,
+    /// the whole call, retries included, never takes longer
+    pub timeout_ms: u64,
+    /// the model's context window; prompts are built within it
+    pub max_context_tokens: u32,
+    /// ask for a JSON object (`response_format`) where the API has it
+    pub json_mode: bool,
+    /// extra attempts after a 429, a 5xx, a timeout or a lost connection
+    pub retries: u32,
+}
+
+impl Default for LlmSettings {
+    fn default() -> Self {
+        LlmSettings {
+            provider: Provider::Openai,
+            base_url: String::new(),
+            model: String::new(),
+            api_key: String::new(),
+            temperature: 0.2,
+            max_tokens: 2048,
+            timeout_ms: 60_000,
+            max_context_tokens: 8192,
+            json_mode: true,
+            retries: 2,
+        }
+    }
+}
+
+impl LlmSettings {
+    /// A model is configured when both its URL and its name are.
+    pub fn is_configured(&self) -> bool {
+        self.missing().is_none()
+    }
+
+    /// Why no model is configured, for the one log line that says so (`None`
+    /// when one is).
+    pub fn missing(&self) -> Option<String> {
+        match (
+            self.base_url.trim().is_empty(),
+            self.model.trim().is_empty(),
+        ) {
+            (true, _) => Some("no [llm] base_url (CENTROID_LLM_BASE_URL)".into()),
+            (false, true) => Some("no [llm] model (CENTROID_LLM_MODEL)".into()),
+            (false, false) => None,
+        }
+    }
+
+    /// The settings as the `CENTROID_LLM_<KEY>` variables that layer back into the
+    /// same settings: one per field, derived from the serialized settings (a new
+    /// field is written without a list to keep in step). The list holds the API
+    /// key in clear, for a child process's environment only: never log it.
+    pub fn to_environment(&self) -> Vec<(String, String)> {
+        let fields = match serde_json::to_value(self) {
+            Ok(Json::Object(fields)) => fields,
+            _ => unreachable!("LlmSettings serializes to a table of plain values"),
+        };
+        fields
+            .into_iter()
+            .map(|(key, value)| {
+                let text = match value {
+                    Json::String(text) => text,
+                    other => other.to_string(),
+                };
+                (environment_variable(&format!("{LLM_TABLE}.{key}")), text)
+            })
+            .collect()
+    }
+}
+
+/// Never prints the key.
+impl std::fmt::Debug for LlmSettings {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("LlmSettings")
+            .field("provider", &self.provider)
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field(
+                "api_key",
+                &if self.api_key.is_empty() {
+                    "<empty>"
+                } else {
+                    "<set>"
+                },
+            )
+            .field("temperature", &self.temperature)
+            .field("max_tokens", &self.max_tokens)
+            .field("timeout_ms", &self.timeout_ms)
+            .field("max_context_tokens", &self.max_context_tokens)
+            .field("json_mode", &self.json_mode)
+            .field("retries", &self.retries)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::config_layers::{CONFIG_FILE_VARIABLE, layered};
+
+    /// A binary's table holding the `llm` table, as the coordinator's does.
+    #[derive(Debug, Default, Serialize, Deserialize)]
+    #[serde(default)]
+    struct Holder {
+        llm: LlmSettings,
+    }
+
+    fn unusual_settings() -> LlmSettings {
+        LlmSettings {
+            provider: Provider::Anthropic,
+            base_url: "http://127.0.0.1:9/v1".into(),
+            model: "claude-test".into(),
+            api_key: "sk-secret".into(),
+            temperature: 0.7,
+            max_tokens: 333,
+            timeout_ms: 4_321,
+            max_context_tokens: 16_384,
+            json_mode: false,
+            retries: 5,
+        }
+    }
+
+    #[test]
+    fn the_environment_written_layers_back_into_the_same_settings() {
+        let settings = unusual_settings();
+        let mut environment: HashMap<String, String> =
+            settings.to_environment().into_iter().collect();
+        assert_eq!(
+            environment.get("CENTROID_LLM_BASE_URL").map(String::as_str),
+            Some("http://127.0.0.1:9/v1")
+        );
+        assert_eq!(
+            environment.get("CENTROID_LLM_PROVIDER").map(String::as_str),
+            Some("anthropic")
+        );
+        assert_eq!(
+            environment.len(),
+            10,
+            "one variable per field: {:?}",
+            environment.keys()
+        );
+        for (variable, default) in LlmSettings::default().to_environment() {
+            assert_ne!(
+                environment[&variable], default,
+                "{variable}: every field differs from its default, so each one makes the trip"
+            );
+        }
+        environment.insert(CONFIG_FILE_VARIABLE.into(), String::new());
+        let no_flags = serde_json::Map::new();
+        let layered_back: Holder = layered(
+            "coordinator",
+            &Holder::default(),
+            None,
+            &environment,
+            &no_flags,
+        )
+        .unwrap();
+        assert_eq!(layered_back.llm, settings);
+    }
+
+    #[test]
+    fn the_key_is_in_the_environment_but_never_in_debug() {
+        let settings = unusual_settings();
+        assert!(
+            settings
+                .to_environment()
+                .contains(&("CENTROID_LLM_API_KEY".into(), "sk-secret".into()))
+        );
+        let printed = format!("{settings:?}");
+        assert!(!printed.contains("sk-secret"), "{printed}");
+        assert!(printed.contains("<set>"), "{printed}");
+    }
+}
