@@ -1,31 +1,23 @@
-//! The one-machine cluster of `centroid run`: the coordinator with its in-process
-//! store and a worker node with S KLayout processes, in this process, talking gRPC
-//! over loopback exactly as a farm does.
+//! The one-machine cluster of `centroid run`: the `centroid-coordinator` binary as
+//! a child process with its in-process store, and a worker node with S KLayout
+//! processes in this process, talking gRPC over loopback exactly as a farm does.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
-use centroid_coordinator::store::InProcessStore;
-use centroid_coordinator::{Coordinator, CoordinatorConfig, service};
-use centroid_planner::case_memory::CaseMemory;
-use centroid_runtime::BearerToken;
-use centroid_runtime::LlmSettings;
+use centroid_runtime::{BearerToken, LlmSettings, LogFormat};
 use centroid_worker::WorkerConfig;
-
-use crate::jobs_client::Farm;
 use centroid_worker::config::CommandLine as WorkerCommandLine;
 use centroid_worker::node::Node;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
+
+use crate::coordinator_process::{CoordinatorLaunch, CoordinatorProcess};
+use crate::jobs_client::Farm;
 
 pub struct LocalCluster {
     /// the coordinator at `http://127.0.0.1:<port>` and this run's random token
     pub farm: Farm,
-    coordinator: Coordinator,
-    server_stop: oneshot::Sender<()>,
-    server: JoinHandle<Result<(), centroid_coordinator::CoordinatorError>>,
+    coordinator: CoordinatorProcess,
     worker: Node,
 }
 
@@ -64,70 +56,75 @@ pub fn worker_command_line(
 }
 
 impl LocalCluster {
-    /// Starts the coordinator (with `llm` for jobs asking for the LLM planner) and a
-    /// worker with `slots` KLayout processes; the worker may run `signoff_deck` (a
-    /// foundry deck file) for jobs that name it.
+    /// Starts the coordinator (with `llm` for jobs asking for the LLM planner, and
+    /// the long-term memory in `memory`) and a worker with `slots` KLayout
+    /// processes; the worker may run `signoff_deck` (a foundry deck file) for jobs
+    /// that name it.
     pub async fn start(
         slots: usize,
         signoff_deck: Option<&Path>,
         llm: &LlmSettings,
-        memory: Option<Arc<dyn CaseMemory>>,
+        memory: Option<&Path>,
+        log_format: LogFormat,
     ) -> anyhow::Result<LocalCluster> {
         // loopback only, and a random token per run: another user of this machine
         // cannot submit to (or read from) this run's coordinator and worker
         let token = BearerToken::random();
-        let config = CoordinatorConfig {
-            listen: "127.0.0.1:0".to_owned(),
-            redis: "memory".to_owned(),
-            token: Some(token.clone()),
-            llm: llm.clone(),
-            ..CoordinatorConfig::default()
+        let launch = CoordinatorLaunch {
+            token: &token,
+            llm,
+            memory,
+            log_format,
         };
-        let (listener, local_address) = service::bind(&config.listen)
-            .await
-            .context("binding the local coordinator")?;
-        let coordinator =
-            Coordinator::start_with_memory(config, Arc::new(InProcessStore::new()), memory)
-                .await
-                .context("starting the local coordinator")?;
-        let (server_stop, stop_requested) = oneshot::channel::<()>();
-        let server = tokio::spawn(service::serve(coordinator.clone(), listener, async {
-            let _ = stop_requested.await;
-        }));
-        let address = format!("http://{local_address}");
-
-        let environment: HashMap<String, String> = std::env::vars().collect();
-        let mut command_line = worker_command_line(&environment, Some(address.clone()));
-        command_line.slots = Some(slots);
-        command_line.signoff_decks = signoff_deck.map(|deck| deck.display().to_string());
-        let mut worker_config = WorkerConfig::load_with_environment(&command_line, environment)
-            .map_err(|error| anyhow!("worker configuration: {error}"))?;
-        worker_config.token = Some(token.clone());
-        let worker_listener = tokio::net::TcpListener::bind(&worker_config.listen)
-            .await
-            .context("binding the local worker")?;
-        let worker = Node::start(&worker_config, worker_listener).await.map_err(|error| {
-            anyhow!("starting {slots} KLayout process(es) with {}: {error}; run `make klayout` to provision the venv", worker_config.python.display())
-        })?;
-        Ok(LocalCluster {
-            farm: Farm {
-                coordinator: address,
-                token: Some(token),
-                tls: None,
-            },
-            coordinator,
-            server_stop,
-            server,
-            worker,
-        })
+        let coordinator = CoordinatorProcess::start(&launch).await?;
+        let address = format!("http://{}", coordinator.address);
+        match start_worker(slots, signoff_deck, &address, &token).await {
+            Ok(worker) => Ok(LocalCluster {
+                farm: Farm {
+                    coordinator: address,
+                    token: Some(token),
+                    tls: None,
+                },
+                coordinator,
+                worker,
+            }),
+            Err(error) => {
+                coordinator.stop().await;
+                Err(error)
+            }
+        }
     }
 
     pub async fn stop(self) {
         if let Err(error) = self.worker.stop().await {
             tracing::warn!(%error, "stopping the local worker");
         }
-        let _ = self.server_stop.send(());
-        let _ = self.server.await;
-        self.coordinator.shutdown().await;
+        self.coordinator.stop().await;
     }
+}
+
+/// A worker node in this process with `slots` KLayout processes, registered with
+/// the coordinator at `address`.
+async fn start_worker(
+    slots: usize,
+    signoff_deck: Option<&Path>,
+    address: &str,
+    token: &BearerToken,
+) -> anyhow::Result<Node> {
+    let environment: HashMap<String, String> = std::env::vars().collect();
+    let mut command_line = worker_command_line(&environment, Some(address.to_owned()));
+    command_line.slots = Some(slots);
+    command_line.signoff_decks = signoff_deck.map(|deck| deck.display().to_string());
+    let mut worker_config = WorkerConfig::load_with_environment(&command_line, environment)
+        .map_err(|error| anyhow!("worker configuration: {error}"))?;
+    worker_config.token = Some(token.clone());
+    let worker_listener = tokio::net::TcpListener::bind(&worker_config.listen)
+        .await
+        .context("binding the local worker")?;
+    Node::start(&worker_config, worker_listener).await.map_err(|error| {
+        anyhow!(
+            "starting {slots} KLayout process(es) with {}: {error}; run `make klayout` to provision the venv",
+            worker_config.python.display()
+        )
+    })
 }

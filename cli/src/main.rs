@@ -4,6 +4,7 @@
 
 mod cases;
 mod convert;
+mod coordinator_process;
 mod follow;
 mod inputs;
 mod jobs_client;
@@ -126,7 +127,7 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async {
         match &cli.command {
             Command::Validate(_) | Command::Convert(_) => unreachable!("handled above"),
-            Command::Run(args) => run::run(args, &settings.llm).await,
+            Command::Run(args) => run::run(args, &settings).await,
             Command::Plan(args) => plan::plan(args).await,
             Command::Submit(args) => remote::submit(&farm, args).await,
             Command::Watch(args) => remote::watch(&farm, args).await,

@@ -1,23 +1,21 @@
-//! `centroid run DIR`: the whole pipeline on this machine — an in-process coordinator
-//! and store, S local KLayout processes — then the output folder, through the same
-//! submit-and-follow path as `centroid submit --wait`.
+//! `centroid run DIR`: the whole pipeline on this machine — a child coordinator with
+//! its in-process store, S local KLayout processes — then the output folder, through
+//! the same submit-and-follow path as `centroid submit --wait`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
-use centroid_planner::case_memory::CaseMemory;
 use centroid_planner::case_memory::disk::DiskMemory;
-use centroid_runtime::LlmSettings;
 use clap::Args;
 
 use crate::EXIT_INVALID_INPUT;
 use crate::follow::{Destination, JobArgs, conclude, submit_and_follow};
 use crate::jobs_client::Jobs;
 use crate::local_cluster::LocalCluster;
+use crate::settings::CliSettings;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -38,7 +36,7 @@ pub struct RunArgs {
     no_memory: bool,
 }
 
-pub async fn run(args: &RunArgs, llm: &LlmSettings) -> anyhow::Result<ExitCode> {
+pub async fn run(args: &RunArgs, settings: &CliSettings) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let Some(checked) = args.job.inputs.load_or_report() else {
         return Ok(ExitCode::from(EXIT_INVALID_INPUT));
@@ -61,15 +59,24 @@ pub async fn run(args: &RunArgs, llm: &LlmSettings) -> anyhow::Result<ExitCode> 
         ),
         None => None,
     };
-    let memory: Option<Arc<dyn CaseMemory>> = match (&args.memory, args.no_memory) {
+    let memory = match (&args.memory, args.no_memory) {
         (_, true) => None,
-        (Some(directory), false) => Some(Arc::new(DiskMemory::open(directory)?)),
-        (None, false) => match DiskMemory::default_root() {
-            Some(directory) => Some(Arc::new(DiskMemory::open(&directory)?)),
-            None => None,
-        },
+        (Some(directory), false) => Some(directory.clone()),
+        (None, false) => DiskMemory::default_root(),
     };
-    let cluster = LocalCluster::start(slots, signoff_deck.as_deref(), llm, memory).await?;
+    // the coordinator keeps the memory; a directory it would refuse is refused here,
+    // before anything starts
+    if let Some(directory) = &memory {
+        DiskMemory::open(directory)?;
+    }
+    let cluster = LocalCluster::start(
+        slots,
+        signoff_deck.as_deref(),
+        &settings.llm,
+        memory.as_deref(),
+        settings.log_format,
+    )
+    .await?;
     let mut timings = BTreeMap::new();
     timings.insert(
         "start_local_cluster".to_owned(),

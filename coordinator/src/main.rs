@@ -25,7 +25,9 @@ async fn main() -> anyhow::Result<()> {
     init_logging(config.log_format, "info");
 
     let store: Arc<dyn Store> = if config.redis == "memory" {
-        tracing::warn!("in-process store: jobs do not survive a restart");
+        // info, not warn: `centroid run` starts every coordinator this way (and shows
+        // warnings only), an operator sees it at the default level
+        tracing::info!("in-process store: jobs do not survive a restart");
         Arc::new(InProcessStore::new())
     } else {
         let settings = RedisStoreSettings {

@@ -100,6 +100,13 @@ impl BearerToken {
         }
     }
 
+    /// The token as the variable a child process reads it from
+    /// (`CENTROID_TOKEN`, see [`BearerToken::configured`]), for that child's
+    /// environment only — never an argument, never logged.
+    pub fn to_environment(&self) -> (String, String) {
+        (TOKEN_VARIABLE.to_string(), self.0.to_string())
+    }
+
     fn matches(&self, presented: &[u8]) -> bool {
         self.0.as_bytes().ct_eq(presented).into()
     }
@@ -244,6 +251,13 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(token, BearerToken::new("from-env").unwrap());
+        let random = BearerToken::random();
+        let handed_on = std::collections::HashMap::from([random.to_environment()]);
+        assert_eq!(
+            BearerToken::configured(None, &handed_on).unwrap(),
+            Some(random),
+            "a child reads back the token it is handed"
+        );
         assert!(
             BearerToken::configured(None, &Default::default())
                 .unwrap()
