@@ -192,7 +192,7 @@ impl Default for CoordinatorConfig {
             tls: None,
             llm: LlmSettings::default(),
             memory: String::new(),
-            memory_max_cases: crate::memory::DEFAULT_MAX_CASES as u32,
+            memory_max_cases: centroid_planner::case_memory::DEFAULT_MAX_CASES as u32,
         }
     }
 }

@@ -11,13 +11,13 @@ use centroid_schemas::{InputIssue, TaskContext};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use centroid_planner::case_memory::{Case, CaseMemory};
 use centroid_runtime::OperationsProbe;
 
 use crate::agent::LlmPlanners;
 use crate::config::CoordinatorConfig;
 use crate::context::{Context, Interrupted};
 use crate::error::CoordinatorError;
-use crate::memory::{Case, CaseMemory};
 use crate::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, EventKind, EventRecord, JobInputs, JobOptions,
     JobRecord, Plan, now_ms,
