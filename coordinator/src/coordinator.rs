@@ -108,8 +108,8 @@ impl Coordinator {
     ) -> Result<Coordinator, CoordinatorError> {
         let registry = Registry::new(
             config.heartbeat_timeout(),
-            config.token.clone(),
-            config.tls.clone(),
+            config.common.token.clone(),
+            config.common.tls.clone(),
         );
         let context = Arc::new(Context::new(config, store, registry, planners, memory));
         let mut tasks = dispatcher::spawn(context.clone());
