@@ -507,7 +507,10 @@ impl Coordinator {
 #[tonic::async_trait]
 impl OperationsProbe for Coordinator {
     async fn metrics(&self) -> String {
-        self.context.metrics.render(&self.context).await
+        self.context
+            .metrics
+            .render(self.context.store.as_ref(), &self.context.registry)
+            .await
     }
 
     /// Ready while it serves and its store answers.
