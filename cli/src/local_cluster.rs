@@ -76,13 +76,13 @@ impl LocalCluster {
         // loopback only, and a random token per run: another user of this machine
         // cannot submit to (or read from) this run's coordinator and worker
         let token = BearerToken::random();
-        let config = CoordinatorConfig {
+        let mut config = CoordinatorConfig {
             listen: "127.0.0.1:0".to_owned(),
             redis: "memory".to_owned(),
-            token: Some(token.clone()),
             llm: llm.clone(),
             ..CoordinatorConfig::default()
         };
+        config.common.token = Some(token.clone());
         let (listener, local_address) = service::bind(&config.listen)
             .await
             .context("binding the local coordinator")?;
@@ -101,8 +101,8 @@ impl LocalCluster {
         command_line.slots = Some(slots);
         command_line.signoff_decks = signoff_deck.map(|deck| deck.display().to_string());
         let mut worker_config = WorkerConfig::load_with_environment(&command_line, environment)
-            .map_err(|error| anyhow!("worker configuration: {error}"))?;
-        worker_config.token = Some(token.clone());
+            .context("worker configuration")?;
+        worker_config.common.token = Some(token.clone());
         let worker_listener = tokio::net::TcpListener::bind(&worker_config.listen)
             .await
             .context("binding the local worker")?;
