@@ -3,14 +3,15 @@
 
 use serde_json::{Value, json};
 
-use super::ending::{complete, conclude, end, end_search, take_best};
-use super::{
-    Best, Effect, PhaseSettings, Progress, move_to, notice, passing_through, state_change,
+use super::steps::{
+    complete, conclude, end, end_search, keep_round_moving, move_to, notice, passing_through,
+    state_change, take_best,
 };
+use super::{Best, Effect, PhaseSettings, Progress};
 use crate::model::{
     Ahead, Drafting, EventKind, JobPhase, JobRecord, JobState, Notice, Outcome, Round,
 };
-use crate::session::overlap::{ahead_room, idle_slots_call_ahead, missing, overlap_next, top_up};
+use crate::session::overlap::{ahead_room, idle_slots_call_ahead, overlap_next};
 
 pub(super) fn rules_probed(
     job: &mut JobRecord,
@@ -98,30 +99,6 @@ pub(super) fn searching(job: &mut JobRecord, mut round: Round, progress: &Progre
     effects.push(keep_round_moving(&mut round, progress));
     job.phase = JobPhase::Searching(round);
     effects
-}
-
-/// A round not all in: more of it queued, its lost candidates recorded, or a wait.
-pub(super) fn keep_round_moving(round: &mut Round, progress: &Progress) -> Effect {
-    if let Some(candidates) = top_up(round, &progress.finished, progress.window) {
-        round.started_ms = progress.now_ms;
-        return Effect::EnqueueMore { candidates };
-    }
-    let stalled = round.started_ms > 0
-        && progress.now_ms.saturating_sub(round.started_ms) > progress.stall_limit_ms;
-    if stalled {
-        let candidates: Vec<String> = missing(round, &progress.finished)
-            .into_iter()
-            .cloned()
-            .collect();
-        if !candidates.is_empty() {
-            let message = format!("no result within {} ms", progress.stall_limit_ms);
-            return Effect::RecordLost {
-                candidates,
-                message,
-            };
-        }
-    }
-    Effect::Wait
 }
 
 pub(super) fn drafted_ahead(

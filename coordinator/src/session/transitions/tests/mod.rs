@@ -6,7 +6,7 @@ mod ending;
 mod search;
 
 use super::*;
-use crate::model::{Ahead, Drafting, JobOptions, Round};
+use crate::model::{Ahead, Drafting, JobOptions, JobState, Round};
 
 pub(super) fn options() -> JobOptions {
     JobOptions {
