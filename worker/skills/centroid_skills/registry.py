@@ -36,6 +36,7 @@ SKILL_MODULES = (
     "centroid_skills.skills.routing",
     "centroid_skills.skills.lvs",
     "centroid_skills.skills.signoff",
+    "centroid_skills.skills.simulation",
 )
 
 VALIDATOR_CLASS = jsonschema.Draft202012Validator
