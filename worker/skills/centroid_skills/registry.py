@@ -37,6 +37,7 @@ SKILL_MODULES = (
     "centroid_skills.skills.lvs",
     "centroid_skills.skills.signoff",
     "centroid_skills.skills.simulation",
+    "centroid_skills.skills.extraction",
 )
 
 VALIDATOR_CLASS = jsonschema.Draft202012Validator
