@@ -42,6 +42,7 @@ from centroid_skills.errors import (
 )
 from centroid_skills.models import CORNERS, ProcessModels, find_models, ngspice_binary
 from centroid_skills.registry import FILE_PATH, NAME, obj, skill
+from centroid_skills.schematic_spice import schematic_subckt
 from centroid_skills.session import Session
 from centroid_skills.testbench_check import (
     LogicalLine,
@@ -255,3 +256,33 @@ def sim_testbench(session: Session, args: dict[str, Any]) -> dict[str, Any]:
         fh.write(text)
     measures = sorted(measure_names(logical_lines(text)))
     return {"path": args["path"], "kind": args["kind"], "measures": measures, "lines": text.count("\n")}
+
+
+SCHEMATIC_SCHEMA = obj(
+    {
+        "path": {**FILE_PATH, "description": "the SPICE file to write"},
+        "circuit": NAME,
+        "ports": {"type": "array", "minItems": 1, "maxItems": 1000, "items": NAME},
+        "devices": {"type": "array", "minItems": 1, "maxItems": 5000, "items": {
+            "type": "object", "required": ["id", "type", "terminals"],
+            "properties": {"id": {"type": "string", "minLength": 1, "maxLength": 200},
+                           "type": {"enum": ["nmos", "pmos", "resistor", "capacitor"]},
+                           "terminals": {"type": "object", "additionalProperties": NAME}}},
+            "description": "flattened circuit devices (as `centroid validate --json` prints them)"},
+        "tech": {"type": "string", "minLength": 1, "maxLength": 100},
+        "models": obj({"nmos": NAME, "pmos": NAME}),
+    },
+    ["path", "circuit", "ports", "devices"],
+)
+
+
+@skill("sim.schematic",
+       "Write the schematic DUT as a SPICE subcircuit for the process's models (the "
+       "reference the extracted netlist is compared with).",
+       SCHEMATIC_SCHEMA)
+def sim_schematic(session: Session, args: dict[str, Any]) -> dict[str, Any]:
+    tech = args.get("tech") or session.need_tech().name
+    text = schematic_subckt(args["circuit"], args["ports"], args["devices"], tech, args.get("models") or {})
+    with open(args["path"], "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return {"path": args["path"], "circuit": args["circuit"], "devices": len(args["devices"])}
