@@ -106,6 +106,14 @@ def _locate(sources: list[tuple[str, list[LogicalLine]]], fragment: str) -> dict
     return {}
 
 
+def _locate_element(sources: list[tuple[str, list[LogicalLine]]], name: str) -> dict[str, Any]:
+    for path, lines in sources:
+        for line in lines:
+            if line.text.split()[0].lower() == name.lower():
+                return {"file": path, "line": line.number}
+    return {}
+
+
 def classify_failure(output: str, sources: list[tuple[str, list[LogicalLine]]]) -> SkillError | None:
     """A syntax error or a non-converging analysis in ngspice's output, located in the
     testbench or the DUT where ngspice quotes the line."""
@@ -116,9 +124,9 @@ def classify_failure(output: str, sources: list[tuple[str, list[LogicalLine]]]) 
             where: dict[str, Any] = {}
             if text.startswith("error on line") and i + 1 < len(lines):
                 where = _locate(sources, lines[i + 1])
-            m = re.search(r"\(instance:\s*x?(\S+?)\)", lines[i], re.IGNORECASE)
-            if not where and m:
-                where = _locate(sources, "x" + m.group(1))
+            m = re.search(r"\(instance:\s*x(\S+?)\)", lines[i], re.IGNORECASE)
+            if not where and m:  # ngspice prefixes the instance name with x: X2 -> xx2
+                where = _locate_element(sources, m.group(1))
             detail = " ".join(s.strip() for s in lines[i:i + 3] if s.strip())
             return _fail(INVALID_PARAM, "sim_syntax", f"ngspice refused the deck: {detail}",
                          ngspice=detail, **where)
