@@ -38,6 +38,7 @@ SKILL_MODULES = (
     "centroid_skills.skills.signoff",
     "centroid_skills.skills.simulation",
     "centroid_skills.skills.extraction",
+    "centroid_skills.skills.electrical",
 )
 
 VALIDATOR_CLASS = jsonschema.Draft202012Validator
