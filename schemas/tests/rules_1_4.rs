@@ -159,7 +159,11 @@ fn every_example_rule_set_has_sourced_parasitics_for_its_routing_layers() {
                 .get(&layer.name)
                 .unwrap_or_else(|| panic!("{name}: no parasitics for {}", layer.name));
             assert!(!coefficients.source.trim().is_empty(), "{name}");
-            assert!(coefficients.coupling_af_um.is_some(), "{name} {}", layer.name);
+            assert!(
+                coefficients.coupling_af_um.is_some(),
+                "{name} {}",
+                layer.name
+            );
         }
         for role in ["contact", "via1", "via2"] {
             if let Some(layer) = rule_set.layer_for_role(role) {
