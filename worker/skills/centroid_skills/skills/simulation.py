@@ -40,7 +40,14 @@ from centroid_skills.errors import (
     TIMEOUT,
     SkillError,
 )
-from centroid_skills.models import CORNERS, ProcessModels, find_models, ngspice_binary
+from centroid_skills.models import (
+    CORNERS,
+    ProcessModels,
+    convention,
+    find_models,
+    mos_sizes,
+    ngspice_binary,
+)
 from centroid_skills.registry import FILE_PATH, NAME, obj, skill
 from centroid_skills.schematic_spice import schematic_subckt
 from centroid_skills.session import Session
@@ -177,9 +184,10 @@ SIM_SCHEMA = obj(
 def sim_run(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     tech = args.get("tech") or session.need_tech().name
-    models = find_models(tech, args.get("corner", "tt"))
     dut_path, tb_path = args["dut_path"], args["testbench_path"]
     dut_lines = logical_lines(read_text(dut_path, "dut"))
+    sizes = mos_sizes([line.text for line in dut_lines], convention(tech))
+    models = find_models(tech, args.get("corner", "tt"), sizes)
     circuit = args.get("circuit")
     if circuit and not any(ln.text.split()[0].lower() == ".subckt" and len(ln.text.split()) > 1
                            and ln.text.split()[1].lower() == circuit.lower() for ln in dut_lines):
