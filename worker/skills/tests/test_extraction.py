@@ -9,18 +9,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO_ROOT, Client, load_rule_set
+from helpers import REPO_ROOT, Client, load_rule_set, scaled_rule_set
 
 from centroid_skills.skills.lvs import metal_stack
 from centroid_skills.tech import Technology
 
-PDKS = ["sky130", "gf180mcu", "ihp_sg13g2"]
+PDKS = ["sky130", "gf180mcu", "ihp_sg13g2", "sky130_x1.5", "ihp_sg13g2_x1.5"]
 LENGTH_UM = 100.0
 TOLERANCE = 0.10
 
 
 def rules_of(pdk: str) -> dict[str, Any]:
-    return load_rule_set(REPO_ROOT / "examples" / "pdk" / f"{pdk}.json")
+    """An example rule set, or (``_x1.5``) it scaled 1.5x with other layer names and numbers:
+    the extraction reads every coefficient and length from the rule set."""
+    name, _, scaled = pdk.partition("_x")
+    rules = load_rule_set(REPO_ROOT / "examples" / "pdk" / f"{name}.json")
+    return scaled_rule_set(rules, float(scaled)) if scaled else rules
 
 
 def routing(rules: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
