@@ -249,3 +249,53 @@ def test_only_the_bins_the_dut_uses_are_read(ota_layout: dict[str, Any], tmp_pat
     assert mos_sizes(["XM1 d g s b sky130_fd_pr__nfet_01v8 w={wn} l=0.5"], conv) is None
     one = binned(every_bin, {(0.5e-6, 2e-6)})
     assert 1 <= one.count(".model ") < 10 and one.count(".subckt") == 2
+
+
+def test_aligns_five_transistor_ota_before_and_after_layout(tmp_path: Path) -> None:
+    """ALIGN's SKY130 five-transistor OTA (the shared folder's benchmark netlist): a layout of
+    the Rust planner's, extracted and simulated against its schematic."""
+    import subprocess
+
+    from helpers import shared_file
+    from rust_plans import PlanRequest, centroid_binary, example_objectives, rule_set
+
+    from centroid_skills.server import Server
+
+    spice = shared_file("benches/align_sky130/five_transistor_ota/netlist.sp")
+    netlist = json.loads(subprocess.run([str(centroid_binary()), "convert", str(spice)], check=True,
+                                        capture_output=True, text=True).stdout)
+    # the first LVS- and DRC-clean candidate (today 5 of the first 8 short tail to vss: a
+    # layout defect outside this test, reported with issue 27's work)
+    request = PlanRequest.of(netlist, rule_set("sky130"), example_objectives("ota5"), candidates=8)
+    for k, candidate in enumerate(draft(request).candidates):
+        server = Server()
+        steps = candidate.steps
+        result = run_plan(steps, tmp_path / str(k), server=server)
+        if result["ok"] and result["lvs_match"] and result["drc_total"] == 0:
+            break
+    else:
+        pytest.fail("no clean candidate among 8")
+    tmp_path = tmp_path / str(k)
+    client = Client()
+    client.server = server
+    ports = ["vbias", "vss", "vdd", "von", "vin", "vip"]
+    client.call("extract.netlist", cell=result["cell"], path=str(tmp_path / "ext.spice"),
+                circuit="five_transistor_ota", ports=ports, sensitive_nets=["von", "vop", "tail"],
+                symmetric_pairs=[["vin", "vip"], ["von", "vop"]])
+    client.call("sim.schematic", path=str(tmp_path / "sch.spice"), circuit="five_transistor_ota",
+                ports=ports, devices=step_of(steps, "lvs.run")["arguments"]["devices"])
+    # von is the output of vin's side (vop is the mirror's diode): vin is the minus input
+    client.call("sim.testbench", path=str(tmp_path / "tb.sp"), kind="ota_ac", circuit="five_transistor_ota",
+                ports=ports, supply={"net": "vdd", "volts": 1.8}, ground="vss", outputs=["von"],
+                inputs={"plus": "vip", "minus": "vin", "common_mode_v": 0.9},
+                bias=[{"net": "vbias", "volts": 0.6}], load_f=1e-13)
+    measured = {}
+    for dut in ("sch", "ext"):
+        out = simulate(client, str(tmp_path / f"{dut}.spice"), str(tmp_path / "tb.sp"))
+        assert out["ok"], out["error"]
+        measured[dut] = out["data"]["measures"]
+    sch, ext = measured["sch"], measured["ext"]
+    print("ALIGN 5T OTA schematic", sch, "post-layout", ext)
+    assert sch["gain_db"] > 10 and sch["ugbw_hz"] > 1e7
+    assert abs(ext["gain_db"] - sch["gain_db"]) < 0.05 * sch["gain_db"]
+    assert ext["ugbw_hz"] < sch["ugbw_hz"]
