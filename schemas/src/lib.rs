@@ -18,6 +18,7 @@ pub mod module_types;
 pub mod modules;
 pub mod netlist;
 pub mod objectives;
+pub mod parasitics;
 pub mod schema_check;
 pub mod source;
 pub mod spice;
@@ -32,6 +33,7 @@ pub use issue::{InputErrors, InputIssue};
 pub use module_types::{CircuitModule, ModuleMember, ModuleType};
 pub use modules::recognize_modules;
 pub use objectives::{DesignConstraints, DesignObjectives, Objective, ObjectiveName};
+pub use parasitics::{ParasiticCut, ParasiticLayer, ParasiticOverlap, Parasitics};
 pub use spice::{ModelMap, SpiceOptions, is_spice_path};
 pub use task_context::{
     InputFile, InputPaths, Loaded, LoadedJob, NetlistOptions, TaskContext, TaskInputs,
