@@ -11,10 +11,10 @@
 //! | Init | Started | Parsing |
 //! | Parsing | Parsed | ProbingRules |
 //! | ProbingRules | RulesProbed | Planning (Ending failed: undrawable devices) |
-//! | Planning | Drafted / Exhausted / PlanningFailed | Searching / Concluding / Ending failed |
-//! | Searching | ResultsSeen | Searching (draft ahead, queue more, record lost, wait) / Evaluating |
-//! | Searching | DraftedAhead | Searching (the next iteration queued) |
-//! | Evaluating | IterationEvaluated | Planning / Searching (drafted ahead) / ChoosingSignoff / Ending / Concluding |
+//! | Planning | Drafted / Exhausted / PlanningFailed | Executing / Concluding / Ending failed |
+//! | Executing | ResultsSeen | Executing (draft ahead, queue more, record lost, wait) / Evaluating |
+//! | Executing | DraftedAhead | Executing (the next iteration queued) |
+//! | Evaluating | IterationEvaluated | Planning / Executing (drafted ahead) / ChoosingSignoff / Ending / Concluding |
 //! | ChoosingSignoff | SignoffChosen | Signoff / Concluding |
 //! | Signoff | ResultsSeen | Signoff / JudgingSignoff |
 //! | JudgingSignoff | SignoffJudged | Ending completed / Concluding |
@@ -246,11 +246,11 @@ pub(crate) fn advance(
         (JobPhase::Planning(_), PhaseEvent::PlanningFailed { message }) => {
             end(job, Outcome::Failed, &message)
         }
-        (JobPhase::Searching(round), PhaseEvent::ResultsSeen(progress)) => {
+        (JobPhase::Executing(round), PhaseEvent::ResultsSeen(progress)) => {
             searching(job, round, &progress)
         }
         (
-            JobPhase::Searching(round),
+            JobPhase::Executing(round),
             PhaseEvent::DraftedAhead {
                 candidates,
                 outstanding,

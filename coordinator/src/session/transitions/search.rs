@@ -56,7 +56,7 @@ pub(super) fn drafted(
     let mut round = Round::queued(candidates, queued, now_ms);
     round.overlap_next = overlap_next(job, settings.overlap_iterations);
     let from = job.state();
-    job.phase = JobPhase::Searching(round);
+    job.phase = JobPhase::Executing(round);
     let extra = json!({"candidates": count});
     vec![
         Effect::EnqueueDrafted { queued },
@@ -64,7 +64,7 @@ pub(super) fn drafted(
     ]
 }
 
-/// Searching: draft ahead when slots would idle; else evaluate what arrived,
+/// Executing: draft ahead when slots would idle; else evaluate what arrived,
 /// and move on when all is in, or queue more, or record the lost, or wait.
 pub(super) fn searching(job: &mut JobRecord, mut round: Round, progress: &Progress) -> Vec<Effect> {
     if let Some(outstanding) =
@@ -97,7 +97,7 @@ pub(super) fn searching(job: &mut JobRecord, mut round: Round, progress: &Progre
         });
     }
     effects.push(keep_round_moving(&mut round, progress));
-    job.phase = JobPhase::Searching(round);
+    job.phase = JobPhase::Executing(round);
     effects
 }
 
@@ -111,7 +111,7 @@ pub(super) fn drafted_ahead(
     if candidates.is_empty() {
         // planned again (the same way) after this iteration, which then ends the job
         round.ahead = Some(Ahead::default());
-        job.phase = JobPhase::Searching(round);
+        job.phase = JobPhase::Executing(round);
         return vec![Effect::Persist];
     }
     let count = candidates.len();
@@ -120,7 +120,7 @@ pub(super) fn drafted_ahead(
         candidates,
         enqueued: queued as u32,
     });
-    job.phase = JobPhase::Searching(round);
+    job.phase = JobPhase::Executing(round);
     let next = job.iteration + 1;
     let message = format!(
         "iteration {next} drafted while iteration {} finishes ({outstanding} candidates out)",
@@ -190,7 +190,7 @@ fn next_iteration(
             let mut next = Round::queued(ahead.candidates, ahead.enqueued as usize, now_ms);
             next.overlap_next = overlap_next(job, settings.overlap_iterations);
             (
-                JobPhase::Searching(next),
+                JobPhase::Executing(next),
                 "executing the iteration drafted ahead",
             )
         }
