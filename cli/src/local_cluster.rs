@@ -116,8 +116,8 @@ async fn start_worker(
     command_line.slots = Some(slots);
     command_line.signoff_decks = signoff_deck.map(|deck| deck.display().to_string());
     let mut worker_config = WorkerConfig::load_with_environment(&command_line, environment)
-        .map_err(|error| anyhow!("worker configuration: {error}"))?;
-    worker_config.token = Some(token.clone());
+        .context("worker configuration")?;
+    worker_config.common.token = Some(token.clone());
     let worker_listener = tokio::net::TcpListener::bind(&worker_config.listen)
         .await
         .context("binding the local worker")?;

@@ -100,7 +100,7 @@ fn main() -> ExitCode {
         }
     };
     // the CLI is quiet unless asked: its output is on stdout, logs on stderr
-    init_logging(settings.log_format, "warn");
+    init_logging(settings.common.log_format, "warn");
     if let Command::Validate(args) = &cli.command {
         return finish(validate::run(args));
     }
@@ -117,13 +117,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let farm = match settings.farm() {
-        Ok(farm) => farm,
-        Err(error) => {
-            eprintln!("error: {error:#}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let farm = settings.farm();
     let outcome = runtime.block_on(async {
         match &cli.command {
             Command::Validate(_) | Command::Convert(_) => unreachable!("handled above"),

@@ -185,7 +185,7 @@ impl Drafter {
             &worker_command_line(&environment, None),
             environment,
         )
-        .map_err(|error| anyhow!("worker configuration: {error}"))?;
+        .context("worker configuration")?;
         let command = SkillServerCommand {
             python: config.python.clone(),
             skills_dir: config.skills_dir.clone(),

@@ -74,7 +74,7 @@ pub async fn run(args: &RunArgs, settings: &CliSettings) -> anyhow::Result<ExitC
         signoff_deck.as_deref(),
         &settings.llm,
         memory.as_deref(),
-        settings.log_format,
+        settings.common.log_format,
     )
     .await?;
     let mut timings = BTreeMap::new();

@@ -1,13 +1,13 @@
-//! The CLI's own settings, layered as every Centroid binary does
-//! (`centroid_runtime::config_layers`): defaults → `centroid.toml` `[cli]`
+//! The CLI's own settings, loaded as every Centroid binary's
+//! (`centroid_runtime::binary_settings`): defaults → `centroid.toml` `[cli]`
 //! → `CENTROID_<KEY>` → flags. A farm user can put the coordinator's address in
-//! the file once instead of exporting it in every shell.
+//! the file once instead of exporting it in every shell. The settings every binary
+//! shares (log format, token, TLS) are embedded from the runtime crate.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
-
-use centroid_runtime::LlmSettings;
-use centroid_runtime::{BearerToken, LogFormat, TlsFiles, layered};
+use centroid_runtime::binary_settings;
+use centroid_runtime::{
+    BinaryFlags, BinarySettings, CommonFlags, CommonSettings, ConfigError, LlmSettings,
+};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
@@ -19,41 +19,20 @@ pub struct GlobalFlags {
     /// Coordinator address, e.g. http://coordinator:50051 (default http://127.0.0.1:50051).
     #[arg(long, env = "CENTROID_COORDINATOR", global = true)]
     pub coordinator: Option<String>,
-    /// Configuration file (default: $CENTROID_CONFIG, else ./centroid.toml when it exists).
-    #[arg(long, global = true)]
-    #[serde(skip)]
-    pub config: Option<PathBuf>,
-    /// Log format on stderr: text or json.
-    #[arg(long, env = "CENTROID_LOG_FORMAT", global = true)]
-    pub log_format: Option<LogFormat>,
-    /// Shorthand for --log-format json.
-    #[arg(long, global = true)]
-    #[serde(skip)]
-    pub log_json: bool,
-    /// File holding the farm's bearer token (else CENTROID_TOKEN_FILE or CENTROID_TOKEN).
-    #[arg(long, env = "CENTROID_TOKEN_FILE", global = true)]
-    pub token_file: Option<PathBuf>,
-    /// PEM root the coordinator's certificate chains to: call it over TLS.
-    #[arg(long, env = "CENTROID_TLS_CA", global = true)]
-    pub tls_ca: Option<PathBuf>,
-    /// PEM client certificate for a coordinator that requires one (mutual TLS).
-    #[arg(long, env = "CENTROID_TLS_CERT", global = true)]
-    pub tls_cert: Option<PathBuf>,
-    /// PEM private key of --tls-cert.
-    #[arg(long, env = "CENTROID_TLS_KEY", global = true)]
-    pub tls_key: Option<PathBuf>,
+    /// `--config`, the log format, the token and TLS towards the coordinator
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub common: CommonFlags,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CliSettings {
     pub coordinator: String,
-    pub log_format: LogFormat,
-    pub token_file: Option<PathBuf>,
-    /// TLS towards the coordinator: its root, and a client certificate for mutual TLS
-    pub tls_ca: Option<PathBuf>,
-    pub tls_cert: Option<PathBuf>,
-    pub tls_key: Option<PathBuf>,
+    /// the log format, the farm's token, TLS towards the coordinator (its root, and
+    /// a client certificate for mutual TLS)
+    #[serde(flatten)]
+    pub common: CommonSettings,
     /// the model of `centroid run`'s in-process coordinator (`[cli.llm]`,
     /// `CENTROID_LLM_BASE_URL`, `CENTROID_LLM_MODEL`, …); a farm's coordinator has its own
     pub llm: LlmSettings,
@@ -63,61 +42,53 @@ impl Default for CliSettings {
     fn default() -> Self {
         CliSettings {
             coordinator: "http://127.0.0.1:50051".into(),
-            log_format: LogFormat::Text,
-            token_file: None,
-            tls_ca: None,
-            tls_cert: None,
-            tls_key: None,
+            common: CommonSettings::default(),
             llm: LlmSettings::default(),
         }
     }
 }
 
 impl CliSettings {
-    pub fn load(flags: &GlobalFlags) -> anyhow::Result<CliSettings> {
-        CliSettings::load_with_environment(flags, std::env::vars().collect())
+    pub fn load(flags: &GlobalFlags) -> Result<CliSettings, ConfigError> {
+        binary_settings::load(flags)
     }
 
     /// The coordinator, the token its calls need (`token_file`, else `CENTROID_TOKEN`)
     /// and their TLS (`tls_ca`, `tls_cert`, `tls_key`).
-    pub fn farm(&self) -> anyhow::Result<Farm> {
-        let environment: HashMap<String, String> = std::env::vars().collect();
-        let token = BearerToken::configured(self.token_file.as_deref(), &environment)?;
-        let tls = TlsFiles::new(
-            self.tls_cert.as_deref(),
-            self.tls_key.as_deref(),
-            self.tls_ca.as_deref(),
-            false,
-        )
-        .load()?;
-        Ok(Farm {
+    pub fn farm(&self) -> Farm {
+        Farm {
             coordinator: self.coordinator.clone(),
-            token,
-            tls,
-        })
+            token: self.common.token.clone(),
+            tls: self.common.tls.clone(),
+        }
+    }
+}
+
+impl BinaryFlags for GlobalFlags {
+    fn common_flags(&self) -> &CommonFlags {
+        &self.common
+    }
+}
+
+impl BinarySettings for CliSettings {
+    const TABLE: &'static str = "cli";
+
+    fn common_mut(&mut self) -> &mut CommonSettings {
+        &mut self.common
     }
 
-    fn load_with_environment(
-        flags: &GlobalFlags,
-        environment: HashMap<String, String>,
-    ) -> anyhow::Result<CliSettings> {
-        let mut flags = flags.clone();
-        if flags.log_json {
-            flags.log_format = Some(LogFormat::Json);
-        }
-        let config_file = flags.config.clone();
-        Ok(layered(
-            "cli",
-            &CliSettings::default(),
-            config_file.as_deref(),
-            &environment,
-            &flags,
-        )?)
+    /// A client does not authenticate its callers.
+    fn tls_client_auth(&self) -> bool {
+        false
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
+    use centroid_runtime::LogFormat;
+
     use super::*;
 
     #[test]
@@ -126,20 +97,27 @@ mod tests {
         let file = directory.path().join("centroid.toml");
         std::fs::write(&file, "[cli]\ncoordinator = \"http://farm:50051\"\n").unwrap();
         let from_file = GlobalFlags {
-            config: Some(file.clone()),
+            common: CommonFlags {
+                config: Some(file.clone()),
+                ..CommonFlags::default()
+            },
             ..GlobalFlags::default()
         };
-        let settings = CliSettings::load_with_environment(&from_file, HashMap::new()).unwrap();
+        let settings: CliSettings =
+            binary_settings::load_with_environment(&from_file, &HashMap::new()).unwrap();
         assert_eq!(settings.coordinator, "http://farm:50051");
-        assert_eq!(settings.log_format, LogFormat::Text);
+        assert_eq!(settings.common.log_format, LogFormat::Text);
         let flagged = GlobalFlags {
-            config: Some(file),
+            common: CommonFlags {
+                config: Some(file),
+                log_json: true,
+                ..CommonFlags::default()
+            },
             coordinator: Some("http://other:1".into()),
-            log_json: true,
-            ..GlobalFlags::default()
         };
-        let settings = CliSettings::load_with_environment(&flagged, HashMap::new()).unwrap();
+        let settings: CliSettings =
+            binary_settings::load_with_environment(&flagged, &HashMap::new()).unwrap();
         assert_eq!(settings.coordinator, "http://other:1");
-        assert_eq!(settings.log_format, LogFormat::Json);
+        assert_eq!(settings.common.log_format, LogFormat::Json);
     }
 }

@@ -1,12 +1,17 @@
-//! The coordinator's settings, layered as every Centroid binary does
-//! (`centroid_runtime::config_layers`): defaults → `centroid.toml`
-//! `[coordinator]` → `CENTROID_<KEY>` → flags. Later layers win.
+//! The coordinator's settings, loaded as every Centroid binary's
+//! (`centroid_runtime::binary_settings`): defaults → `centroid.toml`
+//! `[coordinator]` → `CENTROID_<KEY>` → flags. Later layers win. The settings
+//! every binary shares (log format, token, TLS, ready file, metrics endpoint) are
+//! embedded from the runtime crate.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
-use centroid_runtime::{BearerToken, LogFormat, Tls, TlsFiles, TlsFlags, layered};
+use centroid_runtime::binary_settings;
+use centroid_runtime::{
+    BinaryFlags, BinarySettings, CommonFlags, CommonSettings, ConfigError, ServerFlags,
+    ServerSettings,
+};
 use clap::Parser;
 use serde::{Deserialize, Serialize};
 
@@ -22,10 +27,6 @@ use crate::llm::LlmSettings;
     about = "Centroid coordinator: plans layouts and dispatches candidates to workers"
 )]
 pub struct CommandLine {
-    /// configuration file (default: $CENTROID_CONFIG, else ./centroid.toml when it exists)
-    #[arg(long)]
-    #[serde(skip)]
-    pub config: Option<PathBuf>,
     /// address to serve gRPC on (port 0 picks a free port)
     #[arg(long, env = "CENTROID_LISTEN")]
     pub listen: Option<String>,
@@ -63,28 +64,17 @@ pub struct CommandLine {
     /// how long a job's keys live after its last write, in s
     #[arg(long, env = "CENTROID_JOB_TTL_S")]
     pub job_ttl_s: Option<u64>,
-    /// log format: text or json
-    #[arg(long, env = "CENTROID_LOG_FORMAT")]
-    pub log_format: Option<LogFormat>,
-    /// shorthand for --log-format json
-    #[arg(long)]
-    #[serde(skip)]
-    pub log_json: bool,
-    /// write the bound address to this file once serving
-    #[arg(long, env = "CENTROID_READY_FILE")]
-    pub ready_file: Option<PathBuf>,
-    /// file holding the farm's bearer token (else CENTROID_TOKEN); every RPC must carry it
-    #[arg(long, env = "CENTROID_TOKEN_FILE")]
-    pub token_file: Option<PathBuf>,
-    #[command(flatten)]
-    #[serde(flatten)]
-    pub tls: TlsFlags,
-    /// serve /metrics (Prometheus), /healthz and /readyz over HTTP on this address
-    #[arg(long, env = "CENTROID_METRICS_LISTEN")]
-    pub metrics_listen: Option<String>,
     /// long-term memory: "off", a directory, or empty for Redis (with a Redis store)
     #[arg(long, env = "CENTROID_MEMORY")]
     pub memory: Option<String>,
+    /// `--config`, the log format, the token and TLS
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub common: CommonFlags,
+    /// TLS client authentication, the ready file, the metrics endpoint
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub server: ServerFlags,
 }
 
 /// The coordinator's settings after layering. `Default` is the built-in layer
@@ -125,25 +115,12 @@ pub struct CoordinatorConfig {
     pub max_active_jobs: u32,
     /// most candidates one iteration of a job may ask for
     pub max_candidates_per_iteration: u32,
-    pub log_format: LogFormat,
-    pub ready_file: Option<PathBuf>,
-    /// file holding the bearer token
-    pub token_file: Option<PathBuf>,
-    /// TLS (`centroid_runtime::tls`): certificate and key served with and presented,
-    /// the root peers must chain to, whether callers must present a certificate
-    pub tls_cert: Option<PathBuf>,
-    pub tls_key: Option<PathBuf>,
-    pub tls_ca: Option<PathBuf>,
-    pub tls_client_auth: bool,
-    /// address of the operator's HTTP endpoint (/metrics, /healthz, /readyz)
-    pub metrics_listen: Option<String>,
-    /// the bearer token every RPC must carry (from `token_file` or `CENTROID_TOKEN`);
-    /// never serialized, never printed
-    #[serde(skip)]
-    pub token: Option<BearerToken>,
-    /// TLS read from `tls_*` once; `None` = plain TCP. Never serialized or printed
-    #[serde(skip)]
-    pub tls: Option<Tls>,
+    /// the log format, the bearer token every RPC must carry, TLS
+    #[serde(flatten)]
+    pub common: CommonSettings,
+    /// whether callers must present a certificate, the ready file, the metrics endpoint
+    #[serde(flatten)]
+    pub server: ServerSettings,
     /// the model of the LLM planner (`[coordinator.llm]`, `CENTROID_LLM_BASE_URL`,
     /// `CENTROID_LLM_MODEL`, `CENTROID_LLM_API_KEY`, `CENTROID_LLM_MAX_CONTEXT_TOKENS`, …);
     /// not configured = every job is planned by the heuristic planner
@@ -180,16 +157,8 @@ impl Default for CoordinatorConfig {
             max_queue_len: 100_000,
             max_active_jobs: 200,
             max_candidates_per_iteration: 10_000,
-            log_format: LogFormat::Text,
-            ready_file: None,
-            token_file: None,
-            tls_cert: None,
-            tls_key: None,
-            tls_ca: None,
-            tls_client_auth: false,
-            metrics_listen: None,
-            token: None,
-            tls: None,
+            common: CommonSettings::default(),
+            server: ServerSettings::default(),
             llm: LlmSettings::default(),
             memory: String::new(),
             memory_max_cases: centroid_planner::case_memory::DEFAULT_MAX_CASES as u32,
@@ -208,46 +177,26 @@ impl CoordinatorConfig {
         command_line: &CommandLine,
         environment: HashMap<String, String>,
     ) -> Result<CoordinatorConfig, CoordinatorError> {
-        let mut flags = command_line.clone();
-        if flags.log_json {
-            flags.log_format = Some(LogFormat::Json);
-        }
-        let mut config: CoordinatorConfig = layered(
-            "coordinator",
-            &CoordinatorConfig::default(),
-            command_line.config.as_deref(),
-            &environment,
-            &flags,
-        )
-        .map_err(|error| CoordinatorError::Config(error.to_string()))?;
-        config.token = BearerToken::configured(config.token_file.as_deref(), &environment)
-            .map_err(|error| CoordinatorError::Config(error.to_string()))?;
-        config.tls = TlsFiles::new(
-            config.tls_cert.as_deref(),
-            config.tls_key.as_deref(),
-            config.tls_ca.as_deref(),
-            config.tls_client_auth,
-        )
-        .load()
-        .map_err(|error| CoordinatorError::Config(error.to_string()))?;
+        let config: CoordinatorConfig =
+            binary_settings::load_with_environment(command_line, &environment)?;
         config.check()?;
         Ok(config)
     }
 
-    fn check(&self) -> Result<(), CoordinatorError> {
+    fn check(&self) -> Result<(), ConfigError> {
         if self.lease_timeout_ms <= self.heartbeat_timeout_ms {
-            return Err(CoordinatorError::Config(format!(
+            return Err(ConfigError::Inconsistent(format!(
                 "lease_timeout_ms ({}) must exceed heartbeat_timeout_ms ({})",
                 self.lease_timeout_ms, self.heartbeat_timeout_ms
             )));
         }
         if self.heartbeat_timeout_ms <= self.heartbeat_interval_ms {
-            return Err(CoordinatorError::Config(
+            return Err(ConfigError::Inconsistent(
                 "heartbeat_timeout_ms must exceed heartbeat_interval_ms".into(),
             ));
         }
         if self.max_deliveries == 0 || self.candidates_per_iteration == 0 {
-            return Err(CoordinatorError::Config(
+            return Err(ConfigError::Inconsistent(
                 "max_deliveries and candidates_per_iteration must be at least 1".into(),
             ));
         }
@@ -272,8 +221,28 @@ impl CoordinatorConfig {
     }
 }
 
+impl BinaryFlags for CommandLine {
+    fn common_flags(&self) -> &CommonFlags {
+        &self.common
+    }
+}
+
+impl BinarySettings for CoordinatorConfig {
+    const TABLE: &'static str = "coordinator";
+
+    fn common_mut(&mut self) -> &mut CommonSettings {
+        &mut self.common
+    }
+
+    fn tls_client_auth(&self) -> bool {
+        self.server.tls_client_auth
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use centroid_runtime::LogFormat;
+
     use super::*;
 
     #[test]
@@ -286,9 +255,12 @@ mod tests {
         )
         .unwrap();
         let command_line = CommandLine {
-            config: Some(file),
+            common: CommonFlags {
+                config: Some(file),
+                log_json: true,
+                ..CommonFlags::default()
+            },
             candidates_per_iteration: Some(2),
-            log_json: true,
             ..CommandLine::default()
         };
         let environment = HashMap::from([
@@ -307,7 +279,7 @@ mod tests {
             config.retry_max_ms, 123,
             "a key without a flag is still an environment key"
         );
-        assert_eq!(config.log_format, LogFormat::Json, "--log-json");
+        assert_eq!(config.common.log_format, LogFormat::Json, "--log-json");
         assert_eq!(config.listen, "127.0.0.1:50051");
     }
 
@@ -317,7 +289,10 @@ mod tests {
         let empty = directory.path().join("empty.toml");
         std::fs::write(&empty, "").unwrap();
         let command_line = CommandLine {
-            config: Some(empty),
+            common: CommonFlags {
+                config: Some(empty),
+                ..CommonFlags::default()
+            },
             ..CommandLine::default()
         };
         let config =
@@ -334,5 +309,63 @@ mod tests {
             ..CommandLine::default()
         };
         assert!(CoordinatorConfig::load_with_environment(&command_line, HashMap::new()).is_err());
+    }
+
+    #[test]
+    fn the_shared_flags_keep_their_names_and_land_in_the_shared_settings() {
+        let directory = tempfile::tempdir().unwrap();
+        let token_file = directory.path().join("token");
+        std::fs::write(&token_file, "farm-token\n").unwrap();
+        let command_line = CommandLine::try_parse_from([
+            "centroid-coordinator",
+            "--config",
+            directory.path().join("absent.toml").to_str().unwrap(),
+            "--log-json",
+            "--token-file",
+            token_file.to_str().unwrap(),
+            "--ready-file",
+            "/tmp/ready",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--listen",
+            "127.0.0.1:1",
+        ])
+        .unwrap();
+        assert!(
+            CoordinatorConfig::load_with_environment(&command_line, HashMap::new()).is_err(),
+            "--config names a file that must exist"
+        );
+        let empty = directory.path().join("empty.toml");
+        std::fs::write(&empty, "").unwrap();
+        let command_line = CommandLine {
+            common: CommonFlags {
+                config: Some(empty),
+                ..command_line.common
+            },
+            ..command_line
+        };
+        let config = CoordinatorConfig::load_with_environment(
+            &command_line,
+            HashMap::from([("CENTROID_TLS_CLIENT_AUTH".to_string(), "true".to_string())]),
+        );
+        assert!(
+            matches!(
+                config,
+                Err(CoordinatorError::Config(ConfigError::Tls(
+                    centroid_runtime::TlsError::ClientAuthWithoutCa
+                )))
+            ),
+            "{config:?}"
+        );
+        let config =
+            CoordinatorConfig::load_with_environment(&command_line, HashMap::new()).unwrap();
+        assert_eq!(config.listen, "127.0.0.1:1");
+        assert_eq!(config.common.log_format, LogFormat::Json);
+        assert_eq!(
+            config.common.token,
+            Some(centroid_runtime::BearerToken::new("farm-token").unwrap())
+        );
+        assert_eq!(config.server.ready_file, Some("/tmp/ready".into()));
+        assert_eq!(config.server.metrics_listen.as_deref(), Some("127.0.0.1:0"));
     }
 }

@@ -108,8 +108,8 @@ impl Coordinator {
     ) -> Result<Coordinator, CoordinatorError> {
         let registry = Registry::new(
             config.heartbeat_timeout(),
-            config.token.clone(),
-            config.tls.clone(),
+            config.common.token.clone(),
+            config.common.tls.clone(),
         );
         let context = Arc::new(Context::new(config, store, registry, planners, memory));
         let mut tasks = dispatcher::spawn(context.clone());
@@ -515,7 +515,10 @@ impl Coordinator {
 #[tonic::async_trait]
 impl OperationsProbe for Coordinator {
     async fn metrics(&self) -> String {
-        self.context.metrics.render(&self.context).await
+        self.context
+            .metrics
+            .render(self.context.store.as_ref(), &self.context.registry)
+            .await
     }
 
     /// Ready while it serves and its store answers.

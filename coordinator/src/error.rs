@@ -51,7 +51,9 @@ pub enum CoordinatorError {
     #[error("store: {0}")]
     Store(#[from] StoreError),
     #[error("configuration: {0}")]
-    Config(String),
+    Config(#[from] centroid_runtime::ConfigError),
+    #[error("TLS: {0}")]
+    Tls(#[from] centroid_runtime::TlsError),
     #[error("io: {0}")]
     Io(#[from] std::io::Error),
     #[error("transport: {0}")]

@@ -22,7 +22,7 @@ use tokio::signal::unix::{SignalKind, signal};
 async fn main() -> anyhow::Result<()> {
     let command_line = CommandLine::parse();
     let config = CoordinatorConfig::load(&command_line).context("loading the configuration")?;
-    init_logging(config.log_format, "info");
+    init_logging(config.common.log_format, "info");
 
     let store: Arc<dyn Store> = if config.redis == "memory" {
         // info, not warn: `centroid run` starts every coordinator this way (and shows
@@ -52,7 +52,7 @@ async fn main() -> anyhow::Result<()> {
         .await
         .context("starting the coordinator")?;
     tracing::info!(address = %local_address, redis = %config.redis, consumer = %config.consumer_name(), "coordinator serving");
-    if let Some(address) = &config.metrics_listen {
+    if let Some(address) = &config.server.metrics_listen {
         let listener = tokio::net::TcpListener::bind(address)
             .await
             .with_context(|| format!("binding the metrics endpoint {address}"))?;
@@ -60,7 +60,7 @@ async fn main() -> anyhow::Result<()> {
         let probe: Arc<dyn OperationsProbe> = Arc::new(coordinator.clone());
         tokio::spawn(serve_operations(listener, probe, std::future::pending()));
     }
-    if let Some(ready_file) = &config.ready_file {
+    if let Some(ready_file) = &config.server.ready_file {
         let temporary = ready_file.with_extension("tmp");
         std::fs::write(&temporary, local_address.to_string())
             .with_context(|| format!("writing {}", temporary.display()))?;

@@ -9,6 +9,8 @@ use prometheus::{
 };
 
 use crate::model::CandidateResult;
+use crate::registry::Registry as WorkerRegistry;
+use crate::store::Store;
 
 /// Most jobs whose state the gauge reads per scrape.
 const JOBS_READ_PER_SCRAPE: usize = 1_000;
@@ -175,34 +177,43 @@ impl CoordinatorMetrics {
         self.dead_letters.inc();
     }
 
-    /// Reads the gauges from the store and the registry, then encodes everything.
-    pub(crate) async fn render(&self, context: &crate::context::Context) -> String {
-        if let (Ok(waiting), Ok(pending)) = (
-            context.store.queue_waiting_count().await,
-            context.store.queue_pending_count().await,
+    /// Reads the gauges from the store and the workers' registry, then encodes
+    /// everything. A gauge the store cannot answer keeps its last value (logged).
+    pub(crate) async fn render(&self, store: &dyn Store, workers: &WorkerRegistry) -> String {
+        match (
+            store.queue_waiting_count().await,
+            store.queue_pending_count().await,
         ) {
-            self.queue
-                .with_label_values(&["waiting"])
-                .set(waiting as i64);
-            self.queue
-                .with_label_values(&["pending"])
-                .set(pending as i64);
-        }
-        if let Ok(job_ids) = context.store.active_jobs().await {
-            self.jobs.reset();
-            for job_id in job_ids.iter().take(JOBS_READ_PER_SCRAPE) {
-                if let Ok(Some(job)) = context.store.get_job(job_id).await {
-                    self.jobs.with_label_values(&[job.state().as_str()]).inc();
-                }
+            (Ok(waiting), Ok(pending)) => {
+                self.queue
+                    .with_label_values(&["waiting"])
+                    .set(waiting as i64);
+                self.queue
+                    .with_label_values(&["pending"])
+                    .set(pending as i64);
+            }
+            (Err(error), _) | (_, Err(error)) => {
+                tracing::warn!(%error, "metrics: the queue depth is not read");
             }
         }
+        match store.active_jobs().await {
+            Ok(job_ids) => {
+                self.jobs.reset();
+                for job_id in job_ids.iter().take(JOBS_READ_PER_SCRAPE) {
+                    match store.get_job(job_id).await {
+                        Ok(Some(job)) => self.jobs.with_label_values(&[job.state().as_str()]).inc(),
+                        // ended and expired between the two reads
+                        Ok(None) => {}
+                        Err(error) => {
+                            tracing::warn!(%error, job_id = %job_id, "metrics: a job's state is not read");
+                        }
+                    }
+                }
+            }
+            Err(error) => tracing::warn!(%error, "metrics: the jobs by state are not read"),
+        }
         self.slots.reset();
-        for status in context
-            .registry
-            .statuses()
-            .into_iter()
-            .filter(|status| status.alive)
-        {
+        for status in workers.statuses().into_iter().filter(|status| status.alive) {
             let Some(info) = status.info else { continue };
             let worker = info.worker_id.as_str();
             self.slots

@@ -104,16 +104,21 @@ impl Registry {
     pub fn register(self: &Arc<Self>, info: WorkerInfo) -> Result<bool, TakenWorkerId> {
         let worker_id = info.worker_id.clone();
         let address = info.address.clone();
-        let channel = tls::endpoint(self.tls.as_ref(), &address)
-            .ok()
-            .map(|endpoint| {
+        let channel = match tls::endpoint(self.tls.as_ref(), &address) {
+            Ok(endpoint) => Some(
                 endpoint
                     .connect_timeout(Duration::from_secs(2))
                     .tcp_nodelay(true)
                     .http2_keep_alive_interval(Duration::from_secs(5))
                     .keep_alive_timeout(Duration::from_secs(5))
-                    .connect_lazy()
-            });
+                    .connect_lazy(),
+            ),
+            Err(error) => {
+                // registered all the same (it heartbeats), but never given a candidate
+                tracing::warn!(worker_id = %worker_id, %address, %error, "the worker's address cannot be called: it gets no candidates");
+                None
+            }
+        };
         let fresh = {
             let mut workers = self.lock();
             if let Some(entry) = workers.get(&worker_id)

@@ -341,13 +341,10 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), CoordinatorError> {
-    let authenticate = RequireToken::new(coordinator.config().token.clone());
+    let authenticate = RequireToken::new(coordinator.config().common.token.clone());
     let mut server = tonic::transport::Server::builder();
-    if let Some(tls) = &coordinator.config().tls {
-        let config = tls
-            .server_config()
-            .map_err(|error| CoordinatorError::Config(error.to_string()))?;
-        server = server.tls_config(config)?;
+    if let Some(tls) = &coordinator.config().common.tls {
+        server = server.tls_config(tls.server_config()?)?;
     }
     let service = CoordinatorService::new(coordinator);
     let jobs = JobsServer::new(service.clone())

@@ -4,7 +4,9 @@
 //! 2. the TOML file: `--config FILE`, else `$CENTROID_CONFIG`, else `./centroid.toml`
 //!    when it exists; the binary's own table (`[coordinator]`, `[worker]`, `[cli]`);
 //! 3. the environment: `CENTROID_<KEY>` for every key of the settings, nested
-//!    tables joined with `_` (`llm.base_url` ← `CENTROID_LLM_BASE_URL`);
+//!    tables joined with `_` (`llm.base_url` ← `CENTROID_LLM_BASE_URL`); a value
+//!    whose default is a boolean or a number is read as one (so it also reaches a
+//!    field of a `#[serde(flatten)]`ed table, which is not converted from text);
 //! 4. command-line flags (the fields of a flags struct that are set).
 //!
 //! The keys come from the settings type itself (its serialized defaults), so a
@@ -17,6 +19,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
+use crate::auth::TokenError;
+use crate::tls::TlsError;
+
 /// The environment variable naming the configuration file.
 pub const CONFIG_FILE_VARIABLE: &str = "CENTROID_CONFIG";
 /// The file read when neither `--config` nor [`CONFIG_FILE_VARIABLE`] names one.
@@ -24,14 +29,32 @@ pub const DEFAULT_CONFIG_FILE: &str = "centroid.toml";
 /// Prefix of every environment variable.
 pub const ENVIRONMENT_PREFIX: &str = "CENTROID_";
 
+/// Why a binary's settings could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// the file cannot be read or parsed, or a layer cannot be set
     #[error("{0}")]
     Layering(#[from] config::ConfigError),
     #[error("settings must serialize to a table, got {0}")]
     NotATable(&'static str),
+    /// a key's value does not fit its setting (`key` is `None` where it is not
+    /// known: within a `#[serde(flatten)]`ed table; the message names the value)
+    #[error("[{table}]{}: {source}", key_and_variable(.key.as_deref()))]
+    Invalid {
+        table: String,
+        key: Option<String>,
+        #[source]
+        source: Box<config::ConfigError>,
+    },
+    /// the token file (or `CENTROID_TOKEN`) is unusable
     #[error("{0}")]
-    Invalid(String),
+    Token(#[from] TokenError),
+    /// the TLS files are unusable or do not go together
+    #[error("{0}")]
+    Tls(#[from] TlsError),
+    /// values that are each valid but break a rule of the binary together
+    #[error("{0}")]
+    Inconsistent(String),
 }
 
 /// Layers `defaults`, the file, `environment` and `flags` into the settings of
@@ -77,10 +100,11 @@ where
             .required(required),
     );
 
-    for (key, _) in &keys {
+    for (key, default) in &keys {
         let variable = environment_variable(key);
         if let Some(value) = environment.get(&variable).filter(|value| !value.is_empty()) {
-            builder = builder.set_override(format!("{section}.{key}"), value.as_str())?;
+            builder =
+                builder.set_override(format!("{section}.{key}"), typed_like(value, default))?;
         }
     }
 
@@ -99,12 +123,44 @@ where
     let table: config::Value = builder.build()?.get(section)?;
     serde_path_to_error::deserialize(table).map_err(|error| {
         let key = error.path().to_string();
-        ConfigError::Invalid(format!(
-            "[{section}] {key} (variable {}): {}",
-            environment_variable(&key),
-            error.into_inner()
-        ))
+        ConfigError::Invalid {
+            table: section.to_string(),
+            key: (key != ".").then_some(key),
+            source: Box::new(error.into_inner()),
+        }
     })
+}
+
+fn key_and_variable(key: Option<&str>) -> String {
+    match key {
+        Some(key) => format!(" {key} (variable {})", environment_variable(key)),
+        None => String::new(),
+    }
+}
+
+/// The text of an environment variable as the type of the key's default when that
+/// is a boolean or a number and the text reads as one; as text otherwise (a value
+/// that does not read is then refused by the settings type, naming the key).
+fn typed_like(text: &str, default: &Json) -> config::Value {
+    let kind = match default {
+        Json::Bool(_) => match text.to_lowercase().as_str() {
+            // what the `config` crate reads as a boolean from text
+            "true" | "on" | "yes" | "1" => Some(config::ValueKind::Boolean(true)),
+            "false" | "off" | "no" | "0" => Some(config::ValueKind::Boolean(false)),
+            _ => None,
+        },
+        Json::Number(number) if number.is_f64() => text.parse().ok().map(config::ValueKind::Float),
+        Json::Number(_) => text
+            .parse()
+            .ok()
+            .map(config::ValueKind::I64)
+            .or_else(|| text.parse().ok().map(config::ValueKind::U64)),
+        _ => None,
+    };
+    config::Value::new(
+        None,
+        kind.unwrap_or_else(|| config::ValueKind::String(text.to_string())),
+    )
 }
 
 /// `CENTROID_` + the key in capitals, dots as underscores.

@@ -1,5 +1,6 @@
 //! What every Centroid process does the same way at start-up: layered
-//! configuration ([`config_layers`]), logging ([`logging`]) and its JSON line
+//! configuration ([`config_layers`]) of the settings every binary shares
+//! ([`common_settings`], loaded by [`binary_settings`]), logging ([`logging`]) and its JSON line
 //! ([`log_entry`]), the trace id carried between processes ([`trace_context`]),
 //! the operator's HTTP endpoint ([`operations`]), the authentication of its gRPC
 //! calls ([`auth`]) and their TLS ([`tls`]); and the settings of the LLM planner's
@@ -12,6 +13,8 @@
 //! exposes prost types); this crate may depend on it, never the other way round.
 
 pub mod auth;
+pub mod binary_settings;
+pub mod common_settings;
 pub mod config_layers;
 pub mod llm_settings;
 pub mod log_entry;
@@ -20,10 +23,12 @@ pub mod operations;
 pub mod tls;
 pub mod trace_context;
 
-pub use auth::{AttachToken, AuthChannel, BearerToken, RequireToken};
+pub use auth::{AttachToken, AuthChannel, BearerToken, RequireToken, TokenError};
+pub use binary_settings::{BinaryFlags, BinarySettings};
+pub use common_settings::{CommonFlags, CommonSettings, ServerFlags, ServerSettings};
 pub use config_layers::{ConfigError, layered};
 pub use llm_settings::{LlmSettings, Provider};
 pub use log_entry::event_types;
 pub use logging::{LogFormat, init_logging};
 pub use operations::{OperationsProbe, serve_operations};
-pub use tls::{Tls, TlsError, TlsFiles, TlsFlags};
+pub use tls::{Tls, TlsError, TlsFiles};

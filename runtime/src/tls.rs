@@ -25,24 +25,6 @@ pub struct TlsFiles {
     pub tls_client_auth: bool,
 }
 
-/// The TLS flags of a Centroid server's command line (`--tls-cert` …, also
-/// `CENTROID_TLS_*`), flattened into it; layered onto the keys of [`TlsFiles`].
-#[derive(Debug, Clone, Default, clap::Args, Serialize)]
-pub struct TlsFlags {
-    /// PEM certificate this process serves TLS with and presents to the processes it calls
-    #[arg(long, env = "CENTROID_TLS_CERT")]
-    pub tls_cert: Option<PathBuf>,
-    /// PEM private key of --tls-cert
-    #[arg(long, env = "CENTROID_TLS_KEY")]
-    pub tls_key: Option<PathBuf>,
-    /// PEM root the peers' certificates must chain to
-    #[arg(long, env = "CENTROID_TLS_CA")]
-    pub tls_ca: Option<PathBuf>,
-    /// refuse callers without a certificate of --tls-ca (mutual TLS)
-    #[arg(long, env = "CENTROID_TLS_CLIENT_AUTH", num_args = 0..=1, default_missing_value = "true")]
-    pub tls_client_auth: Option<bool>,
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
     #[error("{setting} {path}: {source}")]
@@ -69,10 +51,14 @@ pub enum TlsError {
         "{address} is https but TLS is not configured: pass --tls-ca FILE (the root the server's certificate chains to)"
     )]
     HttpsWithoutTls { address: String },
-    #[error("address {address}: {reason}")]
-    BadAddress { address: String, reason: String },
+    #[error("address {address}: {source}")]
+    BadAddress {
+        address: String,
+        #[source]
+        source: tonic::transport::Error,
+    },
     #[error("TLS set-up: {0}")]
-    Transport(String),
+    Transport(#[source] tonic::transport::Error),
 }
 
 /// TLS read from its files once (PEM): what a server serves with and what a
@@ -206,14 +192,14 @@ pub fn endpoint(tls: Option<&Tls>, address: &str) -> Result<Endpoint, TlsError> 
         }
         None => url_for(None, address),
     };
-    let endpoint = Endpoint::from_shared(url).map_err(|error| TlsError::BadAddress {
+    let endpoint = Endpoint::from_shared(url).map_err(|source| TlsError::BadAddress {
         address: address.to_string(),
-        reason: error.to_string(),
+        source,
     })?;
     match tls {
         Some(tls) => endpoint
             .tls_config(tls.client_config())
-            .map_err(|error| TlsError::Transport(error.to_string())),
+            .map_err(TlsError::Transport),
         None => Ok(endpoint),
     }
 }

@@ -1,7 +1,8 @@
 //! `drc_rules.json`: the rule set model (seed 001 §5.3, extended in 1.1.0 with GDS
 //! datatypes, layer roles, electrical values, derived layers and the grid, in 1.2.0 with
 //! line-end and adjacent-side enclosures, minimum areas and wide-metal spacing, in 1.3.0 with
-//! the `models` table for SPICE netlists) and the checks a schema cannot express. Rule
+//! the `models` table for SPICE netlists, in 1.4.0 with the `parasitics` section —
+//! [`crate::parasitics`]) and the checks a schema cannot express. Rule
 //! semantics: docs/contracts.md §1.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -16,6 +17,7 @@ use crate::layer_roles::{
     REQUIRED_ROLES, inferred_role, is_known_role, names_for_role, valid_roles_text,
 };
 use crate::netlist::MAX_LENGTH_M;
+use crate::parasitics::{Parasitics, check_parasitics};
 use crate::version::SchemaVersion;
 
 /// The grid when a rule set does not give one: 1 nm.
@@ -123,6 +125,9 @@ pub struct DrcRuleSet {
     /// SPICE model name (as written) → device type (1.3.0), for SPICE/CDL netlists.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub models: BTreeMap<String, DeviceType>,
+    /// Interconnect parasitics (1.4.0), for parasitic extraction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parasitics: Option<Parasitics>,
 }
 
 impl DrcRuleSet {
@@ -232,6 +237,8 @@ pub(crate) struct DrcDocument {
     rules: Vec<RuleSpec>,
     #[serde(default)]
     models: BTreeMap<String, DeviceType>,
+    #[serde(default)]
+    parasitics: Option<Parasitics>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -309,6 +316,9 @@ pub(crate) fn build_rule_set(
     known_names.extend(derived_layers.iter().map(|derived| derived.name.as_str()));
     let rules = build_rules(document.rules, &known_names, version, sink);
     check_models(&document.models, version, sink);
+    if let Some(parasitics) = &document.parasitics {
+        check_parasitics(parasitics, version, &layer_names, sink);
+    }
     let rule_set = DrcRuleSet {
         tech: document.tech,
         grid,
@@ -316,6 +326,7 @@ pub(crate) fn build_rule_set(
         derived_layers,
         rules,
         models: document.models,
+        parasitics: document.parasitics,
     };
     check_required_roles(
         &rule_set,

@@ -19,6 +19,7 @@ pub mod module_types;
 pub mod modules;
 pub mod netlist;
 pub mod objectives;
+pub mod parasitics;
 pub mod schema_check;
 pub mod source;
 pub mod spice;
@@ -34,6 +35,7 @@ pub use json_inputs::{InputFile, Loaded, load_drc_rules, load_netlist, load_obje
 pub use module_types::{CircuitModule, ModuleMember, ModuleType};
 pub use modules::recognize_modules;
 pub use objectives::{DesignConstraints, DesignObjectives, Objective, ObjectiveName};
+pub use parasitics::{ParasiticCut, ParasiticLayer, ParasiticOverlap, Parasitics};
 pub use spice::{ModelMap, SpiceOptions, is_spice_path};
 pub use task_context::{InputPaths, LoadedJob, NetlistOptions, TaskContext, TaskInputs};
 pub use version::{InputKind, ResolvedVersion, SchemaVersion};

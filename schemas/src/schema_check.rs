@@ -18,6 +18,7 @@ pub fn schema_text(kind: InputKind, version: SchemaVersion) -> Option<&'static s
         (InputKind::DrcRules, (1, 1, 0)) => include_str!("../json/drc_rules-1.1.0.schema.json"),
         (InputKind::DrcRules, (1, 2, 0)) => include_str!("../json/drc_rules-1.2.0.schema.json"),
         (InputKind::DrcRules, (1, 3, 0)) => include_str!("../json/drc_rules-1.3.0.schema.json"),
+        (InputKind::DrcRules, (1, 4, 0)) => include_str!("../json/drc_rules-1.4.0.schema.json"),
         (InputKind::Objectives, (1, 0, 0)) => include_str!("../json/objectives-1.0.0.schema.json"),
         _ => return None,
     };
@@ -93,7 +94,7 @@ fn explain(
         && error.instance().is_object()
     {
         return format!(
-            "a layer written as an object {{\"layer\", \"datatype\", \"role\", …}} needs schema_version 1.1.0 or later, and this file is read as {version}; declare \"schema_version\": \"1.3.0\" or give the GDS layer number alone"
+            "a layer written as an object {{\"layer\", \"datatype\", \"role\", …}} needs schema_version 1.1.0 or later, and this file is read as {version}; declare \"schema_version\": \"1.4.0\" or give the GDS layer number alone"
         );
     }
     let is_one_of = matches!(

@@ -46,9 +46,10 @@ impl InputKind {
         const V1_1: SchemaVersion = SchemaVersion::new(1, 1, 0);
         const V1_2: SchemaVersion = SchemaVersion::new(1, 2, 0);
         const V1_3: SchemaVersion = SchemaVersion::new(1, 3, 0);
+        const V1_4: SchemaVersion = SchemaVersion::new(1, 4, 0);
         match self {
             InputKind::Netlist => &[V1_0, V1_1],
-            InputKind::DrcRules => &[V1_0, V1_1, V1_2, V1_3],
+            InputKind::DrcRules => &[V1_0, V1_1, V1_2, V1_3, V1_4],
             InputKind::Objectives => &[V1_0],
         }
     }
@@ -196,7 +197,7 @@ mod tests {
     #[test]
     fn newer_minor_is_read_as_newest_known_minor() {
         let resolved = resolve(InputKind::DrcRules, json!({"schema_version": "1.7.2"})).unwrap();
-        assert_eq!(resolved.read_as, SchemaVersion::new(1, 3, 0));
+        assert_eq!(resolved.read_as, SchemaVersion::new(1, 4, 0));
         assert!(resolved.is_migrated());
         let netlist = resolve(InputKind::Netlist, json!({"schema_version": "1.2.0"})).unwrap();
         assert_eq!(netlist.read_as, SchemaVersion::new(1, 1, 0));

@@ -403,7 +403,7 @@ fn the_five_transistor_ota_example_reads_as_examples_ota5() {
     let rules: Value =
         serde_json::from_slice(&std::fs::read(dir.join("ota5_spice/drc_rules.json")).unwrap())
             .unwrap();
-    assert_eq!(rules["schema_version"], "1.3.0");
+    assert_eq!(rules["schema_version"], "1.4.0");
     let models = ModelMap::new(
         rules["models"]
             .as_object()

@@ -32,11 +32,11 @@ fn a_1_0_0_rule_set_loads_with_inferred_roles_and_datatype_0() {
 
 #[test]
 fn a_newer_minor_is_read_as_the_newest_known_minor_with_a_warning() {
-    let mut rules = minimal_rules("1.4.0");
+    let mut rules = minimal_rules("1.5.0");
     rules["layers"]["Metal1"] =
         json!({"layer": 8, "datatype": 0, "role": "metal1", "future_field": true});
     let loaded = load_drc_rules(&file("r.json", &rules)).unwrap();
-    assert_eq!(loaded.version.read_as.to_string(), "1.3.0");
+    assert_eq!(loaded.version.read_as.to_string(), "1.4.0");
     assert_eq!(loaded.warnings.len(), 1);
     assert!(
         loaded.warnings[0].message.contains("newer"),

@@ -205,7 +205,7 @@ async fn suite(store: Arc<dyn Store>) {
 
     // enqueue + read + ack
     let mut running = job("job-b", 20);
-    running.phase = JobPhase::Searching(Round::queued(vec!["c0".into()], 1, 20));
+    running.phase = JobPhase::Executing(Round::queued(vec!["c0".into()], 1, 20));
     let candidates = vec![
         candidate("job-b", 0),
         candidate("job-b", 1),

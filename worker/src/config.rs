@@ -1,12 +1,18 @@
-//! The worker's settings, layered as every Centroid binary does
-//! (`centroid_runtime::config_layers`): defaults → `centroid.toml`
-//! `[worker]` → `CENTROID_<KEY>` → flags. Later layers win.
+//! The worker's settings, loaded as every Centroid binary's
+//! (`centroid_runtime::binary_settings`): defaults → `centroid.toml`
+//! `[worker]` → `CENTROID_<KEY>` → flags. Later layers win. The settings every
+//! binary shares (log format, token, TLS, ready file, metrics endpoint) are
+//! embedded from the runtime crate.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use centroid_runtime::{BearerToken, LogFormat, Tls, TlsFiles, TlsFlags, layered};
+use centroid_runtime::binary_settings;
+use centroid_runtime::{
+    BinaryFlags, BinarySettings, CommonFlags, CommonSettings, ConfigError, ServerFlags,
+    ServerSettings,
+};
 use clap::Parser;
 use serde::{Deserialize, Serialize};
 
@@ -21,10 +27,6 @@ use crate::error::WorkerError;
     about = "Centroid worker node: runs candidate layouts on a pool of headless KLayout processes"
 )]
 pub struct CommandLine {
-    /// configuration file (default: $CENTROID_CONFIG, else ./centroid.toml when it exists)
-    #[arg(long)]
-    #[serde(skip)]
-    pub config: Option<PathBuf>,
     /// coordinator gRPC URL, e.g. http://127.0.0.1:50051; without it the worker runs standalone
     #[arg(long, env = "CENTROID_COORDINATOR")]
     pub coordinator: Option<String>,
@@ -55,16 +57,6 @@ pub struct CommandLine {
     /// deadline of a candidate whose request gives none, in ms
     #[arg(long, env = "CENTROID_DEFAULT_DEADLINE_MS")]
     pub default_deadline_ms: Option<u64>,
-    /// log format: text or json
-    #[arg(long, env = "CENTROID_LOG_FORMAT")]
-    pub log_format: Option<LogFormat>,
-    /// shorthand for --log-format json
-    #[arg(long)]
-    #[serde(skip)]
-    pub log_json: bool,
-    /// write the bound address to this file once the worker serves
-    #[arg(long, env = "CENTROID_READY_FILE")]
-    pub ready_file: Option<PathBuf>,
     /// worker id (default: <hostname>-<random>)
     #[arg(long, env = "CENTROID_WORKER_ID")]
     pub worker_id: Option<String>,
@@ -73,19 +65,17 @@ pub struct CommandLine {
     /// decks you trust.
     #[arg(long, env = "CENTROID_SIGNOFF_DECKS")]
     pub signoff_decks: Option<String>,
-    /// file holding the farm's bearer token (else CENTROID_TOKEN): required on every
-    /// call to this worker and sent with every call to the coordinator
-    #[arg(long, env = "CENTROID_TOKEN_FILE")]
-    pub token_file: Option<PathBuf>,
-    #[command(flatten)]
-    #[serde(flatten)]
-    pub tls: TlsFlags,
-    /// serve /metrics (Prometheus), /healthz and /readyz over HTTP on this address
-    #[arg(long, env = "CENTROID_METRICS_LISTEN")]
-    pub metrics_listen: Option<String>,
     /// longest plan a candidate may bring (default 10000)
     #[arg(long, env = "CENTROID_MAX_PLAN_STEPS")]
     pub max_plan_steps: Option<usize>,
+    /// `--config`, the log format, the token and TLS
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub common: CommonFlags,
+    /// TLS client authentication, the ready file, the metrics endpoint
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub server: ServerFlags,
 }
 
 /// The worker's settings after layering. `Default` is the built-in layer and
@@ -105,29 +95,18 @@ pub struct WorkerConfig {
     pub heartbeat_interval_ms: u64,
     pub default_deadline_ms: u64,
     pub startup_timeout_ms: u64,
-    pub log_format: LogFormat,
-    pub ready_file: Option<PathBuf>,
     pub worker_id: Option<String>,
     /// `:`-separated foundry deck files `signoff.run` may run
     pub signoff_decks: String,
-    /// file holding the bearer token
-    pub token_file: Option<PathBuf>,
-    /// TLS (`centroid_runtime::tls`): certificate and key served with and presented,
-    /// the root peers must chain to, whether callers must present a certificate
-    pub tls_cert: Option<PathBuf>,
-    pub tls_key: Option<PathBuf>,
-    pub tls_ca: Option<PathBuf>,
-    pub tls_client_auth: bool,
-    /// address of the operator's HTTP endpoint (/metrics, /healthz, /readyz)
-    pub metrics_listen: Option<String>,
     /// longest plan a candidate may bring (RESOURCE_EXHAUSTED, not retried, above it)
     pub max_plan_steps: usize,
-    /// the bearer token (from `token_file` or `CENTROID_TOKEN`); never serialized or printed
-    #[serde(skip)]
-    pub token: Option<BearerToken>,
-    /// TLS read from `tls_*` once; `None` = plain TCP. Never serialized or printed
-    #[serde(skip)]
-    pub tls: Option<Tls>,
+    /// the log format, the bearer token required on every call to this worker and
+    /// sent with every call to the coordinator, TLS
+    #[serde(flatten)]
+    pub common: CommonSettings,
+    /// whether callers must present a certificate, the ready file, the metrics endpoint
+    #[serde(flatten)]
+    pub server: ServerSettings,
 }
 
 impl Default for WorkerConfig {
@@ -144,19 +123,11 @@ impl Default for WorkerConfig {
             heartbeat_interval_ms: 2_000,
             default_deadline_ms: 300_000,
             startup_timeout_ms: 60_000,
-            log_format: LogFormat::Text,
-            ready_file: None,
             worker_id: None,
             signoff_decks: String::new(),
-            token_file: None,
-            tls_cert: None,
-            tls_key: None,
-            tls_ca: None,
-            tls_client_auth: false,
-            metrics_listen: None,
             max_plan_steps: 10_000,
-            token: None,
-            tls: None,
+            common: CommonSettings::default(),
+            server: ServerSettings::default(),
         }
     }
 }
@@ -172,28 +143,8 @@ impl WorkerConfig {
         command_line: &CommandLine,
         environment: HashMap<String, String>,
     ) -> Result<WorkerConfig, WorkerError> {
-        let mut flags = command_line.clone();
-        if flags.log_json {
-            flags.log_format = Some(LogFormat::Json);
-        }
-        let mut config: WorkerConfig = layered(
-            "worker",
-            &WorkerConfig::default(),
-            command_line.config.as_deref(),
-            &environment,
-            &flags,
-        )
-        .map_err(|error| WorkerError::Config(error.to_string()))?;
-        config.token = BearerToken::configured(config.token_file.as_deref(), &environment)
-            .map_err(|error| WorkerError::Config(error.to_string()))?;
-        config.tls = TlsFiles::new(
-            config.tls_cert.as_deref(),
-            config.tls_key.as_deref(),
-            config.tls_ca.as_deref(),
-            config.tls_client_auth,
-        )
-        .load()
-        .map_err(|error| WorkerError::Config(error.to_string()))?;
+        let mut config: WorkerConfig =
+            binary_settings::load_with_environment(command_line, &environment)?;
         config.slots = Some(config.slots.unwrap_or_else(|| {
             std::thread::available_parallelism()
                 .map(usize::from)
@@ -205,21 +156,24 @@ impl WorkerConfig {
 
     fn check(&self) -> Result<(), WorkerError> {
         if self.slots == Some(0) {
-            return Err(WorkerError::Config("slots must be at least 1".into()));
+            return Err(ConfigError::Inconsistent("slots must be at least 1".into()).into());
         }
         self.listen_address()?;
         if self.heartbeat_interval_ms == 0 {
-            return Err(WorkerError::Config(
-                "heartbeat_interval_ms must be above 0".into(),
-            ));
+            return Err(
+                ConfigError::Inconsistent("heartbeat_interval_ms must be above 0".into()).into(),
+            );
         }
         Ok(())
     }
 
     pub fn listen_address(&self) -> Result<SocketAddr, WorkerError> {
-        self.listen.parse().map_err(|error| {
-            WorkerError::Config(format!("listen address `{}`: {error}", self.listen))
-        })
+        self.listen
+            .parse()
+            .map_err(|source| WorkerError::ListenAddress {
+                address: self.listen.clone(),
+                source,
+            })
     }
 
     /// The number of KLayout processes (one per core unless configured).
@@ -232,8 +186,28 @@ impl WorkerConfig {
     }
 }
 
+impl BinaryFlags for CommandLine {
+    fn common_flags(&self) -> &CommonFlags {
+        &self.common
+    }
+}
+
+impl BinarySettings for WorkerConfig {
+    const TABLE: &'static str = "worker";
+
+    fn common_mut(&mut self) -> &mut CommonSettings {
+        &mut self.common
+    }
+
+    fn tls_client_auth(&self) -> bool {
+        self.server.tls_client_auth
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use centroid_runtime::LogFormat;
+
     use super::*;
 
     fn environment(pairs: &[(&str, &str)]) -> HashMap<String, String> {
@@ -250,7 +224,7 @@ mod tests {
         assert_eq!(config.listen, "127.0.0.1:50061");
         assert!(config.slot_count() >= 1, "one per core");
         assert_eq!(config.memory_limit_mb, 4096);
-        assert_eq!(config.log_format, LogFormat::Text);
+        assert_eq!(config.common.log_format, LogFormat::Text);
         assert!(config.coordinator.is_none());
     }
 
@@ -264,9 +238,12 @@ mod tests {
         )
         .unwrap();
         let command_line = CommandLine {
-            config: Some(file),
+            common: CommonFlags {
+                config: Some(file),
+                log_json: true,
+                ..CommonFlags::default()
+            },
             slots: Some(5),
-            log_json: true,
             ..CommandLine::default()
         };
         let config = WorkerConfig::load_with_environment(
@@ -285,7 +262,7 @@ mod tests {
         assert_eq!(config.listen, "127.0.0.1:1");
         assert_eq!(config.python, PathBuf::from("/opt/py"));
         assert_eq!(config.startup_timeout_ms, 11, "a key without a flag");
-        assert_eq!(config.log_format, LogFormat::Json);
+        assert_eq!(config.common.log_format, LogFormat::Json);
     }
 
     #[test]
@@ -305,5 +282,44 @@ mod tests {
         };
         let error = WorkerConfig::load_with_environment(&command_line, HashMap::new()).unwrap_err();
         assert!(error.to_string().contains("not an address"), "{error}");
+    }
+
+    #[test]
+    fn the_shared_flags_keep_their_names_and_land_in_the_shared_settings() {
+        let command_line = CommandLine::try_parse_from([
+            "centroid-worker",
+            "--log-format",
+            "json",
+            "--ready-file",
+            "/tmp/ready",
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ])
+        .unwrap();
+        let config = WorkerConfig::load_with_environment(
+            &command_line,
+            environment(&[("CENTROID_TOKEN", "farm-token")]),
+        )
+        .unwrap();
+        assert_eq!(config.common.log_format, LogFormat::Json);
+        assert_eq!(
+            config.common.token,
+            Some(centroid_runtime::BearerToken::new("farm-token").unwrap())
+        );
+        assert_eq!(config.server.ready_file, Some(PathBuf::from("/tmp/ready")));
+        assert_eq!(config.server.metrics_listen.as_deref(), Some("127.0.0.1:0"));
+        let client_auth_without_root =
+            CommandLine::try_parse_from(["centroid-worker", "--tls-client-auth"]).unwrap();
+        let error = WorkerConfig::load_with_environment(&client_auth_without_root, HashMap::new())
+            .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                WorkerError::Config(ConfigError::Tls(
+                    centroid_runtime::TlsError::ClientAuthWithoutCa
+                ))
+            ),
+            "{error:?}"
+        );
     }
 }

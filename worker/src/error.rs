@@ -34,7 +34,15 @@ impl SkillProcessError {
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerError {
     #[error("invalid configuration: {0}")]
-    Config(String),
+    Config(#[from] centroid_runtime::ConfigError),
+    #[error("listen address `{address}`: {source}")]
+    ListenAddress {
+        address: String,
+        #[source]
+        source: std::net::AddrParseError,
+    },
+    #[error("TLS: {0}")]
+    Tls(#[from] centroid_runtime::TlsError),
     #[error("skill server failed at startup: {0}")]
     Startup(#[from] SkillProcessError),
     #[error("schema of skill `{skill}` does not compile: {message}")]

@@ -15,7 +15,7 @@ use tokio::signal::unix::{SignalKind, signal};
 async fn main() -> anyhow::Result<()> {
     let command_line = CommandLine::parse();
     let config = WorkerConfig::load(&command_line).context("loading the configuration")?;
-    init_logging(config.log_format, "info");
+    init_logging(config.common.log_format, "info");
 
     let listen_address = config.listen_address()?;
     let listener = tokio::net::TcpListener::bind(listen_address)
@@ -24,7 +24,7 @@ async fn main() -> anyhow::Result<()> {
     let mut node = Node::start(&config, listener)
         .await
         .context("starting the worker")?;
-    if let Some(address) = &config.metrics_listen {
+    if let Some(address) = &config.server.metrics_listen {
         let listener = tokio::net::TcpListener::bind(address)
             .await
             .with_context(|| format!("binding the metrics endpoint {address}"))?;
@@ -33,7 +33,7 @@ async fn main() -> anyhow::Result<()> {
             std::sync::Arc::new(WorkerProbe(node.state.clone()));
         tokio::spawn(serve_operations(listener, probe, std::future::pending()));
     }
-    if let Some(ready_file) = &config.ready_file {
+    if let Some(ready_file) = &config.server.ready_file {
         write_ready_file(ready_file, &node.local_address.to_string())?;
     }
 

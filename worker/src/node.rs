@@ -39,6 +39,11 @@ impl Node {
     /// then registers with the coordinator when one is configured.
     pub async fn start(config: &WorkerConfig, listener: TcpListener) -> Result<Node, WorkerError> {
         let local_address = listener.local_addr()?;
+        // the coordinator's address is checked before anything starts
+        let coordinator = match &config.coordinator {
+            Some(url) => Some((url, tls::endpoint(config.common.tls.as_ref(), url)?)),
+            None => None,
+        };
         let command = SkillServerCommand {
             python: config.python.clone(),
             skills_dir: config.skills_dir.clone(),
@@ -71,15 +76,11 @@ impl Node {
         let service = WorkerServer::new(WorkerService::new(state.clone()))
             .max_decoding_message_size(64 * 1024 * 1024)
             .max_encoding_message_size(512 * 1024 * 1024);
-        let service = InterceptedService::new(service, RequireToken::new(config.token.clone()));
+        let service =
+            InterceptedService::new(service, RequireToken::new(config.common.token.clone()));
         let mut server = tonic::transport::Server::builder();
-        if let Some(tls) = &config.tls {
-            let tls_config = tls
-                .server_config()
-                .map_err(|error| WorkerError::Config(error.to_string()))?;
-            server = server
-                .tls_config(tls_config)
-                .map_err(|error| WorkerError::Config(format!("TLS: {error}")))?;
+        if let Some(tls) = &config.common.tls {
+            server = server.tls_config(tls.server_config()?)?;
         }
         let server_task = tokio::spawn(server.add_service(service).serve_with_incoming_shutdown(
             incoming_without_nagle(listener),
@@ -90,17 +91,17 @@ impl Node {
         tracing::info!(address = %local_address, worker_id = %state.worker_id, slots = config.slot_count(), "worker serving");
 
         let mut registration_refused = None;
-        if let Some(coordinator_url) = &config.coordinator {
+        if let Some((coordinator_url, coordinator_endpoint)) = coordinator {
             let (refused_sender, refused_receiver) = oneshot::channel();
             let settings = RegistrationSettings {
                 coordinator_url: coordinator_url.clone(),
+                coordinator_endpoint,
                 advertise_address: config.advertise_address.clone().unwrap_or_else(|| {
-                    tls::url_for(config.tls.as_ref(), &local_address.to_string())
+                    tls::url_for(config.common.tls.as_ref(), &local_address.to_string())
                 }),
                 heartbeat_interval: Duration::from_millis(config.heartbeat_interval_ms),
                 hostname,
-                token: config.token.clone(),
-                tls: config.tls.clone(),
+                token: config.common.token.clone(),
             };
             state.attach_registration(spawn_registration(state.clone(), settings, refused_sender));
             registration_refused = Some(refused_receiver);

@@ -10,9 +10,10 @@ use centroid_proto::v1::{
     DeregisterWorkerRequest, HeartbeatRequest, RegisterWorkerRequest, WorkerInfo,
 };
 use centroid_proto::{Error, PROTOCOL_VERSION, check_protocol_version};
-use centroid_runtime::{AttachToken, AuthChannel, Tls, tls};
+use centroid_runtime::{AttachToken, AuthChannel};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
+use tonic::transport::Endpoint;
 
 use crate::error::WorkerError;
 
@@ -38,12 +39,13 @@ pub trait WorkerReport: Send + Sync + 'static {
 pub struct RegistrationSettings {
     /// e.g. "http://127.0.0.1:50051"
     pub coordinator_url: String,
+    /// the coordinator at `coordinator_url`, over TLS when the worker has TLS
+    /// settings (`centroid_runtime::tls::endpoint`)
+    pub coordinator_endpoint: Endpoint,
     /// the address the coordinator reaches this worker at
     pub advertise_address: String,
     /// sent with every call to the coordinator
     pub token: Option<centroid_runtime::BearerToken>,
-    /// TLS of the calls to the coordinator (`None` = plain TCP)
-    pub tls: Option<Tls>,
     pub heartbeat_interval: Duration,
     pub hostname: String,
 }
@@ -169,13 +171,9 @@ async fn register(
     state: &dyn WorkerReport,
     settings: &RegistrationSettings,
 ) -> Result<(CoordinatorClient<AuthChannel>, Option<Duration>), RegisterFailure> {
-    let endpoint = tls::endpoint(settings.tls.as_ref(), &settings.coordinator_url)
-        .map_err(|error| {
-            RegisterFailure::Refused(format!(
-                "coordinator url `{}`: {error}",
-                settings.coordinator_url
-            ))
-        })?
+    let endpoint = settings
+        .coordinator_endpoint
+        .clone()
         .connect_timeout(REQUEST_TIMEOUT)
         .timeout(REQUEST_TIMEOUT);
     let channel = endpoint

@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, anyhow};
+use anyhow::Context;
 use centroid_worker::WorkerConfig;
 use centroid_worker::skill_process::SkillServerCommand;
 use clap::Args;
@@ -99,7 +99,7 @@ fn skill_server_command(args: &McpArgs) -> anyhow::Result<SkillServerCommand> {
         command_line.skills_dir = Some(skills_dir.clone());
     }
     let config = WorkerConfig::load_with_environment(&command_line, environment)
-        .map_err(|error| anyhow!("worker configuration: {error}"))?;
+        .context("worker configuration")?;
     Ok(SkillServerCommand {
         python: config.python.clone(),
         skills_dir: config.skills_dir.clone(),

@@ -4,61 +4,13 @@
 
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
+use crate::llm::messages::ChatMessage;
 use crate::llm::tokens::count_tokens;
 use crate::llm::wire;
 use centroid_runtime::LlmSettings;
 
 /// First pause before a retry (doubled per retry).
 const FIRST_BACKOFF: Duration = Duration::from_millis(250);
-
-/// Who speaks a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// instructions (Anthropic: joined into the top-level `system`)
-    System,
-    /// the planner's questions
-    User,
-    /// the model's earlier answers
-    Assistant,
-}
-
-/// One message of a conversation, serialized as `{"role", "content"}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChatMessage {
-    /// who speaks
-    pub role: Role,
-    /// what is said
-    pub content: String,
-}
-
-impl ChatMessage {
-    /// A system message.
-    pub fn system(text: impl Into<String>) -> ChatMessage {
-        ChatMessage {
-            role: Role::System,
-            content: text.into(),
-        }
-    }
-
-    /// A user message.
-    pub fn user(text: impl Into<String>) -> ChatMessage {
-        ChatMessage {
-            role: Role::User,
-            content: text.into(),
-        }
-    }
-
-    /// An assistant message (an earlier answer of the model).
-    pub fn assistant(text: impl Into<String>) -> ChatMessage {
-        ChatMessage {
-            role: Role::Assistant,
-            content: text.into(),
-        }
-    }
-}
 
 /// A model's answer.
 #[derive(Debug, Clone, PartialEq)]

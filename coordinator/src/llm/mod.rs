@@ -4,10 +4,12 @@
 //! within the model's context window.
 
 pub mod client;
+pub mod messages;
 pub mod tokens;
 /// The request and response bodies of the two APIs.
 mod wire;
 
-pub use client::{ChatMessage, Completion, LlmClient, LlmError, Role};
+pub use client::{Completion, LlmClient, LlmError};
+pub use messages::{ChatMessage, Role};
 // the model's settings are configuration the CLI reads too: they live in the runtime crate
 pub use centroid_runtime::{LlmSettings, Provider};

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::llm::client::{ChatMessage, Role};
+use crate::llm::messages::{ChatMessage, Role};
 use centroid_runtime::{LlmSettings, Provider};
 
 /// The POST of `messages` to the provider's endpoint, with its headers and body

@@ -27,7 +27,7 @@ pub enum JobPhase {
     /// drafting the candidates of the job's current iteration
     Planning(Drafting),
     /// the current iteration's candidates run on the farm
-    Searching(Round),
+    Executing(Round),
     /// every candidate of the current iteration is in: evaluate and decide
     Evaluating(Round),
     /// the search ended: choose the candidates the foundry deck runs on
@@ -179,7 +179,7 @@ impl JobPhase {
             JobPhase::Init => JobState::Init,
             JobPhase::Parsing => JobState::Parsing,
             JobPhase::ProbingRules | JobPhase::Planning(_) => JobState::Planning,
-            JobPhase::Searching(_) => JobState::Executing,
+            JobPhase::Executing(_) => JobState::Executing,
             JobPhase::Evaluating(_) => JobState::Evaluating,
             JobPhase::ChoosingSignoff | JobPhase::Signoff(_) | JobPhase::JudgingSignoff(_) => {
                 JobState::Signoff
@@ -207,7 +207,7 @@ impl JobPhase {
     pub fn is_time_budgeted(&self) -> bool {
         matches!(
             self,
-            JobPhase::ProbingRules | JobPhase::Planning(_) | JobPhase::Searching(_)
+            JobPhase::ProbingRules | JobPhase::Planning(_) | JobPhase::Executing(_)
         )
     }
 }

@@ -46,7 +46,7 @@ impl Driver {
             JobPhase::Planning(drafting) => {
                 self.plan_iteration(job, &task, drafting.hidden).await?
             }
-            JobPhase::Searching(_) | JobPhase::Signoff(_) => {
+            JobPhase::Executing(_) | JobPhase::Signoff(_) => {
                 Some(PhaseEvent::ResultsSeen(self.progress(job).await?))
             }
             JobPhase::Evaluating(_) => Some(self.evaluate_iteration(job, &task).await?),

@@ -36,6 +36,9 @@ SKILL_MODULES = (
     "centroid_skills.skills.routing",
     "centroid_skills.skills.lvs",
     "centroid_skills.skills.signoff",
+    "centroid_skills.skills.simulation",
+    "centroid_skills.skills.extraction",
+    "centroid_skills.skills.electrical",
 )
 
 VALIDATOR_CLASS = jsonschema.Draft202012Validator

@@ -73,7 +73,7 @@ RULESET_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["tech", "layers", "rules"],
     "properties": {
-        "schema_version": {"type": "string", "pattern": "^1\\.[0-3]\\.[0-9]+$"},
+        "schema_version": {"type": "string", "pattern": "^1\\.[0-4]\\.[0-9]+$"},
         "tech": {"type": "string", "minLength": 1},
         "grid": {"type": "number", "exclusiveMinimum": 0},
         "layers": {

@@ -81,7 +81,8 @@ def scaled_rule_set(data: dict[str, Any], factor: float = 1.5, layer_offset: int
                     prefix: str = "X") -> dict[str, Any]:
     """Same process scaled by ``factor`` with other GDS numbers and other layer names.
 
-    Every length (rule min/max except densities and areas, the 1.2.0 lengths end_min,
+    A 1.4.0 ``parasitics`` section follows the renamed layers, its lengths (``*_m``)
+    scaled too. Every length (rule min/max except densities and areas, the 1.2.0 lengths end_min,
     end_width, adjacent_min, adjacent_below, width_over, the grid) is multiplied by
     ``factor``, every area by ``factor``²; the grid is rounded to whole nm (the database
     unit) and every length to the new grid (as in a real rule set, where every length is
@@ -123,7 +124,7 @@ def scaled_rule_set(data: dict[str, Any], factor: float = 1.5, layer_offset: int
         if r["type"] == "area" and r.get("min") is not None:
             nr["min"] = round(r["min"] * factor * factor * 1e18) / 1e18
         rules.append(nr)
-    return {
+    scaled = {
         "schema_version": "1.2.0",
         "tech": f"{data['tech']}_x{factor}",
         "grid": grid_nm * 1e-9,
@@ -131,6 +132,17 @@ def scaled_rule_set(data: dict[str, Any], factor: float = 1.5, layer_offset: int
         "derived_layers": derived,
         "rules": rules,
     }
+    if "parasitics" in data:  # 1.4.0: layers renamed, the coupling's lengths scaled
+        section = data["parasitics"]
+        scaled["schema_version"] = "1.4.0"
+        scaled["parasitics"] = {
+            "layers": {rename[n]: {k: (v * factor if k.endswith("_m") else v) for k, v in spec.items()}
+                       for n, spec in section["layers"].items()},
+            "overlaps": [{**o, "layer": rename[o["layer"]], "layer2": rename[o["layer2"]]}
+                         for o in section.get("overlaps", [])],
+            "cuts": {rename[n]: spec for n, spec in section.get("cuts", {}).items()},
+        }
+    return scaled
 
 
 def drc_total(client: Client, cell: str) -> tuple[int, list[Any]]:

@@ -34,7 +34,8 @@ RULE_SETS = ["ihp_sg13g2", "sky130", "gf180mcu"]
 def test_the_fixture_is_a_real_1_2_0_rule_set() -> None:
     rules = load_rule_set(GF180)
     tech = Technology.from_rules(rules)
-    assert tech.schema_version == "1.2.0" and tech.grid_nm == 5
+    # 1.2.0 rules; 1.4.0 since it carries parasitics (examples/pdk/README.md)
+    assert tech.schema_version == "1.4.0" and tech.grid_nm == 5
     kinds = {("end" if r.end_min else "adjacent" if r.adjacent_min else "wide" if r.width_over else r.type)
              for r in tech.rules}
     assert {"end", "adjacent", "wide", "area", "width", "spacing", "enclosure", "extension"} <= kinds

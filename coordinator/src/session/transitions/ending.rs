@@ -1,54 +1,11 @@
 //! The end's transitions: the foundry deck's round, concluding, ending,
 //! finishing, a cancel.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::search::keep_round_moving;
-use super::{Best, Effect, Progress, move_to, notice, passing_through, state_change};
-use crate::model::{EventKind, JobPhase, JobRecord, JobState, Notice, Outcome, Round};
-
-pub(super) fn end(job: &mut JobRecord, outcome: Outcome, message: &str) -> Vec<Effect> {
-    let phase = JobPhase::Ending {
-        outcome,
-        message: message.to_string(),
-    };
-    move_to(job, phase, message, Value::Null)
-}
-
-pub(super) fn conclude(job: &mut JobRecord, message: &str) -> Vec<Effect> {
-    job.phase = JobPhase::Concluding {
-        message: message.to_string(),
-    };
-    vec![Effect::Persist]
-}
-
-/// The search ends: to the foundry deck when the job names one, else concluded.
-pub(super) fn end_search(job: &mut JobRecord, message: &str) -> Vec<Effect> {
-    if job.options.signoff_deck.is_empty() {
-        return conclude(job, message);
-    }
-    move_to(job, JobPhase::ChoosingSignoff, message, Value::Null)
-}
-
-/// The best candidate passed: the job completes.
-pub(super) fn complete(job: &mut JobRecord, why: &str) -> Vec<Effect> {
-    let mut effects = vec![passing_through(job, JobState::Passed, why)];
-    job.phase = JobPhase::Ending {
-        outcome: Outcome::Completed,
-        message: "completed: the best candidate passed".into(),
-    };
-    let entered = state_change(job, JobState::Passed, "completed", Value::Null);
-    effects.extend([Effect::Persist, Effect::Emit(entered)]);
-    effects
-}
-
-pub(super) fn take_best(job: &mut JobRecord, best: Option<Best>) {
-    if let Some(best) = best {
-        job.best_candidate_id = best.candidate_id;
-        job.best_score = best.score;
-        job.best_passed = best.passed;
-    }
-}
+use super::steps::{complete, conclude, end, final_notice, keep_round_moving, notice, take_best};
+use super::{Best, Effect, Progress};
+use crate::model::{EventKind, JobPhase, JobRecord, Outcome, Round};
 
 pub(super) fn cancel(job: &mut JobRecord, reason: String, best: Option<Best>) -> Vec<Effect> {
     take_best(job, best);
@@ -66,22 +23,6 @@ pub(super) fn cancel(job: &mut JobRecord, reason: String, best: Option<Best>) ->
         Effect::Emit(final_notice(job, Outcome::Cancelled, &message)),
         Effect::Forget,
     ]
-}
-
-pub(in crate::session) fn final_notice(job: &JobRecord, outcome: Outcome, message: &str) -> Notice {
-    let kind = match outcome {
-        Outcome::Completed => EventKind::Completed,
-        Outcome::Failed => EventKind::Failed,
-        Outcome::Cancelled => EventKind::Cancelled,
-    };
-    let data = json!({
-        "outcome": outcome.as_str(),
-        "best_candidate_id": job.best_candidate_id,
-        "best_score": job.best_score,
-        "best_passed": job.best_passed,
-        "iterations": job.iteration + 1,
-    });
-    notice(job, kind, message, data)
 }
 
 pub(super) fn signoff_chosen(

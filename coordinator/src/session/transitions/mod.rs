@@ -11,10 +11,10 @@
 //! | Init | Started | Parsing |
 //! | Parsing | Parsed | ProbingRules |
 //! | ProbingRules | RulesProbed | Planning (Ending failed: undrawable devices) |
-//! | Planning | Drafted / Exhausted / PlanningFailed | Searching / Concluding / Ending failed |
-//! | Searching | ResultsSeen | Searching (draft ahead, queue more, record lost, wait) / Evaluating |
-//! | Searching | DraftedAhead | Searching (the next iteration queued) |
-//! | Evaluating | IterationEvaluated | Planning / Searching (drafted ahead) / ChoosingSignoff / Ending / Concluding |
+//! | Planning | Drafted / Exhausted / PlanningFailed | Executing / Concluding / Ending failed |
+//! | Executing | ResultsSeen | Executing (draft ahead, queue more, record lost, wait) / Evaluating |
+//! | Executing | DraftedAhead | Executing (the next iteration queued) |
+//! | Evaluating | IterationEvaluated | Planning / Executing (drafted ahead) / ChoosingSignoff / Ending / Concluding |
 //! | ChoosingSignoff | SignoffChosen | Signoff / Concluding |
 //! | Signoff | ResultsSeen | Signoff / JudgingSignoff |
 //! | JudgingSignoff | SignoffJudged | Ending completed / Concluding |
@@ -30,15 +30,14 @@ use serde_json::{Value, json};
 
 mod ending;
 mod search;
+mod steps;
 
-pub(super) use ending::final_notice;
-use ending::{
-    cancel, conclude, concluded, end, end_search, ended, signoff_chosen, signoff_judged,
-    signoff_waiting,
-};
+use ending::{cancel, concluded, ended, signoff_chosen, signoff_judged, signoff_waiting};
 use search::{drafted, drafted_ahead, evaluated, rules_probed, searching};
+pub(super) use steps::final_notice;
+use steps::{conclude, end, end_search, move_to, notice};
 
-use crate::model::{EventKind, JobPhase, JobRecord, JobState, Notice, Outcome};
+use crate::model::{EventKind, JobPhase, JobRecord, Notice, Outcome};
 
 /// The coordinator's settings a transition reads.
 #[derive(Debug, Clone, Copy, Default)]
@@ -247,11 +246,11 @@ pub(crate) fn advance(
         (JobPhase::Planning(_), PhaseEvent::PlanningFailed { message }) => {
             end(job, Outcome::Failed, &message)
         }
-        (JobPhase::Searching(round), PhaseEvent::ResultsSeen(progress)) => {
+        (JobPhase::Executing(round), PhaseEvent::ResultsSeen(progress)) => {
             searching(job, round, &progress)
         }
         (
-            JobPhase::Searching(round),
+            JobPhase::Executing(round),
             PhaseEvent::DraftedAhead {
                 candidates,
                 outstanding,
@@ -296,56 +295,6 @@ fn unexpected(job: &JobRecord, event: &PhaseEvent) -> Unexpected {
         phase: name(format!("{:?}", job.phase)),
         event: name(format!("{event:?}")),
     }
-}
-
-/// A notice in the job's current state.
-pub(super) fn notice(
-    job: &JobRecord,
-    kind: EventKind,
-    message: impl Into<String>,
-    data: Value,
-) -> Notice {
-    Notice {
-        kind,
-        state: job.state(),
-        message: message.into(),
-        data,
-    }
-}
-
-/// The job enters `phase`: written, and reported as a state change (with
-/// `extra` merged into the `{from, to}` data).
-pub(super) fn move_to(
-    job: &mut JobRecord,
-    phase: JobPhase,
-    message: &str,
-    extra: Value,
-) -> Vec<Effect> {
-    let from = job.state();
-    job.phase = phase;
-    vec![
-        Effect::Persist,
-        Effect::Emit(state_change(job, from, message, extra)),
-    ]
-}
-
-pub(super) fn state_change(job: &JobRecord, from: JobState, message: &str, extra: Value) -> Notice {
-    let mut data = json!({"from": from.as_str(), "to": job.state().as_str()});
-    if let (Some(data), Value::Object(extra)) = (data.as_object_mut(), extra) {
-        data.extend(extra);
-    }
-    notice(job, EventKind::StateChanged, message, data)
-}
-
-/// A state users see passed through on the way (no phase of its own).
-pub(super) fn passing_through(job: &JobRecord, state: JobState, message: &str) -> Effect {
-    let data = json!({"from": job.state().as_str(), "to": state.as_str()});
-    Effect::Emit(Notice {
-        kind: EventKind::StateChanged,
-        state,
-        message: message.into(),
-        data,
-    })
 }
 
 #[cfg(test)]

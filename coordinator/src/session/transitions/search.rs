@@ -3,14 +3,15 @@
 
 use serde_json::{Value, json};
 
-use super::ending::{complete, conclude, end, end_search, take_best};
-use super::{
-    Best, Effect, PhaseSettings, Progress, move_to, notice, passing_through, state_change,
+use super::steps::{
+    complete, conclude, end, end_search, keep_round_moving, move_to, notice, passing_through,
+    state_change, take_best,
 };
+use super::{Best, Effect, PhaseSettings, Progress};
 use crate::model::{
     Ahead, Drafting, EventKind, JobPhase, JobRecord, JobState, Notice, Outcome, Round,
 };
-use crate::session::overlap::{ahead_room, idle_slots_call_ahead, missing, overlap_next, top_up};
+use crate::session::overlap::{ahead_room, idle_slots_call_ahead, overlap_next};
 
 pub(super) fn rules_probed(
     job: &mut JobRecord,
@@ -55,7 +56,7 @@ pub(super) fn drafted(
     let mut round = Round::queued(candidates, queued, now_ms);
     round.overlap_next = overlap_next(job, settings.overlap_iterations);
     let from = job.state();
-    job.phase = JobPhase::Searching(round);
+    job.phase = JobPhase::Executing(round);
     let extra = json!({"candidates": count});
     vec![
         Effect::EnqueueDrafted { queued },
@@ -63,7 +64,7 @@ pub(super) fn drafted(
     ]
 }
 
-/// Searching: draft ahead when slots would idle; else evaluate what arrived,
+/// Executing: draft ahead when slots would idle; else evaluate what arrived,
 /// and move on when all is in, or queue more, or record the lost, or wait.
 pub(super) fn searching(job: &mut JobRecord, mut round: Round, progress: &Progress) -> Vec<Effect> {
     if let Some(outstanding) =
@@ -96,32 +97,8 @@ pub(super) fn searching(job: &mut JobRecord, mut round: Round, progress: &Progre
         });
     }
     effects.push(keep_round_moving(&mut round, progress));
-    job.phase = JobPhase::Searching(round);
+    job.phase = JobPhase::Executing(round);
     effects
-}
-
-/// A round not all in: more of it queued, its lost candidates recorded, or a wait.
-pub(super) fn keep_round_moving(round: &mut Round, progress: &Progress) -> Effect {
-    if let Some(candidates) = top_up(round, &progress.finished, progress.window) {
-        round.started_ms = progress.now_ms;
-        return Effect::EnqueueMore { candidates };
-    }
-    let stalled = round.started_ms > 0
-        && progress.now_ms.saturating_sub(round.started_ms) > progress.stall_limit_ms;
-    if stalled {
-        let candidates: Vec<String> = missing(round, &progress.finished)
-            .into_iter()
-            .cloned()
-            .collect();
-        if !candidates.is_empty() {
-            let message = format!("no result within {} ms", progress.stall_limit_ms);
-            return Effect::RecordLost {
-                candidates,
-                message,
-            };
-        }
-    }
-    Effect::Wait
 }
 
 pub(super) fn drafted_ahead(
@@ -134,7 +111,7 @@ pub(super) fn drafted_ahead(
     if candidates.is_empty() {
         // planned again (the same way) after this iteration, which then ends the job
         round.ahead = Some(Ahead::default());
-        job.phase = JobPhase::Searching(round);
+        job.phase = JobPhase::Executing(round);
         return vec![Effect::Persist];
     }
     let count = candidates.len();
@@ -143,7 +120,7 @@ pub(super) fn drafted_ahead(
         candidates,
         enqueued: queued as u32,
     });
-    job.phase = JobPhase::Searching(round);
+    job.phase = JobPhase::Executing(round);
     let next = job.iteration + 1;
     let message = format!(
         "iteration {next} drafted while iteration {} finishes ({outstanding} candidates out)",
@@ -213,7 +190,7 @@ fn next_iteration(
             let mut next = Round::queued(ahead.candidates, ahead.enqueued as usize, now_ms);
             next.overlap_next = overlap_next(job, settings.overlap_iterations);
             (
-                JobPhase::Searching(next),
+                JobPhase::Executing(next),
                 "executing the iteration drafted ahead",
             )
         }

@@ -62,6 +62,7 @@ class Extraction:
     dummies_removed: int
     devices_extracted: int
     fingers: dict[int, int]  # combined device id -> gate fingers
+    dummies: list[tuple[str, str]]  # (NMOS/PMOS, net name or "") of each removed dummy
 
 
 def metal_stack(tech: Technology) -> list[str]:
@@ -210,18 +211,20 @@ def extract(session: Session, cell: kdb.Cell) -> Extraction:
     top = netlist.top_circuit()
     extracted = len(list(top.each_device())) if top is not None else 0
     removed = 0
+    dummies: list[tuple[str, str]] = []
     if top is not None:
         for dev in list(top.each_device()):
             if dev.device_class().name not in ("NMOS", "PMOS"):
                 continue
             nets = {_net_id(dev.net_for_terminal(t)) for t in ("S", "D", "G")}
             if len(nets) == 1:
+                dummies.append((dev.device_class().name, dev.net_for_terminal("G").name or ""))
                 top.remove_device(dev)
                 removed += 1
     counts = _finger_counts(top, {}) if top is not None else {}
     netlist.combine_devices()
     fingers = _fingers_after(top, counts) if top is not None else {}
-    return Extraction(l2n, netlist, removed, extracted, fingers)
+    return Extraction(l2n, netlist, removed, extracted, fingers, dummies)
 
 
 def _mos_key(dev: kdb.Device) -> tuple[Any, ...]:

@@ -30,14 +30,11 @@ or a report on another cell; ``details.failure`` says which) and ``timeout`` (TI
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +42,7 @@ from typing import Any
 import klayout.db as kdb
 import klayout.rdb as krdb
 
+from centroid_skills.child_process import DeadlinePassed, log_tail, run_in_group
 from centroid_skills.errors import (
     INTERNAL_ERROR,
     INVALID_PARAM,
@@ -227,70 +225,19 @@ def deck_command(binary: str, deck: Deck, gds_path: str, report_path: str,
 
 # --- the subprocess ---------------------------------------------------------------------------
 
-PR_SET_PDEATHSIG = 1
-
-
-def _prctl() -> Any | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _prctl()
-
-
-def _child_setup(parent_pid: int) -> Any:
-    """Runs in the child before exec (Linux): KLayout dies with the skill server.  The
-    worker kills the server's process group on cancel, and KLayout runs in another one."""
-    if _PRCTL is None:
-        return None
-    prctl = _PRCTL
-
-    def setup() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent_pid:  # the server died before prctl took effect
-            os._exit(1)
-
-    return setup
-
-
-def _log_tail(log_path: str, lines: int = LOG_TAIL_LINES) -> list[str]:
-    try:
-        with open(log_path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - 16384))
-            text = fh.read().decode("utf-8", errors="replace")
-    except OSError:
-        return []
-    return text.splitlines()[-lines:]
-
-
 def run_deck(argv: list[str], log_path: str, cwd: str, timeout_s: float) -> int:
     """Run ``argv`` in a new process group, output to ``log_path``; kill the group after
     ``timeout_s`` (TIMEOUT).  Returns the exit status (negative: killed by a signal)."""
-    with open(log_path, "wb") as log:
-        try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True,
-                                    preexec_fn=_child_setup(os.getpid()))
-        except OSError as exc:
-            raise _error(SERVICE_UNAVAILABLE, "klayout_missing", f"cannot start {argv[0]}: {exc}",
-                         binary=argv[0]) from exc
-        try:
-            return proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            # the leader is not reaped yet, so its pid (= the group id) is still ours
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise _error(TIMEOUT, "timeout",
-                         f"the deck did not finish within {timeout_s:g} s (killed)",
-                         timeout_s=timeout_s, log_path=log_path,
-                         log_tail=_log_tail(log_path)) from None
+    try:
+        return run_in_group(argv, log_path, cwd, timeout_s)
+    except OSError as exc:
+        raise _error(SERVICE_UNAVAILABLE, "klayout_missing", f"cannot start {argv[0]}: {exc}",
+                     binary=argv[0]) from exc
+    except DeadlinePassed:
+        raise _error(TIMEOUT, "timeout",
+                     f"the deck did not finish within {timeout_s:g} s (killed)",
+                     timeout_s=timeout_s, log_path=log_path,
+                     log_tail=log_tail(log_path, LOG_TAIL_LINES)) from None
 
 
 # --- the report -------------------------------------------------------------------------------
@@ -388,7 +335,7 @@ def run(session: Session, args: dict[str, Any]) -> dict[str, Any]:
 
     def failed(failure: str, message: str, **extra: Any) -> SkillError:
         return _error(INTERNAL_ERROR, "deck_failed", message, failure=failure, deck=deck.name,
-                      exit_status=status, log_path=log_path, log_tail=_log_tail(log_path),
+                      exit_status=status, log_path=log_path, log_tail=log_tail(log_path, LOG_TAIL_LINES),
                       klayout_version=version, **extra)
 
     if status != 0:

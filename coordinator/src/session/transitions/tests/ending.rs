@@ -224,7 +224,7 @@ fn a_concluded_search_completes_with_a_layout_and_fails_without_one() {
 
 #[test]
 fn the_time_budget_ends_the_search_not_an_evaluation() {
-    let mut job = job_in(JobPhase::Searching(round(&["a"], 1)));
+    let mut job = job_in(JobPhase::Executing(round(&["a"], 1)));
     job.options.time_budget_ms = 10;
     advance(&mut job, PhaseEvent::TimeBudgetSpent, OVERLAP).unwrap();
     assert_eq!(

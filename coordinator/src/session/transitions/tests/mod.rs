@@ -6,7 +6,7 @@ mod ending;
 mod search;
 
 use super::*;
-use crate::model::{Ahead, Drafting, JobOptions, Round};
+use crate::model::{Ahead, Drafting, JobOptions, JobState, Round};
 
 pub(super) fn options() -> JobOptions {
     JobOptions {
@@ -87,7 +87,7 @@ fn every_phase() -> Vec<JobPhase> {
         JobPhase::Parsing,
         JobPhase::ProbingRules,
         JobPhase::Planning(Drafting::default()),
-        JobPhase::Searching(round(&["a", "b"], 1)),
+        JobPhase::Executing(round(&["a", "b"], 1)),
         JobPhase::Evaluating(round(&["a"], 1)),
         JobPhase::ChoosingSignoff,
         JobPhase::Signoff(round(&["s0"], 1)),
@@ -173,7 +173,7 @@ fn has_row(phase: &JobPhase, event: &PhaseEvent) -> bool {
             P::Planning(_),
             E::Drafted { .. } | E::DesignSpaceExhausted | E::PlanningFailed { .. },
         )
-        | (P::Searching(_), E::ResultsSeen(_) | E::DraftedAhead { .. })
+        | (P::Executing(_), E::ResultsSeen(_) | E::DraftedAhead { .. })
         | (P::Evaluating(_), E::IterationEvaluated { .. })
         | (P::ChoosingSignoff, E::SignoffChosen { .. })
         | (P::Signoff(_), E::ResultsSeen(_))
@@ -241,7 +241,7 @@ fn the_phase_round_trips_through_the_store_format() {
     });
     for phase in every_phase()
         .into_iter()
-        .chain([JobPhase::Searching(overlapping)])
+        .chain([JobPhase::Executing(overlapping)])
     {
         let job = job_in(phase);
         let text = serde_json::to_string(&job).unwrap();

@@ -80,7 +80,7 @@ fn a_draft_queues_a_window_and_decides_whether_the_next_iteration_overlaps() {
     };
     let effects = advance(&mut job, drafted.clone(), OVERLAP).unwrap();
     assert_eq!(effects[0], Effect::EnqueueDrafted { queued: 3 });
-    let JobPhase::Searching(round) = &job.phase else {
+    let JobPhase::Executing(round) = &job.phase else {
         panic!("{:?}", job.phase)
     };
     assert_eq!((round.enqueued, round.started_ms), (3, 500));
@@ -92,14 +92,14 @@ fn a_draft_queues_a_window_and_decides_whether_the_next_iteration_overlaps() {
     let mut later = job_in(JobPhase::Planning(Drafting::default()));
     later.iteration = 1;
     advance(&mut later, drafted.clone(), OVERLAP).unwrap();
-    let JobPhase::Searching(round) = &later.phase else {
+    let JobPhase::Executing(round) = &later.phase else {
         panic!()
     };
     assert!(round.overlap_next);
     let mut off = job_in(JobPhase::Planning(Drafting::default()));
     off.iteration = 1;
     advance(&mut off, drafted, PhaseSettings::default()).unwrap();
-    let JobPhase::Searching(round) = &off.phase else {
+    let JobPhase::Executing(round) = &off.phase else {
         panic!()
     };
     assert!(!round.overlap_next, "overlapping switched off");
@@ -125,7 +125,7 @@ fn a_draft_that_finds_nothing_concludes_and_one_that_cannot_plan_fails() {
 
 #[test]
 fn a_search_waits_evaluates_what_arrived_tops_the_queue_up_and_moves_on_when_all_is_in() {
-    let searching = || job_in(JobPhase::Searching(round(&["a", "b", "c", "d"], 2)));
+    let searching = || job_in(JobPhase::Executing(round(&["a", "b", "c", "d"], 2)));
 
     let mut job = searching();
     let effects = advance(
@@ -154,7 +154,7 @@ fn a_search_waits_evaluates_what_arrived_tops_the_queue_up_and_moves_on_when_all
             }
         ]
     );
-    let JobPhase::Searching(round) = &job.phase else {
+    let JobPhase::Executing(round) = &job.phase else {
         panic!()
     };
     assert_eq!(
@@ -179,7 +179,7 @@ fn a_search_waits_evaluates_what_arrived_tops_the_queue_up_and_moves_on_when_all
 
 #[test]
 fn candidates_without_a_result_past_the_stall_limit_are_lost() {
-    let mut job = job_in(JobPhase::Searching(round(&["a", "b"], 2)));
+    let mut job = job_in(JobPhase::Executing(round(&["a", "b"], 2)));
     let effects = advance(
         &mut job,
         PhaseEvent::ResultsSeen(progress(&["a"], 2, 2, 100 + 1_001)),
@@ -199,7 +199,7 @@ fn candidates_without_a_result_past_the_stall_limit_are_lost() {
 fn slots_about_to_idle_draft_the_next_iteration_ahead_hiding_this_ones_evaluations() {
     let mut overlapping = round(&["a", "b", "c"], 3);
     overlapping.overlap_next = true;
-    let mut job = job_in(JobPhase::Searching(overlapping));
+    let mut job = job_in(JobPhase::Executing(overlapping));
     job.iteration = 2;
     let effects = advance(
         &mut job,
@@ -227,7 +227,7 @@ fn slots_about_to_idle_draft_the_next_iteration_ahead_hiding_this_ones_evaluatio
         Effect::EnqueueDrafted { queued: 6 },
         "the window less what is out"
     );
-    let JobPhase::Searching(round) = &job.phase else {
+    let JobPhase::Executing(round) = &job.phase else {
         panic!()
     };
     assert_eq!(round.ahead.as_ref().unwrap().enqueued, 6);
@@ -303,7 +303,7 @@ fn an_iteration_drafted_ahead_runs_next_and_one_that_found_nothing_is_planned_ag
         OVERLAP,
     )
     .unwrap();
-    let JobPhase::Searching(next) = &job.phase else {
+    let JobPhase::Executing(next) = &job.phase else {
         panic!("{:?}", job.phase)
     };
     assert_eq!(next.candidates, ids(&["n0", "n1", "n2"]));
@@ -339,7 +339,7 @@ fn an_iteration_drafted_ahead_runs_next_and_one_that_found_nothing_is_planned_ag
 fn an_empty_early_draft_is_kept_as_found_nothing() {
     let mut overlapping = round(&["a", "b"], 2);
     overlapping.overlap_next = true;
-    let mut job = job_in(JobPhase::Searching(overlapping));
+    let mut job = job_in(JobPhase::Executing(overlapping));
     let drafted = PhaseEvent::DraftedAhead {
         candidates: Vec::new(),
         outstanding: 1,
@@ -349,7 +349,7 @@ fn an_empty_early_draft_is_kept_as_found_nothing() {
         advance(&mut job, drafted, OVERLAP).unwrap(),
         [Effect::Persist]
     );
-    let JobPhase::Searching(round) = &job.phase else {
+    let JobPhase::Executing(round) = &job.phase else {
         panic!()
     };
     assert_eq!(round.ahead, Some(Ahead::default()));

@@ -1,0 +1,86 @@
+"""``check.electrical``: connectivity a layout must not have, from the LVS extraction.
+
+Each issue has a ``reason``:
+
+* ``floating_gate`` -- a MOS gate on a net that no source/drain, resistor, capacitor or
+  label reaches (nothing sets its voltage);
+* ``single_connection`` -- an unlabelled net with at most one device terminal (a dangling
+  wire);
+* ``shorted_to_supply`` -- a net that carries a supply or ground label and another label
+  (KLayout names such a net ``a,b``);
+* ``floating_dummy`` -- a dummy (S = D = G on one net) whose net is not one of the
+  ``supplies``/``grounds`` (a dummy is tied to its well's rail: PMOS to the supply, NMOS
+  to ground);
+* ``dummy_on_wrong_rail`` -- a PMOS dummy on a ground or an NMOS dummy on a supply.
+
+The result counts them per reason and names each item. With ``fail_on_issue`` any issue
+is a CONFLICT error with ``details.reason = "electrical"`` and the issues.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from centroid_skills.errors import SkillError
+from centroid_skills.registry import NAME, obj, skill
+from centroid_skills.session import Session
+from centroid_skills.skills.lvs import extract
+
+REASONS = ("floating_gate", "single_connection", "shorted_to_supply", "floating_dummy",
+           "dummy_on_wrong_rail")
+
+
+def find_issues(ex: Any, supplies: set[str], grounds: set[str]) -> list[dict[str, Any]]:
+    top = ex.netlist.top_circuit()
+    issues: list[dict[str, Any]] = []
+    rails = supplies | grounds
+    for kind, net in ex.dummies:
+        if net not in rails:
+            issues.append({"reason": "floating_dummy", "item": f"{kind} dummy on {net or 'an unnamed net'}"})
+        elif (kind == "PMOS" and net in grounds) or (kind == "NMOS" and net in supplies):
+            issues.append({"reason": "dummy_on_wrong_rail", "item": f"{kind} dummy on {net}"})
+    if top is None:
+        return issues
+    for net in top.each_net():
+        name = net.name or ""
+        terminals = [(t.device().device_class().name, t.terminal_def().name) for t in net.each_terminal()]
+        labels = [n for n in name.split(",") if n]
+        if len(labels) > 1 and rails & set(labels):
+            issues.append({"reason": "shorted_to_supply", "item": name})
+        if labels:
+            continue
+        gates = [t for t in terminals if t[1] == "G"]
+        if gates and len(gates) == len(terminals):
+            issues.append({"reason": "floating_gate", "item": net.expanded_name(), "gates": len(gates)})
+        elif len(terminals) <= 1:
+            issues.append({"reason": "single_connection", "item": net.expanded_name()})
+    return issues
+
+
+CHECK_SCHEMA = obj(
+    {
+        "cell": NAME,
+        "supplies": {"type": "array", "maxItems": 100, "items": NAME, "description": "supply nets (PMOS wells, dummies)"},
+        "grounds": {"type": "array", "maxItems": 100, "items": NAME, "description": "ground nets (substrate, NMOS dummies)"},
+        "fail_on_issue": {"type": "boolean", "default": False},
+    },
+    ["cell"],
+)
+
+
+@skill("check.electrical",
+       "Floating gates, dangling nets, nets shorted to a supply, and dummies not tied to "
+       "their well's rail, from the layout's extracted netlist; counts and named items.",
+       CHECK_SCHEMA)
+def check_electrical(session: Session, args: dict[str, Any]) -> dict[str, Any]:
+    cell = session.any_cell(args["cell"])
+    ex = extract(session, cell)
+    issues = find_issues(ex, set(args.get("supplies") or []), set(args.get("grounds") or []))
+    counts = {reason: sum(1 for i in issues if i["reason"] == reason) for reason in REASONS}
+    result = {"cell": cell.name, "clean": not issues, "counts": counts, "issues": issues,
+              "dummies": len(ex.dummies), "devices": ex.devices_extracted}
+    if issues and args.get("fail_on_issue"):
+        raise SkillError("CONFLICT", f"{len(issues)} electrical issues in {cell.name}: "
+                         + ", ".join(f"{i['reason']} {i['item']}" for i in issues[:5]),
+                         {"reason": "electrical", **result})
+    return result

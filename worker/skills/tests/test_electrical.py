@@ -1,0 +1,65 @@
+"""No floating devices (issue 27): every dummy of the Rust planner's candidates is tied to
+its well's rail (PMOS to the supply, NMOS to ground) and LVS still matches; check.electrical
+reports floating gates, dangling nets, supply shorts and untied dummies by name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import REPO_ROOT, Client, load_rule_set
+from rust_plans import draft, example_request, run_plan
+
+SUPPLIES = {"ota5": ["vdd"], "miller_ota": ["vdd"], "strongarm_comparator": ["vdd"]}
+
+
+def electrical(client: Client, cell: str, **extra: Any) -> dict[str, Any]:
+    return client.call("check.electrical", cell=cell, supplies=["vdd"], grounds=["vss"], **extra)
+
+
+@pytest.mark.parametrize("pdk", ["sky130", "ihp_sg13g2", "gf180mcu"])
+@pytest.mark.parametrize("example", sorted(SUPPLIES))
+def test_every_dummy_is_tied_to_its_rail(tmp_path: Path, pdk: str, example: str) -> None:
+    from centroid_skills.server import Server
+
+    candidates = draft(example_request(example, pdk)).candidates[:2]
+    with_dummies = 0
+    for k, candidate in enumerate(candidates):
+        server = Server()
+        result = run_plan(candidate.steps, tmp_path / str(k), server=server)
+        assert result["ok"] and result["lvs_match"], result.get("failed")
+        client = Client()
+        client.server = server
+        report = electrical(client, result["cell"])
+        assert report["clean"], report["issues"]
+        with_dummies += report["dummies"]
+    assert with_dummies > 0, "no candidate drew dummies: the test proves nothing"
+
+
+def test_floating_and_untied_devices_are_named(client: Client, tmp_path: Path) -> None:
+    client.call("tech.load", rules=load_rule_set(REPO_ROOT / "examples" / "pdk" / "sky130.json"))
+    # a lone dummy transistor (its TIE pin routed nowhere) and a plain transistor whose
+    # gate strap is not connected to anything
+    client.call("layout.create_device", type="pmos", w=1e-6, l=5e-7, nf=1, cell_name="D",
+                dummy=True)
+    client.call("layout.create_device", type="nmos", w=1e-6, l=5e-7, nf=1, cell_name="N")
+    client.call("layout.place", cell_name="T", items=[{"cell": "D", "x": 0, "y": 0},
+                                                      {"cell": "N", "x": 10, "y": 0}])
+    report = electrical(client, "T")
+    assert not report["clean"]
+    assert report["counts"]["floating_dummy"] == 1, report
+    assert report["counts"]["floating_gate"] == 1, report
+    failed = client.raw("check.electrical", {"cell": "T", "supplies": ["vdd"], "grounds": ["vss"],
+                                             "fail_on_issue": True})
+    assert failed["error"]["code"] == "CONFLICT" and failed["error"]["details"]["reason"] == "electrical"
+
+
+def test_a_net_shorted_to_a_supply_is_named(client: Client) -> None:
+    client.call("tech.load", rules=load_rule_set(REPO_ROOT / "examples" / "pdk" / "sky130.json"))
+    client.call("layout.add_shapes", cell="T", create=True, shapes=[{"role": "metal1", "box": [0, 0, 10, 1]}])
+    client.call("layout.add_label", cell="T", text="vdd", role="metal1_label", x=1, y=0.5)
+    client.call("layout.add_label", cell="T", text="out", role="metal1_label", x=9, y=0.5)
+    report = electrical(client, "T")
+    assert report["counts"]["shorted_to_supply"] == 1, report
+    assert "vdd" in report["issues"][0]["item"] and "out" in report["issues"][0]["item"]
