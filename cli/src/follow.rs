@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+use centroid_planner::job_events::{EventData, PictureCount, Pictures};
 use centroid_proto::v1::{JobEvent, JobEventKind};
 use clap::Args;
 
@@ -156,14 +157,17 @@ pub async fn submit_and_follow(
     })
 }
 
-/// Whether an event says the pictures of the kept candidates are being drawn (a
-/// state change with `{"pictures": {"wanted": n}}`, before any is drawn); only
-/// state changes are parsed, not every candidate's events.
+/// Whether an event says the pictures of the kept candidates are being drawn
+/// (asked, none drawn yet); only state changes are parsed, not every
+/// candidate's events.
 fn starts_the_pictures(event: &JobEvent) -> bool {
     event.kind == JobEventKind::StateChanged as i32
-        && serde_json::from_str::<serde_json::Value>(&event.data_json).is_ok_and(|data| {
-            data["pictures"].is_object() && data["pictures"].get("drawn").is_none()
-        })
+        && matches!(
+            EventData::parse(&event.data_json),
+            Some(EventData::Pictures(Pictures {
+                pictures: PictureCount { drawn: None, .. }
+            }))
+        )
 }
 
 /// The exit status of a submission, with its last line printed.

@@ -1,9 +1,9 @@
 //! The report's `memory` section: what the long-term memory gave the job and what
 //! the job left in it, gathered from the job's `Memory` events.
 
+use centroid_planner::job_events::EventData;
 use centroid_proto::v1::{JobEvent, JobEventKind};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// A similar earlier job whose best design point seeded this one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -53,48 +53,51 @@ impl MemoryReport {
             .iter()
             .filter(|event| event.kind() == JobEventKind::Memory)
         {
-            let data: Value = serde_json::from_str(&event.data_json).unwrap_or(Value::Null);
             let report = report.get_or_insert_with(MemoryReport::default);
-            let text = |value: &Value, key: &str| {
-                value
-                    .get(key)
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string()
-            };
-            let number =
-                |value: &Value, key: &str| value.get(key).and_then(Value::as_f64).unwrap_or(0.0);
-            if let Some(memory) = data.get("memory").and_then(Value::as_str) {
-                report.memory = memory.to_string();
-            }
-            for case in data["similar_cases"].as_array().into_iter().flatten() {
-                report.similar_cases.push(SimilarCase {
-                    job_id: text(case, "job_id"),
-                    circuit: text(case, "circuit"),
-                    similarity: number(case, "similarity"),
-                });
-            }
-            for failure in data["failure_patterns"].as_array().into_iter().flatten() {
-                report.failure_patterns.push(FailurePatternSeen {
-                    id: text(failure, "id"),
-                    kind: text(failure, "kind"),
-                    similarity: number(failure, "similarity"),
-                });
-            }
-            for used in data["knowledge"].as_array().into_iter().flatten() {
-                report.knowledge.push(KnowledgeUsed {
-                    source: text(used, "source"),
-                    score: number(used, "score"),
-                });
-            }
-            if let Some(case) = data.get("stored_case").and_then(Value::as_str) {
-                report.stored_case = Some(case.to_string());
-            }
-            if let Some(failure) = data.get("stored_failure").and_then(Value::as_str) {
-                report.stored_failures.push(failure.to_string());
-            }
-            if let Some(error) = data.get("memory_error").and_then(Value::as_str) {
-                report.error = Some(error.to_string());
+            match EventData::parse(&event.data_json) {
+                Some(EventData::Recalled {
+                    memory,
+                    similar_cases,
+                    failure_patterns,
+                }) => {
+                    report.memory = memory;
+                    report
+                        .similar_cases
+                        .extend(similar_cases.into_iter().map(|case| SimilarCase {
+                            job_id: case.job_id,
+                            circuit: case.circuit,
+                            similarity: case.similarity,
+                        }));
+                    report
+                        .failure_patterns
+                        .extend(
+                            failure_patterns
+                                .into_iter()
+                                .map(|failure| FailurePatternSeen {
+                                    id: failure.id,
+                                    kind: failure.kind,
+                                    similarity: failure.similarity,
+                                }),
+                        );
+                }
+                Some(EventData::KnowledgeUsed { knowledge }) => {
+                    report
+                        .knowledge
+                        .extend(knowledge.into_iter().map(|used| KnowledgeUsed {
+                            source: used.source,
+                            score: used.score,
+                        }));
+                }
+                Some(EventData::StoredCase { stored_case }) => {
+                    report.stored_case = Some(stored_case)
+                }
+                Some(EventData::StoredFailure { stored_failure }) => {
+                    report.stored_failures.push(stored_failure)
+                }
+                Some(EventData::MemoryTrouble { memory_error }) => {
+                    report.error = Some(memory_error)
+                }
+                _ => {}
             }
         }
         report
@@ -104,21 +107,40 @@ impl MemoryReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use centroid_planner::DesignPoint;
+    use centroid_planner::job_events::{FailureSeen, SimilarCase as CaseSeen};
 
     #[test]
     fn recall_and_storage_are_read_from_the_events() {
-        let event = |data: Value| JobEvent {
+        let event = |data: EventData| JobEvent {
             kind: JobEventKind::Memory as i32,
-            data_json: data.to_string(),
+            data_json: data.to_value().to_string(),
             ..JobEvent::default()
         };
+        let point: DesignPoint = serde_json::from_value(serde_json::json!({
+            "arrangement": "ABBA", "finger_split": 1, "dummies": 1, "guard_ring": false,
+            "row_order": 0, "spacing_nm": 0, "aspect_ratio_pct": 100
+        }))
+        .unwrap();
+        let recalled = EventData::Recalled {
+            memory: "/m".into(),
+            similar_cases: vec![CaseSeen {
+                job_id: "job-a".into(),
+                circuit: "ota5".into(),
+                similarity: 0.97,
+                point,
+            }],
+            failure_patterns: vec![FailureSeen {
+                id: "job-b-drc".into(),
+                kind: "drc".into(),
+                similarity: 0.9,
+            }],
+        };
         let events = vec![
-            event(
-                json!({"memory": "/m", "similar_cases": [{"job_id": "job-a", "circuit": "ota5", "similarity": 0.97}],
-                         "failure_patterns": [{"id": "job-b-drc", "kind": "drc", "similarity": 0.9}]}),
-            ),
-            event(json!({"stored_case": "job-c"})),
+            event(recalled),
+            event(EventData::StoredCase {
+                stored_case: "job-c".into(),
+            }),
         ];
         let report = MemoryReport::from_events(&events).unwrap();
         assert_eq!(report.memory, "/m");

@@ -1,9 +1,9 @@
 //! The report's `planner` section: which planner planned the job and how the
 //! model was used, gathered from the job's `Planner` and `LlmCall` events.
 
-use centroid_proto::v1::{JobEvent, JobEventKind};
+use centroid_planner::job_events::EventData;
+use centroid_proto::v1::JobEvent;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// One line of the planner's transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,62 +51,46 @@ impl PlannerReport {
             ..PlannerReport::default()
         };
         for event in events {
-            let data: Value = serde_json::from_str(&event.data_json).unwrap_or(Value::Null);
-            let text = |value: &Value, key: &str| {
-                value
-                    .get(key)
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string()
+            let Some(data) = EventData::parse(&event.data_json) else {
+                continue;
             };
-            match event.kind() {
-                JobEventKind::Planner => {
-                    if let Some(chosen) = data.get("planner") {
-                        report.kind = text(chosen, "kind");
-                        report.model = text(chosen, "model");
-                        let requested = text(chosen, "requested");
-                        if !requested.is_empty() {
-                            report.requested =
-                                Some(format!("{requested}: {}", text(chosen, "why")));
-                        }
-                    }
-                    if data.get("fallback").is_some() {
-                        report.fallbacks += 1;
-                        report.transcript.push(TranscriptLine {
-                            iteration: event.iteration,
-                            role: "fallback".into(),
-                            summary: event.message.clone(),
-                        });
-                    }
-                    if data.get("late").is_some() {
-                        report.transcript.push(TranscriptLine {
-                            iteration: event.iteration,
-                            role: "late".into(),
-                            summary: event.message.clone(),
-                        });
-                    }
-                    if let Some(prompt) = data.get("system_prompt") {
-                        report.system_prompts.push(GuidanceVersion {
-                            version: prompt.get("version").and_then(Value::as_u64).unwrap_or(0)
-                                as u32,
-                            because: text(prompt, "because"),
-                            text: text(prompt, "text"),
-                        });
+            let note = |role: &str| TranscriptLine {
+                iteration: event.iteration,
+                role: role.into(),
+                summary: event.message.clone(),
+            };
+            match data {
+                EventData::PlannerChosen { planner } => {
+                    report.kind = planner.kind;
+                    report.model = planner.model;
+                    if let Some(requested) = planner.requested {
+                        let why = planner.why.unwrap_or_default();
+                        report.requested = Some(format!("{requested}: {why}"));
                     }
                 }
-                JobEventKind::LlmCall => {
+                EventData::PlannerFallback { .. } => {
+                    report.fallbacks += 1;
+                    report.transcript.push(note("fallback"));
+                }
+                EventData::AdviceLate { .. } => report.transcript.push(note("late")),
+                EventData::GuidanceRewritten { system_prompt } => {
+                    report.system_prompts.push(GuidanceVersion {
+                        version: system_prompt.version,
+                        because: system_prompt.because,
+                        text: system_prompt.text,
+                    });
+                }
+                EventData::LlmCall(call) => {
                     report.calls += 1;
-                    let number = |key: &str| data.get(key).and_then(Value::as_u64).unwrap_or(0);
-                    report.prompt_tokens += number("prompt_tokens");
-                    report.completion_tokens += number("completion_tokens");
-                    let outcome = text(&data, "outcome");
-                    let summary = match outcome.as_str() {
-                        "used" => text(&data, "summary"),
-                        _ => format!("{outcome}: {}", text(&data, "reason")),
+                    report.prompt_tokens += u64::from(call.prompt_tokens);
+                    report.completion_tokens += u64::from(call.completion_tokens);
+                    let summary = match call.outcome.as_str() {
+                        "used" => call.summary,
+                        outcome => format!("{outcome}: {}", call.reason),
                     };
                     report.transcript.push(TranscriptLine {
-                        iteration: number("iteration") as u32,
-                        role: text(&data, "role"),
+                        iteration: call.iteration,
+                        role: call.role,
                         summary,
                     });
                 }
@@ -120,51 +104,86 @@ impl PlannerReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use centroid_planner::job_events::PlannerChoice;
+    use centroid_planner::{LlmCall, PromptVersion};
+    use centroid_proto::v1::JobEventKind;
 
-    fn event(kind: JobEventKind, iteration: u32, message: &str, data: Value) -> JobEvent {
+    fn event(kind: JobEventKind, iteration: u32, message: &str, data: EventData) -> JobEvent {
         JobEvent {
             kind: kind as i32,
             iteration,
             message: message.into(),
-            data_json: data.to_string(),
+            data_json: data.to_value().to_string(),
             ..JobEvent::default()
         }
     }
 
+    fn call(
+        role: &str,
+        tokens: (u32, u32),
+        outcome: &str,
+        reason: &str,
+        summary: &str,
+    ) -> EventData {
+        EventData::LlmCall(LlmCall {
+            role: role.into(),
+            iteration: 0,
+            model: "m".into(),
+            prompt_tokens: tokens.0,
+            completion_tokens: tokens.1,
+            usage_estimated: false,
+            duration_ms: 5,
+            attempts: 1,
+            outcome: outcome.into(),
+            reason: reason.into(),
+            summary: summary.into(),
+            trace_id: String::new(),
+        })
+    }
+
     #[test]
     fn calls_tokens_and_fallbacks_are_counted_from_the_events() {
+        let chosen = EventData::PlannerChosen {
+            planner: PlannerChoice {
+                kind: "llm".into(),
+                model: "m".into(),
+                requested: None,
+                why: None,
+            },
+        };
+        let fallback = EventData::PlannerFallback {
+            fallback: "timeout".into(),
+            iteration: Some(1),
+            step_id: None,
+        };
+        let guidance = EventData::GuidanceRewritten {
+            system_prompt: PromptVersion {
+                version: 1,
+                because: "drc".into(),
+                text: "new".into(),
+            },
+        };
         let events = vec![
+            event(JobEventKind::Planner, 0, "", chosen),
             event(
-                JobEventKind::Planner,
+                JobEventKind::LlmCall,
                 0,
                 "",
-                json!({"planner": {"kind": "llm", "model": "m"}}),
+                call("planner", (100, 20), "rejected", "invalid answer: x", ""),
             ),
             event(
                 JobEventKind::LlmCall,
                 0,
                 "",
-                json!({"role": "planner", "iteration": 0, "prompt_tokens": 100, "completion_tokens": 20, "outcome": "rejected", "reason": "invalid answer: x"}),
-            ),
-            event(
-                JobEventKind::LlmCall,
-                0,
-                "",
-                json!({"role": "repair", "iteration": 0, "prompt_tokens": 130, "completion_tokens": 25, "outcome": "used", "summary": "ABBA first"}),
+                call("repair", (130, 25), "used", "", "ABBA first"),
             ),
             event(
                 JobEventKind::Planner,
                 1,
                 "drafts iteration 1 alone: timeout",
-                json!({"fallback": "timeout"}),
+                fallback,
             ),
-            event(
-                JobEventKind::Planner,
-                2,
-                "",
-                json!({"system_prompt": {"version": 1, "because": "drc", "text": "new"}}),
-            ),
+            event(JobEventKind::Planner, 2, "", guidance),
         ];
         let report = PlannerReport::from_events(&events);
         assert_eq!(report.kind, "llm");

@@ -4,9 +4,9 @@
 use std::io::IsTerminal as _;
 use std::time::Duration;
 
+use centroid_planner::job_events::EventData;
 use centroid_proto::v1::{JobEvent, JobEventKind};
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::Value;
 
 /// Counts the progress line shows.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -22,7 +22,7 @@ pub struct Tally {
 impl Tally {
     /// Folds one event in.
     pub fn apply(&mut self, event: &JobEvent) {
-        let data: Value = serde_json::from_str(&event.data_json).unwrap_or(Value::Null);
+        let data = EventData::parse(&event.data_json);
         self.iteration = event.iteration;
         if !event.state.is_empty() {
             self.state = event.state.clone();
@@ -31,20 +31,17 @@ impl Tally {
             JobEventKind::CandidateDispatched => self.running += 1,
             JobEventKind::CandidateFinished => {
                 self.running = self.running.saturating_sub(1);
-                if data.get("ok").and_then(Value::as_bool) == Some(false) {
-                    self.failed += 1;
-                } else {
-                    self.done += 1;
+                match data {
+                    Some(EventData::CandidateFinished(finished)) if !finished.ok => {
+                        self.failed += 1
+                    }
+                    _ => self.done += 1,
                 }
             }
             JobEventKind::CandidateRetried => self.running = self.running.saturating_sub(1),
             JobEventKind::CandidateDeadLettered => self.failed += 1,
             JobEventKind::Evaluation | JobEventKind::Iteration | JobEventKind::Completed => {
-                let score = data
-                    .get("best_score")
-                    .or_else(|| data.get("score"))
-                    .and_then(Value::as_f64);
-                if let Some(score) = score {
+                if let Some(score) = data.as_ref().and_then(EventData::score) {
                     self.best_score = Some(self.best_score.map_or(score, |best| best.max(score)));
                 }
             }
@@ -152,27 +149,47 @@ impl Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use centroid_planner::job_events::{CandidateFinished, MeasuredFigures};
 
-    fn event(kind: JobEventKind, data: &str) -> JobEvent {
+    fn event(kind: JobEventKind, data: Option<EventData>) -> JobEvent {
         JobEvent {
             kind: kind as i32,
             state: "executing".into(),
-            data_json: data.into(),
+            data_json: data.map_or(String::new(), |data| data.to_value().to_string()),
             ..JobEvent::default()
         }
+    }
+
+    fn finished(ok: bool) -> Option<EventData> {
+        Some(EventData::CandidateFinished(CandidateFinished {
+            ok,
+            status: if ok { "finished" } else { "failed" }.into(),
+            worker_id: "w".into(),
+            attempts: 1,
+            duration_ms: 100,
+            metrics: MeasuredFigures::default(),
+            adjustments: Vec::new(),
+        }))
+    }
+
+    fn best_so_far(best_score: f64) -> Option<EventData> {
+        Some(EventData::Iteration {
+            best_candidate_id: "c".into(),
+            best_score,
+        })
     }
 
     #[test]
     fn tally_counts_running_done_failed_and_best() {
         let mut tally = Tally::default();
         for _ in 0..3 {
-            tally.apply(&event(JobEventKind::CandidateDispatched, ""));
+            tally.apply(&event(JobEventKind::CandidateDispatched, None));
         }
-        tally.apply(&event(JobEventKind::CandidateFinished, r#"{"ok": true}"#));
-        tally.apply(&event(JobEventKind::CandidateFinished, r#"{"ok": false}"#));
-        tally.apply(&event(JobEventKind::Evaluation, r#"{"score": 0.4}"#));
-        tally.apply(&event(JobEventKind::Evaluation, r#"{"score": 0.7}"#));
-        tally.apply(&event(JobEventKind::Evaluation, r#"{"score": 0.5}"#));
+        tally.apply(&event(JobEventKind::CandidateFinished, finished(true)));
+        tally.apply(&event(JobEventKind::CandidateFinished, finished(false)));
+        tally.apply(&event(JobEventKind::Iteration, best_so_far(0.4)));
+        tally.apply(&event(JobEventKind::Iteration, best_so_far(0.7)));
+        tally.apply(&event(JobEventKind::Iteration, best_so_far(0.5)));
         assert_eq!((tally.running, tally.done, tally.failed), (1, 1, 1));
         assert_eq!(tally.best_score, Some(0.7));
         assert!(tally.line().contains("best score 0.7000"));

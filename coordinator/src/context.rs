@@ -15,6 +15,7 @@ use std::time::Duration;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
+use centroid_planner::job_events::EventData;
 use centroid_runtime::event_types;
 
 use crate::config::CoordinatorConfig;
@@ -259,7 +260,7 @@ impl Context {
                 "llm call"
             );
             let message = format!("{} call {}: {}", call.role, call.outcome, call.summary);
-            let data = serde_json::to_value(call).unwrap_or_default();
+            let data = EventData::LlmCall(call.clone());
             self.emit(job, EventKind::LlmCall, candidate_id, message, data)
                 .await?;
         }
@@ -274,7 +275,7 @@ impl Context {
         kind: EventKind,
         candidate_id: &str,
         message: impl Into<String>,
-        data: serde_json::Value,
+        data: EventData,
     ) -> Result<(), Interrupted> {
         let event = EventRecord {
             kind,
@@ -283,7 +284,7 @@ impl Context {
             candidate_id: candidate_id.to_string(),
             iteration: job.iteration,
             message: message.into(),
-            data,
+            data: data.to_value(),
             last: kind.is_last(),
         };
         self.append_event(job, event).await
@@ -298,7 +299,7 @@ impl Context {
         kind: EventKind,
         candidate_id: &str,
         message: impl Into<String>,
-        data: serde_json::Value,
+        data: EventData,
     ) {
         if let Err(interrupted) = self.emit(job, kind, candidate_id, message, data).await {
             tracing::warn!(session_id = %job.job_id, candidate_id, ?kind, %interrupted, "event not appended");
@@ -319,7 +320,7 @@ impl Context {
             candidate_id: candidate_id.to_string(),
             iteration: job.iteration,
             message: notice.message.clone(),
-            data: notice.data.clone(),
+            data: notice.data.to_value(),
             last: notice.kind.is_last(),
         };
         self.append_event(job, event).await

@@ -14,6 +14,8 @@ use tokio::task::JoinHandle;
 use centroid_planner::case_memory::{Case, CaseMemory};
 use centroid_runtime::OperationsProbe;
 
+use centroid_planner::job_events::EventData;
+
 use crate::agent::LlmPlanners;
 use crate::config::CoordinatorConfig;
 use crate::context::{Context, Interrupted};
@@ -233,7 +235,10 @@ impl Coordinator {
                 EventKind::StateChanged,
                 "",
                 "job created",
-                serde_json::json!({"options": job.options, "summary": context.circuit.summarize()}),
+                EventData::JobCreated {
+                    options: serde_json::to_value(&job.options).unwrap_or_default(),
+                    summary: context.circuit.summarize(),
+                },
             )
             .await;
         session::spawn_driver(&self.context, &job_id);

@@ -20,6 +20,7 @@ pub mod evaluation;
 pub mod evaluator;
 pub mod figures;
 pub mod heuristic;
+pub mod job_events;
 pub mod kind_order;
 pub mod placement_order;
 pub mod plan;

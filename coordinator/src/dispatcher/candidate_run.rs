@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use centroid_planner::job_events::EventData;
 use centroid_proto::Error;
 use centroid_proto::v1::RunCandidateResponse;
-use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::recording::{Finished, record};
@@ -268,7 +268,7 @@ impl<'a> CandidateRun<'a> {
                 EventKind::CandidateDeadLettered,
                 candidate_id,
                 reason,
-                Value::Null,
+                EventData::Nothing,
             )
             .await;
         Err(Disposition::LeavePending) // acknowledged by dead_letter
@@ -336,7 +336,10 @@ impl<'a> CandidateRun<'a> {
                 EventKind::CandidateDispatched,
                 &candidate_id,
                 format!("on {worker_id}"),
-                json!({"worker_id": worker_id, "delivery": self.deliveries}),
+                EventData::CandidateDispatched {
+                    worker_id: worker_id.clone(),
+                    delivery: self.deliveries,
+                },
             )
             .await;
         let deadline_ms = self.job.options.candidate_deadline_ms;
@@ -383,7 +386,9 @@ impl<'a> CandidateRun<'a> {
                         EventKind::CandidateRetried,
                         &candidate_id,
                         format!("worker {worker_id} lost (no heartbeat, or unreachable); lease left to lapse"),
-                        json!({"worker_id": worker_id}),
+                        EventData::WorkerLost {
+                            worker_id: worker_id.clone(),
+                        },
                     )
                     .await;
                 // marked as on the dead worker so the renewal skips it; the reclaimer takes it
@@ -419,7 +424,11 @@ impl<'a> CandidateRun<'a> {
             });
         if let Some(reason) = &adjusted.fallback {
             let message = format!("the heuristic planner adjusts step {failed_step}: {reason}");
-            let data = json!({"fallback": reason, "step_id": failed_step});
+            let data = EventData::PlannerFallback {
+                fallback: reason.clone(),
+                iteration: None,
+                step_id: Some(failed_step.to_string()),
+            };
             context
                 .report(&self.job, EventKind::Planner, &candidate_id, message, data)
                 .await;
@@ -433,7 +442,9 @@ impl<'a> CandidateRun<'a> {
                 EventKind::StepAdjusted,
                 &candidate_id,
                 adjustment.note.clone(),
-                json!({"step_id": failed_step}),
+                EventData::StepAdjusted {
+                    step_id: failed_step.to_string(),
+                },
             )
             .await;
         self.adjustments.push(adjustment.note);
@@ -457,7 +468,10 @@ impl<'a> CandidateRun<'a> {
                 EventKind::CandidateRetried,
                 &candidate_id,
                 format!("{code}: {}", error.message),
-                json!({"worker_id": worker_id, "retry_in_ms": delay_ms}),
+                EventData::CandidateRetried {
+                    worker_id: worker_id.to_string(),
+                    retry_in_ms: delay_ms,
+                },
             )
             .await;
         tokio::select! {

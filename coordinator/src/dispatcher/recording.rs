@@ -2,8 +2,8 @@
 //! is ignored), with its artifacts kept and a `CandidateFinished` event that
 //! carries the measured figures.
 
+use centroid_planner::job_events::{CandidateFinished, EventData, MeasuredFigures};
 use centroid_proto::v1::Artifact;
-use serde_json::json;
 
 use super::Disposition;
 use crate::artifacts;
@@ -73,21 +73,14 @@ pub(super) async fn record(context: &Context, job: &JobRecord, finished: Finishe
     } else {
         format!("{}: {}", result.error_code, result.error_message)
     };
-    let data = json!({
-        "ok": result.ok,
-        "status": result.status.as_str(),
-        "worker_id": result.worker_id,
-        "attempts": result.attempts,
-        "duration_ms": result.duration_ms,
-        "metrics": {
-            "drc_ran": measured.drc_ran,
-            "drc_violations": measured.drc_violations,
-            "lvs": measured.lvs,
-            "bbox_area_um2": measured.bbox_area_um2,
-            "device_area_um2": measured.device_area_um2,
-            "matching_score": measured.matching_score,
-        },
-        "adjustments": result.adjustments,
+    let data = EventData::CandidateFinished(CandidateFinished {
+        ok: result.ok,
+        status: result.status.as_str().into(),
+        worker_id: result.worker_id.clone(),
+        attempts: result.attempts,
+        duration_ms: result.duration_ms,
+        metrics: MeasuredFigures::from(&measured),
+        adjustments: result.adjustments.clone(),
     });
     context
         .report(

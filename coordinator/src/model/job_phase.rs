@@ -8,8 +8,8 @@
 //! The states of seed 000 §4.1 that users see ([`JobState`]: in events,
 //! GetJob, the CLI) are a view of the phase ([`JobPhase::state`]).
 
+use centroid_planner::job_events::EventData;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::EventKind;
 
@@ -219,5 +219,5 @@ pub struct Notice {
     pub kind: EventKind,
     pub state: JobState,
     pub message: String,
-    pub data: Value,
+    pub data: EventData,
 }

@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use centroid_planner::job_events::{EventData, KnowledgeSource, PlannerChoice};
 use centroid_schemas::TaskContext;
-use serde_json::json;
 use tokio::task::JoinHandle;
 
 use super::Driver;
@@ -95,7 +95,12 @@ impl Driver {
             let (message, data) = match (&kind, job.options.planner.as_str()) {
                 (PlannerKind::Llm { model }, _) => (
                     format!("the LLM planner ({model}) plans this job"),
-                    json!({"planner": {"kind": "llm", "model": model}}),
+                    PlannerChoice {
+                        kind: "llm".into(),
+                        model: model.clone(),
+                        requested: None,
+                        why: None,
+                    },
                 ),
                 (PlannerKind::Heuristic, "llm") => {
                     let why = context.config.llm.missing().unwrap_or_default();
@@ -103,14 +108,25 @@ impl Driver {
                         format!(
                             "the LLM planner was asked for but {why}: the heuristic planner plans this job"
                         ),
-                        json!({"planner": {"kind": "heuristic", "model": "", "requested": "llm", "why": why}}),
+                        PlannerChoice {
+                            kind: "heuristic".into(),
+                            model: String::new(),
+                            requested: Some("llm".into()),
+                            why: Some(why),
+                        },
                     )
                 }
                 (PlannerKind::Heuristic, _) => (
                     "the heuristic planner plans this job".to_string(),
-                    json!({"planner": {"kind": "heuristic", "model": ""}}),
+                    PlannerChoice {
+                        kind: "heuristic".into(),
+                        model: String::new(),
+                        requested: None,
+                        why: None,
+                    },
                 ),
             };
+            let data = EventData::PlannerChosen { planner: data };
             context
                 .emit(job, EventKind::Planner, "", message, data)
                 .await?;
@@ -129,7 +145,9 @@ impl Driver {
                     "the model's advice is not in yet: the journal drafts iteration {} alone",
                     job.iteration
                 );
-                let data = json!({"late": true, "iteration": job.iteration});
+                let data = EventData::AdviceLate {
+                    iteration: job.iteration,
+                };
                 context
                     .emit(job, EventKind::Planner, "", message, data)
                     .await?;
@@ -159,10 +177,13 @@ impl Driver {
         context.emit_llm_calls(job, "", &advice.calls).await?;
         if !advice.knowledge.is_empty() && !self.knowledge_reported {
             self.knowledge_reported = true;
-            let knowledge: Vec<serde_json::Value> = advice
+            let knowledge: Vec<KnowledgeSource> = advice
                 .knowledge
                 .iter()
-                .map(|(source, score)| json!({"source": source, "score": score}))
+                .map(|(source, score)| KnowledgeSource {
+                    source: source.clone(),
+                    score: f64::from(*score),
+                })
                 .collect();
             let message = format!(
                 "layout knowledge in the prompt: {} sections",
@@ -174,7 +195,7 @@ impl Driver {
                     EventKind::Memory,
                     "",
                     message,
-                    json!({"knowledge": knowledge}),
+                    EventData::KnowledgeUsed { knowledge },
                 )
                 .await?;
         }
@@ -183,7 +204,9 @@ impl Driver {
                 "the meta-prompt agent rewrote the planner's guidance (version {}) after repeated {} failures",
                 guidance.version, guidance.because
             );
-            let data = json!({"system_prompt": guidance});
+            let data = EventData::GuidanceRewritten {
+                system_prompt: guidance.clone(),
+            };
             context
                 .emit(job, EventKind::Planner, "", message, data)
                 .await?;
@@ -193,7 +216,11 @@ impl Driver {
                 "the heuristic planner drafts iteration {} alone: {reason}",
                 job.iteration
             );
-            let data = json!({"fallback": reason, "iteration": job.iteration});
+            let data = EventData::PlannerFallback {
+                fallback: reason.clone(),
+                iteration: Some(job.iteration),
+                step_id: None,
+            };
             context
                 .emit(job, EventKind::Planner, "", message, data)
                 .await?;

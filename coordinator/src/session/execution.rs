@@ -7,8 +7,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use centroid_planner::job_events::EventData;
 use centroid_schemas::TaskContext;
-use serde_json::Value;
 
 use super::Driver;
 use super::planning::{farm_slots, queue_window};
@@ -168,7 +168,7 @@ impl Driver {
             .await?;
         self.journal.set_evaluation(candidate_id, evaluation);
         let message = evaluation_message(evaluation);
-        let data = serde_json::to_value(evaluation).unwrap_or(Value::Null);
+        let data = EventData::Evaluated(evaluation.clone());
         context
             .emit(job, EventKind::Evaluation, candidate_id, message, data)
             .await

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use centroid_planner::job_events::{EventData, PictureCount, Pictures};
 use centroid_proto::media_type;
 use centroid_proto::v1::Artifact;
 use serde_json::json;
@@ -63,7 +64,13 @@ pub(super) async fn draw_missing(
     }
     let wanted_count = wanted.len();
     let message = format!("drawing the pictures of {wanted_count} kept candidates");
-    let data = json!({"pictures": {"wanted": wanted_count}});
+    let data = EventData::Pictures(Pictures {
+        pictures: PictureCount {
+            wanted: wanted_count,
+            drawn: None,
+            seconds: None,
+        },
+    });
     context
         .emit(job, EventKind::StateChanged, "", message, data)
         .await?;
@@ -82,7 +89,13 @@ pub(super) async fn draw_missing(
         .count();
     let seconds = started.elapsed().as_secs_f64();
     let message = format!("{drawn} of {wanted_count} pictures drawn");
-    let data = json!({"pictures": {"wanted": wanted_count, "drawn": drawn, "seconds": seconds}});
+    let data = EventData::Pictures(Pictures {
+        pictures: PictureCount {
+            wanted: wanted_count,
+            drawn: Some(drawn),
+            seconds: Some(seconds),
+        },
+    });
     context
         .emit(job, EventKind::StateChanged, "", message, data)
         .await

@@ -5,8 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use centroid_planner::job_events::{EventData, PlannedCandidate};
 use centroid_schemas::TaskContext;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::Driver;
 use super::transitions::PhaseEvent;
@@ -172,7 +173,13 @@ impl Driver {
             self.waiting_reported = true;
             let message = "no live worker: waiting for one to register";
             context
-                .emit(job, EventKind::WaitingForWorkers, "", message, Value::Null)
+                .emit(
+                    job,
+                    EventKind::WaitingForWorkers,
+                    "",
+                    message,
+                    EventData::Nothing,
+                )
                 .await?;
         }
         Ok(None)
@@ -186,19 +193,25 @@ async fn report_plans(
     space_size: u64,
 ) -> Result<(), Interrupted> {
     let first = &candidates[0];
-    let listed: Vec<Value> = candidates
+    let listed: Vec<PlannedCandidate> = candidates
         .iter()
-        .map(|candidate| {
-            json!({
-                "candidate_id": candidate.candidate_id,
-                "origin": candidate.origin.as_str(),
-                "parent_id": candidate.parent_id,
-                "design_point": candidate.design_point,
-                "steps": candidate.plan.steps.iter().map(|step| step.skill.clone()).collect::<Vec<_>>(),
-            })
+        .map(|candidate| PlannedCandidate {
+            candidate_id: candidate.candidate_id.clone(),
+            origin: candidate.origin.as_str().into(),
+            parent_id: candidate.parent_id.clone(),
+            design_point: candidate.design_point.clone(),
+            steps: candidate
+                .plan
+                .steps
+                .iter()
+                .map(|step| step.skill.clone())
+                .collect(),
         })
         .collect();
-    let data = json!({"candidates": listed, "design_space_size": space_size});
+    let data = EventData::PlansDrafted {
+        candidates: listed,
+        design_space_size: space_size,
+    };
     let summary = first.plan.summary.clone();
     context
         .emit(

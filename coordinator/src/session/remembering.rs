@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use centroid_planner::job_events::{EventData, FailureSeen, SimilarCase};
 use centroid_schemas::TaskContext;
-use serde_json::json;
 
 use super::Driver;
 use crate::context::Interrupted;
@@ -80,18 +80,26 @@ impl Driver {
                     .map_or(String::new(), |point| format!(" at {}", point.key()))
             ));
         }
-        let data = json!({
-            "memory": memory.describe(),
-            "similar_cases": recalled.iter().map(|similar| json!({
-                "job_id": similar.case.job_id,
-                "circuit": similar.case.circuit,
-                "similarity": similar.similarity,
-                "point": similar.case.best_point,
-            })).collect::<Vec<_>>(),
-            "failure_patterns": failures.iter().map(|(failure, similarity)| json!({
-                "id": failure.id, "kind": failure.kind, "similarity": similarity,
-            })).collect::<Vec<_>>(),
-        });
+        let data = EventData::Recalled {
+            memory: memory.describe(),
+            similar_cases: recalled
+                .iter()
+                .map(|similar| SimilarCase {
+                    job_id: similar.case.job_id.clone(),
+                    circuit: similar.case.circuit.clone(),
+                    similarity: similar.similarity,
+                    point: similar.case.best_point.clone(),
+                })
+                .collect(),
+            failure_patterns: failures
+                .iter()
+                .map(|(failure, similarity)| FailureSeen {
+                    id: failure.id.clone(),
+                    kind: failure.kind.clone(),
+                    similarity: *similarity,
+                })
+                .collect(),
+        };
         let message = format!(
             "memory: {} similar cases, {} failure patterns",
             recalled.len(),
@@ -173,7 +181,12 @@ impl Driver {
                 uses: 0,
             };
             match memory.put_case(&case).await {
-                Ok(()) => stored.push(json!({"stored_case": job.job_id})),
+                Ok(()) => stored.push((
+                    format!("memory: stored case {}", job.job_id),
+                    EventData::StoredCase {
+                        stored_case: job.job_id.clone(),
+                    },
+                )),
                 Err(error) => return self.memory_trouble(job, &error.to_string()).await,
             }
         }
@@ -235,10 +248,14 @@ impl Driver {
             if let Err(error) = memory.put_failure(failure).await {
                 return self.memory_trouble(job, &error.to_string()).await;
             }
-            stored.push(json!({"stored_failure": failure.id}));
+            stored.push((
+                format!("memory: stored failure {}", failure.id),
+                EventData::StoredFailure {
+                    stored_failure: failure.id.clone(),
+                },
+            ));
         }
-        for data in stored {
-            let message = format!("memory: stored {}", data);
+        for (message, data) in stored {
             context
                 .emit(job, EventKind::Memory, "", message, data)
                 .await?;
@@ -248,7 +265,9 @@ impl Driver {
 
     async fn memory_trouble(&self, job: &JobRecord, message: &str) -> Result<(), Interrupted> {
         tracing::warn!(session_id = %job.job_id, error = %message, "long-term memory unavailable; the job goes on without it");
-        let data = json!({"memory_error": message});
+        let data = EventData::MemoryTrouble {
+            memory_error: message.to_string(),
+        };
         self.context
             .emit(
                 job,

@@ -1,7 +1,7 @@
 //! The end's transitions: the foundry deck's round, concluding, ending,
 //! finishing, a cancel.
 
-use serde_json::json;
+use centroid_planner::job_events::EventData;
 
 use super::steps::{complete, conclude, end, final_notice, keep_round_moving, notice, take_best};
 use super::{Best, Effect, Progress};
@@ -20,7 +20,7 @@ pub(super) fn cancel(job: &mut JobRecord, reason: String, best: Option<Best>) ->
     let message = job.cancel_reason.clone();
     vec![
         Effect::Finish,
-        Effect::Emit(final_notice(job, Outcome::Cancelled, &message)),
+        Effect::emit(final_notice(job, Outcome::Cancelled, &message)),
         Effect::Forget,
     ]
 }
@@ -39,12 +39,16 @@ pub(super) fn signoff_chosen(
     }
     let count = candidates.len();
     let deck = job.options.signoff_deck.clone();
-    let data = json!({"deck": deck, "candidates": candidates, "parents": parents});
+    let data = EventData::SignoffQueued {
+        deck: deck.clone(),
+        candidates: candidates.clone(),
+        parents,
+    };
     job.phase = JobPhase::Signoff(Round::queued(candidates, count, now_ms));
     let message = format!("foundry deck {deck} on {count} candidates");
     vec![
         Effect::EnqueueDrafted { queued: count },
-        Effect::Emit(notice(job, EventKind::StateChanged, message, data)),
+        Effect::emit(notice(job, EventKind::StateChanged, message, data)),
     ]
 }
 
@@ -114,7 +118,7 @@ pub(super) fn ended(job: &mut JobRecord, outcome: Outcome, message: String) -> V
     job.phase = JobPhase::Finished { outcome };
     vec![
         Effect::Finish,
-        Effect::Emit(final_notice(job, outcome, &message)),
+        Effect::emit(final_notice(job, outcome, &message)),
         Effect::Forget,
     ]
 }

@@ -26,7 +26,7 @@
 
 use std::collections::HashSet;
 
-use serde_json::{Value, json};
+use centroid_planner::job_events::EventData;
 
 mod ending;
 mod search;
@@ -143,7 +143,7 @@ pub(crate) enum PhaseEvent {
 pub(crate) enum Effect {
     /// write the job record
     Persist,
-    Emit(Notice),
+    Emit(Box<Notice>),
     /// store the candidates just drafted, queue the first `queued` of them and
     /// write the job record — in one store call
     EnqueueDrafted {
@@ -177,6 +177,13 @@ pub(crate) enum Effect {
     Forget,
 }
 
+impl Effect {
+    /// An event to append.
+    pub(crate) fn emit(notice: Notice) -> Effect {
+        Effect::Emit(Box::new(notice))
+    }
+}
+
 /// A phase and event that do not go together (a bug in the driver).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("no transition from {phase} on {event}")]
@@ -201,23 +208,16 @@ pub(crate) fn advance(
             job.error = format!("inputs no longer parse: {issues} issues");
             end(job, Outcome::Failed, "inputs no longer parse")
         }
-        (JobPhase::Init, PhaseEvent::Started) => {
-            move_to(job, JobPhase::Parsing, "parsing inputs", Value::Null)
-        }
+        (JobPhase::Init, PhaseEvent::Started) => move_to(job, JobPhase::Parsing, "parsing inputs"),
         (JobPhase::Parsing, PhaseEvent::Parsed { modules, devices }) => {
             let parsed = notice(
                 job,
                 EventKind::StateChanged,
                 "inputs parsed",
-                json!({"modules": modules, "devices": devices}),
+                EventData::InputsParsed { modules, devices },
             );
-            let mut effects = vec![Effect::Emit(parsed)];
-            effects.extend(move_to(
-                job,
-                JobPhase::ProbingRules,
-                "planning",
-                Value::Null,
-            ));
+            let mut effects = vec![Effect::emit(parsed)];
+            effects.extend(move_to(job, JobPhase::ProbingRules, "planning"));
             effects
         }
         (

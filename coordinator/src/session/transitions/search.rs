@@ -1,7 +1,7 @@
 //! The search's transitions: the rule-set probe, a draft, results arriving
 //! (draft ahead, queue more, record the lost, wait), an iteration evaluated.
 
-use serde_json::{Value, json};
+use centroid_planner::job_events::EventData;
 
 use super::steps::{
     complete, conclude, end, end_search, keep_round_moving, move_to, notice, passing_through,
@@ -22,9 +22,12 @@ pub(super) fn rules_probed(
     job.route_pitch_um = pitch_um;
     let mut effects = Vec::new();
     if ran {
-        let data = json!({"route_pitch_um": pitch_um, "undrawable": undrawable});
+        let data = EventData::RulesProbed {
+            route_pitch_um: pitch_um,
+            undrawable: undrawable.clone(),
+        };
         let message = "probed the rule set (routing pitch, devices)";
-        effects.push(Effect::Emit(notice(
+        effects.push(Effect::emit(notice(
             job,
             EventKind::StateChanged,
             message,
@@ -57,10 +60,10 @@ pub(super) fn drafted(
     round.overlap_next = overlap_next(job, settings.overlap_iterations);
     let from = job.state();
     job.phase = JobPhase::Executing(round);
-    let extra = json!({"candidates": count});
+
     vec![
         Effect::EnqueueDrafted { queued },
-        Effect::Emit(state_change(job, from, "executing", extra)),
+        Effect::emit(state_change(job, from, "executing", Some(count))),
     ]
 }
 
@@ -82,7 +85,7 @@ pub(super) fn searching(job: &mut JobRecord, mut round: Round, progress: &Progre
         .all(|candidate_id| progress.finished.contains(candidate_id));
     if all_in {
         let message = "every candidate of the iteration is in";
-        return move_to(job, JobPhase::Evaluating(round), message, Value::Null);
+        return move_to(job, JobPhase::Evaluating(round), message);
     }
     let arrived: Vec<String> = round
         .candidates
@@ -126,10 +129,14 @@ pub(super) fn drafted_ahead(
         "iteration {next} drafted while iteration {} finishes ({outstanding} candidates out)",
         job.iteration
     );
-    let data = json!({"iteration": next, "candidates": count, "outstanding": outstanding});
+    let data = EventData::DraftedAhead {
+        iteration: next,
+        candidates: count,
+        outstanding,
+    };
     vec![
         Effect::EnqueueDrafted { queued },
-        Effect::Emit(notice(job, EventKind::StateChanged, message, data)),
+        Effect::emit(notice(job, EventKind::StateChanged, message, data)),
     ]
 }
 
@@ -177,14 +184,17 @@ fn next_iteration(
     let mut effects = vec![passing_through(job, JobState::Iterating, "iterating")];
     let hidden = round.overlap_next.then_some(job.iteration);
     job.iteration += 1;
-    let data = json!({"best_candidate_id": job.best_candidate_id, "best_score": job.best_score});
+    let data = EventData::Iteration {
+        best_candidate_id: job.best_candidate_id.clone(),
+        best_score: job.best_score,
+    };
     let iteration = Notice {
         kind: EventKind::Iteration,
         state: JobState::Iterating,
         message: format!("iteration {}", job.iteration),
         data,
     };
-    effects.push(Effect::Emit(iteration));
+    effects.push(Effect::emit(iteration));
     let (phase, message) = match round.ahead {
         Some(ahead) if !ahead.candidates.is_empty() => {
             let mut next = Round::queued(ahead.candidates, ahead.enqueued as usize, now_ms);
@@ -200,7 +210,7 @@ fn next_iteration(
         ),
     };
     job.phase = phase;
-    let entered = state_change(job, JobState::Iterating, message, Value::Null);
-    effects.extend([Effect::Persist, Effect::Emit(entered)]);
+    let entered = state_change(job, JobState::Iterating, message, None);
+    effects.extend([Effect::Persist, Effect::emit(entered)]);
     effects
 }

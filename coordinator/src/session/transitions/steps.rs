@@ -2,7 +2,7 @@
 //! phase (written and reported), the ways a search ends (concluded, completed,
 //! to the foundry deck, failed), the best taken, a round kept moving.
 
-use serde_json::{Value, json};
+use centroid_planner::job_events::EventData;
 
 use super::{Best, Effect, Progress};
 use crate::model::{EventKind, JobPhase, JobRecord, JobState, Notice, Outcome, Round};
@@ -13,7 +13,7 @@ pub(super) fn notice(
     job: &JobRecord,
     kind: EventKind,
     message: impl Into<String>,
-    data: Value,
+    data: EventData,
 ) -> Notice {
     Notice {
         kind,
@@ -23,34 +23,39 @@ pub(super) fn notice(
     }
 }
 
-/// The job enters `phase`: written, and reported as a state change (with
-/// `extra` merged into the `{from, to}` data).
-pub(super) fn move_to(
-    job: &mut JobRecord,
-    phase: JobPhase,
-    message: &str,
-    extra: Value,
-) -> Vec<Effect> {
+/// The job enters `phase`: written, and reported as a state change.
+pub(super) fn move_to(job: &mut JobRecord, phase: JobPhase, message: &str) -> Vec<Effect> {
     let from = job.state();
     job.phase = phase;
     vec![
         Effect::Persist,
-        Effect::Emit(state_change(job, from, message, extra)),
+        Effect::emit(state_change(job, from, message, None)),
     ]
 }
 
-pub(super) fn state_change(job: &JobRecord, from: JobState, message: &str, extra: Value) -> Notice {
-    let mut data = json!({"from": from.as_str(), "to": job.state().as_str()});
-    if let (Some(data), Value::Object(extra)) = (data.as_object_mut(), extra) {
-        data.extend(extra);
-    }
+/// A state change from `from` to the job's state (`candidates`: an iteration's).
+pub(super) fn state_change(
+    job: &JobRecord,
+    from: JobState,
+    message: &str,
+    candidates: Option<usize>,
+) -> Notice {
+    let data = EventData::StateChange {
+        from: from.as_str().into(),
+        to: job.state().as_str().into(),
+        candidates,
+    };
     notice(job, EventKind::StateChanged, message, data)
 }
 
 /// A state users see passed through on the way (no phase of its own).
 pub(super) fn passing_through(job: &JobRecord, state: JobState, message: &str) -> Effect {
-    let data = json!({"from": job.state().as_str(), "to": state.as_str()});
-    Effect::Emit(Notice {
+    let data = EventData::StateChange {
+        from: job.state().as_str().into(),
+        to: state.as_str().into(),
+        candidates: None,
+    };
+    Effect::emit(Notice {
         kind: EventKind::StateChanged,
         state,
         message: message.into(),
@@ -63,7 +68,7 @@ pub(super) fn end(job: &mut JobRecord, outcome: Outcome, message: &str) -> Vec<E
         outcome,
         message: message.to_string(),
     };
-    move_to(job, phase, message, Value::Null)
+    move_to(job, phase, message)
 }
 
 pub(super) fn conclude(job: &mut JobRecord, message: &str) -> Vec<Effect> {
@@ -78,7 +83,7 @@ pub(super) fn end_search(job: &mut JobRecord, message: &str) -> Vec<Effect> {
     if job.options.signoff_deck.is_empty() {
         return conclude(job, message);
     }
-    move_to(job, JobPhase::ChoosingSignoff, message, Value::Null)
+    move_to(job, JobPhase::ChoosingSignoff, message)
 }
 
 /// The best candidate passed: the job completes.
@@ -88,8 +93,8 @@ pub(super) fn complete(job: &mut JobRecord, why: &str) -> Vec<Effect> {
         outcome: Outcome::Completed,
         message: "completed: the best candidate passed".into(),
     };
-    let entered = state_change(job, JobState::Passed, "completed", Value::Null);
-    effects.extend([Effect::Persist, Effect::Emit(entered)]);
+    let entered = state_change(job, JobState::Passed, "completed", None);
+    effects.extend([Effect::Persist, Effect::emit(entered)]);
     effects
 }
 
@@ -107,13 +112,13 @@ pub(in crate::session) fn final_notice(job: &JobRecord, outcome: Outcome, messag
         Outcome::Failed => EventKind::Failed,
         Outcome::Cancelled => EventKind::Cancelled,
     };
-    let data = json!({
-        "outcome": outcome.as_str(),
-        "best_candidate_id": job.best_candidate_id,
-        "best_score": job.best_score,
-        "best_passed": job.best_passed,
-        "iterations": job.iteration + 1,
-    });
+    let data = EventData::Ended {
+        outcome: outcome.as_str().into(),
+        best_candidate_id: job.best_candidate_id.clone(),
+        best_score: job.best_score,
+        best_passed: job.best_passed,
+        iterations: job.iteration + 1,
+    };
     notice(job, kind, message, data)
 }
 

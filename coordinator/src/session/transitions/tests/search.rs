@@ -40,7 +40,13 @@ fn a_job_is_parsed_then_probes_the_rules_then_plans() {
     let Effect::Emit(probe) = &effects[0] else {
         panic!("the probe is reported: {effects:?}")
     };
-    assert_eq!(probe.data["route_pitch_um"], 0.46);
+    assert_eq!(
+        probe.data,
+        EventData::RulesProbed {
+            route_pitch_um: Some(0.46),
+            undrawable: Vec::new()
+        }
+    );
 }
 
 #[test]
