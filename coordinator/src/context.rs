@@ -20,12 +20,14 @@ use centroid_runtime::event_types;
 
 use crate::config::CoordinatorConfig;
 use crate::error::StoreError;
-use crate::memory::CaseMemory;
 use crate::metrics::CoordinatorMetrics;
 use crate::model::{EventKind, EventRecord, JobInputs, JobRecord, Notice, now_ms};
-use crate::planner::{LlmCall, Planner, PlannerFactory};
+use crate::planner::PlannerFactory;
 use crate::registry::Registry;
 use crate::store::Store;
+use centroid_planner::advice::LlmCall;
+use centroid_planner::case_memory::CaseMemory;
+use centroid_planner::planner::Planner;
 
 /// Longest pause between two tries of a store call.
 const STORE_RETRY_MAX: Duration = Duration::from_secs(2);

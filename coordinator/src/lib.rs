@@ -24,9 +24,6 @@ pub(crate) mod session;
 pub mod store;
 pub(crate) mod worker_calls;
 
-// the planner crate's modules under the paths the job session still uses
-pub use centroid_planner::{evaluator, search};
-
 pub use config::CoordinatorConfig;
 pub use coordinator::{Coordinator, JobView, SubmitOptions, Submitted};
 pub use error::{CoordinatorError, StoreError};

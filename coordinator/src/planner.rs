@@ -2,19 +2,14 @@
 //! job from its record and inputs ([`HeuristicPlanners`]: the rule-based planner
 //! for every job; the LLM planner's factory is in [`crate::agent`]).
 //!
-//! The planners themselves are the `centroid-planner` crate; its modules are
-//! re-exported here under the paths the job session still uses.
+//! The planners themselves are the `centroid-planner` crate.
 
 use std::sync::Arc;
 
 use centroid_planner::heuristic::{HeuristicPlanner, RawInputs};
+use centroid_planner::planner::Planner;
 
 use crate::model::{JobInputs, JobRecord};
-
-pub use centroid_planner::advice::{Advice, AdviceRequest, JournalEntry, LlmCall};
-pub use centroid_planner::planner::{Planner, PlannerKind};
-pub use centroid_planner::skill_catalog::SkillCatalog;
-pub use centroid_planner::{heuristic, plan_builder, rules_probe, work_estimate};
 
 /// Makes the planner of a job; the coordinator holds one and asks it once per
 /// job, so that planning and ReAct adjustments of a job share one planner.

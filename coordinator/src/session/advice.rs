@@ -15,7 +15,9 @@ use tokio::task::JoinHandle;
 use super::Driver;
 use crate::context::Interrupted;
 use crate::model::{CandidateRecord, EventKind, JobRecord};
-use crate::planner::{Advice, AdviceRequest, JournalEntry, Planner, PlannerKind, SkillCatalog};
+use centroid_planner::advice::{Advice, AdviceRequest, JournalEntry};
+use centroid_planner::planner::{Planner, PlannerKind};
+use centroid_planner::skill_catalog::SkillCatalog;
 
 /// How much longer than the model's timeout PLANNING waits for the advice.
 const ADVICE_GRACE: Duration = Duration::from_secs(1);

@@ -15,11 +15,11 @@ use super::planning::{farm_slots, queue_window};
 use super::transitions::{Best, PhaseEvent, Progress};
 use crate::artifacts;
 use crate::context::{Context, Interrupted};
-use crate::evaluator;
 use crate::model::{
     CandidateRecord, CandidateResult, CandidateStatus, Evaluation, EventKind, JobRecord, now_ms,
 };
-use crate::search::Journal;
+use centroid_planner::evaluator;
+use centroid_planner::search::Journal;
 
 impl Driver {
     /// Where the candidates of the job stand, for the round being waited on.

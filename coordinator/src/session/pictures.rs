@@ -19,8 +19,8 @@ use serde_json::json;
 use crate::artifacts;
 use crate::context::{Context, Interrupted};
 use crate::model::{ArtifactMeta, EventKind, JobRecord, Plan, PlanStep};
-use crate::planner::plan_builder::CANDIDATE_DIR;
 use crate::worker_calls;
+use centroid_planner::plan_builder::CANDIDATE_DIR;
 
 /// The skills a picture needs.
 const PICTURE_SKILLS: [&str; 2] = ["layout.read", "layout.render"];

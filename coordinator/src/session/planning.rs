@@ -14,12 +14,12 @@ use super::transitions::PhaseEvent;
 use crate::context::{Context, Interrupted};
 use crate::drafting::draft_iteration;
 use crate::model::{CandidateRecord, EventKind, JobRecord, now_ms};
-use crate::planner::SkillCatalog;
-use crate::planner::heuristic::routing_advertised;
-use crate::planner::rules_probe::{ProbeFindings, ProbeStep, rules_probe_plan};
-use crate::planner::work_estimate::longest_first;
 use crate::registry::skill_catalog_of_cards;
 use crate::worker_calls;
+use centroid_planner::heuristic::routing_advertised;
+use centroid_planner::rules_probe::{ProbeFindings, ProbeStep, rules_probe_plan};
+use centroid_planner::skill_catalog::SkillCatalog;
+use centroid_planner::work_estimate::longest_first;
 
 /// How long the routing-pitch probe may wait for a slot and run.
 const ROUTE_PROBE_DEADLINE: Duration = Duration::from_secs(30);
@@ -231,7 +231,7 @@ fn probe_advertised(skills: &SkillCatalog) -> bool {
 }
 
 /// `tech.load`, `route.info` and one `layout.create_device` per device size on a
-/// worker (see [`crate::planner::rules_probe`]). A probe that cannot run finds
+/// worker (see [`centroid_planner::rules_probe`]). A probe that cannot run finds
 /// nothing: the candidates then go unrouted and meet any undrawable device themselves.
 async fn run_probe(
     context: &Arc<Context>,

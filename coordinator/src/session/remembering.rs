@@ -12,9 +12,11 @@ use centroid_schemas::TaskContext;
 
 use super::Driver;
 use crate::context::Interrupted;
-use crate::evaluator::failure_family;
-use crate::memory::{Case, FailurePattern, Signature, most_similar, similar_failures};
 use crate::model::{CandidateRecord, DesignPoint, EventKind, JobRecord, Origin, Outcome, now_ms};
+use centroid_planner::case_memory::{
+    Case, FailurePattern, MemoryError, Signature, most_similar, similar_failures,
+};
+use centroid_planner::evaluator::failure_family;
 
 /// Similar cases reused, and failure patterns shown, at most.
 const RECALLED: usize = 3;
@@ -37,9 +39,8 @@ impl Driver {
         }
         self.recalled = true;
         let signature = Signature::of(task);
-        let read = async {
-            Ok::<_, crate::memory::MemoryError>((memory.cases().await?, memory.failures().await?))
-        };
+        let read =
+            async { Ok::<_, MemoryError>((memory.cases().await?, memory.failures().await?)) };
         let (cases, failures) = match read.await {
             Ok(read) => read,
             Err(error) => {

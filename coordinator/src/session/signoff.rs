@@ -12,7 +12,7 @@ use crate::context::Interrupted;
 use crate::model::{
     CandidateRecord, CandidateResult, JobRecord, Origin, Plan, PlanStep, Round, now_ms,
 };
-use crate::planner::plan_builder::CANDIDATE_DIR;
+use centroid_planner::plan_builder::CANDIDATE_DIR;
 
 /// The skill that runs a foundry deck on a GDS.
 const SIGNOFF_SKILL: &str = "signoff.run";
