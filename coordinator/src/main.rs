@@ -14,7 +14,7 @@ use centroid_coordinator::store::{InProcessStore, RedisStore, Store};
 use centroid_coordinator::{Coordinator, CoordinatorConfig, service};
 use centroid_planner::case_memory::CaseMemory;
 use centroid_planner::case_memory::disk::DiskMemory;
-use centroid_runtime::{OperationsProbe, init_logging, serve_operations};
+use centroid_runtime::{OperationsProbe, announce_server, init_logging};
 use clap::Parser;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -52,21 +52,8 @@ async fn main() -> anyhow::Result<()> {
         .await
         .context("starting the coordinator")?;
     tracing::info!(address = %local_address, redis = %config.redis, consumer = %config.consumer_name(), "coordinator serving");
-    if let Some(address) = &config.server.metrics_listen {
-        let listener = tokio::net::TcpListener::bind(address)
-            .await
-            .with_context(|| format!("binding the metrics endpoint {address}"))?;
-        tracing::info!(address = %listener.local_addr()?, "serving /metrics, /healthz, /readyz");
-        let probe: Arc<dyn OperationsProbe> = Arc::new(coordinator.clone());
-        tokio::spawn(serve_operations(listener, probe, std::future::pending()));
-    }
-    if let Some(ready_file) = &config.server.ready_file {
-        let temporary = ready_file.with_extension("tmp");
-        std::fs::write(&temporary, local_address.to_string())
-            .with_context(|| format!("writing {}", temporary.display()))?;
-        std::fs::rename(&temporary, ready_file)
-            .with_context(|| format!("renaming to {}", ready_file.display()))?;
-    }
+    let probe: Arc<dyn OperationsProbe> = Arc::new(coordinator.clone());
+    announce_server(&config.server, local_address, probe).await?;
 
     let mut terminate =
         signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;

@@ -2,7 +2,8 @@
 //! configuration ([`config_layers`]) of the settings every binary shares
 //! ([`common_settings`], loaded by [`binary_settings`]), logging ([`logging`]) and its JSON line
 //! ([`log_entry`]), the trace id carried between processes ([`trace_context`]),
-//! the operator's HTTP endpoint ([`operations`]), the authentication of its gRPC
+//! the operator's HTTP endpoint ([`operations`]) and a server's announcement
+//! once bound ([`server_start`]: that endpoint, the ready file), the authentication of its gRPC
 //! calls ([`auth`]) and their TLS ([`tls`]); and the settings of the LLM planner's
 //! model ([`llm_settings`]), which the coordinator and the CLI both read.
 //!
@@ -20,6 +21,7 @@ pub mod llm_settings;
 pub mod log_entry;
 pub mod logging;
 pub mod operations;
+pub mod server_start;
 pub mod tls;
 pub mod trace_context;
 
@@ -31,4 +33,5 @@ pub use llm_settings::{LlmSettings, Provider};
 pub use log_entry::event_types;
 pub use logging::{LogFormat, init_logging};
 pub use operations::{OperationsProbe, serve_operations};
+pub use server_start::{AnnounceError, announce_server};
 pub use tls::{Tls, TlsError, TlsFiles};

@@ -3,7 +3,9 @@
 //! period), deregisters and exits 0.
 
 use anyhow::Context;
-use centroid_runtime::{OperationsProbe, init_logging, serve_operations};
+use std::sync::Arc;
+
+use centroid_runtime::{OperationsProbe, announce_server, init_logging};
 use centroid_worker::WorkerConfig;
 use centroid_worker::config::CommandLine;
 use centroid_worker::node::Node;
@@ -24,18 +26,8 @@ async fn main() -> anyhow::Result<()> {
     let mut node = Node::start(&config, listener)
         .await
         .context("starting the worker")?;
-    if let Some(address) = &config.server.metrics_listen {
-        let listener = tokio::net::TcpListener::bind(address)
-            .await
-            .with_context(|| format!("binding the metrics endpoint {address}"))?;
-        tracing::info!(address = %listener.local_addr()?, "serving /metrics, /healthz, /readyz");
-        let probe: std::sync::Arc<dyn OperationsProbe> =
-            std::sync::Arc::new(WorkerProbe(node.state.clone()));
-        tokio::spawn(serve_operations(listener, probe, std::future::pending()));
-    }
-    if let Some(ready_file) = &config.server.ready_file {
-        write_ready_file(ready_file, &node.local_address.to_string())?;
-    }
+    let probe: Arc<dyn OperationsProbe> = Arc::new(WorkerProbe(node.state.clone()));
+    announce_server(&config.server, node.local_address, probe).await?;
 
     let mut terminate =
         signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
@@ -62,14 +54,5 @@ async fn main() -> anyhow::Result<()> {
         "exiting"
     );
     node.stop().await.context("stopping the server")?;
-    Ok(())
-}
-
-/// Writes the bound address atomically (temp file + rename), so a reader never sees half of it.
-fn write_ready_file(path: &std::path::Path, address: &str) -> anyhow::Result<()> {
-    let temporary = path.with_extension("tmp");
-    std::fs::write(&temporary, address)
-        .with_context(|| format!("writing {}", temporary.display()))?;
-    std::fs::rename(&temporary, path).with_context(|| format!("renaming to {}", path.display()))?;
     Ok(())
 }
