@@ -90,48 +90,10 @@ impl Driver {
         skills: &SkillCatalog,
         so_far: &[CandidateRecord],
     ) -> Result<Advice, Interrupted> {
-        let context = self.context.clone();
         let kind = planner.kind();
         if !self.planner_announced {
             self.planner_announced = true;
-            let (message, data) = match (&kind, job.options.planner.as_str()) {
-                (PlannerKind::Llm { model }, _) => (
-                    format!("the LLM planner ({model}) plans this job"),
-                    PlannerChoice {
-                        kind: "llm".into(),
-                        model: model.clone(),
-                        requested: None,
-                        why: None,
-                    },
-                ),
-                (PlannerKind::Heuristic, "llm") => {
-                    let why = context.config.llm.missing().unwrap_or_default();
-                    (
-                        format!(
-                            "the LLM planner was asked for but {why}: the heuristic planner plans this job"
-                        ),
-                        PlannerChoice {
-                            kind: "heuristic".into(),
-                            model: String::new(),
-                            requested: Some("llm".into()),
-                            why: Some(why),
-                        },
-                    )
-                }
-                (PlannerKind::Heuristic, _) => (
-                    "the heuristic planner plans this job".to_string(),
-                    PlannerChoice {
-                        kind: "heuristic".into(),
-                        model: String::new(),
-                        requested: None,
-                        why: None,
-                    },
-                ),
-            };
-            let data = EventData::PlannerChosen { planner: data };
-            context
-                .emit(job, EventKind::Planner, "", message, data)
-                .await?;
+            self.announce_planner(job, &kind).await?;
         }
         if kind == PlannerKind::Heuristic || job.options.noop_plan {
             return Ok(Advice::default());
@@ -150,7 +112,7 @@ impl Driver {
                 let data = EventData::AdviceLate {
                     iteration: job.iteration,
                 };
-                context
+                self.context
                     .emit(job, EventKind::Planner, "", message, data)
                     .await?;
                 return Ok(Advice::default());
@@ -168,7 +130,8 @@ impl Driver {
                     &self.history,
                 );
                 // the client gives up at its timeout and records the call; the grace lets it
-                let timeout = Duration::from_millis(context.config.llm.timeout_ms) + ADVICE_GRACE;
+                let timeout =
+                    Duration::from_millis(self.context.config.llm.timeout_ms) + ADVICE_GRACE;
                 tokio::select! {
                     advice = pending.join_mut() => advice,
                     _ = tokio::time::sleep(timeout) => Advice::fallback("timeout", Vec::new()),
@@ -176,6 +139,54 @@ impl Driver {
                 }
             }
         };
+        self.report_advice(job, &advice).await?;
+        Ok(advice)
+    }
+
+    /// Reports which planner plans the job (and why, when not the one asked for).
+    async fn announce_planner(
+        &self,
+        job: &JobRecord,
+        kind: &PlannerKind,
+    ) -> Result<(), Interrupted> {
+        let choice = |kind: &str, model: &str| PlannerChoice {
+            kind: kind.into(),
+            model: model.into(),
+            requested: None,
+            why: None,
+        };
+        let (message, planner) = match (kind, job.options.planner.as_str()) {
+            (PlannerKind::Llm { model }, _) => (
+                format!("the LLM planner ({model}) plans this job"),
+                choice("llm", model),
+            ),
+            (PlannerKind::Heuristic, "llm") => {
+                let why = self.context.config.llm.missing().unwrap_or_default();
+                let message = format!(
+                    "the LLM planner was asked for but {why}: the heuristic planner plans this job"
+                );
+                let planner = PlannerChoice {
+                    requested: Some("llm".into()),
+                    why: Some(why),
+                    ..choice("heuristic", "")
+                };
+                (message, planner)
+            }
+            (PlannerKind::Heuristic, _) => (
+                "the heuristic planner plans this job".to_string(),
+                choice("heuristic", ""),
+            ),
+        };
+        let data = EventData::PlannerChosen { planner };
+        self.context
+            .emit(job, EventKind::Planner, "", message, data)
+            .await
+    }
+
+    /// Reports an advice's model calls, the knowledge its prompt carried (once
+    /// per job), a rewritten guidance and a fallback.
+    async fn report_advice(&mut self, job: &JobRecord, advice: &Advice) -> Result<(), Interrupted> {
+        let context = self.context.clone();
         context.emit_llm_calls(job, "", &advice.calls).await?;
         if !advice.knowledge.is_empty() && !self.knowledge_reported {
             self.knowledge_reported = true;
@@ -191,14 +202,9 @@ impl Driver {
                 "layout knowledge in the prompt: {} sections",
                 knowledge.len()
             );
+            let data = EventData::KnowledgeUsed { knowledge };
             context
-                .emit(
-                    job,
-                    EventKind::Memory,
-                    "",
-                    message,
-                    EventData::KnowledgeUsed { knowledge },
-                )
+                .emit(job, EventKind::Memory, "", message, data)
                 .await?;
         }
         if let Some(guidance) = &advice.guidance {
@@ -227,7 +233,7 @@ impl Driver {
                 .emit(job, EventKind::Planner, "", message, data)
                 .await?;
         }
-        Ok(advice)
+        Ok(())
     }
 
     /// Starts asking the advice for the iteration after `job`'s current one

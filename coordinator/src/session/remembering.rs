@@ -141,120 +141,26 @@ impl Driver {
         let candidates = context
             .with_store_retry("read candidates", || context.store.candidates(&job.job_id))
             .await?;
-        let signature = Signature::of(task);
-        let mut ordered: Vec<&CandidateRecord> = candidates
-            .iter()
-            .filter(|candidate| {
-                candidate.origin != Origin::Signoff && candidate.evaluation.is_some()
-            })
-            .collect();
-        ordered.sort_by_key(|candidate| (candidate.iteration, index_of(&candidate.candidate_id)));
-        let passed = |candidate: &&CandidateRecord| {
-            candidate
-                .evaluation
-                .as_ref()
-                .is_some_and(|evaluation| evaluation.passed)
-        };
-        let first_pass = ordered
-            .iter()
-            .position(passed)
-            .map(|index| index as u32 + 1);
-        let best = candidates
-            .iter()
-            .find(|candidate| candidate.candidate_id == job.best_candidate_id);
+        let found = Found::of(job, task, &candidates);
         let mut stored = Vec::new();
-        if let (true, Some(best), Some(first_pass)) = (job.best_passed, best, first_pass) {
-            let (score, area_um2) = best.evaluation.as_ref().map_or((0.0, 0.0), |evaluation| {
-                (evaluation.score, evaluation.area_um2)
-            });
-            let case = Case {
-                job_id: job.job_id.clone(),
-                circuit: task.circuit.name.clone(),
-                tech: task.drc_rules.tech.clone(),
-                signature: signature.clone(),
-                objectives: serde_json::to_value(&task.objectives).unwrap_or_default(),
-                best_point: best.design_point.clone(),
-                score,
-                area_um2,
-                candidates_to_first_pass: first_pass,
-                plan_summary: best.plan.summary.clone(),
-                stored_ms: now_ms(),
-                uses: 0,
-            };
-            match memory.put_case(&case).await {
-                Ok(()) => stored.push((
-                    format!("memory: stored case {}", job.job_id),
-                    EventData::StoredCase {
-                        stored_case: job.job_id.clone(),
-                    },
-                )),
-                Err(error) => return self.memory_trouble(job, &error.to_string()).await,
-            }
-        }
-        let fixed_by = best
-            .filter(|_| job.best_passed)
-            .map(|best| best.design_point.clone());
-        let mut by_family: BTreeMap<&'static str, Vec<&CandidateRecord>> = BTreeMap::new();
-        for candidate in &ordered {
-            if let Some(evaluation) = candidate
-                .evaluation
-                .as_ref()
-                .filter(|evaluation| !evaluation.passed)
-                && let Some(reason) = evaluation
-                    .reasons
-                    .iter()
-                    .find(|reason| !reason.starts_with("performance_max"))
-            {
-                by_family
-                    .entry(failure_family(reason))
-                    .or_default()
-                    .push(candidate);
-            }
-        }
-        let mut failures: Vec<FailurePattern> = by_family
-            .into_iter()
-            .filter(|(_, failed)| failed.len() >= 2)
-            .map(|(family, failed)| FailurePattern {
-                id: format!("{}-{family}", job.job_id),
-                job_id: job.job_id.clone(),
-                circuit: task.circuit.name.clone(),
-                tech: task.drc_rules.tech.clone(),
-                signature: signature.clone(),
-                kind: family.to_string(),
-                message: failed[0]
-                    .evaluation
-                    .as_ref()
-                    .and_then(|evaluation| evaluation.reasons.first().cloned())
-                    .unwrap_or_default(),
-                point: Some(failed[0].design_point.clone()),
-                fixed_by: fixed_by.clone(),
-                stored_ms: now_ms(),
-            })
-            .collect();
-        if outcome == Outcome::Failed || (!job.best_passed && !job.error.is_empty()) {
-            failures.push(FailurePattern {
-                id: job.job_id.clone(),
-                job_id: job.job_id.clone(),
-                circuit: task.circuit.name.clone(),
-                tech: task.drc_rules.tech.clone(),
-                signature: signature.clone(),
-                kind: "job_failed".into(),
-                message: job.error.clone(),
-                point: None,
-                fixed_by: None,
-                stored_ms: now_ms(),
-            });
-        }
-        for failure in &failures {
-            if let Err(error) = memory.put_failure(failure).await {
+        if let Some(case) = found.case(job, task) {
+            if let Err(error) = memory.put_case(&case).await {
                 return self.memory_trouble(job, &error.to_string()).await;
             }
-            stored.push((
-                format!("memory: stored failure {}", failure.id),
-                EventData::StoredFailure {
-                    stored_failure: failure.id.clone(),
-                },
-            ));
+            let data = EventData::StoredCase {
+                stored_case: job.job_id.clone(),
+            };
+            stored.push((format!("memory: stored case {}", job.job_id), data));
+        }
+        for failure in found.failures(job, task, outcome) {
+            if let Err(error) = memory.put_failure(&failure).await {
+                return self.memory_trouble(job, &error.to_string()).await;
+            }
+            let message = format!("memory: stored failure {}", failure.id);
+            let data = EventData::StoredFailure {
+                stored_failure: failure.id,
+            };
+            stored.push((message, data));
         }
         for (message, data) in stored {
             context
@@ -287,4 +193,123 @@ fn index_of(candidate_id: &str) -> u32 {
         .rsplit_once("-c")
         .and_then(|(_, index)| index.parse().ok())
         .unwrap_or(u32::MAX)
+}
+
+/// What a finished job leaves to remember: its evaluated candidates in the order
+/// they were drafted, its best, and the circuit's signature.
+struct Found<'a> {
+    ordered: Vec<&'a CandidateRecord>,
+    best: Option<&'a CandidateRecord>,
+    signature: Signature,
+}
+
+impl<'a> Found<'a> {
+    fn of(job: &JobRecord, task: &TaskContext, candidates: &'a [CandidateRecord]) -> Found<'a> {
+        let mut ordered: Vec<&CandidateRecord> = candidates
+            .iter()
+            .filter(|candidate| {
+                candidate.origin != Origin::Signoff && candidate.evaluation.is_some()
+            })
+            .collect();
+        ordered.sort_by_key(|candidate| (candidate.iteration, index_of(&candidate.candidate_id)));
+        let best = candidates
+            .iter()
+            .find(|candidate| candidate.candidate_id == job.best_candidate_id);
+        Found {
+            ordered,
+            best,
+            signature: Signature::of(task),
+        }
+    }
+
+    /// The job's case, when its best passed.
+    fn case(&self, job: &JobRecord, task: &TaskContext) -> Option<Case> {
+        let first_pass = self.ordered.iter().position(|candidate| {
+            candidate
+                .evaluation
+                .as_ref()
+                .is_some_and(|evaluation| evaluation.passed)
+        })? as u32
+            + 1;
+        let best = self.best.filter(|_| job.best_passed)?;
+        let (score, area_um2) = best.evaluation.as_ref().map_or((0.0, 0.0), |evaluation| {
+            (evaluation.score, evaluation.area_um2)
+        });
+        Some(Case {
+            job_id: job.job_id.clone(),
+            circuit: task.circuit.name.clone(),
+            tech: task.drc_rules.tech.clone(),
+            signature: self.signature.clone(),
+            objectives: serde_json::to_value(&task.objectives).unwrap_or_default(),
+            best_point: best.design_point.clone(),
+            score,
+            area_um2,
+            candidates_to_first_pass: first_pass,
+            plan_summary: best.plan.summary.clone(),
+            stored_ms: now_ms(),
+            uses: 0,
+        })
+    }
+
+    /// The failure families that hit two or more candidates (with the point that
+    /// passed later, if any), and the job's own failure.
+    fn failures(
+        &self,
+        job: &JobRecord,
+        task: &TaskContext,
+        outcome: Outcome,
+    ) -> Vec<FailurePattern> {
+        let fixed_by = self
+            .best
+            .filter(|_| job.best_passed)
+            .map(|best| best.design_point.clone());
+        let mut by_family: BTreeMap<&'static str, Vec<&CandidateRecord>> = BTreeMap::new();
+        for candidate in &self.ordered {
+            if let Some(evaluation) = candidate
+                .evaluation
+                .as_ref()
+                .filter(|evaluation| !evaluation.passed)
+                && let Some(reason) = evaluation
+                    .reasons
+                    .iter()
+                    .find(|reason| !reason.starts_with("performance_max"))
+            {
+                by_family
+                    .entry(failure_family(reason))
+                    .or_default()
+                    .push(candidate);
+            }
+        }
+        let pattern = |id: String, kind: &str, message: String, point, fixed_by| FailurePattern {
+            id,
+            job_id: job.job_id.clone(),
+            circuit: task.circuit.name.clone(),
+            tech: task.drc_rules.tech.clone(),
+            signature: self.signature.clone(),
+            kind: kind.to_string(),
+            message,
+            point,
+            fixed_by,
+            stored_ms: now_ms(),
+        };
+        let mut failures: Vec<FailurePattern> = by_family
+            .into_iter()
+            .filter(|(_, failed)| failed.len() >= 2)
+            .map(|(family, failed)| {
+                let message = failed[0]
+                    .evaluation
+                    .as_ref()
+                    .and_then(|evaluation| evaluation.reasons.first().cloned())
+                    .unwrap_or_default();
+                let point = Some(failed[0].design_point.clone());
+                let id = format!("{}-{family}", job.job_id);
+                pattern(id, family, message, point, fixed_by.clone())
+            })
+            .collect();
+        if outcome == Outcome::Failed || (!job.best_passed && !job.error.is_empty()) {
+            let id = job.job_id.clone();
+            failures.push(pattern(id, "job_failed", job.error.clone(), None, None));
+        }
+        failures
+    }
 }
