@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use centroid_schemas::{InputIssue, TaskContext};
+use centroid_schemas::TaskContext;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -21,43 +21,19 @@ use crate::config::CoordinatorConfig;
 use crate::context::{Context, Interrupted};
 use crate::error::CoordinatorError;
 use crate::model::{
-    ArtifactMeta, CandidateRecord, CandidateResult, EventKind, EventRecord, JobInputs, JobOptions,
-    JobRecord, Plan, now_ms,
+    ArtifactMeta, CandidateRecord, CandidateResult, EventKind, EventRecord, JobInputs, JobRecord,
+    Plan, now_ms,
 };
 use crate::planner::PlannerFactory;
 use crate::registry::Registry;
 use crate::store::Store;
+use crate::submission::{check_limits, iteration_width, job_options};
 use crate::{dispatcher, session};
+
+pub use crate::submission::{SubmitOptions, Submitted};
 
 /// How many 50 ms waits a watcher gives a finished job's last event to appear.
 const LAST_EVENT_WAITS: u32 = 40;
-
-/// What the caller may set per job (zeros mean "the default").
-#[derive(Debug, Clone, Default)]
-pub struct SubmitOptions {
-    pub name: String,
-    pub candidates_per_iteration: u32,
-    pub max_iterations: u32,
-    pub seed: u64,
-    pub time_budget_ms: u64,
-    pub candidate_deadline_ms: u64,
-    pub noop_plan: bool,
-    pub sleep_ms: u64,
-    /// a foundry deck by name (see `JobOptions::signoff_deck`); empty = none
-    pub signoff_deck: String,
-    /// `heuristic`, `llm` or empty (= heuristic)
-    pub planner: String,
-    /// iterations without a better candidate before a passed search ends (0 = 1)
-    pub patience: u32,
-    /// the submitter's trace id (from its `traceparent`); empty = a fresh one
-    pub trace_id: String,
-}
-
-#[derive(Debug, Clone)]
-pub struct Submitted {
-    pub job_id: String,
-    pub warnings: Vec<InputIssue>,
-}
 
 /// A job with its candidates, results and kept artifacts.
 #[derive(Debug, Clone)]
@@ -185,45 +161,15 @@ impl Coordinator {
         let context = TaskContext::load(&inputs.task_inputs(), job_id.clone())
             .map_err(|errors| CoordinatorError::InvalidInputs(errors.issues))?;
         let config = &self.context.config;
-        let max_iterations = match options.max_iterations {
-            0 => context.objectives.constraints.max_iterations.max(1),
-            limit => limit,
-        };
-        if !["", "heuristic", "llm"].contains(&options.planner.as_str()) {
-            return Err(CoordinatorError::InvalidOptions(format!(
-                "planner {:?}: expected \"heuristic\" or \"llm\"",
-                options.planner
-            )));
-        }
-        if options.noop_plan && options.sleep_ms > 3_600_000 {
-            return Err(CoordinatorError::InvalidOptions(
-                "sleep_ms above one hour".into(),
-            ));
-        }
-        self.check_limits(&options).await?;
+        let width = iteration_width(config, self.context.registry.alive_slots(), &options);
+        let job_options = job_options(&options, &context, config, width)?;
+        check_limits(config, self.context.store.as_ref(), &options, width).await?;
         let name = match options.name.as_str() {
             "" => context.circuit.name.clone(),
             name => name.to_string(),
         };
         let trace_id = options.trace_id.clone();
-        let options = JobOptions {
-            candidates_per_iteration: self.iteration_width(&options),
-            max_iterations,
-            seed: options.seed,
-            time_budget_ms: options.time_budget_ms,
-            candidate_deadline_ms: match options.candidate_deadline_ms {
-                0 => config.candidate_deadline_ms,
-                deadline => deadline,
-            },
-            noop_plan: options.noop_plan,
-            sleep_ms: options.sleep_ms,
-            signoff_deck: options.signoff_deck.clone(),
-            planner: match options.planner.as_str() {
-                "" => "heuristic".into(),
-                planner => planner.to_string(),
-            },
-            patience: options.patience.max(1),
-        };
+        let options = job_options;
         let mut job = JobRecord::new(job_id.clone(), name, options, now_ms());
         if !trace_id.is_empty() {
             job.trace_id = trace_id;
@@ -246,52 +192,6 @@ impl Coordinator {
             job_id,
             warnings: context.warnings,
         })
-    }
-
-    /// Candidates per iteration: the caller's number, else as many as the farm has
-    /// live slots (so that 8 slots and 800 slots both stay busy), at least the
-    /// configured `candidates_per_iteration` and at most `max_candidates_per_iteration`.
-    fn iteration_width(&self, options: &SubmitOptions) -> u32 {
-        let config = &self.context.config;
-        match options.candidates_per_iteration {
-            0 => self
-                .context
-                .registry
-                .alive_slots()
-                .max(config.candidates_per_iteration)
-                .min(config.max_candidates_per_iteration),
-            count => count,
-        }
-    }
-
-    /// RESOURCE_EXHAUSTED (retryable) when the coordinator holds `max_active_jobs`
-    /// unfinished jobs or the job's first iteration would overfill the queue;
-    /// INVALID_PARAM when an iteration asks for more than `max_candidates_per_iteration`.
-    async fn check_limits(&self, options: &SubmitOptions) -> Result<(), CoordinatorError> {
-        let config = &self.context.config;
-        if options.candidates_per_iteration > config.max_candidates_per_iteration {
-            return Err(CoordinatorError::InvalidOptions(format!(
-                "{} candidates per iteration; the limit is {} (max_candidates_per_iteration)",
-                options.candidates_per_iteration, config.max_candidates_per_iteration
-            )));
-        }
-        let store = &self.context.store;
-        let active = store.active_jobs().await?.len();
-        if active >= config.max_active_jobs as usize {
-            return Err(CoordinatorError::Limit(format!(
-                "{active} jobs are running; the limit is {} (max_active_jobs): submit again when one ends",
-                config.max_active_jobs
-            )));
-        }
-        let queued = store.queue_waiting_count().await? + store.queue_pending_count().await?;
-        let wanted = self.iteration_width(options) as u64;
-        if queued + wanted > config.max_queue_len {
-            return Err(CoordinatorError::Limit(format!(
-                "the queue holds {queued} candidates and this job wants {wanted} more; the limit is {} (max_queue_len)",
-                config.max_queue_len
-            )));
-        }
-        Ok(())
     }
 
     pub async fn get(&self, job_id: &str) -> Result<JobView, CoordinatorError> {

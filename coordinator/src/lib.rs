@@ -22,6 +22,7 @@ pub mod retry_policy;
 pub mod service;
 pub(crate) mod session;
 pub mod store;
+pub(crate) mod submission;
 pub(crate) mod worker_calls;
 
 pub use config::CoordinatorConfig;

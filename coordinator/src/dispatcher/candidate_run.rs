@@ -12,10 +12,11 @@ use centroid_proto::Error;
 use centroid_proto::v1::RunCandidateResponse;
 use tokio::sync::watch;
 
-use super::recording::{Finished, record};
+use super::preflight::{Preflight, preflight};
+use super::recording::{Finished, record, record_dead_letter};
 use super::slot_line::{Place, SlotLine};
 use super::{Disposition, InFlight};
-use crate::context::{Context, Interrupted};
+use crate::context::Context;
 use crate::model::{
     CandidateRecord, CandidateResult, CandidateStatus, EventKind, JobRecord, Plan, QueueEntry,
 };
@@ -44,54 +45,6 @@ pub(super) async fn run_entry(
         }
         Preflight::Skip(disposition) => disposition,
     }
-}
-
-enum Preflight {
-    Run(Box<JobRecord>, Box<CandidateRecord>),
-    Skip(Disposition),
-}
-
-/// Whether the entry still needs a run: its job exists, is neither finished nor
-/// cancelled, and the candidate exists without a result.
-async fn preflight(context: &Context, entry: &QueueEntry) -> Preflight {
-    match read_preflight(context, entry).await {
-        Ok(preflight) => preflight,
-        Err(Interrupted::Shutdown) => Preflight::Skip(Disposition::LeavePending),
-        Err(Interrupted::Store(error)) => Preflight::Skip(Disposition::Unreadable(error)),
-    }
-}
-
-async fn read_preflight(context: &Context, entry: &QueueEntry) -> Result<Preflight, Interrupted> {
-    let (job_id, candidate_id) = (entry.job_id.as_str(), entry.candidate_id.as_str());
-    let store = &context.store;
-    let job = context
-        .with_store_retry("read job", || store.get_job(job_id))
-        .await?;
-    let Some(job) = job.filter(|job| !job.is_finished() && !job.cancel_requested) else {
-        return Ok(Preflight::Skip(Disposition::Ack));
-    };
-    let cancel = context
-        .with_store_retry("read cancel", || store.cancel_requested(job_id))
-        .await?;
-    if cancel.is_some() {
-        return Ok(Preflight::Skip(Disposition::Ack));
-    }
-    let candidate = context
-        .with_store_retry("read candidate", || {
-            store.get_candidate(job_id, candidate_id)
-        })
-        .await?;
-    let Some(candidate) = candidate else {
-        return Ok(Preflight::Skip(Disposition::Ack));
-    };
-    let has_result = context
-        .with_store_retry("check result", || store.has_result(job_id, candidate_id))
-        .await?;
-    Ok(if has_result {
-        Preflight::Skip(Disposition::Ack)
-    } else {
-        Preflight::Run(Box::new(job), Box::new(candidate))
-    })
 }
 
 /// The state of one candidate's tries.
@@ -241,36 +194,19 @@ impl<'a> CandidateRun<'a> {
         );
         tracing::warn!(session_id = job_id, candidate_id, %reason, "dead-lettering");
         context.metrics.dead_lettered();
-        let mut result = CandidateResult::without_run(
-            candidate_id,
-            CandidateStatus::DeadLettered,
-            "DEAD_LETTERED",
-            &reason,
-        );
-        result.attempts = count;
-        result.duration_ms = self.started.elapsed().as_millis() as u64;
         context
             .with_store_retry("dead-letter", || context.store.dead_letter(entry, &reason))
             .await
             .map_err(Disposition::interrupted)?;
-        record(
+        let duration_ms = self.started.elapsed().as_millis() as u64;
+        record_dead_letter(
             context,
             &self.job,
-            Finished {
-                result,
-                artifacts: &[],
-            },
+            candidate_id,
+            (count, duration_ms),
+            reason,
         )
         .await;
-        context
-            .report(
-                &self.job,
-                EventKind::CandidateDeadLettered,
-                candidate_id,
-                reason,
-                EventData::Nothing,
-            )
-            .await;
         Err(Disposition::LeavePending) // acknowledged by dead_letter
     }
 

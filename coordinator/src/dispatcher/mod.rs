@@ -15,6 +15,7 @@
 //! candidate is then recorded as abandoned by the session.
 
 mod candidate_run;
+mod preflight;
 mod recording;
 mod slot_line;
 

@@ -122,3 +122,37 @@ pub(super) async fn record_unreadable(
         }
     }
 }
+
+/// Records a candidate dead-lettered after `count` deliveries over `duration_ms`,
+/// and reports it.
+pub(super) async fn record_dead_letter(
+    context: &Context,
+    job: &JobRecord,
+    candidate_id: &str,
+    (count, duration_ms): (u32, u64),
+    reason: String,
+) {
+    let mut result = CandidateResult::without_run(
+        candidate_id,
+        CandidateStatus::DeadLettered,
+        "DEAD_LETTERED",
+        &reason,
+    );
+    result.attempts = count;
+    result.duration_ms = duration_ms;
+    let finished = Finished {
+        result,
+        artifacts: &[],
+    };
+    record(context, job, finished).await;
+    let data = EventData::Nothing;
+    context
+        .report(
+            job,
+            EventKind::CandidateDeadLettered,
+            candidate_id,
+            reason,
+            data,
+        )
+        .await;
+}
