@@ -1,0 +1,110 @@
+//! The stages of a candidate's plan after its layout is drawn: LVS against the
+//! circuit, then DRC, the layout's metrics and the output files.
+
+use centroid_schemas::Device;
+use serde_json::{Value, json};
+
+use super::Draft;
+use crate::plan_builder::{CANDIDATE_DIR, TOP_CELL, skill_id};
+
+impl<'a> Draft<'a> {
+    pub(super) fn drawn_devices(&self) -> impl Iterator<Item = &'a Device> + '_ {
+        self.circuit
+            .devices
+            .iter()
+            .filter(|device| self.used.contains(&device.id))
+    }
+
+    pub(crate) fn add_lvs(&mut self) {
+        if !self.routed || !self.builder.has("lvs.run") {
+            return;
+        }
+        let devices: Vec<Value> = self
+            .drawn_devices()
+            .map(|device| {
+                let mut spec = json!({"id": skill_id(&device.id), "type": device.device_type.as_str(), "terminals": device.terminals});
+                if let Some(w) = device.params.w {
+                    spec["w"] = json!(w);
+                }
+                if let Some(l) = device.params.l {
+                    spec["l"] = json!(l);
+                }
+                spec["nf"] = json!(device.params.nf.max(1));
+                spec["m"] = json!(device.params.m.max(1));
+                spec
+            })
+            .collect();
+        let arguments = json!({"cell": TOP_CELL, "devices": devices, "circuit_name": TOP_CELL});
+        self.builder.push("lvs.run", arguments, false, "");
+    }
+
+    /// DRC, metrics, the GDS and the picture of every checked cell (TOP once placed).
+    pub(crate) fn add_checks_and_outputs(&mut self) {
+        let checked_cells: Vec<String> = match &self.top {
+            Some(top) => vec![top.clone()],
+            None => self.units.iter().map(|unit| unit.cell.clone()).collect(),
+        };
+        let file_stem = |cell: &String| {
+            if self.top.is_some() {
+                "layout".to_string()
+            } else {
+                cell.clone()
+            }
+        };
+        let outputs: Vec<(String, String)> = checked_cells
+            .iter()
+            .map(|cell| (cell.clone(), file_stem(cell)))
+            .collect();
+        if self.builder.has("drc.run") {
+            let builder = &mut self.builder;
+            for (cell, _) in &outputs {
+                let report = format!("{CANDIDATE_DIR}/drc_{cell}.lyrdb");
+                builder.push(
+                    "drc.run",
+                    json!({"cell": cell, "report_path": report}),
+                    false,
+                    "",
+                );
+            }
+        }
+        if self.builder.has("layout.metrics") {
+            let matched = self.matched_groups();
+            let builder = &mut self.builder;
+            for (cell, _) in &outputs {
+                let arguments = json!({"cell": cell, "matched": matched});
+                builder.push("layout.metrics", arguments, true, "");
+            }
+        }
+        let builder = &mut self.builder;
+        if builder.has("layout.export") {
+            for (cell, stem) in &outputs {
+                let path = format!("{CANDIDATE_DIR}/{stem}.gds");
+                builder.push(
+                    "layout.export",
+                    json!({"cell": cell, "path": path}),
+                    false,
+                    "",
+                );
+            }
+        }
+    }
+
+    /// Every matched module the recognition found with two drawn devices or more,
+    /// as `layout.metrics` measures them from the geometry (wherever they stand).
+    fn matched_groups(&self) -> Vec<Value> {
+        self.circuit
+            .modules
+            .iter()
+            .filter(|module| module.module_type.is_matched())
+            .filter_map(|module| {
+                let devices: Vec<String> = module
+                    .devices
+                    .iter()
+                    .filter(|member| self.used.contains(&member.device_id))
+                    .map(|member| skill_id(&member.device_id))
+                    .collect();
+                (devices.len() >= 2).then(|| json!({"module": module.id, "devices": devices}))
+            })
+            .collect()
+    }
+}
