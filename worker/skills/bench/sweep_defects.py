@@ -1,0 +1,221 @@
+"""Sweep the candidates the search actually draws for defects: DRC violations and LVS mismatches.
+
+    cargo build -p centroid-cli          # `centroid run` drafts, runs and evaluates the candidates
+    cd worker/skills && ../../.venv/bin/python bench/sweep_defects.py [--seed 3 --seed 5 ...]
+        [--candidates 8] [--iterations 4] [--circuit ota5 --circuit align/five_transistor_ota ...]
+        [--slots 2] [--points defects.json]
+
+For every circuit (``examples/*``, ``examples/gf180/*`` and ALIGN's SKY130 OTAs from the shared
+folder: ``$CENTROID_SHARED_DIR`` or ``../shared`` beside the checkout) and every seed, one
+``centroid run`` with ``--patience 1000 --no-memory`` (so every iteration runs: candidates x
+iterations design points of the search), then every candidate of its ``report.json`` is
+classified:
+
+* ``DRC <rule>``: a DRC violation of that rule;
+* ``LVS short a+b``: nets the layout joins (a layout net named ``a,b``, or a device terminal on
+  it);
+* ``LVS <kind>``: any other difference (device only in the layout or netlist, parameters);
+* ``failed <code>``: a step failed (no layout to judge).
+
+A candidate with several defects counts once per kind.  Prints per circuit the candidates, how
+many had DRC > 0, an LVS mismatch, either, or failed, then every defect kind with its count and
+one example candidate; ``--points`` writes every defective candidate's design point (for
+``centroid plan --point``) to a JSON file.  Exits 1 when any run could not be done, else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SKILLS_DIR = Path(__file__).resolve().parents[1]
+REPO_ROOT = SKILLS_DIR.parents[1]
+sys.path.insert(0, str(SKILLS_DIR / "tests"))
+
+import rust_plans  # noqa: E402
+
+ALIGN = ("five_transistor_ota", "telescopic_ota")
+#: wall-clock limit of one `centroid run`
+RUN_TIMEOUT_S = 1800
+
+
+@dataclass(frozen=True)
+class Circuit:
+    name: str
+    directory: Path
+    netlist: Path | None = None  # overrides the directory's netlist
+
+
+def shared_dir() -> Path:
+    return Path(os.environ.get("CENTROID_SHARED_DIR") or REPO_ROOT.parent / "shared")
+
+
+def all_circuits() -> list[Circuit]:
+    """Every example circuit (both rule sets' directories) and ALIGN's SKY130 OTAs."""
+    out = []
+    examples = REPO_ROOT / "examples"
+    for parent, prefix in ((examples, ""), (examples / "gf180", "gf180/")):
+        for d in sorted(parent.iterdir()):
+            if (d / "drc_rules.json").is_file() and (d / "objectives.json").is_file():
+                out.append(Circuit(prefix + d.name, d))
+    for name in ALIGN:
+        out.append(Circuit(f"align/{name}", REPO_ROOT / "tests" / "benches" / "align_sky130" / name,
+                           shared_dir() / "benches" / "align_sky130" / name / "netlist.sp"))
+    return out
+
+
+@dataclass
+class Tally:
+    runs: int = 0
+    candidates: int = 0
+    drc: int = 0
+    lvs: int = 0
+    defective: int = 0
+    failed: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
+    example: dict[str, str] = field(default_factory=dict)  # kind -> a candidate showing it
+
+
+_TERMINALS = re.compile(r"^parameters differ: (\{.*\})$")
+
+
+def lvs_kinds(lines: list[str]) -> set[str]:
+    """The kinds of LVS difference in ``lvs_mismatches`` (evaluator.rs's lines)."""
+    kinds: set[str] = set()
+    for line in lines:
+        what, _, text = line.partition(": ")
+        if what == "net only in the layout" and "," in text:
+            kinds.add("LVS short " + "+".join(sorted(text.split(","))))
+            continue
+        match = _TERMINALS.match(line)
+        if match:
+            try:
+                layout = json.loads(match.group(1)).get("layout") or {}
+            except json.JSONDecodeError:
+                layout = {}
+            shorted = [n for n in (layout.get("terminals") or {}).values() if "," in str(n)]
+            for net in shorted:
+                kinds.add("LVS short " + "+".join(sorted(str(net).split(","))))
+            if shorted:
+                continue
+        if what == "net only in the netlist" and kinds:
+            continue  # the other side of a short already named
+        kinds.add(f"LVS {what}")
+    return kinds
+
+
+def defects(candidate: dict[str, Any]) -> tuple[set[str], bool, bool]:
+    """(defect kinds, DRC > 0, LVS mismatch) of one candidate of report.json."""
+    error = candidate.get("error")
+    metrics = candidate.get("metrics")
+    if error or not metrics:
+        code = (error or {}).get("code", "no metrics") if isinstance(error, dict) else str(error)
+        return {f"failed {code}"}, False, False
+    kinds = {f"DRC {rule}" for rule, n in (metrics.get("drc_by_rule") or {}).items() if n}
+    drc = bool(metrics.get("drc_violations"))
+    if drc and not kinds:
+        kinds.add("DRC ?")
+    lvs = metrics.get("lvs_match") is False
+    if lvs:
+        kinds |= lvs_kinds(list(metrics.get("lvs_mismatches") or [])) or {"LVS ?"}
+    return kinds, drc, lvs
+
+
+def run_one(circuit: Circuit, seed: int, args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    argv = [str(rust_plans.centroid_binary()), "run", str(circuit.directory),
+            "--candidates", str(args.candidates), "--iterations", str(args.iterations),
+            "--patience", "1000", "--slots", str(args.slots), "--no-memory",
+            "--seed", str(seed), "--out", str(out)]
+    if circuit.netlist is not None:
+        argv += ["--netlist", str(circuit.netlist)]
+    env = dict(os.environ, CENTROID_PYTHON=sys.executable, CENTROID_SKILLS_DIR=str(SKILLS_DIR))
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT_S,
+                          check=False)
+    if done.returncode not in (0, 3):  # 3: completed without a passing layout
+        raise RuntimeError(f"{circuit.name} seed {seed}: `centroid run` exited with "
+                           f"{done.returncode}:\n{done.stderr[-3000:]}")
+    report: dict[str, Any] = json.loads((out / "report.json").read_text())
+    return report
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--seed", type=int, action="append", help="default: 3, 5, 7")
+    ap.add_argument("--candidates", type=int, default=8, help="per iteration (default 8)")
+    ap.add_argument("--iterations", type=int, default=4, help="(default 4)")
+    ap.add_argument("--slots", type=int, default=2)
+    ap.add_argument("--circuit", action="append",
+                    help="e.g. ota5, gf180/miller_ota, align/telescopic_ota (default: all)")
+    ap.add_argument("--points", type=Path, help="write the defective candidates' design points here")
+    args = ap.parse_args()
+    seeds = args.seed or [3, 5, 7]
+    circuits = all_circuits()
+    if args.circuit:
+        unknown = set(args.circuit) - {c.name for c in circuits}
+        if unknown:
+            ap.error(f"unknown circuits {sorted(unknown)}; known: {[c.name for c in circuits]}")
+        circuits = [c for c in circuits if c.name in args.circuit]
+    tallies: dict[str, Tally] = {}
+    points: list[dict[str, Any]] = []
+    problems = 0
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="centroid-sweep-") as tmp:
+        for circuit in circuits:
+            tally = tallies.setdefault(circuit.name, Tally())
+            for seed in seeds:
+                try:
+                    report = run_one(circuit, seed, args, Path(tmp) / f"{circuit.name.replace('/', '_')}-{seed}")
+                except (RuntimeError, subprocess.TimeoutExpired, OSError, ValueError) as exc:
+                    print(f"!! {exc}", file=sys.stderr)
+                    problems += 1
+                    continue
+                tally.runs += 1
+                for cand in report.get("candidates") or []:
+                    kinds, drc, lvs = defects(cand)
+                    tally.candidates += 1
+                    tally.drc += drc
+                    tally.lvs += lvs
+                    failed = any(k.startswith("failed") for k in kinds)
+                    tally.failed += failed
+                    tally.defective += bool(kinds) and not failed
+                    for kind in kinds:
+                        tally.kinds[kind] += 1
+                        tally.example.setdefault(kind, f"seed {seed} {cand['id']}")
+                    if kinds:
+                        points.append({"circuit": circuit.name, "seed": seed, "id": cand["id"],
+                                       "defects": sorted(kinds), "design": cand.get("design")})
+                print(f"{circuit.name} seed {seed}: {tally.candidates} candidates so far, "
+                      f"{tally.defective} defective", file=sys.stderr, flush=True)
+    print(f"\n{len(seeds)} seeds ({', '.join(map(str, seeds))}) x {args.candidates} candidates "
+          f"x {args.iterations} iterations per circuit, {time.perf_counter() - started:.0f} s\n")
+    print("| circuit | runs | candidates | DRC > 0 | LVS mismatch | either | failed |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    total = Tally()
+    for name, t in tallies.items():
+        print(f"| {name} | {t.runs} | {t.candidates} | {t.drc} | {t.lvs} | {t.defective} | {t.failed} |")
+        for attr in ("runs", "candidates", "drc", "lvs", "defective", "failed"):
+            setattr(total, attr, getattr(total, attr) + getattr(t, attr))
+    print(f"| **all** | {total.runs} | {total.candidates} | {total.drc} | {total.lvs} | "
+          f"{total.defective} | {total.failed} |")
+    print("\n| circuit | defect | candidates | e.g. |")
+    print("|---|---|---:|---|")
+    for name, t in tallies.items():
+        for kind, n in sorted(t.kinds.items(), key=lambda kv: (-kv[1], kv[0])):
+            print(f"| {name} | {kind} | {n} | {t.example[kind]} |")
+    if args.points:
+        args.points.write_text(json.dumps(points, indent=1) + "\n")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
