@@ -3,7 +3,7 @@
     cargo build -p centroid-cli          # `centroid run` drafts, runs and evaluates the candidates
     cd worker/skills && ../../.venv/bin/python bench/sweep_defects.py [--seed 3 --seed 5 ...]
         [--candidates 8] [--iterations 4] [--circuit ota5 --circuit align/five_transistor_ota ...]
-        [--slots 2] [--points defects.json]
+        [--slots 2] [--fingers 5] [--points defects.json]
 
 For every circuit (``examples/*``, ``examples/gf180/*`` and ALIGN's SKY130 OTAs from the shared
 folder: ``$CENTROID_SHARED_DIR`` or ``../shared`` beside the checkout) and every seed, one
@@ -20,7 +20,9 @@ classified:
 A candidate with several defects counts once per kind.  Prints per circuit the candidates, how
 many had DRC > 0, an LVS mismatch, either, or failed, then every defect kind with its count and
 one example candidate; ``--points`` writes every defective candidate's design point (for
-``centroid plan --point``) to a JSON file.  Exits 1 when any run could not be done, else 0.
+``centroid plan --point``) to a JSON file.  ``--fingers N`` draws every circuit with N times
+the fingers of every MOS device (and N times its width: the same fingers), the multi-finger
+units ALIGN's netlists have.  Exits 1 when any run could not be done, else 0.
 """
 
 from __future__ import annotations
@@ -131,6 +133,27 @@ def defects(candidate: dict[str, Any]) -> tuple[set[str], bool, bool]:
     return kinds, drc, lvs
 
 
+def with_fingers(circuit: Circuit, factor: int, directory: Path) -> Circuit:
+    """The circuit with ``factor`` times the fingers and width of every MOS device (its
+    netlist as netlist.json in ``directory``; a SPICE netlist converted by `centroid convert`)."""
+    source = circuit.netlist or circuit.directory / "netlist.json"
+    if source.suffix == ".json":
+        netlist = json.loads(source.read_text())
+    else:
+        done = subprocess.run([str(rust_plans.centroid_binary()), "convert", str(source)],
+                              capture_output=True, text=True, check=True)
+        netlist = json.loads(done.stdout)
+    for cell in netlist["cells"]:
+        for device in cell.get("devices") or []:
+            if device["type"] in ("nmos", "pmos"):
+                device["nf"] = int(device.get("nf") or 1) * factor
+                device["w"] = device["w"] * factor
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "netlist.json"
+    path.write_text(json.dumps(netlist))
+    return Circuit(circuit.name, circuit.directory, path)
+
+
 def run_one(circuit: Circuit, seed: int, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     argv = [str(rust_plans.centroid_binary()), "run", str(circuit.directory),
             "--candidates", str(args.candidates), "--iterations", str(args.iterations),
@@ -156,6 +179,8 @@ def main() -> int:
     ap.add_argument("--slots", type=int, default=2)
     ap.add_argument("--circuit", action="append",
                     help="e.g. ota5, gf180/miller_ota, align/telescopic_ota (default: all)")
+    ap.add_argument("--fingers", type=int, default=1,
+                    help="every MOS device with this many times its fingers and width")
     ap.add_argument("--points", type=Path, help="write the defective candidates' design points here")
     args = ap.parse_args()
     seeds = args.seed or [3, 5, 7]
@@ -172,6 +197,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="centroid-sweep-") as tmp:
         for circuit in circuits:
             tally = tallies.setdefault(circuit.name, Tally())
+            if args.fingers != 1:
+                circuit = with_fingers(circuit, args.fingers,
+                                       Path(tmp) / circuit.name.replace("/", "_"))
             for seed in seeds:
                 try:
                     report = run_one(circuit, seed, args, Path(tmp) / f"{circuit.name.replace('/', '_')}-{seed}")
@@ -196,8 +224,10 @@ def main() -> int:
                                        "defects": sorted(kinds), "design": cand.get("design")})
                 print(f"{circuit.name} seed {seed}: {tally.candidates} candidates so far, "
                       f"{tally.defective} defective", file=sys.stderr, flush=True)
+    fingers = f", {args.fingers}x the fingers" if args.fingers != 1 else ""
     print(f"\n{len(seeds)} seeds ({', '.join(map(str, seeds))}) x {args.candidates} candidates "
-          f"x {args.iterations} iterations per circuit, {time.perf_counter() - started:.0f} s\n")
+          f"x {args.iterations} iterations per circuit{fingers}, "
+          f"{time.perf_counter() - started:.0f} s\n")
     print("| circuit | runs | candidates | DRC > 0 | LVS mismatch | either | failed |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     total = Tally()
