@@ -47,6 +47,7 @@ sys.path.insert(0, str(SKILLS_DIR / "tests"))
 import rust_plans  # noqa: E402
 
 ALIGN = ("five_transistor_ota", "telescopic_ota")
+NETLIST_SUFFIXES = (".json", ".sp", ".spice", ".cir", ".cdl")
 #: wall-clock limit of one `centroid run`
 RUN_TIMEOUT_S = 1800
 
@@ -136,7 +137,8 @@ def defects(candidate: dict[str, Any]) -> tuple[set[str], bool, bool]:
 def with_fingers(circuit: Circuit, factor: int, directory: Path) -> Circuit:
     """The circuit with ``factor`` times the fingers and width of every MOS device (its
     netlist as netlist.json in ``directory``; a SPICE netlist converted by `centroid convert`)."""
-    source = circuit.netlist or circuit.directory / "netlist.json"
+    source = circuit.netlist or next(p for p in sorted(circuit.directory.iterdir())
+                                     if p.stem == "netlist" and p.suffix in NETLIST_SUFFIXES)
     if source.suffix == ".json":
         netlist = json.loads(source.read_text())
     else:
