@@ -7,8 +7,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::bulk_wells::check_bulk_wells;
 use crate::circuit::Circuit;
 use crate::device_layers::check_devices_drawable;
+use crate::device_sizes::check_device_sizes;
 use crate::drc_rules::DrcRuleSet;
 use crate::issue::{InputErrors, InputIssue};
 use crate::json_inputs::{InputFile, Loaded, load_drc_rules, load_netlist, load_objectives};
@@ -148,10 +150,12 @@ fn load_any_netlist(
     file: &InputFile,
     options: &NetlistOptions,
     rule_set_models: &ModelMap,
+    rules: Option<&DrcRuleSet>,
 ) -> Result<(Loaded<Circuit>, InputFile), InputErrors> {
     if is_spice_path(Path::new(&file.label)) {
         let spice_options = SpiceOptions {
             top: options.top.as_deref(),
+            rules,
             rule_set_models: Some(rule_set_models),
             model_map: options.model_map.as_ref(),
         };
@@ -165,6 +169,25 @@ fn load_any_netlist(
         ));
     }
     load_netlist(file).map(|loaded| (loaded, file.clone()))
+}
+
+/// What the circuit needs of the rule set, checked the same way for `validate`, `run` and
+/// SubmitJob: the layer roles of its device types, the sizes the generators can draw, the
+/// bulk nets the wells can keep apart. What no candidate could draw is refused before
+/// anything runs.
+fn check_drawable(
+    circuit: &Circuit,
+    rules: &DrcRuleSet,
+    rules_label: &str,
+    netlist_label: &str,
+) -> Vec<InputIssue> {
+    let mut issues = check_devices_drawable(circuit, rules, rules_label, netlist_label);
+    if issues.is_empty() {
+        // (a size check needs the layers the device types need)
+        issues.extend(check_device_sizes(circuit, rules, netlist_label));
+    }
+    issues.extend(check_bulk_wells(circuit, rules, rules_label, netlist_label));
+    issues
 }
 
 impl TaskContext {
@@ -185,7 +208,8 @@ impl TaskContext {
     ) -> Result<LoadedJob, InputErrors> {
         let drc_rules = load_drc_rules(&inputs.drc_rules);
         let models = rule_set_models(&inputs.drc_rules, &drc_rules);
-        let netlist = load_any_netlist(&inputs.netlist, options, &models);
+        let loaded_rules = drc_rules.as_ref().ok().map(|loaded| &loaded.value);
+        let netlist = load_any_netlist(&inputs.netlist, options, &models, loaded_rules);
         let objectives = load_objectives(&inputs.objectives);
         let ((netlist, netlist_json), drc_rules, objectives) =
             match (netlist, drc_rules, objectives) {
@@ -199,8 +223,7 @@ impl TaskContext {
                     .expect("at least one file failed"));
                 }
             };
-        // What the circuit needs of the rule set: refuse now what no candidate could draw.
-        let issues = check_devices_drawable(
+        let issues = check_drawable(
             &netlist.value,
             &drc_rules.value,
             &inputs.drc_rules.label,

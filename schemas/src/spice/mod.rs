@@ -11,21 +11,26 @@
 //! What is accepted is documented in `docs/contracts.md` ("SPICE/CDL netlists").
 
 mod build;
+mod bulk_default;
 mod devices;
 mod directives;
 mod error;
 mod expr;
+mod foreign;
+mod instances;
 mod lexer;
 mod lines;
 mod models;
 mod parser;
 mod scope;
+mod sizes;
 
 use std::path::Path;
 
 use serde_json::Value;
 
 use crate::circuit::Circuit;
+use crate::drc_rules::DrcRuleSet;
 use crate::issue::{InputErrors, InputIssue};
 use crate::json_inputs::{InputFile, Loaded, load_netlist};
 
@@ -49,11 +54,14 @@ pub fn is_spice_path(path: &Path) -> bool {
         })
 }
 
-/// How a SPICE netlist is read: the top subcircuit and where model names are mapped.
+/// How a SPICE netlist is read: the top subcircuit, where model names are mapped, and
+/// the rule set that sizes resistors and capacitors given by their value.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SpiceOptions<'a> {
     /// The subcircuit to lay out (default: the last one in the file).
     pub top: Option<&'a str>,
+    /// The rule set, when it loaded (R and C lines given by value only are sized from it).
+    pub rules: Option<&'a DrcRuleSet>,
     /// The rule set's `models` table (first in the mapping order).
     pub rule_set_models: Option<&'a ModelMap>,
     /// `--model-map FILE` (second).
@@ -118,7 +126,13 @@ fn convert_collecting(file: &InputFile, options: &SpiceOptions<'_>) -> (Conversi
         .and_then(|stem| stem.to_str())
         .filter(|stem| !stem.is_empty())
         .unwrap_or("top");
-    let built = build::build(&deck, &resolver, options.top, default_name, &mut problems);
+    let built = build::build(
+        &deck,
+        &resolver,
+        options.rules,
+        (options.top, default_name),
+        &mut problems,
+    );
     let conversion = Conversion {
         document: built.document,
         warnings: Vec::new(),

@@ -39,6 +39,11 @@ impl<'a> Scope<'a> {
         }
     }
 
+    /// The value the instantiating line fixed for `name` (lower case), if it did.
+    pub fn fixed(&self, name: &str) -> Option<f64> {
+        self.fixed.get(name).copied()
+    }
+
     /// Evaluates a value written in this scope; `name` is what it is for.
     pub fn evaluate(&self, value: &Value, name: &str) -> Result<f64, EvalError> {
         let mut evaluation = Evaluation {
