@@ -34,11 +34,17 @@ fn bulk_nets(circuit: &Circuit, device_type: DeviceType) -> Vec<(&str, Vec<&str>
         .collect()
 }
 
+/// The nets with their devices, the first few of each.
 fn describe(nets: &[(&str, Vec<&str>)]) -> String {
-    let parts: Vec<String> = nets
+    const SHOWN: usize = 8;
+    let mut parts: Vec<String> = nets
         .iter()
+        .take(SHOWN)
         .map(|(net, devices)| format!("{net} ({})", name_list(devices.iter().copied())))
         .collect();
+    if nets.len() > SHOWN {
+        parts.push(format!("… ({} more nets)", nets.len() - SHOWN));
+    }
     parts.join(", ")
 }
 

@@ -30,6 +30,18 @@ const MAX_HIERARCHY_DEPTH: usize = 100;
 pub(crate) struct Built {
     pub document: Value,
     pub locations: SourceMap,
+    /// Every w and l as written (before `.option scale`), with where.
+    pub lengths: Vec<(f64, TextLocation)>,
+}
+
+/// How the deck is built beyond its own text.
+pub(crate) struct BuildOptions<'a> {
+    pub rules: Option<&'a DrcRuleSet>,
+    pub top: Option<&'a str>,
+    /// The cell's name when the netlist has no subcircuit.
+    pub default_name: &'a str,
+    /// The scale of w and l when the netlist sets none.
+    pub scale: f64,
 }
 
 /// One built cell: its JSON index and name, its ports, and the global nets it uses.
@@ -42,15 +54,14 @@ pub(super) struct CellRef {
 pub(crate) fn build(
     deck: &Deck,
     resolver: &ModelResolver<'_>,
-    rules: Option<&DrcRuleSet>,
-    (top, default_name): (Option<&str>, &str),
+    options: &BuildOptions<'_>,
     problems: &mut Problems,
 ) -> Built {
     let global_scope = Scope::new(deck.top_level.params.iter(), HashMap::new(), None);
     let mut builder = Builder {
         deck,
         resolver,
-        rules,
+        rules: options.rules,
         subckt_index: HashMap::new(),
         globals: deck
             .globals
@@ -58,7 +69,8 @@ pub(crate) fn build(
             .map(Name::key)
             .chain(["0".to_owned()])
             .collect(),
-        scale: 1.0,
+        scale: options.scale,
+        lengths: Vec::new(),
         cells: Vec::new(),
         taken_names: deck
             .subckts
@@ -86,11 +98,12 @@ pub(crate) fn build(
             builder.subckt_index.insert(subckt.name.key(), index);
         }
     }
-    let top_name = builder.top(top, &global_scope, default_name);
+    let top_name = builder.top(options.top, &global_scope, options.default_name);
     let cells: Vec<Value> = builder.cells.into_iter().flatten().collect();
     Built {
         document: json!({"schema_version": "1.1.0", "top": top_name, "cells": cells}),
         locations: builder.locations,
+        lengths: builder.lengths,
     }
 }
 
@@ -102,6 +115,8 @@ pub(super) struct Builder<'d, 'p> {
     pub(super) subckt_index: HashMap<String, usize>,
     globals: HashSet<String>,
     pub(super) scale: f64,
+    /// Every w and l read, as written (before the scale), with where.
+    pub(super) lengths: Vec<(f64, TextLocation)>,
     /// JSON cells by index; None while a cell is being built.
     cells: Vec<Option<Value>>,
     taken_names: HashSet<String>,

@@ -10,8 +10,9 @@ use crate::issue::name_list;
 use crate::spice::build::Builder;
 use crate::spice::bulk_default::BulkDefaults;
 use crate::spice::error::SpiceError;
+use crate::spice::expr::Expr;
 use crate::spice::models::Usage;
-use crate::spice::parser::{Element, ElementKind, Name};
+use crate::spice::parser::{Element, ElementKind, Name, Value as SpiceValue};
 use crate::spice::scope::Scope;
 
 impl Builder<'_, '_> {
@@ -23,6 +24,8 @@ impl Builder<'_, '_> {
         pointer: &str,
         globals: &mut BTreeSet<String>,
     ) -> Option<Value> {
+        let by_parameter = self.value_by_parameter(element, scope);
+        let element = by_parameter.as_ref().unwrap_or(element);
         let usage = match element.kind {
             ElementKind::Mos => Usage::Mos,
             ElementKind::Resistor => Usage::Resistor,
@@ -132,5 +135,26 @@ impl Builder<'_, '_> {
         device.insert("terminals".to_owned(), Value::Object(terminals));
         let sound = self.sizes(element, device_type, scope, pointer, &mut device);
         sound.then_some(Value::Object(device))
+    }
+
+    /// `R1 a b rload` with `rload` a parameter (HSPICE): the value, not a model.
+    fn value_by_parameter(&self, element: &Element, scope: &Scope<'_>) -> Option<Element> {
+        let passive = matches!(element.kind, ElementKind::Resistor | ElementKind::Capacitor);
+        let name = element.target.as_ref()?;
+        if !passive || element.value.is_some() || !scope.defines(&name.key()) {
+            return None;
+        }
+        let value = SpiceValue {
+            expr: Expr::Param {
+                name: name.key(),
+                at: name.at,
+            },
+            at: name.at,
+        };
+        Some(Element {
+            target: None,
+            value: Some(value),
+            ..element.clone()
+        })
     }
 }

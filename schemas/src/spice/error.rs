@@ -48,7 +48,7 @@ pub enum SpiceError {
     )]
     InstanceWithoutX { name: String, subckt: String },
     #[error(
-        "\"{found}\" starts a Spectre statement; Centroid reads SPICE/CDL netlists (.subckt … .ends, nodes without parentheses): export the netlist as CDL or HSPICE"
+        "\"{found}\" starts a Spectre statement; Centroid reads SPICE/CDL netlists (.subckt … .ends, nodes without parentheses): export the netlist as CDL or HSPICE (the file is not read further)"
     )]
     SpectreSyntax { found: String },
     #[error("expected {what} after {element}, found {found}")]
@@ -103,7 +103,9 @@ pub enum SpiceError {
     NestedSubckt { name: String, outer: String },
     #[error(".ends without an open .subckt")]
     EndsWithoutSubckt,
-    #[error("expected .ends {expected} (or .ends), found .ends {found}")]
+    #[error(
+        ".ends {found} ends subcircuit {expected}, the one open (a name after .ends should repeat it)"
+    )]
     EndsNameMismatch { expected: String, found: String },
     #[error("subcircuit \"{name}\" is not closed: expected .ends before the end of the file")]
     UnclosedSubckt { name: String },
@@ -226,6 +228,10 @@ pub enum SpiceError {
     },
     #[error("{element}: {why}")]
     Model { element: String, why: String },
+    #[error(
+        "every w and l is written without a scale ({range}), which in metres no device measures: read as micrometres, as with the SKY130 models' .option scale=1e-6 (write .option scale=1e-6, or units such as 1u, to say so)"
+    )]
+    LengthsInMicrometres { range: String },
 }
 
 /// Problems collected while a netlist is read, in the order found.
@@ -233,9 +239,19 @@ pub enum SpiceError {
 pub(crate) struct Problems {
     pub errors: Vec<(Option<TextLocation>, SpiceError)>,
     pub warnings: Vec<(Option<TextLocation>, SpiceError)>,
+    /// An earlier stage found errors (kept elsewhere).
+    earlier_errors: bool,
 }
 
 impl Problems {
+    /// Problems of a later stage, knowing whether the earlier ones had errors.
+    pub fn after(earlier: &Problems) -> Self {
+        Self {
+            earlier_errors: earlier.has_errors(),
+            ..Self::default()
+        }
+    }
+
     pub fn error(&mut self, at: TextLocation, error: SpiceError) {
         self.errors.push((Some(at), error));
     }
@@ -249,8 +265,14 @@ impl Problems {
         self.warnings.push((Some(at), warning));
     }
 
+    /// The problems of a later stage, after these.
+    pub fn absorb(&mut self, other: Problems) {
+        self.errors.extend(other.errors);
+        self.warnings.extend(other.warnings);
+    }
+
     pub fn has_errors(&self) -> bool {
-        !self.errors.is_empty()
+        self.earlier_errors || !self.errors.is_empty()
     }
 
     /// The problems as input issues of `file`, sorted by position, each reported once.

@@ -31,13 +31,13 @@ use serde_json::Value;
 
 use crate::circuit::Circuit;
 use crate::drc_rules::DrcRuleSet;
-use crate::issue::{InputErrors, InputIssue};
+use crate::issue::{InputErrors, InputIssue, TextLocation};
 use crate::json_inputs::{InputFile, Loaded, load_netlist};
 
 pub use error::SpiceError;
 pub use models::{ModelMap, device_type_named};
 
-use build::SourceMap;
+use build::{BuildOptions, SourceMap};
 use error::{Problems, sort_and_dedup};
 
 /// File extensions read as SPICE/CDL (case-insensitive).
@@ -126,19 +126,53 @@ fn convert_collecting(file: &InputFile, options: &SpiceOptions<'_>) -> (Conversi
         .and_then(|stem| stem.to_str())
         .filter(|stem| !stem.is_empty())
         .unwrap_or("top");
-    let built = build::build(
-        &deck,
-        &resolver,
-        options.rules,
-        (options.top, default_name),
-        &mut problems,
-    );
+    let mut build_options = BuildOptions {
+        rules: options.rules,
+        top: options.top,
+        default_name,
+        scale: 1.0,
+    };
+    let mut build_problems = Problems::after(&problems);
+    let mut built = build::build(&deck, &resolver, &build_options, &mut build_problems);
+    if deck.scale.is_none()
+        && let Some(warning) = lengths_in_micrometres(&built.lengths)
+    {
+        // Read again with lengths in µm; the first reading's problems are not the file's.
+        build_options.scale = MICROMETRE;
+        build_problems = Problems::after(&problems);
+        built = build::build(&deck, &resolver, &build_options, &mut build_problems);
+        build_problems.warning(warning.0, warning.1);
+    }
+    problems.absorb(build_problems);
     let conversion = Conversion {
         document: built.document,
         warnings: Vec::new(),
         locations: built.locations,
     };
     (conversion, problems)
+}
+
+const MICROMETRE: f64 = 1e-6;
+
+/// A netlist whose every w and l, read in metres, would be a millimetre or more writes
+/// them in micrometres: the SKY130 models set `.option scale=1e-6` in the model library
+/// the netlist includes (and Centroid skips), so `W=5 L=0.15` means 5 µm by 0.15 µm.
+/// The warning (where the first length is) says it is read so.
+fn lengths_in_micrometres(lengths: &[(f64, TextLocation)]) -> Option<(TextLocation, SpiceError)> {
+    let (first, _) = lengths.split_first()?;
+    if !lengths.iter().all(|(value, _)| *value >= 1e-3) {
+        return None;
+    }
+    let bound =
+        |pick: fn(f64, f64) -> f64| lengths.iter().map(|(value, _)| *value).fold(first.0, pick);
+    let (smallest, largest) = (bound(f64::min), bound(f64::max));
+    let range = if smallest == largest {
+        format!("all {smallest}")
+    } else {
+        format!("from {smallest} to {largest}")
+    };
+    let warning = SpiceError::LengthsInMicrometres { range };
+    Some((first.1, warning))
 }
 
 /// Reads a SPICE netlist into the checked circuit, and the netlist.json text it was read

@@ -104,10 +104,14 @@ pub(crate) fn parse_deck(lines: &[LogicalLine], problems: &mut Problems) -> Deck
         deck: Deck::default(),
         open: None,
         in_control: false,
+        spectre: false,
         subckt_names: subckt_names(lines),
         problems,
     };
     for line in lines {
+        if parser.spectre {
+            break;
+        }
         // A line with an unterminated quote or brace was reported and is not read further.
         let tokens = tokenize(line, parser.problems).unwrap_or_default();
         if !tokens.is_empty() {
@@ -128,6 +132,8 @@ pub(super) struct DeckParser<'a> {
     pub(super) deck: Deck,
     pub(super) open: Option<Subckt>,
     pub(super) in_control: bool,
+    /// A Spectre statement was found: the rest of the file is in a dialect not read.
+    spectre: bool,
     /// The names (lower case) of every `.subckt` of the file, wherever it is defined: a
     /// line of another letter that calls one is an instance written without its X.
     subckt_names: HashSet<String>,
@@ -222,23 +228,19 @@ impl DeckParser<'_> {
                 found: first.text.clone(),
             };
             self.problems.error(at(line, first), error);
+            self.spectre = true;
             return;
         }
-        let kind = match initial.to_ascii_lowercase() {
-            'm' => ElementKind::Mos,
-            'r' => ElementKind::Resistor,
-            'c' => ElementKind::Capacitor,
+        let letter = initial.to_ascii_lowercase();
+        let words = leading_words(line, tokens);
+        let calls_subckt = words
+            .last()
+            .is_some_and(|last| self.subckt_names.contains(&last.key()));
+        let kind = match letter {
             'x' => ElementKind::Instance,
-            letter if letter.is_alphabetic() => {
-                let words = leading_words(line, tokens);
-                let calls_subckt = words
-                    .last()
-                    .is_some_and(|last| self.subckt_names.contains(&last.key()));
-                if !calls_subckt {
-                    let name = name_of(line, first);
-                    self.body().unsupported.push(Foreign { name, words });
-                    return;
-                }
+            // Any other line whose last node-like word names a subcircuit of the file
+            // (`cap1 a b CAP1`, `I3 a b inv`) is an instance written without its X.
+            _ if calls_subckt && letter.is_alphabetic() => {
                 let target = words
                     .last()
                     .map_or_else(String::new, |last| last.text.clone());
@@ -250,6 +252,14 @@ impl DeckParser<'_> {
                     },
                 );
                 ElementKind::Instance
+            }
+            'm' => ElementKind::Mos,
+            'r' => ElementKind::Resistor,
+            'c' => ElementKind::Capacitor,
+            letter if letter.is_alphabetic() => {
+                let name = name_of(line, first);
+                self.body().unsupported.push(Foreign { name, words });
+                return;
             }
             _ => {
                 let found = first.text.clone();

@@ -165,6 +165,9 @@ impl Builder<'_, '_> {
                 read.sound = false;
                 continue;
             };
+            if matches!(key.as_str(), "w" | "l") {
+                self.lengths.push((number, value.at));
+            }
             match key.as_str() {
                 "w" => read.fields.insert("w", (number * self.scale, value.at)),
                 "l" => read.fields.insert("l", (number * self.scale, value.at)),
