@@ -21,14 +21,14 @@ pub const MAX_CELL_FINGERS: u32 = 1024;
 pub const MAX_CELL_NF: u32 = 256;
 pub const MAX_CELL_M: u32 = 256;
 
-/// One issue per distinct problem, naming the first device and the others of the same size.
+/// One issue per distinct problem, naming the first device and the others alike.
 pub(crate) fn check_device_sizes(
     circuit: &Circuit,
     rules: &DrcRuleSet,
     netlist_label: &str,
 ) -> Vec<InputIssue> {
     let lookup = RuleLookup::new(rules);
-    // (message, devices) in the order found: devices of one size share one message.
+    // (message, devices) in the order found: devices with one problem share one message.
     let mut problems: Vec<(String, Vec<&str>)> = Vec::new();
     for device in &circuit.devices {
         for message in size_problems(device, &lookup) {
@@ -45,7 +45,7 @@ pub(crate) fn check_device_sizes(
             if devices.len() > 1 {
                 let _ = write!(
                     text,
-                    " (and {} of the same size)",
+                    " (and {} likewise)",
                     crate::issue::name_list(devices[1..].iter().copied())
                 );
             }

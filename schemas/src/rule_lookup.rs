@@ -189,7 +189,14 @@ impl<'a> RuleLookup<'a> {
             .into_iter()
             .filter(|rule| rule.width_over.is_none())
             .filter_map(|rule| Some((Self::nm(rule.min?), rule)))
-            .max_by_key(|(nm, _)| *nm)
+            // the largest; of equal ones the first written
+            .fold(
+                None,
+                |best: Option<(i64, &DrcRule)>, (nm, rule)| match best {
+                    Some((largest, _)) if largest >= nm => best,
+                    _ => Some((nm, rule)),
+                },
+            )
             .map(|(nm, rule)| Minimum {
                 nm: self.snap_up(nm as f64),
                 rule,

@@ -75,7 +75,7 @@ fn sizes_the_generators_cannot_draw_are_refused_with_the_rule() {
     assert_eq!(
         problems(&netlist, &sky130),
         [
-            "netlist.json: (document): M1 (and M2 of the same size): l = 0.02 µm is below the minimum gate length 0.15 µm (rule poly.1a); the rule set cannot draw it",
+            "netlist.json: (document): M1 (and M2 likewise): l = 0.02 µm is below the minimum gate length 0.15 µm (rule poly.1a); the rule set cannot draw it",
             "netlist.json: (document): M3: finger width w/nf = 0.1 µm is below 0.25 µm (rule difftap.1); the rule set cannot draw it",
             "netlist.json: (document): M4: finger width w/nf = 0.22 µm is below 0.25 µm (one contact with its diffusion enclosure); the rule set cannot draw it",
             "netlist.json: (document): M5: nf = 300 fingers are more than the 256 one device cell is drawn with; the rule set cannot draw it",

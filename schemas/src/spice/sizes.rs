@@ -73,9 +73,11 @@ impl Builder<'_, '_> {
                 &mut read,
             );
         }
-        for (field, (value, at)) in &read.fields {
-            device.insert((*field).to_owned(), whole_or_float(*value));
-            self.locations.insert(format!("{pointer}/{field}"), *at);
+        for field in ["w", "l", "nf"] {
+            if let Some((value, at)) = read.fields.get(field) {
+                device.insert(field.to_owned(), whole_or_float(*value));
+                self.locations.insert(format!("{pointer}/{field}"), *at);
+            }
         }
         let mut sound = read.sound;
         for (field, meaning, example) in size_fields(device_type) {
