@@ -792,7 +792,7 @@ fn an_undrawable_input_is_refused_by_validate_and_run_with_the_same_message() {
     assert_eq!(
         errors[0],
         [format!(
-            "error: {file}: (document): M1 (and M2 likewise): l = 0.01 µm is below the minimum gate length 0.13 µm (rule Gat.a); the rule set cannot draw it"
+            "error: {file}: /cells/0/devices/0: M1 (and M2 likewise): l = 0.01 µm is below the minimum gate length 0.13 µm (rule Gat.a); the rule set cannot draw it"
         )]
     );
     assert_eq!(errors[1], errors[0], "run refuses with validate's words");

@@ -110,8 +110,10 @@ fn refused_by_validate(stderr: &str) -> BTreeSet<String> {
         .filter(|line| line.ends_with("the rule set cannot draw it"))
     {
         let subject = line
-            .split(": (document): ")
+            .split(": /cells/0/devices/")
             .nth(1)
+            .and_then(|rest| rest.split_once(": "))
+            .map(|(_, rest)| rest)
             .and_then(|rest| rest.split(": ").next())
             .unwrap();
         let (first, others) = subject.split_once(" (and ").unwrap_or((subject, ""));

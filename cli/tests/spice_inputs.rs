@@ -409,7 +409,7 @@ I0 vdd vbias 10u
     assert_eq!(
         refusals[0],
         [format!(
-            "error: {file}: (document): X1.m1/M1 (and X1.m1/M2, X1.m2/M1, X1.m2/M2, X2.m1/M1, X2.m1/M2, X2.m2/M1, X2.m2/M2 likewise): l = 0.02 µm is below the minimum gate length 0.15 µm (rule poly.1a); the rule set cannot draw it"
+            "error: {file}:3:1: X1.m1/M1 (and X1.m1/M2, X1.m2/M1, X1.m2/M2, X2.m1/M1, X2.m1/M2, X2.m2/M1, X2.m2/M2 likewise): l = 0.02 µm is below the minimum gate length 0.15 µm (rule poly.1a); the rule set cannot draw it"
         )]
     );
     assert_eq!(

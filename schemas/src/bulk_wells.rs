@@ -48,18 +48,20 @@ fn describe(nets: &[(&str, Vec<&str>)]) -> String {
     parts.join(", ")
 }
 
+/// `pointer_of` gives a device's definition in the netlist: an nmos issue points at the
+/// first device whose bulk is not on the first net.
 pub(crate) fn check_bulk_wells(
     circuit: &Circuit,
     rules: &DrcRuleSet,
-    rules_label: &str,
-    netlist_label: &str,
+    (rules_label, netlist_label): (&str, &str),
+    pointer_of: &dyn Fn(&str) -> String,
 ) -> Vec<InputIssue> {
     let mut issues = Vec::new();
     let nmos = bulk_nets(circuit, DeviceType::Nmos);
     if nmos.len() > 1 {
         issues.push(InputIssue {
             file: netlist_label.to_owned(),
-            pointer: String::new(),
+            pointer: pointer_of(nmos[1].1[0]),
             message: format!(
                 "nmos bulks are on {} nets — {} —: every nmos stands in the one p-type substrate and the rule set has no layer that isolates a p-well from it, so these nets would be shorted; connect every nmos bulk to one net",
                 nmos.len(),

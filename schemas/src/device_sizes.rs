@@ -22,10 +22,12 @@ pub const MAX_CELL_NF: u32 = 256;
 pub const MAX_CELL_M: u32 = 256;
 
 /// One issue per distinct problem, naming the first device and the others alike.
+/// `pointer_of` gives a device's definition in the netlist (the issue's pointer).
 pub(crate) fn check_device_sizes(
     circuit: &Circuit,
     rules: &DrcRuleSet,
     netlist_label: &str,
+    pointer_of: &dyn Fn(&str) -> String,
 ) -> Vec<InputIssue> {
     let lookup = RuleLookup::new(rules);
     // (message, devices) in the order found: devices with one problem share one message.
@@ -51,7 +53,7 @@ pub(crate) fn check_device_sizes(
             }
             InputIssue {
                 file: netlist_label.to_owned(),
-                pointer: String::new(),
+                pointer: pointer_of(devices[0]),
                 message: format!("{text}: {message}; the rule set cannot draw it"),
                 location: None,
             }

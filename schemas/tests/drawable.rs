@@ -75,14 +75,14 @@ fn sizes_the_generators_cannot_draw_are_refused_with_the_rule() {
     assert_eq!(
         problems(&netlist, &sky130),
         [
-            "netlist.json: (document): M1 (and M2 likewise): l = 0.02 µm is below the minimum gate length 0.15 µm (rule poly.1a); the rule set cannot draw it",
-            "netlist.json: (document): M3: finger width w/nf = 0.1 µm is below 0.25 µm (rule difftap.1); the rule set cannot draw it",
-            "netlist.json: (document): M4: finger width w/nf = 0.22 µm is below 0.25 µm (one contact with its diffusion enclosure); the rule set cannot draw it",
-            "netlist.json: (document): M5: nf = 300 fingers are more than the 256 one device cell is drawn with; the rule set cannot draw it",
-            "netlist.json: (document): M6: nf × m = 2048 gate fingers are more than the 1024 one transistor cell holds; the rule set cannot draw it",
-            "netlist.json: (document): M7: m = 300 parallel instances are more than the 256 one device cell is drawn with; the rule set cannot draw it",
-            "netlist.json: (document): R1: resistor width 0.3 µm is below the minimum 0.33 µm (rule poly.3); the rule set cannot draw it",
-            "netlist.json: (document): C1: capacitor plate 0.1 × 10 µm is narrower than the metal width 0.17 µm; the rule set cannot draw it",
+            "netlist.json: /cells/0/devices/0: M1 (and M2 likewise): l = 0.02 µm is below the minimum gate length 0.15 µm (rule poly.1a); the rule set cannot draw it",
+            "netlist.json: /cells/0/devices/2: M3: finger width w/nf = 0.1 µm is below 0.25 µm (rule difftap.1); the rule set cannot draw it",
+            "netlist.json: /cells/0/devices/3: M4: finger width w/nf = 0.22 µm is below 0.25 µm (one contact with its diffusion enclosure); the rule set cannot draw it",
+            "netlist.json: /cells/0/devices/4: M5: nf = 300 fingers are more than the 256 one device cell is drawn with; the rule set cannot draw it",
+            "netlist.json: /cells/0/devices/5: M6: nf × m = 2048 gate fingers are more than the 1024 one transistor cell holds; the rule set cannot draw it",
+            "netlist.json: /cells/0/devices/6: M7: m = 300 parallel instances are more than the 256 one device cell is drawn with; the rule set cannot draw it",
+            "netlist.json: /cells/0/devices/8: R1: resistor width 0.3 µm is below the minimum 0.33 µm (rule poly.3); the rule set cannot draw it",
+            "netlist.json: /cells/0/devices/9: C1: capacitor plate 0.1 × 10 µm is narrower than the metal width 0.17 µm; the rule set cannot draw it",
         ]
     );
 }
@@ -95,7 +95,7 @@ fn a_gate_rule_on_a_derived_layer_counts_for_the_poly() {
     assert_eq!(
         problems(&netlist, &gf180),
         [
-            "netlist.json: (document): M1: l = 0.2 µm is below the minimum gate length 0.28 µm (rule PL.2_LV); the rule set cannot draw it"
+            "netlist.json: /cells/0/devices/0: M1: l = 0.2 µm is below the minimum gate length 0.28 µm (rule PL.2_LV); the rule set cannot draw it"
         ]
     );
 }
@@ -111,7 +111,7 @@ fn nmos_bulks_on_several_nets_cannot_be_isolated() {
     assert_eq!(
         problems(&netlist, &sky130),
         [
-            "netlist.json: (document): nmos bulks are on 2 nets — vss (M1, M2), s (M3) —: every nmos stands in the one p-type substrate and the rule set has no layer that isolates a p-well from it, so these nets would be shorted; connect every nmos bulk to one net"
+            "netlist.json: /cells/0/devices/2: nmos bulks are on 2 nets — vss (M1, M2), s (M3) —: every nmos stands in the one p-type substrate and the rule set has no layer that isolates a p-well from it, so these nets would be shorted; connect every nmos bulk to one net"
         ]
     );
 }

@@ -182,6 +182,29 @@ pub fn load_spice_netlist(
     file: &InputFile,
     options: &SpiceOptions<'_>,
 ) -> Result<(Loaded<Circuit>, InputFile), InputErrors> {
+    load_spice_netlist_located(file, options).map(|(loaded, json, _)| (loaded, json))
+}
+
+/// Where the netlist.json of a SPICE netlist came from, to give later issues about it
+/// (e.g. a device the rule set cannot draw) their SPICE line and column.
+#[derive(Debug, Clone)]
+pub struct SpiceLocations {
+    label: String,
+    map: SourceMap,
+}
+
+impl SpiceLocations {
+    /// The issues of this netlist with the line and column their pointer came from.
+    pub fn locate(&self, issues: Vec<InputIssue>) -> Vec<InputIssue> {
+        relocate(issues, &self.label, &self.map)
+    }
+}
+
+/// [`load_spice_netlist`], with where every pointer of the JSON came from.
+pub(crate) fn load_spice_netlist_located(
+    file: &InputFile,
+    options: &SpiceOptions<'_>,
+) -> Result<(Loaded<Circuit>, InputFile, SpiceLocations), InputErrors> {
     let (conversion, problems) = convert_collecting(file, options);
     let had_errors = problems.has_errors();
     let (mut errors, spice_warnings) = problems.into_issues(&file.label);
@@ -194,7 +217,11 @@ pub fn load_spice_netlist(
             loaded.warnings = relocate(loaded.warnings, &file.label, &conversion.locations);
             loaded.warnings.extend(spice_warnings);
             sort_and_dedup(&mut loaded.warnings);
-            Ok((loaded, json_file))
+            let locations = SpiceLocations {
+                label: file.label.clone(),
+                map: conversion.locations,
+            };
+            Ok((loaded, json_file, locations))
         }
         Ok(_) => Err(InputErrors { issues: errors }),
         Err(json_errors) => {
