@@ -15,7 +15,7 @@ use tokio::task::JoinHandle;
 use super::Driver;
 use crate::context::Interrupted;
 use crate::model::{CandidateRecord, EventKind, JobRecord};
-use centroid_planner::advice::{Advice, AdviceRequest, JournalEntry};
+use centroid_planner::advice::{Advice, AdviceRequest, JournalEntry, LlmCall};
 use centroid_planner::planner::{Planner, PlannerKind};
 use centroid_planner::skill_catalog::SkillCatalog;
 
@@ -78,6 +78,32 @@ fn ask(
     }
 }
 
+/// The model call the job stopped waiting for: still a call made (and counted),
+/// failed with the reason, though its answer never arrived.
+fn abandoned_call(iteration: u32, kind: &PlannerKind, waited: Duration) -> LlmCall {
+    let model = match kind {
+        PlannerKind::Llm { model } => model.clone(),
+        PlannerKind::Heuristic => String::new(),
+    };
+    LlmCall {
+        role: "planner".into(),
+        iteration,
+        model,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        usage_estimated: true,
+        duration_ms: waited.as_millis() as u64,
+        attempts: 1,
+        outcome: "failed".into(),
+        reason: format!(
+            "no answer within {} ms: abandoned, the job goes on without the model's advice",
+            waited.as_millis()
+        ),
+        summary: String::new(),
+        trace_id: String::new(),
+    }
+}
+
 impl Driver {
     /// The advice for `job`'s current iteration: the one asked ahead, else asked
     /// now; waited for at most the model's timeout. Its model calls, a fallback
@@ -134,7 +160,9 @@ impl Driver {
                     Duration::from_millis(self.context.config.llm.timeout_ms) + ADVICE_GRACE;
                 tokio::select! {
                     advice = pending.join_mut() => advice,
-                    _ = tokio::time::sleep(timeout) => Advice::fallback("timeout", Vec::new()),
+                    _ = tokio::time::sleep(timeout) => {
+                        Advice::fallback("timeout", vec![abandoned_call(job.iteration, &kind, timeout)])
+                    }
                     _ = self.cancel.wait_for(|cancelled| *cancelled) => Advice::fallback("cancelled", Vec::new()),
                 }
             }
