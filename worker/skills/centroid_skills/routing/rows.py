@@ -86,7 +86,8 @@ def _check_one_row(name: str, terms: list[Term]) -> None:
     blocks = {(b.left, b.bottom, b.right, b.top): b for b in (t.block for t in terms)}.values()
     if blocks and max(b.bottom for b in blocks) >= min(b.top for b in blocks):
         raise invalid(f"{name} is not one row of cells (e.g. a multi-row placement or a "
-                      "2-D module): route.nets needs one row of devices per row cell", row=name)
+                      "2-D module — draw a matched array with rows = 1 to route it): route.nets "
+                      "needs one row of devices per row cell", row=name)
 
 
 def _kind_and_rail_net(name: str, terms: list[Term], devices: Devices,
