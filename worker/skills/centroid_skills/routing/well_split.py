@@ -1,0 +1,87 @@
+"""A placed row whose MOS devices sit on several bulk nets (two supplies, a PMOS with its
+bulk tied to its source) split into one row per bulk net, bottom to top in the order the
+nets first appear from the left: each row then gets its own tap rail and, for PMOS, its
+own n-well, which the stacking keeps the rule set's n-well spacing from the next row's.
+
+Every cell of the row keeps its place (x) in its new row, so the pin escapes keep the
+spacing the placement gave them; the row's own shapes (the placement's bridges between
+neighbours) go to the new row whose cells alone they touch — a bridge between cells on
+two nets joins nothing any more and is dropped. A cell that holds devices on two bulk
+nets cannot stand in one well and is refused, naming its devices."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import klayout.db as kdb
+
+from centroid_skills.errors import invalid
+from centroid_skills.routing.terminals import Term, collect_terms
+from centroid_skills.session import Session
+
+Devices = dict[str, dict[str, Any]]
+
+
+def bulk_of(device: dict[str, Any]) -> str | None:
+    return (device.get("terminals") or {}).get("b")
+
+
+def _instance_terms(session: Session, inst: kdb.Instance) -> list[Term]:
+    terms: list[Term] = []
+    if inst.is_regular_array():
+        for trans in inst.cell_inst.each_trans():
+            collect_terms(session, inst.cell, trans, terms)
+    else:
+        collect_terms(session, inst.cell, inst.cell_inst.trans, terms)
+    return terms
+
+
+def _instance_bulk(session: Session, row: str, inst: kdb.Instance, devices: Devices) -> str | None:
+    """The one bulk net of the MOS devices in ``inst`` (``None``: only dummies or passives)."""
+    nets: dict[str, list[str]] = {}
+    for t in _instance_terms(session, inst):
+        if t.mos and t.device is not None and t.device in devices:
+            net = bulk_of(devices[t.device])
+            if net is not None and t.device not in nets.setdefault(net, []):
+                nets[net].append(t.device)
+    if len(nets) > 1:
+        described = "; ".join(f"{net}: {', '.join(devs[:6])}" for net, devs in sorted(nets.items()))
+        raise invalid(f"{inst.cell.name} in row {row} holds devices on different bulk nets "
+                      f"({described}): one cell stands in one well; draw them as separate cells",
+                      row=row, cell=inst.cell.name, bulk_nets=sorted(nets))
+    return next(iter(nets), None)
+
+
+def split_by_bulk(session: Session, name: str, cell: kdb.Cell,
+                  devices: Devices) -> list[tuple[str, kdb.Cell]]:
+    """``[(name, cell)]`` when the row's MOS devices share one bulk net, else one new row
+    cell per bulk net (named ``<row>_b<k>``), bottom to top."""
+    instances = sorted(cell.each_inst(), key=lambda inst: (inst.bbox().left, inst.bbox().bottom))
+    bulk = [_instance_bulk(session, name, inst, devices) for inst in instances]
+    nets = list(dict.fromkeys(net for net in bulk if net is not None))
+    if len(nets) < 2:
+        return [(name, cell)]
+    # cells without a MOS device of the circuit (dummies alone) stay with the net left of them
+    last = nets[0]
+    for i, net in enumerate(bulk):
+        last = net if net is not None else last
+        bulk[i] = last
+    layout = session.layout
+    parts: list[tuple[str, kdb.Cell]] = []
+    boxes: dict[str, kdb.Region] = {}
+    for k, net in enumerate(nets):
+        part = session.new_cell(session.unique_name(f"{name}_b{k}"))
+        region = kdb.Region()
+        for inst, on in zip(instances, bulk, strict=True):
+            if on == net:
+                part.insert(inst.cell_inst)
+                region.insert(inst.bbox())
+        boxes[net] = region
+        parts.append((part.name, part))
+    for li in layout.layer_indexes():
+        for shape in cell.shapes(li).each():
+            probe = kdb.Region(shape.bbox().enlarged(1, 1))
+            touched = [net for net in nets if not (probe & boxes[net]).is_empty()]
+            if len(touched) == 1:
+                parts[nets.index(touched[0])][1].shapes(li).insert(shape)
+    return parts
