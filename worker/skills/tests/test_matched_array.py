@@ -69,7 +69,10 @@ def test_a_32_unit_array_is_common_centroid_in_2d_and_clean(pdk: str, devices: i
     client.call("tech.load", rules=rules)
     specs = [{"device_id": f"M{i}", "type": "nmos", "w": 1e-6, "l": 0.5e-6, "nf": 1, "units": units}
              for i in range(devices)]
-    g = client.call("layout.create_interdigitated_group", devices=specs, share_diffusion=True)
+    one_row = client.call("layout.create_interdigitated_group", devices=specs, cell_name="one_row")
+    assert "/" not in one_row["pattern"] and one_row["not_centred"] == []  # the default: one row
+    g = client.call("layout.create_interdigitated_group", devices=specs, share_diffusion=True,
+                    rows="auto")
     rows = g["pattern"].split("/")
     assert len(rows) > 1, f"32 units in one row: {g['pattern']}"
     assert g["not_centred"] == []

@@ -292,18 +292,19 @@ def module_result(session: Session, rec: CellRecord) -> dict[str, Any]:
 @skill(
     "layout.create_interdigitated_group",
     "Ratioed or matched devices (e.g. a mirror with unit counts 1:2:4, or 32 units of 2-4 "
-    "devices) in one cell, common-centroid: one row while the row is not too long, else a "
-    "2-D grid as square as the units' pitches allow (each device's units in point-symmetric "
+    "devices) in one cell, common-centroid: one row, or (rows > 1 or auto) a 2-D grid, with "
+    "auto as square as the units' pitches allow (each device's units in point-symmetric "
     "pairs about the array's centre). All devices share one unit (same type, w, l, nf).",
     obj({"devices": {"type": "array", "minItems": 2,
                      "items": obj({**MOS_DEVICE["properties"],
                                    "units": {"type": "integer", "minimum": 1,
                                              "description": "unit count (defaults to m)"}},
                                   ["device_id", "type", "w", "l"])},
-         "rows": {"type": "integer", "minimum": 1,
-                  "description": "rows of the array (default: one row unless it would be more "
-                                 f"than {matched_array.LONGEST_ROW_ASPECT:g} times longer than "
-                                 "tall, then the squarest grid)"},
+         "rows": {"oneOf": [{"type": "integer", "minimum": 1}, {"const": "auto"}], "default": 1,
+                  "description": "rows of the array: a number, or auto — one row unless it would "
+                                 f"be more than {matched_array.LONGEST_ROW_ASPECT:g} times longer "
+                                 "than tall, then the squarest grid (route.nets routes one-row "
+                                 "modules only)"},
          "share_diffusion": {**SHARE_DIFFUSION, "description": SHARE_DIFFUSION["description"]
                              + " (one-row arrays only)"},
          "cell_name": NAME},
@@ -325,7 +326,9 @@ def create_interdigitated(session: Session, args: dict[str, Any]) -> dict[str, A
     letters = {d: _letter(i) for i, d in enumerate(ids)}
     unit_cells = {d: unit for d in ids}
     _, _, (pitch_x, pitch_y) = unit_pitches(session, {"U": unit})
-    shape = matched_array.grid_shape(sum(counts.values()), pitch_x, pitch_y, args.get("rows"))
+    rows = args.get("rows", 1)
+    shape = matched_array.grid_shape(sum(counts.values()), pitch_x, pitch_y,
+                                     None if rows == "auto" else int(rows))
     grid, off_centre = matched_array.arrange(counts, *shape, pitch_x, pitch_y)
     rec = build_module(session, name, "interdigitated", grid, unit_cells, {d: d for d in ids}, letters,
                        share=bool(args.get("share_diffusion")) and shape[0] == 1)
