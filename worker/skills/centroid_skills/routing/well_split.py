@@ -36,10 +36,14 @@ def _instance_terms(session: Session, inst: kdb.Instance) -> list[Term]:
     return terms
 
 
-def _instance_bulk(session: Session, row: str, inst: kdb.Instance, devices: Devices) -> str | None:
-    """The one bulk net of the MOS devices in ``inst`` (``None``: only dummies or passives)."""
+def _instance_bulk(session: Session, row: str, inst: kdb.Instance, devices: Devices,
+                   mos_types: set[str]) -> str | None:
+    """The one bulk net of the MOS devices in ``inst`` (``None``: only dummies or passives);
+    adds their types to ``mos_types``."""
     nets: dict[str, list[str]] = {}
     for t in _instance_terms(session, inst):
+        if t.mos:
+            mos_types.add(t.mos)
         if t.mos and t.device is not None and t.device in devices:
             net = bulk_of(devices[t.device])
             if net is not None and t.device not in nets.setdefault(net, []):
@@ -54,12 +58,14 @@ def _instance_bulk(session: Session, row: str, inst: kdb.Instance, devices: Devi
 
 def split_by_bulk(session: Session, name: str, cell: kdb.Cell,
                   devices: Devices) -> list[tuple[str, kdb.Cell]]:
-    """``[(name, cell)]`` when the row's MOS devices share one bulk net, else one new row
-    cell per bulk net (named ``<row>_b<k>``), bottom to top."""
+    """``[(name, cell)]`` when the row's MOS devices share one bulk net (or the row mixes
+    nmos and pmos, which the caller refuses), else one new row cell per bulk net (named
+    ``<row>_b<k>``), bottom to top."""
     instances = sorted(cell.each_inst(), key=lambda inst: (inst.bbox().left, inst.bbox().bottom))
-    bulk = [_instance_bulk(session, name, inst, devices) for inst in instances]
+    mos_types: set[str] = set()
+    bulk = [_instance_bulk(session, name, inst, devices, mos_types) for inst in instances]
     nets = list(dict.fromkeys(net for net in bulk if net is not None))
-    if len(nets) < 2:
+    if len(nets) < 2 or len(mos_types) > 1:
         return [(name, cell)]
     # cells without a MOS device of the circuit (dummies alone) stay with the net left of them
     last = nets[0]
