@@ -42,7 +42,7 @@ MOS_DEVICE = obj(
         "type": {"enum": ["nmos", "pmos"]},
         "w": {**LENGTH_M, "description": "total width of one instance (split over nf fingers)"},
         "l": LENGTH_M,
-        "nf": {"type": "integer", "minimum": 1, "maximum": 64, "default": 1},
+        "nf": {"type": "integer", "minimum": 1, "maximum": 256, "default": 1},
         "m": {"type": "integer", "minimum": 1, "default": 1,
               "description": "number of unit instances of this device"},
     },
