@@ -3,11 +3,11 @@ bulk tied to its source) split into one row per bulk net, bottom to top in the o
 nets first appear from the left: each row then gets its own tap rail and, for PMOS, its
 own n-well, which the stacking keeps the rule set's n-well spacing from the next row's.
 
-Every cell of the row keeps its place (x) in its new row, so the pin escapes keep the
-spacing the placement gave them; the row's own shapes (the placement's bridges between
-neighbours) go to the new row whose cells alone they touch — a bridge between cells on
-two nets joins nothing any more and is dropped. A cell that holds devices on two bulk
-nets cannot stand in one well and is refused, naming its devices."""
+Each new row is placed again as ``layout.place`` places a row (the cells in their order,
+rule gaps plus the extra gap the row had, bridges between neighbours), centred where its
+cells stood; a row whose cells are rotated or mirrored keeps every cell in place instead,
+its own shapes going to the new row whose cells alone they touch. A cell that holds
+devices on two bulk nets cannot stand in one well and is refused, naming its devices."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ from typing import Any
 
 import klayout.db as kdb
 
+from centroid_skills import abut
 from centroid_skills.errors import invalid
 from centroid_skills.routing.terminals import Term, collect_terms
 from centroid_skills.session import Session
+from centroid_skills.skills import placement
 
 Devices = dict[str, dict[str, Any]]
 
@@ -72,22 +74,64 @@ def split_by_bulk(session: Session, name: str, cell: kdb.Cell,
     for i, net in enumerate(bulk):
         last = net if net is not None else last
         bulk[i] = last
+    groups = [[inst for inst, on in zip(instances, bulk, strict=True) if on == net] for net in nets]
+    if all(_translated(inst) for inst in instances):
+        return [_packed_row(session, f"{name}_b{k}", group, _row_gap(session, instances))
+                for k, group in enumerate(groups)]
+    return _kept_in_place(session, name, cell, groups)
+
+
+def _translated(inst: kdb.Instance) -> bool:
+    trans = inst.cell_inst.trans
+    return not inst.is_regular_array() and trans.rot == 0 and not trans.is_mirror()
+
+
+def _row_gap(session: Session, instances: list[kdb.Instance]) -> int:
+    """The extra gap the placement kept between neighbours: the smallest gap between two
+    neighbouring cells' bboxes (a pair the rules keep further apart only widens it)."""
+    gaps = [b.bbox().left - a.bbox().right for a, b in zip(instances, instances[1:], strict=False)]
+    return max(0, min(gaps)) if gaps else 0
+
+
+def _packed_row(session: Session, name: str, group: list[kdb.Instance], gap: int) -> tuple[str, kdb.Cell]:
+    """The group's cells placed again side by side as ``layout.place`` places a row (rule
+    gaps, the row's extra gap, bridges between neighbours), centred where the cells were."""
+    tech = session.need_tech()
+    layout = session.layout
+    left = min(inst.bbox().left for inst in group)
+    right = max(inst.bbox().right for inst in group)
+    placed = placement.place_rows(session, [{"cells": [inst.cell.name for inst in group],
+                                              "gap": gap / 1000}], tech.snap((left + right) // 2), 0)
+    part = session.new_cell(session.unique_name(name))
+    for p in placed:
+        part.insert(kdb.CellInstArray(p.cell.cell_index(), p.trans))
+    drawn: list[tuple[str, kdb.Box]] = []
+    for a, b in zip(placed, placed[1:], strict=False):
+        drawn += abut.bridges(tech, a.ex, b.ex, "x")
+    abut.draw_bridges(tech, layout, part, drawn)
+    abut.heal_bridges(tech, layout, part, drawn)
+    return part.name, part
+
+
+def _kept_in_place(session: Session, name: str, cell: kdb.Cell,
+                   groups: list[list[kdb.Instance]]) -> list[tuple[str, kdb.Cell]]:
+    """One row per group, every cell where it stood; the row's own shapes (bridges) go to
+    the row whose cells alone they touch."""
     layout = session.layout
     parts: list[tuple[str, kdb.Cell]] = []
-    boxes: dict[str, kdb.Region] = {}
-    for k, net in enumerate(nets):
+    boxes: list[kdb.Region] = []
+    for k, group in enumerate(groups):
         part = session.new_cell(session.unique_name(f"{name}_b{k}"))
         region = kdb.Region()
-        for inst, on in zip(instances, bulk, strict=True):
-            if on == net:
-                part.insert(inst.cell_inst)
-                region.insert(inst.bbox())
-        boxes[net] = region
+        for inst in group:
+            part.insert(inst.cell_inst)
+            region.insert(inst.bbox())
+        boxes.append(region)
         parts.append((part.name, part))
     for li in layout.layer_indexes():
         for shape in cell.shapes(li).each():
             probe = kdb.Region(shape.bbox().enlarged(1, 1))
-            touched = [net for net in nets if not (probe & boxes[net]).is_empty()]
+            touched = [k for k, region in enumerate(boxes) if not (probe & region).is_empty()]
             if len(touched) == 1:
-                parts[nets.index(touched[0])][1].shapes(li).insert(shape)
+                parts[touched[0]][1].shapes(li).insert(shape)
     return parts
