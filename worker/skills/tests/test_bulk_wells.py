@@ -51,6 +51,12 @@ def test_a_row_on_three_bulk_nets_becomes_three_wells(loaded: Client) -> None:
     routed = loaded.call("route.nets", cell_name="TOP", rows=["ROW0", "ROW1"], devices=devices, nets=NETS)
     assert len(routed["channels"]) == 5, "ROW1 split into three rows: vdd1, vdd2, buf"
     assert nwell_polygons(loaded, "TOP") == 3
+    layout = loaded.server.session.layout
+    whole = layout.cell("ROW1").bbox().width()
+    for k, held in enumerate((2, 1, 1)):  # vdd1: M3, M4; vdd2: M6; buf: M7 — packed side by side
+        part = layout.cell(f"ROW1_b{k}")
+        assert part.child_instances() == held
+        assert part.bbox().width() < whole * (held + 0.5) / 4, (k, part.bbox().width(), whole)
     drc = loaded.call("drc.run", cell="TOP")
     assert drc["total"] == 0, drc["violations"][:3]
     lvs = loaded.call("lvs.run", cell="TOP", devices=circuit())
