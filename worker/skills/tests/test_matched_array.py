@@ -126,3 +126,20 @@ def test_every_even_count_is_centred_exactly_on_the_grid(counts: dict[str, int],
     for row in grid:  # spare slots only at the ends of a row
         keys = "".join("." if k is None else "x" for k in row)
         assert "." not in keys.strip("."), keys
+
+
+def test_a_70_device_group_is_drawn_and_measured(loaded: Client) -> None:
+    """More devices than a matched group once took (16 drawn, 64 measured): 70 devices of
+    two units each, as a 2-D grid, DRC clean, every device on the centroid (layout.metrics
+    measures the gates where they stand)."""
+    specs = [{"device_id": f"D{i}", "type": "nmos", "w": 1e-6, "l": 0.5e-6, "units": 2}
+             for i in range(70)]
+    g = loaded.call("layout.create_interdigitated_group", devices=specs, rows="auto")
+    assert g["pattern"].count("/") > 0 and g["not_centred"] == []
+    assert drc_total(loaded, g["cell_name"])[0] == 0
+    ids = [s["device_id"] for s in specs]
+    data = loaded.call("layout.metrics", cell=g["cell_name"], matched=[{"module": "big", "devices": ids}])
+    (group,) = data["matched_groups"]
+    assert group["missing"] == [] and group["units"] == 140
+    grid_um = loaded.server.session.need_tech().grid_nm / 1000
+    assert group["centroid_error_um"] <= grid_um, group["centroid_error_um"]

@@ -321,7 +321,7 @@ def create_interdigitated(session: Session, args: dict[str, Any]) -> dict[str, A
                       units=[{"device_id": d["device_id"], "type": d["type"], "w": d["w"],
                               "l": d["l"], "nf": d.get("nf", 1)} for d in devs])
     counts = {d["device_id"]: int(d.get("units", d.get("m", 1))) for d in devs}
-    name = args.get("cell_name") or session.unique_name("idg_" + "_".join(ids))
+    name = args.get("cell_name") or session.unique_name(_group_name(ids))
     unit = make_device(session, {**devs[0], "m": 1, "device_id": None}, session.unique_name(f"{name}_unit"))
     letters = {d: _letter(i) for i, d in enumerate(ids)}
     unit_cells = {d: unit for d in ids}
@@ -341,6 +341,13 @@ def create_interdigitated(session: Session, args: dict[str, Any]) -> dict[str, A
     out["pattern"] = "/".join(rec.params["rows"])
     out["not_centred"] = off_centre
     return out
+
+
+def _group_name(ids: list[str]) -> str:
+    """A group's default cell name: its device ids, or for many the first and the count
+    (a cell name stays well within the 200 characters a name may have)."""
+    joined = "idg_" + "_".join(ids)
+    return joined if len(joined) <= 64 else f"idg_{ids[0][:40]}_and_{len(ids) - 1}_more"
 
 
 def _letter(index: int) -> str:
