@@ -200,15 +200,25 @@ pub fn result_line(report: &Report, out: &Path) -> String {
             },
             out = out.display()
         ),
-        None => format!(
-            "{}: no layout{} → {}",
-            report.status.as_str(),
-            report
-                .message
-                .as_deref()
-                .map(|message| format!(" ({message})"))
-                .unwrap_or_default(),
-            out.display()
-        ),
+        None => {
+            let mut line = format!(
+                "{}: no layout{} → {}",
+                report.status.as_str(),
+                report
+                    .message
+                    .as_deref()
+                    .map(|message| format!(" ({message})"))
+                    .unwrap_or_default(),
+                out.display()
+            );
+            for failure in &report.failures {
+                let first = failure.candidates.first().map(String::as_str).unwrap_or("");
+                line.push_str(&format!(
+                    "\n  {} × {} (e.g. {first}: {})",
+                    failure.count, failure.cause, failure.example
+                ));
+            }
+            line
+        }
     }
 }

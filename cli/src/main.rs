@@ -5,6 +5,7 @@
 mod cases;
 mod convert;
 mod coordinator_process;
+mod failure_causes;
 mod follow;
 mod inputs;
 mod jobs_client;
@@ -30,11 +31,13 @@ use std::process::ExitCode;
 use centroid_runtime::init_logging;
 use clap::{Parser, Subcommand};
 
+use crate::failure_causes::every_candidate_failed;
 use crate::report::{JobStatus, Report};
 
 /// Exit status for invalid input files.
 pub const EXIT_INVALID_INPUT: u8 = 2;
-/// Exit status when the job completed but its best layout did not pass.
+/// Exit status when the job ran but has no passing layout: its best did not pass, or
+/// every candidate failed (the report groups their reasons by cause).
 pub const EXIT_NOT_PASSED: u8 = 3;
 
 #[derive(Debug, Parser)]
@@ -78,7 +81,8 @@ enum Command {
     Mcp(mcp::McpArgs),
 }
 
-/// 0 when the best layout passed, 3 when the job completed without a passing layout, 1 otherwise.
+/// 0 when the best layout passed, 3 when the job completed without a passing layout
+/// or failed because every candidate failed, 1 otherwise.
 pub fn exit_for_report(report: &Report) -> ExitCode {
     match (
         report.status,
@@ -86,6 +90,9 @@ pub fn exit_for_report(report: &Report) -> ExitCode {
     ) {
         (JobStatus::Completed, true) => ExitCode::SUCCESS,
         (JobStatus::Completed, false) => ExitCode::from(EXIT_NOT_PASSED),
+        (JobStatus::Failed, _) if every_candidate_failed(&report.candidates) => {
+            ExitCode::from(EXIT_NOT_PASSED)
+        }
         _ => ExitCode::FAILURE,
     }
 }
@@ -143,5 +150,53 @@ fn finish(outcome: anyhow::Result<ExitCode>) -> ExitCode {
             eprintln!("error: {error:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn report(status: &str, errors: &[Option<&str>]) -> Report {
+        let candidates: Vec<_> = errors
+            .iter()
+            .enumerate()
+            .map(|(index, error)| {
+                json!({"id": format!("c{index}"), "parent": null, "iteration": 1, "score": null,
+                       "passed": false, "metrics": null,
+                       "error": error.map(|message| json!({"code": "ERROR", "message": message}))})
+            })
+            .collect();
+        serde_json::from_value(json!({
+            "job_id": "job-1", "circuit": "c", "tech": "t", "status": status, "message": null,
+            "iterations": 1, "candidates_evaluated": 0, "best": null,
+            "candidates": candidates, "timings": {}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_job_whose_every_candidate_failed_exits_3_and_one_that_could_not_run_1() {
+        let all_failed = report(
+            "failed",
+            &[Some("row ROW1 refused"), Some("row ROW0 refused")],
+        );
+        assert_eq!(
+            exit_for_report(&all_failed),
+            ExitCode::from(EXIT_NOT_PASSED)
+        );
+        assert_eq!(
+            exit_for_report(&report("failed", &[])),
+            ExitCode::FAILURE,
+            "no candidate ran"
+        );
+        let one_ran = report("failed", &[Some("refused"), None]);
+        assert_eq!(exit_for_report(&one_ran), ExitCode::FAILURE);
+        assert_eq!(
+            exit_for_report(&report("completed", &[Some("refused")])),
+            ExitCode::from(EXIT_NOT_PASSED)
+        );
     }
 }

@@ -11,6 +11,7 @@ use centroid_proto::media_type;
 use centroid_proto::v1::{ArtifactRef, CandidateSummary, GetJobResponse};
 use serde_json::Value;
 
+use crate::failure_causes::failures_by_cause;
 use crate::jobs_client::Jobs;
 use crate::layer_properties::layer_properties;
 use crate::memory_report::MemoryReport;
@@ -199,6 +200,12 @@ pub fn build_report(
         .find(|candidate| {
             candidate.candidate_id == job.best_candidate_id && !job.best_candidate_id.is_empty()
         })
+        // a best that failed before drawing a layout (every candidate failed) is no best:
+        // the report says why they failed instead
+        .filter(|candidate| {
+            candidate.passed
+                || artifact(&view.artifacts, &candidate.candidate_id, media_type::GDS).is_some()
+        })
         .map(|candidate| {
             let metrics = metrics_of(candidate).unwrap_or_default();
             let by_rule: BTreeMap<String, u64> = listed(&metrics, "drc_by_rule");
@@ -273,11 +280,12 @@ pub fn build_report(
             .filter(|candidate| !candidate.evaluation_json.is_empty())
             .count() as u32,
         best,
-        candidates,
         timings,
         planner: None,
         memory: None,
         candidates_to_first_pass: candidates_to_first_pass(&view.candidates),
+        failures: failures_by_cause(&candidates),
+        candidates,
     })
 }
 

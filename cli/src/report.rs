@@ -102,6 +102,19 @@ pub struct ChecksRan {
     pub signoff: String,
 }
 
+/// One cause of failed candidates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailureCause {
+    /// The error code and the message with its particulars blanked.
+    pub cause: String,
+    /// Candidates that failed with it.
+    pub count: u32,
+    /// The first few of them.
+    pub candidates: Vec<String>,
+    /// The full message of the first one.
+    pub example: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BestCandidate {
     pub candidate_id: String,
@@ -155,6 +168,9 @@ pub struct Report {
     /// the first passing one (`None` when none passed).
     #[serde(default)]
     pub candidates_to_first_pass: Option<u32>,
+    /// Why candidates failed, grouped by cause, the most frequent first.
+    #[serde(default)]
+    pub failures: Vec<FailureCause>,
 }
 
 impl Report {

@@ -61,7 +61,22 @@ pub fn render_html(report: &Report, png: Option<&[u8]>) -> String {
 
     page.push_str("<h2>Best layout</h2>");
     match &report.best {
-        None => page.push_str("<p>No candidate produced a layout.</p>"),
+        None => {
+            page.push_str("<p>No candidate produced a layout.</p>");
+            if !report.failures.is_empty() {
+                page.push_str("<h2>Failures by cause</h2><table><tr><th>candidates</th><th class=\"l\">cause</th><th class=\"l\">e.g.</th></tr>");
+                for failure in &report.failures {
+                    let _ = write!(
+                        page,
+                        "<tr><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+                        failure.count,
+                        escape(&failure.cause),
+                        escape(&failure.example)
+                    );
+                }
+                page.push_str("</table>");
+            }
+        }
         Some(best) => {
             page.push_str("<div class=\"grid\"><div>");
             match png {
@@ -334,6 +349,7 @@ mod tests {
         Report {
             job_id: "job-1".into(),
             trace_id: "4bf92f3577b34da6a3ce929d0e0e4736".into(),
+            failures: Vec::new(),
             circuit: "ota<5>".into(),
             tech: "ihp_sg13g2".into(),
             status: JobStatus::Completed,

@@ -108,14 +108,18 @@ pub fn share_diffusion(devices: &[&Device]) -> bool {
         })
 }
 
-/// What two units must share to be interchangeable in a matched structure.
-pub fn unit_key(device: &Device, split: u32) -> (String, String, String, u32) {
+/// What two units must share to be interchangeable in a matched structure: the
+/// device (type, finger width, L, fingers per unit) and the bulk net — a matched
+/// cell stands in one well, so devices on two bulk nets (a PMOS with its bulk tied
+/// to its source) are drawn as cells of their own.
+pub fn unit_key(device: &Device, split: u32) -> (String, String, String, u32, Option<&str>) {
     let params = &device.params;
     (
         device.device_type.as_str().to_string(),
         format!("{:e}", params.w.unwrap_or(0.0) / split as f64),
         format!("{:e}", params.l.unwrap_or(0.0)),
         unit_fingers(device, split),
+        device.terminal("b"),
     )
 }
 
@@ -134,4 +138,46 @@ pub fn permutation<T: Clone>(items: &[T], mut k: usize) -> Vec<T> {
         out.push(pool.remove(index));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use centroid_schemas::DeviceParams;
+
+    use super::*;
+
+    fn pmos(id: &str, source: &str, bulk: &str) -> Device {
+        let terminals: BTreeMap<String, String> =
+            [("d", "out"), ("g", "in"), ("s", source), ("b", bulk)]
+                .into_iter()
+                .map(|(terminal, net)| (terminal.to_string(), net.to_string()))
+                .collect();
+        Device {
+            id: id.into(),
+            device_type: DeviceType::Pmos,
+            model: None,
+            params: DeviceParams {
+                w: Some(2e-6),
+                l: Some(5e-7),
+                m: 1,
+                nf: 2,
+                value: None,
+            },
+            terminals,
+        }
+    }
+
+    #[test]
+    fn devices_on_two_bulk_nets_are_no_matched_cell() {
+        let (a, b) = (pmos("M1", "vdd", "vdd"), pmos("M2", "vdd", "vdd"));
+        assert_eq!(unit_splits(&[&a, &b], 2), Some(vec![2, 2]));
+        let tied = pmos("M3", "x", "x");
+        assert_eq!(
+            unit_splits(&[&a, &tied], 2),
+            None,
+            "one matched cell stands in one well"
+        );
+    }
 }

@@ -14,6 +14,7 @@ from centroid_skills.errors import invalid
 from centroid_skills.routing.dims import Dims, wide_clearance
 from centroid_skills.routing.rails import Rail, draw_rail, rail_half_height
 from centroid_skills.routing.terminals import Term, collect_terms
+from centroid_skills.routing.well_split import split_by_bulk
 from centroid_skills.session import Session
 from centroid_skills.tech import Technology
 
@@ -62,19 +63,21 @@ class RowInfo:
 def collect_rows(session: Session, names: list[str], devices: Devices) -> list[RowInfo]:
     """Every row cell with its pins, each pin given its net (dummies: the row's rail net).
 
-    Refuses rows that are not one row of cells, rows mixing nmos and pmos or bulk nets,
+    A row whose cells sit on several bulk nets becomes one row per net
+    (:mod:`.well_split`).  Refuses rows that are not one row of cells, rows mixing nmos
+    and pmos, cells mixing bulk nets,
     pins on other layers than metal 1 and 2, devices unknown to the circuit and devices of
     the circuit that no row holds."""
     infos: list[RowInfo] = []
     placed: set[str] = set()
-    for name in names:
-        cell = session.any_cell(name)
-        terms: list[Term] = []
-        collect_terms(session, cell, kdb.Trans(), terms)
-        _check_one_row(name, terms)
-        kind, rail_net = _kind_and_rail_net(name, terms, devices, placed)
-        _assign_nets(name, terms, devices, rail_net)
-        infos.append(RowInfo(name, cell, terms, kind, rail_net))
+    for given in names:
+        for name, cell in split_by_bulk(session, given, session.any_cell(given), devices):
+            terms: list[Term] = []
+            collect_terms(session, cell, kdb.Trans(), terms)
+            _check_one_row(name, terms)
+            kind, rail_net = _kind_and_rail_net(name, terms, devices, placed)
+            _assign_nets(name, terms, devices, rail_net)
+            infos.append(RowInfo(name, cell, terms, kind, rail_net))
     missing = sorted(set(devices) - placed)
     if missing:
         raise invalid("devices of the circuit are not placed in any row", devices=missing[:50])
@@ -86,7 +89,8 @@ def _check_one_row(name: str, terms: list[Term]) -> None:
     blocks = {(b.left, b.bottom, b.right, b.top): b for b in (t.block for t in terms)}.values()
     if blocks and max(b.bottom for b in blocks) >= min(b.top for b in blocks):
         raise invalid(f"{name} is not one row of cells (e.g. a multi-row placement or a "
-                      "2-D module): route.nets needs one row of devices per row cell", row=name)
+                      "2-D module — draw a matched array with rows = 1 to route it): route.nets "
+                      "needs one row of devices per row cell", row=name)
 
 
 def _kind_and_rail_net(name: str, terms: list[Term], devices: Devices,

@@ -510,7 +510,7 @@ def compare(layout_nl: kdb.Netlist, schematic: kdb.Netlist, tol: float,
 LVS_SCHEMA = obj(
     {
         "cell": {**NAME, "description": "top cell of the layout to check"},
-        "devices": {"type": "array", "minItems": 1, "maxItems": 5000, "items": {
+        "devices": {"type": "array", "minItems": 1, "items": {
             "type": "object", "required": ["id", "type", "terminals"],
             "properties": {
                 "id": {"type": "string", "minLength": 1, "maxLength": 200},

@@ -16,12 +16,12 @@ Arrangements (``layout.create_common_centroid_pair``), for m units per device:
 * a custom pattern of letters A/B with ``/`` between rows, e.g. ``AABB`` or ``ABBA/BAAB``.
 
 Interdigitated groups (``layout.create_interdigitated_group``): n devices with unit
-counts c_i in one row.  Each device with c_i units contributes floor(c_i/2) mirror
-pairs of slots (i, N-1-i); pairs are assigned from the centre outwards in the order
-of their ideal fractional positions (k+0.5)/pairs_i, which spreads (interdigitates)
-the devices; an odd unit of a device takes the middle slot (N odd), so e.g. 1:2:4
-gives C B C A C B C.  Devices with odd counts beyond the first are placed nearest the
-centre and are reported as not exactly centred.
+counts c_i, any number of them, in one row — or, when one row would be too long, in a
+2-D grid as square as the pitches allow (:mod:`centroid_skills.matched_array`: units in
+point-symmetric pairs handed out from the centre outwards, so e.g. 1:2:4 in one row
+gives C B C A C B C).  Devices with odd counts beyond the first are placed nearest the
+centre and are reported as not exactly centred.  Shared diffusion is drawn in one-row
+arrays only.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 
 import klayout.db as kdb
 
-from centroid_skills import abut, shared_diffusion
+from centroid_skills import abut, matched_array, shared_diffusion
 from centroid_skills.errors import invalid
 from centroid_skills.registry import LENGTH_M, NAME, obj, skill
 from centroid_skills.session import CellRecord, Pin, Session, um, unit_trans
@@ -42,8 +42,8 @@ MOS_DEVICE = obj(
         "type": {"enum": ["nmos", "pmos"]},
         "w": {**LENGTH_M, "description": "total width of one instance (split over nf fingers)"},
         "l": LENGTH_M,
-        "nf": {"type": "integer", "minimum": 1, "maximum": 64, "default": 1},
-        "m": {"type": "integer", "minimum": 1, "maximum": 64, "default": 1,
+        "nf": {"type": "integer", "minimum": 1, "maximum": 256, "default": 1},
+        "m": {"type": "integer", "minimum": 1, "default": 1,
               "description": "number of unit instances of this device"},
     },
     ["device_id", "type", "w", "l"],
@@ -85,31 +85,14 @@ def pattern_rows(arrangement: str, m: int) -> list[str]:
 
 def interdigitate(counts: dict[str, int]) -> tuple[list[str], list[str]]:
     """One symmetric row for devices with the given unit counts; returns (row, off-centre ids)."""
-    total = sum(counts.values())
-    slots: list[str] = [""] * total
-    singles = [d for d, c in counts.items() if c % 2]
-    pairs = sorted(((k + 0.5) / (c // 2), d) for d, c in counts.items() for k in range(c // 2))
-    left, right = (total - 1) // 2, total // 2
-    if total % 2:  # an odd total has an odd number of odd counts: one of them takes the middle
-        slots[left] = singles.pop(0)
-        left, right = left - 1, right + 1
-    off_centre = sorted(set(singles))
-    while left >= 0:
-        if singles:  # remaining odd units come in twos: next to the centre, one each side
-            slots[left], slots[right] = singles.pop(0), singles.pop(0)
-        else:
-            _, d = pairs.pop(0)
-            slots[left] = slots[right] = d
-        left, right = left - 1, right + 1
-    return slots, off_centre
+    (row,), off_centre = matched_array.arrange(counts, 1, sum(counts.values()))
+    return [key for key in row if key is not None], off_centre
 
 
-def build_module(session: Session, name: str, kind: str, rows: list[list[str]],
-                 unit_cells: dict[str, CellRecord], device_ids: dict[str, str],
-                 letters: dict[str, str], share: bool = False) -> CellRecord:
-    """Place unit cells (rows of keys into ``unit_cells``) at a uniform pitch — or, with
-    ``share`` (the devices share gate and source nets) and one unit cell for all, on one
-    diffusion where neighbours face the same net (:mod:`centroid_skills.shared_diffusion`)."""
+def unit_pitches(session: Session, unit_cells: dict[str, CellRecord]
+                 ) -> tuple[dict[str, abut.Extents], tuple[int, int], tuple[int, int]]:
+    """The unit cells' extents, the rule gaps between any two of them (x, y) and the
+    array's pitches (x, y): the widest/tallest unit plus its gap."""
     tech = session.need_tech()
     layout = session.layout
     cache: dict[int, abut.Extents] = {}
@@ -119,19 +102,34 @@ def build_module(session: Session, name: str, kind: str, rows: list[list[str]],
     gap_y = max(abut.required_gap(tech, exts[a], exts[b], "y") for a in keys for b in keys)
     unit_w = max(e.bbox.width() for e in exts.values())
     unit_h = max(e.bbox.height() for e in exts.values())
-    pitch_x = unit_w + gap_x
-    pitch_y = unit_h + gap_y
+    return exts, (gap_x, gap_y), (unit_w + gap_x, unit_h + gap_y)
+
+
+def build_module(session: Session, name: str, kind: str, rows: list[list[str | None]],
+                 unit_cells: dict[str, CellRecord], device_ids: dict[str, str],
+                 letters: dict[str, str], share: bool = False) -> CellRecord:
+    """Place unit cells (rows of keys into ``unit_cells``) at a uniform pitch — or, with
+    ``share`` (the devices share gate and source nets) and one unit cell for all, on one
+    diffusion where neighbours face the same net (:mod:`centroid_skills.shared_diffusion`)."""
+    tech = session.need_tech()
+    layout = session.layout
+    exts, (gap_x, gap_y), (pitch_x, pitch_y) = unit_pitches(session, unit_cells)
+    keys = list(unit_cells)
     one_unit = len({rec.name for rec in unit_cells.values()}) == 1
-    shape = shared_diffusion.unit_shape(session, unit_cells[keys[0]]) if share and one_unit else None
+    one_row_each = all(None not in row for row in rows)
+    shape = (shared_diffusion.unit_shape(session, unit_cells[keys[0]])
+             if share and one_unit and one_row_each else None)
     cell = session.new_cell(name)
     rec = CellRecord(name=name, kind=kind)
-    placed: list[list[tuple[str, kdb.Trans]]] = []
+    placed: list[list[tuple[int, str, kdb.Trans]]] = []
     counters: dict[str, int] = {}
     shared = 0
     for ri, row in enumerate(rows):
+        columns = [ci for ci, key in enumerate(row) if key is not None]  # spare slots: None
+        row = [key for key in row if key is not None]
         if shape is None:  # unit bboxes aligned on the pitch grid
             transforms = [kdb.Trans(ci * pitch_x - exts[key].bbox.left, ri * pitch_y - exts[key].bbox.bottom)
-                          for ci, key in enumerate(row)]
+                          for ci, key in zip(columns, row, strict=True)]
             zones: list[kdb.Box] = []
         else:
             ex = exts[row[0]]
@@ -147,10 +145,10 @@ def build_module(session: Session, name: str, kind: str, rows: list[list[str]],
                 run.append(trans)
             shared_diffusion.straps(session, cell, unit_cells[keys[0]], run)
         row_items = []
-        for ci, (key, trans) in enumerate(zip(row, transforms, strict=True)):
+        for ci, key, trans in zip(columns, row, transforms, strict=True):
             ex = exts[key]
             cell.insert(kdb.CellInstArray(layout.cell(unit_cells[key].name).cell_index(), trans))
-            row_items.append((key, trans))
+            row_items.append((ci, key, trans))
             dev = device_ids[key]
             counters[dev] = counters.get(dev, 0) + 1
             inst_name = f"{dev}_{letters[key]}{counters[dev]}"
@@ -172,17 +170,21 @@ def build_module(session: Session, name: str, kind: str, rows: list[list[str]],
         shared_diffusion.join_pins(session, cell, rec.units)
     # bridges between neighbours (wells, implants) and between rows
     for ri, row_items in enumerate(placed):
-        for (ka, ta), (kb, tb) in zip(row_items, row_items[1:], strict=False):
+        for (_, ka, ta), (_, kb, tb) in zip(row_items, row_items[1:], strict=False):
             abut.draw_bridges(tech, layout, cell, abut.bridges(tech, exts[ka].moved(ta), exts[kb].moved(tb), "x"))
-        if ri + 1 < len(placed):
-            for (ka, ta), (kb, tb) in zip(row_items, placed[ri + 1], strict=False):
-                abut.draw_bridges(tech, layout, cell,
-                                  abut.bridges(tech, exts[ka].moved(ta), exts[kb].moved(tb), "y"))
+        if ri + 1 < len(placed):  # the unit above in the same column
+            above = {ci: (key, trans) for ci, key, trans in placed[ri + 1]}
+            for ci, ka, ta in row_items:
+                if ci in above:
+                    kb, tb = above[ci]
+                    abut.draw_bridges(tech, layout, cell,
+                                      abut.bridges(tech, exts[ka].moved(ta), exts[kb].moved(tb), "y"))
     abut.close_mergeable(tech, layout, cell)
     rec.params = {"pitch_x_um": um(pitch_x), "pitch_y_um": um(pitch_y), "gap_x_um": um(gap_x),
-                  "gap_y_um": um(gap_y), "rows": ["".join(letters[k] for k in r) for r in rows],
+                  "gap_y_um": um(gap_y),
+                  "rows": ["".join("." if k is None else letters[k] for k in r) for r in rows],
                   "shared_regions": shared}
-    rec.device_area_nm2 = sum(unit_cells[k].device_area_nm2 for r in rows for k in r)
+    rec.device_area_nm2 = sum(unit_cells[k].device_area_nm2 for r in rows for k in r if k is not None)
     session.cells[name] = rec
     return rec
 
@@ -289,14 +291,23 @@ def module_result(session: Session, rec: CellRecord) -> dict[str, Any]:
 
 @skill(
     "layout.create_interdigitated_group",
-    "Ratioed devices (e.g. a mirror with unit counts 1:2:4) interdigitated in one row, "
-    "symmetric about the centre where possible. All devices share one unit (same type, w, l, nf).",
-    obj({"devices": {"type": "array", "minItems": 2, "maxItems": 16,
+    "Ratioed or matched devices (e.g. a mirror with unit counts 1:2:4, or 32 units of 2-4 "
+    "devices) in one cell, common-centroid: one row, or (rows > 1 or auto) a 2-D grid, with "
+    "auto as square as the units' pitches allow (each device's units in point-symmetric "
+    "pairs about the array's centre). All devices share one unit (same type, w, l, nf).",
+    obj({"devices": {"type": "array", "minItems": 2,
                      "items": obj({**MOS_DEVICE["properties"],
-                                   "units": {"type": "integer", "minimum": 1, "maximum": 64,
+                                   "units": {"type": "integer", "minimum": 1,
                                              "description": "unit count (defaults to m)"}},
                                   ["device_id", "type", "w", "l"])},
-         "share_diffusion": SHARE_DIFFUSION, "cell_name": NAME},
+         "rows": {"oneOf": [{"type": "integer", "minimum": 1}, {"const": "auto"}], "default": 1,
+                  "description": "rows of the array: a number, or auto — one row unless it would "
+                                 f"be more than {matched_array.LONGEST_ROW_ASPECT:g} times longer "
+                                 "than tall, then the squarest grid (route.nets routes one-row "
+                                 "modules only)"},
+         "share_diffusion": {**SHARE_DIFFUSION, "description": SHARE_DIFFUSION["description"]
+                             + " (one-row arrays only)"},
+         "cell_name": NAME},
         ["devices"]),
 )
 def create_interdigitated(session: Session, args: dict[str, Any]) -> dict[str, Any]:
@@ -310,21 +321,39 @@ def create_interdigitated(session: Session, args: dict[str, Any]) -> dict[str, A
                       units=[{"device_id": d["device_id"], "type": d["type"], "w": d["w"],
                               "l": d["l"], "nf": d.get("nf", 1)} for d in devs])
     counts = {d["device_id"]: int(d.get("units", d.get("m", 1))) for d in devs}
-    row, off_centre = interdigitate(counts)
-    name = args.get("cell_name") or session.unique_name("idg_" + "_".join(ids))
+    name = args.get("cell_name") or session.unique_name(_group_name(ids))
     unit = make_device(session, {**devs[0], "m": 1, "device_id": None}, session.unique_name(f"{name}_unit"))
-    letters = {d: chr(ord("A") + i) for i, d in enumerate(ids)}
+    letters = {d: _letter(i) for i, d in enumerate(ids)}
     unit_cells = {d: unit for d in ids}
-    rec = build_module(session, name, "interdigitated", [row], unit_cells, {d: d for d in ids}, letters,
-                       share=bool(args.get("share_diffusion")))
-    rec.params.update({"counts": counts, "not_centred": off_centre, "letters": letters})
+    _, _, (pitch_x, pitch_y) = unit_pitches(session, {"U": unit})
+    rows = args.get("rows", 1)
+    shape = matched_array.grid_shape(sum(counts.values()), pitch_x, pitch_y,
+                                     None if rows == "auto" else int(rows))
+    grid, off_centre = matched_array.arrange(counts, *shape, pitch_x, pitch_y)
+    rec = build_module(session, name, "interdigitated", grid, unit_cells, {d: d for d in ids}, letters,
+                       share=bool(args.get("share_diffusion")) and shape[0] == 1)
+    rec.params.update({"counts": counts, "not_centred": off_centre, "letters": letters,
+                       "grid": list(shape)})
     rec.groups.append(group_entry(rec, ids))
     for d in ids:
         session.devices[d] = name
     out = module_result(session, rec)
-    out["pattern"] = rec.params["rows"][0]
+    out["pattern"] = "/".join(rec.params["rows"])
     out["not_centred"] = off_centre
     return out
+
+
+def _group_name(ids: list[str]) -> str:
+    """A group's default cell name: its device ids, or for many the first and the count
+    (a cell name stays well within the 200 characters a name may have)."""
+    joined = "idg_" + "_".join(ids)
+    return joined if len(joined) <= 64 else f"idg_{ids[0][:40]}_and_{len(ids) - 1}_more"
+
+
+def _letter(index: int) -> str:
+    """A device's letter in the pattern: A-Z, then a-z, then digits and more letters."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    return alphabet[index] if index < len(alphabet) else f"<{index}>"
 
 
 # --------------------------------------------------------------------------------------------

@@ -195,7 +195,7 @@ def compute_metrics(session: Session, cell: kdb.Cell,
 
 
 MATCHED_GROUP = obj({"module": {"type": "string", "minLength": 1, "maxLength": 200},
-                     "devices": {"type": "array", "minItems": 2, "maxItems": 64,
+                     "devices": {"type": "array", "minItems": 2,
                                  "items": {"type": "string", "minLength": 1, "maxLength": 200}}},
                     ["module", "devices"])
 
@@ -206,7 +206,7 @@ MATCHED_GROUP = obj({"module": {"type": "string", "minLength": 1, "maxLength": 2
        "recognised matched group (matched): the gate centroids and centroid error in µm "
        "from the geometry; via count.",
        obj({"cell": NAME,
-            "matched": {"type": "array", "maxItems": 1000, "items": MATCHED_GROUP,
+            "matched": {"type": "array", "items": MATCHED_GROUP,
                         "description": "the circuit's matched groups: {module, devices}"}},
            ["cell"]))
 def metrics(session: Session, args: dict[str, Any]) -> dict[str, Any]:

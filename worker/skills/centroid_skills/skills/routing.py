@@ -49,9 +49,9 @@ def info(session: Session, args: dict[str, Any]) -> dict[str, Any]:
        "(metal1/metal2 stubs, metal3 or metal1 tracks, metal2 trunks), with a name label per "
        "net. Returns the new top cell, per-net wire length and label, channels.",
        obj({"cell_name": NAME,
-            "rows": {"type": "array", "minItems": 1, "maxItems": 64, "items": NAME,
+            "rows": {"type": "array", "minItems": 1, "items": NAME,
                      "description": "row cells (e.g. from layout.place), bottom to top"},
-            "devices": {"type": "array", "minItems": 1, "maxItems": 5000, "items": DEVICE_ITEM,
+            "devices": {"type": "array", "minItems": 1, "items": DEVICE_ITEM,
                         "description": "flattened circuit devices (id, type, terminals)"},
             "nets": {"type": "array", "items": {"type": "object"},
                      "description": "flattened nets ({name, net_type}); supply nets first in the trunk column"},
