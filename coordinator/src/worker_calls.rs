@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use centroid_planner::performance::steps::request_inputs;
 use centroid_planner::random::SplitMix64;
 use centroid_planner::step_failure::StepFailure;
 use centroid_proto::v1::worker_client::WorkerClient;
@@ -23,7 +24,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::context::Context;
-use crate::model::{JobRecord, Plan, StepOutcome};
+use crate::model::{JobInputs, JobRecord, Plan, StepOutcome};
 use crate::registry::SlotGuard;
 use crate::retry_policy::{Decision, RetryPolicy, Tries, decide};
 
@@ -152,6 +153,30 @@ pub(crate) fn step_failure(error: &Error) -> StepFailure {
         message: error.message.clone(),
         details: error.details(),
     }
+}
+
+/// A skill error's `details.reason` ("" when it has none).
+pub(crate) fn error_reason(error: &Error) -> String {
+    error
+        .details()
+        .get("reason")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The files a plan needs the request to bring ([`request_inputs`]: the user's
+/// testbench) from the job's inputs.
+pub(crate) fn request_files(plan: &Plan, inputs: &JobInputs) -> Vec<Artifact> {
+    request_inputs(plan)
+        .into_iter()
+        .filter(|name| *name == centroid_schemas::TESTBENCH_FILE && !inputs.testbench_sp.is_empty())
+        .map(|name| Artifact {
+            name: name.to_owned(),
+            media_type: centroid_proto::media_type::of_file(name).to_owned(),
+            content: inputs.testbench_sp.as_bytes().to_vec(),
+        })
+        .collect()
 }
 
 /// Tells the worker to stop a candidate of a cancelled job, each call with a deadline.

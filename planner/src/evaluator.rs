@@ -13,8 +13,17 @@
 //!   geometry, the objective's value is the mean of that score and
 //!   [`LayoutFigures::geometric_matching`]; `min_matching_score` keeps judging the
 //!   drawn structures' score alone.
-//! * `performance_max`: not measurable without simulation; left out of the
-//!   weighting (reported in `reasons`).
+//! * `performance_max`: the candidate's post-layout measures (`sim.run` on its
+//!   `extract.netlist` netlist) against the schematic's, as normalised in
+//!   [`crate::performance::verdict`] (each measure `1 − degradation`, their mean).
+//!   Without a post-layout simulation it is left out of the weighting (said in
+//!   `reasons`, which does not fail the candidate).
+//!
+//! A spec the post-layout value misses fails the candidate (`performance spec: …`);
+//! a measure more than 10 % worse than the schematic is only warned of
+//! (`performance_max: …`). A simulation that failed is a run that did not end.
+//! `check.electrical`'s issues (a floating gate or dummy, a net shorted to a supply)
+//! fail the candidate (`electrical: …`).
 //!
 //! score = Σ wᵢ·sᵢ / Σ wᵢ over the measurable objectives, times the layout
 //! refinement in [0.9, 1] (wire length and partner-net balance,
@@ -33,8 +42,10 @@ use serde_json::Value;
 
 use std::collections::BTreeMap;
 
+use crate::electrical::ElectricalVerdict;
 use crate::evaluation::{Evaluation, SignoffVerdict};
 use crate::figures::LayoutFigures;
+use crate::performance::{self, ParasiticFigures, SchematicSimulation, Simulated};
 use crate::run_report::{RunReport, StepOutcome};
 
 /// Measurements read from a candidate's step results.
@@ -53,6 +64,12 @@ pub struct Measurements {
     pub signoff: Option<SignoffVerdict>,
     /// wire length, vias, partner-net mismatch, centroid errors from the geometry
     pub figures: LayoutFigures,
+    /// the post-layout simulation's measures, when `sim.run` ran
+    pub simulated: Option<Simulated>,
+    /// the extraction's figures, when `extract.netlist` ran
+    pub parasitics: Option<ParasiticFigures>,
+    /// `check.electrical`'s verdict, when it ran
+    pub electrical: Option<ElectricalVerdict>,
 }
 
 /// Most LVS differences listed per candidate.
@@ -155,6 +172,9 @@ pub fn measure(steps: &[StepOutcome]) -> Measurements {
                     by_rule,
                 });
             }
+            "sim.run" => measured.simulated = Simulated::from_data(&step.data),
+            "extract.netlist" => measured.parasitics = ParasiticFigures::from_data(&step.data),
+            "check.electrical" => measured.electrical = ElectricalVerdict::from_data(&step.data),
             "layout.metrics" => {
                 metrics_seen = true;
                 area_sum += number(&step.data, "bbox_area_um2").unwrap_or(0.0);
@@ -194,7 +214,17 @@ pub fn failure_family(reason: &str) -> &'static str {
     }
 }
 
+/// The verdict on a run without a schematic reference.
 pub fn evaluate(objectives: &DesignObjectives, run: &impl RunReport) -> Evaluation {
+    evaluate_against(objectives, run, None)
+}
+
+/// The verdict on a run; `reference`: the job's schematic simulation.
+pub fn evaluate_against(
+    objectives: &DesignObjectives,
+    run: &impl RunReport,
+    reference: Option<&SchematicSimulation>,
+) -> Evaluation {
     let measured = measure(run.steps());
     let failure = run.failure();
     let ran_to_end = failure.is_none();
@@ -222,6 +252,8 @@ pub fn evaluate(objectives: &DesignObjectives, run: &impl RunReport) -> Evaluati
         Some(geometric) => 0.5 * matching + 0.5 * geometric,
         None => matching,
     };
+    let (performance, unmeasured) =
+        performance::assess(objectives, measured.simulated.as_ref(), reference);
     let mut weighted = 0.0;
     let mut weights = 0.0;
     for objective in &objectives.objectives {
@@ -229,10 +261,18 @@ pub fn evaluate(objectives: &DesignObjectives, run: &impl RunReport) -> Evaluati
             ObjectiveName::AreaMin | ObjectiveName::CostMin => utilisation,
             ObjectiveName::MatchingMax => matching_objective,
             ObjectiveName::PerformanceMax => {
-                reasons.push(
-                    "performance_max is not measured (no simulation); left out of the score".into(),
-                );
-                continue;
+                match performance.as_ref().and_then(|verdict| verdict.value) {
+                    Some(value) => value,
+                    None => {
+                        let why = unmeasured
+                            .clone()
+                            .unwrap_or_else(|| "no measure to compare".into());
+                        reasons.push(format!(
+                            "performance_max is not measured ({why}); left out of the score"
+                        ));
+                        continue;
+                    }
+                }
             }
         };
         weighted += objective.weight * value;
@@ -265,6 +305,25 @@ pub fn evaluate(objectives: &DesignObjectives, run: &impl RunReport) -> Evaluati
             "foundry deck {}: {} violations",
             signoff.deck, signoff.violations
         ));
+    }
+    if let Some(verdict) = &performance {
+        reasons.extend(
+            verdict
+                .violations
+                .iter()
+                .map(|violation| format!("performance spec: {violation}")),
+        );
+        reasons.extend(
+            verdict
+                .warnings
+                .iter()
+                .map(|warning| format!("performance_max: {warning}")),
+        );
+    }
+    if let Some(electrical) = &measured.electrical
+        && !electrical.clean
+    {
+        reasons.push(format!("electrical: {}", electrical.issues.join("; ")));
     }
     if !ran_to_end {
         score = 0.0;
@@ -310,5 +369,8 @@ pub fn evaluate(objectives: &DesignObjectives, run: &impl RunReport) -> Evaluati
         lvs_mismatches: measured.lvs_mismatches,
         signoff: measured.signoff,
         layout: (!measured.figures.is_empty()).then_some(measured.figures),
+        performance,
+        parasitics: measured.parasitics,
+        electrical: measured.electrical,
     }
 }

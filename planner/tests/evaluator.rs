@@ -89,6 +89,7 @@ fn objectives() -> DesignObjectives {
             max_area: Some(400.0),
             min_matching_score: Some(0.8),
         },
+        performance: Default::default(),
     }
 }
 

@@ -225,3 +225,25 @@ fn builtin_issues(
         ));
     }
 }
+
+/// The checks of a loaded job and its testbench file (`None`: the circuit folder has
+/// none): every problem, or the warnings.
+pub fn check_job_testbench(
+    context: &crate::TaskContext,
+    objectives_label: &str,
+    testbench: Option<&crate::InputFile>,
+) -> Result<Vec<InputIssue>, crate::InputErrors> {
+    let testbench = testbench
+        .map(|file| UserTestbench::read(file, &context.circuit.name))
+        .transpose()?;
+    let (errors, warnings) = check_performance(
+        &context.objectives,
+        &context.circuit,
+        objectives_label,
+        testbench.as_ref(),
+    );
+    match errors.is_empty() {
+        true => Ok(warnings),
+        false => Err(crate::InputErrors { issues: errors }),
+    }
+}

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use centroid_planner::job_events::EventData;
+use centroid_planner::performance::steps::request_inputs;
 use centroid_proto::Error;
-use centroid_proto::v1::RunCandidateResponse;
+use centroid_proto::v1::{Artifact, RunCandidateResponse};
 use tokio::sync::watch;
 
 use super::preflight::{Preflight, preflight};
@@ -260,8 +261,26 @@ impl<'a> CandidateRun<'a> {
         }
     }
 
+    /// The files the plan needs the request to bring (the user's testbench), read
+    /// from the job's inputs only when it needs any.
+    async fn request_files(&self) -> Step<Vec<Artifact>> {
+        if request_inputs(&self.plan).is_empty() {
+            return Ok(Vec::new());
+        }
+        let context = self.context;
+        let job_id = self.entry.job_id.as_str();
+        let inputs = context
+            .with_store_retry("read inputs", || context.store.get_inputs(job_id))
+            .await
+            .map_err(Disposition::interrupted)?;
+        Ok(inputs
+            .map(|inputs| worker_calls::request_files(&self.plan, &inputs))
+            .unwrap_or_default())
+    }
+
     /// One try on the taken slot.
     async fn call(&mut self, slot: SlotGuard) -> Step<Tried> {
+        let files = self.request_files().await?;
         let context = self.context;
         let (job_id, candidate_id) = (self.entry.job_id.clone(), self.entry.candidate_id.clone());
         let worker_id = slot.worker_id.clone();
@@ -280,8 +299,9 @@ impl<'a> CandidateRun<'a> {
             .await;
         let deadline_ms = self.job.options.candidate_deadline_ms;
         let rpc_timeout = Duration::from_millis(deadline_ms + context.config.rpc_grace_ms);
-        let request =
+        let mut request =
             worker_calls::run_request(&candidate_id, &job_id, &self.plan, deadline_ms, false);
+        request.inputs = files;
         let outcome = run_on_slot(
             &slot,
             request,

@@ -32,6 +32,7 @@ fn a_job_is_parsed_then_probes_the_rules_then_plans() {
         ran: true,
         pitch_um: Some(0.46),
         undrawable: Vec::new(),
+        schematic: None,
     };
     let effects = advance(&mut job, probed, OVERLAP).unwrap();
     assert_eq!(job.phase, JobPhase::Planning(Drafting { hidden: None }));
@@ -56,6 +57,7 @@ fn a_probe_that_did_not_run_is_not_reported_and_undrawable_devices_fail_the_job(
         ran: false,
         pitch_um: None,
         undrawable: Vec::new(),
+        schematic: None,
     };
     assert_eq!(
         advance(&mut job, skipped, OVERLAP).unwrap(),
@@ -67,6 +69,7 @@ fn a_probe_that_did_not_run_is_not_reported_and_undrawable_devices_fail_the_job(
         ran: true,
         pitch_um: None,
         undrawable: vec!["M3: no poly layer".into()],
+        schematic: None,
     };
     advance(&mut job, undrawable, OVERLAP).unwrap();
     let JobPhase::Ending { outcome, message } = &job.phase else {
