@@ -1,8 +1,9 @@
 //! `centroid convert netlist.sp > netlist.json`: a SPICE/CDL netlist as the netlist 1.1.0
 //! document Centroid reads it as (the same conversion `validate`, `run` and `submit` do),
-//! checked like a netlist.json. Model names are mapped by the rule set's `models` table
-//! (`--drc FILE`, else the drc_rules.json next to the netlist when there is one), then
-//! `--model-map FILE`, then the usual names.
+//! checked like a netlist.json. The rule set (`--drc FILE`, else the drc_rules.json next
+//! to the netlist when there is one) maps model names by its `models` table, before
+//! `--model-map FILE` and the usual names, and sizes resistors and capacitors given by
+//! their value.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -22,8 +23,8 @@ use crate::inputs::{SpiceArgs, report_input_errors, report_warnings};
 pub struct ConvertArgs {
     /// The SPICE/CDL netlist (.sp, .spice, .cir, .cdl), or a circuit directory holding one.
     netlist: PathBuf,
-    /// The rule set whose "models" table maps model names (default: drc_rules.json next
-    /// to the netlist, when there is one).
+    /// The rule set whose "models" table maps model names and which sizes R and C given by
+    /// value (default: drc_rules.json next to the netlist, when there is one).
     #[arg(long, value_name = "FILE")]
     drc: Option<PathBuf>,
     #[command(flatten)]
@@ -57,35 +58,37 @@ fn convert(args: &ConvertArgs) -> Result<Vec<u8>, InputErrors> {
         label: netlist_path.display().to_string(),
         bytes,
     });
-    let rule_set_models = rules_path.as_deref().map(|path| {
+    let rules = rules_path.as_deref().map(|path| {
         let file = read_input_file(path)?;
-        let loaded = load_drc_rules(&InputFile {
+        load_drc_rules(&InputFile {
             label: path.display().to_string(),
             bytes: file,
-        })?;
-        Ok::<_, InputErrors>(ModelMap::new(
-            loaded
-                .value
-                .models
-                .iter()
-                .map(|(name, device_type)| (name.as_str(), *device_type)),
-        ))
+        })
     });
     let options = args.spice.netlist_options();
-    let (netlist, rule_set_models, options) = match (netlist, rule_set_models.transpose(), options)
-    {
-        (Ok(netlist), Ok(models), Ok(options)) => (netlist, models, options),
-        (netlist, models, options) => {
+    let (netlist, rules, options) = match (netlist, rules.transpose(), options) {
+        (Ok(netlist), Ok(rules), Ok(options)) => (netlist, rules, options),
+        (netlist, rules, options) => {
             return Err(InputErrors::merge(
-                [netlist.err(), models.err(), options.err()]
+                [netlist.err(), rules.err(), options.err()]
                     .into_iter()
                     .flatten(),
             )
             .unwrap_or(InputErrors { issues: Vec::new() }));
         }
     };
+    let rule_set_models = rules.as_ref().map(|loaded| {
+        ModelMap::new(
+            loaded
+                .value
+                .models
+                .iter()
+                .map(|(name, device_type)| (name.as_str(), *device_type)),
+        )
+    });
     let spice_options = SpiceOptions {
         top: options.top.as_deref(),
+        rules: rules.as_ref().map(|loaded| &loaded.value),
         rule_set_models: rule_set_models.as_ref(),
         model_map: options.model_map.as_ref(),
     };

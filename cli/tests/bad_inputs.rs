@@ -743,3 +743,58 @@ fn files_given_one_by_one_override_the_directory() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("--drc, --objectives"));
 }
+
+/// What no candidate could draw — here gates shorter than the poly width rule — is
+/// refused by `validate` and by `run` alike: exit 2, the same message naming the devices,
+/// the size and the rule, before anything runs (no output folder, no KLayout).
+#[test]
+fn an_undrawable_input_is_refused_by_validate_and_run_with_the_same_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut netlist = base(File::Netlist);
+    for index in [0, 1] {
+        device(&mut netlist, index)["l"] = json!(1e-8);
+    }
+    std::fs::write(
+        dir.path().join("netlist.json"),
+        serde_json::to_vec_pretty(&netlist).unwrap(),
+    )
+    .unwrap();
+    for file in [File::Rules, File::Objectives] {
+        std::fs::write(
+            dir.path().join(file.name()),
+            serde_json::to_vec_pretty(&base(file)).unwrap(),
+        )
+        .unwrap();
+    }
+    let out = dir.path().join("out");
+    let mut errors = Vec::new();
+    for command in ["validate", "run"] {
+        let mut arguments = vec![command.to_owned(), dir.path().display().to_string()];
+        if command == "run" {
+            arguments.extend(["--no-memory".to_owned(), "--out".to_owned()]);
+            arguments.push(out.display().to_string());
+        }
+        let output = Command::new(env!("CARGO_BIN_EXE_centroid"))
+            .args(&arguments)
+            .env("CENTROID_PYTHON", "/nonexistent/python")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert_eq!(output.status.code(), Some(2), "{command}: {stderr}");
+        let lines: Vec<String> = stderr
+            .lines()
+            .filter(|line| line.starts_with("error: "))
+            .map(str::to_owned)
+            .collect();
+        errors.push(lines);
+    }
+    let file = dir.path().join("netlist.json").display().to_string();
+    assert_eq!(
+        errors[0],
+        [format!(
+            "error: {file}: /cells/0/devices/0: M1 (and M2 likewise): l = 0.01 µm is below the minimum gate length 0.13 µm (rule Gat.a); the rule set cannot draw it"
+        )]
+    );
+    assert_eq!(errors[1], errors[0], "run refuses with validate's words");
+    assert!(!out.exists(), "run wrote an output folder");
+}

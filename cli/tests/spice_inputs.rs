@@ -338,3 +338,83 @@ fn a_directory_with_two_netlists_is_refused() {
         text(&output.stderr)
     );
 }
+
+/// A netlist written as public benchmark suites write them validates without edits —
+/// `m=` on an instance, a resistor and a capacitor by value, a three-node MOS line, a bias
+/// source, `\` and `//` — each liberty taken named in a warning; the same netlist with
+/// gates below the process's minimum is refused by `validate` and `run` with the same
+/// message, at load, before anything runs.
+#[test]
+fn a_netlist_as_found_validates_and_an_undrawable_one_is_refused_alike() {
+    let netlist = "\
+// Generated for: hspiceD
+.subckt half in out tail vdd vss
+M1 out in tail vss sky130_fd_pr__nfet_01v8 w=2u l=0.5u nf=2
+M2 out out vdd sky130_fd_pr__pfet_01v8 w=4u l=0.5u nf=2
+.ends
+.subckt amp inp inn out vbias vdd vss
+X1 inp n1 tail vdd vss half m=2
+X2 inn out tail vdd vss \\
+   half m=2
+M5 tail vbias vss vss sky130_fd_pr__nfet_01v8 w=4u l=1u nf=2
+R1 out n1 2k
+C1 out vss 50f
+I0 vdd vbias 10u
+.ends amp
+";
+    let dir = circuit_dir("netlist.sp", netlist);
+    let output = centroid(&["validate", path_str(dir.path())]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let file = dir.path().join("netlist.sp").display().to_string();
+    for expected in [
+        format!(
+            "warning: {file}:4:1: M2 has no bulk node: its bulk is connected to vdd, the supply net; write the bulk as the fourth node to choose another"
+        ),
+        format!(
+            "warning: {file}:11:1: R1 = 2 kΩ is drawn as a poly bar 0.33 × 13.695 µm (sized from the rule set)"
+        ),
+        format!(
+            "warning: {file}:13:1: I0 (a current source between vdd and vbias) is not laid out: a source belongs to a testbench; what it supplies comes in through a port of the circuit"
+        ),
+    ] {
+        assert!(
+            stderr.lines().any(|line| line == expected),
+            "no line\n{expected}\nin\n{stderr}"
+        );
+    }
+    let summary = text(&output.stdout);
+    assert!(summary.contains("devices: 11"), "{summary}");
+
+    let short = netlist.replace("l=0.5u", "l=20n");
+    let dir = circuit_dir("netlist.sp", &short);
+    let out = dir.path().join("out");
+    let mut refusals = Vec::new();
+    for command in ["validate", "run"] {
+        let mut args = vec![command, path_str(dir.path())];
+        if command == "run" {
+            args.extend(["--no-memory", "--out", path_str(&out)]);
+        }
+        let output = centroid(&args);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{command}: {stderr}");
+        let errors: Vec<String> = stderr
+            .lines()
+            .filter(|line| line.starts_with("error: "))
+            .map(str::to_owned)
+            .collect();
+        refusals.push(errors);
+    }
+    let file = dir.path().join("netlist.sp").display().to_string();
+    assert_eq!(
+        refusals[0],
+        [format!(
+            "error: {file}:3:1: X1.m1/M1 (and X1.m1/M2, X1.m2/M1, X1.m2/M2, X2.m1/M1, X2.m1/M2, X2.m2/M1, X2.m2/M2 likewise): l = 0.02 µm is below the minimum gate length 0.15 µm (rule poly.1a); the rule set cannot draw it"
+        )]
+    );
+    assert_eq!(
+        refusals[1], refusals[0],
+        "run refuses with validate's words"
+    );
+    assert!(!out.exists(), "run wrote an output folder");
+}

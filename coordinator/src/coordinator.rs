@@ -406,15 +406,24 @@ impl Coordinator {
             handle.abort();
             let _ = handle.await;
         }
-        // hand the jobs over at once instead of after a lease
+        // hand the jobs over at once instead of after a lease; a release that fails or
+        // times out only delays the hand-over until the lease expires
         for job_id in job_ids {
-            let _ = tokio::time::timeout(
-                Duration::from_secs(1),
-                self.context
-                    .store
-                    .release_job(&job_id, &self.context.driver_id),
-            )
-            .await;
+            let release = self
+                .context
+                .store
+                .release_job(&job_id, &self.context.driver_id);
+            match tokio::time::timeout(Duration::from_secs(1), release).await {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => tracing::warn!(
+                    job_id = %job_id, %error,
+                    "job not released at shutdown; another coordinator takes it when its lease expires"
+                ),
+                Err(_) => tracing::warn!(
+                    job_id = %job_id,
+                    "job release timed out at shutdown; another coordinator takes it when its lease expires"
+                ),
+            }
         }
     }
 }

@@ -230,7 +230,7 @@ fn format_number(value: f64) -> String {
 pub(crate) struct DrcDocument {
     tech: String,
     #[serde(default)]
-    grid: Option<f64>,
+    pub(crate) grid: Option<f64>,
     layers: Map<String, Value>,
     #[serde(default)]
     derived_layers: Map<String, Value>,

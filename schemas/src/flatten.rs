@@ -154,3 +154,33 @@ impl<'a> Flattener<'a> {
         }
     }
 }
+
+/// The JSON pointer of the definition of the flattened device `flat_id` (`X1/X2/M3`:
+/// device `M3` of the cell instance `X2` of instance `X1` of the top cell) in a netlist
+/// document, following the subcell names from the top.
+pub(crate) fn definition_pointer(document: &serde_json::Value, flat_id: &str) -> Option<String> {
+    let cells = document.get("cells")?.as_array()?;
+    let index_of = |name: &str| {
+        cells
+            .iter()
+            .position(|cell| cell.get("name").and_then(serde_json::Value::as_str) == Some(name))
+    };
+    let mut cell_index = index_of(document.get("top")?.as_str()?)?;
+    let mut path = flat_id.split('/').peekable();
+    while let Some(name) = path.next() {
+        let cell = &cells[cell_index];
+        let named = |list: &str, key: &str| {
+            cell.get(list)?
+                .as_array()?
+                .iter()
+                .position(|item| item.get(key).and_then(serde_json::Value::as_str) == Some(name))
+        };
+        if path.peek().is_none() {
+            let device = named("devices", "id")?;
+            return Some(format!("/cells/{cell_index}/devices/{device}"));
+        }
+        let subcell = named("subcells", "name")?;
+        cell_index = index_of(cell["subcells"][subcell].get("cell")?.as_str()?)?;
+    }
+    None
+}

@@ -6,7 +6,7 @@
 use serde::de::DeserializeOwned;
 
 use crate::circuit::Circuit;
-use crate::drc_rules::{DrcRuleSet, build_rule_set};
+use crate::drc_rules::{DEFAULT_GRID_M, DrcDocument, DrcRuleSet, build_rule_set};
 use crate::flatten::flatten;
 use crate::issue::{InputErrors, InputIssue, IssueSink};
 use crate::modules::recognize_modules;
@@ -120,7 +120,19 @@ pub fn load_netlist(file: &InputFile) -> Result<Loaded<Circuit>, InputErrors> {
 
 /// Parses and checks `drc_rules.json`.
 pub fn load_drc_rules(file: &InputFile) -> Result<Loaded<DrcRuleSet>, InputErrors> {
-    let (document, version, mut sink, warnings) = decode(InputKind::DrcRules, file)?;
+    let (document, version, mut sink, mut warnings) =
+        decode::<DrcDocument>(InputKind::DrcRules, file)?;
+    if document.grid.is_none() {
+        warnings.push(InputIssue {
+            file: file.label.clone(),
+            pointer: "/grid".to_owned(),
+            message: format!(
+                "no \"grid\": coordinates are placed on a {} nm grid; a foundry deck checks its process's manufacturing grid and flags every vertex off it — give \"grid\" in metres, e.g. 5e-9 for 5 nm",
+                DEFAULT_GRID_M * 1e9
+            ),
+            location: None,
+        });
+    }
     let rule_set = build_rule_set(document, version.read_as, &mut sink);
     conclude(rule_set, sink).map(|value| Loaded {
         value,

@@ -8,8 +8,10 @@
 //! problem names the file, the JSON pointer and what would be valid, and all problems of
 //! all files are reported together ([`InputErrors`]).
 
+pub mod bulk_wells;
 pub mod circuit;
 pub mod device_layers;
+pub mod device_sizes;
 pub mod drc_rules;
 mod flatten;
 pub mod issue;
@@ -20,8 +22,10 @@ pub mod modules;
 pub mod netlist;
 pub mod objectives;
 pub mod parasitics;
+pub mod passive_sizing;
 pub mod performance;
 pub mod performance_check;
+pub mod rule_lookup;
 pub mod schema_check;
 pub mod source;
 pub mod spice;

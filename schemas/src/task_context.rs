@@ -7,14 +7,19 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::bulk_wells::check_bulk_wells;
 use crate::circuit::Circuit;
 use crate::device_layers::check_devices_drawable;
+use crate::device_sizes::check_device_sizes;
 use crate::drc_rules::DrcRuleSet;
+use crate::flatten::definition_pointer;
 use crate::issue::{InputErrors, InputIssue};
 use crate::json_inputs::{InputFile, Loaded, load_drc_rules, load_netlist, load_objectives};
 use crate::objectives::DesignObjectives;
 use crate::source::read_input_file;
-use crate::spice::{ModelMap, SpiceOptions, is_spice_path, load_spice_netlist};
+use crate::spice::{
+    ModelMap, SpiceLocations, SpiceOptions, is_spice_path, load_spice_netlist_located,
+};
 use crate::version::InputKind;
 
 /// The three input files of a job.
@@ -143,19 +148,26 @@ fn rule_set_models(file: &InputFile, loaded: &Result<Loaded<DrcRuleSet>, InputEr
     }))
 }
 
+/// The netlist as loaded: the circuit, the netlist.json text, and for a SPICE netlist
+/// where that JSON came from.
+type LoadedNetlist = (Loaded<Circuit>, InputFile, Option<SpiceLocations>);
+
 /// Loads the netlist, JSON or SPICE (by its label's extension); also returns it as JSON.
 fn load_any_netlist(
     file: &InputFile,
     options: &NetlistOptions,
     rule_set_models: &ModelMap,
-) -> Result<(Loaded<Circuit>, InputFile), InputErrors> {
+    rules: Option<&DrcRuleSet>,
+) -> Result<LoadedNetlist, InputErrors> {
     if is_spice_path(Path::new(&file.label)) {
         let spice_options = SpiceOptions {
             top: options.top.as_deref(),
+            rules,
             rule_set_models: Some(rule_set_models),
             model_map: options.model_map.as_ref(),
         };
-        return load_spice_netlist(file, &spice_options);
+        return load_spice_netlist_located(file, &spice_options)
+            .map(|(loaded, json, locations)| (loaded, json, Some(locations)));
     }
     if options.top.is_some() {
         return Err(InputErrors::single(
@@ -164,7 +176,36 @@ fn load_any_netlist(
             "--top applies to SPICE netlists; a JSON netlist names its top cell in \"top\"",
         ));
     }
-    load_netlist(file).map(|loaded| (loaded, file.clone()))
+    load_netlist(file).map(|loaded| (loaded, file.clone(), None))
+}
+
+/// What the circuit needs of the rule set, checked the same way for `validate`, `run` and
+/// SubmitJob: the layer roles of its device types, the sizes the generators can draw, the
+/// bulk nets the wells can keep apart. What no candidate could draw is refused before
+/// anything runs.
+fn check_drawable(
+    circuit: &Circuit,
+    rules: &DrcRuleSet,
+    rules_label: &str,
+    netlist: &InputFile,
+) -> Vec<InputIssue> {
+    let label = netlist.label.as_str();
+    let mut issues = check_devices_drawable(circuit, rules, rules_label, label);
+    // Issues about devices point at the first one's definition in the netlist.
+    let document: serde_json::Value =
+        serde_json::from_slice(&netlist.bytes).unwrap_or(serde_json::Value::Null);
+    let pointer_of = |device_id: &str| definition_pointer(&document, device_id).unwrap_or_default();
+    if issues.is_empty() {
+        // (a size check needs the layers the device types need)
+        issues.extend(check_device_sizes(circuit, rules, label, &pointer_of));
+    }
+    issues.extend(check_bulk_wells(
+        circuit,
+        rules,
+        (rules_label, label),
+        &pointer_of,
+    ));
+    issues
 }
 
 impl TaskContext {
@@ -185,9 +226,10 @@ impl TaskContext {
     ) -> Result<LoadedJob, InputErrors> {
         let drc_rules = load_drc_rules(&inputs.drc_rules);
         let models = rule_set_models(&inputs.drc_rules, &drc_rules);
-        let netlist = load_any_netlist(&inputs.netlist, options, &models);
+        let loaded_rules = drc_rules.as_ref().ok().map(|loaded| &loaded.value);
+        let netlist = load_any_netlist(&inputs.netlist, options, &models, loaded_rules);
         let objectives = load_objectives(&inputs.objectives);
-        let ((netlist, netlist_json), drc_rules, objectives) =
+        let ((netlist, netlist_json, locations), drc_rules, objectives) =
             match (netlist, drc_rules, objectives) {
                 (Ok(netlist), Ok(drc_rules), Ok(objectives)) => (netlist, drc_rules, objectives),
                 (netlist, drc_rules, objectives) => {
@@ -199,14 +241,17 @@ impl TaskContext {
                     .expect("at least one file failed"));
                 }
             };
-        // What the circuit needs of the rule set: refuse now what no candidate could draw.
-        let issues = check_devices_drawable(
+        let issues = check_drawable(
             &netlist.value,
             &drc_rules.value,
             &inputs.drc_rules.label,
-            &inputs.netlist.label,
+            &netlist_json,
         );
         if !issues.is_empty() {
+            let issues = match locations {
+                Some(locations) => locations.locate(issues),
+                None => issues,
+            };
             return Err(InputErrors { issues });
         }
         let mut warnings = netlist.warnings;

@@ -2,15 +2,27 @@
 //! deleted, SPICE punctuation and keywords inserted, lines repeated), and pathological
 //! nesting all come back as a result, never a crash or a stack overflow.
 
+use std::sync::LazyLock;
+
 use centroid_schemas::spice::load_spice_netlist;
-use centroid_schemas::{DeviceType, InputFile, ModelMap, SpiceOptions};
+use centroid_schemas::{DeviceType, DrcRuleSet, InputFile, ModelMap, SpiceOptions, load_drc_rules};
 use proptest::prelude::*;
+
+/// The SKY130 rule set: R and C given by value are sized from it.
+static SKY130: LazyLock<DrcRuleSet> = LazyLock::new(|| {
+    let file = InputFile {
+        label: "sky130.json".to_owned(),
+        bytes: include_bytes!("../../examples/pdk/sky130.json").to_vec(),
+    };
+    load_drc_rules(&file).unwrap().value
+});
 
 const CORPUS: &[&str] = &[
     include_str!("../../examples/ota5_spice/netlist.sp"),
     ".global vdd vss\n.param w0=1u\n.subckt inv a y params: w=1u\nmp y a vdd vdd pmos w={2*w} l=0.5u\nmn y a vss vss nmos w=w l=0.5u\n.ends\n.subckt buf in out\nX1 in mid inv w=w0\nX2 mid out / inv\n.ends buf\n.end\n",
     "R1 a b 10k $[rppd] $W=1u $L=10u\nC1 a b 1p cap w=10u l=10u\n+ m=2 ; a comment\n* c\nXM1 d g s s sky130_fd_pr__nfet_01v8 L=0.15u W=1u nf=2 mult=1\n",
     ".subckt a p q\nM1 p q 0 0 nch w='1u*(2+1)' l=.5u nf=2 m=1\nX1 p q b\n.ends\n.subckt b p q\nM1 p q 0 0 pch w=1u l=1u\n.ends\n",
+    "// a netlist as found\n.subckt stage in out vdd vss \\\n  wn=1u\n.param k=2\nM1 out in vss nmos w={wn*k} l=0.5u\nM2 out in vdd pmos w=2u l=0.5u\nR1 out in 10k\nC1 out vss 50f\nI1 vdd out 10u\n.ends\n.subckt top a b vdd vss\nX1 a b vdd vss stage m=3 k=4\nI2 b a vdd vss stage\n.ends\n",
 ];
 
 /// Pieces a mutation inserts: what a SPICE reader finds hard.
@@ -54,6 +66,14 @@ const PIECES: &[&str] = &[
     "nf=0",
     "m=1e9",
     "w=-1",
+    "m=3",
+    " \\\n",
+    "//",
+    "I1 a 0 1u\n",
+    "D1 a b dmod\n",
+    "R2 a b 1k\n",
+    "C2 a b 1p\n",
+    "M9 a b c nmos w=1u l=1u\n",
 ];
 
 fn read(bytes: &[u8], options: &SpiceOptions<'_>) {
@@ -143,7 +163,12 @@ proptest! {
         top in proptest::option::of(prop_oneof![Just("ota5"), Just("inv"), Just("b"), Just("")]),
     ) {
         let models = ModelMap::new([("rppd", DeviceType::Capacitor), ("nch", DeviceType::Pmos)]);
-        let options = SpiceOptions { top, rule_set_models: Some(&models), model_map: None };
+        let options = SpiceOptions {
+            top,
+            rules: Some(&SKY130),
+            rule_set_models: Some(&models),
+            model_map: None,
+        };
         read(&mutate(CORPUS[index], &mutations), &options);
     }
 }
@@ -155,7 +180,11 @@ fn the_corpus_itself_reads() {
             label: "corpus.sp".to_owned(),
             bytes: text.as_bytes().to_vec(),
         };
-        if let Err(errors) = load_spice_netlist(&file, &SpiceOptions::default()) {
+        let options = SpiceOptions {
+            rules: Some(&SKY130),
+            ..SpiceOptions::default()
+        };
+        if let Err(errors) = load_spice_netlist(&file, &options) {
             panic!("{text}\n{errors}");
         }
     }

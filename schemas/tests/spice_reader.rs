@@ -307,6 +307,7 @@ fn model_tables_come_first_then_the_map_then_model_cards_then_usual_names() {
     ]);
     let options = SpiceOptions {
         top: None,
+        rules: None,
         rule_set_models: Some(&rules),
         model_map: Some(&user),
     };
@@ -327,6 +328,7 @@ fn model_tables_come_first_then_the_map_then_model_cards_then_usual_names() {
     );
     let without_map = SpiceOptions {
         top: None,
+        rules: None,
         rule_set_models: Some(&rules),
         model_map: Some(&ModelMap::new([("special", DeviceType::Pmos)])),
     };
@@ -380,7 +382,7 @@ fn testbench_lines_outside_subcircuits_include_and_odd_parameters_are_warnings()
     assert_eq!(
         read.warnings,
         vec![
-            "netlist.sp:1:1: .include models.lib is not followed: model names are mapped to device types, no model file is read",
+            "netlist.sp:1:1: .include models.lib is skipped: Centroid reads this one file (model names are mapped to device types, no model file is read); subcircuits and parameters the skipped file defines must be written here",
             "netlist.sp:3:34: parameter foo of M1 is ignored: Centroid reads w, l, nf and m",
             "netlist.sp:5:1: lines outside .subckt are ignored (e.g. a testbench): the layout is of subcircuit amp",
             "netlist.sp:7:1: .tran is ignored: Centroid reads .subckt, .ends, .param, .global, .model, .option scale and .end",
@@ -418,6 +420,7 @@ fn the_five_transistor_ota_example_reads_as_examples_ota5() {
     );
     let options = SpiceOptions {
         top: None,
+        rules: None,
         rule_set_models: Some(&models),
         model_map: None,
     };

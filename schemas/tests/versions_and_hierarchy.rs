@@ -27,12 +27,16 @@ fn a_1_0_0_rule_set_loads_with_inferred_roles_and_datatype_0() {
     assert_eq!(metal1.role.as_deref(), Some("metal1"));
     assert!(!metal1.role_is_explicit);
     assert_eq!(loaded.value.grid, 1e-9);
-    assert!(loaded.warnings.is_empty());
+    // Without a grid, coordinates fall on 1 nm: a foundry deck's grid check would flag them.
+    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+    assert_eq!(loaded.warnings[0].pointer, "/grid");
+    assert!(loaded.warnings[0].message.contains("manufacturing grid"));
 }
 
 #[test]
 fn a_newer_minor_is_read_as_the_newest_known_minor_with_a_warning() {
     let mut rules = minimal_rules("1.5.0");
+    rules["grid"] = json!(5e-9);
     rules["layers"]["Metal1"] =
         json!({"layer": 8, "datatype": 0, "role": "metal1", "future_field": true});
     let loaded = load_drc_rules(&file("r.json", &rules)).unwrap();
@@ -183,6 +187,7 @@ fn unknown_fields_are_reported_as_warnings() {
     // Terminal names are free-form keys (checked elsewhere), not unknown fields; a layer
     // object's fields are known through the schema's oneOf branch.
     let mut rules = minimal_rules("1.1.0");
+    rules["grid"] = json!(5e-9);
     rules["layers"]["Metal1"] = json!({"layer": 8, "role": "metal1", "colour": "blue"});
     let loaded = load_drc_rules(&file("r.json", &rules)).unwrap();
     assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);

@@ -278,6 +278,30 @@ async fn scenarios(make_store: impl Fn() -> Arc<dyn Store>) {
         }
         other => panic!("bad inputs accepted: {other:?}"),
     }
+    // what no candidate could draw is refused as `validate` and `run` refuse it: the
+    // same load pipeline, the same issues
+    let mut undrawable = ota5();
+    let mut netlist: serde_json::Value = serde_json::from_str(&undrawable.netlist_json).unwrap();
+    for device in netlist["cells"][0]["devices"].as_array_mut().unwrap() {
+        device["l"] = serde_json::json!(1e-8);
+    }
+    undrawable.netlist_json = netlist.to_string();
+    let expected = centroid_schemas::TaskContext::load(&undrawable.task_inputs(), "cli")
+        .unwrap_err()
+        .issues;
+    assert!(
+        expected[0].message.contains("minimum gate length"),
+        "{expected:?}"
+    );
+    match coordinator
+        .submit(undrawable, SubmitOptions::default())
+        .await
+    {
+        Err(centroid_coordinator::CoordinatorError::InvalidInputs(issues)) => {
+            assert_eq!(issues, expected);
+        }
+        other => panic!("undrawable inputs accepted: {other:?}"),
+    }
     coordinator.shutdown().await;
 
     // the time budget ends the job

@@ -11,13 +11,14 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::issue::{TextLocation, name_list, pointer_join};
+use crate::drc_rules::DrcRuleSet;
+use crate::issue::{TextLocation, name_list};
 use crate::spice::error::{Problems, SpiceError};
 use crate::spice::expr::EvalError;
 use crate::spice::models::ModelResolver;
-use crate::spice::parser::{Body, Deck, Element, ElementKind, Name, Subckt, Value as SpiceValue};
+use crate::spice::parser::{Body, Deck, ElementKind, Name, Subckt, Value as SpiceValue};
 use crate::spice::scope::Scope;
 
 /// JSON pointer → where in the netlist it came from.
@@ -29,28 +30,38 @@ const MAX_HIERARCHY_DEPTH: usize = 100;
 pub(crate) struct Built {
     pub document: Value,
     pub locations: SourceMap,
+    /// Every w and l as written (before `.option scale`), with where.
+    pub lengths: Vec<(f64, TextLocation)>,
+}
+
+/// How the deck is built beyond its own text.
+pub(crate) struct BuildOptions<'a> {
+    pub rules: Option<&'a DrcRuleSet>,
+    pub top: Option<&'a str>,
+    /// The cell's name when the netlist has no subcircuit.
+    pub default_name: &'a str,
+    /// The scale of w and l when the netlist sets none.
+    pub scale: f64,
 }
 
 /// One built cell: its JSON index and name, its ports, and the global nets it uses.
 #[derive(Debug, Clone)]
-struct CellRef {
-    index: usize,
-    name: String,
-    port_keys: Vec<String>,
-    globals: BTreeSet<String>,
+pub(super) struct CellRef {
+    pub(super) name: String,
+    pub(super) port_keys: Vec<String>,
 }
 
 pub(crate) fn build(
     deck: &Deck,
     resolver: &ModelResolver<'_>,
-    top: Option<&str>,
-    default_name: &str,
+    options: &BuildOptions<'_>,
     problems: &mut Problems,
 ) -> Built {
     let global_scope = Scope::new(deck.top_level.params.iter(), HashMap::new(), None);
     let mut builder = Builder {
         deck,
         resolver,
+        rules: options.rules,
         subckt_index: HashMap::new(),
         globals: deck
             .globals
@@ -58,7 +69,8 @@ pub(crate) fn build(
             .map(Name::key)
             .chain(["0".to_owned()])
             .collect(),
-        scale: 1.0,
+        scale: options.scale,
+        lengths: Vec::new(),
         cells: Vec::new(),
         taken_names: deck
             .subckts
@@ -86,20 +98,25 @@ pub(crate) fn build(
             builder.subckt_index.insert(subckt.name.key(), index);
         }
     }
-    let top_name = builder.top(top, &global_scope, default_name);
+    let top_name = builder.top(options.top, &global_scope, options.default_name);
     let cells: Vec<Value> = builder.cells.into_iter().flatten().collect();
     Built {
         document: json!({"schema_version": "1.1.0", "top": top_name, "cells": cells}),
         locations: builder.locations,
+        lengths: builder.lengths,
     }
 }
 
 pub(super) struct Builder<'d, 'p> {
     pub(super) deck: &'d Deck,
     pub(super) resolver: &'d ModelResolver<'d>,
-    subckt_index: HashMap<String, usize>,
+    /// The rule set, when it loaded: R and C lines given by value are sized from it.
+    pub(super) rules: Option<&'d DrcRuleSet>,
+    pub(super) subckt_index: HashMap<String, usize>,
     globals: HashSet<String>,
     pub(super) scale: f64,
+    /// Every w and l read, as written (before the scale), with where.
+    pub(super) lengths: Vec<(f64, TextLocation)>,
     /// JSON cells by index; None while a cell is being built.
     cells: Vec<Option<Value>>,
     taken_names: HashSet<String>,
@@ -107,7 +124,7 @@ pub(super) struct Builder<'d, 'p> {
     variants: HashMap<(usize, Vec<u64>), CellRef>,
     /// Subcircuits being built, outermost first (a repeat is a cycle).
     building: Vec<usize>,
-    spelling: HashMap<String, String>,
+    pub(super) spelling: HashMap<String, String>,
     pub(super) locations: SourceMap,
     pub(super) problems: &'p mut Problems,
 }
@@ -180,7 +197,12 @@ impl<'d> Builder<'d, '_> {
             .elements
             .iter()
             .map(|element| &element.name)
-            .chain(&deck.top_level.unsupported);
+            .chain(
+                deck.top_level
+                    .unsupported
+                    .iter()
+                    .map(|foreign| &foreign.name),
+            );
         if let Some(first) = ignored.min_by_key(|name| name.at) {
             self.problems.warning(
                 first.at,
@@ -196,7 +218,7 @@ impl<'d> Builder<'d, '_> {
 
     /// The cell of subcircuit `index` with the parameter values `fixed`; `via` is the
     /// instance (or the top's name) for messages.
-    fn instantiate(
+    pub(super) fn instantiate(
         &mut self,
         index: usize,
         fixed: HashMap<String, f64>,
@@ -228,7 +250,7 @@ impl<'d> Builder<'d, '_> {
             fixed,
             Some(global_scope),
         );
-        let key: Vec<u64> = subckt
+        let mut key: Vec<u64> = subckt
             .params
             .iter()
             .map(|param| {
@@ -237,6 +259,12 @@ impl<'d> Builder<'d, '_> {
                     .to_bits()
             })
             .collect();
+        // The subcircuit's own .params an instance overrides make a variant too.
+        key.extend(subckt.body.params.iter().map(|param| {
+            scope
+                .fixed(&param.name.key())
+                .map_or(u64::MAX, f64::to_bits)
+        }));
         if let Some(cell) = self.variants.get(&(index, key.clone())) {
             return Some(cell.clone());
         }
@@ -277,12 +305,7 @@ impl<'d> Builder<'d, '_> {
         }
         cell["ports"] = json!(ports);
         self.cells[cell_index] = Some(cell);
-        let cell = CellRef {
-            index: cell_index,
-            name,
-            port_keys,
-            globals,
-        };
+        let cell = CellRef { name, port_keys };
         self.variants.insert((index, key), cell.clone());
         Some(cell)
     }
@@ -322,50 +345,31 @@ impl<'d> Builder<'d, '_> {
             self.locations
                 .insert(format!("{pointer}/name"), subckt.name.at);
         }
-        for unsupported in &body.unsupported {
-            let hint = match unsupported
-                .text
-                .chars()
-                .next()
-                .map(|c| c.to_ascii_lowercase())
-            {
-                Some('v' | 'i') => {
-                    "; sources belong in a testbench, outside the .subckt to lay out"
-                }
-                Some('d' | 'q' | 'l') => "; Centroid has no diode, bipolar or inductor generator",
-                _ => "",
-            };
-            let error = SpiceError::UnsupportedElement {
-                name: unsupported.text.clone(),
-                hint,
-            };
-            self.problems.error(unsupported.at, error);
+        for foreign in &body.unsupported {
+            self.foreign(foreign);
         }
         let mut globals = BTreeSet::new();
         let mut devices = Vec::new();
         let mut subcells = Vec::new();
+        let bulks = self.bulk_defaults(body, subckt);
         for element in &body.elements {
             if element.kind == ElementKind::Instance {
                 let target = element.target.as_ref().map(Name::key).unwrap_or_default();
                 if let Some(&index) = self.subckt_index.get(&target) {
-                    let subcell_pointer = format!("{pointer}/subcells/{}", subcells.len());
-                    if let Some(subcell) = self.subcell(
+                    let copies = self.subcell(
                         element,
                         index,
-                        scope,
-                        global_scope,
-                        &subcell_pointer,
+                        (scope, global_scope),
+                        (&pointer, subcells.len()),
                         &mut globals,
-                    ) {
-                        subcells.push(subcell);
-                    }
+                    );
+                    subcells.extend(copies);
                     continue;
                 }
             }
             let device_pointer = format!("{pointer}/devices/{}", devices.len());
-            if let Some(device) = self.device(element, scope, &device_pointer, &mut globals) {
-                devices.push(device);
-            }
+            let device = self.device(element, (scope, &bulks), &device_pointer, &mut globals);
+            devices.extend(device);
         }
         let cell = json!({"name": name, "devices": devices, "subcells": subcells});
         (cell, globals)
@@ -405,127 +409,4 @@ impl<'d> Builder<'d, '_> {
         let result = scope.evaluate(value, name);
         self.report(result)
     }
-
-    /// An X line calling a subcircuit of the netlist.
-    fn subcell(
-        &mut self,
-        element: &Element,
-        index: usize,
-        scope: &Scope<'_>,
-        global_scope: &Scope<'d>,
-        pointer: &str,
-        globals: &mut BTreeSet<String>,
-    ) -> Option<Value> {
-        let deck = self.deck;
-        let subckt = &deck.subckts[index];
-        let target = element.target.as_ref()?;
-        let mut fixed = HashMap::new();
-        let mut sound = true;
-        for param in &element.params {
-            let key = param.name.key();
-            let Some(value) = &param.value else {
-                sound = false;
-                continue;
-            };
-            let number = self.number(scope, value, &param.name.text);
-            if key == "m" || key == "mult" {
-                if number.is_some_and(|m| m != 1.0) {
-                    let m = value_text(number);
-                    self.problems.error(
-                        param.name.at,
-                        SpiceError::SubcktMultiplicity {
-                            element: element.name.text.clone(),
-                            m,
-                        },
-                    );
-                    sound = false;
-                }
-            } else if subckt
-                .params
-                .iter()
-                .any(|declared| declared.name.key() == key)
-            {
-                match number {
-                    Some(number) => {
-                        fixed.insert(key, number);
-                    }
-                    None => sound = false,
-                }
-            } else {
-                let known = name_list(
-                    subckt
-                        .params
-                        .iter()
-                        .map(|declared| declared.name.text.as_str()),
-                );
-                let error = SpiceError::UnknownInstanceParam {
-                    subckt: subckt.name.text.clone(),
-                    param: param.name.text.clone(),
-                    known,
-                };
-                self.problems.error(param.name.at, error);
-                sound = false;
-            }
-        }
-        if element.nodes.len() != subckt.ports.len() {
-            let ports: Vec<&str> = subckt.ports.iter().map(|port| port.text.as_str()).collect();
-            let error = SpiceError::PortCount {
-                element: element.name.text.clone(),
-                found: element.nodes.len(),
-                plural: if element.nodes.len() == 1 { "" } else { "s" },
-                subckt: subckt.name.text.clone(),
-                expected: ports.len(),
-                ports_plural: if ports.len() == 1 { "" } else { "s" },
-                ports: if ports.is_empty() {
-                    "none".to_owned()
-                } else {
-                    ports.join(", ")
-                },
-            };
-            self.problems.error(element.name.at, error);
-            sound = false;
-        }
-        let child = self.instantiate(index, fixed, global_scope, &element.name)?;
-        if !sound {
-            return None;
-        }
-        let mut connections = Map::new();
-        for (port_index, node) in element.nodes.iter().enumerate() {
-            let port_name = self.port_spelling(&subckt.ports[port_index]);
-            self.locations.insert(
-                pointer_join(&format!("{pointer}/connections"), &port_name),
-                node.at,
-            );
-            connections.insert(port_name, json!(self.net(node, globals)));
-        }
-        for global in child.port_keys.iter().skip(subckt.ports.len()) {
-            let spelled = self
-                .spelling
-                .get(global)
-                .cloned()
-                .unwrap_or_else(|| global.clone());
-            globals.insert(global.clone());
-            connections.insert(spelled.clone(), json!(spelled));
-        }
-        self.locations.insert(pointer.to_owned(), element.name.at);
-        self.locations
-            .insert(format!("{pointer}/name"), element.name.at);
-        self.locations.insert(format!("{pointer}/cell"), target.at);
-        debug_assert!(
-            child.index < self.cells.len()
-                && child.globals.iter().all(|g| child.port_keys.contains(g))
-        );
-        Some(json!({"name": element.name.text, "cell": child.name, "connections": connections}))
-    }
-
-    fn port_spelling(&mut self, port: &Name) -> String {
-        self.spelling
-            .entry(port.key())
-            .or_insert_with(|| port.text.clone())
-            .clone()
-    }
-}
-
-fn value_text(number: Option<f64>) -> String {
-    number.map_or_else(String::new, |number| number.to_string())
 }

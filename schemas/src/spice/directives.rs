@@ -137,7 +137,8 @@ impl DeckParser<'_> {
                 expected: subckt.name.text.clone(),
                 found: written.text.clone(),
             };
-            self.problems.error(at(line, written), error);
+            // SPICE simulators end the open subcircuit whatever the name says.
+            self.problems.warning(at(line, written), error);
         }
         self.deck.subckts.push(subckt);
     }

@@ -28,9 +28,29 @@ pub enum SpiceError {
     #[error("expected an element (M, R, C or X) or a dot statement, found \"{found}\"")]
     NotAStatement { found: String },
     #[error(
-        "unsupported element \"{name}\": Centroid lays out M (MOS), R, C and X (subcircuit) lines{hint}"
+        "unsupported element \"{name}\" ({what}): Centroid lays out M (MOS), R, C and X (subcircuit) lines{hint}"
     )]
-    UnsupportedElement { name: String, hint: &'static str },
+    UnsupportedElement {
+        name: String,
+        what: &'static str,
+        hint: &'static str,
+    },
+    #[error(
+        "{name} ({what}{between}) is not laid out: a source belongs to a testbench; what it supplies comes in through a port of the circuit"
+    )]
+    SourceIgnored {
+        name: String,
+        what: &'static str,
+        between: String,
+    },
+    #[error(
+        "{name} is read as an instance of subcircuit {subckt}: an instance line starts with X (X{name} …)"
+    )]
+    InstanceWithoutX { name: String, subckt: String },
+    #[error(
+        "\"{found}\" starts a Spectre statement; Centroid reads SPICE/CDL netlists (.subckt … .ends, nodes without parentheses): export the netlist as CDL or HSPICE (the file is not read further)"
+    )]
+    SpectreSyntax { found: String },
     #[error("expected {what} after {element}, found {found}")]
     ExpectedItems {
         what: String,
@@ -83,7 +103,9 @@ pub enum SpiceError {
     NestedSubckt { name: String, outer: String },
     #[error(".ends without an open .subckt")]
     EndsWithoutSubckt,
-    #[error("expected .ends {expected} (or .ends), found .ends {found}")]
+    #[error(
+        ".ends {found} ends subcircuit {expected}, the one open (a name after .ends should repeat it)"
+    )]
     EndsNameMismatch { expected: String, found: String },
     #[error("subcircuit \"{name}\" is not closed: expected .ends before the end of the file")]
     UnclosedSubckt { name: String },
@@ -105,7 +127,7 @@ pub enum SpiceError {
     )]
     IgnoredDirective { name: String },
     #[error(
-        ".{name} {target} is not followed: model names are mapped to device types, no model file is read"
+        ".{name} {target} is skipped: Centroid reads this one file (model names are mapped to device types, no model file is read); subcircuits and parameters the skipped file defines must be written here"
     )]
     NotFollowed { name: String, target: String },
 
@@ -145,9 +167,13 @@ pub enum SpiceError {
         known: String,
     },
     #[error(
-        "{element}: m={m} on a subcircuit instance is not supported; write one X line per instance"
+        "{element}: m={m} on a subcircuit instance must be a whole number of parallel copies from 1 to {max}"
     )]
-    SubcktMultiplicity { element: String, m: String },
+    SubcktMultiplicity {
+        element: String,
+        m: String,
+        max: u32,
+    },
     #[error("subcircuit {subckt} contains itself: {cycle}")]
     HierarchyCycle { subckt: String, cycle: String },
     #[error("no subcircuit named \"{name}\" (--top); subcircuits: {defined}")]
@@ -169,6 +195,31 @@ pub enum SpiceError {
         meaning: &'static str,
         example: String,
     },
+    #[error(
+        "{element}: nfin={nfin} sizes a FinFET, which a planar rule set does not draw; give w=… (the total gate width of one instance over its nf fingers), e.g. w=1u"
+    )]
+    FinCount { element: String, nfin: String },
+    #[error(
+        "{element} has no bulk node: its bulk is connected to {net}, {why}; write the bulk as the fourth node to choose another"
+    )]
+    BulkDefaulted {
+        element: String,
+        net: String,
+        why: &'static str,
+    },
+    #[error("{element} = {value} is drawn as {drawn} ({how})")]
+    PassiveSized {
+        element: String,
+        value: String,
+        drawn: String,
+        how: &'static str,
+    },
+    #[error("{element} = {value} is given by its value only: {why}")]
+    PassiveUnsized {
+        element: String,
+        value: String,
+        why: String,
+    },
     #[error("parameter {name} of {element} is ignored: Centroid reads {known}")]
     IgnoredParam {
         name: String,
@@ -177,6 +228,10 @@ pub enum SpiceError {
     },
     #[error("{element}: {why}")]
     Model { element: String, why: String },
+    #[error(
+        "every w and l is written without a scale ({range}), which in metres no device measures: read as micrometres, as with the SKY130 models' .option scale=1e-6 (write .option scale=1e-6, or units such as 1u, to say so)"
+    )]
+    LengthsInMicrometres { range: String },
 }
 
 /// Problems collected while a netlist is read, in the order found.
@@ -184,9 +239,19 @@ pub enum SpiceError {
 pub(crate) struct Problems {
     pub errors: Vec<(Option<TextLocation>, SpiceError)>,
     pub warnings: Vec<(Option<TextLocation>, SpiceError)>,
+    /// An earlier stage found errors (kept elsewhere).
+    earlier_errors: bool,
 }
 
 impl Problems {
+    /// Problems of a later stage, knowing whether the earlier ones had errors.
+    pub fn after(earlier: &Problems) -> Self {
+        Self {
+            earlier_errors: earlier.has_errors(),
+            ..Self::default()
+        }
+    }
+
     pub fn error(&mut self, at: TextLocation, error: SpiceError) {
         self.errors.push((Some(at), error));
     }
@@ -200,8 +265,14 @@ impl Problems {
         self.warnings.push((Some(at), warning));
     }
 
+    /// The problems of a later stage, after these.
+    pub fn absorb(&mut self, other: Problems) {
+        self.errors.extend(other.errors);
+        self.warnings.extend(other.warnings);
+    }
+
     pub fn has_errors(&self) -> bool {
-        !self.errors.is_empty()
+        self.earlier_errors || !self.errors.is_empty()
     }
 
     /// The problems as input issues of `file`, sorted by position, each reported once.

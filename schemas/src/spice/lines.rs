@@ -1,8 +1,9 @@
-//! The line assembler: physical lines → logical lines. `*` comment lines and blank lines
-//! are dropped, `$` and `;` inline comments cut (but not CDL's `$[model]` and `$NAME=value`),
-//! `+` continuation lines joined to the statement they continue (comment lines may stand
-//! between), and everything after `.end` ignored. Every byte of a logical line keeps the
-//! line and column it came from.
+//! The line assembler: physical lines → logical lines. `*` and `//` comment lines and blank
+//! lines are dropped, `$` and `;` inline comments cut (but not CDL's `$[model]` and
+//! `$NAME=value`), `+` continuation lines joined to the statement they continue (comment
+//! lines may stand between), as is the line after one ending in `\` (HSPICE and Spectre
+//! netlisters break long lines so), and everything after `.end` ignored. Every byte of a
+//! logical line keeps the line and column it came from.
 
 use crate::issue::TextLocation;
 use crate::spice::error::{Problems, SpiceError};
@@ -76,6 +77,8 @@ pub(crate) fn decode(bytes: &[u8], problems: &mut Problems) -> String {
 pub(crate) fn logical_lines(text: &str, problems: &mut Problems) -> Vec<LogicalLine> {
     let mut lines: Vec<LogicalLine> = Vec::new();
     let mut current: Option<LogicalLine> = None;
+    // The line before ended in `\`: this one continues it.
+    let mut continued = false;
     for (index, raw) in text.split('\n').enumerate() {
         let line_number = u32::try_from(index + 1).unwrap_or(u32::MAX);
         let raw = raw.strip_suffix('\r').unwrap_or(raw);
@@ -86,14 +89,25 @@ pub(crate) fn logical_lines(text: &str, problems: &mut Problems) -> Vec<LogicalL
         else {
             continue; // blank, or only an inline comment
         };
-        if first_char == '*' {
+        if first_char == '*' || content[first_byte..].starts_with("//") {
             continue; // a comment line; a '+' line after it still continues the statement
         }
         let column = |byte: usize| TextLocation {
             line: line_number,
             column: raw[..byte].chars().count() as u32 + 1,
         };
-        let piece = content[first_byte..].trim_end();
+        let mut piece = content[first_byte..].trim_end();
+        let continues_after = piece.ends_with('\\');
+        if continues_after {
+            piece = piece[..piece.len() - 1].trim_end();
+        }
+        let continues_before = std::mem::replace(&mut continued, continues_after);
+        if continues_before && let Some(line) = current.as_mut() {
+            if !piece.is_empty() {
+                line.append(piece, column(first_byte));
+            }
+            continue;
+        }
         if first_char == '+' {
             let rest = &piece[1..];
             let skipped = rest.len() - rest.trim_start().len();
@@ -108,6 +122,9 @@ pub(crate) fn logical_lines(text: &str, problems: &mut Problems) -> Vec<LogicalL
         lines.extend(current.take());
         if is_end(piece) {
             return lines;
+        }
+        if piece.is_empty() {
+            continue; // a lone `\`
         }
         current = Some(LogicalLine {
             text: piece.to_owned(),

@@ -11,28 +11,33 @@
 //! What is accepted is documented in `docs/contracts.md` ("SPICE/CDL netlists").
 
 mod build;
+mod bulk_default;
 mod devices;
 mod directives;
 mod error;
 mod expr;
+mod foreign;
+mod instances;
 mod lexer;
 mod lines;
 mod models;
 mod parser;
 mod scope;
+mod sizes;
 
 use std::path::Path;
 
 use serde_json::Value;
 
 use crate::circuit::Circuit;
-use crate::issue::{InputErrors, InputIssue};
+use crate::drc_rules::DrcRuleSet;
+use crate::issue::{InputErrors, InputIssue, TextLocation};
 use crate::json_inputs::{InputFile, Loaded, load_netlist};
 
 pub use error::SpiceError;
 pub use models::{ModelMap, device_type_named};
 
-use build::SourceMap;
+use build::{BuildOptions, SourceMap};
 use error::{Problems, sort_and_dedup};
 
 /// File extensions read as SPICE/CDL (case-insensitive).
@@ -49,11 +54,14 @@ pub fn is_spice_path(path: &Path) -> bool {
         })
 }
 
-/// How a SPICE netlist is read: the top subcircuit and where model names are mapped.
+/// How a SPICE netlist is read: the top subcircuit, where model names are mapped, and
+/// the rule set that sizes resistors and capacitors given by their value.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SpiceOptions<'a> {
     /// The subcircuit to lay out (default: the last one in the file).
     pub top: Option<&'a str>,
+    /// The rule set, when it loaded (R and C lines given by value only are sized from it).
+    pub rules: Option<&'a DrcRuleSet>,
     /// The rule set's `models` table (first in the mapping order).
     pub rule_set_models: Option<&'a ModelMap>,
     /// `--model-map FILE` (second).
@@ -118,13 +126,53 @@ fn convert_collecting(file: &InputFile, options: &SpiceOptions<'_>) -> (Conversi
         .and_then(|stem| stem.to_str())
         .filter(|stem| !stem.is_empty())
         .unwrap_or("top");
-    let built = build::build(&deck, &resolver, options.top, default_name, &mut problems);
+    let mut build_options = BuildOptions {
+        rules: options.rules,
+        top: options.top,
+        default_name,
+        scale: 1.0,
+    };
+    let mut build_problems = Problems::after(&problems);
+    let mut built = build::build(&deck, &resolver, &build_options, &mut build_problems);
+    if deck.scale.is_none()
+        && let Some(warning) = lengths_in_micrometres(&built.lengths)
+    {
+        // Read again with lengths in µm; the first reading's problems are not the file's.
+        build_options.scale = MICROMETRE;
+        build_problems = Problems::after(&problems);
+        built = build::build(&deck, &resolver, &build_options, &mut build_problems);
+        build_problems.warning(warning.0, warning.1);
+    }
+    problems.absorb(build_problems);
     let conversion = Conversion {
         document: built.document,
         warnings: Vec::new(),
         locations: built.locations,
     };
     (conversion, problems)
+}
+
+const MICROMETRE: f64 = 1e-6;
+
+/// A netlist whose every w and l, read in metres, would be a millimetre or more writes
+/// them in micrometres: the SKY130 models set `.option scale=1e-6` in the model library
+/// the netlist includes (and Centroid skips), so `W=5 L=0.15` means 5 µm by 0.15 µm.
+/// The warning (where the first length is) says it is read so.
+fn lengths_in_micrometres(lengths: &[(f64, TextLocation)]) -> Option<(TextLocation, SpiceError)> {
+    let (first, _) = lengths.split_first()?;
+    if !lengths.iter().all(|(value, _)| *value >= 1e-3) {
+        return None;
+    }
+    let bound =
+        |pick: fn(f64, f64) -> f64| lengths.iter().map(|(value, _)| *value).fold(first.0, pick);
+    let (smallest, largest) = (bound(f64::min), bound(f64::max));
+    let range = if smallest == largest {
+        format!("all {smallest}")
+    } else {
+        format!("from {smallest} to {largest}")
+    };
+    let warning = SpiceError::LengthsInMicrometres { range };
+    Some((first.1, warning))
 }
 
 /// Reads a SPICE netlist into the checked circuit, and the netlist.json text it was read
@@ -134,6 +182,29 @@ pub fn load_spice_netlist(
     file: &InputFile,
     options: &SpiceOptions<'_>,
 ) -> Result<(Loaded<Circuit>, InputFile), InputErrors> {
+    load_spice_netlist_located(file, options).map(|(loaded, json, _)| (loaded, json))
+}
+
+/// Where the netlist.json of a SPICE netlist came from, to give later issues about it
+/// (e.g. a device the rule set cannot draw) their SPICE line and column.
+#[derive(Debug, Clone)]
+pub struct SpiceLocations {
+    label: String,
+    map: SourceMap,
+}
+
+impl SpiceLocations {
+    /// The issues of this netlist with the line and column their pointer came from.
+    pub fn locate(&self, issues: Vec<InputIssue>) -> Vec<InputIssue> {
+        relocate(issues, &self.label, &self.map)
+    }
+}
+
+/// [`load_spice_netlist`], with where every pointer of the JSON came from.
+pub(crate) fn load_spice_netlist_located(
+    file: &InputFile,
+    options: &SpiceOptions<'_>,
+) -> Result<(Loaded<Circuit>, InputFile, SpiceLocations), InputErrors> {
     let (conversion, problems) = convert_collecting(file, options);
     let had_errors = problems.has_errors();
     let (mut errors, spice_warnings) = problems.into_issues(&file.label);
@@ -146,7 +217,11 @@ pub fn load_spice_netlist(
             loaded.warnings = relocate(loaded.warnings, &file.label, &conversion.locations);
             loaded.warnings.extend(spice_warnings);
             sort_and_dedup(&mut loaded.warnings);
-            Ok((loaded, json_file))
+            let locations = SpiceLocations {
+                label: file.label.clone(),
+                map: conversion.locations,
+            };
+            Ok((loaded, json_file, locations))
         }
         Ok(_) => Err(InputErrors { issues: errors }),
         Err(json_errors) => {

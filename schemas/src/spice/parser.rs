@@ -3,7 +3,7 @@
 //! values stay expressions until their subcircuit is instantiated (`build.rs`). Dot
 //! statements are read in `directives.rs`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::circuit::DeviceType;
 use crate::issue::TextLocation;
@@ -61,13 +61,21 @@ pub(crate) struct Element {
     pub params: Vec<Param>,
 }
 
+/// A line of an element kind Centroid does not lay out (V, I, D, Q, L, …): its name and
+/// the nodes (the words before the first `name=value` or expression).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Foreign {
+    pub name: Name,
+    pub words: Vec<Name>,
+}
+
 /// The statements of a subcircuit, or of the top level.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Body {
     pub elements: Vec<Element>,
     pub params: Vec<Param>,
-    /// Lines of element kinds Centroid does not lay out (V, I, D, Q, L, …).
-    pub unsupported: Vec<Name>,
+    /// Lines of element kinds Centroid does not lay out.
+    pub unsupported: Vec<Foreign>,
     first_line_of_name: HashMap<String, u32>,
 }
 
@@ -96,9 +104,14 @@ pub(crate) fn parse_deck(lines: &[LogicalLine], problems: &mut Problems) -> Deck
         deck: Deck::default(),
         open: None,
         in_control: false,
+        spectre: false,
+        subckt_names: subckt_names(lines),
         problems,
     };
     for line in lines {
+        if parser.spectre {
+            break;
+        }
         // A line with an unterminated quote or brace was reported and is not read further.
         let tokens = tokenize(line, parser.problems).unwrap_or_default();
         if !tokens.is_empty() {
@@ -119,8 +132,32 @@ pub(super) struct DeckParser<'a> {
     pub(super) deck: Deck,
     pub(super) open: Option<Subckt>,
     pub(super) in_control: bool,
+    /// A Spectre statement was found: the rest of the file is in a dialect not read.
+    spectre: bool,
+    /// The names (lower case) of every `.subckt` of the file, wherever it is defined: a
+    /// line of another letter that calls one is an instance written without its X.
+    subckt_names: HashSet<String>,
     pub(super) problems: &'a mut Problems,
 }
+
+/// The names of the file's subcircuits, read ahead of the statements.
+fn subckt_names(lines: &[LogicalLine]) -> HashSet<String> {
+    lines
+        .iter()
+        .filter_map(|line| {
+            let mut words = line.text.split_whitespace();
+            let keyword = words.next()?;
+            keyword
+                .eq_ignore_ascii_case(".subckt")
+                .then(|| words.next())
+                .flatten()
+                .map(str::to_lowercase)
+        })
+        .collect()
+}
+
+/// The first word of a Spectre netlist's statements (a dialect Centroid does not read).
+const SPECTRE_KEYWORDS: [&str; 4] = ["subckt", "topckt", "simulator", "ends"];
 
 /// A token's location in its line.
 pub(super) fn at(line: &LogicalLine, token: &Token) -> TextLocation {
@@ -132,6 +169,16 @@ pub(super) fn name_of(line: &LogicalLine, token: &Token) -> Name {
         text: token.text.clone(),
         at: line.location(token.text_start),
     }
+}
+
+/// The words after an element's name up to its first `name=value`, expression or
+/// non-word (its nodes, and for an instance its subcircuit).
+fn leading_words(line: &LogicalLine, tokens: &[Token]) -> Vec<Name> {
+    (1..tokens.len())
+        .take_while(|&index| tokens[index].is_word() && !starts_param(tokens, index))
+        .map(|index| name_of(line, &tokens[index]))
+        .filter(|name| !name.text.eq_ignore_ascii_case("params:"))
+        .collect()
 }
 
 /// True when `tokens[index]` starts a `name=value`.
@@ -173,14 +220,45 @@ impl DeckParser<'_> {
             self.directive(line, tokens);
             return;
         }
-        let kind = match initial.to_ascii_lowercase() {
+        if SPECTRE_KEYWORDS
+            .iter()
+            .any(|keyword| first.text.eq_ignore_ascii_case(keyword))
+        {
+            let error = SpiceError::SpectreSyntax {
+                found: first.text.clone(),
+            };
+            self.problems.error(at(line, first), error);
+            self.spectre = true;
+            return;
+        }
+        let letter = initial.to_ascii_lowercase();
+        let words = leading_words(line, tokens);
+        let calls_subckt = words
+            .last()
+            .is_some_and(|last| self.subckt_names.contains(&last.key()));
+        let kind = match letter {
+            'x' => ElementKind::Instance,
+            // Any other line whose last node-like word names a subcircuit of the file
+            // (`cap1 a b CAP1`, `I3 a b inv`) is an instance written without its X.
+            _ if calls_subckt && letter.is_alphabetic() => {
+                let target = words
+                    .last()
+                    .map_or_else(String::new, |last| last.text.clone());
+                self.problems.warning(
+                    at(line, first),
+                    SpiceError::InstanceWithoutX {
+                        name: first.text.clone(),
+                        subckt: target,
+                    },
+                );
+                ElementKind::Instance
+            }
             'm' => ElementKind::Mos,
             'r' => ElementKind::Resistor,
             'c' => ElementKind::Capacitor,
-            'x' => ElementKind::Instance,
             letter if letter.is_alphabetic() => {
                 let name = name_of(line, first);
-                self.body().unsupported.push(name);
+                self.body().unsupported.push(Foreign { name, words });
                 return;
             }
             _ => {
@@ -365,7 +443,7 @@ impl DeckParser<'_> {
         self.problems.error(element.name.at, error);
     }
 
-    /// `M d g s b model`.
+    /// `M d g s b model`, or `M d g s model` (the bulk defaulted when the device is built).
     fn mos_items(
         &mut self,
         line: &LogicalLine,
@@ -373,11 +451,11 @@ impl DeckParser<'_> {
         tag: Option<Name>,
         element: &mut Element,
     ) -> bool {
-        let wanted = if tag.is_some() { 4 } else { 5 };
-        if items.len() != wanted {
+        let model = if tag.is_some() { 0 } else { 1 };
+        if !(3 + model..=4 + model).contains(&items.len()) {
             self.expected_items(
                 element,
-                "drain, gate, source and bulk nodes and a model",
+                "drain, gate, source and bulk nodes and a model (or drain, gate, source and a model)",
                 items,
             );
             return false;

@@ -39,6 +39,23 @@ impl<'a> Scope<'a> {
         }
     }
 
+    /// Whether `name` (lower case) is a parameter this scope sees.
+    pub fn defines(&self, name: &str) -> bool {
+        let mut scope = Some(self);
+        while let Some(current) = scope {
+            if current.fixed.contains_key(name) || current.definitions.contains_key(name) {
+                return true;
+            }
+            scope = current.parent;
+        }
+        false
+    }
+
+    /// The value the instantiating line fixed for `name` (lower case), if it did.
+    pub fn fixed(&self, name: &str) -> Option<f64> {
+        self.fixed.get(name).copied()
+    }
+
     /// Evaluates a value written in this scope; `name` is what it is for.
     pub fn evaluate(&self, value: &Value, name: &str) -> Result<f64, EvalError> {
         let mut evaluation = Evaluation {

@@ -13,8 +13,9 @@ device; the skill itself is in :mod:`centroid_skills.skills.devices`.
 * the implant of the device type (nplus/pplus, when the rule set has that layer)
   around the diffusion; for pmos an nwell around diffusion and implant.
 * ``dummy: true`` draws the same device with gate, source and drain on one net
-  ``TIE`` (the first source strap runs up into the gate strap, a via-1 on it joins
-  the drain bus) -- used for dummies at row ends; same pitch as the device.
+  (the first source strap runs up into the gate strap, a via-1 on it joins the drain
+  bus; pins ``TIE``, the gate strap, and ``TIE_S``, the source bus) -- used for
+  dummies at row ends; same pitch as the device.
 
 Cut enclosures follow :mod:`centroid_skills.cuts`: the straps and buses are lines with
 their cuts in a row, so each reaches past its last cut by the along margin (line-end and
@@ -280,8 +281,8 @@ def _draw_mos_once(session: Session, cell: kdb.Cell, mos_type: str, w_nm: int, l
             well = well + imp_box.enlarged(e2, e2)
         well = grow_to_width(well, tech.width("nwell"), tech)
         pt.box("nwell", grow_to_area(well, tech.area("nwell"), tech))
-    if dummy:
-        pins = [pt.pin("TIE", "metal1", strap)]
+    if dummy:  # its source bus too: a row's router drops it onto the supply rail below
+        pins = [pt.pin("TIE", "metal1", strap), pt.pin("TIE_S", "metal1", s_bus)]
     else:
         pins = [pt.pin("S", "metal1", s_bus), pt.pin("D", "metal2", m2_bus),
                 pt.pin("G", "metal1", strap)]

@@ -50,7 +50,7 @@ def test_mos_minimum_sizes_clean(loaded: Client, mos_type: str) -> None:
 
 def test_mos_dummy_variant_clean(loaded: Client) -> None:
     d = loaded.call("layout.create_device", type="nmos", w=2e-6, l=0.5e-6, nf=2, dummy=True)
-    assert set(d["pins"]) == {"TIE"}
+    assert set(d["pins"]) == {"TIE", "TIE_S"}  # gate strap, source bus: one net
     assert drc_total(loaded, d["cell_name"])[0] == 0
 
 

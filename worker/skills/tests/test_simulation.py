@@ -264,8 +264,8 @@ def test_aligns_five_transistor_ota_before_and_after_layout(tmp_path: Path) -> N
     spice = shared_file("benches/align_sky130/five_transistor_ota/netlist.sp")
     netlist = json.loads(subprocess.run([str(centroid_binary()), "convert", str(spice)], check=True,
                                         capture_output=True, text=True).stdout)
-    # the first LVS- and DRC-clean candidate (today 5 of the first 8 short tail to vss: a
-    # layout defect outside this test, reported with issue 27's work)
+    # the first LVS- and DRC-clean candidate (every one of the 8 is since the dummies drop
+    # their own source bus onto the rail: test_routing_defects.py)
     request = PlanRequest.of(netlist, rule_set("sky130"), example_objectives("ota5"), candidates=8)
     for k, candidate in enumerate(draft(request).candidates):
         server = Server()

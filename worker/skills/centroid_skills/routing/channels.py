@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from centroid_skills.routing.dims import Dims
+from centroid_skills.routing.dims import Dims, track_reach
 from centroid_skills.routing.terminals import Term
 from centroid_skills.tech import Technology
 
@@ -52,9 +52,11 @@ def assign_x(stubs: list[Stub], pitch: int, tech: Technology) -> bool:
 
 
 def _left_edge(entries: list[tuple[int, int, str]], before: dict[str, set[str]],
-               d: Dims) -> dict[str, tuple[int, int, int]] | None:
+               d: Dims, tech: Technology) -> dict[str, tuple[int, int, int]] | None:
     """Tracks for net spans (left, right, net); ``before[b]``: nets whose track must be
-    below b's.  Lowest fitting track in topological order; None on a cycle."""
+    below b's.  Lowest fitting track in topological order; None on a cycle.  Two spans
+    share a track when the tracks as drawn (reaching past their end vias,
+    :func:`.dims.track_reach`) keep the layer's spacing."""
     nets = {e[2]: e for e in entries}
     level: dict[str, int] = {}
     visiting: set[str] = set()
@@ -80,18 +82,19 @@ def _left_edge(entries: list[tuple[int, int, str]], before: dict[str, set[str]],
     for n in nets:
         if lvl(n) is None:
             return None
-    occupied: list[list[tuple[int, int]]] = []
+    occupied: list[list[tuple[int, int]]] = []  # per track: drawn extents
     out: dict[str, tuple[int, int, int]] = {}
     for left, right, net in sorted(entries, key=lambda e: (level[e[2]], e[0], e[2])):
+        reach = track_reach(tech, d, left, right)
+        lo, hi = left - reach, right + reach
         t = 1 + max((out[p][0] for p in before.get(net, ()) if p in out), default=-1)
         while True:
             while t >= len(occupied):
                 occupied.append([])
-            if all(left - d.hh - (r + d.hh) >= d.sh or l_ - d.hh - (right + d.hh) >= d.sh
-                   for l_, r in occupied[t]):
+            if all(lo - r >= d.sh or l_ - hi >= d.sh for l_, r in occupied[t]):
                 break
             t += 1
-        occupied[t].append((left, right))
+        occupied[t].append((lo, hi))
         out[net] = (t, left, right)
     return out
 
@@ -148,9 +151,9 @@ def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Techno
                 if w.kind == "rail" or u.net == w.net or abs(u.x - w.x) >= d.px:
                     continue
                 before.setdefault(w.net, set()).add(u.net)
-        res = _left_edge(entries_for(), before, d)
+        res = _left_edge(entries_for(), before, d, tech)
         if res is not None:
             return res
     if not assign_x(lst, d.px, tech):
         return None
-    return _left_edge(entries_for(), {}, d)
+    return _left_edge(entries_for(), {}, d, tech)

@@ -8,7 +8,7 @@ import klayout.db as kdb
 
 from centroid_skills.routing.channel_plan import ChannelPlan, Tracks
 from centroid_skills.routing.channels import Stub
-from centroid_skills.routing.dims import Dims
+from centroid_skills.routing.dims import Dims, track_reach
 from centroid_skills.routing.rows import RowInfo
 from centroid_skills.routing.stacking import Stack
 from centroid_skills.tech import Technology
@@ -151,7 +151,7 @@ def draw_tracks(tech: Technology, p: Painter, tracks: list[Tracks], stack: Stack
     for ch, channel_tracks in enumerate(tracks):
         for net, (_k, left, right) in channel_tracks.items():
             y = stack.track_y[ch][net]
-            ext = max(d.he, tech.snap_up((d.track_area / (2 * d.hh) - (right - left)) / 2))
+            ext = track_reach(tech, d, left, right)
             tb = kdb.Box(left - ext, y - d.hh, right + ext, y + d.hh)
             p.put(p.h, tb)
             p.add_wire(net, right - left)

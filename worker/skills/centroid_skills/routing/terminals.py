@@ -49,8 +49,6 @@ def collect_terms(session: Session, cell: kdb.Cell, trans: kdb.Trans, out: list[
         mos = rec.kind if rec.kind in ("nmos", "pmos") else None
         for p in rec.pins:
             out.append(Term(dev, p.name, p.role, p.box.transformed(trans), block, mos))
-        if rec.params.get("dummy"):
-            _dummy_source(session, cell, trans, block, mos, out)
         return
     if rec is not None and rec.kind in MODULE_KINDS:
         for u in rec.units:
@@ -68,8 +66,6 @@ def collect_terms(session: Session, cell: kdb.Cell, trans: kdb.Trans, out: list[
                 if p.name not in joined:
                     out.append(Term(dev, p.name, p.role, p.box.transformed(ut), block, mos,
                                     mirrored=ut.is_mirror()))
-            if u.get("dummy"):
-                _dummy_source(session, ucell, ut, block, mos, out)
             for t in out[first:]:
                 t.module = cell.name
         return
@@ -83,16 +79,3 @@ def collect_terms(session: Session, cell: kdb.Cell, trans: kdb.Trans, out: list[
         else:
             collect_terms(session, inst.cell, trans * inst.cell_inst.trans, out, depth + 1)
 
-
-def _dummy_source(session: Session, cell: kdb.Cell, trans: kdb.Trans, block: kdb.Box,
-                  mos: str | None, out: list[Term]) -> None:
-    """A dummy's source bus (tied to its gate strap) as an extra pin, so the dummy can drop
-    onto the rail: the bus is drawn exactly as in the regular unit the dummy copies."""
-    if not cell.name.endswith("_dummy"):
-        return
-    base = session.cells.get(cell.name[: -len("_dummy")])
-    if base is None:
-        return
-    for p in base.pins:
-        if p.name == "S" and p.role == "metal1":
-            out.append(Term(None, "TIE_S", p.role, p.box.transformed(trans), block, mos))

@@ -335,7 +335,8 @@ def create_interdigitated(session: Session, args: dict[str, Any]) -> dict[str, A
     "layout.add_dummies",
     "Add dummy devices at both ends of every row of a module (or around a single MOS device "
     "cell, in a new wrapper cell). A dummy is one gate finger of the end unit's finger width "
-    "and length with all terminals tied to one net (pin TIE), marked dummy.",
+    "and length with all terminals tied to one net (pins TIE: gate strap, TIE_S: source bus), "
+    "marked dummy.",
     obj({"cell": NAME, "count": {"type": "integer", "minimum": 1, "maximum": 8, "default": 1},
          "cell_name": {**NAME, "description": "wrapper name when cell is a single device"}},
         ["cell"]),
