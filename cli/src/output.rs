@@ -1,5 +1,6 @@
-//! The output folder of a job: `best.gds`, `best.png`, `report.json`, `report.html` and
-//! `candidates/` (the top few), built from the coordinator's view of the job.
+//! The output folder of a job: `best.gds`, `best.png`, `report.json`, `report.html`,
+//! for a job measuring performance `best_extracted.spice` (and `best_testbench.sp`, a
+//! built-in testbench), and `candidates/` (the top few), built from the coordinator's view of the job.
 //! Every file is written to a temporary name and renamed, so a folder never holds a
 //! half-written file that looks valid.
 
@@ -7,8 +8,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use centroid_planner::performance::PerformanceVerdict;
+use centroid_planner::performance::steps::EXTRACTED_FILE;
 use centroid_proto::media_type;
 use centroid_proto::v1::{ArtifactRef, CandidateSummary, GetJobResponse};
+use centroid_schemas::TESTBENCH_FILE;
 use serde_json::Value;
 
 use crate::jobs_client::Jobs;
@@ -32,6 +36,15 @@ fn is_drc_report(name: &str) -> bool {
 
 fn is_signoff_report(name: &str) -> bool {
     name == "signoff.lyrdb"
+}
+
+/// A candidate's extracted netlist and the built-in testbench it was simulated with.
+fn is_extracted_netlist(name: &str) -> bool {
+    name == EXTRACTED_FILE
+}
+
+fn is_testbench(name: &str) -> bool {
+    name == TESTBENCH_FILE
 }
 
 fn named<'a>(
@@ -101,6 +114,9 @@ fn metrics_of(candidate: &CandidateSummary) -> Option<CandidateMetrics> {
         "lvs_mismatches",
         "signoff",
         "layout",
+        "performance",
+        "parasitics",
+        "electrical",
     ] {
         if let Some(value) = evaluation.get(key) {
             other.insert(key.to_owned(), value.clone());
@@ -252,6 +268,10 @@ pub fn build_report(
                     .and_then(|rules| layer_properties(&rules))
                     .map(|_| "best.lyp".to_owned()),
                 signoff_lyrdb: has(is_signoff_report).then(|| "best_signoff.lyrdb".to_owned()),
+                performance: listed::<Option<PerformanceVerdict>>(&metrics, "performance")
+                    .map(|verdict| verdict.measures),
+                extracted: has(is_extracted_netlist).then(|| "best_extracted.spice".to_owned()),
+                testbench: has(is_testbench).then(|| "best_testbench.sp".to_owned()),
                 metrics,
             }
         });
@@ -358,6 +378,8 @@ pub async fn write_output(
         let reports = [
             (is_drc_report as fn(&str) -> bool, &best.lyrdb),
             (is_signoff_report, &best.signoff_lyrdb),
+            (is_extracted_netlist, &best.extracted),
+            (is_testbench, &best.testbench),
         ];
         for (matches, file) in reports {
             if let (Some(report), Some(file)) =

@@ -243,7 +243,7 @@ impl Drafter {
             |file: &centroid_schemas::InputFile| String::from_utf8_lossy(&file.bytes).into_owned();
         let raw = RawInputs::from_texts(&text(&raw.drc_rules), &text(&raw.netlist));
         let route_pitch_um = if self.skills.contains_key("tech.load") {
-            let probe = rules_probe_plan(&raw.drc_rules, &context.circuit, &self.skills);
+            let probe = rules_probe_plan(&raw.drc_rules, &context.circuit, &self.skills, None);
             self.probe_rules(&probe).await?
         } else {
             None
@@ -356,6 +356,7 @@ impl Drafter {
                         ok: *ok,
                         error_code: code,
                         error_message: message,
+                        error_reason: "",
                         data: Some(data.clone()),
                     }),
             );

@@ -365,6 +365,9 @@ mod tests {
                 lyrdb: Some("best.lyrdb".into()),
                 signoff_lyrdb: Some("best_signoff.lyrdb".into()),
                 lyp: Some("best.lyp".into()),
+                performance: None,
+                extracted: None,
+                testbench: None,
             }),
             candidates: vec![
                 CandidateRecord {

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use centroid_planner::performance::steps::request_inputs;
+use centroid_planner::performance::steps::{is_simulation_skill, request_inputs};
 use centroid_planner::random::SplitMix64;
 use centroid_planner::step_failure::StepFailure;
 use centroid_proto::v1::worker_client::WorkerClient;
@@ -120,15 +120,27 @@ pub(crate) fn step_outcomes(response: &RunCandidateResponse) -> Vec<StepOutcome>
                 .as_ref()
                 .map(|error| error.error_code().wire_name().to_string())
                 .unwrap_or_default(),
-            error_message: step
-                .error
-                .as_ref()
-                .map(|error| error.message.clone())
-                .unwrap_or_default(),
+            error_message: step.error.as_ref().map(error_text).unwrap_or_default(),
             data: serde_json::from_str(&step.data_json).unwrap_or(Value::Null),
             duration_ms: step.duration_ms,
         })
         .collect()
+}
+
+/// A run whose only failure is its extraction or simulation (every step before
+/// passed): the layout is done, so the run counts as finished — its artifacts kept —
+/// and the evaluator fails the candidate with the failed step's reason. `true` when
+/// `response` was such a run.
+pub(crate) fn keep_layout_of_failed_simulation(response: &mut RunCandidateResponse) -> bool {
+    let Some(failed) = response.steps.iter().position(|step| !step.ok) else {
+        return false;
+    };
+    if response.ok || !is_simulation_skill(&response.steps[failed].skill) {
+        return false;
+    }
+    response.ok = true;
+    response.error = None;
+    true
 }
 
 /// The failure of a response that did not succeed: its error and the failed step.
@@ -152,6 +164,25 @@ pub(crate) fn step_failure(error: &Error) -> StepFailure {
         code: error.error_code().wire_name().to_string(),
         message: error.message.clone(),
         details: error.details(),
+    }
+}
+
+/// A skill error's message, with the file and line its `details` name (a testbench
+/// line ngspice refused: `… (testbench.sp line 11)`); the file by its name, not the
+/// worker's scratch path.
+pub(crate) fn error_text(error: &Error) -> String {
+    let details = error.details();
+    let file = details.get("file").and_then(Value::as_str);
+    let line = details.get("line").and_then(Value::as_u64);
+    match (file, line) {
+        (Some(file), Some(line)) => {
+            let name = std::path::Path::new(file).file_name().map_or_else(
+                || file.to_owned(),
+                |name| name.to_string_lossy().into_owned(),
+            );
+            format!("{} ({name} line {line})", error.message)
+        }
+        _ => error.message.clone(),
     }
 }
 

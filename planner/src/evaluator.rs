@@ -19,9 +19,12 @@
 //!   Without a post-layout simulation it is left out of the weighting (said in
 //!   `reasons`, which does not fail the candidate).
 //!
-//! A spec the post-layout value misses fails the candidate (`performance spec: …`);
+//! A spec the post-layout value misses fails the candidate (`performance spec: …`),
+//! and so does an extraction or simulation that failed once the layout was done
+//! (`simulation failed: …`, the testbench's file and line when ngspice named one: the
+//! layout and its checks are kept, `performance_max` counts 0);
 //! a measure more than 10 % worse than the schematic is only warned of
-//! (`performance_max: …`). A simulation that failed is a run that did not end.
+//! (`performance_max: …`).
 //! `check.electrical`'s issues (a floating gate or dummy, a net shorted to a supply)
 //! fail the candidate (`electrical: …`).
 //!
@@ -70,6 +73,9 @@ pub struct Measurements {
     pub parasitics: Option<ParasiticFigures>,
     /// `check.electrical`'s verdict, when it ran
     pub electrical: Option<ElectricalVerdict>,
+    /// the extraction or simulation step that failed after the layout was done
+    /// (`skill: message`): the candidate fails with it, its layout is kept
+    pub simulation_failure: Option<String>,
 }
 
 /// Most LVS differences listed per candidate.
@@ -112,6 +118,15 @@ pub fn measure(steps: &[StepOutcome]) -> Measurements {
     let mut device_area_sum = 0.0;
     let mut matching: Option<f64> = None;
     let mut metrics_seen = false;
+    if let Some(step) = steps
+        .iter()
+        .find(|step| !step.ok && performance::steps::is_simulation_skill(&step.skill))
+    {
+        measured.simulation_failure = Some(format!(
+            "{} {}: {}",
+            step.skill, step.error_code, step.error_message
+        ));
+    }
     for step in steps.iter().filter(|step| step.ok) {
         measured.figures.read_step(&step.skill, &step.data);
         match step.skill.as_str() {
@@ -263,6 +278,10 @@ pub fn evaluate_against(
             ObjectiveName::PerformanceMax => {
                 match performance.as_ref().and_then(|verdict| verdict.value) {
                     Some(value) => value,
+                    // the simulation failed: the objective is not met at all
+                    None if measured.simulation_failure.is_some() => 0.0,
+                    // a run that did not end says why in its failure
+                    None if !ran_to_end => continue,
                     None => {
                         let why = unmeasured
                             .clone()
@@ -319,6 +338,9 @@ pub fn evaluate_against(
                 .iter()
                 .map(|warning| format!("performance_max: {warning}")),
         );
+    }
+    if let Some(failure) = &measured.simulation_failure {
+        reasons.push(format!("simulation failed: {failure}"));
     }
     if let Some(electrical) = &measured.electrical
         && !electrical.clean

@@ -319,6 +319,10 @@ impl<'a> CandidateRun<'a> {
         {
             context.registry.mark_saturated(&worker_id);
         }
+        let mut outcome = outcome;
+        if let CallOutcome::Response(response) = &mut outcome {
+            worker_calls::keep_layout_of_failed_simulation(response);
+        }
         let client = slot.client.clone();
         drop(slot);
         self.in_flight.set_worker(self.entry, None);
@@ -470,7 +474,7 @@ impl<'a> CandidateRun<'a> {
                 .unwrap_or_default(),
             error_message: error
                 .as_ref()
-                .map(|error| error.message.clone())
+                .map(worker_calls::error_text)
                 .unwrap_or_default(),
             steps,
             artifacts: Vec::new(),

@@ -15,7 +15,7 @@ use crate::context::{Context, Interrupted};
 use crate::drafting::draft_iteration;
 use crate::model::{CandidateRecord, EventKind, JobInputs, JobRecord, now_ms};
 use crate::registry::skill_catalog_of_cards;
-use crate::worker_calls::{self, error_reason, request_files};
+use crate::worker_calls::{self, error_reason, error_text, request_files};
 use centroid_planner::heuristic::routing_advertised;
 use centroid_planner::performance::steps::SIM_TIMEOUT_S;
 use centroid_planner::rules_probe::{ProbeFindings, ProbeStep, rules_probe_plan};
@@ -256,30 +256,34 @@ async fn run_probe(
             return ProbeFindings::default();
         }
     };
-    let reasons: Vec<String> = response
+    // each failed step's `details.reason` and its message with the file and line
+    let errors: Vec<(String, String)> = response
         .steps
         .iter()
-        .map(|step| step.error.as_ref().map(error_reason).unwrap_or_default())
+        .map(|step| {
+            step.error
+                .as_ref()
+                .map(|error| (error_reason(error), error_text(error)))
+                .unwrap_or_default()
+        })
         .collect();
-    let findings = probe.findings(response.steps.iter().zip(&reasons).map(|(step, reason)| {
-        ProbeStep {
-            step_id: &step.step_id,
-            skill: &step.skill,
-            ok: step.ok,
-            error_code: step
-                .error
-                .as_ref()
-                .map(|error| error.error_code().wire_name())
-                .unwrap_or(""),
-            error_message: step
-                .error
-                .as_ref()
-                .map(|error| error.message.as_str())
-                .unwrap_or(""),
-            error_reason: reason,
-            data: serde_json::from_str(&step.data_json).ok(),
-        }
-    }));
+    let findings = probe.findings(response.steps.iter().zip(&errors).map(
+        |(step, (reason, text))| {
+            ProbeStep {
+                step_id: &step.step_id,
+                skill: &step.skill,
+                ok: step.ok,
+                error_code: step
+                    .error
+                    .as_ref()
+                    .map(|error| error.error_code().wire_name())
+                    .unwrap_or(""),
+                error_message: text,
+                error_reason: reason,
+                data: serde_json::from_str(&step.data_json).ok(),
+            }
+        },
+    ));
     tracing::info!(session_id = %job.job_id, pitch = ?findings.pitch_um, undrawable = findings.undrawable.len(), schematic = ?findings.schematic.is_some(), "rule set probed");
     findings
 }

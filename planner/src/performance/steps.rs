@@ -20,6 +20,15 @@ pub const DECK_FILE: &str = "sim.cir";
 /// How long one simulation may run (s).
 pub const SIM_TIMEOUT_S: f64 = 120.0;
 
+/// The skills that extract and simulate a finished layout: when one of them fails,
+/// the layout and its checks stand and the candidate fails with the reason.
+pub const SIMULATION_SKILLS: &[&str] = &["extract.netlist", "sim.testbench", "sim.run"];
+
+/// Whether `skill` extracts or simulates (see [`SIMULATION_SKILLS`]).
+pub fn is_simulation_skill(skill: &str) -> bool {
+    SIMULATION_SKILLS.contains(&skill)
+}
+
 /// A file of the candidate's scratch directory, as a plan names it.
 pub fn in_candidate_dir(file: &str) -> String {
     format!("{CANDIDATE_DIR}/{file}")
@@ -43,17 +52,13 @@ pub fn testbench_arguments(setup: &PerformanceSetup) -> Option<Value> {
 
 /// `sim.run`'s arguments for the DUT in `dut_file`.
 pub fn sim_run_arguments(setup: &PerformanceSetup, dut_file: &str) -> Value {
-    let mut arguments = json!({
+    json!({
         "dut_path": in_candidate_dir(dut_file),
         "testbench_path": in_candidate_dir(TESTBENCH_FILE),
         "deck_path": in_candidate_dir(DECK_FILE),
         "circuit": setup.circuit,
         "timeout_s": SIM_TIMEOUT_S,
-    });
-    if let Some(node) = &setup.sweep_node {
-        arguments["ac_sweep"] = json!({"node": node});
-    }
-    arguments
+    })
 }
 
 /// `extract.netlist`'s arguments for the layout in `cell`.

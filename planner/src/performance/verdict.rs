@@ -174,6 +174,9 @@ pub fn judge(
 pub struct NetCapacitance {
     pub ground_ff: f64,
     pub coupling_ff: f64,
+    /// the lumped resistance the extraction gave the net (Ω)
+    #[serde(default)]
+    pub resistance_ohm: f64,
 }
 
 /// Two nets that should see the same capacitance, and how far apart they are (fF).
@@ -187,7 +190,7 @@ pub struct PairMismatch {
 /// What the extraction found on the nets that matter.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ParasiticFigures {
-    /// the sensitive nets
+    /// the sensitive nets (those the extraction gave a resistor)
     pub nets: BTreeMap<String, NetCapacitance>,
     /// the symmetric net pairs
     pub pairs: Vec<PairMismatch>,
@@ -199,12 +202,14 @@ impl ParasiticFigures {
     /// Reads `extract.netlist`'s data.
     pub fn from_data(data: &Value) -> Option<ParasiticFigures> {
         let nets = data.get("nets")?.as_object()?;
+        // the sensitive nets are those the extraction gave a lumped resistor (every
+        // sensitive net has one; so has a long wire)
         let sensitive: Vec<&str> = data
-            .get("sensitive_nets")
+            .get("resistors")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .filter_map(Value::as_str)
+            .filter_map(|resistor| resistor.get("net").and_then(Value::as_str))
             .collect();
         let number = |value: Option<&Value>| value.and_then(Value::as_f64).unwrap_or(0.0);
         let mut figures = ParasiticFigures::default();
@@ -222,6 +227,7 @@ impl ParasiticFigures {
                 NetCapacitance {
                     ground_ff: number(net.get("cap_fF")),
                     coupling_ff: coupling,
+                    resistance_ohm: number(net.get("resistance_ohm")),
                 },
             );
         }
