@@ -172,19 +172,31 @@ fn testbench(line_11: &str, measure: &str) -> String {
 #[test]
 fn a_user_testbench_is_simulated_and_a_broken_one_fails_the_candidates_naming_its_line() {
     let good_measure = ".meas ac ugbw_hz when vdb(out)=0";
+    // (what, testbench, what the reason says: the file and line where there is one)
     let cases = [
         (
             "a refused line",
             testbench("Rbroken out 0 resistance_of_nothing", good_measure),
-            "(testbench.sp line 11)",
+            "unknown parameter (resistance_of_nothing) (testbench.sp line 11)",
+        ),
+        (
+            "an unknown node",
+            testbench("* nothing", ".meas ac ugbw_hz when vdb(nowhere)=0"),
+            "names v(nowhere), which the circuit does not have (testbench.sp line 13)",
         ),
         (
             "a measure that never gives a value",
             testbench("* nothing", ".meas ac ugbw_hz when vdb(out)=500"),
-            "(testbench.sp line 13)",
+            "testbench.sp:13: .meas ugbw_hz gave no value",
+        ),
+        (
+            "no operating point",
+            // the current 1 + v² has no solution at any voltage
+            testbench("Bnc nc 0 I=1+v(nc)*v(nc)", good_measure),
+            "the simulation did not converge",
         ),
     ];
-    for (what, text, location) in cases {
+    for (what, text, expected) in cases {
         let dir = tempfile::tempdir().unwrap();
         let out = tempfile::tempdir().unwrap();
         circuit_with_testbench(dir.path(), &text);
@@ -200,7 +212,7 @@ fn a_user_testbench_is_simulated_and_a_broken_one_fails_the_candidates_naming_it
             assert_eq!(candidate["passed"], false, "{what}");
             let reasons = candidate["metrics"]["reasons"].to_string();
             assert!(
-                reasons.contains("simulation failed: sim.run") && reasons.contains(location),
+                reasons.contains("simulation failed: sim.run") && reasons.contains(expected),
                 "{what}: {reasons}"
             );
         }

@@ -137,6 +137,7 @@ X1 inp inn out vbias vdd vss ota5
     ("Vx vq 0 abc\n.ac dec 10 1 1e9\n.meas ac g max vm(out)\n", "sim_syntax", 9),
     ("X2 inp inn out ota5\n.ac dec 10 1 1e9\n.meas ac g max vm(out)\n", "sim_syntax", 9),
     (".ac dec 10 1 1e9\n.meas ac g max vm(nowhere)\n", "sim_unknown_node", 10),
+    (".ac dec 10 1 1e9\n.meas ac ugbw when vdb(nowhere)=0\n", "sim_unknown_node", 10),
     (".ac dec 10 1 1e9\n.meas ac ugbw when vdb(out)=200\n", "sim_measure_missing", 10),
 ])
 def test_a_broken_testbench_names_file_and_line(ota_layout: dict[str, Any], tmp_path: Path,

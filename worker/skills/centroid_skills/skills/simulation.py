@@ -162,6 +162,24 @@ def missing_measure(name: str, line: LogicalLine, path: str, output: str) -> Ski
                  file=path, line=line.number, measure=name, ngspice=failure)
 
 
+NO_SUCH_VECTOR = re.compile(r"no such vector as '?([^'\s]+?)'?\.?\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def unknown_vector(output: str, wanted: dict[str, LogicalLine], path: str) -> SkillError | None:
+    """A `.meas` naming a vector the circuit does not have: ngspice says "no such vector"
+    and, for a `when` measure, still prints a value (0) — the first such `.meas` line."""
+    for match in NO_SUCH_VECTOR.finditer(output):
+        vector = match.group(1)
+        node = re.sub(r"^\w+\((.*)\)$", r"\1", vector).lower()
+        for name, line in wanted.items():
+            if re.search(rf"\(\s*{re.escape(node)}\s*[),]", line.text.lower()):
+                return _fail(INVALID_PARAM, "sim_unknown_node",
+                             f"{os.path.basename(path)}:{line.number}: .meas {name} names {vector}, "
+                             "which the circuit does not have", file=path, line=line.number,
+                             measure=name, vector=vector, ngspice=match.group(0).strip())
+    return None
+
+
 SIM_SCHEMA = obj(
     {
         "dut_path": {**FILE_PATH, "description": "the DUT netlist: a .subckt named like the circuit"},
@@ -216,6 +234,9 @@ def sim_run(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     if status != 0:
         raise _fail(INTERNAL_ERROR, "sim_failed", f"ngspice exited with status {status}",
                     exit_status=status, log_path=log_path, log_tail=log_tail(log_path))
+    unknown = unknown_vector(output, wanted, tb_path)
+    if unknown is not None:
+        raise unknown
     measures = parse_measures(output, set(wanted))
     for name, line in wanted.items():
         if name not in measures:
