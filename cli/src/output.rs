@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use centroid_planner::performance::PerformanceVerdict;
 use centroid_planner::performance::steps::EXTRACTED_FILE;
+use centroid_planner::performance::{AcSweep, PerformanceVerdict};
 use centroid_proto::media_type;
 use centroid_proto::v1::{ArtifactRef, CandidateSummary, GetJobResponse};
 use centroid_schemas::TESTBENCH_FILE;
@@ -24,6 +24,7 @@ use crate::report::{
     JobStatus, LvsSummary, Report, SignoffSummary,
 };
 use crate::report_html::render_html;
+use crate::report_performance::{BodeCurves, schematic_sweep};
 
 /// How many candidates besides the best get their layouts in `candidates/`.
 pub const TOP_CANDIDATES_KEPT: usize = 5;
@@ -105,7 +106,15 @@ fn metrics_of(candidate: &CandidateSummary) -> Option<CandidateMetrics> {
     if candidate.evaluation_json.is_empty() {
         return None;
     }
-    let evaluation: Value = serde_json::from_str(&candidate.evaluation_json).unwrap_or(Value::Null);
+    let mut evaluation: Value =
+        serde_json::from_str(&candidate.evaluation_json).unwrap_or(Value::Null);
+    // the AC sweep goes to the best's Bode plot only (`post_layout_sweep`)
+    if let Some(performance) = evaluation
+        .get_mut("performance")
+        .and_then(Value::as_object_mut)
+    {
+        performance.remove("sweep");
+    }
     let mut other = serde_json::Map::new();
     for key in [
         "area_score",
@@ -135,6 +144,12 @@ fn metrics_of(candidate: &CandidateSummary) -> Option<CandidateMetrics> {
         utilization: evaluation.get("area_score").and_then(Value::as_f64),
         other,
     })
+}
+
+/// The post-layout AC response in a candidate's evaluation.
+fn post_layout_sweep(candidate: &CandidateSummary) -> Option<AcSweep> {
+    let evaluation: Value = serde_json::from_str(&candidate.evaluation_json).ok()?;
+    serde_json::from_value(evaluation.get("performance")?.get("sweep")?.clone()).ok()
 }
 
 /// A value the evaluator kept in `other`, or its default.
@@ -270,6 +285,10 @@ pub fn build_report(
                 signoff_lyrdb: has(is_signoff_report).then(|| "best_signoff.lyrdb".to_owned()),
                 performance: listed::<Option<PerformanceVerdict>>(&metrics, "performance")
                     .map(|verdict| verdict.measures),
+                ac_sweep: post_layout_sweep(candidate).map(|sweep| BodeCurves {
+                    schematic: None,
+                    post_layout: Some(sweep),
+                }),
                 extracted: has(is_extracted_netlist).then(|| "best_extracted.spice".to_owned()),
                 testbench: has(is_testbench).then(|| "best_testbench.sp".to_owned()),
                 metrics,
@@ -345,6 +364,15 @@ pub async fn write_output(
         .map_err(|error| anyhow::anyhow!("{error}"))?;
     report.planner = Some(PlannerReport::from_events(&events));
     report.memory = MemoryReport::from_events(&events);
+    if let Some(best) = report
+        .best
+        .as_mut()
+        .filter(|best| best.performance.is_some())
+    {
+        let mut curves = best.ac_sweep.take().unwrap_or_default();
+        curves.schematic = schematic_sweep(&events);
+        best.ac_sweep = (!curves.is_empty()).then_some(curves);
+    }
     std::fs::create_dir_all(out.join("candidates"))
         .with_context(|| format!("creating {}", out.display()))?;
 

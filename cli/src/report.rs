@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::memory_report::MemoryReport;
 use crate::planner_report::PlannerReport;
+use crate::report_performance::BodeCurves;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -131,6 +132,9 @@ pub struct BestCandidate {
     /// performance): `{measure: {spec, schematic, post_layout, degradation_pct}}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub performance: Option<BTreeMap<String, MeasureVerdict>>,
+    /// The AC response of the output, schematic and post-layout (the Bode plot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ac_sweep: Option<BodeCurves>,
     /// The layout's extracted netlist with its parasitics, relative to the report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extracted: Option<String>,

@@ -115,6 +115,20 @@ fn the_ota_is_simulated_before_and_after_layout_and_its_extracted_netlist_simula
         assert_eq!(candidate["metrics"]["electrical"]["clean"], true);
     }
 
+    // the Bode plot: both AC responses in report.json, drawn in report.html
+    for curve in ["schematic", "post_layout"] {
+        let sweep = &best["ac_sweep"][curve];
+        assert_eq!(sweep["node"], "out", "{curve}");
+        assert_eq!(
+            sweep["frequency_hz"].as_array().unwrap().len(),
+            201,
+            "{curve}"
+        );
+    }
+    let page = std::fs::read_to_string(out.path().join("report.html")).unwrap();
+    assert!(page.contains("<h2>Post-layout performance</h2>"));
+    assert!(page.contains("aria-label=\"Bode plot, schematic and post-layout\""));
+
     assert_eq!(best["extracted"], "best_extracted.spice");
     assert_eq!(best["testbench"], "best_testbench.sp");
     let extracted = out.path().join("best_extracted.spice");

@@ -50,15 +50,20 @@ pub fn testbench_arguments(setup: &PerformanceSetup) -> Option<Value> {
     Some(arguments)
 }
 
-/// `sim.run`'s arguments for the DUT in `dut_file`.
+/// `sim.run`'s arguments for the DUT in `dut_file`; with the AC response of the
+/// setup's sweep node (the report's Bode plot).
 pub fn sim_run_arguments(setup: &PerformanceSetup, dut_file: &str) -> Value {
-    json!({
+    let mut arguments = json!({
         "dut_path": in_candidate_dir(dut_file),
         "testbench_path": in_candidate_dir(TESTBENCH_FILE),
         "deck_path": in_candidate_dir(DECK_FILE),
         "circuit": setup.circuit,
         "timeout_s": SIM_TIMEOUT_S,
-    })
+    });
+    if let Some(node) = &setup.sweep_node {
+        arguments["ac_sweep"] = json!({"node": node});
+    }
+    arguments
 }
 
 /// `extract.netlist`'s arguments for the layout in `cell`.

@@ -20,7 +20,7 @@ use centroid_schemas::PerformanceSpec;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::reference::Simulated;
+use super::reference::{AcSweep, Simulated};
 
 /// ALIGN's habit: a measure more than this much worse than the schematic is warned of.
 pub const WARN_DEGRADATION_PCT: f64 = 10.0;
@@ -58,6 +58,9 @@ pub struct PerformanceVerdict {
     /// measures degraded past [`WARN_DEGRADATION_PCT`], one line each
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// the post-layout AC response of the output (the Bode plot), when simulated
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<AcSweep>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -104,7 +107,10 @@ pub fn judge(
     post: &Simulated,
     reference: Option<&Simulated>,
 ) -> PerformanceVerdict {
-    let mut verdict = PerformanceVerdict::default();
+    let mut verdict = PerformanceVerdict {
+        sweep: post.sweep.clone(),
+        ..PerformanceVerdict::default()
+    };
     let mut scored = Vec::new();
     for (name, &value) in &post.measures {
         let spec = specs.iter().find(|spec| &spec.measure == name);

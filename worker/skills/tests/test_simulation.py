@@ -84,6 +84,24 @@ def test_the_ota_measures_before_and_after_layout(ota_layout: dict[str, Any]) ->
     assert " as=" in text and " pd=" in text and " nf=2 " in text
 
 
+def test_the_ac_sweep_of_a_node_is_returned_for_a_bode_plot(ota_layout: dict[str, Any]) -> None:
+    client, scratch = ota_layout["client"], ota_layout["scratch"]
+    client.call("sim.testbench", path=str(scratch / "tb.sp"), kind="ota_ac", **OTA_ROLES)
+    out = simulate(client, str(scratch / "sch.spice"), str(scratch / "tb.sp"), circuit="ota5",
+                   deck_path=str(scratch / "sweep.cir"), ac_sweep={"node": "out"})
+    assert out["ok"], out["error"]
+    data = out["data"]
+    sweep, measures = data["ac_sweep"], data["measures"]
+    # the testbench's 20 points a decade from 1 Hz to 10 GHz, every page of ngspice's table
+    assert sweep["node"] == "out" and len(sweep["frequency_hz"]) == 201
+    assert sweep["frequency_hz"][0] == 1.0 and abs(sweep["frequency_hz"][-1] - 1e10) < 1
+    assert abs(sweep["gain_db"][0] - measures["gain_db"]) < 1e-3
+    # unwrapped: the phase only falls, with no 360° jump; at the UGBW it is PM - 180°
+    assert all(b <= a + 1.0 for a, b in zip(sweep["phase_deg"], sweep["phase_deg"][1:], strict=False))
+    at_ugbw = min(range(201), key=lambda i: abs(sweep["frequency_hz"][i] - measures["ugbw_hz"]))
+    assert abs(sweep["phase_deg"][at_ugbw] - (measures["phase_margin_deg"] - 180)) < 5
+
+
 @pytest.mark.parametrize("kind,extra,measure", [
     ("ota_offset", {}, "offset_v"),
     ("comparator_delay", {"overdrive_v": 0.1, "t_stop_s": 1e-7}, "delay_s"),
