@@ -4,7 +4,8 @@
 //! simulated, report.json's `best.performance`, and `best_extracted.spice` simulated
 //! again outside Centroid giving the measures the report states. A broken user
 //! testbench fails the candidates with the reason naming the file and line; the job
-//! goes on and ends without a passing layout (exit 3).
+//! goes on and ends without a passing layout (exit 3). A process without models here
+//! (IHP SG13G2) is extracted, not simulated, and says why.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -249,4 +250,48 @@ fn a_user_testbench_is_simulated_and_a_broken_one_fails_the_candidates_naming_it
     assert!(ugbw["schematic"].as_f64().unwrap() > 1e6, "{ugbw}");
     // the user's testbench is theirs: not written to the output folder
     assert!(report["best"].get("testbench").is_none());
+}
+
+#[test]
+fn a_process_without_models_here_is_extracted_not_simulated_and_says_why() {
+    // examples/ota5 on IHP SG13G2 (PSP103 OSDI models: not with this ngspice) with the
+    // performance objectives of the SKY130 example
+    let dir = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    for file in ["netlist.json", "drc_rules.json"] {
+        std::fs::copy(
+            repository().join("examples/ota5").join(file),
+            dir.path().join(file),
+        )
+        .unwrap();
+    }
+    std::fs::copy(
+        repository().join("examples/ota5_perf/objectives.json"),
+        dir.path().join("objectives.json"),
+    )
+    .unwrap();
+    let output = run(dir.path(), out.path());
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let progress = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        progress.contains("not simulated: process 'ihp_sg13g2' has no simulation models"),
+        "{progress}"
+    );
+    let report = report(out.path());
+    assert!(report["best"].get("performance").is_none());
+    for candidate in report["candidates"].as_array().unwrap() {
+        let metrics = &candidate["metrics"];
+        assert!(
+            metrics["reasons"]
+                .to_string()
+                .contains("performance_max is not measured (not simulated here"),
+            "{metrics}"
+        );
+        assert!(
+            metrics["parasitics"]["nets"]["out"]["ground_ff"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
+    }
 }
