@@ -15,8 +15,8 @@
 //!   drawn structures' score alone.
 //! * `performance_max`: the candidate's post-layout measures (`sim.run` on its
 //!   `extract.netlist` netlist) against the schematic's, as normalised in
-//!   [`crate::performance::verdict`] (each measure `1 − degradation/10 %`, their
-//!   mean).
+//!   [`crate::performance::verdict`] (each measure `1 / (1 + degradation/10 %)`,
+//!   their mean).
 //!   Without a post-layout simulation it is left out of the weighting (said in
 //!   `reasons`, which does not fail the candidate).
 //!

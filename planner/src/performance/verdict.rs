@@ -8,12 +8,13 @@
 //! (gain, UGBW, phase margin: higher; delay: lower; offset, ratio error: closer to
 //! zero); else any change is worse (|Δ|).
 //!
-//! Normalisation: each measure with a degradation scores `1 − degradation/10 %`
-//! (ALIGN's warning threshold, [`WARN_DEGRADATION_PCT`]), clamped to [0, 1]: as good
-//! as the schematic or better, 1; 5 % worse, 0.5; 10 % worse or more, 0.
-//! `performance_max`'s value is their mean. Against the tolerance rather than 100 %:
-//! layouts of one circuit differ by a few percent, which a `1 − d/100` scale would
-//! leave a hundredth of the score — too little to steer the search against area. `phase_ugbw_rad` (the phase
+//! Normalisation: each measure with a degradation `d` (%) scores
+//! `1 / (1 + d/10 %)` — ALIGN's warning threshold, [`WARN_DEGRADATION_PCT`], as the
+//! scale: as good as the schematic or better, 1; 5 % worse, 0.67; 10 % worse, 0.5;
+//! 30 % worse, 0.25. `performance_max`'s value is their mean. Against the tolerance
+//! rather than 100 %: layouts of one circuit differ by a few percent, which a
+//! `1 − d/100` scale would leave a hundredth of the score; and without a floor, so
+//! that layouts all past the tolerance (a small load) still rank. `phase_ugbw_rad` (the phase
 //! the phase margin is computed from) is reported but not scored twice. Without a
 //! schematic reference the value is the fraction of the specs met.
 
@@ -141,7 +142,7 @@ pub fn judge(
         if let Some(degradation) = degradation
             && !NOT_SCORED.contains(&name.as_str())
         {
-            scored.push((1.0 - degradation / WARN_DEGRADATION_PCT).clamp(0.0, 1.0));
+            scored.push(1.0 / (1.0 + degradation.max(0.0) / WARN_DEGRADATION_PCT));
             if degradation > WARN_DEGRADATION_PCT {
                 verdict.warnings.push(format!(
                     "{name} {degradation:.1} % worse than the schematic (warned above {WARN_DEGRADATION_PCT} %)"
@@ -305,8 +306,8 @@ mod tests {
         let ugbw = &verdict.measures["ugbw_hz"];
         assert!((ugbw.degradation_pct.unwrap() - 20.0).abs() < 1e-9);
         assert!((verdict.measures["delay_s"].degradation_pct.unwrap() - 5.0).abs() < 1e-9);
-        // (1 + 0 + 0.5) / 3: UGBW 20 % worse scores 0, the delay 5 % worse 0.5
-        assert!((verdict.value.unwrap() - 0.5).abs() < 1e-9);
+        // (1 + 1/3 + 2/3) / 3: UGBW 20 % worse scores 1/3, the delay 5 % worse 2/3
+        assert!((verdict.value.unwrap() - 2.0 / 3.0).abs() < 1e-9);
         assert_eq!(verdict.violations.len(), 2, "{:?}", verdict.violations);
         assert!(verdict.violations[0].starts_with("ugbw_hz = "));
         assert_eq!(verdict.violations[1], "phase_margin_deg was not measured");
