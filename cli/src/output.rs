@@ -230,70 +230,7 @@ pub fn build_report(
         .find(|candidate| {
             candidate.candidate_id == job.best_candidate_id && !job.best_candidate_id.is_empty()
         })
-        .map(|candidate| {
-            let metrics = metrics_of(candidate).unwrap_or_default();
-            let by_rule: BTreeMap<String, u64> = listed(&metrics, "drc_by_rule");
-            let lvs_mismatches: Vec<String> = listed(&metrics, "lvs_mismatches");
-            let signoff: Option<SignoffSummary> = listed(&metrics, "signoff");
-            let checks = ChecksRan {
-                drc: match metrics.drc_violations {
-                    Some(0) => "clean",
-                    Some(_) => "violations",
-                    None => "not run",
-                }
-                .to_owned(),
-                lvs: match metrics.lvs_match {
-                    Some(true) => "match",
-                    Some(false) => "mismatch",
-                    None => "not run",
-                }
-                .to_owned(),
-                signoff: match (&signoff, job_signoff_deck(view)) {
-                    (Some(verdict), _) if verdict.violations == 0 => "clean",
-                    (Some(_), _) => "violations",
-                    (None, true) => "not run",
-                    (None, false) => "not requested",
-                }
-                .to_owned(),
-            };
-            let has = |matches: fn(&str) -> bool| {
-                named(&view.artifacts, &candidate.candidate_id, matches).is_some()
-            };
-            BestCandidate {
-                candidate_id: candidate.candidate_id.clone(),
-                score: candidate.score,
-                // the job's verdict: a foundry deck that did not run leaves a
-                // candidate that passed our own checks without a pass
-                passed: candidate.passed && job.best_passed,
-                gds: "best.gds".to_owned(),
-                png: artifact(&view.artifacts, &candidate.candidate_id, media_type::PNG)
-                    .map(|_| "best.png".to_owned()),
-                drc: metrics.drc_violations.map(|violations| DrcSummary {
-                    violations,
-                    by_rule: by_rule.clone(),
-                }),
-                lvs: metrics.lvs_match.map(|is_match| LvsSummary {
-                    is_match,
-                    mismatches: lvs_mismatches.clone(),
-                }),
-                signoff,
-                checks,
-                lyrdb: has(is_drc_report).then(|| "best.lyrdb".to_owned()),
-                lyp: rules_of(&view.best_plan_json)
-                    .and_then(|rules| layer_properties(&rules))
-                    .map(|_| "best.lyp".to_owned()),
-                signoff_lyrdb: has(is_signoff_report).then(|| "best_signoff.lyrdb".to_owned()),
-                performance: listed::<Option<PerformanceVerdict>>(&metrics, "performance")
-                    .map(|verdict| verdict.measures),
-                ac_sweep: post_layout_sweep(candidate).map(|sweep| BodeCurves {
-                    schematic: None,
-                    post_layout: Some(sweep),
-                }),
-                extracted: has(is_extracted_netlist).then(|| "best_extracted.spice".to_owned()),
-                testbench: has(is_testbench).then(|| "best_testbench.sp".to_owned()),
-                metrics,
-            }
-        });
+        .map(|candidate| best_candidate(view, job, candidate));
     Ok(Report {
         job_id: job.job_id.clone(),
         trace_id: job.trace_id.clone(),
@@ -318,6 +255,76 @@ pub fn build_report(
         memory: None,
         candidates_to_first_pass: candidates_to_first_pass(&view.candidates),
     })
+}
+
+/// The best candidate as report.json shows it: checks, files, performance.
+fn best_candidate(
+    view: &GetJobResponse,
+    job: &centroid_proto::v1::JobSummary,
+    candidate: &CandidateSummary,
+) -> BestCandidate {
+    let metrics = metrics_of(candidate).unwrap_or_default();
+    let by_rule: BTreeMap<String, u64> = listed(&metrics, "drc_by_rule");
+    let lvs_mismatches: Vec<String> = listed(&metrics, "lvs_mismatches");
+    let signoff: Option<SignoffSummary> = listed(&metrics, "signoff");
+    let checks = ChecksRan {
+        drc: match metrics.drc_violations {
+            Some(0) => "clean",
+            Some(_) => "violations",
+            None => "not run",
+        }
+        .to_owned(),
+        lvs: match metrics.lvs_match {
+            Some(true) => "match",
+            Some(false) => "mismatch",
+            None => "not run",
+        }
+        .to_owned(),
+        signoff: match (&signoff, job_signoff_deck(view)) {
+            (Some(verdict), _) if verdict.violations == 0 => "clean",
+            (Some(_), _) => "violations",
+            (None, true) => "not run",
+            (None, false) => "not requested",
+        }
+        .to_owned(),
+    };
+    let has = |matches: fn(&str) -> bool| {
+        named(&view.artifacts, &candidate.candidate_id, matches).is_some()
+    };
+    BestCandidate {
+        candidate_id: candidate.candidate_id.clone(),
+        score: candidate.score,
+        // the job's verdict: a foundry deck that did not run leaves a
+        // candidate that passed our own checks without a pass
+        passed: candidate.passed && job.best_passed,
+        gds: "best.gds".to_owned(),
+        png: artifact(&view.artifacts, &candidate.candidate_id, media_type::PNG)
+            .map(|_| "best.png".to_owned()),
+        drc: metrics.drc_violations.map(|violations| DrcSummary {
+            violations,
+            by_rule: by_rule.clone(),
+        }),
+        lvs: metrics.lvs_match.map(|is_match| LvsSummary {
+            is_match,
+            mismatches: lvs_mismatches.clone(),
+        }),
+        signoff,
+        checks,
+        lyrdb: has(is_drc_report).then(|| "best.lyrdb".to_owned()),
+        lyp: rules_of(&view.best_plan_json)
+            .and_then(|rules| layer_properties(&rules))
+            .map(|_| "best.lyp".to_owned()),
+        signoff_lyrdb: has(is_signoff_report).then(|| "best_signoff.lyrdb".to_owned()),
+        performance: listed::<Option<PerformanceVerdict>>(&metrics, "performance")
+            .map(|verdict| verdict.measures),
+        ac_sweep: post_layout_sweep(candidate).map(|sweep| BodeCurves {
+            schematic: None,
+            post_layout: Some(sweep),
+        }),
+        extracted: has(is_extracted_netlist).then(|| "best_extracted.spice".to_owned()),
+        testbench: has(is_testbench).then(|| "best_testbench.sp".to_owned()),
+        metrics,
+    }
 }
 
 /// Evaluated candidates in drafting order (iteration, then index; signoff reruns

@@ -23,7 +23,7 @@ use centroid_runtime::trace_context;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::context::Context;
+use crate::context::{Context, Interrupted};
 use crate::model::{JobInputs, JobRecord, Plan, StepOutcome};
 use crate::registry::SlotGuard;
 use crate::retry_policy::{Decision, RetryPolicy, Tries, decide};
@@ -129,18 +129,19 @@ pub(crate) fn step_outcomes(response: &RunCandidateResponse) -> Vec<StepOutcome>
 
 /// A run whose only failure is its extraction or simulation (every step before
 /// passed): the layout is done, so the run counts as finished — its artifacts kept —
-/// and the evaluator fails the candidate with the failed step's reason. `true` when
-/// `response` was such a run.
-pub(crate) fn keep_layout_of_failed_simulation(response: &mut RunCandidateResponse) -> bool {
-    let Some(failed) = response.steps.iter().position(|step| !step.ok) else {
-        return false;
-    };
-    if response.ok || !is_simulation_skill(&response.steps[failed].skill) {
-        return false;
+/// and the evaluator fails the candidate with the failed step's reason.
+pub(crate) fn keep_layout_of_failed_simulation(outcome: CallOutcome) -> CallOutcome {
+    match outcome {
+        CallOutcome::Response(mut response) if !response.ok => {
+            let failed = response.steps.iter().find(|step| !step.ok);
+            if failed.is_some_and(|step| is_simulation_skill(&step.skill)) {
+                response.ok = true;
+                response.error = None;
+            }
+            CallOutcome::Response(response)
+        }
+        other => other,
     }
-    response.ok = true;
-    response.error = None;
-    true
 }
 
 /// The failure of a response that did not succeed: its error and the failed step.
@@ -208,6 +209,24 @@ pub(crate) fn request_files(plan: &Plan, inputs: &JobInputs) -> Vec<Artifact> {
             content: inputs.testbench_sp.as_bytes().to_vec(),
         })
         .collect()
+}
+
+/// The files a plan needs its request to bring, read from the job's inputs in the
+/// store only when it needs any (a job without a user testbench reads nothing).
+pub(crate) async fn request_files_of(
+    context: &Context,
+    job_id: &str,
+    plan: &Plan,
+) -> Result<Vec<Artifact>, Interrupted> {
+    if request_inputs(plan).is_empty() {
+        return Ok(Vec::new());
+    }
+    let inputs = context
+        .with_store_retry("read inputs", || context.store.get_inputs(job_id))
+        .await?;
+    Ok(inputs
+        .map(|inputs| request_files(plan, &inputs))
+        .unwrap_or_default())
 }
 
 /// Tells the worker to stop a candidate of a cancelled job, each call with a deadline.

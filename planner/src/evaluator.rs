@@ -49,7 +49,9 @@ use std::collections::BTreeMap;
 use crate::electrical::ElectricalVerdict;
 use crate::evaluation::{Evaluation, SignoffVerdict};
 use crate::figures::LayoutFigures;
-use crate::performance::{self, ParasiticFigures, SchematicSimulation, Simulated};
+use crate::performance::{
+    self, ParasiticFigures, PerformanceVerdict, SchematicSimulation, Simulated,
+};
 use crate::run_report::{RunReport, StepOutcome};
 
 /// Measurements read from a candidate's step results.
@@ -230,6 +232,94 @@ pub fn failure_family(reason: &str) -> &'static str {
     }
 }
 
+/// `performance_max`'s value for one candidate, or why it has none (`None`: the run's
+/// failure says why).
+enum PerformanceValue {
+    Measured(f64),
+    Unmeasured(Option<String>),
+}
+
+/// `performance_max`'s value, or why there is none.
+fn performance_value(
+    performance: Option<&PerformanceVerdict>,
+    measured: &Measurements,
+    ran_to_end: bool,
+    unmeasured: Option<String>,
+) -> PerformanceValue {
+    match performance.and_then(|verdict| verdict.value) {
+        Some(value) => PerformanceValue::Measured(value),
+        // the simulation failed: the objective is not met at all
+        None if measured.simulation_failure.is_some() => PerformanceValue::Measured(0.0),
+        // a run that did not end says why in its failure
+        None if !ran_to_end => PerformanceValue::Unmeasured(None),
+        None => PerformanceValue::Unmeasured(Some(
+            unmeasured.unwrap_or_else(|| "no measure to compare".into()),
+        )),
+    }
+}
+
+/// The reasons from the extraction, simulation and electrical check: missed specs,
+/// measures degraded past the warning, a failed simulation, electrical issues.
+fn post_layout_reasons(
+    performance: Option<&PerformanceVerdict>,
+    measured: &Measurements,
+    reasons: &mut Vec<String>,
+) {
+    if let Some(verdict) = performance {
+        reasons.extend(
+            verdict
+                .violations
+                .iter()
+                .map(|violation| format!("performance spec: {violation}")),
+        );
+        reasons.extend(
+            verdict
+                .warnings
+                .iter()
+                .map(|warning| format!("performance_max: {warning}")),
+        );
+    }
+    if let Some(failure) = &measured.simulation_failure {
+        reasons.push(format!("simulation failed: {failure}"));
+    }
+    if let Some(electrical) = &measured.electrical
+        && !electrical.clean
+    {
+        reasons.push(format!("electrical: {}", electrical.issues.join("; ")));
+    }
+}
+
+/// Σ wᵢ·sᵢ and Σ wᵢ over the objectives that could be measured; an unmeasured
+/// `performance_max` is left out and said in `reasons`.
+fn weigh(
+    objectives: &DesignObjectives,
+    utilisation: f64,
+    matching_objective: f64,
+    performance: &PerformanceValue,
+    reasons: &mut Vec<String>,
+) -> (f64, f64) {
+    let mut weighted = 0.0;
+    let mut weights = 0.0;
+    for objective in &objectives.objectives {
+        let value = match (objective.name, performance) {
+            (ObjectiveName::AreaMin | ObjectiveName::CostMin, _) => utilisation,
+            (ObjectiveName::MatchingMax, _) => matching_objective,
+            (ObjectiveName::PerformanceMax, PerformanceValue::Measured(value)) => *value,
+            (ObjectiveName::PerformanceMax, PerformanceValue::Unmeasured(why)) => {
+                if let Some(why) = why {
+                    reasons.push(format!(
+                        "performance_max is not measured ({why}); left out of the score"
+                    ));
+                }
+                continue;
+            }
+        };
+        weighted += objective.weight * value;
+        weights += objective.weight;
+    }
+    (weighted, weights)
+}
+
 /// The verdict on a run without a schematic reference.
 pub fn evaluate(objectives: &DesignObjectives, run: &impl RunReport) -> Evaluation {
     evaluate_against(objectives, run, None)
@@ -270,34 +360,15 @@ pub fn evaluate_against(
     };
     let (performance, unmeasured) =
         performance::assess(objectives, measured.simulated.as_ref(), reference);
-    let mut weighted = 0.0;
-    let mut weights = 0.0;
-    for objective in &objectives.objectives {
-        let value = match objective.name {
-            ObjectiveName::AreaMin | ObjectiveName::CostMin => utilisation,
-            ObjectiveName::MatchingMax => matching_objective,
-            ObjectiveName::PerformanceMax => {
-                match performance.as_ref().and_then(|verdict| verdict.value) {
-                    Some(value) => value,
-                    // the simulation failed: the objective is not met at all
-                    None if measured.simulation_failure.is_some() => 0.0,
-                    // a run that did not end says why in its failure
-                    None if !ran_to_end => continue,
-                    None => {
-                        let why = unmeasured
-                            .clone()
-                            .unwrap_or_else(|| "no measure to compare".into());
-                        reasons.push(format!(
-                            "performance_max is not measured ({why}); left out of the score"
-                        ));
-                        continue;
-                    }
-                }
-            }
-        };
-        weighted += objective.weight * value;
-        weights += objective.weight;
-    }
+    let performance_value =
+        performance_value(performance.as_ref(), &measured, ran_to_end, unmeasured);
+    let (weighted, weights) = weigh(
+        objectives,
+        utilisation,
+        matching_objective,
+        &performance_value,
+        &mut reasons,
+    );
     let mut score = if weights > 0.0 {
         weighted / weights * measured.figures.refinement()
     } else {
@@ -326,28 +397,7 @@ pub fn evaluate_against(
             signoff.deck, signoff.violations
         ));
     }
-    if let Some(verdict) = &performance {
-        reasons.extend(
-            verdict
-                .violations
-                .iter()
-                .map(|violation| format!("performance spec: {violation}")),
-        );
-        reasons.extend(
-            verdict
-                .warnings
-                .iter()
-                .map(|warning| format!("performance_max: {warning}")),
-        );
-    }
-    if let Some(failure) = &measured.simulation_failure {
-        reasons.push(format!("simulation failed: {failure}"));
-    }
-    if let Some(electrical) = &measured.electrical
-        && !electrical.clean
-    {
-        reasons.push(format!("electrical: {}", electrical.issues.join("; ")));
-    }
+    post_layout_reasons(performance.as_ref(), &measured, &mut reasons);
     if !ran_to_end {
         score = 0.0;
     }

@@ -8,9 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use centroid_planner::job_events::EventData;
-use centroid_planner::performance::steps::request_inputs;
 use centroid_proto::Error;
-use centroid_proto::v1::{Artifact, RunCandidateResponse};
+use centroid_proto::v1::RunCandidateResponse;
 use tokio::sync::watch;
 
 use super::preflight::{Preflight, preflight};
@@ -261,26 +260,11 @@ impl<'a> CandidateRun<'a> {
         }
     }
 
-    /// The files the plan needs the request to bring (the user's testbench), read
-    /// from the job's inputs only when it needs any.
-    async fn request_files(&self) -> Step<Vec<Artifact>> {
-        if request_inputs(&self.plan).is_empty() {
-            return Ok(Vec::new());
-        }
-        let context = self.context;
-        let job_id = self.entry.job_id.as_str();
-        let inputs = context
-            .with_store_retry("read inputs", || context.store.get_inputs(job_id))
-            .await
-            .map_err(Disposition::interrupted)?;
-        Ok(inputs
-            .map(|inputs| worker_calls::request_files(&self.plan, &inputs))
-            .unwrap_or_default())
-    }
-
     /// One try on the taken slot.
     async fn call(&mut self, slot: SlotGuard) -> Step<Tried> {
-        let files = self.request_files().await?;
+        let files = worker_calls::request_files_of(self.context, &self.entry.job_id, &self.plan)
+            .await
+            .map_err(Disposition::interrupted)?;
         let context = self.context;
         let (job_id, candidate_id) = (self.entry.job_id.clone(), self.entry.candidate_id.clone());
         let worker_id = slot.worker_id.clone();
@@ -319,10 +303,7 @@ impl<'a> CandidateRun<'a> {
         {
             context.registry.mark_saturated(&worker_id);
         }
-        let mut outcome = outcome;
-        if let CallOutcome::Response(response) = &mut outcome {
-            worker_calls::keep_layout_of_failed_simulation(response);
-        }
+        let outcome = worker_calls::keep_layout_of_failed_simulation(outcome);
         let client = slot.client.clone();
         drop(slot);
         self.in_flight.set_worker(self.entry, None);
