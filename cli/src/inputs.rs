@@ -5,10 +5,11 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use centroid_schemas::performance_check::check_job_testbench;
 use centroid_schemas::source::read_input_file;
 use centroid_schemas::{
-    InputErrors, InputIssue, InputPaths, ModelMap, NetlistOptions, TaskContext, TaskInputs,
-    is_spice_path,
+    InputErrors, InputFile, InputIssue, InputPaths, ModelMap, NetlistOptions, TESTBENCH_FILE,
+    TaskContext, TaskInputs, is_spice_path,
 };
 use clap::Args;
 
@@ -27,6 +28,10 @@ pub struct InputArgs {
     /// objectives.json elsewhere (overrides DIR/objectives.json).
     #[arg(long, value_name = "FILE")]
     pub objectives: Option<PathBuf>,
+    /// The testbench elsewhere (overrides DIR/testbench.sp): a SPICE deck
+    /// instantiating the circuit, whose `.meas` names are the performance measures.
+    #[arg(long, value_name = "FILE")]
+    pub testbench: Option<PathBuf>,
     #[command(flatten)]
     pub spice: SpiceArgs,
 }
@@ -66,6 +71,8 @@ pub struct CheckedInputs {
     pub paths: InputPaths,
     pub raw: TaskInputs,
     pub context: TaskContext,
+    /// the user's testbench (`None`: the circuit has none)
+    pub testbench: Option<InputFile>,
 }
 
 impl InputArgs {
@@ -115,6 +122,16 @@ impl InputArgs {
         }
     }
 
+    /// The testbench's path: `--testbench`, else DIR/testbench.sp when it exists.
+    pub fn testbench_path(&self) -> Option<PathBuf> {
+        self.testbench.clone().or_else(|| {
+            self.dir
+                .as_deref()
+                .map(|dir| dir.join(TESTBENCH_FILE))
+                .filter(|path| path.exists())
+        })
+    }
+
     /// A name for the job: the directory's name, else the netlist file's stem.
     pub fn job_name(&self, context: &TaskContext) -> String {
         self.dir
@@ -138,15 +155,26 @@ impl InputArgs {
         };
         let options = self.spice.netlist_options();
         let read = TaskInputs::read(&paths);
-        let loaded = match (read, options) {
-            (Ok(raw), Ok(options)) => TaskContext::load_with(&raw, &options, "cli"),
-            (read, options) => Err(InputErrors::merge(
-                [read.err(), options.err()].into_iter().flatten(),
+        let testbench = self
+            .testbench_path()
+            .map(|path| read_testbench(&path))
+            .transpose();
+        let loaded = match (read, options, testbench) {
+            (Ok(raw), Ok(options), Ok(testbench)) => TaskContext::load_with(&raw, &options, "cli")
+                .and_then(|job| {
+                    let label = paths.objectives.display().to_string();
+                    let warnings = check_job_testbench(&job.context, &label, testbench.as_ref())?;
+                    Ok((job, testbench, warnings))
+                }),
+            (read, options, testbench) => Err(InputErrors::merge(
+                [read.err(), options.err(), testbench.err()]
+                    .into_iter()
+                    .flatten(),
             )
             .unwrap_or(InputErrors { issues: Vec::new() })),
         };
         match loaded {
-            Ok(job) => {
+            Ok((job, testbench, testbench_warnings)) => {
                 if self.spice.model_map.is_some() && !is_spice_path(&paths.netlist) {
                     eprintln!(
                         "warning: --model-map is ignored: {} is a JSON netlist (device types are written in it)",
@@ -154,10 +182,12 @@ impl InputArgs {
                     );
                 }
                 report_warnings(&job.context.warnings);
+                report_warnings(&testbench_warnings);
                 Some(CheckedInputs {
                     paths,
                     raw: job.inputs,
                     context: job.context,
+                    testbench,
                 })
             }
             Err(errors) => {
@@ -183,8 +213,18 @@ impl CheckedInputs {
             objectives_json: text(&self.raw.objectives),
             options: Some(options),
             name,
+            testbench_sp: self.testbench.as_ref().map(text).unwrap_or_default(),
         }
     }
+}
+
+/// Reads a testbench file, labelled with its path (problems name file and line).
+fn read_testbench(path: &Path) -> Result<InputFile, InputErrors> {
+    let bytes = read_input_file(path)?;
+    Ok(InputFile {
+        label: path.display().to_string(),
+        bytes,
+    })
 }
 
 /// A circuit directory holds one netlist: netlist.json or one SPICE netlist.

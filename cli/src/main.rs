@@ -21,6 +21,7 @@ mod progress;
 mod remote;
 mod report;
 mod report_html;
+mod report_performance;
 mod report_sections;
 mod run;
 mod settings;

@@ -1,5 +1,6 @@
-//! The output folder of a job: `best.gds`, `best.png`, `report.json`, `report.html` and
-//! `candidates/` (the top few), built from the coordinator's view of the job.
+//! The output folder of a job: `best.gds`, `best.png`, `report.json`, `report.html`,
+//! for a job measuring performance `best_extracted.spice` (and `best_testbench.sp`, a
+//! built-in testbench), and `candidates/` (the top few), built from the coordinator's view of the job.
 //! Every file is written to a temporary name and renamed, so a folder never holds a
 //! half-written file that looks valid.
 
@@ -7,8 +8,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use centroid_planner::performance::steps::EXTRACTED_FILE;
+use centroid_planner::performance::{AcSweep, PerformanceVerdict};
 use centroid_proto::media_type;
 use centroid_proto::v1::{ArtifactRef, CandidateSummary, GetJobResponse};
+use centroid_schemas::TESTBENCH_FILE;
 use serde_json::Value;
 
 use crate::failure_causes::failures_by_cause;
@@ -21,6 +25,7 @@ use crate::report::{
     JobStatus, LvsSummary, Report, SignoffSummary,
 };
 use crate::report_html::render_html;
+use crate::report_performance::{BodeCurves, schematic_sweep};
 
 /// How many candidates besides the best get their layouts in `candidates/`.
 pub const TOP_CANDIDATES_KEPT: usize = 5;
@@ -33,6 +38,15 @@ fn is_drc_report(name: &str) -> bool {
 
 fn is_signoff_report(name: &str) -> bool {
     name == "signoff.lyrdb"
+}
+
+/// A candidate's extracted netlist and the built-in testbench it was simulated with.
+fn is_extracted_netlist(name: &str) -> bool {
+    name == EXTRACTED_FILE
+}
+
+fn is_testbench(name: &str) -> bool {
+    name == TESTBENCH_FILE
 }
 
 fn named<'a>(
@@ -93,7 +107,15 @@ fn metrics_of(candidate: &CandidateSummary) -> Option<CandidateMetrics> {
     if candidate.evaluation_json.is_empty() {
         return None;
     }
-    let evaluation: Value = serde_json::from_str(&candidate.evaluation_json).unwrap_or(Value::Null);
+    let mut evaluation: Value =
+        serde_json::from_str(&candidate.evaluation_json).unwrap_or(Value::Null);
+    // the AC sweep goes to the best's Bode plot only (`post_layout_sweep`)
+    if let Some(performance) = evaluation
+        .get_mut("performance")
+        .and_then(Value::as_object_mut)
+    {
+        performance.remove("sweep");
+    }
     let mut other = serde_json::Map::new();
     for key in [
         "area_score",
@@ -102,6 +124,9 @@ fn metrics_of(candidate: &CandidateSummary) -> Option<CandidateMetrics> {
         "lvs_mismatches",
         "signoff",
         "layout",
+        "performance",
+        "parasitics",
+        "electrical",
     ] {
         if let Some(value) = evaluation.get(key) {
             other.insert(key.to_owned(), value.clone());
@@ -120,6 +145,12 @@ fn metrics_of(candidate: &CandidateSummary) -> Option<CandidateMetrics> {
         utilization: evaluation.get("area_score").and_then(Value::as_f64),
         other,
     })
+}
+
+/// The post-layout AC response in a candidate's evaluation.
+fn post_layout_sweep(candidate: &CandidateSummary) -> Option<AcSweep> {
+    let evaluation: Value = serde_json::from_str(&candidate.evaluation_json).ok()?;
+    serde_json::from_value(evaluation.get("performance")?.get("sweep")?.clone()).ok()
 }
 
 /// A value the evaluator kept in `other`, or its default.
@@ -206,62 +237,7 @@ pub fn build_report(
             candidate.passed
                 || artifact(&view.artifacts, &candidate.candidate_id, media_type::GDS).is_some()
         })
-        .map(|candidate| {
-            let metrics = metrics_of(candidate).unwrap_or_default();
-            let by_rule: BTreeMap<String, u64> = listed(&metrics, "drc_by_rule");
-            let lvs_mismatches: Vec<String> = listed(&metrics, "lvs_mismatches");
-            let signoff: Option<SignoffSummary> = listed(&metrics, "signoff");
-            let checks = ChecksRan {
-                drc: match metrics.drc_violations {
-                    Some(0) => "clean",
-                    Some(_) => "violations",
-                    None => "not run",
-                }
-                .to_owned(),
-                lvs: match metrics.lvs_match {
-                    Some(true) => "match",
-                    Some(false) => "mismatch",
-                    None => "not run",
-                }
-                .to_owned(),
-                signoff: match (&signoff, job_signoff_deck(view)) {
-                    (Some(verdict), _) if verdict.violations == 0 => "clean",
-                    (Some(_), _) => "violations",
-                    (None, true) => "not run",
-                    (None, false) => "not requested",
-                }
-                .to_owned(),
-            };
-            let has = |matches: fn(&str) -> bool| {
-                named(&view.artifacts, &candidate.candidate_id, matches).is_some()
-            };
-            BestCandidate {
-                candidate_id: candidate.candidate_id.clone(),
-                score: candidate.score,
-                // the job's verdict: a foundry deck that did not run leaves a
-                // candidate that passed our own checks without a pass
-                passed: candidate.passed && job.best_passed,
-                gds: "best.gds".to_owned(),
-                png: artifact(&view.artifacts, &candidate.candidate_id, media_type::PNG)
-                    .map(|_| "best.png".to_owned()),
-                drc: metrics.drc_violations.map(|violations| DrcSummary {
-                    violations,
-                    by_rule: by_rule.clone(),
-                }),
-                lvs: metrics.lvs_match.map(|is_match| LvsSummary {
-                    is_match,
-                    mismatches: lvs_mismatches.clone(),
-                }),
-                signoff,
-                checks,
-                lyrdb: has(is_drc_report).then(|| "best.lyrdb".to_owned()),
-                lyp: rules_of(&view.best_plan_json)
-                    .and_then(|rules| layer_properties(&rules))
-                    .map(|_| "best.lyp".to_owned()),
-                signoff_lyrdb: has(is_signoff_report).then(|| "best_signoff.lyrdb".to_owned()),
-                metrics,
-            }
-        });
+        .map(|candidate| best_candidate(view, job, candidate));
     Ok(Report {
         job_id: job.job_id.clone(),
         trace_id: job.trace_id.clone(),
@@ -287,6 +263,76 @@ pub fn build_report(
         failures: failures_by_cause(&candidates),
         candidates,
     })
+}
+
+/// The best candidate as report.json shows it: checks, files, performance.
+fn best_candidate(
+    view: &GetJobResponse,
+    job: &centroid_proto::v1::JobSummary,
+    candidate: &CandidateSummary,
+) -> BestCandidate {
+    let metrics = metrics_of(candidate).unwrap_or_default();
+    let by_rule: BTreeMap<String, u64> = listed(&metrics, "drc_by_rule");
+    let lvs_mismatches: Vec<String> = listed(&metrics, "lvs_mismatches");
+    let signoff: Option<SignoffSummary> = listed(&metrics, "signoff");
+    let checks = ChecksRan {
+        drc: match metrics.drc_violations {
+            Some(0) => "clean",
+            Some(_) => "violations",
+            None => "not run",
+        }
+        .to_owned(),
+        lvs: match metrics.lvs_match {
+            Some(true) => "match",
+            Some(false) => "mismatch",
+            None => "not run",
+        }
+        .to_owned(),
+        signoff: match (&signoff, job_signoff_deck(view)) {
+            (Some(verdict), _) if verdict.violations == 0 => "clean",
+            (Some(_), _) => "violations",
+            (None, true) => "not run",
+            (None, false) => "not requested",
+        }
+        .to_owned(),
+    };
+    let has = |matches: fn(&str) -> bool| {
+        named(&view.artifacts, &candidate.candidate_id, matches).is_some()
+    };
+    BestCandidate {
+        candidate_id: candidate.candidate_id.clone(),
+        score: candidate.score,
+        // the job's verdict: a foundry deck that did not run leaves a
+        // candidate that passed our own checks without a pass
+        passed: candidate.passed && job.best_passed,
+        gds: "best.gds".to_owned(),
+        png: artifact(&view.artifacts, &candidate.candidate_id, media_type::PNG)
+            .map(|_| "best.png".to_owned()),
+        drc: metrics.drc_violations.map(|violations| DrcSummary {
+            violations,
+            by_rule: by_rule.clone(),
+        }),
+        lvs: metrics.lvs_match.map(|is_match| LvsSummary {
+            is_match,
+            mismatches: lvs_mismatches.clone(),
+        }),
+        signoff,
+        checks,
+        lyrdb: has(is_drc_report).then(|| "best.lyrdb".to_owned()),
+        lyp: rules_of(&view.best_plan_json)
+            .and_then(|rules| layer_properties(&rules))
+            .map(|_| "best.lyp".to_owned()),
+        signoff_lyrdb: has(is_signoff_report).then(|| "best_signoff.lyrdb".to_owned()),
+        performance: listed::<Option<PerformanceVerdict>>(&metrics, "performance")
+            .map(|verdict| verdict.measures),
+        ac_sweep: post_layout_sweep(candidate).map(|sweep| BodeCurves {
+            schematic: None,
+            post_layout: Some(sweep),
+        }),
+        extracted: has(is_extracted_netlist).then(|| "best_extracted.spice".to_owned()),
+        testbench: has(is_testbench).then(|| "best_testbench.sp".to_owned()),
+        metrics,
+    }
 }
 
 /// Evaluated candidates in drafting order (iteration, then index; signoff reruns
@@ -333,6 +379,15 @@ pub async fn write_output(
         .map_err(|error| anyhow::anyhow!("{error}"))?;
     report.planner = Some(PlannerReport::from_events(&events));
     report.memory = MemoryReport::from_events(&events);
+    if let Some(best) = report
+        .best
+        .as_mut()
+        .filter(|best| best.performance.is_some())
+    {
+        let mut curves = best.ac_sweep.take().unwrap_or_default();
+        curves.schematic = schematic_sweep(&events);
+        best.ac_sweep = (!curves.is_empty()).then_some(curves);
+    }
     std::fs::create_dir_all(out.join("candidates"))
         .with_context(|| format!("creating {}", out.display()))?;
 
@@ -366,6 +421,8 @@ pub async fn write_output(
         let reports = [
             (is_drc_report as fn(&str) -> bool, &best.lyrdb),
             (is_signoff_report, &best.signoff_lyrdb),
+            (is_extracted_netlist, &best.extracted),
+            (is_testbench, &best.testbench),
         ];
         for (matches, file) in reports {
             if let (Some(report), Some(file)) =

@@ -18,6 +18,7 @@ use std::time::Duration;
 use anyhow::{Context, anyhow, bail};
 use centroid_planner::drafting::{IterationToDraft, draft_iteration};
 use centroid_planner::heuristic::{HeuristicPlanner, RawInputs};
+use centroid_planner::performance::JobSimulation;
 use centroid_planner::planner::Planner;
 use centroid_planner::point_from_json::design_point;
 use centroid_planner::rules_probe::{ProbeStep, RulesProbe, rules_probe_plan};
@@ -105,6 +106,10 @@ pub async fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
             &checked.context,
             (args.candidates, args.seed),
             point.as_ref(),
+            checked
+                .testbench
+                .as_ref()
+                .map(|file| String::from_utf8_lossy(&file.bytes).into_owned()),
         )
         .await;
     drafter.stop().await;
@@ -226,29 +231,44 @@ impl Drafter {
             anyhow!("invalid inputs: {}", issues.join("; "))
         })?;
         let point = request.point.as_ref();
-        self.draft(&raw, &context, (request.candidates, request.seed), point)
-            .await
+        self.draft(
+            &raw,
+            &context,
+            (request.candidates, request.seed),
+            point,
+            None,
+        )
+        .await
     }
 
     /// The first iteration's candidates of one job (`candidates`, `seed`), or the
-    /// plan of `point` alone, as JSON.
+    /// plan of `point` alone, as JSON; with the user's `testbench` when it has one.
     async fn draft(
         &mut self,
         raw: &TaskInputs,
         context: &TaskContext,
         (candidates, seed): (u32, u64),
         point: Option<&Value>,
+        testbench: Option<String>,
     ) -> anyhow::Result<Value> {
         let text =
             |file: &centroid_schemas::InputFile| String::from_utf8_lossy(&file.bytes).into_owned();
         let raw = RawInputs::from_texts(&text(&raw.drc_rules), &text(&raw.netlist));
         let route_pitch_um = if self.skills.contains_key("tech.load") {
-            let probe = rules_probe_plan(&raw.drc_rules, &context.circuit, &self.skills);
+            let probe = rules_probe_plan(&raw.drc_rules, &context.circuit, &self.skills, None);
             self.probe_rules(&probe).await?
         } else {
             None
         };
-        let planner = HeuristicPlanner::new(raw).with_route_pitch(route_pitch_um);
+        // the plans a job measuring performance runs (without the schematic's
+        // simulation, which only a job's probe runs)
+        let simulation = JobSimulation {
+            testbench,
+            schematic: None,
+        };
+        let planner = HeuristicPlanner::new(raw)
+            .with_route_pitch(route_pitch_um)
+            .with_simulation(simulation);
         if let Some(point) = point {
             return self.plan_point(&planner, context, route_pitch_um, point);
         }
@@ -356,6 +376,7 @@ impl Drafter {
                         ok: *ok,
                         error_code: code,
                         error_message: message,
+                        error_reason: "",
                         data: Some(data.clone()),
                     }),
             );

@@ -2,11 +2,13 @@
 
 use std::collections::BTreeMap;
 
+use centroid_planner::performance::MeasureVerdict;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::memory_report::MemoryReport;
 use crate::planner_report::PlannerReport;
+use crate::report_performance::BodeCurves;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -139,6 +141,19 @@ pub struct BestCandidate {
     /// KLayout layer properties (names and colours from the rule set).
     #[serde(default)]
     pub lyp: Option<String>,
+    /// Post-layout measures against their specs and the schematic (a job measuring
+    /// performance): `{measure: {spec, schematic, post_layout, degradation_pct}}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub performance: Option<BTreeMap<String, MeasureVerdict>>,
+    /// The AC response of the output, schematic and post-layout (the Bode plot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ac_sweep: Option<BodeCurves>,
+    /// The layout's extracted netlist with its parasitics, relative to the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extracted: Option<String>,
+    /// The built-in testbench it was simulated with, relative to the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub testbench: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

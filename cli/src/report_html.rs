@@ -7,6 +7,7 @@ use base64::Engine as _;
 
 use crate::markup::escape;
 use crate::report::{CandidateMetrics, Report};
+use crate::report_performance::performance_section;
 use crate::report_sections::{figures_section, memory_section, planner_section};
 
 fn optional<T: std::fmt::Display>(value: Option<T>) -> String {
@@ -108,6 +109,10 @@ pub fn render_html(report: &Report, png: Option<&[u8]>) -> String {
                 gds = escape(&best.gds),
             );
             page.push_str(&figures_section(metrics));
+            page.push_str(&performance_section(
+                best.performance.as_ref(),
+                best.ac_sweep.as_ref(),
+            ));
             page.push_str("<h2>DRC and LVS</h2>");
             match &best.drc {
                 Some(drc) if drc.violations == 0 => {
@@ -381,6 +386,10 @@ mod tests {
                 lyrdb: Some("best.lyrdb".into()),
                 signoff_lyrdb: Some("best_signoff.lyrdb".into()),
                 lyp: Some("best.lyp".into()),
+                performance: None,
+                ac_sweep: None,
+                extracted: None,
+                testbench: None,
             }),
             candidates: vec![
                 CandidateRecord {

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use centroid_schemas::TaskContext;
+use centroid_schemas::performance_check::check_job_testbench;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -160,6 +161,9 @@ impl Coordinator {
         let job_id = format!("job-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
         let context = TaskContext::load(&inputs.task_inputs(), job_id.clone())
             .map_err(|errors| CoordinatorError::InvalidInputs(errors.issues))?;
+        let testbench_warnings =
+            check_job_testbench(&context, "objectives.json", inputs.testbench().as_ref())
+                .map_err(|errors| CoordinatorError::InvalidInputs(errors.issues))?;
         let config = &self.context.config;
         let width = iteration_width(config, self.context.registry.alive_slots(), &options);
         let job_options = job_options(&options, &context, config, width)?;
@@ -188,10 +192,9 @@ impl Coordinator {
             )
             .await;
         session::spawn_driver(&self.context, &job_id);
-        Ok(Submitted {
-            job_id,
-            warnings: context.warnings,
-        })
+        let mut warnings = context.warnings;
+        warnings.extend(testbench_warnings);
+        Ok(Submitted { job_id, warnings })
     }
 
     pub async fn get(&self, job_id: &str) -> Result<JobView, CoordinatorError> {

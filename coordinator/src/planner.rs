@@ -23,7 +23,11 @@ pub struct HeuristicPlanners;
 
 impl PlannerFactory for HeuristicPlanners {
     fn planner_for(&self, job: &JobRecord, inputs: &JobInputs) -> Arc<dyn Planner> {
-        Arc::new(HeuristicPlanner::new(raw_inputs(inputs)).with_route_pitch(job.route_pitch_um))
+        Arc::new(
+            HeuristicPlanner::new(raw_inputs(inputs))
+                .with_route_pitch(job.route_pitch_um)
+                .with_simulation(inputs.simulation(job)),
+        )
     }
 }
 

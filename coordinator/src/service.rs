@@ -124,6 +124,7 @@ impl Jobs for CoordinatorService {
                     netlist_json: request.netlist_json,
                     drc_rules_json: request.drc_rules_json,
                     objectives_json: request.objectives_json,
+                    testbench_sp: request.testbench_sp,
                 },
                 SubmitOptions {
                     name: request.name,

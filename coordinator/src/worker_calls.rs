@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use centroid_planner::performance::steps::{is_simulation_skill, request_inputs};
 use centroid_planner::random::SplitMix64;
 use centroid_planner::step_failure::StepFailure;
 use centroid_proto::v1::worker_client::WorkerClient;
@@ -22,8 +23,8 @@ use centroid_runtime::trace_context;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::context::Context;
-use crate::model::{JobRecord, Plan, StepOutcome};
+use crate::context::{Context, Interrupted};
+use crate::model::{JobInputs, JobRecord, Plan, StepOutcome};
 use crate::registry::SlotGuard;
 use crate::retry_policy::{Decision, RetryPolicy, Tries, decide};
 
@@ -119,15 +120,28 @@ pub(crate) fn step_outcomes(response: &RunCandidateResponse) -> Vec<StepOutcome>
                 .as_ref()
                 .map(|error| error.error_code().wire_name().to_string())
                 .unwrap_or_default(),
-            error_message: step
-                .error
-                .as_ref()
-                .map(|error| error.message.clone())
-                .unwrap_or_default(),
+            error_message: step.error.as_ref().map(error_text).unwrap_or_default(),
             data: serde_json::from_str(&step.data_json).unwrap_or(Value::Null),
             duration_ms: step.duration_ms,
         })
         .collect()
+}
+
+/// A run whose only failure is its extraction or simulation (every step before
+/// passed): the layout is done, so the run counts as finished — its artifacts kept —
+/// and the evaluator fails the candidate with the failed step's reason.
+pub(crate) fn keep_layout_of_failed_simulation(outcome: CallOutcome) -> CallOutcome {
+    match outcome {
+        CallOutcome::Response(mut response) if !response.ok => {
+            let failed = response.steps.iter().find(|step| !step.ok);
+            if failed.is_some_and(|step| is_simulation_skill(&step.skill)) {
+                response.ok = true;
+                response.error = None;
+            }
+            CallOutcome::Response(response)
+        }
+        other => other,
+    }
 }
 
 /// The failure of a response that did not succeed: its error and the failed step.
@@ -152,6 +166,67 @@ pub(crate) fn step_failure(error: &Error) -> StepFailure {
         message: error.message.clone(),
         details: error.details(),
     }
+}
+
+/// A skill error's message, with the file and line its `details` name (a testbench
+/// line ngspice refused: `… (testbench.sp line 11)`); the file by its name, not the
+/// worker's scratch path.
+pub(crate) fn error_text(error: &Error) -> String {
+    let details = error.details();
+    let file = details.get("file").and_then(Value::as_str);
+    let line = details.get("line").and_then(Value::as_u64);
+    match (file, line) {
+        (Some(file), Some(line)) => {
+            let name = std::path::Path::new(file).file_name().map_or_else(
+                || file.to_owned(),
+                |name| name.to_string_lossy().into_owned(),
+            );
+            format!("{} ({name} line {line})", error.message)
+        }
+        _ => error.message.clone(),
+    }
+}
+
+/// A skill error's `details.reason` ("" when it has none).
+pub(crate) fn error_reason(error: &Error) -> String {
+    error
+        .details()
+        .get("reason")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The files a plan needs the request to bring ([`request_inputs`]: the user's
+/// testbench) from the job's inputs.
+pub(crate) fn request_files(plan: &Plan, inputs: &JobInputs) -> Vec<Artifact> {
+    request_inputs(plan)
+        .into_iter()
+        .filter(|name| *name == centroid_schemas::TESTBENCH_FILE && !inputs.testbench_sp.is_empty())
+        .map(|name| Artifact {
+            name: name.to_owned(),
+            media_type: centroid_proto::media_type::of_file(name).to_owned(),
+            content: inputs.testbench_sp.as_bytes().to_vec(),
+        })
+        .collect()
+}
+
+/// The files a plan needs its request to bring, read from the job's inputs in the
+/// store only when it needs any (a job without a user testbench reads nothing).
+pub(crate) async fn request_files_of(
+    context: &Context,
+    job_id: &str,
+    plan: &Plan,
+) -> Result<Vec<Artifact>, Interrupted> {
+    if request_inputs(plan).is_empty() {
+        return Ok(Vec::new());
+    }
+    let inputs = context
+        .with_store_retry("read inputs", || context.store.get_inputs(job_id))
+        .await?;
+    Ok(inputs
+        .map(|inputs| request_files(plan, &inputs))
+        .unwrap_or_default())
 }
 
 /// Tells the worker to stop a candidate of a cancelled job, each call with a deadline.

@@ -30,6 +30,15 @@ pub struct Evaluation {
     /// the figures a layout engineer compares (wire length, vias, centroid errors)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<crate::figures::LayoutFigures>,
+    /// the post-layout measures against their specs and the schematic
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub performance: Option<crate::performance::PerformanceVerdict>,
+    /// the extracted capacitance of the sensitive nets and symmetric pairs
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parasitics: Option<crate::performance::ParasiticFigures>,
+    /// what `check.electrical` found
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub electrical: Option<crate::electrical::ElectricalVerdict>,
 }
 
 /// What a foundry deck (`signoff.run`) found.

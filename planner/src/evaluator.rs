@@ -13,8 +13,21 @@
 //!   geometry, the objective's value is the mean of that score and
 //!   [`LayoutFigures::geometric_matching`]; `min_matching_score` keeps judging the
 //!   drawn structures' score alone.
-//! * `performance_max`: not measurable without simulation; left out of the
-//!   weighting (reported in `reasons`).
+//! * `performance_max`: the candidate's post-layout measures (`sim.run` on its
+//!   `extract.netlist` netlist) against the schematic's, as normalised in
+//!   [`crate::performance::verdict`] (each measure `1 / (1 + degradation/10 %)`,
+//!   their mean).
+//!   Without a post-layout simulation it is left out of the weighting (said in
+//!   `reasons`, which does not fail the candidate).
+//!
+//! A spec the post-layout value misses fails the candidate (`performance spec: …`),
+//! and so does an extraction or simulation that failed once the layout was done
+//! (`simulation failed: …`, the testbench's file and line when ngspice named one: the
+//! layout and its checks are kept, `performance_max` counts 0);
+//! a measure more than 10 % worse than the schematic is only warned of
+//! (`performance_max: …`).
+//! `check.electrical`'s issues (a floating gate or dummy, a net shorted to a supply)
+//! fail the candidate (`electrical: …`).
 //!
 //! score = Σ wᵢ·sᵢ / Σ wᵢ over the measurable objectives, times the layout
 //! refinement in [0.9, 1] (wire length and partner-net balance,
@@ -33,8 +46,12 @@ use serde_json::Value;
 
 use std::collections::BTreeMap;
 
+use crate::electrical::ElectricalVerdict;
 use crate::evaluation::{Evaluation, SignoffVerdict};
 use crate::figures::LayoutFigures;
+use crate::performance::{
+    self, ParasiticFigures, PerformanceVerdict, SchematicSimulation, Simulated,
+};
 use crate::run_report::{RunReport, StepOutcome};
 
 /// Measurements read from a candidate's step results.
@@ -53,6 +70,15 @@ pub struct Measurements {
     pub signoff: Option<SignoffVerdict>,
     /// wire length, vias, partner-net mismatch, centroid errors from the geometry
     pub figures: LayoutFigures,
+    /// the post-layout simulation's measures, when `sim.run` ran
+    pub simulated: Option<Simulated>,
+    /// the extraction's figures, when `extract.netlist` ran
+    pub parasitics: Option<ParasiticFigures>,
+    /// `check.electrical`'s verdict, when it ran
+    pub electrical: Option<ElectricalVerdict>,
+    /// the extraction or simulation step that failed after the layout was done
+    /// (`skill: message`): the candidate fails with it, its layout is kept
+    pub simulation_failure: Option<String>,
 }
 
 /// Most LVS differences listed per candidate.
@@ -95,6 +121,15 @@ pub fn measure(steps: &[StepOutcome]) -> Measurements {
     let mut device_area_sum = 0.0;
     let mut matching: Option<f64> = None;
     let mut metrics_seen = false;
+    if let Some(step) = steps
+        .iter()
+        .find(|step| !step.ok && performance::steps::is_simulation_skill(&step.skill))
+    {
+        measured.simulation_failure = Some(format!(
+            "{} {}: {}",
+            step.skill, step.error_code, step.error_message
+        ));
+    }
     for step in steps.iter().filter(|step| step.ok) {
         measured.figures.read_step(&step.skill, &step.data);
         match step.skill.as_str() {
@@ -155,6 +190,9 @@ pub fn measure(steps: &[StepOutcome]) -> Measurements {
                     by_rule,
                 });
             }
+            "sim.run" => measured.simulated = Simulated::from_data(&step.data),
+            "extract.netlist" => measured.parasitics = ParasiticFigures::from_data(&step.data),
+            "check.electrical" => measured.electrical = ElectricalVerdict::from_data(&step.data),
             "layout.metrics" => {
                 metrics_seen = true;
                 area_sum += number(&step.data, "bbox_area_um2").unwrap_or(0.0);
@@ -194,7 +232,105 @@ pub fn failure_family(reason: &str) -> &'static str {
     }
 }
 
+/// `performance_max`'s value for one candidate, or why it has none (`None`: the run's
+/// failure says why).
+enum PerformanceValue {
+    Measured(f64),
+    Unmeasured(Option<String>),
+}
+
+/// `performance_max`'s value, or why there is none.
+fn performance_value(
+    performance: Option<&PerformanceVerdict>,
+    measured: &Measurements,
+    ran_to_end: bool,
+    unmeasured: Option<String>,
+) -> PerformanceValue {
+    match performance.and_then(|verdict| verdict.value) {
+        Some(value) => PerformanceValue::Measured(value),
+        // the simulation failed: the objective is not met at all
+        None if measured.simulation_failure.is_some() => PerformanceValue::Measured(0.0),
+        // a run that did not end says why in its failure
+        None if !ran_to_end => PerformanceValue::Unmeasured(None),
+        None => PerformanceValue::Unmeasured(Some(
+            unmeasured.unwrap_or_else(|| "no measure to compare".into()),
+        )),
+    }
+}
+
+/// The reasons from the extraction, simulation and electrical check: missed specs,
+/// measures degraded past the warning, a failed simulation, electrical issues.
+fn post_layout_reasons(
+    performance: Option<&PerformanceVerdict>,
+    measured: &Measurements,
+    reasons: &mut Vec<String>,
+) {
+    if let Some(verdict) = performance {
+        reasons.extend(
+            verdict
+                .violations
+                .iter()
+                .map(|violation| format!("performance spec: {violation}")),
+        );
+        reasons.extend(
+            verdict
+                .warnings
+                .iter()
+                .map(|warning| format!("performance_max: {warning}")),
+        );
+    }
+    if let Some(failure) = &measured.simulation_failure {
+        reasons.push(format!("simulation failed: {failure}"));
+    }
+    if let Some(electrical) = &measured.electrical
+        && !electrical.clean
+    {
+        reasons.push(format!("electrical: {}", electrical.issues.join("; ")));
+    }
+}
+
+/// Σ wᵢ·sᵢ and Σ wᵢ over the objectives that could be measured; an unmeasured
+/// `performance_max` is left out and said in `reasons`.
+fn weigh(
+    objectives: &DesignObjectives,
+    utilisation: f64,
+    matching_objective: f64,
+    performance: &PerformanceValue,
+    reasons: &mut Vec<String>,
+) -> (f64, f64) {
+    let mut weighted = 0.0;
+    let mut weights = 0.0;
+    for objective in &objectives.objectives {
+        let value = match (objective.name, performance) {
+            (ObjectiveName::AreaMin | ObjectiveName::CostMin, _) => utilisation,
+            (ObjectiveName::MatchingMax, _) => matching_objective,
+            (ObjectiveName::PerformanceMax, PerformanceValue::Measured(value)) => *value,
+            (ObjectiveName::PerformanceMax, PerformanceValue::Unmeasured(why)) => {
+                if let Some(why) = why {
+                    reasons.push(format!(
+                        "performance_max is not measured ({why}); left out of the score"
+                    ));
+                }
+                continue;
+            }
+        };
+        weighted += objective.weight * value;
+        weights += objective.weight;
+    }
+    (weighted, weights)
+}
+
+/// The verdict on a run without a schematic reference.
 pub fn evaluate(objectives: &DesignObjectives, run: &impl RunReport) -> Evaluation {
+    evaluate_against(objectives, run, None)
+}
+
+/// The verdict on a run; `reference`: the job's schematic simulation.
+pub fn evaluate_against(
+    objectives: &DesignObjectives,
+    run: &impl RunReport,
+    reference: Option<&SchematicSimulation>,
+) -> Evaluation {
     let measured = measure(run.steps());
     let failure = run.failure();
     let ran_to_end = failure.is_none();
@@ -222,22 +358,17 @@ pub fn evaluate(objectives: &DesignObjectives, run: &impl RunReport) -> Evaluati
         Some(geometric) => 0.5 * matching + 0.5 * geometric,
         None => matching,
     };
-    let mut weighted = 0.0;
-    let mut weights = 0.0;
-    for objective in &objectives.objectives {
-        let value = match objective.name {
-            ObjectiveName::AreaMin | ObjectiveName::CostMin => utilisation,
-            ObjectiveName::MatchingMax => matching_objective,
-            ObjectiveName::PerformanceMax => {
-                reasons.push(
-                    "performance_max is not measured (no simulation); left out of the score".into(),
-                );
-                continue;
-            }
-        };
-        weighted += objective.weight * value;
-        weights += objective.weight;
-    }
+    let (performance, unmeasured) =
+        performance::assess(objectives, measured.simulated.as_ref(), reference);
+    let performance_value =
+        performance_value(performance.as_ref(), &measured, ran_to_end, unmeasured);
+    let (weighted, weights) = weigh(
+        objectives,
+        utilisation,
+        matching_objective,
+        &performance_value,
+        &mut reasons,
+    );
     let mut score = if weights > 0.0 {
         weighted / weights * measured.figures.refinement()
     } else {
@@ -266,6 +397,7 @@ pub fn evaluate(objectives: &DesignObjectives, run: &impl RunReport) -> Evaluati
             signoff.deck, signoff.violations
         ));
     }
+    post_layout_reasons(performance.as_ref(), &measured, &mut reasons);
     if !ran_to_end {
         score = 0.0;
     }
@@ -310,5 +442,8 @@ pub fn evaluate(objectives: &DesignObjectives, run: &impl RunReport) -> Evaluati
         lvs_mismatches: measured.lvs_mismatches,
         signoff: measured.signoff,
         layout: (!measured.figures.is_empty()).then_some(measured.figures),
+        performance,
+        parasitics: measured.parasitics,
+        electrical: measured.electrical,
     }
 }

@@ -8,7 +8,9 @@
 //! `layout.add_guard_ring` → `layout.place` (rows by device type, in the point's
 //! row order, spacing and aspect ratio) → routing and `lvs.run` when advertised →
 //! `drc.run` → `layout.metrics` → `layout.export` (no picture: the kept candidates
-//! get theirs when the job ends, `session/pictures.rs`).
+//! get theirs when the job ends, `session/pictures.rs`) → `check.electrical` →
+//! for a job measuring performance `extract.netlist` → `sim.testbench` (a built-in
+//! testbench) → `sim.run` ([`crate::performance`]).
 //!
 //! Step arguments are fitted to the skill's advertised input schema (see
 //! [`crate::plan_builder`]); ReAct adjustments are [`crate::react`].
@@ -24,6 +26,7 @@ use crate::design_point::DesignPoint;
 use crate::design_space::DesignSpace;
 use crate::device_units::{RowKind, is_mos};
 use crate::kind_order::KindOrder;
+use crate::performance::{JobSimulation, PerformanceSetup, setup::rails};
 use crate::placement_order::{bound_modules, complete, default_kinds, matched_groups};
 use crate::plan::Plan;
 use crate::planner::{Adjusted, PlanError, Planner, PlannerFuture};
@@ -60,6 +63,10 @@ pub struct HeuristicPlanner {
     /// every candidate's plan needs them (a planner serves one job's inputs, so one
     /// circuit)
     placement: OnceLock<Placement>,
+    /// the testbench and the schematic's simulation
+    simulation: JobSimulation,
+    /// what the job simulates, worked out once
+    performance: OnceLock<Option<PerformanceSetup>>,
 }
 
 /// How the circuit's devices are placed at every design point.
@@ -79,7 +86,22 @@ impl HeuristicPlanner {
             raw,
             route_pitch_um: None,
             placement: OnceLock::new(),
+            simulation: JobSimulation::default(),
+            performance: OnceLock::new(),
         }
+    }
+
+    /// The job's testbench and schematic simulation (for a job measuring performance).
+    pub fn with_simulation(mut self, simulation: JobSimulation) -> HeuristicPlanner {
+        self.simulation = simulation;
+        self.performance = OnceLock::new();
+        self
+    }
+
+    fn performance(&self, context: &TaskContext) -> Option<&PerformanceSetup> {
+        self.performance
+            .get_or_init(|| self.simulation.setup(context))
+            .as_ref()
     }
 
     fn placement(&self, context: &TaskContext) -> &Placement {
@@ -206,6 +228,14 @@ impl Planner for HeuristicPlanner {
         }
         draft.add_lvs();
         draft.add_checks_and_outputs();
+        let roles = context.objectives.performance.ports.as_ref();
+        let (supplies, grounds) = rails(&context.circuit, roles);
+        draft.add_electrical_check(&supplies, &grounds);
+        if let Some(setup) = self.performance(context) {
+            let has_parasitics = context.drc_rules.parasitics.is_some();
+            let simulate = self.simulation.candidates_simulate();
+            draft.add_extraction_and_simulation(setup, has_parasitics, simulate);
+        }
         Ok(draft.finish())
     }
 

@@ -39,6 +39,9 @@ pub enum EventData {
         route_pitch_um: Option<f64>,
         undrawable: Vec<String>,
     },
+    /// the schematic was simulated once (the reference of the post-layout measures),
+    /// or could not be
+    SchematicSimulated(Box<crate::performance::SchematicSimulation>),
     /// the next iteration was drafted while `outstanding` candidates of this one run
     DraftedAhead {
         iteration: u32,
@@ -76,7 +79,7 @@ pub enum EventData {
     StepAdjusted {
         step_id: String,
     },
-    Evaluated(Evaluation),
+    Evaluated(Box<Evaluation>),
     /// a new iteration begins with this best so far
     Iteration {
         best_candidate_id: String,

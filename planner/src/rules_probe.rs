@@ -5,11 +5,19 @@
 //! rule, a finger too narrow for a contact with its enclosures …) is found here,
 //! by the same generator that would draw it, and the job fails at once naming the
 //! devices — instead of every candidate of every iteration failing the same way.
+//!
+//! For a job measuring performance it also simulates the schematic, once
+//! (`sim.schematic`, the testbench, `sim.run`): the reference every candidate's
+//! post-layout measures are compared with, and the first sign of a testbench that
+//! does not simulate or a process this farm has no models for.
 
 use centroid_schemas::{Circuit, DeviceType};
 use serde_json::{Value, json};
 
+use crate::candidate_plan::device_spec;
 use crate::heuristic::routing_advertised;
+use crate::performance::steps::{SCHEMATIC_RUN_STEP, schematic_steps, testbench_arguments};
+use crate::performance::{PerformanceSetup, SchematicSimulation, Simulated};
 use crate::plan::{Plan, PlanStep};
 use crate::plan_builder::{cell_name, skill_id};
 use crate::skill_catalog::SkillCatalog;
@@ -19,6 +27,8 @@ pub struct RulesProbe {
     pub plan: Plan,
     /// (step id, the devices of that size: the first is drawn)
     pub device_steps: Vec<(String, Vec<String>)>,
+    /// whether it simulates the schematic
+    pub simulates: bool,
 }
 
 /// What the probe found.
@@ -28,10 +38,27 @@ pub struct ProbeFindings {
     pub pitch_um: Option<f64>,
     /// one line per device size the rule set cannot draw: `M1 (and M2): <reason>`
     pub undrawable: Vec<String>,
+    /// the schematic's simulation, when the probe ran one
+    pub schematic: Option<SchematicSimulation>,
 }
 
-/// The probe for `circuit` under `drc_rules`, with the steps `skills` allow.
-pub fn rules_probe_plan(drc_rules: &Value, circuit: &Circuit, skills: &SkillCatalog) -> RulesProbe {
+/// Whether the workers can simulate the schematic of `setup`.
+fn schematic_advertised(setup: &PerformanceSetup, skills: &SkillCatalog) -> bool {
+    let builtin = testbench_arguments(setup).is_some();
+    ["sim.schematic", "sim.run"]
+        .iter()
+        .chain(builtin.then_some(&"sim.testbench"))
+        .all(|skill| skills.contains_key(*skill))
+}
+
+/// The probe for `circuit` under `drc_rules`, with the steps `skills` allow; with a
+/// `performance` setup it simulates the schematic too.
+pub fn rules_probe_plan(
+    drc_rules: &Value,
+    circuit: &Circuit,
+    skills: &SkillCatalog,
+    performance: Option<&PerformanceSetup>,
+) -> RulesProbe {
     let step = |step_id: String, skill: &str, arguments: Value| PlanStep {
         step_id,
         skill: skill.into(),
@@ -81,12 +108,31 @@ pub fn rules_probe_plan(drc_rules: &Value, circuit: &Circuit, skills: &SkillCata
             device_steps.push((step_id, devices));
         }
     }
+    let simulates = performance.is_some_and(|setup| schematic_advertised(setup, skills));
+    if let Some(setup) = performance.filter(|_| simulates) {
+        let devices: Vec<Value> = circuit
+            .devices
+            .iter()
+            .filter(|device| {
+                matches!(
+                    device.device_type,
+                    DeviceType::Nmos
+                        | DeviceType::Pmos
+                        | DeviceType::Resistor
+                        | DeviceType::Capacitor
+                )
+            })
+            .map(device_spec)
+            .collect();
+        steps.extend(schematic_steps(setup, devices));
+    }
     RulesProbe {
         plan: Plan {
             summary: "rule-set probe: routing pitch and drawable devices".into(),
             steps,
         },
         device_steps,
+        simulates,
     }
 }
 
@@ -97,6 +143,8 @@ pub struct ProbeStep<'a> {
     pub ok: bool,
     pub error_code: &'a str,
     pub error_message: &'a str,
+    /// the error's `details.reason` ("" when it has none)
+    pub error_reason: &'a str,
     pub data: Option<Value>,
 }
 
@@ -106,6 +154,19 @@ impl RulesProbe {
     pub fn findings<'a>(&self, steps: impl IntoIterator<Item = ProbeStep<'a>>) -> ProbeFindings {
         let mut findings = ProbeFindings::default();
         for step in steps {
+            if step.step_id == SCHEMATIC_RUN_STEP && self.simulates {
+                findings.schematic = Some(match step.data.as_ref().filter(|_| step.ok) {
+                    Some(data) => match Simulated::from_data(data) {
+                        Some(simulated) => SchematicSimulation::Measured(simulated),
+                        None => SchematicSimulation::Failed {
+                            reason: "sim.run answered without measures".into(),
+                        },
+                    },
+                    None => {
+                        SchematicSimulation::from_failure(step.error_reason, step.error_message)
+                    }
+                });
+            }
             if step.skill == "route.info" && step.ok {
                 findings.pitch_um = step
                     .data
@@ -182,6 +243,7 @@ mod tests {
             &json!({}),
             &circuit,
             &catalog(&["tech.load", "layout.create_device"]),
+            None,
         );
         assert_eq!(probe.device_steps.len(), sizes.len());
         let covered: usize = probe.device_steps.iter().map(|(_, ids)| ids.len()).sum();
@@ -207,6 +269,7 @@ mod tests {
                 "route.nets",
                 "layout.place",
             ]),
+            None,
         );
         assert_eq!(routed.plan.steps[1].skill, "route.info");
     }
@@ -222,6 +285,7 @@ mod tests {
                 ("p3_device".into(), vec!["M1".into(), "M2".into()]),
                 ("p4_device".into(), vec!["M5".into()]),
             ],
+            simulates: false,
         };
         let step = |step_id, skill, ok, code, message, data| ProbeStep {
             step_id,
@@ -229,6 +293,7 @@ mod tests {
             ok,
             error_code: code,
             error_message: message,
+            error_reason: "",
             data,
         };
         let findings = probe.findings([

@@ -1,6 +1,7 @@
 //! The evaluator's verdict on runs with scripted step results: the weighted score,
 //! what fails a candidate (violations, mismatch, constraints, a foundry deck, a
-//! run that stopped), and what reaches the evaluation.
+//! run that stopped, a missed performance spec, a failed simulation), and what reaches
+//! the evaluation.
 
 use centroid_planner::evaluator::evaluate;
 use centroid_planner::run_report::{RunReport, StepOutcome};
@@ -89,6 +90,7 @@ fn objectives() -> DesignObjectives {
             max_area: Some(400.0),
             min_matching_score: Some(0.8),
         },
+        performance: Default::default(),
     }
 }
 
@@ -222,4 +224,102 @@ fn drc_counts_per_rule_and_lvs_differences_reach_the_evaluation() {
             || evaluation.lvs_mismatches[1].contains("tail")
     );
     assert!(!evaluation.passed);
+}
+
+/// The objectives with `performance_max` (0.5) and a spec on the UGBW.
+fn performance_objectives() -> DesignObjectives {
+    let mut objectives = objectives();
+    objectives.objectives.push(Objective {
+        name: ObjectiveName::PerformanceMax,
+        weight: 0.5,
+        target: None,
+    });
+    objectives.performance.specs = vec![centroid_schemas::PerformanceSpec {
+        measure: "ugbw_hz".into(),
+        min: Some(9e6),
+        max: None,
+    }];
+    objectives
+}
+
+fn layout_steps() -> Vec<StepOutcome> {
+    vec![
+        step("drc.run", json!({"total": 0})),
+        step("lvs.run", json!({"match": true})),
+        step(
+            "layout.metrics",
+            json!({"bbox_area_um2": 200.0, "device_area_um2": 100.0, "matching_score": 1.0}),
+        ),
+    ]
+}
+
+#[test]
+fn post_layout_measures_weigh_against_the_schematic_and_a_missed_spec_fails() {
+    use centroid_planner::evaluator::evaluate_against;
+    use centroid_planner::performance::{SchematicSimulation, Simulated};
+    let schematic = SchematicSimulation::Measured(Simulated {
+        measures: [("ugbw_hz".to_owned(), 1e7)].into(),
+        sweep: None,
+    });
+    let simulated = |ugbw: f64| {
+        let mut steps = layout_steps();
+        steps.push(step("sim.run", json!({"measures": {"ugbw_hz": ugbw}})));
+        result(steps)
+    };
+    let objectives = performance_objectives();
+    // 5 % below the schematic: performance_max 1/(1 + 0.5) = 2/3, the spec met
+    let close = evaluate_against(&objectives, &simulated(9.5e6), Some(&schematic));
+    assert!(close.passed, "{:?}", close.reasons);
+    let verdict = close.performance.as_ref().unwrap();
+    assert!((verdict.value.unwrap() - 2.0 / 3.0).abs() < 1e-9);
+    assert!((verdict.measures["ugbw_hz"].degradation_pct.unwrap() - 5.0).abs() < 1e-9);
+    // as fast as the schematic scores higher
+    let equal = evaluate_against(&objectives, &simulated(1e7), Some(&schematic));
+    assert!(equal.score > close.score);
+    // 20 % below: under the spec, the candidate fails naming the measure
+    let slow = evaluate_against(&objectives, &simulated(8e6), Some(&schematic));
+    assert!(!slow.passed);
+    assert!(
+        slow.reasons
+            .iter()
+            .any(|reason| reason.starts_with("performance spec: ugbw_hz = 8.0000e6 below min")),
+        "{:?}",
+        slow.reasons
+    );
+    assert!(
+        slow.reasons
+            .iter()
+            .any(|reason| reason.starts_with("performance_max: ugbw_hz 20.0 % worse")),
+        "warned past 10 %: {:?}",
+        slow.reasons
+    );
+}
+
+#[test]
+fn a_failed_simulation_fails_the_candidate_with_its_reason_and_scores_performance_zero() {
+    let mut steps = layout_steps();
+    steps.push(StepOutcome {
+        ok: false,
+        error_code: "INVALID_PARAM".into(),
+        error_message: "ngspice refused the deck (testbench.sp line 11)".into(),
+        data: Value::Null,
+        ..step("sim.run", Value::Null)
+    });
+    let evaluation = evaluate(&performance_objectives(), &result(steps));
+    assert!(!evaluation.passed);
+    assert_eq!(
+        evaluation.reasons,
+        [
+            "simulation failed: sim.run INVALID_PARAM: ngspice refused the deck (testbench.sp line 11)"
+        ]
+    );
+    // area 0.5 × 0.4 + matching 1 × 0.6 + performance 0 × 0.5, over 1.5
+    let without = evaluate(&objectives(), &result(layout_steps()));
+    assert!(evaluation.score < without.score);
+
+    // no simulation in the plan: left out of the score, said, the candidate passes
+    let unmeasured = evaluate(&performance_objectives(), &result(layout_steps()));
+    assert!(unmeasured.passed, "{:?}", unmeasured.reasons);
+    assert!((unmeasured.score - without.score).abs() < 1e-12);
+    assert!(unmeasured.reasons[0].starts_with("performance_max is not measured"));
 }

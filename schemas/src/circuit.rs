@@ -169,6 +169,10 @@ pub struct Net {
 pub struct Circuit {
     /// The top cell's name.
     pub name: String,
+    /// The top cell's declared ports, in order (a SPICE subcircuit's pins); empty when
+    /// the netlist declares none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<String>,
     pub devices: Vec<Device>,
     pub nets: Vec<Net>,
     pub modules: Vec<CircuitModule>,

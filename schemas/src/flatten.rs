@@ -73,6 +73,7 @@ pub(crate) fn flatten(document: &NetlistDocument) -> (Circuit, Vec<(String, Stri
     }
     let circuit = Circuit {
         name: top.name.clone(),
+        ports: top.ports.clone().unwrap_or_default(),
         devices: flattener.devices,
         nets,
         modules: Vec::new(),

@@ -144,7 +144,7 @@ pub fn load_drc_rules(file: &InputFile) -> Result<Loaded<DrcRuleSet>, InputError
 /// Parses and checks `objectives.json`.
 pub fn load_objectives(file: &InputFile) -> Result<Loaded<DesignObjectives>, InputErrors> {
     let (document, version, mut sink, warnings) = decode(InputKind::Objectives, file)?;
-    let objectives = build_objectives(document, &mut sink);
+    let objectives = build_objectives(document, version.read_as, &mut sink);
     conclude(objectives, sink).map(|value| Loaded {
         value,
         version,

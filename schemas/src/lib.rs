@@ -23,11 +23,14 @@ pub mod netlist;
 pub mod objectives;
 pub mod parasitics;
 pub mod passive_sizing;
+pub mod performance;
+pub mod performance_check;
 pub mod rule_lookup;
 pub mod schema_check;
 pub mod source;
 pub mod spice;
 pub mod task_context;
+pub mod testbench;
 pub mod version;
 
 pub use circuit::{
@@ -40,6 +43,8 @@ pub use module_types::{CircuitModule, ModuleMember, ModuleType};
 pub use modules::recognize_modules;
 pub use objectives::{DesignConstraints, DesignObjectives, Objective, ObjectiveName};
 pub use parasitics::{ParasiticCut, ParasiticLayer, ParasiticOverlap, Parasitics};
+pub use performance::{PerformanceObjectives, PerformanceSpec, PortRoles, TestbenchKind};
 pub use spice::{ModelMap, SpiceOptions, is_spice_path};
 pub use task_context::{InputPaths, LoadedJob, NetlistOptions, TaskContext, TaskInputs};
+pub use testbench::{TESTBENCH_FILE, UserTestbench};
 pub use version::{InputKind, ResolvedVersion, SchemaVersion};

@@ -6,6 +6,8 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::issue::IssueSink;
+use crate::performance::{PerformanceDocument, PerformanceObjectives, build_performance};
+use crate::version::SchemaVersion;
 
 /// The largest `max_area` accepted: 1 cm² in µm². Larger values mean a unit mistake.
 pub const MAX_AREA_UM2: f64 = 1e8;
@@ -60,9 +62,26 @@ impl Default for DesignConstraints {
 pub struct DesignObjectives {
     pub objectives: Vec<Objective>,
     pub constraints: DesignConstraints,
+    /// specs, port roles and the built-in testbench (1.1.0)
+    #[serde(default)]
+    pub performance: PerformanceObjectives,
 }
 
 impl DesignObjectives {
+    /// The weight of `performance_max` (0 when it is not an objective).
+    pub fn performance_weight(&self) -> f64 {
+        self.objectives
+            .iter()
+            .find(|objective| objective.name == ObjectiveName::PerformanceMax)
+            .map_or(0.0, |objective| objective.weight)
+    }
+
+    /// Whether the job measures post-layout performance: `performance_max` with a
+    /// weight, or a spec on a measure.
+    pub fn wants_performance(&self) -> bool {
+        self.performance_weight() > 0.0 || !self.performance.specs.is_empty()
+    }
+
     /// A text for planner prompts and `centroid validate`.
     pub fn summarize(&self) -> String {
         let mut text = String::from("objectives:\n");
@@ -90,6 +109,19 @@ impl DesignObjectives {
         if let Some(score) = self.constraints.min_matching_score {
             let _ = writeln!(text, "  - min_matching_score: {score}");
         }
+        if !self.performance.specs.is_empty() {
+            text.push_str("performance specs:\n");
+            for spec in &self.performance.specs {
+                let _ = write!(text, "  - {}", spec.measure);
+                if let Some(min) = spec.min {
+                    let _ = write!(text, " >= {min}");
+                }
+                if let Some(max) = spec.max {
+                    let _ = write!(text, " <= {max}");
+                }
+                text.push('\n');
+            }
+        }
         text
     }
 }
@@ -99,6 +131,8 @@ pub(crate) struct ObjectivesDocument {
     objectives: Vec<ObjectiveSpec>,
     #[serde(default)]
     constraints: Option<ConstraintsSpec>,
+    #[serde(flatten)]
+    performance: PerformanceDocument,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -122,8 +156,14 @@ struct ConstraintsSpec {
 
 pub(crate) fn build_objectives(
     document: ObjectivesDocument,
+    read_as: SchemaVersion,
     sink: &mut IssueSink,
 ) -> Option<DesignObjectives> {
+    let performance = build_performance(
+        document.performance,
+        read_as >= SchemaVersion::new(1, 1, 0),
+        sink,
+    );
     if document.objectives.is_empty() {
         sink.push(
             "/objectives",
@@ -189,5 +229,6 @@ pub(crate) fn build_objectives(
     sink.is_empty().then_some(DesignObjectives {
         objectives,
         constraints,
+        performance,
     })
 }

@@ -20,6 +20,7 @@ pub fn schema_text(kind: InputKind, version: SchemaVersion) -> Option<&'static s
         (InputKind::DrcRules, (1, 3, 0)) => include_str!("../json/drc_rules-1.3.0.schema.json"),
         (InputKind::DrcRules, (1, 4, 0)) => include_str!("../json/drc_rules-1.4.0.schema.json"),
         (InputKind::Objectives, (1, 0, 0)) => include_str!("../json/objectives-1.0.0.schema.json"),
+        (InputKind::Objectives, (1, 1, 0)) => include_str!("../json/objectives-1.1.0.schema.json"),
         _ => return None,
     };
     Some(text)

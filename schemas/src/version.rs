@@ -50,7 +50,7 @@ impl InputKind {
         match self {
             InputKind::Netlist => &[V1_0, V1_1],
             InputKind::DrcRules => &[V1_0, V1_1, V1_2, V1_3, V1_4],
-            InputKind::Objectives => &[V1_0],
+            InputKind::Objectives => &[V1_0, V1_1],
         }
     }
 }

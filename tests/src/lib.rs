@@ -497,6 +497,7 @@ pub fn example_request(example: &str, options: JobOptions, name: &str) -> Submit
         objectives_json: read("objectives.json"),
         options: Some(options),
         name: name.to_string(),
+        testbench_sp: String::new(),
     }
 }
 

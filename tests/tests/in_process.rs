@@ -208,6 +208,7 @@ fn ota5() -> JobInputs {
         netlist_json: read("netlist.json"),
         drc_rules_json: read("drc_rules.json"),
         objectives_json: read("objectives.json"),
+        testbench_sp: String::new(),
     }
 }
 

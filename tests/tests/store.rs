@@ -34,6 +34,7 @@ fn inputs() -> JobInputs {
         netlist_json: "{}".into(),
         drc_rules_json: "{}".into(),
         objectives_json: "{}".into(),
+        testbench_sp: String::new(),
     }
 }
 

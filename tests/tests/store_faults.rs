@@ -256,6 +256,7 @@ fn ota5(unreachable_area: bool) -> JobInputs {
         netlist_json: read("netlist.json"),
         drc_rules_json: read("drc_rules.json"),
         objectives_json: objectives.to_string(),
+        testbench_sp: String::new(),
     }
 }
 

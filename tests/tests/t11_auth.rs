@@ -136,6 +136,7 @@ async fn with_a_token_every_call_needs_it_and_everything_works_with_it() {
             objectives_json: read("objectives.json"),
             options: Some(small_job(1, 1, 1)),
             name: "ota5".into(),
+            testbench_sp: String::new(),
         })
         .await
         .unwrap()

@@ -87,6 +87,7 @@ async fn metrics_and_health_during_a_job() {
             objectives_json: read("objectives.json"),
             options: Some(sleep_job(6, 1, 1_500)),
             name: "ota5".into(),
+            testbench_sp: String::new(),
         })
         .await
         .unwrap()

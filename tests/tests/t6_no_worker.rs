@@ -18,6 +18,7 @@ async fn job_waits_for_a_worker_then_runs() {
             objectives_json: std::fs::read_to_string(dir.join("objectives.json")).unwrap(),
             options: None,
             name: String::new(),
+            testbench_sp: String::new(),
         })
         .await
         .expect_err("bad rules refused");

@@ -28,6 +28,7 @@ async fn a_job_submitted_to_a_coordinator_without_workers_runs_on_the_other_ones
             objectives_json: read("objectives.json"),
             options: Some(sleep_job(4, 2, 200)),
             name: "shared".into(),
+            testbench_sp: String::new(),
         })
         .await
         .unwrap()

@@ -419,8 +419,9 @@ impl LlmPlanners {
 
 impl PlannerFactory for LlmPlanners {
     fn planner_for(&self, job: &JobRecord, inputs: &JobInputs) -> Arc<dyn Planner> {
-        let heuristic =
-            HeuristicPlanner::new(raw_inputs(inputs)).with_route_pitch(job.route_pitch_um);
+        let heuristic = HeuristicPlanner::new(raw_inputs(inputs))
+            .with_route_pitch(job.route_pitch_um)
+            .with_simulation(inputs.simulation(job));
         match &self.client {
             Some(client) if job.options.planner == "llm" => {
                 Arc::new(LlmPlanner::new(heuristic, client.clone()).with_trace_id(&job.trace_id))

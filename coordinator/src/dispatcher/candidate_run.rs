@@ -262,6 +262,9 @@ impl<'a> CandidateRun<'a> {
 
     /// One try on the taken slot.
     async fn call(&mut self, slot: SlotGuard) -> Step<Tried> {
+        let files = worker_calls::request_files_of(self.context, &self.entry.job_id, &self.plan)
+            .await
+            .map_err(Disposition::interrupted)?;
         let context = self.context;
         let (job_id, candidate_id) = (self.entry.job_id.clone(), self.entry.candidate_id.clone());
         let worker_id = slot.worker_id.clone();
@@ -280,8 +283,9 @@ impl<'a> CandidateRun<'a> {
             .await;
         let deadline_ms = self.job.options.candidate_deadline_ms;
         let rpc_timeout = Duration::from_millis(deadline_ms + context.config.rpc_grace_ms);
-        let request =
+        let mut request =
             worker_calls::run_request(&candidate_id, &job_id, &self.plan, deadline_ms, false);
+        request.inputs = files;
         let outcome = run_on_slot(
             &slot,
             request,
@@ -299,6 +303,7 @@ impl<'a> CandidateRun<'a> {
         {
             context.registry.mark_saturated(&worker_id);
         }
+        let outcome = worker_calls::keep_layout_of_failed_simulation(outcome);
         let client = slot.client.clone();
         drop(slot);
         self.in_flight.set_worker(self.entry, None);
@@ -450,7 +455,7 @@ impl<'a> CandidateRun<'a> {
                 .unwrap_or_default(),
             error_message: error
                 .as_ref()
-                .map(|error| error.message.clone())
+                .map(worker_calls::error_text)
                 .unwrap_or_default(),
             steps,
             artifacts: Vec::new(),

@@ -44,12 +44,15 @@ pub struct JobOptions {
     pub patience: u32,
 }
 
-/// The three input files as text, kept so that a restarted coordinator can parse them again.
+/// The three input files as text, kept so that a restarted coordinator can parse them again,
+/// and the user's testbench (empty: none).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobInputs {
     pub netlist_json: String,
     pub drc_rules_json: String,
     pub objectives_json: String,
+    #[serde(default)]
+    pub testbench_sp: String,
 }
 
 impl JobInputs {
@@ -63,6 +66,22 @@ impl JobInputs {
             netlist: file("netlist.json", &self.netlist_json),
             drc_rules: file("drc_rules.json", &self.drc_rules_json),
             objectives: file("objectives.json", &self.objectives_json),
+        }
+    }
+
+    /// The user's testbench as an input file (`None` when the job has none).
+    pub fn testbench(&self) -> Option<centroid_schemas::InputFile> {
+        (!self.testbench_sp.is_empty()).then(|| centroid_schemas::InputFile {
+            label: centroid_schemas::TESTBENCH_FILE.into(),
+            bytes: self.testbench_sp.as_bytes().to_vec(),
+        })
+    }
+
+    /// What the job's planner needs to plan simulations (with the record's schematic).
+    pub fn simulation(&self, job: &JobRecord) -> centroid_planner::performance::JobSimulation {
+        centroid_planner::performance::JobSimulation {
+            testbench: (!self.testbench_sp.is_empty()).then(|| self.testbench_sp.clone()),
+            schematic: job.schematic.clone(),
         }
     }
 }
@@ -100,6 +119,10 @@ pub struct JobRecord {
     /// `route.info`'s pitch for this job's rule set, once probed
     #[serde(default)]
     pub route_pitch_um: Option<f64>,
+    /// the schematic's simulation (the probe's), the reference of every candidate's
+    /// post-layout measures
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schematic: Option<centroid_planner::performance::SchematicSimulation>,
     /// a cancellation was seen by the job's driver
     #[serde(default)]
     pub cancel_requested: bool,
@@ -126,6 +149,7 @@ impl JobRecord {
             best_passed: false,
             stale_iterations: 0,
             route_pitch_um: None,
+            schematic: None,
             cancel_requested: false,
             cancel_reason: String::new(),
         }

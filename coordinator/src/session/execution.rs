@@ -133,7 +133,11 @@ impl Driver {
                     .await?;
                 if let Some(result) = result {
                     if candidate.evaluation.is_none() {
-                        let evaluation = evaluator::evaluate(&task.objectives, &result);
+                        let evaluation = evaluator::evaluate_against(
+                            &task.objectives,
+                            &result,
+                            job.schematic.as_ref(),
+                        );
                         self.store_evaluation(job, &candidate_id, &evaluation)
                             .await?;
                         candidate.evaluation = Some(evaluation);
@@ -168,7 +172,7 @@ impl Driver {
             .await?;
         self.journal.set_evaluation(candidate_id, evaluation);
         let message = evaluation_message(evaluation);
-        let data = EventData::Evaluated(evaluation.clone());
+        let data = EventData::Evaluated(Box::new(evaluation.clone()));
         context
             .emit(job, EventKind::Evaluation, candidate_id, message, data)
             .await

@@ -13,16 +13,20 @@ use super::Driver;
 use super::transitions::PhaseEvent;
 use crate::context::{Context, Interrupted};
 use crate::drafting::draft_iteration;
-use crate::model::{CandidateRecord, EventKind, JobRecord, now_ms};
+use crate::model::{CandidateRecord, EventKind, JobInputs, JobRecord, now_ms};
 use crate::registry::skill_catalog_of_cards;
-use crate::worker_calls;
+use crate::worker_calls::{self, error_reason, error_text, request_files};
 use centroid_planner::heuristic::routing_advertised;
+use centroid_planner::performance::steps::SIM_TIMEOUT_S;
 use centroid_planner::rules_probe::{ProbeFindings, ProbeStep, rules_probe_plan};
 use centroid_planner::skill_catalog::SkillCatalog;
 use centroid_planner::work_estimate::longest_first;
 
 /// How long the routing-pitch probe may wait for a slot and run.
 const ROUTE_PROBE_DEADLINE: Duration = Duration::from_secs(30);
+/// The extra time a probe simulating the schematic may take (ngspice reads the
+/// process's models once, then simulates).
+const SCHEMATIC_PROBE_EXTRA: Duration = Duration::from_secs(SIM_TIMEOUT_S as u64);
 
 impl Driver {
     /// The rule set probed once, on a worker, before the first iteration;
@@ -40,20 +44,15 @@ impl Driver {
                 ran: false,
                 pitch_um: None,
                 undrawable: Vec::new(),
+                schematic: None,
             }));
         }
-        let findings = run_probe(
-            &self.context,
-            job,
-            &self.inputs.drc_rules_json,
-            task,
-            &skills,
-        )
-        .await;
+        let findings = run_probe(&self.context, job, &self.inputs, task, &skills).await;
         Ok(Some(PhaseEvent::RulesProbed {
             ran: true,
             pitch_um: findings.pitch_um,
             undrawable: findings.undrawable,
+            schematic: findings.schematic,
         }))
     }
 
@@ -231,51 +230,61 @@ fn probe_advertised(skills: &SkillCatalog) -> bool {
 }
 
 /// `tech.load`, `route.info` and one `layout.create_device` per device size on a
-/// worker (see [`centroid_planner::rules_probe`]). A probe that cannot run finds
-/// nothing: the candidates then go unrouted and meet any undrawable device themselves.
+/// worker (see [`centroid_planner::rules_probe`]), and for a job measuring performance
+/// the schematic's simulation (the user's testbench sent along). A probe that cannot
+/// run finds nothing: the candidates then go unrouted and meet any undrawable device
+/// themselves, and their measures have no schematic to be compared with.
 async fn run_probe(
     context: &Arc<Context>,
     job: &JobRecord,
-    drc_rules_json: &str,
+    inputs: &JobInputs,
     task: &TaskContext,
     skills: &SkillCatalog,
 ) -> ProbeFindings {
-    let rules: Value = serde_json::from_str(drc_rules_json).unwrap_or(Value::Null);
-    let probe = rules_probe_plan(&rules, &task.circuit, skills);
-    let response = match worker_calls::probe(
-        context,
-        job,
-        &probe.plan,
-        ROUTE_PROBE_DEADLINE,
-        Vec::new(),
-    )
-    .await
-    {
+    let rules: Value = serde_json::from_str(&inputs.drc_rules_json).unwrap_or(Value::Null);
+    let setup = inputs.simulation(job).setup(task);
+    let probe = rules_probe_plan(&rules, &task.circuit, skills, setup.as_ref());
+    let mut deadline = ROUTE_PROBE_DEADLINE;
+    if probe.simulates {
+        deadline += SCHEMATIC_PROBE_EXTRA;
+    }
+    let files = request_files(&probe.plan, inputs);
+    let response = match worker_calls::probe(context, job, &probe.plan, deadline, files).await {
         Ok(response) => response,
         Err(error) => {
             tracing::warn!(session_id = %job.job_id, %error, "rule-set probe failed; candidates will not be routed");
             return ProbeFindings::default();
         }
     };
-    let findings = probe.findings(response.steps.iter().map(|step| {
-        ProbeStep {
-            step_id: &step.step_id,
-            skill: &step.skill,
-            ok: step.ok,
-            error_code: step
-                .error
+    // each failed step's `details.reason` and its message with the file and line
+    let errors: Vec<(String, String)> = response
+        .steps
+        .iter()
+        .map(|step| {
+            step.error
                 .as_ref()
-                .map(|error| error.error_code().wire_name())
-                .unwrap_or(""),
-            error_message: step
-                .error
-                .as_ref()
-                .map(|error| error.message.as_str())
-                .unwrap_or(""),
-            data: serde_json::from_str(&step.data_json).ok(),
-        }
-    }));
-    tracing::info!(session_id = %job.job_id, pitch = ?findings.pitch_um, undrawable = findings.undrawable.len(), "rule set probed");
+                .map(|error| (error_reason(error), error_text(error)))
+                .unwrap_or_default()
+        })
+        .collect();
+    let findings = probe.findings(response.steps.iter().zip(&errors).map(
+        |(step, (reason, text))| {
+            ProbeStep {
+                step_id: &step.step_id,
+                skill: &step.skill,
+                ok: step.ok,
+                error_code: step
+                    .error
+                    .as_ref()
+                    .map(|error| error.error_code().wire_name())
+                    .unwrap_or(""),
+                error_message: text,
+                error_reason: reason,
+                data: serde_json::from_str(&step.data_json).ok(),
+            }
+        },
+    ));
+    tracing::info!(session_id = %job.job_id, pitch = ?findings.pitch_um, undrawable = findings.undrawable.len(), schematic = ?findings.schematic.is_some(), "rule set probed");
     findings
 }
 

@@ -7,6 +7,20 @@ use serde_json::{Value, json};
 use super::Draft;
 use crate::plan_builder::{CANDIDATE_DIR, TOP_CELL, skill_id};
 
+/// A device as `lvs.run` and `sim.schematic` take it (id, type, terminals, sizes).
+pub(crate) fn device_spec(device: &Device) -> Value {
+    let mut spec = json!({"id": skill_id(&device.id), "type": device.device_type.as_str(), "terminals": device.terminals});
+    if let Some(w) = device.params.w {
+        spec["w"] = json!(w);
+    }
+    if let Some(l) = device.params.l {
+        spec["l"] = json!(l);
+    }
+    spec["nf"] = json!(device.params.nf.max(1));
+    spec["m"] = json!(device.params.m.max(1));
+    spec
+}
+
 impl<'a> Draft<'a> {
     pub(super) fn drawn_devices(&self) -> impl Iterator<Item = &'a Device> + '_ {
         self.circuit
@@ -19,21 +33,7 @@ impl<'a> Draft<'a> {
         if !self.routed || !self.builder.has("lvs.run") {
             return;
         }
-        let devices: Vec<Value> = self
-            .drawn_devices()
-            .map(|device| {
-                let mut spec = json!({"id": skill_id(&device.id), "type": device.device_type.as_str(), "terminals": device.terminals});
-                if let Some(w) = device.params.w {
-                    spec["w"] = json!(w);
-                }
-                if let Some(l) = device.params.l {
-                    spec["l"] = json!(l);
-                }
-                spec["nf"] = json!(device.params.nf.max(1));
-                spec["m"] = json!(device.params.m.max(1));
-                spec
-            })
-            .collect();
+        let devices: Vec<Value> = self.drawn_devices().map(device_spec).collect();
         let arguments = json!({"cell": TOP_CELL, "devices": devices, "circuit_name": TOP_CELL});
         self.builder.push("lvs.run", arguments, false, "");
     }

@@ -15,6 +15,8 @@ use crate::plan_builder::{PlanBuilder, TOP_CELL, cell_name, skill_id};
 use crate::skill_catalog::SkillCatalog;
 
 mod checks;
+pub(crate) use checks::device_spec;
+mod simulation;
 
 /// A cell the placement arranges: a matched module or a single device.
 struct PlacedUnit {

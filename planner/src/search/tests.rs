@@ -49,6 +49,9 @@ fn record(
             lvs_mismatches: Vec::new(),
             signoff: None,
             layout: None,
+            performance: None,
+            parasitics: None,
+            electrical: None,
         }),
     }
 }

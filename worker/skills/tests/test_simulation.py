@@ -84,6 +84,24 @@ def test_the_ota_measures_before_and_after_layout(ota_layout: dict[str, Any]) ->
     assert " as=" in text and " pd=" in text and " nf=2 " in text
 
 
+def test_the_ac_sweep_of_a_node_is_returned_for_a_bode_plot(ota_layout: dict[str, Any]) -> None:
+    client, scratch = ota_layout["client"], ota_layout["scratch"]
+    client.call("sim.testbench", path=str(scratch / "tb.sp"), kind="ota_ac", **OTA_ROLES)
+    out = simulate(client, str(scratch / "sch.spice"), str(scratch / "tb.sp"), circuit="ota5",
+                   deck_path=str(scratch / "sweep.cir"), ac_sweep={"node": "out"})
+    assert out["ok"], out["error"]
+    data = out["data"]
+    sweep, measures = data["ac_sweep"], data["measures"]
+    # the testbench's 20 points a decade from 1 Hz to 10 GHz, every page of ngspice's table
+    assert sweep["node"] == "out" and len(sweep["frequency_hz"]) == 201
+    assert sweep["frequency_hz"][0] == 1.0 and abs(sweep["frequency_hz"][-1] - 1e10) < 1
+    assert abs(sweep["gain_db"][0] - measures["gain_db"]) < 1e-3
+    # unwrapped: the phase only falls, with no 360° jump; at the UGBW it is PM - 180°
+    assert all(b <= a + 1.0 for a, b in zip(sweep["phase_deg"], sweep["phase_deg"][1:], strict=False))
+    at_ugbw = min(range(201), key=lambda i: abs(sweep["frequency_hz"][i] - measures["ugbw_hz"]))
+    assert abs(sweep["phase_deg"][at_ugbw] - (measures["phase_margin_deg"] - 180)) < 5
+
+
 @pytest.mark.parametrize("kind,extra,measure", [
     ("ota_offset", {}, "offset_v"),
     ("comparator_delay", {"overdrive_v": 0.1, "t_stop_s": 1e-7}, "delay_s"),
@@ -137,6 +155,7 @@ X1 inp inn out vbias vdd vss ota5
     ("Vx vq 0 abc\n.ac dec 10 1 1e9\n.meas ac g max vm(out)\n", "sim_syntax", 9),
     ("X2 inp inn out ota5\n.ac dec 10 1 1e9\n.meas ac g max vm(out)\n", "sim_syntax", 9),
     (".ac dec 10 1 1e9\n.meas ac g max vm(nowhere)\n", "sim_unknown_node", 10),
+    (".ac dec 10 1 1e9\n.meas ac ugbw when vdb(nowhere)=0\n", "sim_unknown_node", 10),
     (".ac dec 10 1 1e9\n.meas ac ugbw when vdb(out)=200\n", "sim_measure_missing", 10),
 ])
 def test_a_broken_testbench_names_file_and_line(ota_layout: dict[str, Any], tmp_path: Path,

@@ -27,6 +27,7 @@
 use std::collections::HashSet;
 
 use centroid_planner::job_events::EventData;
+use centroid_planner::performance::SchematicSimulation;
 
 mod ending;
 mod search;
@@ -86,6 +87,8 @@ pub(crate) enum PhaseEvent {
         ran: bool,
         pitch_um: Option<f64>,
         undrawable: Vec<String>,
+        /// the schematic's simulation, when the probe ran one
+        schematic: Option<SchematicSimulation>,
     },
     /// the iteration's candidates were drafted (queued longest-looking first)
     Drafted {
@@ -226,8 +229,9 @@ pub(crate) fn advance(
                 ran,
                 pitch_um,
                 undrawable,
+                schematic,
             },
-        ) => rules_probed(job, ran, pitch_um, undrawable),
+        ) => rules_probed(job, ran, pitch_um, undrawable, schematic),
         (phase, PhaseEvent::TimeBudgetSpent) if phase.is_time_budgeted() => {
             let message = format!("time budget of {} ms spent", job.options.time_budget_ms);
             end_search(job, &message)

@@ -2,6 +2,7 @@
 //! (draft ahead, queue more, record the lost, wait), an iteration evaluated.
 
 use centroid_planner::job_events::EventData;
+use centroid_planner::performance::SchematicSimulation;
 
 use super::steps::{
     complete, conclude, end, end_search, keep_round_moving, move_to, notice, passing_through,
@@ -18,8 +19,10 @@ pub(super) fn rules_probed(
     ran: bool,
     pitch_um: Option<f64>,
     undrawable: Vec<String>,
+    schematic: Option<SchematicSimulation>,
 ) -> Vec<Effect> {
     job.route_pitch_um = pitch_um;
+    job.schematic = schematic.clone();
     let mut effects = Vec::new();
     if ran {
         let data = EventData::RulesProbed {
@@ -27,6 +30,30 @@ pub(super) fn rules_probed(
             undrawable: undrawable.clone(),
         };
         let message = "probed the rule set (routing pitch, devices)";
+        effects.push(Effect::emit(notice(
+            job,
+            EventKind::StateChanged,
+            message,
+            data,
+        )));
+    }
+    if let Some(schematic) = schematic {
+        let message = match &schematic {
+            SchematicSimulation::Measured(simulated) => format!(
+                "the schematic simulated: {}",
+                simulated
+                    .measures
+                    .iter()
+                    .map(|(name, value)| format!("{name} = {value:.4e}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            SchematicSimulation::Failed { reason } => {
+                format!("the schematic's simulation failed: {reason}")
+            }
+            SchematicSimulation::NotSimulated { reason } => format!("not simulated: {reason}"),
+        };
+        let data = EventData::SchematicSimulated(Box::new(schematic));
         effects.push(Effect::emit(notice(
             job,
             EventKind::StateChanged,

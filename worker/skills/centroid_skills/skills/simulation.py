@@ -1,5 +1,7 @@
 """``sim.run``: ngspice in batch mode on the process's models, a DUT netlist and a
-testbench; the testbench's ``.meas`` results are the measures.
+testbench; the testbench's ``.meas`` results are the measures, and with ``ac_sweep``
+the AC response of one node (``.print ac vdb(node) vp(node)``: frequency, gain in dB,
+unwrapped phase in degrees) for a Bode plot.
 
 The deck (``deck_path``, default ``sim.cir`` next to the testbench) is written by
 Centroid: a title, the process's model lines (``models.py``), ``.include`` of the DUT
@@ -27,6 +29,7 @@ a line, ``file`` and ``line``):
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -82,7 +85,8 @@ def read_text(path: str, what: str) -> str:
                     file=path) from exc
 
 
-def write_deck(deck_path: str, models: ProcessModels, dut_path: str, testbench_path: str) -> None:
+def write_deck(deck_path: str, models: ProcessModels, dut_path: str, testbench_path: str,
+               prints: tuple[str, ...] = ()) -> None:
     folder = os.path.dirname(deck_path)
     for name, text in models.extra_files.items():
         with open(os.path.join(folder, name), "w", encoding="utf-8") as fh:
@@ -91,7 +95,7 @@ def write_deck(deck_path: str, models: ProcessModels, dut_path: str, testbench_p
     if models.control:
         lines += [".control", *models.control, ".endc"]
     lines += [*models.lines, f'.include "{dut_path}"', f'.include "{testbench_path}"',
-              ".save all", ".end", ""]
+              *prints, ".save all", ".end", ""]
     with open(deck_path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines))
 
@@ -103,6 +107,38 @@ def parse_measures(output: str, wanted: set[str]) -> dict[str, float]:
         if m and m.group(1).lower() in wanted and m.group(1).lower() not in found:
             found[m.group(1).lower()] = float(m.group(2))
     return found
+
+
+SWEEP_ROW = re.compile(r"^(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
+
+
+def ac_sweep_of(output: str, node: str) -> dict[str, Any] | None:
+    """The `.print ac vdb(node) vp(node)` table of ngspice's output (its pages joined):
+    frequency (Hz), gain (dB), phase (degrees); None when the testbench ran no `.ac`."""
+    header = f"vdb({node.lower()})"
+    rows: dict[int, tuple[float, float, float]] = {}
+    in_table = False
+    for line in output.splitlines():
+        if line.startswith("Index"):
+            in_table = header in line.lower()
+            continue
+        m = SWEEP_ROW.match(line) if in_table else None
+        if m:
+            try:
+                rows[int(m.group(1))] = (float(m.group(2)), float(m.group(3)), float(m.group(4)))
+            except ValueError:
+                continue
+    if not rows:
+        return None
+    ordered = [rows[i] for i in sorted(rows)]
+    phase: list[float] = []
+    for _, _, radians in ordered:  # unwrapped: ngspice's vp() folds into (-180°, 180°]
+        degrees = math.degrees(radians)
+        if phase:
+            degrees -= 360.0 * round((degrees - phase[-1]) / 360.0)
+        phase.append(degrees)
+    return {"node": node, "frequency_hz": [r[0] for r in ordered], "gain_db": [r[1] for r in ordered],
+            "phase_deg": phase}
 
 
 def _locate(sources: list[tuple[str, list[LogicalLine]]], fragment: str) -> dict[str, Any]:
@@ -162,6 +198,24 @@ def missing_measure(name: str, line: LogicalLine, path: str, output: str) -> Ski
                  file=path, line=line.number, measure=name, ngspice=failure)
 
 
+NO_SUCH_VECTOR = re.compile(r"no such vector as '?([^'\s]+?)'?\.?\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def unknown_vector(output: str, wanted: dict[str, LogicalLine], path: str) -> SkillError | None:
+    """A `.meas` naming a vector the circuit does not have: ngspice says "no such vector"
+    and, for a `when` measure, still prints a value (0) — the first such `.meas` line."""
+    for match in NO_SUCH_VECTOR.finditer(output):
+        vector = match.group(1)
+        node = re.sub(r"^\w+\((.*)\)$", r"\1", vector).lower()
+        for name, line in wanted.items():
+            if re.search(rf"\(\s*{re.escape(node)}\s*[),]", line.text.lower()):
+                return _fail(INVALID_PARAM, "sim_unknown_node",
+                             f"{os.path.basename(path)}:{line.number}: .meas {name} names {vector}, "
+                             "which the circuit does not have", file=path, line=line.number,
+                             measure=name, vector=vector, ngspice=match.group(0).strip())
+    return None
+
+
 SIM_SCHEMA = obj(
     {
         "dut_path": {**FILE_PATH, "description": "the DUT netlist: a .subckt named like the circuit"},
@@ -172,6 +226,8 @@ SIM_SCHEMA = obj(
                  "description": "the process (a rule set's tech); default: the loaded rule set's"},
         "corner": {"enum": list(CORNERS), "default": "tt"},
         "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_TIMEOUT_S, "default": 60},
+        "ac_sweep": obj({"node": {"type": "string", "minLength": 1, "maxLength": 200,
+                                  "pattern": "^[A-Za-z0-9_.:$#<>\\[\\]-]+$"}}, ["node"]),
     },
     ["dut_path", "testbench_path"],
 )
@@ -196,7 +252,9 @@ def sim_run(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     tb_lines = check_testbench(tb_path, read_text(tb_path, "testbench"), models.model_dirs)
     wanted = measure_names(tb_lines)
     deck_path = args.get("deck_path") or os.path.join(os.path.dirname(tb_path), "sim.cir")
-    write_deck(deck_path, models, os.path.abspath(dut_path), os.path.abspath(tb_path))
+    sweep_node = (args.get("ac_sweep") or {}).get("node")
+    prints = (f".print ac vdb({sweep_node}) vp({sweep_node})",) if sweep_node else ()
+    write_deck(deck_path, models, os.path.abspath(dut_path), os.path.abspath(tb_path), prints)
     log_path = deck_path + ".log"
     timeout_s = float(args.get("timeout_s", 60))
     binary = ngspice_binary()
@@ -216,11 +274,16 @@ def sim_run(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     if status != 0:
         raise _fail(INTERNAL_ERROR, "sim_failed", f"ngspice exited with status {status}",
                     exit_status=status, log_path=log_path, log_tail=log_tail(log_path))
+    unknown = unknown_vector(output, wanted, tb_path)
+    if unknown is not None:
+        raise unknown
     measures = parse_measures(output, set(wanted))
     for name, line in wanted.items():
         if name not in measures:
             raise missing_measure(name, line, tb_path, output)
-    return {"measures": {name: measures[name] for name in wanted}, "process": models.convention.process,
+    sweep = ac_sweep_of(output, sweep_node) if sweep_node else None
+    return {"measures": {name: measures[name] for name in wanted}, **({"ac_sweep": sweep} if sweep else {}),
+            "process": models.convention.process,
             "tech": tech, "corner": args.get("corner", "tt"), "models": models.source,
             "deck_path": deck_path, "log_path": log_path,
             "duration_ms": round((time.monotonic() - started) * 1000.0, 1)}

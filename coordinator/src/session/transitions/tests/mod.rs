@@ -118,6 +118,7 @@ fn every_event() -> Vec<PhaseEvent> {
             ran: true,
             pitch_um: None,
             undrawable: Vec::new(),
+            schematic: None,
         },
         PhaseEvent::Drafted {
             candidates: ids(&["c"]),

@@ -32,6 +32,7 @@ fn a_job_is_parsed_then_probes_the_rules_then_plans() {
         ran: true,
         pitch_um: Some(0.46),
         undrawable: Vec::new(),
+        schematic: None,
     };
     let effects = advance(&mut job, probed, OVERLAP).unwrap();
     assert_eq!(job.phase, JobPhase::Planning(Drafting { hidden: None }));
@@ -50,12 +51,61 @@ fn a_job_is_parsed_then_probes_the_rules_then_plans() {
 }
 
 #[test]
+fn the_schematic_simulated_by_the_probe_is_kept_in_the_record_and_reported() {
+    use centroid_planner::performance::{SchematicSimulation, Simulated};
+    let mut job = job_in(JobPhase::ProbingRules);
+    let schematic = SchematicSimulation::Measured(Simulated {
+        measures: [("ugbw_hz".to_owned(), 1.0e7)].into(),
+        sweep: None,
+    });
+    let probed = PhaseEvent::RulesProbed {
+        ran: true,
+        pitch_um: Some(0.46),
+        undrawable: Vec::new(),
+        schematic: Some(schematic.clone()),
+    };
+    let effects = advance(&mut job, probed, OVERLAP).unwrap();
+    // in the record, which a restarted coordinator reads back with the job
+    assert_eq!(job.schematic.as_ref(), Some(&schematic));
+    let record: crate::model::JobRecord =
+        serde_json::from_str(&serde_json::to_string(&job).unwrap()).unwrap();
+    assert_eq!(record.schematic, Some(schematic.clone()));
+    let reported = effects.iter().find_map(|effect| match effect {
+        Effect::Emit(event) => match &event.data {
+            EventData::SchematicSimulated(simulation) => Some((event.message.clone(), simulation)),
+            _ => None,
+        },
+        _ => None,
+    });
+    let (message, simulation) = reported.expect("the schematic's measures are reported");
+    assert_eq!(**simulation, schematic);
+    assert_eq!(message, "the schematic simulated: ugbw_hz = 1.0000e7");
+
+    let mut job = job_in(JobPhase::ProbingRules);
+    let failed = PhaseEvent::RulesProbed {
+        ran: true,
+        pitch_um: None,
+        undrawable: Vec::new(),
+        schematic: Some(SchematicSimulation::Failed {
+            reason: "ngspice refused the deck (testbench.sp line 11)".into(),
+        }),
+    };
+    advance(&mut job, failed, OVERLAP).unwrap();
+    assert_eq!(
+        job.phase,
+        JobPhase::Planning(Drafting { hidden: None }),
+        "the job goes on: its candidates fail with the reason"
+    );
+}
+
+#[test]
 fn a_probe_that_did_not_run_is_not_reported_and_undrawable_devices_fail_the_job() {
     let mut job = job_in(JobPhase::ProbingRules);
     let skipped = PhaseEvent::RulesProbed {
         ran: false,
         pitch_um: None,
         undrawable: Vec::new(),
+        schematic: None,
     };
     assert_eq!(
         advance(&mut job, skipped, OVERLAP).unwrap(),
@@ -67,6 +117,7 @@ fn a_probe_that_did_not_run_is_not_reported_and_undrawable_devices_fail_the_job(
         ran: true,
         pitch_um: None,
         undrawable: vec!["M3: no poly layer".into()],
+        schematic: None,
     };
     advance(&mut job, undrawable, OVERLAP).unwrap();
     let JobPhase::Ending { outcome, message } = &job.phase else {

@@ -1,0 +1,79 @@
+//! The stages of a candidate's plan after its outputs: the electrical check (every
+//! routed layout), then — for a job measuring performance — the extraction of the
+//! layout's netlist with its parasitics, the testbench and the simulation. They come
+//! last, so that a failing simulation leaves the layout, its checks and its GDS
+//! behind.
+
+use serde_json::json;
+
+use super::Draft;
+use crate::performance::steps::{extraction_arguments, sim_run_arguments, testbench_arguments};
+use crate::performance::{PerformanceSetup, steps::EXTRACTED_FILE};
+
+impl<'a> Draft<'a> {
+    /// `check.electrical` of the routed layout, with the circuit's rails.
+    pub(crate) fn add_electrical_check(&mut self, supplies: &[String], grounds: &[String]) {
+        let Some(top) = self.top.clone().filter(|_| self.routed) else {
+            return;
+        };
+        if !self.builder.has("check.electrical") {
+            return;
+        }
+        let arguments = json!({"cell": top, "supplies": supplies, "grounds": grounds});
+        self.builder.push("check.electrical", arguments, false, "");
+    }
+
+    /// `extract.netlist`, and with `simulate` the testbench and `sim.run` on it.
+    /// Nothing when the layout is not routed, the rule set has no parasitics or the
+    /// workers lack the skills (said in the plan's notes).
+    pub(crate) fn add_extraction_and_simulation(
+        &mut self,
+        setup: &PerformanceSetup,
+        has_parasitics: bool,
+        simulate: bool,
+    ) {
+        let Some(top) = self.top.clone().filter(|_| self.routed) else {
+            self.builder
+                .notes
+                .push("not simulated: the layout is not routed".into());
+            return;
+        };
+        if !has_parasitics {
+            self.builder
+                .notes
+                .push("not simulated: the rule set has no parasitics section (1.4.0)".into());
+            return;
+        }
+        let builtin = testbench_arguments(setup);
+        let mut needed = vec!["extract.netlist", "sim.run"];
+        if builtin.is_some() {
+            needed.push("sim.testbench");
+        }
+        if let Some(missing) = needed.iter().find(|skill| !self.builder.has(skill)) {
+            self.builder
+                .notes
+                .push(format!("not simulated: the workers lack {missing}"));
+            return;
+        }
+        if !self.builder.push(
+            "extract.netlist",
+            extraction_arguments(setup, &top),
+            false,
+            "",
+        ) || !simulate
+        {
+            return;
+        }
+        if let Some(arguments) = builtin
+            && !self.builder.push("sim.testbench", arguments, false, "")
+        {
+            return;
+        }
+        self.builder.push(
+            "sim.run",
+            sim_run_arguments(setup, EXTRACTED_FILE),
+            false,
+            "",
+        );
+    }
+}
