@@ -7,6 +7,8 @@ load, tail source; each OTA with its own inputs and output, the bias shared), wr
 SPICE with one ``ota5`` subcircuit and k X instances (``--flat``: the same devices as M
 lines), with the SKY130 rules of ``examples/ota5_spice``. Peak memory is each process's
 VmHWM (``/proc/<pid>/status``), sampled every 0.2 s over the process tree of ``centroid run``.
+``--steps``: instead, the draft candidate of each size from ``centroid plan --json`` run step
+by step on one skill server (``bench_flow.py``'s), seconds per step group.
 
     cargo build -p centroid-cli -p centroid-coordinator -p centroid-worker
     cd worker/skills && ../../.venv/bin/python bench/bench_scaling.py
@@ -19,6 +21,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -26,6 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(REPO / "worker" / "skills" / "tests"))
+
+import rust_plans  # noqa: E402
+from bench_flow import GROUPS, ORDER, Server  # noqa: E402
+
 OTA_LINES = [  # drain gate source bulk model size: one five-transistor OTA
     ("1", "{n1} {inp} {tail} vss sky130_fd_pr__nfet_01v8 w=4u l=0.5u nf=2"),
     ("2", "{out} {inn} {tail} vss sky130_fd_pr__nfet_01v8 w=4u l=0.5u nf=2"),
@@ -173,6 +182,37 @@ def summarise(report: dict) -> dict:
     }
 
 
+def step_profile(centroid: Path, circuit: Path, scratch: Path) -> dict[str, tuple[int, float]]:
+    """Calls and seconds per step group of the draft candidate, run on one skill server."""
+    drafted = subprocess.run([str(centroid), "plan", "--json", "--candidates", "1", str(circuit)],
+                             capture_output=True, text=True, check=True)
+    steps = json.loads(drafted.stdout)["candidates"][0]["plan"]["steps"]
+    server = Server()
+    server.request("session/reset", {"scratch_dir": str(scratch)})
+    groups: dict[str, tuple[int, float]] = {}
+    for step in steps:
+        arguments = rust_plans.substituted(step["arguments"], str(scratch))
+        response, seconds = server.request("tools/call", {"name": step["skill"], "arguments": arguments})
+        if not response["result"]["ok"]:
+            raise RuntimeError(f"{step['step_id']}: {response['result']['error']['message']}")
+        group = GROUPS.get(step["skill"], step["skill"])
+        calls, total = groups.get(group, (0, 0.0))
+        groups[group] = (calls + 1, total + seconds)
+    server.close()
+    return groups
+
+
+def print_profiles(centroid: Path, sizes: list[int], flat: bool, scratch: Path) -> None:
+    print("| devices | " + " | ".join(f"{group} (calls) s" for group in ORDER) + " | total s |")
+    print("|---:|" + "---:|" * (len(ORDER) + 1))
+    for devices in sizes:
+        circuit = write_circuit(devices, flat, scratch / f"bank{devices}")
+        (scratch / f"steps{devices}").mkdir()
+        groups = step_profile(centroid, circuit, scratch / f"steps{devices}")
+        cells = [f"{groups[g][1]:.1f} ({groups[g][0]})" if g in groups else "—" for g in ORDER]
+        print(f"| {devices} | " + " | ".join(cells) + f" | {sum(t for _, t in groups.values()):.1f} |", flush=True)
+
+
 def cell(value, fmt: str) -> str:
     return "—" if value is None else format(value, fmt)
 
@@ -193,6 +233,7 @@ def main() -> None:
     parser.add_argument("--flat", action="store_true", help="M lines only, no subcircuit")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per job")
     parser.add_argument("--parallel", type=int, default=500, help="devices of the 2- vs 8-slot job (0: skip)")
+    parser.add_argument("--steps", action="store_true", help="seconds per step group of the draft candidate")
     parser.add_argument("--centroid", type=Path, help="the centroid binary (default: target/release, else debug)")
     args = parser.parse_args()
     centroid = args.centroid or next(
@@ -202,10 +243,14 @@ def main() -> None:
     os.environ.setdefault("CENTROID_SKILLS_DIR", str(REPO / "worker" / "skills"))
     scratch = Path(tempfile.mkdtemp(prefix="bench_scaling_"))
     print(f"{centroid}, {'flat' if args.flat else 'hierarchical'} netlists, scratch {scratch}")
+    sizes = [int(n) for n in args.sizes.split(",")]
+    if args.steps:
+        print_profiles(centroid, sizes, args.flat, scratch)
+        return
     print("| devices | exit | DRC / LVS | s per candidate | wall s | peak RSS MiB cli / coordinator / worker "
           "| area µm² | utilisation | error |")
     print("|---:|---|---|---:|---:|---|---:|---:|---|")
-    for devices in (int(n) for n in args.sizes.split(",")):
+    for devices in sizes:
         circuit = write_circuit(devices, args.flat, scratch / f"bank{devices}")
         print_row(f"{devices}, 1 candidate, 1 slot",
                   run_job(centroid, circuit, scratch / f"out{devices}", 1, 1, args.timeout))
