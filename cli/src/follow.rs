@@ -188,18 +188,32 @@ pub fn conclude(followed: Followed) -> ExitCode {
 /// One line saying where the result is and whether it is good.
 pub fn result_line(report: &Report, out: &Path) -> String {
     match &report.best {
-        Some(best) => format!(
-            "{status}: best {id} score {score:.4} {verdict} → {out}",
-            status = report.status.as_str(),
-            id = best.candidate_id,
-            score = best.score,
-            verdict = match (best.passed, best.checks.signoff.as_str()) {
-                (true, "clean") => "passed (DRC, LVS and the foundry deck clean, constraints met)",
-                (true, _) => "passed (DRC and LVS clean, constraints met)",
-                (false, _) => "did not pass",
-            },
-            out = out.display()
-        ),
+        Some(best) => {
+            let mut line = format!(
+                "{status}: best {id} score {score:.4} {verdict} → {out}",
+                status = report.status.as_str(),
+                id = best.candidate_id,
+                score = best.score,
+                verdict = match (best.passed, best.checks.signoff.as_str()) {
+                    (true, "clean") =>
+                        "passed (DRC, LVS and the foundry deck clean, constraints met)",
+                    (true, _) => "passed (DRC and LVS clean, constraints met)",
+                    (false, _) => "did not pass",
+                },
+                out = out.display()
+            );
+            if let Some(smallest) = report
+                .smallest_passing
+                .as_ref()
+                .filter(|smallest| smallest.candidate_id != best.candidate_id)
+            {
+                line.push_str(&format!(
+                    "\n  the smallest passing layout is {} ({:.1} µm²)",
+                    smallest.candidate_id, smallest.area_um2
+                ));
+            }
+            line
+        }
         None => {
             let mut line = format!(
                 "{}: no layout{} → {}",

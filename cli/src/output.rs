@@ -22,7 +22,7 @@ use crate::memory_report::MemoryReport;
 use crate::planner_report::PlannerReport;
 use crate::report::{
     BestCandidate, CandidateError, CandidateMetrics, CandidateRecord, ChecksRan, DrcSummary,
-    JobStatus, LvsSummary, Report, SignoffSummary,
+    JobStatus, LvsSummary, Report, SignoffSummary, smallest_passing,
 };
 use crate::report_html::render_html;
 use crate::report_performance::{BodeCurves, schematic_sweep};
@@ -261,6 +261,7 @@ pub fn build_report(
         memory: None,
         candidates_to_first_pass: candidates_to_first_pass(&view.candidates),
         failures: failures_by_cause(&candidates),
+        smallest_passing: smallest_passing(&candidates),
         candidates,
     })
 }

@@ -186,6 +186,38 @@ pub struct Report {
     /// Why candidates failed, grouped by cause, the most frequent first.
     #[serde(default)]
     pub failures: Vec<FailureCause>,
+    /// The passing candidate with the smallest layout: not always the best, whose
+    /// score also weighs matching, performance and the objectives' other terms.
+    #[serde(default)]
+    pub smallest_passing: Option<SmallestPassing>,
+}
+
+/// A passing candidate and its layout's area.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SmallestPassing {
+    pub candidate_id: String,
+    pub area_um2: f64,
+}
+
+/// The passing candidate with the smallest area (the first drafted among equals).
+pub fn smallest_passing(candidates: &[CandidateRecord]) -> Option<SmallestPassing> {
+    candidates
+        .iter()
+        .filter(|candidate| candidate.passed)
+        .filter_map(|candidate| {
+            let area = candidate.metrics.as_ref()?.area_um2?;
+            Some(SmallestPassing {
+                candidate_id: candidate.id.clone(),
+                area_um2: area,
+            })
+        })
+        .reduce(|smallest, next| {
+            if next.area_um2 < smallest.area_um2 {
+                next
+            } else {
+                smallest
+            }
+        })
 }
 
 impl Report {
@@ -208,5 +240,44 @@ impl Report {
                 (iteration, running)
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(id: &str, passed: bool, area: Option<f64>) -> CandidateRecord {
+        CandidateRecord {
+            id: id.into(),
+            parent: None,
+            origin: "draft".into(),
+            iteration: 1,
+            score: Some(0.5),
+            passed,
+            metrics: Some(CandidateMetrics {
+                area_um2: area,
+                ..CandidateMetrics::default()
+            }),
+            error: None,
+            seconds: None,
+            slot_seconds: None,
+            design: Value::Null,
+        }
+    }
+
+    #[test]
+    fn the_smallest_passing_candidate_ignores_failed_and_unmeasured_ones() {
+        let candidates = vec![
+            candidate("c0", true, Some(300.0)),
+            candidate("c1", false, Some(100.0)),
+            candidate("c2", true, None),
+            candidate("c3", true, Some(200.0)),
+            candidate("c4", true, Some(200.0)),
+        ];
+        let smallest = smallest_passing(&candidates).expect("a passing candidate");
+        assert_eq!(smallest.candidate_id, "c3");
+        assert_eq!(smallest.area_um2, 200.0);
+        assert_eq!(smallest_passing(&candidates[1..2]), None);
     }
 }

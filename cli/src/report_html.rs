@@ -437,6 +437,7 @@ mod tests {
             ],
             timings: [("total".to_owned(), 2.5)].into(),
             memory: None,
+            smallest_passing: None,
             candidates_to_first_pass: Some(2),
             planner: Some(PlannerReport {
                 kind: "llm".into(),

@@ -111,6 +111,27 @@ fn run_writes_a_clean_layout_and_a_complete_report() {
             .any(|candidate| candidate["id"] == best["candidate_id"])
     );
     assert!(report["timings"]["total"].as_f64().unwrap() > 0.0);
+    // the smallest passing layout is named, and no passing candidate is smaller
+    let smallest = &report["smallest_passing"];
+    let smallest_area = smallest["area_um2"]
+        .as_f64()
+        .expect("smallest_passing.area_um2");
+    assert!(smallest_area <= best["metrics"]["area_um2"].as_f64().unwrap());
+    for candidate in candidates
+        .iter()
+        .filter(|candidate| candidate["passed"] == true)
+    {
+        let area = candidate["metrics"]["area_um2"].as_f64().unwrap();
+        assert!(
+            area >= smallest_area,
+            "{candidate} is smaller than {smallest}"
+        );
+    }
+    assert!(
+        candidates
+            .iter()
+            .any(|candidate| candidate["id"] == smallest["candidate_id"])
+    );
 
     // The GDS is real: KLayout reads it, and every net of the circuit has its label.
     let labels = gds_labels(&out.path().join("best.gds"));
