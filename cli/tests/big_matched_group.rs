@@ -4,19 +4,8 @@
 
 mod support;
 
-use std::process::Output;
-
 use serde_json::Value;
-use support::{centroid, repository};
-
-fn describe(output: &Output) -> String {
-    format!(
-        "status {:?}\nstdout: {}\nstderr: {}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
+use support::{centroid, describe, repository};
 
 /// A SKY130 nmos mirror: the reference and `outputs` outputs, 2 fingers each.
 fn mirror_netlist(outputs: usize) -> String {

@@ -13,7 +13,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 mod support;
-use support::{centroid, python, repository};
+use support::{centroid, describe, python, repository};
 
 fn run(circuit: &Path, out: &Path) -> Output {
     centroid()
@@ -34,15 +34,6 @@ fn run(circuit: &Path, out: &Path) -> Output {
         .arg(circuit)
         .output()
         .unwrap()
-}
-
-fn describe(output: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout: {}\nstderr: {}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 fn report(out: &Path) -> Value {

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use support::{centroid, python, repository, shared_file};
+use support::{centroid, describe, python, repository, shared_file};
 
 /// `centroid run examples/ota5` (IHP) with `deck`, two candidates, one iteration.
 fn run_with_deck(deck: &Path, out: &Path) -> (Output, Value) {
@@ -52,15 +52,6 @@ fn run_example_with_deck(
         .map(|bytes| serde_json::from_slice(&bytes).unwrap())
         .unwrap_or(Value::Null);
     (output, report)
-}
-
-fn describe(output: &Output) -> String {
-    format!(
-        "status {:?}\nstdout: {}\nstderr: {}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 /// Items per category of a KLayout report database, read by KLayout's own module.

@@ -6,19 +6,8 @@
 
 mod support;
 
-use std::process::Output;
-
 use serde_json::Value;
-use support::{centroid, python, repository, shared_file};
-
-fn describe(output: &Output) -> String {
-    format!(
-        "status {:?}\nstdout: {}\nstderr: {}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
+use support::{centroid, describe, python, repository, shared_file};
 
 /// Merged n-well polygons (GDS 64/20 in the SKY130 rule set) of the GDS's top cell.
 fn nwell_count(gds: &std::path::Path) -> u64 {

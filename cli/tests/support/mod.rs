@@ -5,7 +5,7 @@
 #![allow(dead_code)] // each test binary uses its own part
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 pub fn repository() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -59,4 +59,14 @@ pub fn shared_file(relative: &str) -> PathBuf {
         default_shared_dir().display()
     );
     path
+}
+
+/// A finished command's exit status and both output streams, for assertion messages.
+pub fn describe(output: &Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
 }
