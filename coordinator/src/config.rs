@@ -45,6 +45,9 @@ pub struct CommandLine {
     /// a worker silent for this long is declared dead, in ms
     #[arg(long, env = "CENTROID_HEARTBEAT_TIMEOUT_MS")]
     pub heartbeat_timeout_ms: Option<u64>,
+    /// a dead worker leaves the registry (and ListWorkers) this long after it died, in ms
+    #[arg(long, env = "CENTROID_DEAD_WORKER_GRACE_MS")]
+    pub dead_worker_grace_ms: Option<u64>,
     /// queue lease: an entry not renewed for this long is reclaimed (must exceed the heartbeat timeout)
     #[arg(long, env = "CENTROID_LEASE_TIMEOUT_MS")]
     pub lease_timeout_ms: Option<u64>,
@@ -89,6 +92,8 @@ pub struct CoordinatorConfig {
     pub consumer: Option<String>,
     pub heartbeat_interval_ms: u64,
     pub heartbeat_timeout_ms: u64,
+    /// how long a dead worker stays listed before the registry forgets it
+    pub dead_worker_grace_ms: u64,
     pub lease_timeout_ms: u64,
     pub max_deliveries: u32,
     pub candidates_per_iteration: u32,
@@ -141,6 +146,7 @@ impl Default for CoordinatorConfig {
             consumer: None,
             heartbeat_interval_ms: 2_000,
             heartbeat_timeout_ms: 10_000,
+            dead_worker_grace_ms: 30_000,
             lease_timeout_ms: 15_000,
             max_deliveries: 6,
             candidates_per_iteration: 4,

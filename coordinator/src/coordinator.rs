@@ -87,6 +87,7 @@ impl Coordinator {
     ) -> Result<Coordinator, CoordinatorError> {
         let registry = Registry::new(
             config.heartbeat_timeout(),
+            Duration::from_millis(config.dead_worker_grace_ms),
             config.common.token.clone(),
             config.common.tls.clone(),
         );

@@ -16,7 +16,7 @@ use centroid_proto::v1::{
     RegisterWorkerRequest, RegisterWorkerResponse, SubmitJobRequest, SubmitJobResponse,
     WatchJobRequest, WorkerInfo, WorkerStatus,
 };
-use centroid_proto::{Error, ErrorCode, PROTOCOL_VERSION, check_protocol_version};
+use centroid_proto::{Error, ErrorCode, PROTOCOL_VERSION, check_protocol_version, check_worker_id};
 use centroid_runtime::{RequireToken, trace_context};
 use tokio::net::TcpListener;
 use tokio_stream::Stream;
@@ -57,17 +57,18 @@ impl CoordinatorRpc for CoordinatorService {
                 .to_status());
         };
         check_protocol_version(worker.protocol_version).map_err(|error| error.to_status())?;
-        if worker.worker_id.is_empty() || worker.address.is_empty() || worker.slots == 0 {
+        check_worker_id(&worker.worker_id).map_err(|error| error.to_status())?;
+        if worker.address.is_empty() || worker.slots == 0 || worker.instance_id.is_empty() {
             return Err(Error::new(
                 ErrorCode::InvalidParam,
-                "worker_id, address and slots are required",
+                "worker_id, instance_id, address and slots are required",
             )
             .with_retryable(false)
             .to_status());
         }
         if let Err(taken) = self.coordinator.registry().register(worker) {
             let message = format!(
-                "worker id {} belongs to a live worker at {}; retry once it stops heartbeating, or choose another --worker-id",
+                "worker id {} belongs to a live worker (another instance) at {}; retry once it stops heartbeating, or choose another --worker-id",
                 taken.worker_id, taken.live_address
             );
             return Err(Error::new(ErrorCode::Conflict, message)
@@ -87,6 +88,7 @@ impl CoordinatorRpc for CoordinatorService {
         let heartbeat = request.into_inner();
         let known = self.coordinator.registry().heartbeat(
             &heartbeat.worker_id,
+            &heartbeat.instance_id,
             heartbeat.free_slots,
             heartbeat.draining,
         );
@@ -98,9 +100,11 @@ impl CoordinatorRpc for CoordinatorService {
         request: Request<DeregisterWorkerRequest>,
     ) -> Result<Response<DeregisterWorkerResponse>, Status> {
         let request = request.into_inner();
-        self.coordinator
-            .registry()
-            .deregister(&request.worker_id, &request.reason);
+        self.coordinator.registry().deregister(
+            &request.worker_id,
+            &request.instance_id,
+            &request.reason,
+        );
         Ok(Response::new(DeregisterWorkerResponse {}))
     }
 }
@@ -323,6 +327,8 @@ impl Jobs for CoordinatorService {
                         klayout_version: card.klayout_version,
                         protocol_version: PROTOCOL_VERSION,
                         hostname: card.hostname,
+                        // not told to other coordinators: no registration comes through them
+                        instance_id: String::new(),
                     }),
                     free_slots: card.slots,
                     running: 0,

@@ -7,8 +7,10 @@
 
 pub mod media_type;
 mod status_details;
+mod worker_id;
 
 pub use status_details::ERROR_DOMAIN;
+pub use worker_id::{MAX_WORKER_ID_CHARS, check_worker_id};
 
 /// Generated messages, clients and servers of package `centroid.v1`.
 pub mod v1 {

@@ -225,6 +225,7 @@ async fn start(store: Arc<dyn Store>, script: Script, max_deliveries: u32) -> Co
         klayout_version: "fake".into(),
         protocol_version: PROTOCOL_VERSION,
         hostname: "localhost".into(),
+        instance_id: "fake-instance".into(),
     });
     assert_eq!(registered, Ok(true), "a new worker");
     coordinator

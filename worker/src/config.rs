@@ -155,6 +155,10 @@ impl WorkerConfig {
     }
 
     fn check(&self) -> Result<(), WorkerError> {
+        if let Some(worker_id) = &self.worker_id {
+            centroid_proto::check_worker_id(worker_id)
+                .map_err(|error| ConfigError::Inconsistent(error.message))?;
+        }
         if self.slots == Some(0) {
             return Err(ConfigError::Inconsistent("slots must be at least 1".into()).into());
         }

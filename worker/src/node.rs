@@ -102,6 +102,7 @@ impl Node {
                 heartbeat_interval: Duration::from_millis(config.heartbeat_interval_ms),
                 hostname,
                 token: config.common.token.clone(),
+                instance_id: uuid::Uuid::new_v4().simple().to_string(),
             };
             state.attach_registration(spawn_registration(state.clone(), settings, refused_sender));
             registration_refused = Some(refused_receiver);

@@ -48,6 +48,9 @@ pub struct RegistrationSettings {
     pub token: Option<centroid_runtime::BearerToken>,
     pub heartbeat_interval: Duration,
     pub hostname: String,
+    /// random, new for this process: the coordinator takes a registration under a
+    /// live worker's id only from the same instance
+    pub instance_id: String,
 }
 
 /// The running registration task.
@@ -128,6 +131,7 @@ async fn registration_loop(
             running_candidates: state.running_candidates(),
             draining: state.is_draining(),
             protocol_version: PROTOCOL_VERSION,
+            instance_id: settings.instance_id.clone(),
         };
         match client.heartbeat(heartbeat).await {
             Ok(response) if response.get_ref().known => {}
@@ -146,6 +150,7 @@ async fn registration_loop(
         let request = DeregisterWorkerRequest {
             worker_id: state.worker_id(),
             reason,
+            instance_id: settings.instance_id.clone(),
         };
         match tokio::time::timeout(DEREGISTER_TIMEOUT, client.deregister_worker(request)).await {
             Ok(Ok(_)) => tracing::info!("deregistered from the coordinator"),
@@ -191,6 +196,7 @@ async fn register(
             klayout_version: state.klayout_version(),
             protocol_version: PROTOCOL_VERSION,
             hostname: settings.hostname.clone(),
+            instance_id: settings.instance_id.clone(),
         }),
     };
     let response = match client.register_worker(request).await {

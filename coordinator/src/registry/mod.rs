@@ -5,13 +5,19 @@
 //! When it misses them (or a call to it fails to connect) it is marked dead:
 //! its in-flight candidates are told (a watch channel) and their queue leases
 //! are no longer renewed, so the reclaimer hands them to another worker.
+//! A dead worker is forgotten `dead_worker_grace` after it died (it leaves
+//! ListWorkers); registering again brings it back.
+//!
+//! A worker's id is held by one worker process at a time: its registration carries
+//! a random instance id, and a registration, heartbeat or deregistration under the
+//! id of a live worker from another instance is refused (or ignored).
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use centroid_proto::v1::worker_client::WorkerClient;
-use centroid_proto::v1::{ListSkillsRequest, WorkerInfo, WorkerStatus};
+use centroid_proto::v1::{ListSkillsRequest, WorkerInfo};
 use centroid_runtime::{AttachToken, AuthChannel, BearerToken, Tls, tls};
 use serde_json::Value;
 use tokio::sync::{Notify, watch};
@@ -23,6 +29,8 @@ struct WorkerEntry {
     draining: bool,
     last_heartbeat: Instant,
     alive: bool,
+    /// when it was declared dead (pruned `dead_worker_grace` later)
+    died: Option<Instant>,
     /// candidates this coordinator has running on the worker
     running: u32,
     channel: Option<Channel>,
@@ -39,7 +47,8 @@ struct WorkerEntry {
     saturated: bool,
 }
 
-/// A registration under the id of a worker that still heartbeats from another address.
+/// A registration under the id of a worker that still heartbeats, from another
+/// worker instance.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TakenWorkerId {
     pub worker_id: String,
@@ -64,6 +73,8 @@ impl Drop for SlotGuard {
 pub struct Registry {
     workers: Mutex<HashMap<String, WorkerEntry>>,
     heartbeat_timeout: Duration,
+    /// how long a dead worker stays listed before it is forgotten
+    dead_worker_grace: Duration,
     /// notified when a slot may have become available (release, registration, heartbeat)
     pub slots_changed: Notify,
     /// notified when a worker's skill schemas are in (or could not be listed)
@@ -77,14 +88,17 @@ pub struct Registry {
 
 impl Registry {
     /// An empty registry; `token` goes with every call to a worker, over `tls` when set.
+    /// Dead workers are forgotten `dead_worker_grace` after they died.
     pub fn new(
         heartbeat_timeout: Duration,
+        dead_worker_grace: Duration,
         token: Option<BearerToken>,
         tls: Option<Tls>,
     ) -> Arc<Registry> {
         Arc::new(Registry {
             workers: Mutex::new(HashMap::new()),
             heartbeat_timeout,
+            dead_worker_grace,
             slots_changed: Notify::new(),
             schemas_changed: Notify::new(),
             max_message_bytes: 512 * 1024 * 1024,
@@ -98,9 +112,9 @@ impl Registry {
     }
 
     /// Adds or refreshes a worker. Returns `Ok(true)` when it is new (or was dead).
-    /// A registration never takes over a live worker: another address under the id of
-    /// a worker that still heartbeats is refused (the caller retries once the live one
-    /// stops heartbeating).
+    /// A registration never takes over a live worker: another instance (at any
+    /// address) under the id of a worker that still heartbeats is refused (the caller
+    /// retries once the live one stops heartbeating).
     pub fn register(self: &Arc<Self>, info: WorkerInfo) -> Result<bool, TakenWorkerId> {
         let worker_id = info.worker_id.clone();
         let address = info.address.clone();
@@ -123,10 +137,10 @@ impl Registry {
             let mut workers = self.lock();
             if let Some(entry) = workers.get(&worker_id)
                 && entry.alive
-                && entry.info.address != address
+                && entry.info.instance_id != info.instance_id
                 && entry.last_heartbeat.elapsed() < self.heartbeat_timeout
             {
-                tracing::warn!(worker_id = %worker_id, live = %entry.info.address, claimant = %address, "refused a registration under a live worker's id");
+                tracing::warn!(worker_id = %worker_id, live = %entry.info.address, claimant = %address, "refused a registration under a live worker's id from another instance");
                 return Err(TakenWorkerId {
                     worker_id,
                     live_address: entry.info.address.clone(),
@@ -136,8 +150,11 @@ impl Registry {
             // side): keep its in-flight calls, refresh what it advertises
             if let Some(entry) = workers.get_mut(&worker_id)
                 && entry.alive
-                && entry.info.address == address
+                && entry.info.instance_id == info.instance_id
             {
+                if entry.info.address != address {
+                    entry.channel = channel;
+                }
                 entry.info = info;
                 entry.last_heartbeat = Instant::now();
                 entry.schemas_fetched = false;
@@ -159,6 +176,7 @@ impl Registry {
                         draining: false,
                         last_heartbeat: Instant::now(),
                         alive: true,
+                        died: None,
                         running: previous_running,
                         channel,
                         schemas: HashMap::new(),
@@ -222,12 +240,20 @@ impl Registry {
         }
     }
 
-    /// A heartbeat; `false` when the worker is unknown or was declared dead (it should register again).
-    pub fn heartbeat(&self, worker_id: &str, free_slots: u32, draining: bool) -> bool {
+    /// A heartbeat from worker instance `instance_id`; `false` when the worker is
+    /// unknown, was declared dead, or is registered by another instance (it should
+    /// register again).
+    pub fn heartbeat(
+        &self,
+        worker_id: &str,
+        instance_id: &str,
+        free_slots: u32,
+        draining: bool,
+    ) -> bool {
         let known = {
             let mut workers = self.lock();
             match workers.get_mut(worker_id) {
-                Some(entry) if entry.alive => {
+                Some(entry) if entry.alive && entry.info.instance_id == instance_id => {
                     entry.last_heartbeat = Instant::now();
                     entry.reported_free_slots = free_slots;
                     entry.draining = draining;
@@ -249,26 +275,55 @@ impl Registry {
         known
     }
 
-    pub fn deregister(&self, worker_id: &str, reason: &str) {
-        if let Some(entry) = self.lock().get_mut(worker_id) {
-            entry.alive = false;
-            entry.dead.send_replace(true);
+    /// The worker instance `instance_id` leaves; `false` (and nothing changes) when
+    /// the id is unknown or registered by another instance.
+    pub fn deregister(&self, worker_id: &str, instance_id: &str, reason: &str) -> bool {
+        let deregistered = match self.lock().get_mut(worker_id) {
+            Some(entry) if entry.info.instance_id == instance_id => {
+                entry.declare_dead();
+                true
+            }
+            _ => false,
+        };
+        match deregistered {
+            true => tracing::info!(worker_id, reason, "worker deregistered"),
+            false => tracing::warn!(
+                worker_id,
+                reason,
+                "ignored a deregistration from another instance than the registered one"
+            ),
         }
-        tracing::info!(worker_id, reason, "worker deregistered");
+        deregistered
     }
 
-    /// Declares dead the workers whose heartbeats stopped. Returns their ids.
+    /// Declares dead the workers whose heartbeats stopped, and forgets those dead
+    /// for longer than the grace. Returns the ids of the newly dead.
     pub fn sweep(&self) -> Vec<String> {
         let mut dead = Vec::new();
-        for (worker_id, entry) in self.lock().iter_mut() {
-            if entry.alive && entry.last_heartbeat.elapsed() > self.heartbeat_timeout {
-                entry.alive = false;
-                entry.dead.send_replace(true);
-                dead.push(worker_id.clone());
+        let mut forgotten = Vec::new();
+        {
+            let mut workers = self.lock();
+            for (worker_id, entry) in workers.iter_mut() {
+                if entry.alive && entry.last_heartbeat.elapsed() > self.heartbeat_timeout {
+                    entry.declare_dead();
+                    dead.push(worker_id.clone());
+                }
             }
+            workers.retain(|worker_id, entry| {
+                let keep = entry
+                    .died
+                    .is_none_or(|died| died.elapsed() < self.dead_worker_grace);
+                if !keep {
+                    forgotten.push(worker_id.clone());
+                }
+                keep
+            });
         }
         for worker_id in &dead {
             tracing::warn!(worker_id = %worker_id, "worker missed its heartbeats: declared dead");
+        }
+        for worker_id in &forgotten {
+            tracing::info!(worker_id = %worker_id, "forgot a worker dead for longer than the grace");
         }
         dead
     }
@@ -278,8 +333,7 @@ impl Registry {
         if let Some(entry) = self.lock().get_mut(worker_id)
             && entry.alive
         {
-            entry.alive = false;
-            entry.dead.send_replace(true);
+            entry.declare_dead();
             tracing::warn!(
                 worker_id,
                 "worker unreachable: declared dead until it registers again"
@@ -422,68 +476,20 @@ impl Registry {
             }
         }
     }
+}
 
-    /// Cards of live workers due for publishing (every `period`, and once their schemas are in).
-    pub fn cards_due(&self, period: Duration, coordinator: &str) -> Vec<crate::model::WorkerCard> {
-        let mut due = Vec::new();
-        for entry in self.lock().values_mut() {
-            if !entry.alive
-                || !entry.schemas_fetched
-                || entry
-                    .card_published
-                    .is_some_and(|published| published.elapsed() < period)
-            {
-                continue;
-            }
-            entry.card_published = Some(Instant::now());
-            due.push(crate::model::WorkerCard {
-                worker_id: entry.info.worker_id.clone(),
-                address: entry.info.address.clone(),
-                slots: entry.info.slots,
-                skills: entry.info.skills.clone(),
-                schemas: entry.schemas.clone(),
-                klayout_version: entry.info.klayout_version.clone(),
-                hostname: entry.info.hostname.clone(),
-                coordinator: coordinator.to_string(),
-                last_seen_ms: crate::model::now_ms(),
-            });
+impl WorkerEntry {
+    fn declare_dead(&mut self) {
+        if self.alive || self.died.is_none() {
+            self.died = Some(Instant::now());
         }
-        due
-    }
-
-    /// Ids of the workers registered here (alive or not).
-    pub fn known_ids(&self) -> Vec<String> {
-        self.lock().keys().cloned().collect()
-    }
-
-    pub fn statuses(&self) -> Vec<WorkerStatus> {
-        let mut statuses: Vec<WorkerStatus> = self
-            .lock()
-            .values()
-            .map(|entry| WorkerStatus {
-                info: Some(entry.info.clone()),
-                free_slots: entry.reported_free_slots,
-                running: entry.running,
-                draining: entry.draining,
-                alive: entry.alive,
-                last_heartbeat_ms_ago: entry.last_heartbeat.elapsed().as_millis() as u64,
-            })
-            .collect();
-        statuses.sort_by(|left, right| {
-            let id = |status: &WorkerStatus| {
-                status
-                    .info
-                    .as_ref()
-                    .map(|info| info.worker_id.clone())
-                    .unwrap_or_default()
-            };
-            id(left).cmp(&id(right))
-        });
-        statuses
+        self.alive = false;
+        self.dead.send_replace(true);
     }
 }
 
 mod cards;
+mod listing;
 #[cfg(test)]
 mod tests;
 

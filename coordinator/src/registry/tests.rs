@@ -1,5 +1,6 @@
-//! The registry's choices: registration never takes over a live worker; a
-//! saturated worker gets no call until a heartbeat reports a free slot.
+//! The registry's choices: registration never takes over a live worker (another
+//! instance at the same or another address); dead workers are forgotten after the
+//! grace; a saturated worker gets no call until a heartbeat reports a free slot.
 
 use super::*;
 
@@ -12,12 +13,18 @@ fn info(worker_id: &str, address: &str) -> WorkerInfo {
         klayout_version: "test".into(),
         protocol_version: centroid_proto::PROTOCOL_VERSION,
         hostname: "localhost".into(),
+        instance_id: format!("{address}#1"),
     }
 }
 
 #[tokio::test]
 async fn a_registration_never_takes_over_a_live_worker() {
-    let registry = Registry::new(Duration::from_millis(300), None, None);
+    let registry = Registry::new(
+        Duration::from_millis(300),
+        Duration::from_secs(60),
+        None,
+        None,
+    );
     assert_eq!(
         registry.register(info("w1", "http://127.0.0.1:1")),
         Ok(true)
@@ -57,7 +64,7 @@ async fn a_registration_never_takes_over_a_live_worker() {
 
 #[tokio::test]
 async fn a_saturated_worker_gets_no_call_until_a_heartbeat_reports_a_free_slot() {
-    let registry = Registry::new(Duration::from_secs(10), None, None);
+    let registry = Registry::new(Duration::from_secs(10), Duration::from_secs(60), None, None);
     registry.register(info("w1", "http://127.0.0.1:1")).unwrap();
     let skills = vec!["debug.noop".to_string()];
     let none = BTreeSet::new();
@@ -67,14 +74,118 @@ async fn a_saturated_worker_gets_no_call_until_a_heartbeat_reports_a_free_slot()
         registry.try_acquire(&skills, &none).is_none(),
         "refused for capacity: wait"
     );
-    assert!(registry.heartbeat("w1", 0, false));
+    assert!(registry.heartbeat("w1", "http://127.0.0.1:1#1", 0, false));
     assert!(
         registry.try_acquire(&skills, &none).is_none(),
         "a heartbeat without a free slot (a KLayout process being replaced) does not"
     );
-    assert!(registry.heartbeat("w1", 2, false));
+    assert!(registry.heartbeat("w1", "http://127.0.0.1:1#1", 2, false));
     assert!(
         registry.try_acquire(&skills, &none).is_some(),
         "a heartbeat with a free slot frees it"
     );
+}
+
+fn instance(worker_id: &str, address: &str, instance_id: &str) -> WorkerInfo {
+    WorkerInfo {
+        instance_id: instance_id.into(),
+        slots: 7,
+        skills: vec!["other.skill".into()],
+        ..info(worker_id, address)
+    }
+}
+
+#[tokio::test]
+async fn another_instance_at_the_same_address_cannot_overwrite_a_live_worker() {
+    let registry = Registry::new(
+        Duration::from_millis(300),
+        Duration::from_secs(60),
+        None,
+        None,
+    );
+    let address = "http://127.0.0.1:1";
+    assert_eq!(
+        registry.register(instance("w1", address, "first")),
+        Ok(true)
+    );
+    let taken = registry
+        .register(instance("w1", address, "impostor"))
+        .unwrap_err();
+    assert_eq!(taken.live_address, address);
+    let listed = registry.statuses()[0].info.clone().unwrap();
+    assert_eq!(listed.instance_id, "first");
+    assert_eq!(listed.skills, ["other.skill"], "slots and skills unchanged");
+    assert!(
+        !registry.heartbeat("w1", "impostor", 0, true),
+        "another instance's heartbeat is not known"
+    );
+    assert!(
+        !registry.deregister("w1", "impostor", "bye"),
+        "nor is its deregistration"
+    );
+    assert!(registry.is_alive("w1"));
+    // the same instance re-registering refreshes what it advertises, in place
+    let refreshed = WorkerInfo {
+        slots: 3,
+        ..instance("w1", address, "first")
+    };
+    assert_eq!(registry.register(refreshed), Ok(false));
+    assert_eq!(registry.statuses()[0].info.as_ref().unwrap().slots, 3);
+    assert!(registry.heartbeat("w1", "first", 3, false));
+    // once the live one is dead, another instance takes the id
+    assert!(registry.deregister("w1", "first", "stopping"));
+    assert_eq!(
+        registry.register(instance("w1", address, "second")),
+        Ok(true)
+    );
+    assert_eq!(
+        registry.statuses()[0].info.as_ref().unwrap().instance_id,
+        "second"
+    );
+}
+
+#[tokio::test]
+async fn dead_workers_are_forgotten_after_the_grace_and_live_ones_kept() {
+    let registry = Registry::new(
+        Duration::from_millis(100),
+        Duration::from_millis(300),
+        None,
+        None,
+    );
+    registry
+        .register(info("silent", "http://127.0.0.1:1"))
+        .unwrap();
+    registry
+        .register(info("beating", "http://127.0.0.1:2"))
+        .unwrap();
+    let started = Instant::now();
+    let mut declared_dead = Vec::new();
+    while started.elapsed() < Duration::from_millis(700) {
+        assert!(registry.heartbeat("beating", "http://127.0.0.1:2#1", 2, false));
+        declared_dead.extend(registry.sweep());
+        if started.elapsed() < Duration::from_millis(300) {
+            assert!(
+                registry.known_ids().contains(&"silent".to_string())
+                    || declared_dead.contains(&"silent".to_string()),
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(declared_dead, ["silent"]);
+    let listed: Vec<String> = registry
+        .statuses()
+        .iter()
+        .map(|status| status.info.as_ref().unwrap().worker_id.clone())
+        .collect();
+    assert_eq!(
+        listed,
+        ["beating"],
+        "the dead one is pruned, the live one kept"
+    );
+    // it may come back by registering again
+    assert_eq!(
+        registry.register(info("silent", "http://127.0.0.1:1")),
+        Ok(true)
+    );
+    assert!(registry.is_alive("silent"));
 }
