@@ -26,6 +26,7 @@ use crate::candidate_inputs;
 use crate::error::SkillProcessError;
 use crate::pool::SlotLease;
 use crate::schema_check::CompiledSkillSchemas;
+use crate::scratch_dir;
 use crate::skill_process::ToolCallResult;
 use crate::supervisor;
 
@@ -89,17 +90,12 @@ pub async fn run_candidate(
             .any(|step| step.arguments_json.contains(CANDIDATE_DIR_PLACEHOLDER));
     let scratch_dir = match needs_scratch_dir {
         false => None,
-        true => Some(
-            tempfile::Builder::new()
-                .prefix("centroid-candidate-")
-                .tempdir()
-                .map_err(|error| {
-                    Error::new(
-                        ErrorCode::InternalError,
-                        format!("cannot create scratch directory: {error}"),
-                    )
-                })?,
-        ),
+        true => Some(scratch_dir::create().map_err(|error| {
+            Error::new(
+                ErrorCode::InternalError,
+                format!("cannot create scratch directory: {error}"),
+            )
+        })?),
     };
     let scratch_path = scratch_dir
         .as_ref()

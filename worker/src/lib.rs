@@ -28,6 +28,7 @@ pub mod node;
 pub mod pool;
 pub mod registration;
 pub mod schema_check;
+pub mod scratch_dir;
 pub mod service;
 pub mod skill_process;
 pub mod skill_reply;

@@ -19,6 +19,7 @@ use crate::config::WorkerConfig;
 use crate::error::WorkerError;
 use crate::pool::Pool;
 use crate::registration::{RegistrationSettings, spawn_registration};
+use crate::scratch_dir;
 use crate::service::WorkerService;
 use crate::skill_process::SkillServerCommand;
 use crate::state::WorkerState;
@@ -55,6 +56,16 @@ impl Node {
             config.slot_count(),
             Duration::from_millis(config.startup_timeout_ms),
         );
+        let temporary_dir = std::env::temp_dir();
+        match scratch_dir::remove_leftovers(&temporary_dir) {
+            Ok(0) => {}
+            Ok(removed) => {
+                tracing::info!(removed, directory = %temporary_dir.display(), "removed the scratch directories of dead workers")
+            }
+            Err(error) => {
+                tracing::warn!(%error, directory = %temporary_dir.display(), "cannot look for the scratch directories of dead workers")
+            }
+        }
         let (catalog, _server_info) = supervisor::start_all(&pool).await?;
         let hostname = hostname();
         let worker_id = config.worker_id.clone().unwrap_or_else(|| {

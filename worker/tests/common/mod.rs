@@ -46,6 +46,14 @@ impl WorkerProcess {
     /// Starts the binary with `--listen 127.0.0.1:0` and the given extra flags,
     /// and waits until it serves.
     pub fn start(extra_arguments: &[&str]) -> WorkerProcess {
+        WorkerProcess::start_with_environment(extra_arguments, &[])
+    }
+
+    /// As [`WorkerProcess::start`], with extra environment variables.
+    pub fn start_with_environment(
+        extra_arguments: &[&str],
+        environment: &[(&str, &Path)],
+    ) -> WorkerProcess {
         let scratch = tempfile::tempdir().expect("scratch dir");
         let ready_file = scratch.path().join("ready");
         let log_file = std::fs::File::create(scratch.path().join("worker.log")).expect("log file");
@@ -58,6 +66,7 @@ impl WorkerProcess {
             .arg(skills_dir())
             .args(extra_arguments)
             .env("CENTROID_LOG", "info")
+            .envs(environment.iter().copied())
             .current_dir(scratch.path())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
