@@ -37,11 +37,12 @@ async fn scratch_directories_are_private_and_dead_workers_leftovers_removed() {
         std::fs::write(dir.join("candidate.gds"), b"x").unwrap();
     }
 
-    let worker = WorkerProcess::start_with_environment(
-        &["--slots", "1"],
-        &[("TMPDIR", temporary.path())],
+    let worker =
+        WorkerProcess::start_with_environment(&["--slots", "1"], &[("TMPDIR", temporary.path())]);
+    assert!(
+        !dead_worker.exists(),
+        "a dead worker's leftovers are removed"
     );
-    assert!(!dead_worker.exists(), "a dead worker's leftovers are removed");
     assert!(
         live_worker.join("candidate.gds").exists(),
         "a live worker's directory is left alone"
