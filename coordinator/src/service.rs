@@ -3,8 +3,10 @@
 
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
+use centroid_proto::reflection::reflection_service;
 use centroid_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
 use centroid_proto::v1::jobs_server::{Jobs, JobsServer};
 use centroid_proto::v1::{
@@ -17,10 +19,11 @@ use centroid_proto::v1::{
     WatchJobRequest, WorkerInfo, WorkerStatus,
 };
 use centroid_proto::{Error, ErrorCode, PROTOCOL_VERSION, check_protocol_version, check_worker_id};
-use centroid_runtime::{RequireToken, trace_context};
+use centroid_runtime::{HEALTH_FILE_DESCRIPTOR_SET, RequireToken, health_service, trace_context};
 use tokio::net::TcpListener;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tonic::server::NamedService;
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
@@ -349,6 +352,15 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), CoordinatorError> {
     let authenticate = RequireToken::new(coordinator.config().common.token.clone());
+    let health = health_service(
+        Arc::new(coordinator.clone()),
+        &[
+            <CoordinatorServer<CoordinatorService> as NamedService>::NAME,
+            <JobsServer<CoordinatorService> as NamedService>::NAME,
+        ],
+    )
+    .await;
+    let reflection = reflection_service(&[HEALTH_FILE_DESCRIPTOR_SET]);
     let mut server = tonic::transport::Server::builder();
     if let Some(tls) = &coordinator.config().common.tls {
         server = server.tls_config(tls.server_config()?)?;
@@ -359,6 +371,8 @@ pub async fn serve(
         .max_decoding_message_size(64 * 1024 * 1024);
     server
         .http2_keepalive_interval(Some(Duration::from_secs(10)))
+        .add_service(health)
+        .add_service(InterceptedService::new(reflection, authenticate.clone()))
         .add_service(InterceptedService::new(
             CoordinatorServer::new(service),
             authenticate.clone(),

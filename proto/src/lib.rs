@@ -6,6 +6,7 @@
 //! instead of flattening it to a string.
 
 pub mod media_type;
+pub mod reflection;
 mod status_details;
 mod worker_id;
 

@@ -2,7 +2,8 @@
 //! configuration ([`config_layers`]) of the settings every binary shares
 //! ([`common_settings`], loaded by [`binary_settings`]), logging ([`logging`]) and its JSON line
 //! ([`log_entry`]), the trace id carried between processes ([`trace_context`]),
-//! the operator's HTTP endpoint ([`operations`]) and a server's announcement
+//! the operator's HTTP endpoint ([`operations`]), the gRPC health service
+//! ([`grpc_health`]) and a server's announcement
 //! once bound ([`server_start`]: that endpoint, the ready file), the authentication of its gRPC
 //! calls ([`auth`]) and their TLS ([`tls`]); and the settings of the LLM planner's
 //! model ([`llm_settings`]), which the coordinator and the CLI both read.
@@ -17,6 +18,7 @@ pub mod auth;
 pub mod binary_settings;
 pub mod common_settings;
 pub mod config_layers;
+pub mod grpc_health;
 pub mod llm_settings;
 pub mod log_entry;
 pub mod logging;
@@ -29,6 +31,7 @@ pub use auth::{AttachToken, AuthChannel, BearerToken, RequireToken, TokenError};
 pub use binary_settings::{BinaryFlags, BinarySettings};
 pub use common_settings::{CommonFlags, CommonSettings, ServerFlags, ServerSettings};
 pub use config_layers::{ConfigError, layered};
+pub use grpc_health::{HEALTH_FILE_DESCRIPTOR_SET, health_service};
 pub use llm_settings::{LlmSettings, Provider};
 pub use log_entry::event_types;
 pub use logging::{LogFormat, init_logging};

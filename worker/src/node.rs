@@ -12,7 +12,9 @@ use tokio::task::JoinHandle;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
 
-use centroid_runtime::{RequireToken, tls};
+use centroid_proto::reflection::reflection_service;
+use centroid_runtime::{HEALTH_FILE_DESCRIPTOR_SET, RequireToken, health_service, tls};
+use tonic::server::NamedService;
 use tonic::service::interceptor::InterceptedService;
 
 use crate::config::WorkerConfig;
@@ -22,7 +24,7 @@ use crate::registration::{RegistrationSettings, spawn_registration};
 use crate::scratch_dir;
 use crate::service::WorkerService;
 use crate::skill_process::SkillServerCommand;
-use crate::state::WorkerState;
+use crate::state::{WorkerProbe, WorkerState};
 use crate::supervisor;
 
 /// A serving worker node.
@@ -87,13 +89,26 @@ impl Node {
         let service = WorkerServer::new(WorkerService::new(state.clone()))
             .max_decoding_message_size(64 * 1024 * 1024)
             .max_encoding_message_size(512 * 1024 * 1024);
-        let service =
-            InterceptedService::new(service, RequireToken::new(config.common.token.clone()));
+        let authenticate = RequireToken::new(config.common.token.clone());
+        let service = InterceptedService::new(service, authenticate.clone());
+        let health = health_service(
+            Arc::new(WorkerProbe(state.clone())),
+            &[<WorkerServer<WorkerService> as NamedService>::NAME],
+        )
+        .await;
+        let reflection = InterceptedService::new(
+            reflection_service(&[HEALTH_FILE_DESCRIPTOR_SET]),
+            authenticate,
+        );
         let mut server = tonic::transport::Server::builder();
         if let Some(tls) = &config.common.tls {
             server = server.tls_config(tls.server_config()?)?;
         }
-        let server_task = tokio::spawn(server.add_service(service).serve_with_incoming_shutdown(
+        let server = server
+            .add_service(health)
+            .add_service(reflection)
+            .add_service(service);
+        let server_task = tokio::spawn(server.serve_with_incoming_shutdown(
             incoming_without_nagle(listener),
             async {
                 let _ = shutdown_requested.await;
