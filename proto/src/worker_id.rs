@@ -69,7 +69,7 @@ mod tests {
             ("w\n1", "'\\n'"),
             ("../w", "'/'"),
             ("wé", "'é'"),
-            ("w\01", "'\\0'"),
+            ("w\0x", "'\\0'"),
         ] {
             let error = check_worker_id(bad).expect_err(bad);
             assert_eq!(error.error_code(), ErrorCode::InvalidParam, "{bad:?}");
