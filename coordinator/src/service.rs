@@ -30,6 +30,7 @@ use tonic::{Request, Response, Status};
 use crate::artifacts::CHUNK_BYTES;
 use crate::coordinator::{Coordinator, SubmitOptions};
 use crate::error::CoordinatorError;
+use crate::heap_trim;
 use crate::model::JobInputs;
 use crate::proto_views::{cancel_response, case_summary, job_event, job_response, job_summary};
 
@@ -123,6 +124,10 @@ impl Jobs for CoordinatorService {
     ) -> Result<Response<SubmitJobResponse>, Status> {
         let trace_id = trace_context::trace_id_of(request.metadata()).unwrap_or_default();
         let request = request.into_inner();
+        let input_bytes = request.netlist_json.len()
+            + request.drc_rules_json.len()
+            + request.objectives_json.len()
+            + request.testbench_sp.len();
         let options = request.options.unwrap_or_default();
         let submitted = self
             .coordinator
@@ -148,7 +153,12 @@ impl Jobs for CoordinatorService {
                     trace_id,
                 },
             )
-            .await?;
+            .await;
+        // the decoded request and its parse are freed by now: give the pages back
+        if input_bytes >= heap_trim::LARGE_REQUEST_BYTES {
+            heap_trim::release_freed_memory();
+        }
+        let submitted = submitted?;
         Ok(Response::new(SubmitJobResponse {
             job_id: submitted.job_id,
             warnings: submitted

@@ -224,6 +224,11 @@ impl CoordinatorProcess {
         format!("http://{}", self.address)
     }
 
+    /// The process id of the running coordinator.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("the coordinator runs").id()
+    }
+
     /// SIGKILL.
     pub fn kill9(&mut self) {
         if let Some(mut child) = self.child.take() {
