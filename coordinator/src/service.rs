@@ -83,16 +83,28 @@ impl CoordinatorRpc for CoordinatorService {
                 .to_status());
         };
         access::check_worker(&principal, "register", &worker.worker_id)?;
-        check_protocol_version(worker.protocol_version).map_err(|error| error.to_status())?;
-        if worker.worker_id.is_empty() || worker.address.is_empty() || worker.slots == 0 {
-            return Err(Error::new(
-                ErrorCode::InvalidParam,
-                "worker_id, address and slots are required",
-            )
-            .with_retryable(false)
-            .to_status());
-        }
         let worker_id = worker.worker_id.clone();
+        let rejected = |status: Status| {
+            access::audit(
+                &principal,
+                "register",
+                Subject::Worker(&worker_id),
+                "rejected",
+            );
+            status
+        };
+        check_protocol_version(worker.protocol_version)
+            .map_err(|error| rejected(error.to_status()))?;
+        if worker.worker_id.is_empty() || worker.address.is_empty() || worker.slots == 0 {
+            return Err(rejected(
+                Error::new(
+                    ErrorCode::InvalidParam,
+                    "worker_id, address and slots are required",
+                )
+                .with_retryable(false)
+                .to_status(),
+            ));
+        }
         if let Err(taken) = self.coordinator.registry().register(worker) {
             access::audit(
                 &principal,
@@ -190,7 +202,7 @@ impl Jobs for CoordinatorService {
                 },
             )
             .await
-            .inspect_err(|_| access::audit(&principal, "submit", Subject::Farm, "refused"))?;
+            .inspect_err(|_| access::audit(&principal, "submit", Subject::Farm, "rejected"))?;
         access::audit(&principal, "submit", Subject::Job(&submitted.job_id), "ok");
         Ok(Response::new(SubmitJobResponse {
             job_id: submitted.job_id,
@@ -281,7 +293,15 @@ impl Jobs for CoordinatorService {
         let requested = self
             .coordinator
             .cancel(&request.job_id, &request.reason)
-            .await?;
+            .await
+            .inspect_err(|_| {
+                access::audit(
+                    &principal,
+                    "cancel",
+                    Subject::Job(&request.job_id),
+                    "failed",
+                )
+            })?;
         access::audit(&principal, "cancel", Subject::Job(&request.job_id), "ok");
         // answer with the state after the cancel took effect (bounded: a job driven by
         // another coordinator notices the request at its next lease renewal)
@@ -304,8 +324,7 @@ impl Jobs for CoordinatorService {
     ) -> Result<Response<ChunkStream>, Status> {
         let principal = access::caller(&request)?;
         let request = request.into_inner();
-        self.check_job(&principal, "fetch artifacts of", &request.job_id)
-            .await?;
+        self.check_job(&principal, "fetch", &request.job_id).await?;
         let (meta, content) = self
             .coordinator
             .fetch_artifact(&request.job_id, &request.candidate_id, &request.name)
