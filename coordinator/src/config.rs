@@ -5,11 +5,13 @@
 //! embedded from the runtime crate.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use centroid_runtime::binary_settings;
 use centroid_runtime::{
-    BinaryFlags, BinarySettings, CommonFlags, CommonSettings, ConfigError, ServerFlags,
+    BinaryFlags, BinarySettings, CommonFlags, CommonSettings, ConfigError, Principals, ServerFlags,
     ServerSettings,
 };
 use clap::Parser;
@@ -70,6 +72,10 @@ pub struct CommandLine {
     /// long-term memory: "off", a directory, or empty for Redis (with a Redis store)
     #[arg(long, env = "CENTROID_MEMORY")]
     pub memory: Option<String>,
+    /// principals file: each user's, worker's and admin's role and token hash
+    /// (`[[principal]]` name, role, token_sha256), beside the shared token
+    #[arg(long, env = "CENTROID_PRINCIPALS")]
+    pub principals: Option<PathBuf>,
     /// `--config`, the log format, the token and TLS
     #[command(flatten)]
     #[serde(flatten)]
@@ -135,6 +141,12 @@ pub struct CoordinatorConfig {
     pub memory: String,
     /// cases kept at most in the long-term memory (the least used go first)
     pub memory_max_cases: u32,
+    /// the principals file (`centroid_runtime::principals`); none = the shared
+    /// token alone (its holder is an admin)
+    pub principals: Option<PathBuf>,
+    /// the principals read from `principals` once, at load; never serialized
+    #[serde(skip)]
+    pub access: Option<Arc<Principals>>,
 }
 
 impl Default for CoordinatorConfig {
@@ -168,6 +180,8 @@ impl Default for CoordinatorConfig {
             llm: LlmSettings::default(),
             memory: String::new(),
             memory_max_cases: centroid_planner::case_memory::DEFAULT_MAX_CASES as u32,
+            principals: None,
+            access: None,
         }
     }
 }
@@ -183,9 +197,13 @@ impl CoordinatorConfig {
         command_line: &CommandLine,
         environment: HashMap<String, String>,
     ) -> Result<CoordinatorConfig, CoordinatorError> {
-        let config: CoordinatorConfig =
+        let mut config: CoordinatorConfig =
             binary_settings::load_with_environment(command_line, &environment)?;
         config.check()?;
+        if let Some(path) = &config.principals {
+            let principals = Principals::read_file(path).map_err(ConfigError::from)?;
+            config.access = Some(Arc::new(principals));
+        }
         Ok(config)
     }
 
@@ -305,6 +323,59 @@ mod tests {
             CoordinatorConfig::load_with_environment(&command_line, HashMap::new()).unwrap();
         assert_eq!(config, CoordinatorConfig::default());
         CoordinatorConfig::default().check().unwrap();
+    }
+
+    #[test]
+    fn the_principals_file_is_read_at_load_from_the_flag_the_variable_or_the_file() {
+        let directory = tempfile::tempdir().unwrap();
+        let principals = directory.path().join("principals.toml");
+        let hash = centroid_runtime::principals::sha256_hex(b"alice-token");
+        std::fs::write(
+            &principals,
+            format!(
+                "[[principal]]\nname = \"alice\"\nrole = \"user\"\ntoken_sha256 = \"{hash}\"\n"
+            ),
+        )
+        .unwrap();
+        let config_file = directory.path().join("centroid.toml");
+        std::fs::write(
+            &config_file,
+            format!(
+                "[coordinator]\nprincipals = {:?}\n",
+                principals.display().to_string()
+            ),
+        )
+        .unwrap();
+        let from_file = CommandLine {
+            common: CommonFlags {
+                config: Some(config_file),
+                ..CommonFlags::default()
+            },
+            ..CommandLine::default()
+        };
+        let config = CoordinatorConfig::load_with_environment(&from_file, HashMap::new()).unwrap();
+        let access = config.access.expect("read at load");
+        assert_eq!(&*access.identify(b"alice-token").unwrap().name, "alice");
+        let broken = directory.path().join("broken.toml");
+        std::fs::write(
+            &broken,
+            "[[principal]]\nname = \"bob\"\nrole = \"superuser\"\ntoken_sha256 = \"00\"\n",
+        )
+        .unwrap();
+        let error = CoordinatorConfig::load_with_environment(
+            &from_file,
+            HashMap::from([(
+                "CENTROID_PRINCIPALS".to_string(),
+                broken.display().to_string(),
+            )]),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("broken.toml"), "{error}");
+        assert!(
+            error.contains("\"bob\"") && error.contains("unknown role"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -174,11 +174,13 @@ impl Coordinator {
             name => name.to_string(),
         };
         let trace_id = options.trace_id.clone();
+        let owner = options.owner.clone();
         let options = job_options;
         let mut job = JobRecord::new(job_id.clone(), name, options, now_ms());
         if !trace_id.is_empty() {
             job.trace_id = trace_id;
         }
+        job.owner = owner;
         self.context.store.create_job(&job, &inputs).await?;
         self.context
             .report(
@@ -224,14 +226,17 @@ impl Coordinator {
         Ok(self.context.store.list_jobs(limit).await?)
     }
 
-    /// The newest jobs, each with (candidates, candidates with a result).
+    /// The newest `limit` jobs that pass `visible` among the newest `window`, each
+    /// with (candidates, candidates with a result).
     pub async fn list_with_counts(
         &self,
         limit: usize,
+        window: usize,
+        visible: impl Fn(&JobRecord) -> bool,
     ) -> Result<Vec<(JobRecord, usize, usize)>, CoordinatorError> {
-        let jobs = self.list(limit).await?;
-        let mut listed = Vec::with_capacity(jobs.len());
-        for job in jobs {
+        let jobs = self.list(window.max(limit)).await?;
+        let mut listed = Vec::with_capacity(limit.min(jobs.len()));
+        for job in jobs.into_iter().filter(|job| visible(job)).take(limit) {
             let (total, finished) = self.context.store.candidate_counts(&job.job_id).await?;
             listed.push((job, total, finished));
         }

@@ -3,6 +3,7 @@
 //! in `ARCHITECTURE.md`; Redis keys, limits, retries and the score in
 //! `coordinator/README.md`.
 
+pub mod access;
 pub mod agent;
 pub mod artifacts;
 pub mod config;

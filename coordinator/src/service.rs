@@ -1,5 +1,8 @@
 //! The gRPC face: the worker-facing `Coordinator` service (registration,
 //! heartbeats) and the CLI-facing `Jobs` service, both wrapping [`Coordinator`].
+//! Every call is authenticated (`RequireToken`, with the principals file when one is
+//! configured) and checked against its caller's role and the job's owner
+//! ([`crate::access`]).
 
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -19,7 +22,9 @@ use centroid_proto::v1::{
     WatchJobRequest, WorkerInfo, WorkerStatus,
 };
 use centroid_proto::{Error, ErrorCode, PROTOCOL_VERSION, check_protocol_version, check_worker_id};
-use centroid_runtime::{HEALTH_FILE_DESCRIPTOR_SET, RequireToken, health_service, trace_context};
+use centroid_runtime::{
+    HEALTH_FILE_DESCRIPTOR_SET, Principal, RequireToken, health_service, trace_context,
+};
 use tokio::net::TcpListener;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
@@ -27,6 +32,7 @@ use tonic::server::NamedService;
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
+use crate::access::{self, Subject};
 use crate::artifacts::CHUNK_BYTES;
 use crate::coordinator::{Coordinator, SubmitOptions};
 use crate::error::CoordinatorError;
@@ -36,6 +42,9 @@ use crate::proto_views::{cancel_response, case_summary, job_event, job_response,
 
 /// How long CancelJob waits for the job to end before answering with its state.
 const CANCEL_ANSWER_WAIT: Duration = Duration::from_secs(5);
+/// How many of the newest jobs a non-admin's ListJobs looks through for its own
+/// (the Redis store lists at most its `max_jobs`, 1,000 by default).
+const OWN_JOBS_WINDOW: usize = 1_000;
 
 /// Both services over one [`Coordinator`].
 #[derive(Clone)]
@@ -47,6 +56,24 @@ impl CoordinatorService {
     pub fn new(coordinator: Coordinator) -> CoordinatorService {
         CoordinatorService { coordinator }
     }
+
+    /// Whether `principal` may `action` on job `job_id`: NOT_FOUND when there is
+    /// no such job, PERMISSION_DENIED when it is not the principal's.
+    async fn check_job(
+        &self,
+        principal: &Principal,
+        action: &str,
+        job_id: &str,
+    ) -> Result<(), Status> {
+        let job = self
+            .coordinator
+            .store()
+            .get_job(job_id)
+            .await
+            .map_err(CoordinatorError::from)?
+            .ok_or_else(|| CoordinatorError::UnknownJob(job_id.to_string()))?;
+        access::check_job(principal, action, &job)
+    }
 }
 
 #[tonic::async_trait]
@@ -55,22 +82,43 @@ impl CoordinatorRpc for CoordinatorService {
         &self,
         request: Request<RegisterWorkerRequest>,
     ) -> Result<Response<RegisterWorkerResponse>, Status> {
+        let principal = access::caller(&request)?;
         let Some(worker) = request.into_inner().worker else {
             return Err(Error::new(ErrorCode::InvalidParam, "worker info missing")
                 .with_retryable(false)
                 .to_status());
         };
-        check_protocol_version(worker.protocol_version).map_err(|error| error.to_status())?;
-        check_worker_id(&worker.worker_id).map_err(|error| error.to_status())?;
+        access::check_worker(&principal, "register", &worker.worker_id)?;
+        let worker_id = worker.worker_id.clone();
+        let rejected = |status: Status| {
+            access::audit(
+                &principal,
+                "register",
+                Subject::Worker(&worker_id),
+                "rejected",
+            );
+            status
+        };
+        check_protocol_version(worker.protocol_version)
+            .map_err(|error| rejected(error.to_status()))?;
+        check_worker_id(&worker.worker_id).map_err(|error| rejected(error.to_status()))?;
         if worker.address.is_empty() || worker.slots == 0 || worker.instance_id.is_empty() {
-            return Err(Error::new(
-                ErrorCode::InvalidParam,
-                "worker_id, instance_id, address and slots are required",
-            )
-            .with_retryable(false)
-            .to_status());
+            return Err(rejected(
+                Error::new(
+                    ErrorCode::InvalidParam,
+                    "worker_id, instance_id, address and slots are required",
+                )
+                .with_retryable(false)
+                .to_status(),
+            ));
         }
         if let Err(taken) = self.coordinator.registry().register(worker) {
+            access::audit(
+                &principal,
+                "register",
+                Subject::Worker(&worker_id),
+                "conflict",
+            );
             let message = format!(
                 "worker id {} belongs to a live worker (another instance) at {}; retry once it stops heartbeating, or choose another --worker-id",
                 taken.worker_id, taken.live_address
@@ -79,6 +127,7 @@ impl CoordinatorRpc for CoordinatorService {
                 .with_retryable(true)
                 .to_status());
         }
+        access::audit(&principal, "register", Subject::Worker(&worker_id), "ok");
         Ok(Response::new(RegisterWorkerResponse {
             protocol_version: PROTOCOL_VERSION,
             heartbeat_interval_ms: self.coordinator.config().heartbeat_interval_ms,
@@ -89,7 +138,9 @@ impl CoordinatorRpc for CoordinatorService {
         &self,
         request: Request<HeartbeatRequest>,
     ) -> Result<Response<HeartbeatResponse>, Status> {
+        let principal = access::caller(&request)?;
         let heartbeat = request.into_inner();
+        access::check_worker(&principal, "heartbeat", &heartbeat.worker_id)?;
         let known = self.coordinator.registry().heartbeat(
             &heartbeat.worker_id,
             &heartbeat.instance_id,
@@ -103,11 +154,19 @@ impl CoordinatorRpc for CoordinatorService {
         &self,
         request: Request<DeregisterWorkerRequest>,
     ) -> Result<Response<DeregisterWorkerResponse>, Status> {
+        let principal = access::caller(&request)?;
         let request = request.into_inner();
+        access::check_worker(&principal, "deregister", &request.worker_id)?;
         self.coordinator.registry().deregister(
             &request.worker_id,
             &request.instance_id,
             &request.reason,
+        );
+        access::audit(
+            &principal,
+            "deregister",
+            Subject::Worker(&request.worker_id),
+            "ok",
         );
         Ok(Response::new(DeregisterWorkerResponse {}))
     }
@@ -122,6 +181,8 @@ impl Jobs for CoordinatorService {
         &self,
         request: Request<SubmitJobRequest>,
     ) -> Result<Response<SubmitJobResponse>, Status> {
+        let principal = access::caller(&request)?;
+        access::check_submitter(&principal)?;
         let trace_id = trace_context::trace_id_of(request.metadata()).unwrap_or_default();
         let request = request.into_inner();
         let input_bytes = request.netlist_json.len()
@@ -151,6 +212,7 @@ impl Jobs for CoordinatorService {
                     planner: options.planner,
                     patience: options.patience,
                     trace_id,
+                    owner: Some(principal.name.to_string()),
                 },
             )
             .await;
@@ -158,7 +220,9 @@ impl Jobs for CoordinatorService {
         if input_bytes >= heap_trim::LARGE_REQUEST_BYTES {
             heap_trim::release_freed_memory();
         }
-        let submitted = submitted?;
+        let submitted = submitted
+            .inspect_err(|_| access::audit(&principal, "submit", Subject::Farm, "rejected"))?;
+        access::audit(&principal, "submit", Subject::Job(&submitted.job_id), "ok");
         Ok(Response::new(SubmitJobResponse {
             job_id: submitted.job_id,
             warnings: submitted
@@ -179,7 +243,9 @@ impl Jobs for CoordinatorService {
         &self,
         request: Request<WatchJobRequest>,
     ) -> Result<Response<EventStream>, Status> {
+        let principal = access::caller(&request)?;
         let request = request.into_inner();
+        self.check_job(&principal, "watch", &request.job_id).await?;
         let after = (!request.after_cursor.is_empty()).then_some(request.after_cursor);
         let mut receiver = self.coordinator.watch(&request.job_id, after).await?;
         let (sender, output) = tokio::sync::mpsc::channel(256);
@@ -201,7 +267,10 @@ impl Jobs for CoordinatorService {
         &self,
         request: Request<GetJobRequest>,
     ) -> Result<Response<GetJobResponse>, Status> {
-        let view = self.coordinator.get(&request.into_inner().job_id).await?;
+        let principal = access::caller(&request)?;
+        let job_id = request.into_inner().job_id;
+        self.check_job(&principal, "get", &job_id).await?;
+        let view = self.coordinator.get(&job_id).await?;
         Ok(Response::new(job_response(view)))
     }
 
@@ -209,11 +278,21 @@ impl Jobs for CoordinatorService {
         &self,
         request: Request<ListJobsRequest>,
     ) -> Result<Response<ListJobsResponse>, Status> {
+        let principal = access::caller(&request)?;
         let limit = match request.into_inner().limit {
             0 => 100,
             limit => limit.min(1000),
         } as usize;
-        let jobs = self.coordinator.list_with_counts(limit).await?;
+        let window = match principal.is_admin() {
+            true => limit,
+            false => OWN_JOBS_WINDOW,
+        };
+        let jobs = self
+            .coordinator
+            .list_with_counts(limit, window, |job| {
+                principal.may_access_job_of(job.owner.as_deref())
+            })
+            .await?;
         Ok(Response::new(ListJobsResponse {
             jobs: jobs
                 .iter()
@@ -226,11 +305,23 @@ impl Jobs for CoordinatorService {
         &self,
         request: Request<CancelJobRequest>,
     ) -> Result<Response<CancelJobResponse>, Status> {
+        let principal = access::caller(&request)?;
         let request = request.into_inner();
+        self.check_job(&principal, "cancel", &request.job_id)
+            .await?;
         let requested = self
             .coordinator
             .cancel(&request.job_id, &request.reason)
-            .await?;
+            .await
+            .inspect_err(|_| {
+                access::audit(
+                    &principal,
+                    "cancel",
+                    Subject::Job(&request.job_id),
+                    "failed",
+                )
+            })?;
+        access::audit(&principal, "cancel", Subject::Job(&request.job_id), "ok");
         // answer with the state after the cancel took effect (bounded: a job driven by
         // another coordinator notices the request at its next lease renewal)
         let job = match requested.is_finished() {
@@ -250,7 +341,9 @@ impl Jobs for CoordinatorService {
         &self,
         request: Request<FetchArtifactRequest>,
     ) -> Result<Response<ChunkStream>, Status> {
+        let principal = access::caller(&request)?;
         let request = request.into_inner();
+        self.check_job(&principal, "fetch", &request.job_id).await?;
         let (meta, content) = self
             .coordinator
             .fetch_artifact(&request.job_id, &request.candidate_id, &request.name)
@@ -284,8 +377,9 @@ impl Jobs for CoordinatorService {
 
     async fn list_cases(
         &self,
-        _request: Request<ListCasesRequest>,
+        request: Request<ListCasesRequest>,
     ) -> Result<Response<ListCasesResponse>, Status> {
+        access::check_admin(&access::caller(&request)?, "list the memory's cases")?;
         let cases = self.coordinator.cases().await?;
         Ok(Response::new(ListCasesResponse {
             cases: cases.into_iter().map(case_summary).collect(),
@@ -296,6 +390,7 @@ impl Jobs for CoordinatorService {
         &self,
         request: Request<GetCaseRequest>,
     ) -> Result<Response<GetCaseResponse>, Status> {
+        access::check_admin(&access::caller(&request)?, "read the memory's cases")?;
         let job_id = request.into_inner().job_id;
         let case = self
             .coordinator
@@ -313,6 +408,7 @@ impl Jobs for CoordinatorService {
         &self,
         request: Request<ForgetCaseRequest>,
     ) -> Result<Response<ForgetCaseResponse>, Status> {
+        access::check_admin(&access::caller(&request)?, "forget the memory's cases")?;
         self.coordinator
             .forget_case(&request.into_inner().job_id)
             .await?;
@@ -361,7 +457,8 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), CoordinatorError> {
-    let authenticate = RequireToken::new(coordinator.config().common.token.clone());
+    let authenticate = RequireToken::new(coordinator.config().common.token.clone())
+        .with_principals(coordinator.config().access.clone());
     let health = health_service(
         Arc::new(coordinator.clone()),
         &[

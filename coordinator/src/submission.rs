@@ -28,6 +28,9 @@ pub struct SubmitOptions {
     pub patience: u32,
     /// the submitter's trace id (from its `traceparent`); empty = a fresh one
     pub trace_id: String,
+    /// the submitting principal's name, kept as the job's owner (`None`: no owner,
+    /// the job is for admins only)
+    pub owner: Option<String>,
 }
 
 #[derive(Debug, Clone)]

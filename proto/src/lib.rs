@@ -39,6 +39,8 @@ impl ErrorCode {
             ErrorCode::ResourceExhausted => "RESOURCE_EXHAUSTED",
             ErrorCode::InternalError => "INTERNAL_ERROR",
             ErrorCode::Cancelled => "CANCELLED",
+            ErrorCode::Unauthenticated => "UNAUTHENTICATED",
+            ErrorCode::PermissionDenied => "PERMISSION_DENIED",
         }
     }
 
@@ -53,6 +55,8 @@ impl ErrorCode {
             "SERVICE_UNAVAILABLE" => ErrorCode::ServiceUnavailable,
             "RESOURCE_EXHAUSTED" => ErrorCode::ResourceExhausted,
             "CANCELLED" => ErrorCode::Cancelled,
+            "UNAUTHENTICATED" => ErrorCode::Unauthenticated,
+            "PERMISSION_DENIED" => ErrorCode::PermissionDenied,
             _ => ErrorCode::InternalError,
         }
     }
@@ -81,6 +85,8 @@ impl ErrorCode {
             ErrorCode::ResourceExhausted => tonic::Code::ResourceExhausted,
             ErrorCode::InternalError => tonic::Code::Internal,
             ErrorCode::Cancelled => tonic::Code::Cancelled,
+            ErrorCode::Unauthenticated => tonic::Code::Unauthenticated,
+            ErrorCode::PermissionDenied => tonic::Code::PermissionDenied,
         }
     }
 }
@@ -150,6 +156,8 @@ impl Error {
             tonic::Code::DeadlineExceeded => ErrorCode::Timeout,
             tonic::Code::Unavailable | tonic::Code::Cancelled => ErrorCode::ServiceUnavailable,
             tonic::Code::ResourceExhausted => ErrorCode::ResourceExhausted,
+            tonic::Code::Unauthenticated => ErrorCode::Unauthenticated,
+            tonic::Code::PermissionDenied => ErrorCode::PermissionDenied,
             _ => ErrorCode::InternalError,
         };
         Error::new(code, status.message().to_string())
@@ -214,6 +222,23 @@ mod tests {
         assert_eq!(back.error_code(), ErrorCode::Cancelled);
         assert!(!back.retryable);
         assert_eq!(ErrorCode::from_wire_name("CANCELLED"), ErrorCode::Cancelled);
+    }
+
+    #[test]
+    fn access_errors_travel_as_their_grpc_codes_and_are_not_retried() {
+        for (code, grpc) in [
+            (ErrorCode::Unauthenticated, tonic::Code::Unauthenticated),
+            (ErrorCode::PermissionDenied, tonic::Code::PermissionDenied),
+        ] {
+            let error = Error::new(code, "no");
+            assert!(!error.retryable);
+            let status = error.to_status();
+            assert_eq!(status.code(), grpc);
+            assert_eq!(Error::from_status(&status), error);
+            assert_eq!(ErrorCode::from_wire_name(code.wire_name()), code);
+            let bare = Error::from_status(&tonic::Status::new(grpc, "bare"));
+            assert_eq!(bare.error_code(), code);
+        }
     }
 
     #[test]

@@ -6,14 +6,24 @@
 //! `CENTROID_TOKEN_FILE`, else `CENTROID_TOKEN`; without one a service accepts
 //! every call (a laptop, `centroid run` uses a random token per run anyway). The
 //! token never appears in logs: its `Debug` is redacted.
+//!
+//! Beside the shared token, a server may know the farm's principals
+//! ([`crate::principals`]): each caller is then identified by its own token. Every
+//! call that passes carries its [`Principal`] in the request's extensions (the
+//! shared token's holder is an admin; without any credentials configured every
+//! caller is [`Principal::anyone`]). A refused call is UNAUTHENTICATED with the
+//! structured `google.rpc.Status` details of every Centroid error.
 
 use std::path::Path;
 use std::sync::Arc;
 
+use centroid_proto::{Error, ErrorCode};
 use subtle::ConstantTimeEq;
 use tonic::metadata::MetadataValue;
 use tonic::service::Interceptor;
 use tonic::{Request, Status};
+
+use crate::principals::{Principal, Principals};
 
 /// The variable holding the token itself.
 pub const TOKEN_VARIABLE: &str = "CENTROID_TOKEN";
@@ -118,37 +128,72 @@ impl BearerToken {
     }
 }
 
-/// Server side: refuses a call without the expected token (UNAUTHENTICATED).
+/// Server side: refuses a call without the expected token or a principal's
+/// (UNAUTHENTICATED), and puts the caller's [`Principal`] in the request's extensions.
 #[derive(Clone, Debug, Default)]
 pub struct RequireToken {
     expected: Option<BearerToken>,
+    principals: Option<Arc<Principals>>,
 }
 
 impl RequireToken {
     pub fn new(expected: Option<BearerToken>) -> RequireToken {
-        RequireToken { expected }
+        RequireToken {
+            expected,
+            principals: None,
+        }
+    }
+
+    /// Also accepts the tokens of `principals`, each call as its principal.
+    pub fn with_principals(mut self, principals: Option<Arc<Principals>>) -> RequireToken {
+        self.principals = principals;
+        self
+    }
+
+    /// The caller holding `token`, if any.
+    fn identify(&self, token: &[u8]) -> Option<Principal> {
+        if let Some(expected) = &self.expected
+            && expected.matches(token)
+        {
+            return Some(Principal::shared_token());
+        }
+        self.principals
+            .as_ref()
+            .and_then(|principals| principals.identify(token))
+            .cloned()
     }
 }
 
+/// The UNAUTHENTICATED status of a refused call (structured like every error).
+fn unauthenticated(message: String) -> Status {
+    Error::new(ErrorCode::Unauthenticated, message)
+        .with_retryable(false)
+        .to_status()
+}
+
 impl Interceptor for RequireToken {
-    fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
-        let Some(expected) = &self.expected else {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        if self.expected.is_none() && self.principals.is_none() {
+            request.extensions_mut().insert(Principal::anyone());
             return Ok(request);
-        };
+        }
         let presented = request
             .metadata()
             .get("authorization")
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.strip_prefix("Bearer "));
-        match presented {
-            Some(token) if expected.matches(token.trim().as_bytes()) => Ok(request),
-            Some(_) => Err(Status::unauthenticated(format!(
-                "the bearer token is wrong; {HOW_TO_AUTHENTICATE}"
-            ))),
-            None => Err(Status::unauthenticated(format!(
-                "this service needs a bearer token; {HOW_TO_AUTHENTICATE}"
-            ))),
-        }
+        let caller = match presented {
+            Some(token) => self.identify(token.trim().as_bytes()).ok_or_else(|| {
+                unauthenticated(format!("the bearer token is wrong; {HOW_TO_AUTHENTICATE}"))
+            })?,
+            None => {
+                return Err(unauthenticated(format!(
+                    "this service needs a bearer token; {HOW_TO_AUTHENTICATE}"
+                )));
+            }
+        };
+        request.extensions_mut().insert(caller);
+        Ok(request)
     }
 }
 
@@ -182,6 +227,7 @@ pub type AuthChannel =
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::principals::Role;
 
     fn with_header(value: Option<&str>) -> Request<()> {
         let mut request = Request::new(());
@@ -210,6 +256,13 @@ mod tests {
         ] {
             let status = require.call(with_header(wrong)).unwrap_err();
             assert_eq!(status.code(), tonic::Code::Unauthenticated, "{wrong:?}");
+            let error = Error::from_status(&status);
+            assert_eq!(
+                error.error_code(),
+                ErrorCode::Unauthenticated,
+                "structured details"
+            );
+            assert!(!error.retryable);
             assert!(
                 status.message().contains("CENTROID_TOKEN"),
                 "{}",
@@ -226,10 +279,48 @@ mod tests {
             require.call(sent).is_ok(),
             "what the client attaches, the server accepts"
         );
-        assert!(
-            RequireToken::new(None).call(with_header(None)).is_ok(),
+        let anyone = RequireToken::new(None).call(with_header(None));
+        assert_eq!(
+            anyone.unwrap().extensions().get::<Principal>(),
+            Some(&Principal::anyone()),
             "no token configured"
         );
+    }
+
+    #[test]
+    fn principals_are_identified_by_their_own_tokens_beside_the_shared_one() {
+        let hash = crate::principals::sha256_hex(b"alice-token");
+        let principals = Principals::parse(
+            &format!(
+                "[[principal]]\nname = \"alice\"\nrole = \"user\"\ntoken_sha256 = \"{hash}\"\n"
+            ),
+            std::path::Path::new("principals.toml"),
+        )
+        .unwrap();
+        let mut require = RequireToken::new(Some(BearerToken::new("shared").unwrap()))
+            .with_principals(Some(Arc::new(principals.clone())));
+        let caller = |request: Result<Request<()>, Status>| {
+            request.unwrap().extensions().get::<Principal>().cloned()
+        };
+        let alice = caller(require.call(with_header(Some("Bearer alice-token")))).unwrap();
+        assert_eq!((&*alice.name, alice.role), ("alice", Role::User));
+        assert_eq!(
+            caller(require.call(with_header(Some("Bearer shared")))),
+            Some(Principal::shared_token())
+        );
+        let refused = require
+            .call(with_header(Some("Bearer bob-token")))
+            .unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::Unauthenticated);
+        // principals alone, without a shared token
+        let mut require = RequireToken::new(None).with_principals(Some(Arc::new(principals)));
+        assert!(
+            require
+                .call(with_header(Some("Bearer alice-token")))
+                .is_ok()
+        );
+        assert!(require.call(with_header(None)).is_err());
+        assert!(require.call(with_header(Some("Bearer shared"))).is_err());
     }
 
     #[test]

@@ -20,6 +20,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
 use crate::auth::TokenError;
+use crate::principals::PrincipalsError;
 use crate::tls::TlsError;
 
 /// The environment variable naming the configuration file.
@@ -49,6 +50,9 @@ pub enum ConfigError {
     /// the token file (or `CENTROID_TOKEN`) is unusable
     #[error("{0}")]
     Token(#[from] TokenError),
+    /// the principals file is unusable
+    #[error("{0}")]
+    Principals(#[from] PrincipalsError),
     /// the TLS files are unusable or do not go together
     #[error("{0}")]
     Tls(#[from] TlsError),

@@ -5,7 +5,7 @@
 //! the operator's HTTP endpoint ([`operations`]), the gRPC health service
 //! ([`grpc_health`]) and a server's announcement
 //! once bound ([`server_start`]: that endpoint, the ready file), the authentication of its gRPC
-//! calls ([`auth`]) and their TLS ([`tls`]); and the settings of the LLM planner's
+//! calls ([`auth`], [`principals`]) and their TLS ([`tls`]); and the settings of the LLM planner's
 //! model ([`llm_settings`]), which the coordinator and the CLI both read.
 //!
 //! These are contracts between the processes of a farm as much as the wire types
@@ -23,6 +23,7 @@ pub mod llm_settings;
 pub mod log_entry;
 pub mod logging;
 pub mod operations;
+pub mod principals;
 pub mod server_start;
 pub mod tls;
 pub mod trace_context;
@@ -36,5 +37,6 @@ pub use llm_settings::{LlmSettings, Provider};
 pub use log_entry::event_types;
 pub use logging::{LogFormat, init_logging};
 pub use operations::{OperationsProbe, serve_operations};
+pub use principals::{Principal, Principals, PrincipalsError, Role};
 pub use server_start::{AnnounceError, announce_server};
 pub use tls::{Tls, TlsError, TlsFiles};

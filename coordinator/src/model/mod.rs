@@ -128,6 +128,10 @@ pub struct JobRecord {
     pub cancel_requested: bool,
     #[serde(default)]
     pub cancel_reason: String,
+    /// the principal that submitted the job; `None` in records written before jobs
+    /// had owners (only admins see those)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 impl JobRecord {
@@ -152,6 +156,7 @@ impl JobRecord {
             schematic: None,
             cancel_requested: false,
             cancel_reason: String::new(),
+            owner: None,
         }
     }
 
