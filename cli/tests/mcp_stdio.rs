@@ -175,7 +175,8 @@ fn a_ping_is_answered_while_a_call_runs_and_cancelled_calls_stop() {
     assert_eq!(after["result"]["isError"], false, "{after}");
     assert!(after_at.duration_since(cancelled) < Duration::from_secs(30));
 
-    // queued calls cancelled (the later one first): neither runs
+    // a running call and one queued behind it, cancelled (the queued one first): the
+    // queued one never runs (else the next call would wait its 120 s)
     session.call(20, "debug_sleep", json!({"seconds": 120}));
     session.call(21, "debug_sleep", json!({"seconds": 120}));
     std::thread::sleep(Duration::from_millis(300));
