@@ -2,8 +2,9 @@
 //! a ping is answered while a 2 s call runs (with progress notifications), a
 //! cancelled call stops and gets no answer (the next call works), a cancelled queued
 //! call never runs, a skill's crash is a structured error without a Python
-//! traceback, a NUL byte in a path is an invalid parameter, and the debug tools are
-//! there only with `--debug-tools`.
+//! traceback, a NUL byte in a path is an invalid parameter, the debug tools are
+//! there only with `--debug-tools`, and SIGTERM ends a session at once, its KLayout
+//! process killed.
 
 mod support;
 
@@ -250,4 +251,41 @@ fn debug_tools_are_neither_listed_nor_callable_without_the_flag() {
     let message = refused["error"]["message"].as_str().unwrap();
     assert!(message.contains("--debug-tools"), "{message}");
     session.close();
+}
+
+#[test]
+fn sigterm_during_a_call_ends_the_session_at_once_and_kills_klayout() {
+    let mut session = Session::start(&["--debug-tools"]);
+    session.call(1, "debug_sleep", json!({"seconds": 120}));
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = session.child.id();
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .expect("the server's children");
+    let klayout: Vec<String> = children.split_whitespace().map(str::to_owned).collect();
+    assert_eq!(klayout.len(), 1, "one KLayout skill server: {children:?}");
+    let signalled = Instant::now();
+    // SAFETY: a plain syscall on the child this test started
+    assert_eq!(unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) }, 0);
+    // stdin stays open: the session must not wait for the client to close it
+    let status = loop {
+        if let Some(status) = session.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            signalled.elapsed() < Duration::from_secs(20),
+            "centroid mcp still runs 20 s after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{}", klayout[0])).exists()
+            || std::fs::read_to_string(format!("/proc/{}/stat", klayout[0]))
+                .is_ok_and(|stat| stat.contains(") Z ")),
+        "the KLayout process {} outlived the session",
+        klayout[0]
+    );
+    let rest: Vec<(Instant, Value)> = session.lines.iter().collect();
+    session.received.extend(rest);
+    assert!(!session.answered(1), "{:?}", session.received);
 }

@@ -32,6 +32,7 @@ mod test_backend;
 mod tools;
 
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -40,11 +41,14 @@ use anyhow::Context;
 use centroid_worker::WorkerConfig;
 use centroid_worker::skill_process::SkillServerCommand;
 use clap::Args;
-use tokio::io::BufReader;
+use tokio::io::{AsyncWriteExt, BufReader, DuplexStream};
 
 use crate::local_cluster::worker_command_line;
 use backend::{KLayoutBackend, SkillBackend, Workdir};
 use tools::ToolTable;
+
+/// How much of stdin is read (and buffered in the pipe) at once.
+const STDIN_CHUNK_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
@@ -91,10 +95,11 @@ pub async fn run(args: &McpArgs) -> anyhow::Result<ExitCode> {
     })?;
     let tools = ToolTable::new(skills, backend.workdir(), args.debug_tools);
     tracing::info!(tools = tools.len(), dir = %backend.workdir().display(), "MCP server on stdio");
+    let input = stdin_on_its_own_thread().context("cannot start the thread reading stdin")?;
     let (served, backend) = stdio::serve(
         tools,
         backend,
-        BufReader::new(tokio::io::stdin()),
+        BufReader::new(input),
         tokio::io::stdout(),
         stop_signal(),
     )
@@ -122,6 +127,36 @@ fn skill_server_command(args: &McpArgs) -> anyhow::Result<SkillServerCommand> {
         memory_limit_bytes: config.memory_limit_bytes(),
         signoff_decks: config.signoff_decks.clone(),
     })
+}
+
+/// stdin, read by a thread of its own into an in-memory pipe. (`tokio::io::stdin`
+/// reads on the runtime's blocking pool, and a read blocked there holds the process
+/// at exit — after SIGTERM, say — until the client writes or closes its end; a
+/// thread of its own ends with the process.) A read error ends the input, logged.
+fn stdin_on_its_own_thread() -> std::io::Result<DuplexStream> {
+    let (mut writer, reader) = tokio::io::duplex(STDIN_CHUNK_BYTES);
+    let runtime = tokio::runtime::Handle::current();
+    std::thread::Builder::new()
+        .name("mcp-stdin".into())
+        .spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            let mut chunk = vec![0u8; STDIN_CHUNK_BYTES];
+            loop {
+                let read = match stdin.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(read) => read,
+                    Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(error) => {
+                        tracing::warn!(%error, "cannot read stdin; ending the input");
+                        break;
+                    }
+                };
+                if runtime.block_on(writer.write_all(&chunk[..read])).is_err() {
+                    break; // the session stopped reading
+                }
+            }
+        })?;
+    Ok(reader)
 }
 
 /// Resolves on SIGINT or SIGTERM (never, when they cannot be watched).
