@@ -2,8 +2,9 @@
 //! [`SkillProcess`], started as the worker starts it) holding one layout session
 //! whose scratch directory is the MCP session's directory. The skill server
 //! confines every file argument to that directory (`session/reset {scratch_dir}`).
-//! A process that dies or runs past the call deadline is thrown away; the next call
-//! gets a fresh one on the same directory (its layout starts empty).
+//! A process that dies, runs past the call deadline or is running a cancelled call
+//! is thrown away (its process group killed); the next call gets a fresh one on the
+//! same directory (its layout starts empty).
 
 use std::future::Future;
 use std::os::unix::fs::DirBuilderExt;
@@ -14,6 +15,8 @@ use centroid_worker::SkillProcessError;
 use centroid_worker::skill_process::{SkillProcess, SkillServerCommand, ToolDescription};
 use serde_json::{Value, json};
 use tokio::time::Instant;
+
+use super::cancellation::Cancellation;
 
 /// Deadline of the start-up calls (`initialize`, `tools/list`, `session/reset`).
 const START_DEADLINE: Duration = Duration::from_secs(60);
@@ -32,6 +35,9 @@ pub enum BackendError {
     /// The skill server refused the call at the protocol level.
     #[error("{0}")]
     Refused(SkillProcessError),
+    /// The client cancelled the call while it ran; its process was killed.
+    #[error("cancelled by the client; the KLayout process was replaced")]
+    Cancelled,
 }
 
 impl BackendError {
@@ -41,17 +47,20 @@ impl BackendError {
             BackendError::ProcessLost(SkillProcessError::Timeout { .. }) => "TIMEOUT",
             BackendError::ProcessLost(_) | BackendError::Start(_) => "SERVICE_UNAVAILABLE",
             BackendError::Refused(_) => "INTERNAL_ERROR",
+            BackendError::Cancelled => "CANCELLED",
         }
     }
 }
 
 /// Runs skills for the MCP server (a trait so the protocol is testable without KLayout).
 pub trait SkillBackend {
-    /// The skill server's result of `skill` (`{ok, error, data, duration_ms}`).
+    /// The skill server's result of `skill` (`{ok, error, data, duration_ms}`);
+    /// [`BackendError::Cancelled`] once `cancellation` is set while it runs.
     fn call(
         &mut self,
         skill: &str,
         arguments: Value,
+        cancellation: &Cancellation,
     ) -> impl Future<Output = Result<Value, BackendError>>;
     /// The session directory every file argument must be in.
     fn workdir(&self) -> &Path;
@@ -172,20 +181,32 @@ async fn spawn_ready(
 }
 
 impl SkillBackend for KLayoutBackend {
-    async fn call(&mut self, skill: &str, arguments: Value) -> Result<Value, BackendError> {
+    async fn call(
+        &mut self,
+        skill: &str,
+        arguments: Value,
+        cancellation: &Cancellation,
+    ) -> Result<Value, BackendError> {
         let mut process = match self.process.take() {
             Some(process) => process,
-            None => spawn_ready(&self.command, self.workdir.path())
-                .await
-                .map_err(BackendError::Start)?,
+            None => tokio::select! {
+                spawned = spawn_ready(&self.command, self.workdir.path()) =>
+                    spawned.map_err(BackendError::Start)?,
+                () = cancellation.cancelled() => return Err(BackendError::Cancelled),
+            },
         };
-        let outcome = process
-            .request(
+        let outcome = tokio::select! {
+            outcome = process.request(
                 "tools/call",
                 json!({"name": skill, "arguments": arguments}),
                 Instant::now() + self.call_timeout,
-            )
-            .await;
+            ) => outcome,
+            () = cancellation.cancelled() => {
+                tracing::info!(pid = process.pid(), skill, "call cancelled: killing the KLayout process group; the next call starts a new one");
+                process.kill().await;
+                return Err(BackendError::Cancelled);
+            }
+        };
         match outcome {
             Ok(result) => {
                 self.process = Some(process);

@@ -6,21 +6,33 @@
 //! technology persist from call to call, and its scratch directory — the session
 //! directory, `--workdir DIR` or a private temporary one removed at exit — is the
 //! only place a skill reads or writes files. stdout carries protocol messages
-//! only (one JSON message per line); logs go to stderr. End of input (or SIGINT,
-//! SIGTERM) ends the session.
+//! only (one JSON message per line); logs go to stderr. Requests are served
+//! concurrently: `tools/call`s run one at a time on the KLayout process while
+//! `ping`, `tools/list` and `notifications/cancelled` are handled at once. End of
+//! input ends the session once the queued calls are answered; SIGINT or SIGTERM
+//! cancels them.
 //!
 //! - `protocol.rs` — JSON-RPC 2.0 messages, error codes, version negotiation.
 //! - `tools.rs` — skill ↔ tool names (`layout.create_device` ↔
-//!   `layout_create_device`) and skill results → tool results.
-//! - `server.rs` — the MCP methods over a `SkillBackend`.
+//!   `layout_create_device`), debug tools withheld, skill results → tool results.
+//! - `server.rs` — the MCP methods; `tools/call` checked and queued.
+//! - `calls.rs` — the call queue on the backend: cancellation, progress.
+//! - `cancellation.rs` — cancellation flags and the requests in flight.
+//! - `stdio.rs` — the stdio loop: reader, call runner and writer side by side.
 //! - `backend.rs` — the KLayout process, its session directory, restarts.
 
 mod backend;
+mod calls;
+mod cancellation;
 mod protocol;
 mod server;
+mod stdio;
+#[cfg(test)]
+mod test_backend;
 mod tools;
 
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -29,16 +41,14 @@ use anyhow::Context;
 use centroid_worker::WorkerConfig;
 use centroid_worker::skill_process::SkillServerCommand;
 use clap::Args;
-use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader, DuplexStream};
 
 use crate::local_cluster::worker_command_line;
 use backend::{KLayoutBackend, SkillBackend, Workdir};
-use server::McpServer;
 use tools::ToolTable;
 
-/// The longest message accepted from the client, in bytes (a rule set is ~100 kB).
-const MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
+/// How much of stdin is read (and buffered in the pipe) at once.
+const STDIN_CHUNK_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
@@ -59,6 +69,10 @@ pub struct McpArgs {
     /// session (the KLayout process is replaced).
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     call_timeout_s: u64,
+    /// Also offer the skill server's `debug_*` tools (sleeps and deliberate
+    /// failures, for testing clients); without it they are neither listed nor callable.
+    #[arg(long)]
+    debug_tools: bool,
 }
 
 /// Serves MCP on stdin/stdout until the client closes stdin.
@@ -79,11 +93,18 @@ pub async fn run(args: &McpArgs) -> anyhow::Result<ExitCode> {
     .with_context(|| {
         format!("starting KLayout with {python}; run `make klayout` to provision the venv")
     })?;
-    let tools = ToolTable::new(skills, backend.workdir());
+    let tools = ToolTable::new(skills, backend.workdir(), args.debug_tools);
     tracing::info!(tools = tools.len(), dir = %backend.workdir().display(), "MCP server on stdio");
-    let mut server = McpServer::new(tools, backend);
-    let served = serve(&mut server).await;
-    server.into_backend().stop().await;
+    let input = stdin_on_its_own_thread().context("cannot start the thread reading stdin")?;
+    let (served, backend) = stdio::serve(
+        tools,
+        backend,
+        BufReader::new(input),
+        tokio::io::stdout(),
+        stop_signal(),
+    )
+    .await;
+    backend.stop().await;
     served?;
     Ok(ExitCode::SUCCESS)
 }
@@ -108,84 +129,34 @@ fn skill_server_command(args: &McpArgs) -> anyhow::Result<SkillServerCommand> {
     })
 }
 
-/// The stdio loop: one message per line in, one answer per line out.
-async fn serve<B: SkillBackend>(server: &mut McpServer<B>) -> anyhow::Result<()> {
-    let mut input = BufReader::new(tokio::io::stdin());
-    let mut output = tokio::io::stdout();
-    let mut stop = Box::pin(stop_signal());
-    loop {
-        let line = tokio::select! {
-            line = read_message(&mut input) => line.context("reading stdin")?,
-            () = &mut stop => {
-                tracing::info!("signal received; ending the MCP session");
-                return Ok(());
-            }
-        };
-        let answer = match line {
-            Message::End => return Ok(()),
-            Message::TooLong => Some(protocol::parse_failure(&format!(
-                "message longer than {MAX_MESSAGE_BYTES} bytes"
-            ))),
-            Message::NotUtf8 => Some(protocol::parse_failure("message is not UTF-8")),
-            Message::Line(line) => server.handle_line(&line).await,
-        };
-        if let Some(answer) = answer
-            && !write_message(&mut output, &answer).await
-        {
-            tracing::info!("stdout closed; ending the MCP session");
-            return Ok(());
-        }
-    }
-}
-
-/// One line of input.
-enum Message {
-    Line(String),
-    TooLong,
-    NotUtf8,
-    End,
-}
-
-/// Reads one line of at most [`MAX_MESSAGE_BYTES`]; a longer one is skipped to its end.
-async fn read_message<R: AsyncBufRead + Unpin>(input: &mut R) -> std::io::Result<Message> {
-    let mut bytes = Vec::new();
-    let read = (&mut *input)
-        .take(MAX_MESSAGE_BYTES + 1)
-        .read_until(b'\n', &mut bytes)
-        .await?;
-    if read == 0 {
-        return Ok(Message::End);
-    }
-    if bytes.last() != Some(&b'\n') && read as u64 > MAX_MESSAGE_BYTES {
-        loop {
-            let skipped = input.fill_buf().await?;
-            if skipped.is_empty() {
-                break;
-            }
-            match skipped.iter().position(|byte| *byte == b'\n') {
-                Some(end) => {
-                    input.consume(end + 1);
-                    break;
-                }
-                None => {
-                    let length = skipped.len();
-                    input.consume(length);
+/// stdin, read by a thread of its own into an in-memory pipe. (`tokio::io::stdin`
+/// reads on the runtime's blocking pool, and a read blocked there holds the process
+/// at exit — after SIGTERM, say — until the client writes or closes its end; a
+/// thread of its own ends with the process.) A read error ends the input, logged.
+fn stdin_on_its_own_thread() -> std::io::Result<DuplexStream> {
+    let (mut writer, reader) = tokio::io::duplex(STDIN_CHUNK_BYTES);
+    let runtime = tokio::runtime::Handle::current();
+    std::thread::Builder::new()
+        .name("mcp-stdin".into())
+        .spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            let mut chunk = vec![0u8; STDIN_CHUNK_BYTES];
+            loop {
+                let read = match stdin.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(read) => read,
+                    Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(error) => {
+                        tracing::warn!(%error, "cannot read stdin; ending the input");
+                        break;
+                    }
+                };
+                if runtime.block_on(writer.write_all(&chunk[..read])).is_err() {
+                    break; // the session stopped reading
                 }
             }
-        }
-        return Ok(Message::TooLong);
-    }
-    Ok(match String::from_utf8(bytes) {
-        Ok(line) => Message::Line(line),
-        Err(_) => Message::NotUtf8,
-    })
-}
-
-/// Writes one answer line; false when stdout is gone.
-async fn write_message(output: &mut tokio::io::Stdout, answer: &Value) -> bool {
-    let mut line = answer.to_string().into_bytes();
-    line.push(b'\n');
-    output.write_all(&line).await.is_ok() && output.flush().await.is_ok()
+        })?;
+    Ok(reader)
 }
 
 /// Resolves on SIGINT or SIGTERM (never, when they cannot be watched).
@@ -202,29 +173,5 @@ async fn stop_signal() {
             }
         }
         _ => std::future::pending().await,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn lines_are_read_one_by_one_and_bad_ones_are_reported() {
-        let mut input: &[u8] = b"{\"a\":1}\n\xff\xfe\nlast";
-        assert!(
-            matches!(read_message(&mut input).await.unwrap(), Message::Line(line) if line == "{\"a\":1}\n")
-        );
-        assert!(matches!(
-            read_message(&mut input).await.unwrap(),
-            Message::NotUtf8
-        ));
-        assert!(
-            matches!(read_message(&mut input).await.unwrap(), Message::Line(line) if line == "last")
-        );
-        assert!(matches!(
-            read_message(&mut input).await.unwrap(),
-            Message::End
-        ));
     }
 }

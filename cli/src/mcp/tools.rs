@@ -9,11 +9,16 @@
 //! `tools/list` at start, never a string rewrite, so it is exact even for skills
 //! with `_` in their names. The tool's `title` is the skill's own name.
 //!
+//! **Debug skills** (`debug.*`: sleeps and deliberate failures for the worker's
+//! tests) are tools only with `centroid mcp --debug-tools`; without it they are
+//! not listed and calling one is an invalid-params error naming the flag.
+//!
 //! **Results.** A skill's `{ok: true, data}` becomes `{content: [text of data as
 //! JSON], structuredContent: data, isError: false}` (data that is not a JSON object
 //! is wrapped as `{"value": data}`); `{ok: false, error}` becomes a tool error:
 //! `{content: ["CODE: message"], structuredContent: {error: {code, message,
-//! retryable, details}}, isError: true}`.
+//! retryable, details}}, isError: true}` — without the skill server's Python
+//! `traceback` detail of an unexpected exception (it is in the server's log).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -25,6 +30,12 @@ use serde_json::{Value, json};
 
 /// Longest tool name MCP allows.
 const MAX_TOOL_NAME: usize = 64;
+/// Skills offered only with `--debug-tools`.
+const DEBUG_SKILL_PREFIX: &str = "debug.";
+/// Longest file argument accepted, in bytes (Linux `PATH_MAX`).
+const MAX_PATH_BYTES: usize = 4096;
+/// Longest component of a file argument, in bytes (Linux `NAME_MAX`).
+const MAX_PATH_COMPONENT_BYTES: usize = 255;
 
 /// One skill offered as a tool.
 #[derive(Debug, Clone)]
@@ -42,6 +53,8 @@ pub struct Tool {
 pub struct ToolTable {
     tools: Vec<Tool>,
     by_name: HashMap<String, usize>,
+    /// tool names of the debug skills left out (no `--debug-tools`)
+    withheld: Vec<String>,
 }
 
 /// The tool name of a skill name before collisions are resolved.
@@ -66,11 +79,16 @@ fn with_suffix(base: &str, n: usize) -> String {
 }
 
 impl ToolTable {
-    /// The table of the skill server's catalog; file paths are explained relative
-    /// to `workdir` in each description that takes one.
-    pub fn new(skills: Vec<ToolDescription>, workdir: &Path) -> ToolTable {
+    /// The table of the skill server's catalog (its `debug.*` skills only when
+    /// `offer_debug`); file paths are explained relative to `workdir` in each
+    /// description that takes one.
+    pub fn new(skills: Vec<ToolDescription>, workdir: &Path, offer_debug: bool) -> ToolTable {
         let mut table = ToolTable::default();
         for skill in skills {
+            if !offer_debug && skill.name.starts_with(DEBUG_SKILL_PREFIX) {
+                table.withheld.push(tool_name(&skill.name));
+                continue;
+            }
             let base = tool_name(&skill.name);
             let base = if base.is_empty() {
                 "_".to_owned()
@@ -131,6 +149,34 @@ impl ToolTable {
     pub fn len(&self) -> usize {
         self.tools.len()
     }
+
+    /// Whether `name` is a debug tool left out for want of `--debug-tools`.
+    pub fn is_withheld(&self, name: &str) -> bool {
+        self.withheld.iter().any(|withheld| withheld == name)
+    }
+}
+
+/// The first file argument that cannot be a path (a NUL byte, empty, longer than
+/// `PATH_MAX` or with a component longer than `NAME_MAX`): its property and why.
+pub fn invalid_path(arguments: &Value, file_properties: &[String]) -> Option<(String, String)> {
+    file_properties.iter().find_map(|name| {
+        let path = arguments.get(name)?.as_str()?;
+        let why = if path.contains('\0') {
+            "contains a NUL byte".to_owned()
+        } else if path.is_empty() {
+            "is empty".to_owned()
+        } else if path.len() > MAX_PATH_BYTES {
+            format!("is longer than {MAX_PATH_BYTES} bytes")
+        } else if path
+            .split('/')
+            .any(|component| component.len() > MAX_PATH_COMPONENT_BYTES)
+        {
+            format!("has a name longer than {MAX_PATH_COMPONENT_BYTES} bytes")
+        } else {
+            return None;
+        };
+        Some((name.clone(), why))
+    })
 }
 
 /// Makes relative file arguments absolute inside `workdir` (absolute ones are
@@ -170,7 +216,10 @@ pub fn call_result(skill_result: &Value) -> Value {
         .and_then(Value::as_str)
         .unwrap_or("the skill failed without a message");
     let retryable = error.get("retryable").and_then(Value::as_bool);
-    let details = error.get("details").cloned().unwrap_or(Value::Null);
+    let mut details = error.get("details").cloned().unwrap_or(Value::Null);
+    if let Some(details) = details.as_object_mut() {
+        details.remove("traceback");
+    }
     tool_error(code, message, retryable, details)
 }
 
@@ -218,7 +267,7 @@ mod tests {
             skill(&long, json!({"type": "object"})),
             skill("weird name/ü", json!(true)),
         ];
-        let table = ToolTable::new(skills, Path::new("/tmp/s"));
+        let table = ToolTable::new(skills, Path::new("/tmp/s"), false);
         assert_eq!(table.len(), 4);
         assert_eq!(
             table.get("layout_create_device").unwrap().skill,
@@ -242,7 +291,7 @@ mod tests {
     fn file_arguments_are_described_and_anchored_in_the_workdir() {
         let schema = json!({"type": "object", "properties": {
             "path": {"type": "string", "x-centroid-file": true}, "cell": {"type": "string"}}});
-        let table = ToolTable::new(vec![skill("layout.export", schema)], Path::new("/w"));
+        let table = ToolTable::new(vec![skill("layout.export", schema)], Path::new("/w"), false);
         let tool = table.get("layout_export").unwrap();
         assert_eq!(tool.file_properties, vec!["path".to_string()]);
         assert!(tool.entry["description"].as_str().unwrap().contains("/w"));
@@ -252,6 +301,42 @@ mod tests {
         let mut absolute = json!({"path": "/etc/passwd"});
         anchor_files(&mut absolute, &tool.file_properties, Path::new("/w"));
         assert_eq!(absolute["path"], "/etc/passwd");
+    }
+
+    #[test]
+    fn debug_skills_are_tools_only_when_offered() {
+        let skills = || {
+            vec![
+                skill("tech.load", json!({})),
+                skill("debug.sleep", json!({})),
+            ]
+        };
+        let plain = ToolTable::new(skills(), Path::new("/w"), false);
+        assert_eq!(plain.len(), 1);
+        assert!(plain.get("debug_sleep").is_none());
+        assert!(plain.is_withheld("debug_sleep"));
+        assert!(!plain.is_withheld("tech_load"));
+        assert!(!plain.list().to_string().contains("debug"));
+        let debugging = ToolTable::new(skills(), Path::new("/w"), true);
+        assert_eq!(debugging.get("debug_sleep").unwrap().skill, "debug.sleep");
+        assert!(!debugging.is_withheld("debug_sleep"));
+    }
+
+    #[test]
+    fn paths_that_cannot_be_files_are_found() {
+        let files = vec!["path".to_string()];
+        let check = |path: &str| invalid_path(&json!({"path": path}), &files);
+        assert_eq!(check("a.gds"), None);
+        assert_eq!(check("/w/a/b.gds"), None);
+        let (property, why) = check("a\0.gds").unwrap();
+        assert_eq!(
+            (property.as_str(), why.as_str()),
+            ("path", "contains a NUL byte")
+        );
+        assert!(check("").is_some());
+        assert!(check(&"a/".repeat(2100)).is_some());
+        assert!(check(&format!("{}.gds", "n".repeat(300))).is_some());
+        assert_eq!(invalid_path(&json!({"cell": "a\0"}), &files), None);
     }
 
     #[test]
@@ -274,6 +359,14 @@ mod tests {
         let error = &failed["structuredContent"]["error"];
         assert_eq!(error["retryable"], false);
         assert_eq!(error["details"]["path"], "$.w");
+        let crashed = call_result(&json!({"ok": false, "data": null, "error": {
+            "code": "INTERNAL_ERROR", "message": "DebugFailure: boom",
+            "details": {"skill": "debug.fail", "traceback": "Traceback (most recent call last):"}}}));
+        let error = &crashed["structuredContent"]["error"];
+        assert_eq!(error["code"], "INTERNAL_ERROR");
+        assert_eq!(error["message"], "DebugFailure: boom");
+        assert_eq!(error["details"], json!({"skill": "debug.fail"}));
+        assert!(!crashed.to_string().contains("Traceback"));
         let timeout = tool_error("TIMEOUT", "slow", None, Value::Null);
         assert_eq!(timeout["structuredContent"]["error"]["retryable"], true);
     }
