@@ -116,6 +116,9 @@ pub(crate) fn check_netlist(document: &NetlistDocument, sink: &mut IssueSink) ->
     let mut first_index_of_cell: HashMap<&str, usize> = HashMap::new();
     for (cell_index, cell) in document.cells.iter().enumerate() {
         let pointer = format!("/cells/{cell_index}/name");
+        if !check_printable(&cell.name, &pointer, "cell name", sink) {
+            continue;
+        }
         if cell.name.trim().is_empty() {
             sink.push(pointer, "cell name is empty; give the cell a name");
         } else if let Some(first) = first_index_of_cell.insert(&cell.name, cell_index) {
@@ -124,7 +127,9 @@ pub(crate) fn check_netlist(document: &NetlistDocument, sink: &mut IssueSink) ->
         }
     }
     let cell_names = || name_list(document.cells.iter().map(|cell| cell.name.as_str()));
-    if !first_index_of_cell.contains_key(document.top.as_str()) {
+    if check_printable(&document.top, "/top", "top cell name", sink)
+        && !first_index_of_cell.contains_key(document.top.as_str())
+    {
         sink.push(
             "/top",
             format!(
@@ -184,6 +189,9 @@ fn check_cell(
             &mut instance_names,
             sink,
         );
+        if !check_printable(&subcell.cell, &format!("{pointer}/cell"), "cell name", sink) {
+            continue;
+        }
         let Some(&target_index) = cells.get(subcell.cell.as_str()) else {
             sink.push(
                 format!("{pointer}/cell"),
@@ -199,6 +207,11 @@ fn check_cell(
         let ports = &ports_of[target_index];
         for (port, net) in &subcell.connections {
             let port_pointer = pointer_join(&format!("{pointer}/connections"), port);
+            if !check_printable(port, &port_pointer, "port name", sink)
+                || !check_printable(net, &port_pointer, "net name", sink)
+            {
+                continue;
+            }
             if !ports.contains(port.as_str()) {
                 sink.push(
                     port_pointer.clone(),
@@ -214,14 +227,21 @@ fn check_cell(
             }
         }
     }
+    for (net_index, net) in cell.nets.iter().enumerate() {
+        let pointer = match net {
+            NetDecl::Name(_) => format!("{cell_pointer}/nets/{net_index}"),
+            NetDecl::Typed { .. } => format!("{cell_pointer}/nets/{net_index}/name"),
+        };
+        check_printable(net.name(), &pointer, "net name", sink);
+    }
     if let Some(ports) = &cell.ports {
         let mut seen = BTreeSet::new();
         for (port_index, port) in ports.iter().enumerate() {
-            if !seen.insert(port.as_str()) {
-                sink.push(
-                    format!("{cell_pointer}/ports/{port_index}"),
-                    format!("duplicate port \"{port}\""),
-                );
+            let port_pointer = format!("{cell_pointer}/ports/{port_index}");
+            if check_printable(port, &port_pointer, "port name", sink)
+                && !seen.insert(port.as_str())
+            {
+                sink.push(port_pointer, format!("duplicate port \"{port}\""));
             }
         }
     }
@@ -234,6 +254,9 @@ fn check_instance_name<'a>(
     seen: &mut HashMap<&'a str, String>,
     sink: &mut IssueSink,
 ) {
+    if !check_printable(name, pointer, what, sink) {
+        return;
+    }
     if name.trim().is_empty() {
         sink.push(
             pointer,
@@ -254,6 +277,34 @@ fn check_instance_name<'a>(
     } else {
         seen.insert(name, pointer.to_owned());
     }
+}
+
+/// True when `name` has no control character (C0, DEL, C1) and no line or paragraph
+/// separator; else reports the first one. Names reach prompts, reports and logs as
+/// text: one with a line break could forge a line there.
+fn check_printable(name: &str, pointer: &str, what: &str, sink: &mut IssueSink) -> bool {
+    let Some((position, character)) = name
+        .chars()
+        .enumerate()
+        .find(|(_, character)| is_forbidden_in_names(*character))
+    else {
+        return true;
+    };
+    sink.push(
+        pointer,
+        format!(
+            "{what} {name:?} contains the control character U+{:04X} at character {}; names \
+             are single-line text: use letters, digits and punctuation",
+            u32::from(character),
+            position + 1
+        ),
+    );
+    false
+}
+
+/// Control characters (C0, DEL, C1) and the Unicode line and paragraph separators.
+fn is_forbidden_in_names(character: char) -> bool {
+    character.is_control() || matches!(character, '\u{2028}' | '\u{2029}')
 }
 
 fn check_device(device: &DeviceDef, pointer: &str, sink: &mut IssueSink) {
@@ -300,6 +351,11 @@ fn check_device(device: &DeviceDef, pointer: &str, sink: &mut IssueSink) {
     }
     for (terminal, net) in &device.terminals {
         let terminal_pointer = pointer_join(&format!("{pointer}/terminals"), terminal);
+        if !check_printable(terminal, &terminal_pointer, "terminal name", sink)
+            || !check_printable(net, &terminal_pointer, "net name", sink)
+        {
+            continue;
+        }
         if !valid_terminals.contains(&terminal.as_str()) {
             sink.push(
                 terminal_pointer.clone(),
