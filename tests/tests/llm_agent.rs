@@ -264,6 +264,8 @@ fn failed_entry(iteration: u32, index: u32, point: DesignPoint) -> JournalEntry 
         drc_violations: 4,
         lvs: "match".into(),
         reasons: vec!["4 DRC violations".into()],
+        matching_score: 0.0,
+        centroid_error_um: None,
     }
 }
 
