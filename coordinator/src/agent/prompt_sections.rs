@@ -194,7 +194,7 @@ pub fn design_space(space: &DesignSpace) -> String {
     if !per_module.is_empty() && !space.groups.is_empty() {
         let _ = writeln!(
             text,
-            "- {}: per matched module, in place of the global value, for {}",
+            "- {} for {}: per matched module, in place of the global value",
             per_module.join(" and "),
             quoted_list(&space.groups)
         );
