@@ -80,11 +80,15 @@ fn task() -> (Arc<TaskContext>, RawInputs) {
 }
 
 fn planner(fake: &FakeLlm, raw: RawInputs) -> Arc<LlmPlanner> {
+    planner_with_window(fake, raw, 8192)
+}
+
+fn planner_with_window(fake: &FakeLlm, raw: RawInputs, window: u32) -> Arc<LlmPlanner> {
     let settings = LlmSettings {
         base_url: fake.base_url(),
         model: "fake-model".into(),
         timeout_ms: 5_000,
-        max_context_tokens: 8192,
+        max_context_tokens: window,
         ..LlmSettings::default()
     };
     let client = LlmClient::new(settings).unwrap();
@@ -164,6 +168,11 @@ async fn no_prompt_offers_a_debug_skill_or_a_value_outside_the_space() {
             "guard_ring",
         ] {
             assert!(!text.contains(outside), "{outside:?} in a prompt:\n{text}");
+        }
+    }
+    if std::env::var_os("SHOW_PROMPTS").is_some() {
+        for request in &requests {
+            println!("{}\n=====", prompt_text(request));
         }
     }
     let system = requests[0]["messages"][0]["content"].as_str().unwrap();
@@ -261,4 +270,33 @@ async fn a_repeated_point_is_reported_as_a_repeat_and_named_in_the_next_prompt()
         last.contains("Repeats in your last answer") && last.contains("job-i0-c0"),
         "{last}"
     );
+}
+
+#[tokio::test]
+async fn a_small_window_keeps_the_journal_and_the_critique_before_the_skills() {
+    let answer = json!({"thought": "t", "candidates": [{"arrangement": "ABAB"}],
+                        "qualitative_feedback": "the pair broke a spacing rule",
+                        "suggestions": ["more spacing"]});
+    let fake = FakeLlm::start(vec![], Reply::Json(answer)).await;
+    let (task, raw) = task();
+    let planner = planner_with_window(&fake, raw, 2048);
+    let space = planner.design_space(&task, &skills());
+    let mut asked = request(&task, &planner, 1);
+    asked.journal = vec![entry(0, space.default_point(), false)];
+    let advice = planner.clone().advise(asked).await;
+    assert_eq!(advice.fallback, None);
+    let last = fake.requests().last().cloned().unwrap();
+    let user = last["messages"][1]["content"].as_str().unwrap().to_owned();
+    for section in ["## Journal", "## Critic's feedback", "job-i0-c0"] {
+        assert!(
+            user.contains(section),
+            "{section} missing at 2048 tokens:\n{user}"
+        );
+    }
+    if let Some(skills) = user.find("## Skills a plan may call") {
+        assert!(
+            skills > user.find("## Journal").unwrap(),
+            "the skills come after the journal"
+        );
+    }
 }

@@ -165,16 +165,20 @@ pub fn design_space(space: &DesignSpace) -> String {
         ),
     );
     for kind in &space.kinds {
-        let _ = writeln!(
+        let _ = write!(
             text,
-            "- order of the {} row (device ids, left to right; default {}); rows[\"{}\"] \
-             (count): the {} devices folded into 1..{} rows",
+            "- order of the {} row (device ids, left to right; default {})",
             kind.kind,
             quoted_list(&kind.devices),
-            kind.kind,
-            kind.kind,
-            kind.max_rows
         );
+        if kind.max_rows > 1 {
+            let _ = write!(
+                text,
+                "; rows[\"{}\"] (count): the {} devices folded into 1..{} rows",
+                kind.kind, kind.kind, kind.max_rows
+            );
+        }
+        text.push('\n');
     }
     if space.arrangements.len() > 1 && !space.modules.is_empty() {
         let _ = writeln!(

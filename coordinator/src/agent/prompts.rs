@@ -214,7 +214,10 @@ change next. Answer with one JSON object: {\"qualitative_feedback\": \"...\", \"
             part(
                 "Iteration",
                 0,
-                &format!("iteration {iteration} of circuit {}", task.circuit.name),
+                &format!(
+                    "iteration {iteration} of circuit {}",
+                    sections::quoted(&task.circuit.name)
+                ),
                 8,
             ),
             part(
@@ -328,6 +331,9 @@ fn journal_lines(entries: &[JournalEntry], space: Option<&DesignSpace>) -> Strin
             .cmp(&left.passed)
             .then(right.score.total_cmp(&left.score))
     });
+    if sorted.is_empty() {
+        return "(no candidate yet)".into();
+    }
     let mut text = String::new();
     for entry in sorted {
         let verdict = match entry.passed {
