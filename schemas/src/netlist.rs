@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use crate::circuit::{DeviceType, NetType};
 use crate::issue::{IssueSink, name_list, pointer_join};
+use crate::printable_names::check_printable;
 
 /// Physical bounds on a drawn length (m): below 1 nm or above 1 mm a value was
 /// almost certainly written in the wrong unit.
@@ -277,34 +278,6 @@ fn check_instance_name<'a>(
     } else {
         seen.insert(name, pointer.to_owned());
     }
-}
-
-/// True when `name` has no control character (C0, DEL, C1) and no line or paragraph
-/// separator; else reports the first one. Names reach prompts, reports and logs as
-/// text: one with a line break could forge a line there.
-fn check_printable(name: &str, pointer: &str, what: &str, sink: &mut IssueSink) -> bool {
-    let Some((position, character)) = name
-        .chars()
-        .enumerate()
-        .find(|(_, character)| is_forbidden_in_names(*character))
-    else {
-        return true;
-    };
-    sink.push(
-        pointer,
-        format!(
-            "{what} {name:?} contains the control character U+{:04X} at character {}; names \
-             are single-line text: use letters, digits and punctuation",
-            u32::from(character),
-            position + 1
-        ),
-    );
-    false
-}
-
-/// Control characters (C0, DEL, C1) and the Unicode line and paragraph separators.
-fn is_forbidden_in_names(character: char) -> bool {
-    character.is_control() || matches!(character, '\u{2028}' | '\u{2029}')
 }
 
 fn check_device(device: &DeviceDef, pointer: &str, sink: &mut IssueSink) {

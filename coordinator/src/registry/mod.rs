@@ -198,7 +198,10 @@ impl Registry {
                     .map(|skill| {
                         let schema =
                             serde_json::from_str(&skill.input_schema_json).unwrap_or(Value::Null);
-                        (skill.name, with_description(schema, skill.description))
+                        (
+                            skill.name,
+                            cards::with_description(schema, skill.description),
+                        )
                     })
                     .collect();
                 if let Some(entry) = self.lock().get_mut(worker_id) {
@@ -487,20 +490,3 @@ mod cards;
 mod tests;
 
 pub use cards::skill_catalog_of_cards;
-
-/// The skill's input schema carrying the skill's description (the JSON Schema
-/// annotation `description`, unless the schema has its own): the catalog then
-/// tells a planner what each skill does.
-fn with_description(schema: Value, description: String) -> Value {
-    match schema {
-        Value::Object(mut object) => {
-            if !description.is_empty() {
-                object
-                    .entry("description")
-                    .or_insert(Value::String(description));
-            }
-            Value::Object(object)
-        }
-        other => other,
-    }
-}
