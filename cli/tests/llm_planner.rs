@@ -297,3 +297,36 @@ fn with_no_model_configured_the_heuristic_planner_says_so_and_plans() {
         report["planner"]
     );
 }
+
+#[test]
+fn a_failed_model_plan_keeps_its_error_code_in_the_report() {
+    let plan = json!({
+        "thought": "look at a cell that does not exist",
+        "candidates": [{"arrangement": "ABBA"}],
+        "plan": {"plan_summary": "x", "steps": [
+            {"step_id": "s1", "name": "t", "skill_name": "layout.cell_info",
+             "params": {"cell": "no_such_cell"}, "expected_output": "", "dependencies": []}
+        ]}
+    });
+    let fake = FakeLlm::start_blocking(vec![], Reply::Json(plan));
+    let run = run_with(&fake, "ota5", 2, 3_000);
+    assert_passed(&run, "a failing model plan");
+    let failed: Vec<&Value> = run.report["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|candidate| candidate["origin"] == "llm_plan")
+        .collect();
+    assert!(
+        !failed.is_empty(),
+        "the model's plan ran: {:?}",
+        origins(&run)
+    );
+    for candidate in failed {
+        let code = candidate["error"]["code"].as_str().unwrap_or_default();
+        assert!(
+            ["NOT_FOUND", "INVALID_PARAM"].contains(&code),
+            "the worker's code, not ERROR: {candidate}"
+        );
+    }
+}

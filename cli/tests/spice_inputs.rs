@@ -265,6 +265,25 @@ fn a_broken_spice_line_is_reported_at_its_line_and_column_and_nothing_runs() {
 }
 
 #[test]
+fn a_spice_name_with_a_control_character_is_refused_at_its_line_and_column() {
+    let netlist = ".subckt amp inp out vdd vss\nM1 out inp vss vss nmos w=1u l=1u\n\
+                   M2\u{1}x out inp vss vss nmos w=1u l=1u\n.ends\n";
+    let dir = circuit_dir("netlist.sp", netlist);
+    let file = dir.path().join("netlist.sp");
+    let output = centroid(&["validate", path_str(dir.path())]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let expected = format!(
+        "error: {}:3:1: device id \"M2\\u{{1}}x\" contains the control character U+0001 at character 3",
+        file.display()
+    );
+    assert!(
+        stderr.lines().any(|line| line.starts_with(&expected)),
+        "no line starting\n{expected}\nin\n{stderr}"
+    );
+}
+
+#[test]
 fn top_and_model_map_choose_the_subcircuit_and_the_device_types() {
     let netlist = "\
 .subckt pair a b t vss

@@ -12,7 +12,7 @@ use tonic::Status;
 
 use crate::coordinator::JobView;
 use crate::error::CoordinatorError;
-use crate::model::{EventKind, EventRecord, JobRecord, JobState, Outcome};
+use crate::model::{CandidateResult, EventKind, EventRecord, JobRecord, JobState, Outcome};
 
 impl From<CoordinatorError> for Status {
     fn from(error: CoordinatorError) -> Status {
@@ -148,9 +148,7 @@ pub fn job_response(view: JobView) -> GetJobResponse {
                 lvs: evaluation
                     .map(|evaluation| evaluation.lvs.clone())
                     .unwrap_or_default(),
-                error: result
-                    .map(|result| result.error_message.clone())
-                    .unwrap_or_default(),
+                error: result.map(candidate_error).unwrap_or_default(),
                 evaluation_json: evaluation
                     .and_then(|evaluation| serde_json::to_string(evaluation).ok())
                     .unwrap_or_default(),
@@ -188,6 +186,20 @@ pub fn job_response(view: JobView) -> GetJobResponse {
 }
 
 /// CancelJob's answer: the job's state and outcome once the cancel took effect.
+/// A failed candidate's error as `CandidateSummary.error` carries it, `"CODE:
+/// message"` (clients split the code off): the recorded code is kept, and a
+/// message already starting with it is not prefixed twice.
+fn candidate_error(result: &CandidateResult) -> String {
+    let (code, message) = (&result.error_code, &result.error_message);
+    if code.is_empty() || message.starts_with(&format!("{code}: ")) {
+        message.clone()
+    } else if message.is_empty() {
+        code.clone()
+    } else {
+        format!("{code}: {message}")
+    }
+}
+
 pub fn cancel_response(job: &JobRecord) -> CancelJobResponse {
     CancelJobResponse {
         state: job.state().as_str().to_string(),
@@ -256,6 +268,24 @@ mod tests {
         JobState::Failed,
         JobState::Done,
     ];
+
+    #[test]
+    fn a_candidate_error_keeps_its_code() {
+        use crate::model::CandidateStatus;
+        let failed = |code: &str, message: &str| {
+            CandidateResult::without_run("c", CandidateStatus::Failed, code, message)
+        };
+        assert_eq!(
+            candidate_error(&failed("INVALID_PARAM", "layout.read: path outside")),
+            "INVALID_PARAM: layout.read: path outside"
+        );
+        assert_eq!(
+            candidate_error(&failed("TIMEOUT", "TIMEOUT: step s1")),
+            "TIMEOUT: step s1"
+        );
+        assert_eq!(candidate_error(&failed("", "lost")), "lost");
+        assert_eq!(candidate_error(&failed("CANCELLED", "")), "CANCELLED");
+    }
 
     #[test]
     fn the_enum_and_the_string_name_the_same_state() {

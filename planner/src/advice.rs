@@ -30,6 +30,12 @@ pub struct JournalEntry {
     pub drc_violations: i64,
     pub lvs: String,
     pub reasons: Vec<String>,
+    /// how well the matched devices match (0..1, 1 = perfect)
+    #[serde(default)]
+    pub matching_score: f64,
+    /// the largest centroid error of any matched group (µm), when measured
+    #[serde(default)]
+    pub centroid_error_um: Option<f64>,
 }
 
 impl JournalEntry {
@@ -50,6 +56,10 @@ impl JournalEntry {
             reasons: evaluation
                 .map(|evaluation| evaluation.reasons.clone())
                 .unwrap_or_default(),
+            matching_score: evaluation.map_or(0.0, |evaluation| evaluation.matching_score),
+            centroid_error_um: evaluation
+                .and_then(|evaluation| evaluation.layout.as_ref())
+                .and_then(|figures| figures.max_centroid_error_um),
         }
     }
 }

@@ -25,6 +25,7 @@ pub mod parasitics;
 pub mod passive_sizing;
 pub mod performance;
 pub mod performance_check;
+mod printable_names;
 pub mod rule_lookup;
 pub mod schema_check;
 pub mod source;

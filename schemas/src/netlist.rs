@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use crate::circuit::{DeviceType, NetType};
 use crate::issue::{IssueSink, name_list, pointer_join};
+use crate::printable_names::check_printable;
 
 /// Physical bounds on a drawn length (m): below 1 nm or above 1 mm a value was
 /// almost certainly written in the wrong unit.
@@ -116,6 +117,9 @@ pub(crate) fn check_netlist(document: &NetlistDocument, sink: &mut IssueSink) ->
     let mut first_index_of_cell: HashMap<&str, usize> = HashMap::new();
     for (cell_index, cell) in document.cells.iter().enumerate() {
         let pointer = format!("/cells/{cell_index}/name");
+        if !check_printable(&cell.name, &pointer, "cell name", sink) {
+            continue;
+        }
         if cell.name.trim().is_empty() {
             sink.push(pointer, "cell name is empty; give the cell a name");
         } else if let Some(first) = first_index_of_cell.insert(&cell.name, cell_index) {
@@ -124,7 +128,9 @@ pub(crate) fn check_netlist(document: &NetlistDocument, sink: &mut IssueSink) ->
         }
     }
     let cell_names = || name_list(document.cells.iter().map(|cell| cell.name.as_str()));
-    if !first_index_of_cell.contains_key(document.top.as_str()) {
+    if check_printable(&document.top, "/top", "top cell name", sink)
+        && !first_index_of_cell.contains_key(document.top.as_str())
+    {
         sink.push(
             "/top",
             format!(
@@ -184,6 +190,9 @@ fn check_cell(
             &mut instance_names,
             sink,
         );
+        if !check_printable(&subcell.cell, &format!("{pointer}/cell"), "cell name", sink) {
+            continue;
+        }
         let Some(&target_index) = cells.get(subcell.cell.as_str()) else {
             sink.push(
                 format!("{pointer}/cell"),
@@ -199,6 +208,11 @@ fn check_cell(
         let ports = &ports_of[target_index];
         for (port, net) in &subcell.connections {
             let port_pointer = pointer_join(&format!("{pointer}/connections"), port);
+            if !check_printable(port, &port_pointer, "port name", sink)
+                || !check_printable(net, &port_pointer, "net name", sink)
+            {
+                continue;
+            }
             if !ports.contains(port.as_str()) {
                 sink.push(
                     port_pointer.clone(),
@@ -214,14 +228,21 @@ fn check_cell(
             }
         }
     }
+    for (net_index, net) in cell.nets.iter().enumerate() {
+        let pointer = match net {
+            NetDecl::Name(_) => format!("{cell_pointer}/nets/{net_index}"),
+            NetDecl::Typed { .. } => format!("{cell_pointer}/nets/{net_index}/name"),
+        };
+        check_printable(net.name(), &pointer, "net name", sink);
+    }
     if let Some(ports) = &cell.ports {
         let mut seen = BTreeSet::new();
         for (port_index, port) in ports.iter().enumerate() {
-            if !seen.insert(port.as_str()) {
-                sink.push(
-                    format!("{cell_pointer}/ports/{port_index}"),
-                    format!("duplicate port \"{port}\""),
-                );
+            let port_pointer = format!("{cell_pointer}/ports/{port_index}");
+            if check_printable(port, &port_pointer, "port name", sink)
+                && !seen.insert(port.as_str())
+            {
+                sink.push(port_pointer, format!("duplicate port \"{port}\""));
             }
         }
     }
@@ -234,6 +255,9 @@ fn check_instance_name<'a>(
     seen: &mut HashMap<&'a str, String>,
     sink: &mut IssueSink,
 ) {
+    if !check_printable(name, pointer, what, sink) {
+        return;
+    }
     if name.trim().is_empty() {
         sink.push(
             pointer,
@@ -300,6 +324,11 @@ fn check_device(device: &DeviceDef, pointer: &str, sink: &mut IssueSink) {
     }
     for (terminal, net) in &device.terminals {
         let terminal_pointer = pointer_join(&format!("{pointer}/terminals"), terminal);
+        if !check_printable(terminal, &terminal_pointer, "terminal name", sink)
+            || !check_printable(net, &terminal_pointer, "net name", sink)
+        {
+            continue;
+        }
         if !valid_terminals.contains(&terminal.as_str()) {
             sink.push(
                 terminal_pointer.clone(),

@@ -8,11 +8,14 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
+use centroid_planner::advice::JournalEntry;
 use centroid_planner::design_point::DesignPoint;
 use centroid_planner::design_space::DesignSpace;
 use centroid_planner::plan::{Plan, PlanStep};
 use centroid_planner::point_from_json::design_point;
 use centroid_planner::skill_catalog::SkillCatalog;
+
+use crate::agent::plan_checks::{PlanLimits, check_arguments, is_debug};
 
 pub use centroid_planner::point_from_json::Problems;
 
@@ -74,6 +77,7 @@ pub fn decision(
     space: &DesignSpace,
     skills: &SkillCatalog,
     count: usize,
+    limits: &PlanLimits,
 ) -> Result<Decision, Problems> {
     let object = json_object(text)?;
     let mut problems = Problems::new();
@@ -100,7 +104,7 @@ pub fn decision(
     }
     let plan = match object.get("plan") {
         None | Some(Value::Null) => None,
-        Some(value) => match plan(value, skills) {
+        Some(value) => match plan(value, skills, limits) {
             Ok(plan) => Some(plan),
             Err(found) => {
                 problems.extend(found.into_iter().map(|problem| format!("plan.{problem}")));
@@ -121,10 +125,43 @@ pub fn decision(
     })
 }
 
+/// The points of `points` already in the journal, compared in the design
+/// space's canonical spelling (a point written with defaults left out, or with
+/// a module value equal to the global one, is the same layout), each as the
+/// model's JSON with the journal's candidate id.
+pub fn repeats(
+    points: &[DesignPoint],
+    journal: &[JournalEntry],
+    space: &DesignSpace,
+) -> Vec<String> {
+    let tried: Vec<(String, &str)> = journal
+        .iter()
+        .map(|entry| {
+            (
+                space.canonical(&entry.point).key(),
+                entry.candidate_id.as_str(),
+            )
+        })
+        .collect();
+    points
+        .iter()
+        .filter_map(|point| {
+            let key = space.canonical(point).key();
+            tried.iter().find(|(seen, _)| *seen == key).map(|(_, id)| {
+                format!(
+                    "{} (drawn before as {id:?})",
+                    serde_json::to_string(point).unwrap_or_default()
+                )
+            })
+        })
+        .collect()
+}
+
 /// A plan in seed 000's format `{plan_summary, steps[{step_id, name, skill_name,
 /// params, expected_output, dependencies}]}`: ids unique, dependencies on earlier
-/// steps, every skill registered, params valid against its schema.
-pub fn plan(value: &Value, skills: &SkillCatalog) -> Result<Plan, Problems> {
+/// steps, every skill registered and not a debug skill, params valid against
+/// its schema and within `limits`.
+pub fn plan(value: &Value, skills: &SkillCatalog, limits: &PlanLimits) -> Result<Plan, Problems> {
     let Some(steps) = value.get("steps").and_then(Value::as_array) else {
         return Err(vec!["steps: expected an array of steps".into()]);
     };
@@ -170,7 +207,7 @@ pub fn plan(value: &Value, skills: &SkillCatalog) -> Result<Plan, Problems> {
             .get("params")
             .cloned()
             .unwrap_or(Value::Object(Map::new()));
-        match skill_call(skill, &params, skills) {
+        match skill_call(skill, &params, skills, limits) {
             Ok(()) => plan_steps.push(PlanStep {
                 step_id,
                 skill: skill.to_string(),
@@ -194,10 +231,21 @@ pub fn plan(value: &Value, skills: &SkillCatalog) -> Result<Plan, Problems> {
     })
 }
 
-/// A call of a registered skill whose params obey its input schema.
-pub fn skill_call(skill: &str, params: &Value, skills: &SkillCatalog) -> Result<(), Problems> {
+/// A call of a registered, non-debug skill whose params obey its input schema
+/// and `limits` (files in the scratch directory, durations within the deadline).
+pub fn skill_call(
+    skill: &str,
+    params: &Value,
+    skills: &SkillCatalog,
+    limits: &PlanLimits,
+) -> Result<(), Problems> {
+    if is_debug(skill) {
+        return Err(vec![format!(
+            "skill_name: {skill:?} is a debug skill (tests only); a plan may not call it"
+        )]);
+    }
     let Some(schema) = skills.get(skill) else {
-        let mut known: Vec<&String> = skills.keys().collect();
+        let mut known: Vec<&String> = skills.keys().filter(|name| !is_debug(name)).collect();
         known.sort();
         return Err(vec![format!(
             "skill_name: {skill:?} is not a skill of the live workers ({known:?})"
@@ -206,15 +254,16 @@ pub fn skill_call(skill: &str, params: &Value, skills: &SkillCatalog) -> Result<
     if !params.is_object() {
         return Err(vec!["params: expected an object".into()]);
     }
-    if schema.is_null() {
-        return Ok(());
+    let mut problems = check_arguments(schema, params, limits);
+    if !schema.is_null() {
+        let validator = jsonschema::validator_for(schema)
+            .map_err(|error| vec![format!("skill_name: {skill}'s schema is unusable: {error}")])?;
+        problems.extend(
+            validator
+                .iter_errors(params)
+                .map(|error| format!("params{}: {error}", error.instance_path().as_str())),
+        );
     }
-    let validator = jsonschema::validator_for(schema)
-        .map_err(|error| vec![format!("skill_name: {skill}'s schema is unusable: {error}")])?;
-    let problems: Problems = validator
-        .iter_errors(params)
-        .map(|error| format!("params{}: {error}", error.instance_path().as_str()))
-        .collect();
     if problems.is_empty() {
         Ok(())
     } else {
@@ -270,6 +319,7 @@ pub fn react_action(
     plan: &Plan,
     step_id: &str,
     skills: &SkillCatalog,
+    limits: &PlanLimits,
 ) -> Result<(Plan, String), Problems> {
     let object = json_object(text)?;
     let Some(action) = object.get("action").and_then(Value::as_object) else {
@@ -289,7 +339,7 @@ pub fn react_action(
         .and_then(Value::as_str)
         .unwrap_or_default();
     let params = action.get("params").cloned().unwrap_or(Value::Null);
-    skill_call(skill, &params, skills).map_err(|found| {
+    skill_call(skill, &params, skills, limits).map_err(|found| {
         found
             .into_iter()
             .map(|p| format!("action.{p}"))

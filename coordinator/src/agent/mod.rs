@@ -16,6 +16,8 @@
 pub mod answers;
 mod conversation;
 pub mod knowledge;
+pub mod plan_checks;
+mod prompt_sections;
 pub mod prompts;
 pub mod reflection;
 
@@ -51,6 +53,8 @@ struct Memory {
     critique: Option<Critique>,
     /// the iterations the critic reviewed, with their failure signatures
     reviewed: Vec<(u32, String)>,
+    /// the points of the last planning answer that had been tried before
+    repeats: Vec<String>,
 }
 
 /// The LLM planner of one job.
@@ -60,6 +64,8 @@ pub struct LlmPlanner {
     memory: Mutex<Memory>,
     /// the job's trace id, sent with every model call
     trace_id: String,
+    /// what the model's plan steps may ask (the job's candidate deadline)
+    limits: plan_checks::PlanLimits,
 }
 
 impl LlmPlanner {
@@ -77,7 +83,14 @@ impl LlmPlanner {
             client,
             memory: Mutex::new(memory),
             trace_id: String::new(),
+            limits: plan_checks::PlanLimits::default(),
         }
+    }
+
+    /// The job's candidate deadline: no model-written step may wait longer.
+    pub fn with_candidate_deadline(mut self, deadline_ms: u64) -> LlmPlanner {
+        self.limits.candidate_deadline_ms = deadline_ms;
+        self
     }
 
     /// The job's W3C trace id for the model calls (else each call has its own).
@@ -118,20 +131,12 @@ impl LlmPlanner {
         }
         let guidance = self.guidance();
         let budget = self.budget();
-        let system = prompts::planning_system(
-            &guidance.text,
-            &request.space,
-            &request.skills,
-            budget.system,
-        );
-        let feedback = self
-            .memory
-            .lock()
-            .expect("planner memory")
-            .critique
-            .as_ref()
-            .map(Critique::as_prompt)
-            .unwrap_or_default();
+        let system = prompts::planning_system(&guidance.text, &request.space, budget.system);
+        let (feedback, repeats) = {
+            let memory = self.memory.lock().expect("planner memory");
+            let feedback = memory.critique.as_ref().map(Critique::as_prompt);
+            (feedback.unwrap_or_default(), memory.repeats.clone())
+        };
         let failures: Vec<String> = request
             .journal
             .iter()
@@ -152,9 +157,11 @@ impl LlmPlanner {
             feedback: &feedback,
             history: &request.history,
             knowledge: &knowledge_text,
+            space: &request.space,
+            skills: &request.skills,
+            repeats: &repeats,
         }
         .render(budget.user(crate::llm::tokens::count_tokens(&system)));
-        let tried: Vec<&DesignPoint> = request.journal.iter().map(|entry| &entry.point).collect();
         let Asked {
             value,
             calls: planning_calls,
@@ -167,17 +174,20 @@ impl LlmPlanner {
             &system,
             &user,
             |text| {
-                let decision =
-                    answers::decision(text, &request.space, &request.skills, request.count)?;
-                let fresh = decision
-                    .points
-                    .iter()
-                    .filter(|point| !tried.contains(point))
-                    .count();
+                let decision = answers::decision(
+                    text,
+                    &request.space,
+                    &request.skills,
+                    request.count,
+                    &self.limits,
+                )?;
+                let repeated =
+                    answers::repeats(&decision.points, &request.journal, &request.space).len();
                 let summary = format!(
-                    "{} → {} points ({fresh} new){}",
+                    "{} → {} points ({} new, {repeated} repeats){}",
                     shorten(&decision.thought, 200),
                     decision.points.len(),
+                    decision.points.len() - repeated,
                     if decision.plan.is_some() {
                         " and a plan"
                     } else {
@@ -189,6 +199,10 @@ impl LlmPlanner {
         )
         .await;
         calls.extend(planning_calls);
+        if let Some(decision) = &value {
+            self.memory.lock().expect("planner memory").repeats =
+                answers::repeats(&decision.points, &request.journal, &request.space);
+        }
         let mut advice = match value {
             Some(decision) => Advice {
                 points: decision.points,
@@ -223,8 +237,13 @@ impl LlmPlanner {
     /// iteration's failure signature.
     async fn review(&self, request: &AdviceRequest, iteration: u32) -> Vec<LlmCall> {
         let signature = reflection::failure_signature(&request.journal, iteration);
-        let (system, user) =
-            prompts::critic(&request.task, iteration, &request.journal, &self.budget());
+        let (system, user) = prompts::critic(
+            &request.task,
+            iteration,
+            &request.journal,
+            &request.space,
+            &self.budget(),
+        );
         let asked = ask(
             &self.client,
             &self.trace_id,
@@ -336,7 +355,8 @@ impl LlmPlanner {
             &system,
             &user,
             |text| {
-                let (plan, note) = answers::react_action(text, plan, step_id, skills)?;
+                let (plan, note) =
+                    answers::react_action(text, plan, step_id, skills, &self.limits)?;
                 Ok(((plan, note.clone()), note))
             },
         )
@@ -423,9 +443,11 @@ impl PlannerFactory for LlmPlanners {
             .with_route_pitch(job.route_pitch_um)
             .with_simulation(inputs.simulation(job));
         match &self.client {
-            Some(client) if job.options.planner == "llm" => {
-                Arc::new(LlmPlanner::new(heuristic, client.clone()).with_trace_id(&job.trace_id))
-            }
+            Some(client) if job.options.planner == "llm" => Arc::new(
+                LlmPlanner::new(heuristic, client.clone())
+                    .with_trace_id(&job.trace_id)
+                    .with_candidate_deadline(job.options.candidate_deadline_ms),
+            ),
             _ => Arc::new(heuristic),
         }
     }

@@ -14,19 +14,18 @@ use centroid_planner::step_failure::StepFailure;
 use centroid_schemas::TaskContext;
 use serde_json::Value;
 
+use crate::agent::prompt_sections as sections;
 use crate::llm::LlmSettings;
 use crate::llm::tokens::{PromptPart, count_tokens, fit_prompt};
 
 /// The planner's guidance before any meta-prompt rewrite (version 0).
 pub const DEFAULT_GUIDANCE: &str = "You are the layout planner of Centroid, an analog IC layout \
 engine that lays out a circuit many times in parallel and keeps the best DRC- and LVS-clean \
-layout. You choose design points: how matched devices are arranged (common centroid ABBA, \
-interleaved ABAB, two-dimensional 2D), how device fingers are split into unit instances, \
-dummies at row ends, guard rings, the order of device rows, extra spacing and the aspect ratio \
-of the placement. Think like a layout engineer: common centroid and dummies for matched pairs \
-and mirrors, compact placement for area, more spacing only where DRC failed. Learn from the \
-journal: keep what passed with a high score, change what failed, and never repeat a point \
-already tried.";
+layout. You choose design points: values of the knobs listed under \"Design space\" (only \
+those, only their allowed values). Think like a layout engineer: symmetric arrangements for \
+matched pairs and mirrors, compact placement for area, more spacing only where DRC failed. \
+Learn from the journal: keep what passed with a high score, change what failed, and never \
+repeat a point already tried.";
 
 /// Tokens kept free for the framing of each message (role markers).
 const MESSAGE_OVERHEAD: usize = 8;
@@ -59,44 +58,33 @@ impl Budget {
     }
 }
 
-/// The system prompt of planning: guidance, the space, the answer format, the skills.
-pub fn planning_system(
-    guidance: &str,
-    space: &DesignSpace,
-    skills: &SkillCatalog,
-    budget: usize,
-) -> String {
-    let format = "Answer with one JSON object and nothing else:\n\
-{\"thought\": \"what you learned and why you choose these points\",\n \
-\"candidates\": [{\"arrangement\": \"...\", \"finger_split\": 1, \"dummies\": 1, \
-\"guard_ring\": false, \"row_order\": 0, \"spacing_nm\": 0, \"aspect_ratio_pct\": 100, \
-\"order\": [\"<device ids, left to right>\"], \"rows\": {\"<kind>\": 2}, \
-\"module_arrangements\": {\"<module>\": \"ABBA\"}, \"module_dummies\": {\"<module>\": 2}, \
-\"module_rings\": {\"<module>\": true}, \"why\": \"...\"}],\n \
-\"plan\": null}\n\
-Every value must be one of the allowed values; order, rows, module_arrangements, \
-module_dummies and module_rings are optional (absent: the default order, one row per kind, \
-the global arrangement, dummies and guard ring). \"plan\" is optional: a whole plan in the \
-format {\"plan_summary\": \"...\", \"steps\": [{\"step_id\": \"s1\", \"name\": \"...\", \
-\"skill_name\": \"<a skill below>\", \"params\": {}, \"expected_output\": \"...\", \
-\"dependencies\": []}]} whose params obey the skill's schema; leave it null unless you \
-are sure.";
+/// The system prompt of planning: guidance, the space, the answer format (its
+/// example made of this job's allowed values). The skills a plan may call go
+/// last in the user prompt: the journal and critique come before them.
+pub fn planning_system(guidance: &str, space: &DesignSpace, budget: usize) -> String {
+    let example = serde_json::to_string(&sections::example_point(space)).unwrap_or_default();
+    let format = format!(
+        "Answer with one JSON object and nothing else:\n\
+{{\"thought\": \"what you learned and why you choose these points\",\n \
+\"candidates\": [{example}],\n \"plan\": null}}\n\
+Every value must be one of the allowed values; every knob is optional (absent: the value of \
+the example above for global knobs, the global value for per-module ones, the default order, \
+one row per kind). \"plan\" is optional: a whole plan in the format {{\"plan_summary\": \
+\"...\", \"steps\": [{{\"step_id\": \"s1\", \"name\": \"...\", \"skill_name\": \
+\"<a skill listed in the user prompt>\", \"params\": {{}}, \"expected_output\": \"...\", \
+\"dependencies\": []}}]}} whose params obey the skill's schema; leave it null unless you are \
+sure."
+    );
     fit_prompt(
         vec![
             part("Role", 0, guidance, 64),
             part(
                 "Design space (allowed values)",
                 0,
-                &describe_space(space),
+                &sections::design_space(space),
                 64,
             ),
-            part("Answer format", 0, format, 64),
-            part(
-                "Skills of the live workers",
-                2,
-                &describe_skills(skills),
-                32,
-            ),
+            part("Answer format", 0, &format, 64),
         ],
         budget,
     )
@@ -114,21 +102,27 @@ pub struct PlanningPrompt<'a> {
     pub history: &'a [String],
     /// sections of layout knowledge, `[source] text` each
     pub knowledge: &'a [String],
+    /// the job's design space (the journal shows its free knobs)
+    pub space: &'a DesignSpace,
+    /// the skills of the live workers (a plan may call the non-debug ones)
+    pub skills: &'a SkillCatalog,
+    /// the points of the model's last answer that had been tried before
+    pub repeats: &'a [String],
 }
 
 impl PlanningPrompt<'_> {
     pub fn render(&self, budget: usize) -> String {
         let circuit = &self.task.circuit;
-        let ids: Vec<&str> = circuit
+        let ids: Vec<String> = circuit
             .devices
             .iter()
-            .map(|device| device.id.as_str())
+            .map(|device| sections::quoted(&device.id))
             .collect();
         let task = format!(
             "Iteration {} of the search for circuit {} ({} devices, process {}). Propose up to {} \
              new design points, best first.",
             self.iteration,
-            circuit.name,
+            sections::quoted(&circuit.name),
             circuit.devices.len(),
             self.task.drc_rules.tech,
             self.count
@@ -137,20 +131,39 @@ impl PlanningPrompt<'_> {
             part("Task", 0, &task, 32),
             part("Device ids", 0, &ids.join(", "), 16),
             part(
-                "Circuit (devices, nets, recognised modules)",
-                1,
-                &circuit.summarize(),
+                "Circuit (devices, nets, recognised modules; names quoted)",
+                2,
+                &sections::circuit(self.task),
                 64,
             ),
             part("Objectives", 1, &objectives(self.task), 32),
             part(
                 "Journal (candidates so far)",
-                2,
-                &journal_lines(self.journal),
+                1,
+                &journal_lines(self.journal, Some(self.space)),
                 64,
             ),
-            part("Design rules", 3, &rules(self.task), 32),
+            part(
+                "Design rules (µm, by layer)",
+                3,
+                &sections::rules(self.task),
+                32,
+            ),
+            part(
+                "Skills a plan may call",
+                4,
+                &sections::skills(self.skills),
+                32,
+            ),
         ];
+        if !self.repeats.is_empty() {
+            parts.push(part(
+                "Repeats in your last answer (tried before; not drawn again)",
+                1,
+                &self.repeats.join("\n"),
+                16,
+            ));
+        }
         if !self.history.is_empty() {
             parts.push(part(
                 "Historical cases (similar earlier jobs and their failures)",
@@ -184,6 +197,7 @@ pub fn critic(
     task: &TaskContext,
     iteration: u32,
     journal: &[JournalEntry],
+    space: &DesignSpace,
     budget: &Budget,
 ) -> (String, String) {
     let system = "You are the critic of an analog layout search. Read the evaluation of one \
@@ -200,10 +214,18 @@ change next. Answer with one JSON object: {\"qualitative_feedback\": \"...\", \"
             part(
                 "Iteration",
                 0,
-                &format!("iteration {iteration} of circuit {}", task.circuit.name),
+                &format!(
+                    "iteration {iteration} of circuit {}",
+                    sections::quoted(&task.circuit.name)
+                ),
                 8,
             ),
-            part("Its candidates", 0, &journal_lines(&reviewed), 64),
+            part(
+                "Its candidates",
+                0,
+                &journal_lines(&reviewed, Some(space)),
+                64,
+            ),
             part("Objectives", 1, &objectives(task), 32),
         ],
         budget.user(count_tokens(system)),
@@ -294,104 +316,14 @@ fn part(title: &str, priority: u32, text: &str, min_tokens: usize) -> PromptPart
     }
 }
 
-fn describe_space(space: &DesignSpace) -> String {
-    let mut text = format!(
-        "arrangement: {:?}\nfinger_split: {:?}\ndummies: {:?}\nguard_ring: {:?}\n\
-         row_order: 0..{}\nspacing_nm: {:?}\naspect_ratio_pct: {:?}",
-        space.arrangements,
-        space.finger_splits,
-        space.dummies,
-        space.guard_rings,
-        space.row_orders.max(1) - 1,
-        space.spacings_nm,
-        space.aspect_ratios_pct
-    );
-    for kind in &space.kinds {
-        let _ = write!(
-            text,
-            "\norder of the {} row (default, left to right): {:?}; rows: 1..{}",
-            kind.kind, kind.devices, kind.max_rows
-        );
-    }
-    if !space.modules.is_empty() {
-        let _ = write!(text, "\nmodule_arrangements for: {:?}", space.modules);
-    }
-    if !space.groups.is_empty() {
-        let _ = write!(
-            text,
-            "\nmodule_dummies and module_rings for: {:?}",
-            space.groups
-        );
-    }
-    text
-}
-
-/// One line per skill: name, description, parameters (name, type, required).
-fn describe_skills(skills: &SkillCatalog) -> String {
-    let mut names: Vec<&String> = skills.keys().collect();
-    names.sort();
-    let mut text = String::new();
-    for name in names {
-        let schema = &skills[name];
-        let description = schema
-            .get("description")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let required: Vec<&str> = schema
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|items| items.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        let params: Vec<String> = schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|properties| {
-                properties
-                    .iter()
-                    .map(|(param, spec)| {
-                        let kind = spec.get("type").map(compact).unwrap_or_default();
-                        let mark = if required.contains(&param.as_str()) {
-                            "*"
-                        } else {
-                            ""
-                        };
-                        format!("{param}{mark}:{}", kind.trim_matches('"'))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let _ = writeln!(text, "- {name}: {description} ({})", params.join(", "));
-    }
-    text
-}
-
 fn objectives(task: &TaskContext) -> String {
     serde_json::to_string(&task.objectives).unwrap_or_default()
 }
 
-fn rules(task: &TaskContext) -> String {
-    let mut text = String::new();
-    for rule in &task.drc_rules.rules {
-        let _ = write!(
-            text,
-            "{} {} {}",
-            rule.id,
-            rule.rule_type.as_str(),
-            rule.layer
-        );
-        if let Some(other) = &rule.layer2 {
-            let _ = write!(text, "/{other}");
-        }
-        if let Some(min) = rule.min {
-            let _ = write!(text, " min={min:e}");
-        }
-        text.push('\n');
-    }
-    text
-}
-
-/// The journal, best passing candidates first, one line each.
-fn journal_lines(entries: &[JournalEntry]) -> String {
+/// The journal, best passing candidates first, one line each: the point as
+/// JSON (with `space`, only its free knobs), then the verdict with area,
+/// matching and centroid error, DRC and LVS.
+fn journal_lines(entries: &[JournalEntry], space: Option<&DesignSpace>) -> String {
     let mut sorted: Vec<&JournalEntry> = entries.iter().collect();
     sorted.sort_by(|left, right| {
         right
@@ -399,54 +331,48 @@ fn journal_lines(entries: &[JournalEntry]) -> String {
             .cmp(&left.passed)
             .then(right.score.total_cmp(&left.score))
     });
+    if sorted.is_empty() {
+        return "(no candidate yet)".into();
+    }
     let mut text = String::new();
     for entry in sorted {
-        let point = &entry.point;
         let verdict = match entry.passed {
-            None => "not evaluated".to_string(),
-            Some(passed) => format!(
-                "{} score={:.3} area={:.1}um2 drc={} lvs={}{}",
-                if passed { "PASSED" } else { "FAILED" },
-                entry.score,
-                entry.area_um2,
-                entry.drc_violations,
-                if entry.lvs.is_empty() {
-                    "-"
+            None => "not evaluated yet".to_string(),
+            Some(passed) => {
+                let mut verdict = format!(
+                    "{} score={:.3} area={:.1} µm² matching={:.3}",
+                    if passed { "PASSED" } else { "FAILED" },
+                    entry.score,
+                    entry.area_um2,
+                    entry.matching_score,
+                );
+                if let Some(error) = entry.centroid_error_um {
+                    let _ = write!(verdict, " centroid_error={error:.4} µm");
+                }
+                let drc = if entry.drc_violations < 0 {
+                    "not run".to_string()
+                } else {
+                    entry.drc_violations.to_string()
+                };
+                let lvs = if entry.lvs.is_empty() {
+                    "not run"
                 } else {
                     &entry.lvs
-                },
-                if entry.reasons.is_empty() {
-                    String::new()
-                } else {
-                    format!(" because {}", entry.reasons.join("; "))
+                };
+                let _ = write!(verdict, " DRC violations={drc} LVS={lvs}");
+                if !entry.reasons.is_empty() {
+                    let _ = write!(verdict, " because {}", entry.reasons.join("; "));
                 }
-            ),
+                verdict
+            }
         };
-        // the per-module dummies and rings only where a point has them (most do not)
-        let mut per_module = String::new();
-        if !point.module_dummies.is_empty() {
-            let _ = write!(per_module, " module_dummies={:?}", point.module_dummies);
-        }
-        if !point.module_rings.is_empty() {
-            let _ = write!(per_module, " module_rings={:?}", point.module_rings);
-        }
         let _ = writeln!(
             text,
-            "- {} it{} {}: {} split={} dummies={} ring={} row_order={} spacing={}nm aspect={}% folded={:?} modules={:?}{} → {}",
-            entry.candidate_id,
+            "- {} iteration {} {}: {} → {verdict}",
+            sections::quoted(&entry.candidate_id),
             entry.iteration,
             entry.origin.as_str(),
-            point.arrangement,
-            point.finger_split,
-            point.dummies,
-            point.guard_ring,
-            point.row_order,
-            point.spacing_nm,
-            point.aspect_ratio_pct,
-            point.rows,
-            point.module_arrangements,
-            per_module,
-            verdict
+            sections::point_json(&entry.point, space),
         );
     }
     text
@@ -474,23 +400,46 @@ mod tests {
             drc_violations: 0,
             lvs: "match".into(),
             reasons: Vec::new(),
+            matching_score: 0.9,
+            centroid_error_um: Some(0.02),
         }
     }
 
     #[test]
-    fn a_journal_line_names_per_module_dummies_and_rings_only_where_a_point_has_them() {
+    fn a_journal_line_has_the_order_the_figures_and_only_the_free_knobs() {
         let point: DesignPoint = serde_json::from_value(serde_json::json!({
             "arrangement": "ABBA", "finger_split": 2, "dummies": 1, "guard_ring": false,
-            "row_order": 0, "spacing_nm": 0, "aspect_ratio_pct": 100
+            "row_order": 0, "spacing_nm": 0, "aspect_ratio_pct": 100, "order": ["M2", "M1"]
         }))
         .unwrap();
-        let plain = journal_lines(&[entry(point.clone())]);
-        assert!(plain.contains("dummies=1 ring=false"), "{plain}");
-        assert!(!plain.contains("module_dummies") && !plain.contains("module_rings"));
-        let mut own = point;
-        own.module_dummies = [("cm1".to_string(), 0)].into();
-        let line = journal_lines(&[entry(own)]);
-        assert!(line.contains("module_dummies={\"cm1\": 0}"), "{line}");
-        assert!(!line.contains("module_rings"), "{line}");
+        let mut space = DesignSpace {
+            arrangements: vec!["ABBA".into(), "ABAB".into()],
+            finger_splits: vec![1, 2],
+            dummies: vec![0, 1],
+            guard_rings: vec![false],
+            row_orders: 1,
+            spacings_nm: vec![0, 200],
+            aspect_ratios_pct: vec![100],
+            kinds: Vec::new(),
+            modules: Vec::new(),
+            bound: Vec::new(),
+            groups: Vec::new(),
+        };
+        let line = journal_lines(&[entry(point.clone())], Some(&space));
+        for expected in [
+            "\"j-i0-c1\" iteration 0",
+            "\"order\":[\"M2\",\"M1\"]",
+            "\"dummies\":1",
+            "area=200.0 µm² matching=0.900 centroid_error=0.0200 µm DRC violations=0 LVS=match",
+        ] {
+            assert!(line.contains(expected), "{expected} not in {line}");
+        }
+        assert!(
+            !line.contains("guard_ring") && !line.contains("row_order"),
+            "{line}"
+        );
+        space.guard_rings = vec![false, true];
+        let line = journal_lines(&[entry(point)], Some(&space));
+        assert!(line.contains("\"guard_ring\":false"), "{line}");
     }
 }

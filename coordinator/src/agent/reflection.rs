@@ -83,6 +83,8 @@ mod tests {
             } else {
                 vec![reason.into()]
             },
+            matching_score: 0.0,
+            centroid_error_um: None,
         }
     }
 

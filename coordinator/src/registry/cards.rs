@@ -1,5 +1,6 @@
-//! What a coordinator learns of the workers of the others sharing its store:
-//! the skills (and their schemas) their published cards offer.
+//! The skill catalog as the workers describe it: each skill's input schema
+//! carrying its description, and what a coordinator learns of the workers of the
+//! others sharing its store (the skills their published cards offer).
 
 use serde_json::Value;
 
@@ -18,4 +19,36 @@ pub fn skill_catalog_of_cards(
         }
     }
     skills
+}
+
+/// The skill's input schema carrying the skill's description (the JSON Schema
+/// annotation `description`, unless the schema has its own): the catalog then
+/// tells a planner what each skill does.
+pub(crate) fn with_description(schema: Value, description: String) -> Value {
+    match schema {
+        Value::Object(mut object) => {
+            if !description.is_empty() {
+                object
+                    .entry("description")
+                    .or_insert(Value::String(description));
+            }
+            Value::Object(object)
+        }
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_schema_carries_the_skill_description_unless_it_has_its_own() {
+        let described = with_description(json!({"type": "object"}), "read a GDS".into());
+        assert_eq!(described["description"], "read a GDS");
+        let own = with_description(json!({"description": "own"}), "other".into());
+        assert_eq!(own["description"], "own");
+        assert_eq!(with_description(Value::Null, "x".into()), Value::Null);
+    }
 }

@@ -214,9 +214,11 @@ impl Registry {
                     .skills
                     .into_iter()
                     .map(|skill| {
+                        let schema =
+                            serde_json::from_str(&skill.input_schema_json).unwrap_or(Value::Null);
                         (
                             skill.name,
-                            serde_json::from_str(&skill.input_schema_json).unwrap_or(Value::Null),
+                            cards::with_description(schema, skill.description),
                         )
                     })
                     .collect();
