@@ -128,6 +128,10 @@ pub struct JobRecord {
     pub cancel_requested: bool,
     #[serde(default)]
     pub cancel_reason: String,
+    /// the LLM planner's memory (critique, guidance versions, iterations
+    /// reviewed), so a coordinator taking the job over continues it
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planner_memory: Option<centroid_planner::advice::PlannerMemory>,
 }
 
 impl JobRecord {
@@ -151,6 +155,7 @@ impl JobRecord {
             route_pitch_um: None,
             schematic: None,
             cancel_requested: false,
+            planner_memory: None,
             cancel_reason: String::new(),
         }
     }
