@@ -186,6 +186,63 @@ fn die_with_parent(parent: u32) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The calls a job's first iteration would make, as `centroid-coordinator
+/// print-prompts` builds them from `request` (a JSON `PreviewRequest`) with the
+/// `llm` model's budget: the binary's stdout. No model is asked; the child's
+/// environment holds none of this shell's `CENTROID_*` but `llm`, and an empty
+/// configuration file.
+pub async fn print_prompts(
+    request: &serde_json::Value,
+    llm: &LlmSettings,
+) -> anyhow::Result<String> {
+    use tokio::io::AsyncWriteExt;
+    let binary = locate(
+        std::env::current_exe()
+            .ok()
+            .as_deref()
+            .and_then(Path::parent),
+        std::env::var_os(BINARY_VARIABLE).as_deref(),
+        std::env::var_os("PATH").as_deref(),
+    )?;
+    let config = tempfile::NamedTempFile::new().context("creating an empty configuration")?;
+    let mut child = Command::new(&binary)
+        .arg("print-prompts")
+        .env_clear()
+        .envs(
+            std::env::vars_os()
+                .filter(|(name, _)| !name.to_string_lossy().starts_with("CENTROID_")),
+        )
+        .envs(llm.to_environment())
+        .env(
+            centroid_runtime::config_layers::CONFIG_FILE_VARIABLE,
+            config.path(),
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("starting {}", binary.display()))?;
+    let mut stdin = child.stdin.take().context("the child's stdin")?;
+    stdin
+        .write_all(&serde_json::to_vec(request)?)
+        .await
+        .context("sending the request")?;
+    drop(stdin);
+    let output = child
+        .wait_with_output()
+        .await
+        .context("waiting for the prompts")?;
+    if !output.status.success() {
+        bail!(
+            "{} print-prompts: {}",
+            binary.display(),
+            described(output.status)
+        );
+    }
+    String::from_utf8(output.stdout).context("the prompts are not UTF-8")
+}
+
 /// Where the binary is: next to `centroid` (`beside`), else what `variable`
 /// names, else the first on `path`; an error naming every place looked at.
 fn locate(
@@ -285,6 +342,10 @@ mod tests {
         let llm = LlmSettings {
             base_url: "http://127.0.0.1:9/v1".into(),
             model: "local".into(),
+            light: centroid_runtime::LightModel {
+                model: "local-light".into(),
+                ..Default::default()
+            },
             ..LlmSettings::default()
         };
         let inherited = variables(&[
@@ -307,6 +368,11 @@ mod tests {
             value(&handed_on, "CENTROID_LLM_MODEL"),
             Some(OsStr::new("local")),
             "[cli.llm], not the shell's variable"
+        );
+        assert_eq!(
+            value(&handed_on, "CENTROID_LLM_LIGHT_MODEL"),
+            Some(OsStr::new("local-light")),
+            "[cli.llm.light] goes to the child too"
         );
         assert_eq!(value(&handed_on, "CENTROID_LOG"), Some(OsStr::new("debug")));
         let names: Vec<&OsString> = handed_on.iter().map(|(name, _)| name).collect();

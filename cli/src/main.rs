@@ -130,7 +130,7 @@ fn main() -> ExitCode {
         match &cli.command {
             Command::Validate(_) | Command::Convert(_) => unreachable!("handled above"),
             Command::Run(args) => run::run(args, &settings).await,
-            Command::Plan(args) => plan::plan(args).await,
+            Command::Plan(args) => plan::plan(args, &settings.llm).await,
             Command::Submit(args) => remote::submit(&farm, args).await,
             Command::Watch(args) => remote::watch(&farm, args).await,
             Command::Status(args) => remote::status(&farm, args).await,

@@ -1,4 +1,5 @@
 //! The output folder of a job: `best.gds`, `best.png`, `report.json`, `report.html`,
+//! `planner_transcript.jsonl` (every model call in full, when there was one),
 //! for a job measuring performance `best_extracted.spice` (and `best_testbench.sp`, a
 //! built-in testbench), and `candidates/` (the top few), built from the coordinator's view of the job.
 //! Every file is written to a temporary name and renamed, so a folder never holds a
@@ -215,7 +216,7 @@ pub fn build_report(
             id: candidate.candidate_id.clone(),
             parent: (!candidate.parent_id.is_empty()).then(|| candidate.parent_id.clone()),
             origin: candidate.origin.clone(),
-            iteration: candidate.iteration + 1,
+            iteration: candidate.iteration,
             score: (!candidate.evaluation_json.is_empty()).then_some(candidate.score),
             passed: candidate.passed,
             metrics: metrics_of(candidate),
@@ -245,9 +246,10 @@ pub fn build_report(
         tech: tech_of(&view.best_plan_json).unwrap_or_default(),
         status,
         message: (!job.error.is_empty()).then(|| job.error.clone()),
+        // iterations are numbered from 0: the count is the last one's number + 1
         iterations: candidates
             .iter()
-            .map(|candidate| candidate.iteration)
+            .map(|candidate| candidate.iteration + 1)
             .max()
             .unwrap_or(0),
         candidates_evaluated: view
@@ -468,6 +470,12 @@ pub async fn write_output(
             write_atomically(&candidate_path(out, &candidate.id, "png"), &bytes)?;
         }
         kept += 1;
+    }
+    if let Some(planner) = report.planner.as_ref().filter(|planner| planner.calls > 0) {
+        write_atomically(
+            &out.join("planner_transcript.jsonl"),
+            planner.transcript_jsonl()?.as_bytes(),
+        )?;
     }
     write_atomically(
         &out.join("report.html"),

@@ -4,6 +4,10 @@
 //! planner crate the coordinator drafts with does the rest. The skill package's tests run
 //! these plans, so the Rust planner and the skills cannot drift apart.
 //!
+//! `--planner llm --print-prompts` prints the prompts the LLM planner's first
+//! iteration would send instead (built by `centroid-coordinator print-prompts`,
+//! as the CLI links no coordinator code), without calling a model.
+//!
 //! `--batch FILE` drafts many jobs with one KLayout process: FILE holds one JSON
 //! request per line, `{"id", "netlist", "drc", "objectives", "candidates"?, "seed"?}`
 //! (paths), and the answer is one JSON line per request, `{"id", "route_pitch_um",
@@ -23,6 +27,7 @@ use centroid_planner::planner::Planner;
 use centroid_planner::point_from_json::design_point;
 use centroid_planner::rules_probe::{ProbeStep, RulesProbe, rules_probe_plan};
 use centroid_planner::skill_catalog::SkillCatalog;
+use centroid_runtime::LlmSettings;
 use centroid_schemas::{InputPaths, NetlistOptions, TaskContext, TaskInputs};
 use centroid_worker::WorkerConfig;
 use centroid_worker::skill_process::{SkillProcess, SkillServerCommand};
@@ -59,6 +64,14 @@ pub struct PlanArgs {
     /// drafting an iteration.
     #[arg(long, value_name = "FILE", conflicts_with = "batch")]
     point: Option<PathBuf>,
+    /// The planner whose first iteration is shown: `heuristic` (its plans) or
+    /// `llm` (with `--print-prompts`, the prompts it would send).
+    #[arg(long, default_value = "heuristic", value_parser = ["heuristic", "llm"])]
+    planner: String,
+    /// Print the prompts the LLM planner's first iteration would send the model
+    /// (`[cli.llm]`'s budget), without calling it; needs `--planner llm`.
+    #[arg(long, conflicts_with_all = ["batch", "point"])]
+    print_prompts: bool,
 }
 
 /// One line of a batch.
@@ -82,13 +95,37 @@ fn default_candidates() -> u32 {
     4
 }
 
-pub async fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
+pub async fn plan(args: &PlanArgs, llm: &LlmSettings) -> anyhow::Result<ExitCode> {
     if let Some(batch) = &args.batch {
         return plan_batch(batch).await;
+    }
+    if args.print_prompts && args.planner != "llm" {
+        bail!("--print-prompts shows the LLM planner's prompts: add --planner llm");
     }
     let Some(checked) = args.inputs.load_or_report() else {
         return Ok(ExitCode::from(EXIT_INVALID_INPUT));
     };
+    if args.print_prompts {
+        let mut drafter = Drafter::start().await?;
+        let pitch = drafter.route_pitch(&checked.raw, &checked.context).await;
+        let skills = drafter.skills.clone();
+        drafter.stop().await;
+        let text =
+            |file: &centroid_schemas::InputFile| String::from_utf8_lossy(&file.bytes).into_owned();
+        let request = json!({
+            "inputs": {
+                "netlist_json": text(&checked.raw.netlist),
+                "drc_rules_json": text(&checked.raw.drc_rules),
+                "objectives_json": text(&checked.raw.objectives),
+            },
+            "skills": skills,
+            "route_pitch_um": pitch?,
+            "candidates": args.candidates,
+        });
+        let calls = crate::coordinator_process::print_prompts(&request, llm).await?;
+        print_line(&prompts_text(&calls, args.json)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let point = match &args.point {
         None => None,
         Some(path) => {
@@ -167,6 +204,32 @@ async fn plan_batch(batch: &PathBuf) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The calls `centroid-coordinator print-prompts` answered (a JSON array), as
+/// JSON or as text: a heading per call, then each message.
+fn prompts_text(calls: &str, as_json: bool) -> anyhow::Result<String> {
+    let calls: Value = serde_json::from_str(calls).context("the prompts are not JSON")?;
+    if as_json {
+        return Ok(serde_json::to_string_pretty(&calls)?);
+    }
+    let mut text = String::new();
+    for call in calls.as_array().into_iter().flatten() {
+        text.push_str(&format!(
+            "=== {} call, iteration {}, model {} ===\n",
+            call["role"].as_str().unwrap_or_default(),
+            call["iteration"],
+            call["model"].as_str().unwrap_or_default()
+        ));
+        for message in call["messages"].as_array().into_iter().flatten() {
+            text.push_str(&format!(
+                "--- {} ---\n{}\n",
+                message["role"].as_str().unwrap_or_default(),
+                message["content"].as_str().unwrap_or_default()
+            ));
+        }
+    }
+    Ok(text)
+}
+
 /// Prints a line; a reader that went away (`| head`) ends the output quietly.
 fn print_line(text: &str) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();
@@ -241,6 +304,23 @@ impl Drafter {
         .await
     }
 
+    /// The rule set's routing pitch, probed as a job's first planning does
+    /// (`None` when the skills cannot probe it).
+    async fn route_pitch(
+        &mut self,
+        raw: &TaskInputs,
+        context: &TaskContext,
+    ) -> anyhow::Result<Option<f64>> {
+        if !self.skills.contains_key("tech.load") {
+            return Ok(None);
+        }
+        let text =
+            |file: &centroid_schemas::InputFile| String::from_utf8_lossy(&file.bytes).into_owned();
+        let raw = RawInputs::from_texts(&text(&raw.drc_rules), &text(&raw.netlist));
+        let probe = rules_probe_plan(&raw.drc_rules, &context.circuit, &self.skills, None);
+        self.probe_rules(&probe).await
+    }
+
     /// The first iteration's candidates of one job (`candidates`, `seed`), or the
     /// plan of `point` alone, as JSON; with the user's `testbench` when it has one.
     async fn draft(
@@ -253,13 +333,8 @@ impl Drafter {
     ) -> anyhow::Result<Value> {
         let text =
             |file: &centroid_schemas::InputFile| String::from_utf8_lossy(&file.bytes).into_owned();
+        let route_pitch_um = self.route_pitch(raw, context).await?;
         let raw = RawInputs::from_texts(&text(&raw.drc_rules), &text(&raw.netlist));
-        let route_pitch_um = if self.skills.contains_key("tech.load") {
-            let probe = rules_probe_plan(&raw.drc_rules, &context.circuit, &self.skills, None);
-            self.probe_rules(&probe).await?
-        } else {
-            None
-        };
         // the plans a job measuring performance runs (without the schematic's
         // simulation, which only a job's probe runs)
         let simulation = JobSimulation {

@@ -1,18 +1,71 @@
 //! The report's `planner` section: which planner planned the job and how the
-//! model was used, gathered from the job's `Planner` and `LlmCall` events.
+//! model was used, gathered from the job's `Planner` and `LlmCall` events —
+//! every call counted (by outcome, role and model) — and the full record of the
+//! calls for `planner_transcript.jsonl`.
 
+use std::collections::BTreeMap;
+
+use centroid_planner::LlmCall;
 use centroid_planner::job_events::EventData;
 use centroid_proto::v1::JobEvent;
 use serde::{Deserialize, Serialize};
 
 /// One line of the planner's transcript.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TranscriptLine {
     pub iteration: u32,
-    /// `planner`, `repair`, `critic`, `meta`, `react`, `fallback` or `late` (the
-    /// model's advice was not in when the iteration was planned)
+    /// `planner`, `repair`, `critic`, `meta`, `react` or `fallback`
     pub role: String,
     pub summary: String,
+    /// the model that served the call (empty for a note that is no call)
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub model: String,
+    /// `used`, `rejected`, `failed` or `dropped` (empty for a note)
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub outcome: String,
+    #[serde(default)]
+    pub prompt_tokens: u32,
+    #[serde(default)]
+    pub completion_tokens: u32,
+    #[serde(default)]
+    pub duration_ms: u64,
+}
+
+/// One line of `planner_transcript.jsonl`: a model call with its whole prompt
+/// and raw answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    pub role: String,
+    pub iteration: u32,
+    pub model: String,
+    /// the messages sent, in order
+    pub prompt: Vec<centroid_planner::CallMessage>,
+    /// the model's raw answer (empty when none came)
+    pub answer: String,
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    pub duration_ms: u64,
+    /// `used`, `rejected`, `failed` or `dropped`
+    pub outcome: String,
+    /// why it was not used (empty when used)
+    pub reason: String,
+}
+
+impl CallRecord {
+    fn of(call: &LlmCall) -> CallRecord {
+        CallRecord {
+            role: call.role.clone(),
+            iteration: call.iteration,
+            model: call.model.clone(),
+            prompt: call.messages.clone(),
+            answer: call.answer.clone(),
+            prompt_tokens: call.prompt_tokens,
+            completion_tokens: call.completion_tokens,
+            duration_ms: call.duration_ms,
+            outcome: call.outcome.clone(),
+            reason: call.reason.clone(),
+        }
+    }
 }
 
 /// A version of the LLM planner's guidance, as the meta-prompt agent wrote it.
@@ -32,7 +85,17 @@ pub struct PlannerReport {
     /// the planner asked for, when it differs from `kind` (and why)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requested: Option<String>,
+    /// every model call made, whatever became of it
     pub calls: u32,
+    /// the calls by outcome: `used`, `rejected`, `failed`, `dropped`
+    #[serde(default)]
+    pub calls_by_outcome: BTreeMap<String, u32>,
+    /// the calls by role: `planner`, `repair`, `critic`, `meta`, `react`
+    #[serde(default)]
+    pub calls_by_role: BTreeMap<String, u32>,
+    /// the calls by the model that served them
+    #[serde(default)]
+    pub calls_by_model: BTreeMap<String, u32>,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     /// times the heuristic planner took over (an iteration drafted without the
@@ -41,6 +104,9 @@ pub struct PlannerReport {
     pub transcript: Vec<TranscriptLine>,
     /// guidance rewritten by the meta-prompt agent (version 1 and later)
     pub system_prompts: Vec<GuidanceVersion>,
+    /// every call in full, for `planner_transcript.jsonl` (not in report.json)
+    #[serde(skip)]
+    pub records: Vec<CallRecord>,
 }
 
 impl PlannerReport {
@@ -58,6 +124,7 @@ impl PlannerReport {
                 iteration: event.iteration,
                 role: role.into(),
                 summary: event.message.clone(),
+                ..TranscriptLine::default()
             };
             match data {
                 EventData::PlannerChosen { planner } => {
@@ -72,7 +139,6 @@ impl PlannerReport {
                     report.fallbacks += 1;
                     report.transcript.push(note("fallback"));
                 }
-                EventData::AdviceLate { .. } => report.transcript.push(note("late")),
                 EventData::GuidanceRewritten { system_prompt } => {
                     report.system_prompts.push(GuidanceVersion {
                         version: system_prompt.version,
@@ -80,24 +146,48 @@ impl PlannerReport {
                         text: system_prompt.text,
                     });
                 }
-                EventData::LlmCall(call) => {
-                    report.calls += 1;
-                    report.prompt_tokens += u64::from(call.prompt_tokens);
-                    report.completion_tokens += u64::from(call.completion_tokens);
-                    let summary = match call.outcome.as_str() {
-                        "used" => call.summary,
-                        outcome => format!("{outcome}: {}", call.reason),
-                    };
-                    report.transcript.push(TranscriptLine {
-                        iteration: call.iteration,
-                        role: call.role,
-                        summary,
-                    });
-                }
+                EventData::LlmCall(call) => report.add_call(call),
                 _ => {}
             }
         }
         report
+    }
+
+    fn add_call(&mut self, call: LlmCall) {
+        self.calls += 1;
+        *self
+            .calls_by_outcome
+            .entry(call.outcome.clone())
+            .or_default() += 1;
+        *self.calls_by_role.entry(call.role.clone()).or_default() += 1;
+        *self.calls_by_model.entry(call.model.clone()).or_default() += 1;
+        self.prompt_tokens += u64::from(call.prompt_tokens);
+        self.completion_tokens += u64::from(call.completion_tokens);
+        self.records.push(CallRecord::of(&call));
+        let summary = match call.outcome.as_str() {
+            "used" => call.summary,
+            outcome => format!("{outcome}: {}", call.reason),
+        };
+        self.transcript.push(TranscriptLine {
+            iteration: call.iteration,
+            role: call.role,
+            summary,
+            model: call.model,
+            outcome: call.outcome,
+            prompt_tokens: call.prompt_tokens,
+            completion_tokens: call.completion_tokens,
+            duration_ms: call.duration_ms,
+        });
+    }
+
+    /// `planner_transcript.jsonl`: one JSON line per model call.
+    pub fn transcript_jsonl(&self) -> Result<String, serde_json::Error> {
+        let mut text = String::new();
+        for record in &self.records {
+            text.push_str(&serde_json::to_string(record)?);
+            text.push('\n');
+        }
+        Ok(text)
     }
 }
 
@@ -138,6 +228,11 @@ mod tests {
             reason: reason.into(),
             summary: summary.into(),
             trace_id: String::new(),
+            messages: vec![centroid_planner::CallMessage {
+                role: "user".into(),
+                content: format!("prompt of the {role}"),
+            }],
+            answer: format!("answer to the {role}"),
         })
     }
 
@@ -197,5 +292,19 @@ mod tests {
         assert_eq!(report.transcript[1].summary, "ABBA first");
         assert_eq!(report.system_prompts[0].version, 1);
         assert_eq!(report.system_prompts[0].because, "drc");
+        assert_eq!(report.calls_by_outcome["rejected"], 1);
+        assert_eq!(report.calls_by_outcome["used"], 1);
+        assert_eq!(report.calls_by_role["repair"], 1);
+        assert_eq!(report.calls_by_model["m"], 2);
+        let jsonl = report.transcript_jsonl().unwrap();
+        let lines: Vec<serde_json::Value> = jsonl
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2, "one line per call");
+        assert_eq!(lines[0]["prompt"][0]["content"], "prompt of the planner");
+        assert_eq!(lines[1]["answer"], "answer to the repair");
+        assert_eq!(lines[0]["outcome"], "rejected");
+        assert_eq!(lines[0]["reason"], "invalid answer: x");
     }
 }

@@ -60,7 +60,7 @@ impl Tally {
             } else {
                 &self.state
             },
-            iteration = self.iteration + 1,
+            iteration = self.iteration,
             done = self.done,
             running = self.running,
             failed = self.failed,

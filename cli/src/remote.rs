@@ -117,7 +117,7 @@ pub async fn status(farm: &Farm, args: &StatusArgs) -> anyhow::Result<ExitCode> 
             } else {
                 &job.outcome
             },
-            job.iteration + 1,
+            job.iteration,
             job.candidates_finished,
             job.candidates_total,
             job.best_score,

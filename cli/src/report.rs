@@ -54,6 +54,8 @@ pub struct CandidateRecord {
     /// planner chose), llm_plan (a plan it wrote) or signoff.
     #[serde(default)]
     pub origin: String,
+    /// the iteration it was drafted for, numbered from 0 as in the prompts, the
+    /// job's events and the gRPC API
     pub iteration: u32,
     pub score: Option<f64>,
     pub passed: bool,
@@ -221,7 +223,7 @@ pub fn smallest_passing(candidates: &[CandidateRecord]) -> Option<SmallestPassin
 }
 
 impl Report {
-    /// The best score reached by the end of each iteration (1-based), for the plot.
+    /// The best score reached by the end of each iteration (the first is 0), for the plot.
     pub fn best_score_per_iteration(&self) -> Vec<(u32, f64)> {
         let mut best_by_iteration: BTreeMap<u32, f64> = BTreeMap::new();
         for candidate in &self.candidates {

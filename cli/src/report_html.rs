@@ -448,6 +448,9 @@ mod tests {
                     iteration: 0,
                     role: "planner".into(),
                     summary: "ABBA <first>".into(),
+                    model: "fake-model".into(),
+                    outcome: "used".into(),
+                    ..TranscriptLine::default()
                 }],
                 ..PlannerReport::default()
             }),
@@ -483,6 +486,10 @@ mod tests {
         assert!(
             page.contains("llm (fake-model): 2 model calls") && page.contains("ABBA &lt;first&gt;"),
             "the planner's decisions"
+        );
+        assert!(
+            page.contains("<details><summary>iteration 0: 1 model calls</summary>"),
+            "the transcript collapsed per iteration"
         );
     }
 

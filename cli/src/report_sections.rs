@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use crate::markup::escape;
 use crate::memory_report::MemoryReport;
-use crate::planner_report::PlannerReport;
+use crate::planner_report::{PlannerReport, TranscriptLine};
 use crate::report::CandidateMetrics;
 
 /// The figures a layout engineer compares (the ones ALIGN reports): wire length,
@@ -95,18 +95,47 @@ pub(crate) fn planner_section(planner: &PlannerReport) -> String {
                 escape(requested)
             )),
     );
-    if !planner.transcript.is_empty() {
-        section.push_str("<table><tr><th>iteration</th><th class=\"l\">role</th><th class=\"l\">thought or decision</th></tr>");
-        for line in &planner.transcript {
+    // one collapsed block per iteration: its calls and notes
+    let mut iterations: Vec<u32> = planner
+        .transcript
+        .iter()
+        .map(|line| line.iteration)
+        .collect();
+    iterations.dedup();
+    iterations.sort_unstable();
+    iterations.dedup();
+    for iteration in iterations {
+        let lines: Vec<&TranscriptLine> = planner
+            .transcript
+            .iter()
+            .filter(|line| line.iteration == iteration)
+            .collect();
+        let calls = lines.iter().filter(|line| !line.outcome.is_empty()).count();
+        let _ = write!(
+            section,
+            "<details><summary>iteration {iteration}: {calls} model calls</summary>\
+             <table><tr><th class=\"l\">role</th><th class=\"l\">model</th><th class=\"l\">outcome</th>\
+             <th>tokens in/out</th><th>ms</th><th class=\"l\">thought or decision</th></tr>"
+        );
+        for line in lines {
             let _ = write!(
                 section,
-                "<tr><td>{}</td><td class=\"l\">{}</td><td class=\"l design\">{}</td></tr>",
-                line.iteration,
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}/{}</td><td>{}</td><td class=\"l design\">{}</td></tr>",
                 escape(&line.role),
+                escape(&line.model),
+                escape(&line.outcome),
+                line.prompt_tokens,
+                line.completion_tokens,
+                line.duration_ms,
                 escape(&line.summary)
             );
         }
-        section.push_str("</table>");
+        section.push_str("</table></details>");
+    }
+    if planner.calls > 0 {
+        section.push_str(
+            "<p>Every call with its whole prompt and raw answer: <code>planner_transcript.jsonl</code>.</p>",
+        );
     }
     for prompt in &planner.system_prompts {
         let _ = write!(

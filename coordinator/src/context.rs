@@ -261,7 +261,15 @@ impl Context {
                 event_type = event_types::TOKEN_USAGE,
                 "llm call"
             );
-            let message = format!("{} call {}: {}", call.role, call.outcome, call.summary);
+            // the progress line says why a call was not used (never the prompt)
+            let said = match call.outcome.as_str() {
+                "used" => &call.summary,
+                _ => &call.reason,
+            };
+            let message = format!(
+                "{} call {} ({}): {said}",
+                call.role, call.outcome, call.model
+            );
             let data = EventData::LlmCall(call.clone());
             self.emit(job, EventKind::LlmCall, candidate_id, message, data)
                 .await?;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use centroid_coordinator::agent::preview::{self, PreviewRequest};
 use centroid_coordinator::config::CommandLine;
 use centroid_coordinator::memory::redis_cases::RedisMemory;
 use centroid_coordinator::store::redis::RedisStoreSettings;
@@ -18,8 +19,15 @@ use centroid_runtime::{OperationsProbe, announce_server, init_logging};
 use clap::Parser;
 use tokio::signal::unix::{SignalKind, signal};
 
+/// The first argument that makes the binary print a job's first prompts
+/// (`centroid plan --planner llm --print-prompts`) instead of serving.
+const PRINT_PROMPTS: &str = "print-prompts";
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    if std::env::args().nth(1).as_deref() == Some(PRINT_PROMPTS) {
+        return print_prompts();
+    }
     let command_line = CommandLine::parse();
     let config = CoordinatorConfig::load(&command_line).context("loading the configuration")?;
     init_logging(config.common.log_format, "info");
@@ -68,6 +76,22 @@ async fn main() -> anyhow::Result<()> {
         .await
         .context("serving")?;
     coordinator.shutdown().await;
+    Ok(())
+}
+
+/// Reads a `PreviewRequest` on stdin and prints, as one JSON array, the calls a
+/// job's first iteration would make with the configured `[llm]` budget; no
+/// model is asked.
+fn print_prompts() -> anyhow::Result<()> {
+    let config = CoordinatorConfig::load_with_environment(
+        &CommandLine::default(),
+        std::env::vars().collect(),
+    )
+    .context("loading the configuration")?;
+    let request: PreviewRequest =
+        serde_json::from_reader(std::io::stdin().lock()).context("reading the request on stdin")?;
+    let calls = preview::first_iteration(&request, &config.llm)?;
+    println!("{}", serde_json::to_string(&calls)?);
     Ok(())
 }
 

@@ -92,7 +92,8 @@ pub struct LlmCall {
     pub usage_estimated: bool,
     pub duration_ms: u64,
     pub attempts: u32,
-    /// `used`, `rejected` (the answer failed validation) or `failed` (no answer)
+    /// `used`, `rejected` (the answer failed validation), `failed` (no answer)
+    /// or `dropped` (answered, but no iteration took the advice)
     pub outcome: String,
     /// why the answer was rejected or the call failed (empty when used)
     pub reason: String,
@@ -100,6 +101,20 @@ pub struct LlmCall {
     pub summary: String,
     /// the W3C trace id sent with the call (`traceparent`)
     pub trace_id: String,
+    /// the whole prompt sent (every message, the repair round's included)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<CallMessage>,
+    /// the model's raw answer (empty when none came)
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub answer: String,
+}
+
+/// One message of a model call's prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallMessage {
+    /// `system`, `user` or `assistant`
+    pub role: String,
+    pub content: String,
 }
 
 /// A version of the LLM planner's guidance (the part of its system prompt the
@@ -110,6 +125,23 @@ pub struct PromptVersion {
     pub text: String,
     /// the repeated failure that made the meta-prompt agent write it (empty for 0)
     pub because: String,
+}
+
+/// What the LLM planner remembers within a job. The session keeps it in the
+/// job's record, so a coordinator taking the job over continues it (the next
+/// prompt carries the critic's last feedback and the current guidance).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PlannerMemory {
+    /// every version of the guidance (version 0 first)
+    pub guidance: Vec<PromptVersion>,
+    /// the critic's last feedback, as the planning prompt carries it
+    pub feedback: Option<String>,
+    /// the iterations the critic reviewed, with their failure signatures
+    pub reviewed: Vec<(u32, String)>,
+    /// the points of the last planning answer that had been tried before (the
+    /// next prompt names them)
+    pub repeats: Vec<String>,
 }
 
 /// What a planner adds to an iteration.
@@ -131,6 +163,8 @@ pub struct Advice {
     pub knowledge: Vec<(String, f32)>,
     /// points that failed on similar circuits (long-term memory): not drafted
     pub avoid: Vec<DesignPoint>,
+    /// the planner's memory after this advice (the LLM planner's), for the job record
+    pub memory: Option<PlannerMemory>,
 }
 
 impl Advice {

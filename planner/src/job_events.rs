@@ -89,10 +89,6 @@ pub enum EventData {
     PlannerChosen {
         planner: PlannerChoice,
     },
-    /// the model's advice was not in when the iteration was planned
-    AdviceLate {
-        iteration: u32,
-    },
     /// the rule-based planner took over (an iteration, or a step's adjustment)
     PlannerFallback {
         fallback: String,

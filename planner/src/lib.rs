@@ -39,7 +39,9 @@ pub mod skill_catalog;
 pub mod step_failure;
 pub mod work_estimate;
 
-pub use advice::{Advice, AdviceRequest, JournalEntry, LlmCall, PromptVersion};
+pub use advice::{
+    Advice, AdviceRequest, CallMessage, JournalEntry, LlmCall, PlannerMemory, PromptVersion,
+};
 pub use candidate::{CandidateRecord, Origin};
 pub use design_point::DesignPoint;
 pub use design_space::DesignSpace;

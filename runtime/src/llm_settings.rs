@@ -1,7 +1,9 @@
 //! `[coordinator.llm]` (and `[cli.llm]` for `centroid run`): which model the LLM
 //! planner asks, layered like every setting (`CENTROID_LLM_BASE_URL`,
 //! `CENTROID_LLM_MODEL`, `CENTROID_LLM_API_KEY`, `CENTROID_LLM_MAX_CONTEXT_TOKENS`,
-//! `CENTROID_LLM_TEMPERATURE`, `CENTROID_LLM_MAX_TOKENS`, `CENTROID_LLM_TIMEOUT_MS`).
+//! `CENTROID_LLM_TEMPERATURE`, `CENTROID_LLM_MAX_TOKENS`, `CENTROID_LLM_TIMEOUT_MS`),
+//! and the light model of `[llm.light]` (`CENTROID_LLM_LIGHT_MODEL`, …) that
+//! serves the critic, classification and ReAct repairs (seed 004 §6).
 //! The CLI reads them as well as the coordinator, and hands its own to a child
 //! coordinator process as those variables ([`LlmSettings::to_environment`]).
 
@@ -50,6 +52,44 @@ pub struct LlmSettings {
     pub json_mode: bool,
     /// extra attempts after a 429, a 5xx, a timeout or a lost connection
     pub retries: u32,
+    /// the share of an iteration's candidates evaluated (in %) before the model
+    /// is asked for the next iteration's advice: 100 = all of them
+    pub results_before_advice_pct: u32,
+    /// the light model (`[llm.light]`) for the critic, classification and ReAct
+    /// repairs; none named = this model serves every role
+    pub light: LightModel,
+}
+
+/// The light model of `[llm.light]`: what differs from the `[llm]` model (every
+/// other setting is the same). `Debug` never prints the key.
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LightModel {
+    /// empty = the `[llm]` model's server
+    pub base_url: String,
+    /// the light model's name; empty = no light model
+    pub model: String,
+    /// empty = the `[llm]` model's key
+    pub api_key: String,
+    /// its context window; 0 = the `[llm]` model's
+    pub max_context_tokens: u32,
+}
+
+/// Never prints the key.
+impl std::fmt::Debug for LightModel {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("LightModel")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &key_shown(&self.api_key))
+            .field("max_context_tokens", &self.max_context_tokens)
+            .finish()
+    }
+}
+
+fn key_shown(key: &str) -> &'static str {
+    if key.is_empty() { "<empty>" } else { "<set>" }
 }
 
 impl Default for LlmSettings {
@@ -65,6 +105,8 @@ impl Default for LlmSettings {
             max_context_tokens: 8192,
             json_mode: true,
             retries: 2,
+            results_before_advice_pct: 100,
+            light: LightModel::default(),
         }
     }
 }
@@ -88,6 +130,33 @@ impl LlmSettings {
         }
     }
 
+    /// The light model's settings (the `[llm]` ones with `[llm.light]`'s
+    /// differences); `None` when no light model is named.
+    pub fn light_settings(&self) -> Option<LlmSettings> {
+        let light = &self.light;
+        if light.model.trim().is_empty() {
+            return None;
+        }
+        let or = |own: &str, heavy: &str| {
+            if own.trim().is_empty() {
+                heavy.to_string()
+            } else {
+                own.to_string()
+            }
+        };
+        Some(LlmSettings {
+            base_url: or(&light.base_url, &self.base_url),
+            model: light.model.clone(),
+            api_key: or(&light.api_key, &self.api_key),
+            max_context_tokens: match light.max_context_tokens {
+                0 => self.max_context_tokens,
+                own => own,
+            },
+            light: LightModel::default(),
+            ..self.clone()
+        })
+    }
+
     /// The settings as the `CENTROID_LLM_<KEY>` variables that layer back into the
     /// same settings: one per field, derived from the serialized settings (a new
     /// field is written without a list to keep in step). The list holds the API
@@ -97,16 +166,30 @@ impl LlmSettings {
             Ok(Json::Object(fields)) => fields,
             _ => unreachable!("LlmSettings serializes to a table of plain values"),
         };
-        fields
-            .into_iter()
-            .map(|(key, value)| {
-                let text = match value {
-                    Json::String(text) => text,
-                    other => other.to_string(),
-                };
-                (environment_variable(&format!("{LLM_TABLE}.{key}")), text)
-            })
-            .collect()
+        let mut variables = Vec::new();
+        environment_of(LLM_TABLE, fields, &mut variables);
+        variables
+    }
+}
+
+/// The leaves of `fields` under `prefix` as `CENTROID_…` variables (a nested
+/// table's keys joined with dots, as the layering reads them back).
+fn environment_of(
+    prefix: &str,
+    fields: serde_json::Map<String, Json>,
+    variables: &mut Vec<(String, String)>,
+) {
+    for (key, value) in fields {
+        let key = format!("{prefix}.{key}");
+        let text = match value {
+            Json::Object(table) => {
+                environment_of(&key, table, variables);
+                continue;
+            }
+            Json::String(text) => text,
+            other => other.to_string(),
+        };
+        variables.push((environment_variable(&key), text));
     }
 }
 
@@ -118,20 +201,15 @@ impl std::fmt::Debug for LlmSettings {
             .field("provider", &self.provider)
             .field("base_url", &self.base_url)
             .field("model", &self.model)
-            .field(
-                "api_key",
-                &if self.api_key.is_empty() {
-                    "<empty>"
-                } else {
-                    "<set>"
-                },
-            )
+            .field("api_key", &key_shown(&self.api_key))
             .field("temperature", &self.temperature)
             .field("max_tokens", &self.max_tokens)
             .field("timeout_ms", &self.timeout_ms)
             .field("max_context_tokens", &self.max_context_tokens)
             .field("json_mode", &self.json_mode)
             .field("retries", &self.retries)
+            .field("results_before_advice_pct", &self.results_before_advice_pct)
+            .field("light", &self.light)
             .finish()
     }
 }
@@ -162,6 +240,13 @@ mod tests {
             max_context_tokens: 16_384,
             json_mode: false,
             retries: 5,
+            results_before_advice_pct: 60,
+            light: LightModel {
+                base_url: "http://127.0.0.1:10/v1".into(),
+                model: "claude-light".into(),
+                api_key: "sk-light-secret".into(),
+                max_context_tokens: 4_096,
+            },
         }
     }
 
@@ -179,8 +264,14 @@ mod tests {
             Some("anthropic")
         );
         assert_eq!(
+            environment
+                .get("CENTROID_LLM_LIGHT_MODEL")
+                .map(String::as_str),
+            Some("claude-light")
+        );
+        assert_eq!(
             environment.len(),
-            10,
+            15,
             "one variable per field: {:?}",
             environment.keys()
         );
@@ -213,6 +304,36 @@ mod tests {
         );
         let printed = format!("{settings:?}");
         assert!(!printed.contains("sk-secret"), "{printed}");
+        assert!(!printed.contains("sk-light-secret"), "{printed}");
         assert!(printed.contains("<set>"), "{printed}");
+    }
+}
+
+#[cfg(test)]
+mod light_tests {
+    use super::*;
+
+    #[test]
+    fn a_light_model_takes_the_heavy_models_settings_it_does_not_name() {
+        let heavy = LlmSettings {
+            base_url: "http://heavy/v1".into(),
+            model: "big".into(),
+            api_key: "k".into(),
+            ..LlmSettings::default()
+        };
+        assert_eq!(heavy.light_settings(), None, "no light model named");
+        let both = LlmSettings {
+            light: LightModel {
+                model: "small".into(),
+                ..LightModel::default()
+            },
+            ..heavy.clone()
+        };
+        let light = both.light_settings().unwrap();
+        assert_eq!(light.model, "small");
+        assert_eq!(light.base_url, "http://heavy/v1");
+        assert_eq!(light.api_key, "k");
+        assert_eq!(light.max_context_tokens, heavy.max_context_tokens);
+        assert_eq!(light.light, LightModel::default());
     }
 }

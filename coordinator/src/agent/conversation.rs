@@ -4,7 +4,7 @@
 
 use crate::agent::answers::Problems;
 use crate::llm::{ChatMessage, Completion, LlmClient, LlmError};
-use centroid_planner::advice::LlmCall;
+use centroid_planner::advice::{CallMessage, LlmCall};
 
 /// What asking produced: the validated value (`None` when the model failed), the
 /// calls made, and why it failed.
@@ -34,19 +34,16 @@ pub async fn ask<T>(
     };
     for round in 0..2 {
         let role_now = if round == 0 { role } else { "repair" };
+        let sent = prompt_of(&messages);
         let started = std::time::Instant::now();
         let completion = match client.complete_traced(&messages, &trace_id).await {
             Ok(completion) => completion,
             Err(error) => {
                 let duration_ms = started.elapsed().as_millis() as u64;
-                calls.push(failed(
-                    client,
-                    role_now,
-                    iteration,
-                    &trace_id,
-                    &error,
-                    duration_ms,
-                ));
+                calls.push(LlmCall {
+                    messages: sent,
+                    ..failed(client, role_now, iteration, &trace_id, &error, duration_ms)
+                });
                 return Asked {
                     value: None,
                     calls,
@@ -56,14 +53,11 @@ pub async fn ask<T>(
         };
         match check(&completion.content) {
             Ok((value, summary)) => {
-                calls.push(used(
-                    client,
-                    role_now,
-                    iteration,
-                    &completion,
-                    &trace_id,
-                    summary,
-                ));
+                calls.push(LlmCall {
+                    messages: sent,
+                    answer: completion.content.clone(),
+                    ..used(client, role_now, iteration, &completion, &trace_id, summary)
+                });
                 return Asked {
                     value: Some(value),
                     calls,
@@ -75,6 +69,8 @@ pub async fn ask<T>(
                 calls.push(LlmCall {
                     outcome: "rejected".into(),
                     reason: shorten(&reason, 400),
+                    messages: sent,
+                    answer: completion.content.clone(),
                     ..used(
                         client,
                         role_now,
@@ -121,6 +117,8 @@ fn used(
         reason: String::new(),
         summary: shorten(&summary, 300),
         trace_id: trace_id.to_string(),
+        messages: Vec::new(),
+        answer: String::new(),
     }
 }
 
@@ -145,7 +143,20 @@ fn failed(
         reason: error.reason(),
         summary: shorten(&error.to_string(), 300),
         trace_id: trace_id.to_string(),
+        messages: Vec::new(),
+        answer: String::new(),
     }
+}
+
+/// The messages of a call as its record keeps them.
+fn prompt_of(messages: &[ChatMessage]) -> Vec<CallMessage> {
+    messages
+        .iter()
+        .map(|message| CallMessage {
+            role: message.role.as_str().to_string(),
+            content: message.content.clone(),
+        })
+        .collect()
 }
 
 /// At most `limit` characters, with an ellipsis when cut.

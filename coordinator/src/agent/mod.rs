@@ -17,13 +17,15 @@ pub mod answers;
 mod conversation;
 pub mod knowledge;
 pub mod plan_checks;
+pub mod preview;
 mod prompt_sections;
 pub mod prompts;
 pub mod reflection;
+pub mod routing;
 
 use std::sync::{Arc, Mutex};
 
-use centroid_planner::advice::{Advice, AdviceRequest, LlmCall, PromptVersion};
+use centroid_planner::advice::{Advice, AdviceRequest, LlmCall, PlannerMemory, PromptVersion};
 use centroid_planner::design_point::DesignPoint;
 use centroid_planner::design_space::DesignSpace;
 use centroid_planner::evaluator::failure_family;
@@ -39,29 +41,28 @@ use centroid_schemas::TaskContext;
 use crate::llm::{LlmClient, LlmSettings};
 use crate::model::{JobInputs, JobRecord};
 use crate::planner::{PlannerFactory, raw_inputs};
-use answers::Critique;
 use conversation::{Asked, ask, shorten};
 use prompts::{Budget, PlanningPrompt};
+use routing::Tier;
 
 /// Sections of layout knowledge in a planning prompt.
 const KNOWLEDGE_CHUNKS: usize = 4;
 
-/// What the planner remembers within a job.
-#[derive(Debug, Default)]
-struct Memory {
-    guidance: Vec<PromptVersion>,
-    critique: Option<Critique>,
-    /// the iterations the critic reviewed, with their failure signatures
-    reviewed: Vec<(u32, String)>,
-    /// the points of the last planning answer that had been tried before
-    repeats: Vec<String>,
+/// The prompts of one planning call, and the knowledge the user prompt carries.
+pub struct PlanningPrompts {
+    pub system: String,
+    pub user: String,
+    pub knowledge: Vec<knowledge::Found>,
 }
 
 /// The LLM planner of one job.
 pub struct LlmPlanner {
     heuristic: HeuristicPlanner,
+    /// the `[llm]` model: planning and the meta-prompt
     client: LlmClient,
-    memory: Mutex<Memory>,
+    /// the `[llm.light]` model: the critic and ReAct repairs (none = `client`)
+    light: Option<LlmClient>,
+    memory: Mutex<PlannerMemory>,
     /// the job's trace id, sent with every model call
     trace_id: String,
     /// what the model's plan steps may ask (the job's candidate deadline)
@@ -70,17 +71,18 @@ pub struct LlmPlanner {
 
 impl LlmPlanner {
     pub fn new(heuristic: HeuristicPlanner, client: LlmClient) -> LlmPlanner {
-        let memory = Memory {
+        let memory = PlannerMemory {
             guidance: vec![PromptVersion {
                 version: 0,
                 text: prompts::DEFAULT_GUIDANCE.to_string(),
                 because: String::new(),
             }],
-            ..Memory::default()
+            ..PlannerMemory::default()
         };
         LlmPlanner {
             heuristic,
             client,
+            light: None,
             memory: Mutex::new(memory),
             trace_id: String::new(),
             limits: plan_checks::PlanLimits::default(),
@@ -93,10 +95,46 @@ impl LlmPlanner {
         self
     }
 
+    /// Continues from `memory` (a job taken over: what the planner remembered
+    /// on the coordinator that drove the job before); `None` starts afresh.
+    pub fn with_memory(self, memory: Option<PlannerMemory>) -> LlmPlanner {
+        if let Some(memory) = memory.filter(|memory| !memory.guidance.is_empty()) {
+            *self.memory.lock().expect("planner memory") = memory;
+        }
+        self
+    }
+
+    /// What the planner remembers now.
+    pub fn memory(&self) -> PlannerMemory {
+        self.memory.lock().expect("planner memory").clone()
+    }
+
     /// The job's W3C trace id for the model calls (else each call has its own).
     pub fn with_trace_id(mut self, trace_id: &str) -> LlmPlanner {
         self.trace_id = trace_id.to_string();
         self
+    }
+
+    /// A light model for the critic and ReAct repairs (seed 004 §6).
+    pub fn with_light(mut self, light: Option<LlmClient>) -> LlmPlanner {
+        self.light = light;
+        self
+    }
+
+    /// The model that serves `role` with a prompt of `system` + `user`
+    /// ([`routing::serves`]).
+    fn client_for(&self, role: &str, system: &str, user: &str) -> &LlmClient {
+        let light = self.light.as_ref().map(|light| (light, light.settings()));
+        let prompt_tokens =
+            crate::llm::tokens::count_tokens(system) + crate::llm::tokens::count_tokens(user);
+        match light {
+            Some((light, settings))
+                if routing::serves(role, prompt_tokens, settings) == Tier::Light =>
+            {
+                light
+            }
+            _ => &self.client,
+        }
     }
 
     fn budget(&self) -> Budget {
@@ -117,25 +155,18 @@ impl LlmPlanner {
         self.memory.lock().expect("planner memory").guidance.clone()
     }
 
-    async fn advise_now(&self, request: AdviceRequest) -> Advice {
-        let mut calls = Vec::new();
-        let mut rewritten = None;
-        if let Some(reviewed) =
-            reflection::reviewable_iteration(&request.journal, request.iteration)
-            && !self.was_reviewed(reviewed)
-        {
-            calls.extend(self.review(&request, reviewed).await);
-            let (meta_calls, guidance) = self.rewrite_guidance_if_stuck(request.iteration).await;
-            calls.extend(meta_calls);
-            rewritten = guidance;
-        }
+    /// The prompts planning `request`'s iteration would send now (with the
+    /// critic's last feedback and the current guidance), without asking.
+    pub fn planning_prompts(&self, request: &AdviceRequest) -> PlanningPrompts {
         let guidance = self.guidance();
         let budget = self.budget();
         let system = prompts::planning_system(&guidance.text, &request.space, budget.system);
         let (feedback, repeats) = {
             let memory = self.memory.lock().expect("planner memory");
-            let feedback = memory.critique.as_ref().map(Critique::as_prompt);
-            (feedback.unwrap_or_default(), memory.repeats.clone())
+            (
+                memory.feedback.clone().unwrap_or_default(),
+                memory.repeats.clone(),
+            )
         };
         let failures: Vec<String> = request
             .journal
@@ -162,6 +193,30 @@ impl LlmPlanner {
             repeats: &repeats,
         }
         .render(budget.user(crate::llm::tokens::count_tokens(&system)));
+        PlanningPrompts {
+            system,
+            user,
+            knowledge: found,
+        }
+    }
+
+    async fn advise_now(&self, request: AdviceRequest) -> Advice {
+        let mut calls = Vec::new();
+        let mut rewritten = None;
+        if let Some(reviewed) =
+            reflection::reviewable_iteration(&request.journal, request.iteration)
+            && !self.was_reviewed(reviewed)
+        {
+            calls.extend(self.review(&request, reviewed).await);
+            let (meta_calls, guidance) = self.rewrite_guidance_if_stuck(request.iteration).await;
+            calls.extend(meta_calls);
+            rewritten = guidance;
+        }
+        let PlanningPrompts {
+            system,
+            user,
+            knowledge: found,
+        } = self.planning_prompts(&request);
         let Asked {
             value,
             calls: planning_calls,
@@ -213,6 +268,7 @@ impl LlmPlanner {
                 recalled: Vec::new(),
                 knowledge: Vec::new(),
                 avoid: Vec::new(),
+                memory: None,
             },
             None => Advice::fallback(failure.unwrap_or_default(), calls),
         };
@@ -221,6 +277,7 @@ impl LlmPlanner {
             .into_iter()
             .map(|found| (found.chunk.source, found.score))
             .collect();
+        advice.memory = Some(self.memory());
         advice
     }
 
@@ -245,7 +302,7 @@ impl LlmPlanner {
             &self.budget(),
         );
         let asked = ask(
-            &self.client,
+            self.client_for("critic", &system, &user),
             &self.trace_id,
             "critic",
             request.iteration,
@@ -261,7 +318,7 @@ impl LlmPlanner {
         let mut memory = self.memory.lock().expect("planner memory");
         memory.reviewed.push((iteration, signature));
         if let Some(critique) = asked.value {
-            memory.critique = Some(critique);
+            memory.feedback = Some(critique.as_prompt());
         }
         asked.calls
     }
@@ -286,11 +343,7 @@ impl LlmPlanner {
             match (stuck, current) {
                 (true, Some(current)) if current.because != *last[0] => (
                     last[0].clone(),
-                    memory
-                        .critique
-                        .as_ref()
-                        .map(Critique::as_prompt)
-                        .unwrap_or_default(),
+                    memory.feedback.clone().unwrap_or_default(),
                     current,
                 ),
                 _ => return (Vec::new(), None),
@@ -348,7 +401,7 @@ impl LlmPlanner {
             &self.budget(),
         );
         let asked = ask(
-            &self.client,
+            self.client_for("react", &system, &user),
             &self.trace_id,
             "react",
             0,
@@ -418,6 +471,8 @@ impl Planner for LlmPlanner {
 /// model is configured, the rule-based planner otherwise.
 pub struct LlmPlanners {
     client: Option<LlmClient>,
+    /// the `[llm.light]` model, when one is named
+    light: Option<LlmClient>,
 }
 
 impl LlmPlanners {
@@ -433,7 +488,18 @@ impl LlmPlanners {
                 None
             }
         };
-        LlmPlanners { client }
+        let light = match settings.light_settings().map(LlmClient::new) {
+            Some(Ok(light)) => {
+                tracing::info!(model = %light.model(), base_url = %light.settings().base_url, "light model for the critic and ReAct repairs");
+                Some(light)
+            }
+            Some(Err(error)) => {
+                tracing::warn!(%error, "the [llm.light] model is not usable: the [llm] model serves every role");
+                None
+            }
+            None => None,
+        };
+        LlmPlanners { client, light }
     }
 }
 
@@ -445,6 +511,8 @@ impl PlannerFactory for LlmPlanners {
         match &self.client {
             Some(client) if job.options.planner == "llm" => Arc::new(
                 LlmPlanner::new(heuristic, client.clone())
+                    .with_memory(job.planner_memory.clone())
+                    .with_light(self.light.clone())
                     .with_trace_id(&job.trace_id)
                     .with_candidate_deadline(job.options.candidate_deadline_ms),
             ),

@@ -15,6 +15,17 @@ pub enum Role {
     Assistant,
 }
 
+impl Role {
+    /// The role as the APIs name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
 /// One message of a conversation, serialized as `{"role", "content"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatMessage {

@@ -132,6 +132,10 @@ pub struct JobRecord {
     /// had owners (only admins see those)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
+    /// the LLM planner's memory (critique, guidance versions, iterations
+    /// reviewed), so a coordinator taking the job over continues it
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planner_memory: Option<centroid_planner::advice::PlannerMemory>,
 }
 
 impl JobRecord {
@@ -155,6 +159,7 @@ impl JobRecord {
             route_pitch_um: None,
             schematic: None,
             cancel_requested: false,
+            planner_memory: None,
             cancel_reason: String::new(),
             owner: None,
         }

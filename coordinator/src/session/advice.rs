@@ -1,9 +1,10 @@
-//! The planner's advice for an iteration, asked ahead: when iteration k is
-//! enqueued, the advice for k+1 is asked while k's candidates run, so a model
-//! call overlaps execution instead of adding to the job's wall time. An answer
-//! not in when k+1 is planned is not waited for: the search journal drafts k+1
-//! alone and the answer serves k+2. Only the first iteration waits for the
-//! model, at most its timeout; a model that fails is a fallback.
+//! The planner's advice for an iteration, asked on fresh results: the advice
+//! for iteration k+1 is asked once iteration k's results are in — all of them
+//! by default, or the share `[llm] results_before_advice_pct` says, while k's
+//! last candidates keep the farm working — so the model plans k+1 from k's
+//! evaluations. When k+1 is planned the advice is waited for, at most the
+//! model's timeout; a model that fails is a fallback. An advice no iteration
+//! takes (the job ended first) is recorded as dropped.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +25,8 @@ const ADVICE_GRACE: Duration = Duration::from_secs(1);
 
 /// Advice being asked for one iteration; dropped = abandoned.
 pub(super) struct PendingAdvice {
+    /// the iteration the advice is for
+    iteration: u32,
     handle: JoinHandle<Advice>,
 }
 
@@ -33,10 +36,6 @@ impl PendingAdvice {
         (&mut self.handle).await.unwrap_or_else(|error| {
             Advice::fallback(format!("planner task failed: {error}"), Vec::new())
         })
-    }
-
-    async fn join(mut self) -> Advice {
-        self.join_mut().await
     }
 }
 
@@ -74,6 +73,7 @@ fn ask(
         history: history.to_vec(),
     };
     PendingAdvice {
+        iteration,
         handle: tokio::spawn(planner.clone().advise(request)),
     }
 }
@@ -81,6 +81,26 @@ fn ask(
 /// The model call the job stopped waiting for: still a call made (and counted),
 /// failed with the reason, though its answer never arrived.
 fn abandoned_call(iteration: u32, kind: &PlannerKind, waited: Duration) -> LlmCall {
+    abandoned(
+        iteration,
+        kind,
+        waited,
+        "failed",
+        format!(
+            "no answer within {} ms: abandoned, the job goes on without the model's advice",
+            waited.as_millis()
+        ),
+    )
+}
+
+/// A model call no iteration took, with `outcome` and `reason`.
+fn abandoned(
+    iteration: u32,
+    kind: &PlannerKind,
+    waited: Duration,
+    outcome: &str,
+    reason: String,
+) -> LlmCall {
     let model = match kind {
         PlannerKind::Llm { model } => model.clone(),
         PlannerKind::Heuristic => String::new(),
@@ -94,27 +114,28 @@ fn abandoned_call(iteration: u32, kind: &PlannerKind, waited: Duration) -> LlmCa
         usage_estimated: true,
         duration_ms: waited.as_millis() as u64,
         attempts: 1,
-        outcome: "failed".into(),
-        reason: format!(
-            "no answer within {} ms: abandoned, the job goes on without the model's advice",
-            waited.as_millis()
-        ),
+        outcome: outcome.into(),
+        reason,
         summary: String::new(),
         trace_id: String::new(),
+        messages: Vec::new(),
+        answer: String::new(),
     }
 }
 
 impl Driver {
-    /// The advice for `job`'s current iteration: the one asked ahead, else asked
-    /// now; waited for at most the model's timeout. Its model calls, a fallback
-    /// and a rewritten guidance are reported as events.
+    /// The advice for `job`'s current iteration: the one asked when the last
+    /// iteration's results came in, else asked now from `journal` (every
+    /// candidate so far with its evaluation); waited for at most the model's
+    /// timeout. Its model calls, a fallback and a rewritten guidance are
+    /// reported as events.
     pub(super) async fn advice(
         &mut self,
         job: &JobRecord,
         task: &Arc<TaskContext>,
         planner: &Arc<dyn Planner>,
         skills: &SkillCatalog,
-        so_far: &[CandidateRecord],
+        journal: &[CandidateRecord],
     ) -> Result<Advice, Interrupted> {
         let kind = planner.kind();
         if !self.planner_announced {
@@ -124,50 +145,38 @@ impl Driver {
         if kind == PlannerKind::Heuristic || job.options.noop_plan {
             return Ok(Advice::default());
         }
-        let advice = match self.pending_advice.take() {
-            // asked while the last iteration ran, and answered: use it
-            Some(pending) if pending.handle.is_finished() => pending.join().await,
-            // asked, not answered yet: the journal drafts this iteration (no slot
-            // waits for a model); the answer serves the next one
-            Some(pending) => {
-                self.pending_advice = Some(pending);
-                let message = format!(
-                    "the model's advice is not in yet: the journal drafts iteration {} alone",
-                    job.iteration
-                );
-                let data = EventData::AdviceLate {
-                    iteration: job.iteration,
-                };
-                self.context
-                    .emit(job, EventKind::Planner, "", message, data)
-                    .await?;
-                return Ok(Advice::default());
-            }
-            // nothing asked yet (the first iteration, or a job taken over): ask and
-            // wait at most the model's timeout — the one call a job waits for
-            None => {
-                let mut pending = ask(
+        // asked when the last iteration's results came in, or asked now (the
+        // first iteration, a job taken over, or results not in at the set share)
+        let mut pending = match self.pending_advice.take() {
+            Some(pending) if pending.iteration == job.iteration => pending,
+            other => {
+                if let Some(stale) = other {
+                    self.drop_advice(job, stale).await?;
+                }
+                ask(
                     job,
                     job.iteration,
                     task,
                     planner,
                     skills,
-                    so_far,
+                    journal,
                     &self.history,
-                );
-                // the client gives up at its timeout and records the call; the grace lets it
-                let timeout =
-                    Duration::from_millis(self.context.config.llm.timeout_ms) + ADVICE_GRACE;
-                tokio::select! {
-                    advice = pending.join_mut() => advice,
-                    _ = tokio::time::sleep(timeout) => {
-                        Advice::fallback("timeout", vec![abandoned_call(job.iteration, &kind, timeout)])
-                    }
-                    _ = self.cancel.wait_for(|cancelled| *cancelled) => Advice::fallback("cancelled", Vec::new()),
-                }
+                )
             }
         };
+        // the client gives up at its timeout and records the call; the grace lets it
+        let timeout = Duration::from_millis(self.context.config.llm.timeout_ms) + ADVICE_GRACE;
+        let advice = tokio::select! {
+            advice = pending.join_mut() => advice,
+            _ = tokio::time::sleep(timeout) => {
+                Advice::fallback("timeout", vec![abandoned_call(job.iteration, &kind, timeout)])
+            }
+            _ = self.cancel.wait_for(|cancelled| *cancelled) => Advice::fallback("cancelled", Vec::new()),
+        };
         self.report_advice(job, &advice).await?;
+        if let Some(memory) = &advice.memory {
+            self.planner_memory = Some(memory.clone());
+        }
         Ok(advice)
     }
 
@@ -264,33 +273,110 @@ impl Driver {
         Ok(())
     }
 
-    /// Starts asking the advice for the iteration after `job`'s current one
-    /// (while the current one runs), when there will be one and no question to
-    /// the model is still open.
-    pub(super) fn ask_ahead(
-        &mut self,
-        job: &JobRecord,
-        task: &Arc<TaskContext>,
-        planner: &Arc<dyn Planner>,
-        skills: &SkillCatalog,
-        candidates: &[CandidateRecord],
-    ) {
+    /// Starts asking the advice for the iteration after `job`'s current one once
+    /// the set share of the current one's candidates is evaluated (below 100 %:
+    /// at 100 % the advice is asked when the next iteration is planned, right
+    /// after), when there will be a next iteration and nothing is asked yet.
+    pub(super) async fn ask_when_results_in(&mut self, job: &JobRecord) -> Result<(), Interrupted> {
         let next = job.iteration + 1;
-        if planner.kind() == PlannerKind::Heuristic
+        let share = self.context.config.llm.results_before_advice_pct;
+        let (Ok(task), Some(skills)) = (self.parsed.clone(), self.skills.clone()) else {
+            return Ok(());
+        };
+        if share >= 100
             || job.options.noop_plan
             || next >= job.options.max_iterations
             || self.pending_advice.is_some()
         {
-            return;
+            return Ok(());
+        }
+        let planner = self.context.planner_with_inputs(job, &self.inputs);
+        if planner.kind() == PlannerKind::Heuristic {
+            return Ok(());
+        }
+        let context = self.context.clone();
+        let candidates = self.journal.read(&context, &job.job_id).await?;
+        if !share_evaluated(&candidates, job.iteration, share) {
+            return Ok(());
         }
         self.pending_advice = Some(ask(
             job,
             next,
-            task,
-            planner,
-            skills,
-            candidates,
+            &task,
+            &planner,
+            &skills,
+            &candidates,
             &self.history,
         ));
+        Ok(())
     }
+
+    /// Whether the iteration after `job`'s current one may be drafted ahead: the
+    /// LLM planner plans it from the current one's results, so not before the
+    /// set share of them is evaluated (the rule-based planner always may).
+    pub(super) async fn may_draft_ahead(&mut self, job: &JobRecord) -> Result<bool, Interrupted> {
+        let planner = self.context.planner_with_inputs(job, &self.inputs);
+        if planner.kind() == PlannerKind::Heuristic || job.options.noop_plan {
+            return Ok(true);
+        }
+        let context = self.context.clone();
+        let candidates = self.journal.read(&context, &job.job_id).await?;
+        let share = self.context.config.llm.results_before_advice_pct;
+        Ok(share_evaluated(&candidates, job.iteration, share))
+    }
+
+    /// Records the calls of an advice no iteration took (the job ended, or the
+    /// iteration was planned without it) as dropped.
+    pub(super) async fn drop_advice(
+        &mut self,
+        job: &JobRecord,
+        mut pending: PendingAdvice,
+    ) -> Result<(), Interrupted> {
+        let iteration = pending.iteration;
+        let reason = format!("the advice for iteration {iteration} was not used: dropped");
+        let calls: Vec<LlmCall> = if pending.handle.is_finished() {
+            let advice = pending.join_mut().await;
+            advice
+                .calls
+                .into_iter()
+                .map(|call| LlmCall {
+                    outcome: "dropped".into(),
+                    reason: reason.clone(),
+                    ..call
+                })
+                .collect()
+        } else {
+            let kind = self.context.planner_with_inputs(job, &self.inputs).kind();
+            vec![abandoned(
+                iteration,
+                &kind,
+                Duration::ZERO,
+                "dropped",
+                reason,
+            )]
+        };
+        drop(pending);
+        self.context.emit_llm_calls(job, "", &calls).await
+    }
+
+    /// An advice still asked when the job ends, recorded as dropped.
+    pub(super) async fn drop_pending_advice(&mut self, job: &JobRecord) -> Result<(), Interrupted> {
+        match self.pending_advice.take() {
+            Some(pending) => self.drop_advice(job, pending).await,
+            None => Ok(()),
+        }
+    }
+}
+
+/// Whether at least `share` % of `iteration`'s candidates are evaluated.
+fn share_evaluated(candidates: &[CandidateRecord], iteration: u32, share: u32) -> bool {
+    let of_iteration: Vec<&CandidateRecord> = candidates
+        .iter()
+        .filter(|candidate| candidate.iteration == iteration)
+        .collect();
+    let evaluated = of_iteration
+        .iter()
+        .filter(|candidate| candidate.evaluation.is_some())
+        .count();
+    !of_iteration.is_empty() && evaluated * 100 >= of_iteration.len() * share as usize
 }

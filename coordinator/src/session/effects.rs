@@ -24,6 +24,10 @@ impl Driver {
     ) -> Result<Vec<PhaseEvent>, Interrupted> {
         let context = self.context.clone();
         let mut observed = Vec::new();
+        // the planner's memory goes into the record with its next write
+        if let Some(memory) = self.planner_memory.take() {
+            job.planner_memory = Some(memory);
+        }
         for effect in effects {
             match effect {
                 Effect::Persist => {
@@ -50,7 +54,8 @@ impl Driver {
                         .await?,
                 ),
                 Effect::EvaluateArrived { candidates } => {
-                    self.evaluate_arrived(job, &candidates).await?
+                    self.evaluate_arrived(job, &candidates).await?;
+                    self.ask_when_results_in(job).await?
                 }
                 Effect::RecordLost {
                     candidates,
@@ -73,7 +78,8 @@ impl Driver {
     }
 
     /// Drafts iteration `iteration` while the current one's last candidates run
-    /// (`None` when no worker is live: the next look tries again).
+    /// (`None` when no worker is live, or the LLM planner's results are not in
+    /// yet: the next look tries again).
     async fn draft_ahead(
         &mut self,
         job: &JobRecord,
@@ -81,6 +87,11 @@ impl Driver {
         hidden: u32,
         outstanding: usize,
     ) -> Result<Option<PhaseEvent>, Interrupted> {
+        // the model's share waits for this iteration's results (the next look tries again)
+        if !self.may_draft_ahead(job).await? {
+            self.wait_a_little(RESULT_WAIT).await;
+            return Ok(None);
+        }
         let (Ok(task), Some(skills)) = (self.parsed.clone(), self.live_skills(job).await?) else {
             self.wait_a_little(RESULT_WAIT).await;
             return Ok(None);

@@ -34,6 +34,7 @@ impl Driver {
         job: &JobRecord,
         outcome: Outcome,
     ) -> Result<(), Interrupted> {
+        self.drop_pending_advice(job).await?;
         if outcome == Outcome::Cancelled {
             return Ok(());
         }

@@ -49,8 +49,13 @@ pub(crate) struct Driver {
     waiting_reported: bool,
     /// which planner plans the job was reported already
     planner_announced: bool,
-    /// the planner's advice for the next iteration, asked while this one runs
+    /// the planner's advice for the next iteration, asked once this one's
+    /// results are in
     pending_advice: Option<advice::PendingAdvice>,
+    /// the planner's memory after its last advice, for the job record's next write
+    planner_memory: Option<centroid_planner::advice::PlannerMemory>,
+    /// the skills the last iteration was drafted with
+    skills: Option<centroid_planner::skill_catalog::SkillCatalog>,
     /// the long-term memory was consulted for this job
     recalled: bool,
     /// similar earlier jobs and failure patterns, for the LLM planner's prompt
@@ -118,6 +123,8 @@ impl Driver {
             waiting_reported: false,
             planner_announced: false,
             pending_advice: None,
+            skills: None,
+            planner_memory: None,
             recalled: false,
             history: Vec::new(),
             knowledge_reported: false,

@@ -109,7 +109,7 @@ impl Driver {
 
     /// Drafts the candidates of `job.iteration` (planner's advice, memory, the search
     /// journal — with the evaluations of iteration `hidden` left out), reports their
-    /// plans and asks the planner's advice for the iteration after.
+    /// plans.
     pub(super) async fn draft(
         &mut self,
         job: &JobRecord,
@@ -119,14 +119,18 @@ impl Driver {
     ) -> Result<Drafted, Interrupted> {
         let context = self.context.clone();
         let planner = context.planner_with_inputs(job, &self.inputs);
-        let mut so_far = self.journal.read(&context, &job.job_id).await?;
+        let fresh = self.journal.read(&context, &job.job_id).await?;
+        let mut so_far = fresh.clone();
         for candidate in &mut so_far {
             if Some(candidate.iteration) == hidden {
                 candidate.evaluation = None;
             }
         }
+        self.skills = Some(skills.clone());
         let (recalled, avoid) = self.recall(job, task, &so_far).await?;
-        let mut advice = self.advice(job, task, &planner, skills, &so_far).await?;
+        // the model sees every evaluation in (the search journal's draft leaves
+        // `hidden`'s out, for a job deterministic for its seed)
+        let mut advice = self.advice(job, task, &planner, skills, &fresh).await?;
         advice.recalled = recalled;
         advice.avoid = avoid;
         let draft = draft_iteration(planner.as_ref(), task, skills, job, &so_far, &advice);
@@ -137,9 +141,6 @@ impl Driver {
             });
         }
         report_plans(&context, job, &draft.candidates, draft.design_space_size).await?;
-        let mut journal = so_far;
-        journal.extend(draft.candidates.iter().cloned());
-        self.ask_ahead(job, task, &planner, skills, &journal);
         // the order they are queued in: the longer-looking ones first
         let mut candidates = draft.candidates;
         longest_first(&mut candidates);
