@@ -11,6 +11,7 @@ pub mod coordinator;
 pub(crate) mod dispatcher;
 pub mod drafting;
 pub mod error;
+pub(crate) mod farm_load;
 pub mod llm;
 pub mod memory;
 pub mod metrics;

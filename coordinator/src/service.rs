@@ -138,6 +138,7 @@ impl Jobs for CoordinatorService {
                     signoff_deck: options.signoff_deck,
                     planner: options.planner,
                     patience: options.patience,
+                    priority: options.priority,
                     trace_id,
                 },
             )

@@ -26,9 +26,15 @@ pub struct SubmitOptions {
     pub planner: String,
     /// iterations without a better candidate before a passed search ends (0 = 1)
     pub patience: u32,
+    /// the job's weight in the share of the slots (0 = 1, at most [`MAX_PRIORITY`])
+    pub priority: u32,
     /// the submitter's trace id (from its `traceparent`); empty = a fresh one
     pub trace_id: String,
 }
+
+/// The highest priority a job may ask for: a job of priority 100 gets a hundred
+/// times the slots of a job of priority 1 while both run.
+pub const MAX_PRIORITY: u32 = 100;
 
 #[derive(Debug, Clone)]
 pub struct Submitted {
@@ -105,6 +111,12 @@ pub(crate) fn job_options(
             "sleep_ms above one hour".into(),
         ));
     }
+    if options.priority > MAX_PRIORITY {
+        return Err(CoordinatorError::InvalidOptions(format!(
+            "priority {}: expected 1–{MAX_PRIORITY} (0 = 1)",
+            options.priority
+        )));
+    }
     Ok(JobOptions {
         candidates_per_iteration: width,
         max_iterations: match options.max_iterations {
@@ -125,5 +137,6 @@ pub(crate) fn job_options(
             planner => planner.to_string(),
         },
         patience: options.patience.max(1),
+        priority: options.priority.max(1),
     })
 }

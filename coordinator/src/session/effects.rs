@@ -100,7 +100,7 @@ impl Driver {
         Ok(Some(PhaseEvent::DraftedAhead {
             candidates: ids,
             outstanding,
-            window: super::planning::queue_window(&self.context).await,
+            window: super::planning::queue_window(&self.context, job, outstanding).await,
         }))
     }
 }
