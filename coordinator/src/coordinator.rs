@@ -179,6 +179,8 @@ impl Coordinator {
             job.trace_id = trace_id;
         }
         self.context.store.create_job(&job, &inputs).await?;
+        // the running jobs' shares change now, not at the next reading
+        self.context.farm_load.forget();
         self.context
             .report(
                 &job,

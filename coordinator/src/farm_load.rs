@@ -1,8 +1,7 @@
-//! What every job on the farm has out at once, as the job drivers size their
-//! queue windows by it: the sum of the unfinished jobs' weights and the
-//! candidates in the work queue (waiting or taken, no result yet). Read from the
-//! store at most every [`READ_EVERY`] (the drivers of a coordinator share one
-//! reading), so sharing the slots costs no store round trip per result.
+//! What the job drivers size their queue windows by: the sum of the unfinished
+//! jobs' weights. Read from the store at most every [`READ_EVERY`] (the drivers
+//! of a coordinator share one reading; a job submitted or ended here drops it),
+//! so sharing the slots costs no store round trip per result.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -18,8 +17,6 @@ pub(crate) const READ_EVERY: Duration = Duration::from_millis(200);
 pub(crate) struct Load {
     /// the sum of the weights of the unfinished jobs
     pub active_weight: u64,
-    /// candidates in the work queue: waiting, or taken by a dispatcher
-    pub out: usize,
 }
 
 #[derive(Default)]
@@ -37,10 +34,15 @@ impl FarmLoad {
         }
         let load = Load {
             active_weight: store.active_weight().await?,
-            out: (store.queue_waiting_count().await? + store.queue_pending_count().await?) as usize,
         };
         *self.lock() = Some((Instant::now(), load));
         Ok(load)
+    }
+
+    /// Drops the last reading (a job was submitted or ended here): the next one
+    /// reads the store.
+    pub(crate) fn forget(&self) {
+        *self.lock() = None;
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<(Instant, Load)>> {

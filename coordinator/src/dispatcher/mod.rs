@@ -32,7 +32,7 @@ use slot_line::{Place, SlotLine};
 
 /// Queue entries this coordinator holds per live slot (waiting ones included),
 /// plus a few: enough to keep every slot busy while results are recorded.
-pub(crate) const ENTRIES_PER_SLOT: usize = 2;
+pub(crate) const ENTRIES_PER_SLOT: usize = 3;
 pub(crate) const EXTRA_ENTRIES: usize = 4;
 
 /// What this coordinator is working on, by queue entry id.

@@ -7,10 +7,10 @@
 //! task that happened to run first took the slot, and the queue's order was lost.
 //! Each entry takes a ticket when it is read and stands in the line with its job
 //! and the job's weight. A slot goes to the first waiting entry that can use it,
-//! "first" by weighted fair queueing: the entry whose job has had the fewest slots
-//! per unit of weight (a job's count is lifted, when it stands in the line again,
-//! to the least count of the jobs waiting, so a job cannot bank slots while it has
-//! nothing to run), and among equals the earliest ticket — so within one job the
+//! "first" by start-time fair queueing: the entry whose job has had the fewest
+//! slots per unit of weight (its virtual time; a job standing in the line with
+//! nothing waiting is lifted to the line's virtual time, so it cannot bank slots
+//! while it has nothing to run), and among equals the earliest ticket — so within one job the
 //! queue's order (an iteration's longest-looking candidates first) is the order
 //! its candidates start in, and a job submitted behind a long iteration gets the
 //! next free slot. A later entry passes a worker by while an earlier one could run
@@ -28,8 +28,8 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
 
-/// Jobs whose slot counts are kept once no entry of theirs waits, before the
-/// line forgets them (a job standing again is lifted to the waiting ones anyway).
+/// Jobs whose virtual times are kept once no entry of theirs waits, before the
+/// line forgets them (a job standing again is lifted to the line's anyway).
 const REMEMBERED_JOBS: usize = 1024;
 
 #[derive(Default)]
@@ -43,8 +43,11 @@ pub struct SlotLine {
 #[derive(Default)]
 struct LineState {
     waiting: BTreeMap<u64, Waiting>,
-    /// slots each job took since it appeared in the line
-    served: HashMap<String, u64>,
+    /// each job's virtual time: the slots it took, each counting 1 / its weight
+    tags: HashMap<String, f64>,
+    /// the virtual time of the line: the tag of the job that took the last slot
+    /// when it took it (start-time fair queueing)
+    virtual_time: f64,
 }
 
 /// An entry standing in the line.
@@ -72,7 +75,7 @@ impl SlotLine {
     pub fn stand(self: &Arc<Self>, ticket: u64, job_id: &str, weight: u32) -> Place {
         let mut state = self.lock();
         let weight = u64::from(weight.max(1));
-        state.lift(job_id, weight);
+        state.lift(job_id);
         state.waiting.insert(
             ticket,
             Waiting {
@@ -114,48 +117,50 @@ impl SlotLine {
 }
 
 impl LineState {
+    fn tag(&self, job_id: &str) -> f64 {
+        self.tags.get(job_id).copied().unwrap_or(0.0)
+    }
+
     /// Whether entry `a` comes before entry `b`: its job has had fewer slots per
-    /// unit of weight, or as many and it was read earlier.
+    /// unit of weight (a smaller virtual time), or as many and it was read earlier.
     fn before(&self, (a_ticket, a): (u64, &Waiting), (b_ticket, b): (u64, &Waiting)) -> bool {
-        let served = |job_id: &str| self.served.get(job_id).copied().unwrap_or(0);
-        // served_a / weight_a against served_b / weight_b, without division
-        let a_share = u128::from(served(&a.job_id)) * u128::from(b.weight);
-        let b_share = u128::from(served(&b.job_id)) * u128::from(a.weight);
-        match a_share.cmp(&b_share) {
+        match self.tag(&a.job_id).total_cmp(&self.tag(&b.job_id)) {
             Order::Less => true,
             Order::Greater => false,
             Order::Equal => a_ticket < b_ticket,
         }
     }
 
-    /// A job standing in the line starts from the least count (per unit of
-    /// weight) of the other jobs waiting: it cannot claim the slots of the time
-    /// it had nothing waiting.
-    fn lift(&mut self, job_id: &str, weight: u64) {
-        let least = self
+    /// A job standing in the line while none of its entries waits starts at the
+    /// line's virtual time at least: it cannot claim the slots of the time it had
+    /// nothing waiting. (A job already waiting keeps its tag: behind its share,
+    /// it is served first.)
+    fn lift(&mut self, job_id: &str) {
+        if self
             .waiting
             .values()
-            .filter(|waiting| waiting.job_id != job_id)
-            .map(|waiting| {
-                let served = self.served.get(&waiting.job_id).copied().unwrap_or(0);
-                (served, waiting.weight)
-            })
-            .min_by(|(a_served, a_weight), (b_served, b_weight)| {
-                (u128::from(*a_served) * u128::from(*b_weight))
-                    .cmp(&(u128::from(*b_served) * u128::from(*a_weight)))
-            });
-        let floor = least.map_or(0, |(served, least_weight)| {
-            (served * weight).div_ceil(least_weight)
-        });
-        let served = self.served.entry(job_id.to_string()).or_insert(0);
-        *served = (*served).max(floor);
+            .any(|waiting| waiting.job_id == job_id)
+        {
+            return;
+        }
+        let virtual_time = self.virtual_time;
+        let tag = self.tags.entry(job_id.to_string()).or_insert(0.0);
+        *tag = tag.max(virtual_time);
     }
 
-    /// Forgets the counts of jobs with nothing waiting once too many are kept.
+    /// `job_id` (of `weight`) took a slot: the line's virtual time is its tag,
+    /// and its tag moves on by 1 / weight.
+    fn served(&mut self, job_id: &str, weight: u64) {
+        let tag = self.tags.entry(job_id.to_string()).or_insert(0.0);
+        self.virtual_time = self.virtual_time.max(*tag);
+        *tag += 1.0 / weight as f64;
+    }
+
+    /// Forgets the tags of jobs with nothing waiting once too many are kept.
     fn forget_idle_jobs(&mut self) {
-        if self.served.len() > REMEMBERED_JOBS {
+        if self.tags.len() > REMEMBERED_JOBS {
             let waiting = &self.waiting;
-            self.served
+            self.tags
                 .retain(|job_id, _| waiting.values().any(|entry| &entry.job_id == job_id));
         }
     }
@@ -182,14 +187,14 @@ impl Place {
     /// place is dropped).
     pub fn took_slot(&self) {
         let mut state = self.line.lock();
-        let Some(job_id) = state
+        let Some((job_id, weight)) = state
             .waiting
             .get(&self.ticket)
-            .map(|waiting| waiting.job_id.clone())
+            .map(|waiting| (waiting.job_id.clone(), waiting.weight))
         else {
             return;
         };
-        *state.served.entry(job_id).or_insert(0) += 1;
+        state.served(&job_id, weight);
     }
 }
 
@@ -313,6 +318,23 @@ mod tests {
             .filter(|_| job_of[&next_served(&line, &mut places, &any)] == "heavy")
             .count();
         assert_eq!(heavy, 12, "three slots of four go to the job of weight 3");
+        // each job stands a new entry after every slot it takes (as its window is
+        // topped up): still three of four
+        let mut heavy = 0;
+        for _ in 0..40 {
+            let served = job_of[&next_served(&line, &mut places, &any)];
+            heavy += usize::from(served == "heavy");
+            let ticket = line.ticket();
+            let weight = if served == "heavy" { 3 } else { 1 };
+            let place = line.stand(ticket, served, weight);
+            place.needs(&any);
+            job_of.insert(ticket, served);
+            places.push(place);
+        }
+        assert_eq!(
+            heavy, 30,
+            "three slots of four while both keep entries waiting"
+        );
     }
 
     #[test]
@@ -343,8 +365,8 @@ mod tests {
             .collect();
         assert_eq!(
             order,
-            ["busy", "late", "busy", "late"],
-            "lifted to the busy job's count: they alternate, the late one does not take four in a row"
+            ["late", "busy", "late", "busy"],
+            "lifted to the line's virtual time: they alternate, the late one does not take four in a row"
         );
     }
 }

@@ -62,6 +62,7 @@ impl Driver {
                     context
                         .with_store_retry("finish job", || context.store.finish_job(job))
                         .await?;
+                    context.farm_load.forget();
                 }
                 Effect::Forget => {
                     context.forget_job(&job.job_id);
@@ -100,7 +101,7 @@ impl Driver {
         Ok(Some(PhaseEvent::DraftedAhead {
             candidates: ids,
             outstanding,
-            window: super::planning::queue_window(&self.context, job, outstanding).await,
+            window: super::planning::queue_window(&self.context, job).await,
         }))
     }
 }

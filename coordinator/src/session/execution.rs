@@ -11,14 +11,12 @@ use centroid_planner::job_events::EventData;
 use centroid_schemas::TaskContext;
 
 use super::Driver;
-use super::overlap::round_out;
 use super::planning::{farm_slots, queue_window};
 use super::transitions::{Best, PhaseEvent, Progress};
 use crate::artifacts;
 use crate::context::{Context, Interrupted};
 use crate::model::{
-    CandidateRecord, CandidateResult, CandidateStatus, Evaluation, EventKind, JobPhase, JobRecord,
-    now_ms,
+    CandidateRecord, CandidateResult, CandidateStatus, Evaluation, EventKind, JobRecord, now_ms,
 };
 use centroid_planner::evaluator;
 use centroid_planner::search::Journal;
@@ -28,7 +26,7 @@ impl Driver {
     pub(super) async fn progress(&self, job: &JobRecord) -> Result<Progress, Interrupted> {
         let context = &self.context;
         let finished = self.finished_ids(&job.job_id).await?;
-        let window = queue_window(context, job, own_out(job, &finished)).await;
+        let window = queue_window(context, job).await;
         let config = &context.config;
         let stall_limit_ms = job
             .options
@@ -299,17 +297,5 @@ fn evaluation_message(evaluation: &Evaluation) -> String {
             deck.deck, deck.violations
         ),
         None => verdict,
-    }
-}
-
-/// How many of the job's candidates are out (queued, no result): those of the
-/// round it runs, and of the iteration drafted ahead of it.
-fn own_out(job: &JobRecord, finished: &HashSet<String>) -> usize {
-    match &job.phase {
-        JobPhase::Executing(round)
-        | JobPhase::Evaluating(round)
-        | JobPhase::Signoff(round)
-        | JobPhase::JudgingSignoff(round) => round_out(round, finished),
-        _ => 0,
     }
 }

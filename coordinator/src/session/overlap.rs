@@ -11,8 +11,7 @@
 //!
 //! A round's candidates enter the queue a window at a time ([`top_up`]), so
 //! that jobs running at once share the slots: each job's window is its weighted
-//! share of what the farm's dispatchers read ahead, grown into what the other
-//! jobs leave unused ([`job_window`]).
+//! share of what the farm's dispatchers read ahead ([`job_window`]).
 
 use std::collections::HashSet;
 
@@ -37,20 +36,16 @@ pub(crate) fn overlap_next(job: &JobRecord, enabled: bool) -> bool {
 /// How many of a job's candidates may be out (queued, no result) at once.
 /// `farm_window` is what the dispatchers of the farm read ahead for all its live
 /// slots; the job's share of it is in proportion of its `weight` to the
-/// `active_weight` of every unfinished job (its own included), at least one;
-/// and what the other jobs leave of the farm's window unused (`others_out`
-/// of their candidates are out) is the job's too, so that slots never idle
-/// while one job has work. Alone on the farm, a job gets the whole window.
-pub(crate) fn job_window(
-    farm_window: usize,
-    weight: u32,
-    active_weight: u64,
-    others_out: usize,
-) -> usize {
+/// `active_weight` of every unfinished job (its own included), at least one.
+/// Alone on the farm, a job gets the whole window. (A share is not grown into
+/// what other jobs leave unused: a job topping up past its share puts a run of
+/// its candidates into the queue ahead of the others', which is the
+/// first-come-first-served sharing this replaces; a job between iterations
+/// leaves its share idle for the moments its evaluation takes.)
+pub(crate) fn job_window(farm_window: usize, weight: u32, active_weight: u64) -> usize {
     let weight = u64::from(weight.max(1));
     let active_weight = active_weight.max(weight);
-    let share = (farm_window as u64 * weight).div_ceil(active_weight) as usize;
-    share.max(farm_window.saturating_sub(others_out)).max(1)
+    ((farm_window as u64 * weight).div_ceil(active_weight) as usize).max(1)
 }
 
 /// The candidates of `round` still out (queued, no result), when the next
@@ -119,7 +114,7 @@ pub(crate) fn missing<'a>(round: &'a Round, finished: &HashSet<String>) -> Vec<&
 
 /// How many candidates of `round` (and of the iteration drafted ahead of it) are
 /// out: queued, no result.
-pub(crate) fn round_out(round: &Round, finished: &HashSet<String>) -> usize {
+fn round_out(round: &Round, finished: &HashSet<String>) -> usize {
     out(round.queued_candidates(), finished)
         + round
             .ahead
@@ -163,20 +158,18 @@ mod tests {
     }
 
     #[test]
-    fn a_job_s_window_is_its_weighted_share_grown_into_what_others_leave() {
-        // alone: the whole window, whatever is out
-        assert_eq!(job_window(40, 1, 1, 0), 40);
-        // six equal jobs, all busy: a sixth each (rounded up)
-        assert_eq!(job_window(40, 1, 6, 34), 7);
-        // priorities 3 and 1, the other job busy: three quarters
-        assert_eq!(job_window(40, 3, 4, 10), 30);
-        assert_eq!(job_window(40, 1, 4, 30), 10);
-        // the others leave most of the window unused: this job takes it
-        assert_eq!(job_window(40, 1, 6, 5), 35);
+    fn a_job_s_window_is_its_weighted_share() {
+        // alone: the whole window
+        assert_eq!(job_window(40, 1, 1), 40);
+        // six equal jobs: a sixth each (rounded up)
+        assert_eq!(job_window(40, 1, 6), 7);
+        // priorities 3 and 1: three quarters and a quarter
+        assert_eq!(job_window(40, 3, 4), 30);
+        assert_eq!(job_window(40, 1, 4), 10);
         // a farm without slots still lets one candidate in
-        assert_eq!(job_window(0, 1, 3, 0), 1);
-        // a weight sum that missed this job (read before it was stored)
-        assert_eq!(job_window(40, 2, 1, 40), 40);
+        assert_eq!(job_window(0, 1, 3), 1);
+        // a weight sum read before this job was stored
+        assert_eq!(job_window(40, 2, 1), 40);
     }
 
     #[test]

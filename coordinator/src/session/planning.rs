@@ -77,7 +77,7 @@ impl Driver {
                 self.drafted = candidates;
                 PhaseEvent::Drafted {
                     candidates: ids,
-                    window: queue_window(&self.context, job, 0).await,
+                    window: queue_window(&self.context, job).await,
                     now_ms: now_ms(),
                 }
             }
@@ -298,25 +298,25 @@ pub(super) enum Drafted {
     Failed(String),
 }
 
-/// How many candidates of one job may be out in the work queue at once (`own_out`
-/// of them are): its share ([`job_window`]) of what the dispatchers read ahead
-/// for all live slots of the farm, so that jobs running at once share the slots
-/// candidate by candidate in proportion to their weights, and a lone job keeps
-/// every slot busy. While the farm's load cannot be read the job counts as alone
-/// (the next look reads again).
-pub(super) async fn queue_window(context: &Context, job: &JobRecord, own_out: usize) -> usize {
+/// How many candidates of one job may be out in the work queue at once: its
+/// share ([`job_window`]) of what the dispatchers read ahead for all live slots
+/// of the farm, so that jobs running at once share the slots candidate by
+/// candidate in proportion to their weights, and a lone job keeps every slot
+/// busy. While the farm's load cannot be read the job counts as alone (the next
+/// look reads again).
+pub(super) async fn queue_window(context: &Context, job: &JobRecord) -> usize {
     let farm_window = (farm_slots(context).await * crate::dispatcher::ENTRIES_PER_SLOT
         + crate::dispatcher::EXTRA_ENTRIES)
         .max(1);
     let weight = job.options.weight();
-    let (active_weight, others_out) = match context.farm_load.read(context.store.as_ref()).await {
-        Ok(load) => (load.active_weight, load.out.saturating_sub(own_out)),
+    let active_weight = match context.farm_load.read(context.store.as_ref()).await {
+        Ok(load) => load.active_weight,
         Err(error) => {
             tracing::warn!(%error, "cannot read the farm's load; the job's window is the whole farm's for now");
-            (u64::from(weight), 0)
+            u64::from(weight)
         }
     };
-    job_window(farm_window, weight, active_weight, others_out)
+    job_window(farm_window, weight, active_weight)
 }
 
 /// The slots of the live workers — this coordinator's, else those the shared store

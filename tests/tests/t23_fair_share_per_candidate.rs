@@ -3,7 +3,10 @@
 //! job of priority 3 three times the slots of one of priority 1, and a small job
 //! submitted behind a 512-candidate iteration starts at once. Measured from the
 //! jobs' `CandidateDispatched` event times (the coordinator's clock), on a real
-//! coordinator, Redis and worker running `debug.sleep` candidates.
+//! coordinator, Redis and worker running `debug.sleep` candidates. (Weights share
+//! the slots: the priority test runs candidates long enough that the slots, not
+//! the coordinator's time per candidate on this 2-core machine, are what the
+//! jobs wait for.)
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -11,7 +14,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use centroid_proto::v1::JobEventKind;
 use centroid_tests::{Sandbox, kind, sleep_job};
 
-const SLOTS: u32 = 4;
+/// enough slots that each of six jobs keeps several candidates read ahead
+const SLOTS: u32 = 12;
 const SLEEP_MS: u64 = 100;
 
 /// The times (ms) of a job's dispatches, its first try of each candidate.
@@ -66,7 +70,7 @@ async fn six_jobs_submitted_together_share_every_second() {
     for _ in 0..6 {
         jobs.push(
             sandbox
-                .submit_example("ota5", sleep_job(48, 1, SLEEP_MS))
+                .submit_example("ota5", sleep_job(80, 1, SLEEP_MS))
                 .await,
         );
     }
@@ -94,11 +98,13 @@ async fn six_jobs_submitted_together_share_every_second() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_of_priority_three_gets_three_times_the_slots() {
+    // longer candidates on fewer slots: the slots, not the coordinator's time per
+    // candidate, are what the two jobs contend for
     let mut sandbox = Sandbox::start(&[]);
-    sandbox.add_worker("w1", SLOTS).await;
-    let mut light = sleep_job(60, 1, SLEEP_MS);
+    sandbox.add_worker("w1", 6).await;
+    let mut light = sleep_job(100, 1, 300);
     light.priority = 1;
-    let mut heavy = sleep_job(60, 1, SLEEP_MS);
+    let mut heavy = sleep_job(100, 1, 300);
     heavy.priority = 3;
     let jobs = vec![
         sandbox.submit_example("ota5", light).await,
