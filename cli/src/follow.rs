@@ -50,6 +50,10 @@ pub struct JobArgs {
     /// found no better one (default 1; a farm exploring a layout wants more).
     #[arg(long, value_name = "ITERATIONS")]
     pub patience: Option<u32>,
+    /// The job's weight in the share of the farm's slots while other jobs run
+    /// (1–100, default 1): slots are shared candidate by candidate in proportion.
+    #[arg(long, value_name = "WEIGHT", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub priority: Option<u32>,
 }
 
 /// `--planner`.
@@ -118,6 +122,7 @@ pub async fn submit_and_follow(
     options.signoff_deck = args.signoff_deck_name();
     options.planner = args.planner.as_str().to_owned();
     options.patience = args.patience.unwrap_or(0);
+    options.priority = args.priority.unwrap_or(0);
     let searched = Instant::now();
     let submitted = match jobs.submit(checked.submit_request(name, options)).await {
         Ok(submitted) => submitted,

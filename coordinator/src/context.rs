@@ -20,6 +20,7 @@ use centroid_runtime::event_types;
 
 use crate::config::CoordinatorConfig;
 use crate::error::StoreError;
+use crate::farm_load::FarmLoad;
 use crate::metrics::CoordinatorMetrics;
 use crate::model::{EventKind, EventRecord, JobInputs, JobRecord, Notice, now_ms};
 use crate::planner::PlannerFactory;
@@ -73,6 +74,8 @@ pub(crate) struct Context {
     pub metrics: CoordinatorMetrics,
     /// the long-term memory (cases, failure patterns), when there is one
     pub memory: Option<Arc<dyn CaseMemory>>,
+    /// what every job has out, as the drivers share the slots by it
+    pub farm_load: FarmLoad,
 }
 
 impl Context {
@@ -104,6 +107,7 @@ impl Context {
             shutdown: watch::Sender::new(false),
             metrics: CoordinatorMetrics::new(),
             memory,
+            farm_load: FarmLoad::default(),
         }
     }
 

@@ -182,6 +182,8 @@ impl Coordinator {
         }
         job.owner = owner;
         self.context.store.create_job(&job, &inputs).await?;
+        // the running jobs' shares change now, not at the next reading
+        self.context.farm_load.forget();
         self.context
             .report(
                 &job,

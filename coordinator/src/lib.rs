@@ -12,6 +12,7 @@ pub mod coordinator;
 pub(crate) mod dispatcher;
 pub mod drafting;
 pub mod error;
+pub(crate) mod farm_load;
 pub mod heap_trim;
 pub mod llm;
 pub mod memory;

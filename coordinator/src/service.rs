@@ -211,6 +211,7 @@ impl Jobs for CoordinatorService {
                     signoff_deck: options.signoff_deck,
                     planner: options.planner,
                     patience: options.patience,
+                    priority: options.priority,
                     trace_id,
                     owner: Some(principal.name.to_string()),
                 },

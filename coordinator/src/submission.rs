@@ -26,12 +26,18 @@ pub struct SubmitOptions {
     pub planner: String,
     /// iterations without a better candidate before a passed search ends (0 = 1)
     pub patience: u32,
+    /// the job's weight in the share of the slots (0 = 1, at most [`MAX_PRIORITY`])
+    pub priority: u32,
     /// the submitter's trace id (from its `traceparent`); empty = a fresh one
     pub trace_id: String,
     /// the submitting principal's name, kept as the job's owner (`None`: no owner,
     /// the job is for admins only)
     pub owner: Option<String>,
 }
+
+/// The highest priority a job may ask for: a job of priority 100 gets a hundred
+/// times the slots of a job of priority 1 while both run.
+pub const MAX_PRIORITY: u32 = 100;
 
 #[derive(Debug, Clone)]
 pub struct Submitted {
@@ -108,6 +114,12 @@ pub(crate) fn job_options(
             "sleep_ms above one hour".into(),
         ));
     }
+    if options.priority > MAX_PRIORITY {
+        return Err(CoordinatorError::InvalidOptions(format!(
+            "priority {}: expected 1–{MAX_PRIORITY} (0 = 1)",
+            options.priority
+        )));
+    }
     Ok(JobOptions {
         candidates_per_iteration: width,
         max_iterations: match options.max_iterations {
@@ -128,5 +140,6 @@ pub(crate) fn job_options(
             planner => planner.to_string(),
         },
         patience: options.patience.max(1),
+        priority: options.priority.max(1),
     })
 }

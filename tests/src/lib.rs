@@ -338,6 +338,7 @@ pub fn small_job(candidates: u32, iterations: u32, seed: u64) -> JobOptions {
         signoff_deck: String::new(),
         planner: String::new(),
         patience: 0,
+        priority: 0,
     }
 }
 
@@ -355,6 +356,7 @@ pub fn sleep_job(candidates: u32, iterations: u32, sleep_ms: u64) -> JobOptions 
         signoff_deck: String::new(),
         planner: String::new(),
         patience: 0,
+        priority: 0,
     }
 }
 

@@ -25,6 +25,7 @@ fn job(job_id: &str, created_ms: u64) -> JobRecord {
         signoff_deck: String::new(),
         planner: String::new(),
         patience: 0,
+        priority: 1,
     };
     JobRecord::new(job_id.into(), "t".into(), options, created_ms)
 }

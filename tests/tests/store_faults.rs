@@ -91,6 +91,9 @@ impl JobRecords for FaultyStore {
     async fn active_jobs(&self) -> StoreResult<Vec<String>> {
         self.inner.active_jobs().await
     }
+    async fn active_weight(&self) -> StoreResult<u64> {
+        self.inner.active_weight().await
+    }
     async fn request_cancel(&self, job_id: &str, reason: &str) -> StoreResult<()> {
         self.inner.request_cancel(job_id, reason).await
     }

@@ -218,7 +218,9 @@ impl<'a> CandidateRun<'a> {
         let mut no_worker_since: Option<Instant> = None;
         let place = match self.place.take() {
             Some(place) => place,
-            None => self.line.stand(self.ticket),
+            None => self
+                .line
+                .stand(self.ticket, &self.entry.job_id, self.entry.weight),
         };
         place.needs(&self.candidate.required_skills);
         loop {
@@ -234,6 +236,7 @@ impl<'a> CandidateRun<'a> {
                 &self.avoided,
                 |worker_skills| self.line.is_turn_of(self.ticket, worker_skills),
             ) {
+                place.took_slot();
                 return Ok(slot);
             }
             if context.registry.alive_slots() == 0 {

@@ -32,7 +32,7 @@ use slot_line::{Place, SlotLine};
 
 /// Queue entries this coordinator holds per live slot (waiting ones included),
 /// plus a few: enough to keep every slot busy while results are recorded.
-pub(crate) const ENTRIES_PER_SLOT: usize = 2;
+pub(crate) const ENTRIES_PER_SLOT: usize = 3;
 pub(crate) const EXTRA_ENTRIES: usize = 4;
 
 /// What this coordinator is working on, by queue entry id.
@@ -233,8 +233,8 @@ async fn dispatch_loop(context: Arc<Context>, in_flight: InFlight, line: Arc<Slo
             }
             for entry in entries.into_iter().filter(|entry| in_flight.take_on(entry)) {
                 started += 1;
-                // slots go to waiting entries in the order they were read
-                let place = line.stand(line.ticket());
+                // slots go to waiting entries job by job, in the order each job's were read
+                let place = line.stand(line.ticket(), &entry.job_id, entry.weight);
                 let span = tracing::info_span!(
                     "candidate",
                     session_id = %entry.job_id,

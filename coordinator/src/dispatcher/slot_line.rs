@@ -1,33 +1,61 @@
-//! The line of queue entries waiting for a worker slot, served in the order the
-//! dispatcher read them.
+//! The line of queue entries waiting for a worker slot: shared between the jobs
+//! candidate by candidate, in proportion to their weights, and within a job in the
+//! order the dispatcher read its entries.
 //!
 //! The dispatcher reads a window of entries ahead (a few per slot) and runs each in
 //! its own task. When a slot frees, every waiting task wakes; without a line the
-//! task that happened to run first took the slot, and the queue's order — an older
-//! job before a newer one, an iteration's longest-looking candidates first — was
-//! lost. Each entry takes a ticket and stands in the line when it is read; a slot
-//! goes to the earliest waiting entry that can use it: a later entry passes a
-//! worker by while an earlier one could run there (the worker has its skills — an
-//! entry whose candidate is still being read could run anywhere). An entry leaves
-//! the line with its slot, and stands in it again with its ticket when it waits for
+//! task that happened to run first took the slot, and the queue's order was lost.
+//! Each entry takes a ticket when it is read and stands in the line with its job
+//! and the job's weight. A slot goes to the first waiting entry that can use it,
+//! "first" by start-time fair queueing: the entry whose job has had the fewest
+//! slots per unit of weight (its virtual time; a job standing in the line with
+//! nothing waiting is lifted to the line's virtual time, so it cannot bank slots
+//! while it has nothing to run), and among equals the earliest ticket — so within one job the
+//! queue's order (an iteration's longest-looking candidates first) is the order
+//! its candidates start in, and a job submitted behind a long iteration gets the
+//! next free slot. A later entry passes a worker by while an earlier one could run
+//! there (the worker has its skills — an entry whose candidate is still being read
+//! could run anywhere). An entry leaves the line with its slot ([`Place::took_slot`]
+//! counts it for its job), and stands in it again with its ticket when it waits for
 //! a slot after a failed try (not while it backs off). A worker the earlier entry
 //! only avoids (it failed there) still counts as one it could use — avoiding is a
 //! preference, and it takes that worker when nothing else qualifies.
 
-use std::collections::BTreeMap;
+use std::cmp::Ordering as Order;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
 
+/// Jobs whose virtual times are kept once no entry of theirs waits, before the
+/// line forgets them (a job standing again is lifted to the line's anyway).
+const REMEMBERED_JOBS: usize = 1024;
+
 #[derive(Default)]
 pub struct SlotLine {
-    /// waiting tickets and the skills each one's candidate needs (`None`: not read
-    /// yet, it could run anywhere)
-    waiting: Mutex<BTreeMap<u64, Option<Vec<String>>>>,
+    state: Mutex<LineState>,
     next_ticket: AtomicU64,
     /// notified when an entry leaves the line: a later one may be next
     pub turn_changed: Notify,
+}
+
+#[derive(Default)]
+struct LineState {
+    waiting: BTreeMap<u64, Waiting>,
+    /// each job's virtual time: the slots it took, each counting 1 / its weight
+    tags: HashMap<String, f64>,
+    /// the virtual time of the line: the tag of the job that took the last slot
+    /// when it took it (start-time fair queueing)
+    virtual_time: f64,
+}
+
+/// An entry standing in the line.
+struct Waiting {
+    job_id: String,
+    weight: u64,
+    /// the skills its candidate needs (`None`: not read yet, it could run anywhere)
+    required: Option<Vec<String>>,
 }
 
 /// An entry's place in the line; leaving it (drop) lets the next ones in.
@@ -42,10 +70,20 @@ impl SlotLine {
         self.next_ticket.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Stands `ticket` in the line until the place is dropped; what its candidate
-    /// needs is told later ([`Place::needs`]).
-    pub fn stand(self: &Arc<Self>, ticket: u64) -> Place {
-        self.lock().insert(ticket, None);
+    /// Stands `ticket` of job `job_id` (of `weight`) in the line until the place
+    /// is dropped; what its candidate needs is told later ([`Place::needs`]).
+    pub fn stand(self: &Arc<Self>, ticket: u64, job_id: &str, weight: u32) -> Place {
+        let mut state = self.lock();
+        let weight = u64::from(weight.max(1));
+        state.lift(job_id);
+        state.waiting.insert(
+            ticket,
+            Waiting {
+                job_id: job_id.to_string(),
+                weight,
+                required: None,
+            },
+        );
         Place {
             line: self.clone(),
             ticket,
@@ -53,11 +91,19 @@ impl SlotLine {
     }
 
     /// Whether a slot on a worker offering `worker_skills` is `ticket`'s to take: no
-    /// earlier entry in the line could run there.
+    /// entry before it in the line could run there.
     pub fn is_turn_of(&self, ticket: u64, worker_skills: &[String]) -> bool {
-        self.lock()
-            .range(..ticket)
-            .all(|(_, required)| match required {
+        let state = self.lock();
+        let mine = state.waiting.get(&ticket);
+        state
+            .waiting
+            .iter()
+            .filter(|(other, waiting)| match mine {
+                Some(mine) => **other != ticket && state.before((**other, waiting), (ticket, mine)),
+                // not standing (yet): the entries read before it come first
+                None => **other < ticket,
+            })
+            .all(|(_, waiting)| match &waiting.required {
                 None => false,
                 Some(required) => !required
                     .iter()
@@ -65,8 +111,58 @@ impl SlotLine {
             })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Option<Vec<String>>>> {
-        self.waiting.lock().expect("slot line lock")
+    fn lock(&self) -> std::sync::MutexGuard<'_, LineState> {
+        self.state.lock().expect("slot line lock")
+    }
+}
+
+impl LineState {
+    fn tag(&self, job_id: &str) -> f64 {
+        self.tags.get(job_id).copied().unwrap_or(0.0)
+    }
+
+    /// Whether entry `a` comes before entry `b`: its job has had fewer slots per
+    /// unit of weight (a smaller virtual time), or as many and it was read earlier.
+    fn before(&self, (a_ticket, a): (u64, &Waiting), (b_ticket, b): (u64, &Waiting)) -> bool {
+        match self.tag(&a.job_id).total_cmp(&self.tag(&b.job_id)) {
+            Order::Less => true,
+            Order::Greater => false,
+            Order::Equal => a_ticket < b_ticket,
+        }
+    }
+
+    /// A job standing in the line while none of its entries waits starts at the
+    /// line's virtual time at least: it cannot claim the slots of the time it had
+    /// nothing waiting. (A job already waiting keeps its tag: behind its share,
+    /// it is served first.)
+    fn lift(&mut self, job_id: &str) {
+        if self
+            .waiting
+            .values()
+            .any(|waiting| waiting.job_id == job_id)
+        {
+            return;
+        }
+        let virtual_time = self.virtual_time;
+        let tag = self.tags.entry(job_id.to_string()).or_insert(0.0);
+        *tag = tag.max(virtual_time);
+    }
+
+    /// `job_id` (of `weight`) took a slot: the line's virtual time is its tag,
+    /// and its tag moves on by 1 / weight.
+    fn served(&mut self, job_id: &str, weight: u64) {
+        let tag = self.tags.entry(job_id.to_string()).or_insert(0.0);
+        self.virtual_time = self.virtual_time.max(*tag);
+        *tag += 1.0 / weight as f64;
+    }
+
+    /// Forgets the tags of jobs with nothing waiting once too many are kept.
+    fn forget_idle_jobs(&mut self) {
+        if self.tags.len() > REMEMBERED_JOBS {
+            let waiting = &self.waiting;
+            self.tags
+                .retain(|job_id, _| waiting.values().any(|entry| &entry.job_id == job_id));
+        }
     }
 }
 
@@ -81,16 +177,34 @@ impl Place {
 
     /// The skills the entry's candidate needs, once read.
     pub fn needs(&self, required_skills: &[String]) {
-        self.line
-            .lock()
-            .insert(self.ticket, Some(required_skills.to_vec()));
+        if let Some(waiting) = self.line.lock().waiting.get_mut(&self.ticket) {
+            waiting.required = Some(required_skills.to_vec());
+        }
         self.line.turn_changed.notify_waiters();
+    }
+
+    /// The entry took a slot: counted for its job (it leaves the line when the
+    /// place is dropped).
+    pub fn took_slot(&self) {
+        let mut state = self.line.lock();
+        let Some((job_id, weight)) = state
+            .waiting
+            .get(&self.ticket)
+            .map(|waiting| (waiting.job_id.clone(), waiting.weight))
+        else {
+            return;
+        };
+        state.served(&job_id, weight);
     }
 }
 
 impl Drop for Place {
     fn drop(&mut self) {
-        self.line.lock().remove(&self.ticket);
+        {
+            let mut state = self.line.lock();
+            state.waiting.remove(&self.ticket);
+            state.forget_idle_jobs();
+        }
         self.line.turn_changed.notify_waiters();
     }
 }
@@ -113,9 +227,9 @@ mod tests {
         );
         let drc = skills(&["tech.load", "drc.run"]);
         let full = skills(&["tech.load", "drc.run", "signoff.run"]);
-        let first_place = line.stand(first);
-        let second_place = line.stand(second);
-        let third_place = line.stand(third);
+        let first_place = line.stand(first, "j", 1);
+        let second_place = line.stand(second, "j", 1);
+        let third_place = line.stand(third, "j", 1);
         second_place.needs(&skills(&["drc.run"]));
         third_place.needs(&skills(&["drc.run"]));
         assert!(
@@ -140,10 +254,119 @@ mod tests {
             "the earlier ones left the line"
         );
         drop(third_place);
-        assert!(line.lock().is_empty());
+        assert!(line.lock().waiting.is_empty());
         // a later wait (after a failed try) stands with the same ticket again
-        let again = line.stand(first);
+        let again = line.stand(first, "j", 1);
         assert_eq!(again.ticket(), first);
         assert!(!line.is_turn_of(third, &drc));
+    }
+
+    /// Takes the next slot for a worker offering `offered`: the waiting entry whose
+    /// turn it is, counted and removed from the line.
+    fn next_served(line: &Arc<SlotLine>, places: &mut Vec<Place>, offered: &[String]) -> u64 {
+        let index = places
+            .iter()
+            .position(|place| line.is_turn_of(place.ticket(), offered))
+            .expect("someone's turn");
+        let place = places.remove(index);
+        place.took_slot();
+        place.ticket()
+    }
+
+    #[test]
+    fn slots_are_shared_between_jobs_candidate_by_candidate() {
+        let line = Arc::new(SlotLine::default());
+        let any = skills(&["tech.load"]);
+        let mut places = Vec::new();
+        let mut job_of = HashMap::new();
+        // a large job read first (8 entries), then a small one (2) behind it
+        for (job_id, count) in [("large", 8), ("small", 2)] {
+            for _ in 0..count {
+                let ticket = line.ticket();
+                let place = line.stand(ticket, job_id, 1);
+                place.needs(&any);
+                job_of.insert(ticket, job_id);
+                places.push(place);
+            }
+        }
+        let order: Vec<&str> = (0..6)
+            .map(|_| job_of[&next_served(&line, &mut places, &any)])
+            .collect();
+        assert_eq!(
+            order,
+            ["large", "small", "large", "small", "large", "large"],
+            "the small job starts at the second slot, not after the large one's eight"
+        );
+    }
+
+    #[test]
+    fn a_heavier_job_gets_slots_in_proportion_to_its_weight() {
+        let line = Arc::new(SlotLine::default());
+        let any = skills(&["tech.load"]);
+        let mut places = Vec::new();
+        let mut job_of = HashMap::new();
+        for (job_id, weight) in [("light", 1), ("heavy", 3)] {
+            for _ in 0..20 {
+                let ticket = line.ticket();
+                let place = line.stand(ticket, job_id, weight);
+                place.needs(&any);
+                job_of.insert(ticket, job_id);
+                places.push(place);
+            }
+        }
+        let heavy = (0..16)
+            .filter(|_| job_of[&next_served(&line, &mut places, &any)] == "heavy")
+            .count();
+        assert_eq!(heavy, 12, "three slots of four go to the job of weight 3");
+        // each job stands a new entry after every slot it takes (as its window is
+        // topped up): still three of four
+        let mut heavy = 0;
+        for _ in 0..40 {
+            let served = job_of[&next_served(&line, &mut places, &any)];
+            heavy += usize::from(served == "heavy");
+            let ticket = line.ticket();
+            let weight = if served == "heavy" { 3 } else { 1 };
+            let place = line.stand(ticket, served, weight);
+            place.needs(&any);
+            job_of.insert(ticket, served);
+            places.push(place);
+        }
+        assert_eq!(
+            heavy, 30,
+            "three slots of four while both keep entries waiting"
+        );
+    }
+
+    #[test]
+    fn a_job_returning_to_the_line_cannot_claim_the_slots_it_did_not_use() {
+        let line = Arc::new(SlotLine::default());
+        let any = skills(&["tech.load"]);
+        let mut places = Vec::new();
+        let mut job_of = HashMap::new();
+        let mut stand = |places: &mut Vec<Place>, job_id: &'static str| {
+            let ticket = line.ticket();
+            let place = line.stand(ticket, job_id, 1);
+            place.needs(&any);
+            job_of.insert(ticket, job_id);
+            places.push(place);
+        };
+        for _ in 0..10 {
+            stand(&mut places, "busy");
+        }
+        for _ in 0..6 {
+            next_served(&line, &mut places, &any);
+        }
+        // a job that had nothing waiting while "busy" took six slots
+        for _ in 0..4 {
+            stand(&mut places, "late");
+        }
+        let order: Vec<&str> = (0..4)
+            .map(|_| job_of[&next_served(&line, &mut places, &any)])
+            .collect();
+        assert_eq!(
+            order,
+            ["late", "busy", "late", "busy"],
+            "lifted to the line's virtual time: they alternate, the late one does not take four in a row"
+        );
     }
 }

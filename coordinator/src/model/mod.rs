@@ -42,6 +42,16 @@ pub struct JobOptions {
     /// search ends (0 counts as 1)
     #[serde(default)]
     pub patience: u32,
+    /// the job's weight in the share of the slots among running jobs (0 counts as 1)
+    #[serde(default)]
+    pub priority: u32,
+}
+
+impl JobOptions {
+    /// The job's weight in the share of the slots: its priority, at least 1.
+    pub fn weight(&self) -> u32 {
+        self.priority.max(1)
+    }
 }
 
 /// The three input files as text, kept so that a restarted coordinator can parse them again,
@@ -334,6 +344,9 @@ pub struct QueueEntry {
     pub entry_id: String,
     pub job_id: String,
     pub candidate_id: String,
+    /// the job's weight in the share of the slots (entries written before weights
+    /// existed read as 1)
+    pub weight: u32,
 }
 
 pub fn now_ms() -> u64 {

@@ -67,6 +67,7 @@ impl Driver {
                     context
                         .with_store_retry("finish job", || context.store.finish_job(job))
                         .await?;
+                    context.farm_load.forget();
                 }
                 Effect::Forget => {
                     context.forget_job(&job.job_id);
@@ -111,7 +112,7 @@ impl Driver {
         Ok(Some(PhaseEvent::DraftedAhead {
             candidates: ids,
             outstanding,
-            window: super::planning::queue_window(&self.context).await,
+            window: super::planning::queue_window(&self.context, job).await,
         }))
     }
 }

@@ -26,6 +26,7 @@ impl Driver {
     pub(super) async fn progress(&self, job: &JobRecord) -> Result<Progress, Interrupted> {
         let context = &self.context;
         let finished = self.finished_ids(&job.job_id).await?;
+        let window = queue_window(context, job).await;
         let config = &context.config;
         let stall_limit_ms = job
             .options
@@ -36,7 +37,7 @@ impl Driver {
         Ok(Progress {
             finished,
             farm_slots: farm_slots(context).await,
-            window: queue_window(context).await,
+            window,
             now_ms: now_ms(),
             stall_limit_ms,
         })

@@ -10,7 +10,8 @@
 //! cannot end after k, so an iteration drafted ahead always runs.
 //!
 //! A round's candidates enter the queue a window at a time ([`top_up`]), so
-//! that jobs running at once share the slots.
+//! that jobs running at once share the slots: each job's window is its weighted
+//! share of what the farm's dispatchers read ahead ([`job_window`]).
 
 use std::collections::HashSet;
 
@@ -30,6 +31,21 @@ pub(crate) fn overlap_next(job: &JobRecord, enabled: bool) -> bool {
         && job.iteration >= 1
         && job.iteration + 1 < options.max_iterations
         && !(job.best_passed && job.stale_iterations + 1 >= options.patience.max(1))
+}
+
+/// How many of a job's candidates may be out (queued, no result) at once.
+/// `farm_window` is what the dispatchers of the farm read ahead for all its live
+/// slots; the job's share of it is in proportion of its `weight` to the
+/// `active_weight` of every unfinished job (its own included), at least one.
+/// Alone on the farm, a job gets the whole window. (A share is not grown into
+/// what other jobs leave unused: a job topping up past its share puts a run of
+/// its candidates into the queue ahead of the others', which is the
+/// first-come-first-served sharing this replaces; a job between iterations
+/// leaves its share idle for the moments its evaluation takes.)
+pub(crate) fn job_window(farm_window: usize, weight: u32, active_weight: u64) -> usize {
+    let weight = u64::from(weight.max(1));
+    let active_weight = active_weight.max(weight);
+    ((farm_window as u64 * weight).div_ceil(active_weight) as usize).max(1)
 }
 
 /// The candidates of `round` still out (queued, no result), when the next
@@ -70,11 +86,7 @@ pub(crate) fn top_up(
     if round.all_queued() && ahead_all_queued {
         return None;
     }
-    let outstanding = out(round.queued_candidates(), finished)
-        + round
-            .ahead
-            .as_ref()
-            .map_or(0, |ahead| out(ahead.queued_candidates(), finished));
+    let outstanding = round_out(round, finished);
     if outstanding >= window {
         return None;
     }
@@ -98,6 +110,16 @@ pub(crate) fn missing<'a>(round: &'a Round, finished: &HashSet<String>) -> Vec<&
         .iter()
         .filter(|candidate_id| !finished.contains(*candidate_id))
         .collect()
+}
+
+/// How many candidates of `round` (and of the iteration drafted ahead of it) are
+/// out: queued, no result.
+fn round_out(round: &Round, finished: &HashSet<String>) -> usize {
+    out(round.queued_candidates(), finished)
+        + round
+            .ahead
+            .as_ref()
+            .map_or(0, |ahead| out(ahead.queued_candidates(), finished))
 }
 
 /// How many of `ids` have no result.
@@ -124,6 +146,7 @@ mod tests {
             signoff_deck: String::new(),
             planner: String::new(),
             patience,
+            priority: 1,
         };
         let mut job = JobRecord::new("j".into(), "j".into(), options, 0);
         job.iteration = iteration;
@@ -132,6 +155,21 @@ mod tests {
 
     fn ids(names: &[&str]) -> Vec<String> {
         names.iter().map(|name| name.to_string()).collect()
+    }
+
+    #[test]
+    fn a_job_s_window_is_its_weighted_share() {
+        // alone: the whole window
+        assert_eq!(job_window(40, 1, 1), 40);
+        // six equal jobs: a sixth each (rounded up)
+        assert_eq!(job_window(40, 1, 6), 7);
+        // priorities 3 and 1: three quarters and a quarter
+        assert_eq!(job_window(40, 3, 4), 30);
+        assert_eq!(job_window(40, 1, 4), 10);
+        // a farm without slots still lets one candidate in
+        assert_eq!(job_window(0, 1, 3), 1);
+        // a weight sum read before this job was stored
+        assert_eq!(job_window(40, 2, 1), 40);
     }
 
     #[test]

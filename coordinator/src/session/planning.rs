@@ -10,6 +10,7 @@ use centroid_schemas::TaskContext;
 use serde_json::Value;
 
 use super::Driver;
+use super::overlap::job_window;
 use super::transitions::PhaseEvent;
 use crate::context::{Context, Interrupted};
 use crate::drafting::draft_iteration;
@@ -76,7 +77,7 @@ impl Driver {
                 self.drafted = candidates;
                 PhaseEvent::Drafted {
                     candidates: ids,
-                    window: queue_window(&self.context).await,
+                    window: queue_window(&self.context, job).await,
                     now_ms: now_ms(),
                 }
             }
@@ -298,14 +299,25 @@ pub(super) enum Drafted {
     Failed(String),
 }
 
-/// How many candidates of one job may wait in the work queue at once: what the
-/// dispatchers read ahead for all live slots of the farm, so a lone job keeps every
-/// slot busy while another job's candidates get in line behind a window, not
-/// behind the whole iteration.
-pub(super) async fn queue_window(context: &Context) -> usize {
-    (farm_slots(context).await * crate::dispatcher::ENTRIES_PER_SLOT
+/// How many candidates of one job may be out in the work queue at once: its
+/// share ([`job_window`]) of what the dispatchers read ahead for all live slots
+/// of the farm, so that jobs running at once share the slots candidate by
+/// candidate in proportion to their weights, and a lone job keeps every slot
+/// busy. While the farm's load cannot be read the job counts as alone (the next
+/// look reads again).
+pub(super) async fn queue_window(context: &Context, job: &JobRecord) -> usize {
+    let farm_window = (farm_slots(context).await * crate::dispatcher::ENTRIES_PER_SLOT
         + crate::dispatcher::EXTRA_ENTRIES)
-        .max(1)
+        .max(1);
+    let weight = job.options.weight();
+    let active_weight = match context.farm_load.read(context.store.as_ref()).await {
+        Ok(load) => load.active_weight,
+        Err(error) => {
+            tracing::warn!(%error, "cannot read the farm's load; the job's window is the whole farm's for now");
+            u64::from(weight)
+        }
+    };
+    job_window(farm_window, weight, active_weight)
 }
 
 /// The slots of the live workers — this coordinator's, else those the shared store

@@ -37,6 +37,9 @@ pub trait JobRecords: Send + Sync + 'static {
     async fn list_jobs(&self, limit: usize) -> StoreResult<Vec<JobRecord>>;
     /// Ids of the jobs not finished yet (a restarted coordinator resumes them).
     async fn active_jobs(&self) -> StoreResult<Vec<String>>;
+    /// The sum of the weights ([`JobOptions::weight`](crate::model::JobOptions::weight))
+    /// of the jobs not finished yet: what a job's share of the slots is a part of.
+    async fn active_weight(&self) -> StoreResult<u64>;
     /// Records a cancellation request apart from the job record (which the job's
     /// driver rewrites on every transition, so a flag in it could be overwritten).
     async fn request_cancel(&self, job_id: &str, reason: &str) -> StoreResult<()>;

@@ -70,6 +70,20 @@ impl JobRecords for InProcessStore {
         Ok(active)
     }
 
+    async fn active_weight(&self) -> StoreResult<u64> {
+        let inner = self.lock();
+        Ok(inner
+            .active
+            .iter()
+            .map(|job_id| {
+                inner
+                    .jobs
+                    .get(job_id)
+                    .map_or(1, |job| u64::from(job.options.weight()))
+            })
+            .sum())
+    }
+
     async fn request_cancel(&self, job_id: &str, reason: &str) -> StoreResult<()> {
         self.lock()
             .cancels
@@ -136,6 +150,7 @@ impl JobRecords for InProcessStore {
                 entry_id: inner.next_entry.to_string(),
                 job_id: job.job_id.clone(),
                 candidate_id: candidate.candidate_id.clone(),
+                weight: job.options.weight(),
             };
             inner.queue.push_back(entry);
         }

@@ -80,5 +80,10 @@ pub(super) fn queue_entry(id: String, fields: &HashMap<String, String>) -> Optio
         entry_id: id,
         job_id: fields.get("job")?.clone(),
         candidate_id: fields.get("candidate")?.clone(),
+        weight: fields
+            .get("weight")
+            .and_then(|weight| weight.parse::<u32>().ok())
+            .unwrap_or(1)
+            .max(1),
     })
 }

@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | `P:jobs` | sorted set | job id → created_ms (listing; trimmed to `max_jobs`) |
 //! | `P:jobs:active` | set | ids of unfinished jobs (a restarted coordinator resumes them) |
+//! | `P:jobs:weights` | hash | unfinished job id → its weight in the share of the slots |
 //! | `P:job:{id}` | string | the job record (JSON) |
 //! | `P:job:{id}:inputs` | string | the three input files (JSON) |
 //! | `P:job:{id}:cancel` | string | the cancellation reason, once requested |
@@ -18,7 +19,7 @@
 //! | `P:job:{id}:artifact_index` | hash | `{candidate}/{name}` → metadata (JSON) |
 //! | `P:workers` | set | ids of published worker cards (stale ids dropped on read) |
 //! | `P:worker:{id}` | string | a live worker's card (skills, schemas, address), PX = heartbeat timeout |
-//! | `P:queue` | stream | candidate entries {job, candidate}; consumer group `dispatch` (MAXLEN ~ `max_queue`) |
+//! | `P:queue` | stream | candidate entries {job, candidate, weight}; consumer group `dispatch` (MAXLEN ~ `max_queue`) |
 //! | `P:queue:dead` | stream | dead-lettered entries {job, candidate, reason} (MAXLEN ~ `max_dead`) |
 //!
 //! Every `P:job:{id}*` key gets a TTL (`job_ttl`) refreshed on each write.

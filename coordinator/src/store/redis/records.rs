@@ -75,6 +75,11 @@ impl JobRecords for RedisStore {
             .arg(self.key("jobs:active"))
             .arg(&job.job_id)
             .ignore();
+        pipe.cmd("HSET")
+            .arg(self.key("jobs:weights"))
+            .arg(&job.job_id)
+            .arg(job.options.weight())
+            .ignore();
         self.touch_job_keys(&mut pipe, &job.job_id).await;
         pipe.query_async::<()>(&mut self.conn()).await?;
         Ok(())
@@ -128,6 +133,21 @@ impl JobRecords for RedisStore {
         let mut ids: Vec<String> = self.conn().smembers(self.key("jobs:active")).await?;
         ids.sort();
         Ok(ids)
+    }
+
+    async fn active_weight(&self) -> StoreResult<u64> {
+        let (active, weights): (Vec<String>, HashMap<String, u64>) = redis::pipe()
+            .cmd("SMEMBERS")
+            .arg(self.key("jobs:active"))
+            .cmd("HGETALL")
+            .arg(self.key("jobs:weights"))
+            .query_async(&mut self.conn())
+            .await?;
+        // a job submitted before weights were kept counts as 1
+        Ok(active
+            .iter()
+            .map(|job_id| weights.get(job_id).copied().unwrap_or(1).max(1))
+            .sum())
     }
 
     async fn request_cancel(&self, job_id: &str, reason: &str) -> StoreResult<()> {
@@ -188,6 +208,10 @@ impl JobRecords for RedisStore {
             .arg(self.key("jobs:active"))
             .arg(&job.job_id)
             .ignore();
+        pipe.cmd("HDEL")
+            .arg(self.key("jobs:weights"))
+            .arg(&job.job_id)
+            .ignore();
         self.touch_job_keys(&mut pipe, &job.job_id).await;
         pipe.query_async::<()>(&mut self.conn()).await?;
         Ok(())
@@ -220,6 +244,8 @@ impl JobRecords for RedisStore {
                 .arg(&job.job_id)
                 .arg("candidate")
                 .arg(&candidate.candidate_id)
+                .arg("weight")
+                .arg(job.options.weight())
                 .ignore();
         }
         pipe.cmd("SET")

@@ -20,6 +20,7 @@ pub(super) fn options() -> JobOptions {
         signoff_deck: String::new(),
         planner: String::new(),
         patience: 2,
+        priority: 1,
     }
 }
 
