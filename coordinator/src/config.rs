@@ -235,6 +235,11 @@ impl CoordinatorConfig {
         Duration::from_millis(self.lease_timeout_ms)
     }
 
+    /// The Redis URL as logs may show it: a password in it replaced by `***`.
+    pub fn redis_for_logs(&self) -> String {
+        redact_url_password(&self.redis)
+    }
+
     pub fn consumer_name(&self) -> String {
         self.consumer.clone().unwrap_or_else(|| {
             let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -242,6 +247,30 @@ impl CoordinatorConfig {
                 .unwrap_or_else(|_| "localhost".into());
             format!("coordinator-{host}")
         })
+    }
+}
+
+/// `url` with the password of its user information (`scheme://user:password@host`,
+/// `redis://:password@host`) replaced by `***`; anything else unchanged.
+fn redact_url_password(url: &str) -> String {
+    let Some(scheme_end) = url.find("://").map(|index| index + 3) else {
+        return url.to_string();
+    };
+    let authority_end = url[scheme_end..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |index| scheme_end + index);
+    let Some(at) = url[scheme_end..authority_end]
+        .rfind('@')
+        .map(|index| scheme_end + index)
+    else {
+        return url.to_string();
+    };
+    match url[scheme_end..at]
+        .find(':')
+        .map(|index| scheme_end + index)
+    {
+        Some(colon) => format!("{}:***{}", &url[..colon], &url[at..]),
+        None => url.to_string(),
     }
 }
 
@@ -268,6 +297,26 @@ mod tests {
     use centroid_runtime::LogFormat;
 
     use super::*;
+
+    #[test]
+    fn a_password_in_the_redis_url_never_reaches_a_log() {
+        assert_eq!(
+            redact_url_password("redis://:s3cr:et@centroid-redis:6379/0"),
+            "redis://:***@centroid-redis:6379/0"
+        );
+        assert_eq!(
+            redact_url_password("rediss://centroid:pw@redis.example:6380"),
+            "rediss://centroid:***@redis.example:6380"
+        );
+        for unchanged in [
+            "redis://127.0.0.1:6379",
+            "redis://user@host:6379",
+            "memory",
+            "redis://host/0?x=a@b",
+        ] {
+            assert_eq!(redact_url_password(unchanged), unchanged);
+        }
+    }
 
     #[test]
     fn layers_override_in_order_file_environment_flags() {

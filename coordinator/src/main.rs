@@ -59,7 +59,7 @@ async fn main() -> anyhow::Result<()> {
     let coordinator = Coordinator::start_with_memory(config.clone(), store, memory)
         .await
         .context("starting the coordinator")?;
-    tracing::info!(address = %local_address, redis = %config.redis, consumer = %config.consumer_name(), "coordinator serving");
+    tracing::info!(address = %local_address, redis = %config.redis_for_logs(), consumer = %config.consumer_name(), "coordinator serving");
     let probe: Arc<dyn OperationsProbe> = Arc::new(coordinator.clone());
     announce_server(&config.server, local_address, probe).await?;
 
