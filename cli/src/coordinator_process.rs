@@ -52,14 +52,7 @@ pub struct CoordinatorProcess {
 impl CoordinatorProcess {
     /// Starts the coordinator and waits until it serves.
     pub async fn start(launch: &CoordinatorLaunch<'_>) -> anyhow::Result<CoordinatorProcess> {
-        let binary = locate(
-            std::env::current_exe()
-                .ok()
-                .as_deref()
-                .and_then(Path::parent),
-            std::env::var_os(BINARY_VARIABLE).as_deref(),
-            std::env::var_os("PATH").as_deref(),
-        )?;
+        let binary = coordinator_binary()?;
         let private = tempfile::Builder::new()
             .prefix("centroid-run-")
             .tempdir()
@@ -196,14 +189,7 @@ pub async fn print_prompts(
     llm: &LlmSettings,
 ) -> anyhow::Result<String> {
     use tokio::io::AsyncWriteExt;
-    let binary = locate(
-        std::env::current_exe()
-            .ok()
-            .as_deref()
-            .and_then(Path::parent),
-        std::env::var_os(BINARY_VARIABLE).as_deref(),
-        std::env::var_os("PATH").as_deref(),
-    )?;
+    let binary = coordinator_binary()?;
     let config = tempfile::NamedTempFile::new().context("creating an empty configuration")?;
     let mut child = Command::new(&binary)
         .arg("print-prompts")
@@ -307,6 +293,19 @@ fn environment(
             .map(|(name, value)| (name.into(), value.into())),
     );
     environment
+}
+
+/// The `centroid-coordinator` binary: beside this executable, else
+/// `CENTROID_COORDINATOR_BIN`, else on `PATH` ([`locate`]).
+fn coordinator_binary() -> anyhow::Result<PathBuf> {
+    locate(
+        std::env::current_exe()
+            .ok()
+            .as_deref()
+            .and_then(Path::parent),
+        std::env::var_os(BINARY_VARIABLE).as_deref(),
+        std::env::var_os("PATH").as_deref(),
+    )
 }
 
 fn described(status: ExitStatus) -> String {

@@ -5,36 +5,13 @@
 //! circuit, with the fallbacks counted in report.json and the calls in the job's
 //! events.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod support;
+
 use std::time::Duration;
 
 use centroid_tests::fake_llm::{FakeLlm, Reply};
 use serde_json::{Value, json};
-
-fn repository() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn python() -> PathBuf {
-    std::env::var_os("CENTROID_PYTHON")
-        .map_or_else(|| repository().join(".venv/bin/python"), PathBuf::from)
-}
-
-/// An answer every role accepts: design points for the planner, feedback for the
-/// critic, guidance for the meta-prompt agent.
-fn good_answer() -> Value {
-    json!({
-        "thought": "common centroid with one dummy per row end keeps the pair matched",
-        "candidates": [
-            {"arrangement": "ABAB", "dummies": 0, "spacing_nm": 200, "why": "compact"},
-            {"arrangement": "ABBA", "dummies": 1, "aspect_ratio_pct": 50, "why": "matched"}
-        ],
-        "qualitative_feedback": "the candidates passed; area can shrink",
-        "suggestions": ["fewer dummies"],
-        "system_prompt": "Prefer compact placements."
-    })
-}
+use support::{centroid, llm_answer_every_role_accepts, repository};
 
 struct Run {
     code: Option<i32>,
@@ -45,9 +22,7 @@ struct Run {
 /// `centroid run` of `example` with the LLM planner pointed at `fake`.
 fn run_with(fake: &FakeLlm, example: &str, iterations: u32, timeout_ms: u64) -> Run {
     let out = tempfile::tempdir().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_centroid"))
-        .env("CENTROID_PYTHON", python())
-        .env("CENTROID_SKILLS_DIR", repository().join("worker/skills"))
+    let output = centroid()
         .env("CENTROID_LLM_BASE_URL", fake.base_url())
         .env("CENTROID_LLM_MODEL", "fake-model")
         .env("CENTROID_LLM_API_KEY", "test-key")
@@ -116,7 +91,7 @@ fn origins(run: &Run) -> Vec<String> {
 
 #[test]
 fn a_good_answer_is_used_and_the_critic_and_prompt_see_the_circuit() {
-    let fake = FakeLlm::start_blocking(vec![], Reply::Json(good_answer()));
+    let fake = FakeLlm::start_blocking(vec![], Reply::Json(llm_answer_every_role_accepts()));
     let run = run_with(&fake, "ota5", 3, 20_000);
     assert_passed(&run, "good answers");
     let planner = planner(&run);
@@ -245,7 +220,7 @@ fn a_429_then_success_is_used() {
     every_example_passes(
         "429 then success",
         vec![Reply::StatusRetryAfter(429, 1)],
-        Reply::Json(good_answer()),
+        Reply::Json(llm_answer_every_role_accepts()),
         0,
     );
 }
@@ -254,7 +229,7 @@ fn a_429_then_success_is_used() {
 fn a_timeout_ends_in_passing_jobs() {
     let slow = Reply::Delay(
         Duration::from_secs(30),
-        Box::new(Reply::Json(good_answer())),
+        Box::new(Reply::Json(llm_answer_every_role_accepts())),
     );
     every_example_passes("timeout", vec![], slow, 1);
 }
@@ -262,10 +237,7 @@ fn a_timeout_ends_in_passing_jobs() {
 #[test]
 fn with_no_model_configured_the_heuristic_planner_says_so_and_plans() {
     let out = tempfile::tempdir().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_centroid"))
-        .env("CENTROID_PYTHON", python())
-        .env("CENTROID_SKILLS_DIR", repository().join("worker/skills"))
-        .env_remove("CENTROID_LLM_BASE_URL")
+    let output = centroid()
         .env_remove("CENTROID_LLM_MODEL")
         .args([
             "run",

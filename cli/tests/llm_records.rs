@@ -5,42 +5,17 @@
 //! prompt planning iteration k carries iteration k−1's evaluations; a light
 //! model configured serves the critic while the `[llm]` model plans.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod support;
 
 use centroid_tests::fake_llm::{FakeLlm, Reply};
-use serde_json::{Value, json};
-
-fn repository() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn python() -> PathBuf {
-    std::env::var_os("CENTROID_PYTHON")
-        .map_or_else(|| repository().join(".venv/bin/python"), PathBuf::from)
-}
-
-/// An answer every role accepts.
-fn good_answer() -> Value {
-    json!({
-        "thought": "common centroid keeps the pair matched",
-        "candidates": [
-            {"arrangement": "ABAB", "dummies": 0, "spacing_nm": 200, "why": "compact"},
-            {"arrangement": "ABBA", "dummies": 1, "aspect_ratio_pct": 50, "why": "matched"}
-        ],
-        "qualitative_feedback": "the candidates passed; area can shrink",
-        "suggestions": ["fewer dummies"],
-        "system_prompt": "Prefer compact placements."
-    })
-}
+use serde_json::Value;
+use support::{centroid, llm_answer_every_role_accepts, repository};
 
 #[test]
 fn every_call_is_recorded_fresh_results_are_planned_from_and_the_light_model_critiques() {
-    let fake = FakeLlm::start_blocking(vec![], Reply::Json(good_answer()));
+    let fake = FakeLlm::start_blocking(vec![], Reply::Json(llm_answer_every_role_accepts()));
     let out = tempfile::tempdir().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_centroid"))
-        .env("CENTROID_PYTHON", python())
-        .env("CENTROID_SKILLS_DIR", repository().join("worker/skills"))
+    let output = centroid()
         .env("CENTROID_LLM_BASE_URL", fake.base_url())
         .env("CENTROID_LLM_MODEL", "fake-heavy")
         .env("CENTROID_LLM_LIGHT_MODEL", "fake-light")
@@ -180,10 +155,7 @@ fn every_call_is_recorded_fresh_results_are_planned_from_and_the_light_model_cri
 
 #[test]
 fn print_prompts_shows_the_first_planning_prompt_without_a_model() {
-    let output = Command::new(env!("CARGO_BIN_EXE_centroid"))
-        .env("CENTROID_PYTHON", python())
-        .env("CENTROID_SKILLS_DIR", repository().join("worker/skills"))
-        .env_remove("CENTROID_LLM_BASE_URL")
+    let output = centroid()
         .env_remove("CENTROID_LLM_MODEL")
         .env_remove("CENTROID_CONFIG")
         .args(["plan", "--planner", "llm", "--print-prompts"])
@@ -210,7 +182,7 @@ fn print_prompts_shows_the_first_planning_prompt_without_a_model() {
         let id = device["id"].as_str().unwrap();
         assert!(stdout.contains(id), "device {id} is in the printed prompt");
     }
-    let refused = Command::new(env!("CARGO_BIN_EXE_centroid"))
+    let refused = centroid()
         .args(["plan", "--print-prompts"])
         .arg(repository().join("examples/ota5"))
         .output()

@@ -27,6 +27,21 @@ pub fn centroid() -> Command {
     command
 }
 
+/// A model answer every role of the LLM planner accepts: design points for the
+/// planner, feedback for the critic, guidance for the meta-prompt agent.
+pub fn llm_answer_every_role_accepts() -> serde_json::Value {
+    serde_json::json!({
+        "thought": "common centroid with one dummy per row end keeps the pair matched",
+        "candidates": [
+            {"arrangement": "ABAB", "dummies": 0, "spacing_nm": 200, "why": "compact"},
+            {"arrangement": "ABBA", "dummies": 1, "aspect_ratio_pct": 50, "why": "matched"}
+        ],
+        "qualitative_feedback": "the candidates passed; area can shrink",
+        "suggestions": ["fewer dummies"],
+        "system_prompt": "Prefer compact placements."
+    })
+}
+
 /// Names the folder of third-party test files (foundry DRC decks, ALIGN's netlists).
 pub const SHARED_DIR_ENV: &str = "CENTROID_SHARED_DIR";
 
