@@ -100,6 +100,9 @@ def _kind_and_rail_net(name: str, terms: list[Term], devices: Devices,
     mos_types = {t.mos for t in terms if t.mos}
     if len(mos_types) > 1:
         raise invalid(f"row {name} mixes nmos and pmos: give each type its own row", row=name)
+    if mos_types and any(t.of_block for t in terms):
+        raise invalid(f"row {name} mixes block instances and {mos_types.pop()} devices: a row "
+                      "of blocks has no tap rail, give the blocks a row of their own", row=name)
     bulk_nets = set()
     for t in terms:
         if t.device is None:
@@ -136,12 +139,13 @@ def _assign_nets(name: str, terms: list[Term], devices: Devices, rail_net: str |
                 raise invalid(f"dummy in row {name} without a rail net", row=name)
             t.net = rail_net
             continue
-        terminal = PIN_TERMINAL.get(t.pin)
+        terminal = t.pin if t.of_block else PIN_TERMINAL.get(t.pin)
         if terminal is None:
             raise invalid(f"pin {t.pin} of {t.device} has no terminal", device=t.device)
         net = (devices[t.device].get("terminals") or {}).get(terminal)
         if net is None:
-            raise invalid(f"device {t.device} has no terminal {terminal}", device=t.device)
+            what = "port" if t.of_block else "terminal"
+            raise invalid(f"device {t.device} has no {what} {terminal}", device=t.device)
         t.net = net
 
 
