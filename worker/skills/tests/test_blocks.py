@@ -2,7 +2,9 @@
 instanced three times (a chain of unity buffers on a shared bias) next to a loose bias
 device, the parent routed over the instances: DRC clean with our checker, LVS clean
 against the flat devices (``X1/M1``, nets ``X1/n1``), the written GDS holding the block
-cell once, referenced three times; two levels of blocks; bad input refused."""
+cell once, referenced three times; two levels of blocks; a one-transistor block with four
+ports; bad input refused.  On every rule set (the examples and the toy set, whose tracks
+are metal 1)."""
 
 from __future__ import annotations
 
@@ -11,9 +13,9 @@ from typing import Any
 
 import klayout.db as kdb
 import pytest
-from helpers import REPO_ROOT, Client, load_rule_set
+from helpers import RULE_SET_IDS, RULE_SET_PATHS, Client, load_rule_set
 
-EXAMPLES = sorted((REPO_ROOT / "examples" / "pdk").glob("*.json"))
+EXAMPLES = RULE_SET_PATHS  # the example rule sets (SKY130, GF180, IHP) and the toy set
 
 OTA = [  # local ids and nets of the OTA subcircuit
     ("M1", "nmos", {"d": "n1", "g": "inp", "s": "tail", "b": "vss"}),
@@ -28,7 +30,7 @@ SUPPLIES = [{"name": "vdd", "net_type": "power"}, {"name": "gnd", "net_type": "g
             {"name": "vss", "net_type": "ground"}]
 
 
-@pytest.fixture(params=EXAMPLES, ids=[p.stem for p in EXAMPLES])
+@pytest.fixture(params=EXAMPLES, ids=RULE_SET_IDS)
 def example(request: pytest.FixtureRequest) -> Client:
     client = Client()
     client.call("tech.load", rules=load_rule_set(request.param))
@@ -150,8 +152,28 @@ def test_two_levels_of_blocks(example: Client) -> None:
     check_clean(example, "TOP", flat)
 
 
+def test_a_narrow_block_has_room_for_its_ports(example: Client) -> None:
+    """One transistor, four ports: the ports stand beyond the row, the trunks further out."""
+    switch = [("M1", "nmos", {"d": "a", "g": "en", "s": "b", "b": "vss"})]
+    rows = make_rows(example, "BLK_SW", switch)
+    routed = example.call("route.nets", cell_name="BLK_SW", rows=rows, devices=route_items(switch),
+                          ports=["a", "en", "b", "vss"])
+    assert len(routed["ports"]) == 4
+    chain = {"X1": {"a": "in", "en": "e1", "b": "mid", "vss": "gnd"},
+             "X2": {"a": "mid", "en": "e2", "b": "out", "vss": "gnd"}}
+    cells = [example.call("layout.instantiate_block", block="BLK_SW", device_id=i,
+                          cell_name=f"I_{i}")["cell"] for i in chain]
+    rows = make_rows(example, "TOP", [], cells)
+    example.call("route.nets", cell_name="TOP", rows=rows,
+                 devices=[{"id": i, "type": "block", "terminals": t} for i, t in chain.items()])
+    flat = []
+    for inst, ports in chain.items():
+        flat += flat_devices(inst, switch, ports)
+    check_clean(example, "TOP", flat)
+
+
 def test_bad_blocks_are_refused(client: Client) -> None:
-    client.call("tech.load", rules=load_rule_set(EXAMPLES[0]))
+    client.call("tech.load", rules=load_rule_set(EXAMPLES[-1]))
     rows = make_rows(client, "BLK_OTA", OTA)
     r = client.raw("route.nets", {"cell_name": "BLK_OTA", "rows": rows, "devices": route_items(OTA),
                                   "ports": ["inp", "nowhere"]})
@@ -162,3 +184,14 @@ def test_bad_blocks_are_refused(client: Client) -> None:
     r = client.raw("layout.instantiate_block", {"block": "BLK_OTA_M1", "device_id": "X1",
                                                 "cell_name": "I_X1"})
     assert r["error"]["code"] == "INVALID_PARAM" and "not a block" in r["error"]["message"], r
+    client.call("route.nets", cell_name="BLK_OTA", rows=rows, devices=route_items(OTA), ports=OTA_PORTS)
+    made = client.call("layout.instantiate_block", block="BLK_OTA", device_id="X1", cell_name="I_X1")
+    r = client.raw("layout.instantiate_block", {"block": made["cell"], "device_id": "X2",
+                                                "cell_name": "I_X2"})
+    assert r["error"]["details"]["reason"] == "not_a_block", r
+    r = client.raw("layout.place", {"cell_name": "MIXED", "rows": [{"cells": ["I_X1", "BLK_OTA_M1"]}]})
+    assert r["ok"], r
+    mixed = [{"id": "X1", "type": "block", "terminals": buffer_ports("in", "out")},
+             {"id": "M1", "type": "nmos", "terminals": OTA[0][2]}]
+    r = client.raw("route.nets", {"cell_name": "T", "rows": ["MIXED"], "devices": mixed})
+    assert r["error"]["code"] == "INVALID_PARAM" and "row of their own" in r["error"]["message"], r

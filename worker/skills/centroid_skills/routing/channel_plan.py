@@ -129,6 +129,9 @@ def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[li
     pad = max(d.hp1, d.hp2, d.hp2h)
     x_left = min(i.ext.bbox.left + i.dx for i in infos if i.ext is not None) - pad
     x_right = max(i.ext.bbox.right + i.dx for i in infos if i.ext is not None) + pad
+    for st in stubs[0] if stubs else []:
+        if st.term.port:  # a block's ports may stand beyond narrow rows
+            x_left, x_right = min(x_left, st.lo - pad), max(x_right, st.hi + pad)
     pins_x: dict[str, list[int]] = {}
     for lst in stubs:
         for st in lst:
