@@ -195,3 +195,40 @@ def test_bad_blocks_are_refused(client: Client) -> None:
              {"id": "M1", "type": "nmos", "terminals": OTA[0][2]}]
     r = client.raw("route.nets", {"cell_name": "T", "rows": ["MIXED"], "devices": mixed})
     assert r["error"]["code"] == "INVALID_PARAM" and "row of their own" in r["error"]["message"], r
+
+
+def test_matched_pair_inside_blocks_is_measured(client: Client) -> None:
+    """The OTA's input pair drawn as a common-centroid pair inside the block: LVS clean, and
+    layout.metrics finds the groups by their flat ids (``X1/M1``) below the instances."""
+    client.call("tech.load", rules=load_rule_set(EXAMPLES[-1]))
+    pitch = client.call("route.info")["pitch_um"]
+    spec = {"type": "nmos", **SIZE, "m": 2}
+    pair = client.call("layout.create_common_centroid_pair", device_a={**spec, "device_id": "M1"},
+                       device_b={**spec, "device_id": "M2"}, cell_name="OTA_pair")["cell_name"]
+    cells = {d: client.call("layout.create_device", device_id=d, type=t, cell_name=f"OTA_{d}",
+                            **SIZE)["cell_name"] for d, t, _terms in OTA[2:]}
+    client.call("layout.place", cell_name="OTA_R0", rows=[{"cells": [pair, cells["M5"]], "gap": pitch}])
+    client.call("layout.place", cell_name="OTA_R1", rows=[{"cells": [cells["M3"], cells["M4"]], "gap": pitch}])
+    client.call("route.nets", cell_name="BLK_OTA", rows=["OTA_R0", "OTA_R1"], devices=route_items(OTA),
+                ports=OTA_PORTS)
+    chain = {"X1": buffer_ports("in", "o1"), "X2": buffer_ports("o1", "out")}
+    instances = [client.call("layout.instantiate_block", block="BLK_OTA", device_id=i,
+                             cell_name=f"I_{i}")["cell"] for i in chain]
+    rows = make_rows(client, "TOP", BIAS, instances)
+    client.call("route.nets", cell_name="TOP", rows=rows, devices=route_items(BIAS) + [
+        {"id": i, "type": "block", "terminals": t} for i, t in chain.items()])
+    flat = [{"id": i, "type": t, **SIZE, "terminals": terms} for i, t, terms in BIAS]
+    for inst, ports in chain.items():
+        flat += [{**d, "m": 2} if d["id"].endswith(("M1", "M2")) else d
+                 for d in flat_devices(inst, OTA, ports)]
+    check_clean(client, "TOP", flat)
+    metrics = client.call("layout.metrics", cell="TOP", matched=[
+        {"module": "dp", "devices": ["X1/M1", "X1/M2"]},
+        {"module": "loads", "devices": ["X1/M3", "X2/M3"]},
+        {"module": "nowhere", "devices": ["X9/M1", "MB"]}])
+    assert len(metrics["groups"]) == 2, "the pair drawn once per instance"
+    dp, loads, nowhere = metrics["matched_groups"]
+    assert dp["structure"] == "common_centroid" and dp["missing"] == [] and dp["units"] == 4
+    assert dp["centroid_error_um"] < 0.01, dp
+    assert loads["missing"] == [] and loads["centroid_error_um"] > 1, loads
+    assert nowhere["missing"] == ["X9/M1"], nowhere
