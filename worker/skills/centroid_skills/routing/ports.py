@@ -26,10 +26,11 @@ from centroid_skills.tech import Technology
 
 
 def port_stubs(tech: Technology, d: Dims, infos: list[RowInfo], ports: Sequence[str],
-               stubs: list[list[Stub]]) -> list[Stub]:
+               stubs: list[list[Stub]], room: int = 0) -> list[Stub]:
     """One up-going stub into channel 0 per port, free to stand anywhere under the rows
     (their via pads kept inside the rows' extent, so clear of the trunk columns), or a
-    little wider when the rows are too narrow for every port."""
+    little wider when the rows are too narrow for every port, and ``room`` further on
+    either side (when they cannot stand among row 0's stubs)."""
     if not ports:
         return []
     pad = max(d.hp1, d.hp2, d.hp2h)
@@ -38,7 +39,7 @@ def port_stubs(tech: Technology, d: Dims, infos: list[RowInfo], ports: Sequence[
     # a narrow block: room for every port and every stub of channel 0 a pitch apart,
     # beyond the rows if need be (the trunk columns then move out, :func:`.channel_plan.place_trunks`)
     need = (len(ports) + sum(1 for s in stubs[0] if s.kind != "rail")) * d.px
-    widen = max(0, need - (right - left)) / 2
+    widen = max(0, need - (right - left)) / 2 + room
     lo, hi = tech.snap_down(left - widen), tech.snap_up(right + widen)
     xs_ch0: dict[str, list[int]] = {}
     xs_all: dict[str, list[int]] = {}
