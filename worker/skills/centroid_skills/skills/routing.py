@@ -47,9 +47,9 @@ def info(session: Session, args: dict[str, Any]) -> dict[str, Any]:
             "accepts": {"row_cells": "one row of cells per row cell (layout.place with one row)",
                         "guard_rings": False, "two_row_modules": False,
                         "mixed_nmos_pmos_rows": False, "pin_roles": ["metal1", "metal2"],
-                        # issue 26: ports, layout.instantiate_block, devices of type block in
-                        # rows of their own (a row mixing blocks and MOS devices is refused)
-                        "blocks": True, "mixed_block_mos_rows": False}}
+                        # issue 26: ports, layout.instantiate_block, devices of type block
+                        # (rows of blocks, or blocks beside a row's own devices)
+                        "blocks": True, "mixed_block_mos_rows": True}}
 
 
 @skill("route.nets",
