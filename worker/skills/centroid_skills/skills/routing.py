@@ -67,7 +67,7 @@ def info(session: Session, args: dict[str, Any]) -> dict[str, Any]:
             "balance_partners": {"type": "boolean", "default": True,
                                  "description": "give the partner nets of a matched pair (same "
                                                 "terminal of both devices) tracks of equal span"},
-            "ports": {"type": "array", "uniqueItems": True,
+            "ports": {"type": "array", "minItems": 1, "uniqueItems": True,
                       "items": {"type": "string", "minLength": 1, "maxLength": 200},
                       "description": "nets of the routed cell that become its ports: the cell "
                                      "is a block (layout.instantiate_block), each port a metal-2 "
