@@ -6,14 +6,14 @@ the same x."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import klayout.db as kdb
 
 from centroid_skills.errors import conflict
 from centroid_skills.routing.channels import Stub, plan_channel
 from centroid_skills.routing.dims import Dims
-from centroid_skills.routing.ports import port_stubs
+from centroid_skills.routing.ports import column_ports, port_stubs
 from centroid_skills.routing.rows import Devices, RowInfo
 from centroid_skills.session import um
 from centroid_skills.tech import Technology
@@ -36,6 +36,7 @@ class ChannelPlan:
     term_count: dict[str, int]  # net -> device pins on it
     single_pin: set[str]  # nets with one pin and no rail: nothing to route
     places: dict[str, set[tuple[str, int]]]  # net -> channels and rails it is in
+    column_ports: list[str] = field(default_factory=list)  # ports drawn as their trunk's foot
 
 
 def partner_nets(infos: list[RowInfo], devices: Devices, balance: bool) -> list[tuple[str, str]]:
@@ -168,13 +169,19 @@ def plan_channels(tech: Technology, d: Dims, infos: list[RowInfo], net_types: di
     planned (pins of the rows below and above compete for the same x), the row above it
     is shifted by half pitches (+1, -1, +2, -2, ...) and everything planned again; the
     rows' ``dx`` keep the shifts that worked.  ``ports``: the nets of a block's port pins
-    (each counts as a pin of its net); when channel 0 cannot be planned with them among
-    row 0's stubs, they may stand beside the rows (a pitch each on either side)."""
+    (each counts as a pin of its net): a port whose net has no stub in channel 0 is the foot
+    of its net's trunk (:func:`.ports.column_ports`), the others stubs into channel 0; when
+    channel 0 cannot be planned with them among row 0's stubs, they may stand beside the
+    rows (a pitch each on either side)."""
     term_count = _term_count(infos)
     for net in ports:
         term_count[net] = term_count.get(net, 0) + 1
     single_pin: set[str] = set()
+    in_columns = column_ports(ports, make_stubs(tech, d, infos, term_count, single_pin), infos)
+    ports = [p for p in ports if p not in in_columns]
     places = _places(make_stubs(tech, d, infos, term_count, single_pin, ports), infos)
+    for net in in_columns:
+        places.setdefault(net, set()).add(("port", 0))
     trunk_nets = sorted((n for n, p in places.items() if len(p) >= 2),
                         key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
     half_pitch = tech.snap_up(d.px / 2)
@@ -192,7 +199,8 @@ def plan_channels(tech: Technology, d: Dims, infos: list[RowInfo], net_types: di
                 break
             tracks.append(assigned)
         if failed is None:
-            return ChannelPlan(stubs, tracks, trunk_x, trunk_hw, term_count, single_pin, places)
+            return ChannelPlan(stubs, tracks, trunk_x, trunk_hw, term_count, single_pin, places,
+                               in_columns)
         if failed == 0 and ports and port_room == 0:
             port_room = len(ports) * d.px
             continue

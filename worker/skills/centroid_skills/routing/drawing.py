@@ -76,8 +76,8 @@ def draw_rows(tech: Technology, layout: kdb.Layout, top: kdb.Cell, infos: list[R
         if info.rail_cell is not None:
             top.insert(kdb.CellInstArray(info.rail_cell.cell_index(),
                                          kdb.Trans(info.dx, info.dy + info.rail_dy)))
-        if info.nwell_box is not None:
-            top.shapes(tech.role_index(layout, "nwell")).insert(info.nwell_box.moved(info.offset))
+        for box in info.nwell_boxes:
+            top.shapes(tech.role_index(layout, "nwell")).insert(box.moved(info.offset))
 
 
 def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack: Stack) -> None:
@@ -162,16 +162,22 @@ def draw_tracks(tech: Technology, p: Painter, tracks: list[Tracks], stack: Stack
     return first
 
 
+def trunk_ys(infos: list[RowInfo], plan: ChannelPlan, stack: Stack, net: str) -> list[int]:
+    """The y of every track and rail a net's trunk joins."""
+    ys = [stack.track_y[ch][net] for ch in range(len(plan.tracks)) if net in stack.track_y[ch]]
+    ys += [info.placed_rail_metal().center().y for info in infos
+           if info.rail is not None and info.rail_net == net]
+    return ys
+
+
 def draw_trunks(p: Painter, infos: list[RowInfo], plan: ChannelPlan, stack: Stack) -> None:
     """Every trunk: a metal-2 column from its lowest to its highest track or rail, a track
     via on each of its tracks, and a metal-1 bar with a via-1 to each rail on its net."""
     d = p.d
     for net, x in plan.trunk_x.items():
-        ys = []
         for ch in range(len(plan.tracks)):
             if net in stack.track_y[ch]:
                 y = stack.track_y[ch][net]
-                ys.append(y)
                 if d.h_role == "metal1":
                     p.track_cut(x, y)
                 else:
@@ -180,13 +186,12 @@ def draw_trunks(p: Painter, infos: list[RowInfo], plan: ChannelPlan, stack: Stac
             if info.rail is None or info.rail_net != net:
                 continue
             rm = info.placed_rail_metal()
-            y = rm.center().y
-            ys.append(y)
             if x < rm.left:
                 p.put(p.m1, kdb.Box(x - d.hp1, rm.bottom, rm.left, rm.top))
             else:
                 p.put(p.m1, kdb.Box(rm.right, rm.bottom, x + d.hp1, rm.top))
-            p.via1_cut(x, y)
+            p.via1_cut(x, rm.center().y)
+        ys = trunk_ys(infos, plan, stack, net)
         hw = plan.trunk_hw[net]
         p.put(p.m2, kdb.Box(x - hw, min(ys) - d.ht, x + hw, max(ys) + d.ht))
         p.add_wire(net, max(ys) - min(ys))
@@ -230,23 +235,29 @@ def port_bottom(p: Painter) -> int:
     return lowest
 
 
-def draw_ports(tech: Technology, p: Painter, stubs: list[list[Stub]], stack: Stack) -> PortPins:
-    """Every port's metal-2 pin, from the cell's bottom up to its track in channel 0 (the
-    track via is drawn with the channel's other track vias); returns (net, pin box).  The
-    bottom is low enough for the shortest pin to hold the metal-2 minimum area alone (a
-    parent may leave a port unconnected)."""
+def draw_ports(tech: Technology, p: Painter, infos: list[RowInfo], plan: ChannelPlan,
+               stack: Stack) -> PortPins:
+    """Every port's metal-2 pin from the cell's bottom: a stub port up to its track in
+    channel 0 (the track via is drawn with the channel's other track vias), a column port
+    (:func:`.ports.column_ports`) up to its trunk, as wide as the trunk; returns (net, pin
+    box).  The bottom is low enough for the shortest pin to hold the metal-2 minimum area
+    alone (a parent may leave a port unconnected)."""
     d = p.d
-    ports = [s for s in (stubs[0] if stubs else []) if s.term.port]
-    if not ports:
+    spans: list[tuple[str, int, int, int]] = []  # net, left, right, top
+    for s in plan.stubs[0] if plan.stubs else []:
+        if s.term.port:
+            spans.append((s.net, s.x - d.hs2, s.x + d.hs2, stack.track_y[0][s.net]))
+    for net in plan.column_ports:
+        x, hw = plan.trunk_x[net], plan.trunk_hw[net]
+        spans.append((net, x - hw, x + hw, min(trunk_ys(infos, plan, stack, net))))
+    if not spans:
         return []
     shortest = tech.snap_up(tech.area("metal2") / (2 * d.hs2))
-    lowest_track = min(stack.track_y[0][s.net] for s in ports)
-    bottom = min(port_bottom(p), lowest_track - shortest)
+    bottom = min(port_bottom(p), min(top for _n, _l, _r, top in spans) - shortest)
     pins: PortPins = []
-    for s in ports:
-        ty = stack.track_y[0][s.net]
-        box = kdb.Box(s.x - d.hs2, bottom, s.x + d.hs2, ty)
+    for net, left, right, top in spans:
+        box = kdb.Box(left, bottom, right, top)
         p.put(p.m2, box)
-        p.add_wire(s.net, ty - bottom)
-        pins.append((s.net, box))
+        p.add_wire(net, top - bottom)
+        pins.append((net, box))
     return pins

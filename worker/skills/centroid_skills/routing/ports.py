@@ -2,13 +2,16 @@
 bottom edge, so that a parent router escapes it down into the channel below the block's
 row like any down-going metal-2 pin.
 
-The ports are a virtual row of pins below channel 0: each port is a stub going *up*
-into channel 0, so the channel planning spaces them one pitch apart (among themselves
-and against the stubs coming down from row 0) and gives their nets tracks there.  A
-port may stand anywhere under the rows' width; it prefers the mean x of its net's other
-stubs in channel 0 (else of all its stubs), so its track stays short.  Once channel 0 is
-stacked, each port is a metal-2 bar from the cell's lowest point (below every track, via
-pad and trunk end of channel 0) up to its track, where the channel's track via joins it
+A port whose net has no stub in channel 0 (its pins go up into higher channels, or drop
+onto a rail) is the foot of its net's trunk: the trunk column goes on down to the cell's
+bottom edge, so the net needs no track in channel 0 (:func:`column_ports`).  The other
+ports are a virtual row of pins below channel 0: each is a stub going *up* into channel
+0, so the channel planning spaces them one pitch apart (among themselves and against the
+stubs coming down from row 0) and gives their nets tracks there.  A port may stand
+anywhere under the rows' width; it prefers the mean x of its net's other stubs in channel
+0, so its track stays short.  Once channel 0 is stacked, each port is a metal-2 bar from
+the cell's lowest point (below every track, via pad and trunk end of channel 0) up to its
+track, where the channel's track via joins it, or up to its trunk
 (:func:`.drawing.draw_ports`).
 """
 
@@ -23,6 +26,15 @@ from centroid_skills.routing.dims import Dims
 from centroid_skills.routing.rows import RowInfo
 from centroid_skills.routing.terminals import Term
 from centroid_skills.tech import Technology
+
+
+def column_ports(ports: Sequence[str], stubs: list[list[Stub]], infos: list[RowInfo]) -> list[str]:
+    """The ports drawn as the foot of their net's trunk: nets with no stub of a device in
+    channel 0 (``stubs``: the devices' stubs) but some in another channel or a rail."""
+    in_ch0 = {s.net for s in stubs[0] if s.kind != "rail"} if stubs else set()
+    elsewhere = {s.net for lst in stubs[1:] for s in lst if s.kind != "rail"}
+    elsewhere |= {i.rail_net for i in infos if i.rail is not None and i.rail_net is not None}
+    return [p for p in ports if p not in in_ch0 and p in elsewhere]
 
 
 def port_stubs(tech: Technology, d: Dims, infos: list[RowInfo], ports: Sequence[str],

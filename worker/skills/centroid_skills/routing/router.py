@@ -94,7 +94,7 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     draw_track_vias(painter, plan.stubs, stack)
     first_tracks = draw_tracks(tech, painter, plan.tracks, stack)
     draw_trunks(painter, infos, plan, stack)
-    port_pins = draw_ports(tech, painter, plan.stubs, stack) if ports else []
+    port_pins = draw_ports(tech, painter, infos, plan, stack) if ports else []
     painter.flush(top)
     labels = {} if ports else label_shapes(infos, first_tracks)
     draw_labels(tech, layout, top, labels)

@@ -4,7 +4,7 @@ via zones and assembly extents (row coordinates)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import klayout.db as kdb
@@ -38,7 +38,7 @@ class RowInfo:
     rail_cell: kdb.Cell | None = None
     rail: Rail | None = None
     rail_dy: int = 0  # rail cell offset in row coordinates
-    nwell_box: kdb.Box | None = None
+    nwell_boxes: list[kdb.Box] = field(default_factory=list)  # drawn by the router
     via_y: int = 0  # via-zone centre (row coordinates)
     bottom: int = 0  # lowest point of the assembly incl. via zone (row coordinates)
     top: int = 0
@@ -185,19 +185,20 @@ def _own_devices_box(info: RowInfo) -> kdb.Box:
     return box
 
 
-def _nwell_outside_blocks(session: Session, cell: kdb.Cell, nwell_name: str) -> kdb.Box:
-    """The bbox of the row's n-well, leaving out the wells inside block instances (a block's
-    pmos wells are its own: an n-well over a whole block would swallow its nmos devices)."""
+def _nwells_beside_blocks(session: Session, cell: kdb.Cell, nwell_name: str,
+                          strip: kdb.Box) -> list[kdb.Box]:
+    """The n-well of a row holding blocks beside its own pmos devices: the rail's strip and,
+    per own cell (and per n-well shape of the row itself), its well's bbox reaching down to
+    the strip — never over a block (a block's wells are its own: an n-well over a block
+    would swallow its nmos devices)."""
     tech = session.need_tech()
-    layout = session.layout
-    li = tech.layer_index(layout, nwell_name)
-    box = kdb.Region(cell.shapes(li)).bbox()
+    li = tech.layer_index(session.layout, nwell_name)
+    wells = [shape.bbox() for shape in cell.shapes(li).each()]
     for inst in cell.each_inst():
         rec = session.cells.get(inst.cell.name)
-        if rec is not None and rec.kind == "block":
-            continue
-        box = box + inst.bbox(li)
-    return box
+        if (rec is None or rec.kind != "block") and not inst.bbox(li).empty():
+            wells.append(inst.bbox(li))
+    return [strip] + [w + kdb.Box(w.left, strip.bottom, w.right, strip.top) for w in wells]
 
 
 def add_rails(session: Session, infos: list[RowInfo], d: Dims, cell_name: str,
@@ -229,11 +230,21 @@ def add_rails(session: Session, infos: list[RowInfo], d: Dims, cell_name: str,
             moved = rext.moved(kdb.Trans(0, dy))
             parts.append(moved)
             if rkind == "well" and nwell_name:
-                nbox = _nwell_outside_blocks(session, info.cell, nwell_name)
                 band = rail.band.moved(kdb.Vector(0, dy))
                 nb = band.enlarged(rail.nwell_enc, rail.nwell_enc)
-                info.nwell_box = nb if nbox.empty() else nbox + nb
-                parts.append(abut.Extents(info.nwell_box, {nwell_name: info.nwell_box}))
+                if any(t.of_block for t in info.terms):
+                    # under a block the strip stands alone: at least the n-well's width,
+                    # grown away from the row
+                    nb = kdb.Box(nb.left, min(nb.bottom, nb.top - tech.width("nwell")),
+                                 nb.right, nb.top)
+                    info.nwell_boxes = _nwells_beside_blocks(session, info.cell, nwell_name, nb)
+                else:
+                    nbox = tech.region(layout, info.cell, nwell_name).bbox()
+                    info.nwell_boxes = [nb if nbox.empty() else nbox + nb]
+                whole = kdb.Box()
+                for box in info.nwell_boxes:
+                    whole = whole + box
+                parts.append(abut.Extents(whole, {nwell_name: whole}))
             info.bottom = min(info.bottom, moved.bbox.bottom)
         info.ext = merge_extents(parts)
         info.bottom = min(info.bottom, info.ext.bbox.bottom)
