@@ -8,12 +8,16 @@ are metal 1)."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 import klayout.db as kdb
 import pytest
-from helpers import RULE_SET_IDS, RULE_SET_PATHS, Client, load_rule_set
+from helpers import REPO_ROOT, RULE_SET_IDS, RULE_SET_PATHS, Client, load_rule_set, shared_file
+
+from centroid_skills.skills import signoff
 
 EXAMPLES = RULE_SET_PATHS  # the example rule sets (SKY130, GF180, IHP) and the toy set
 
@@ -95,23 +99,30 @@ def check_clean(client: Client, cell: str, devices: list[dict[str, Any]]) -> Non
     assert lvs["match"], {k: lvs.get(k) for k in ("device_mismatches", "net_mismatches")}
 
 
-def test_ota_block_instanced_three_times(example: Client, tmp_path: Path) -> None:
-    block = ota_block(example)
+def chain_of_three(client: Client) -> list[dict[str, Any]]:
+    """The OTA block, its three instances (CHAIN) and the bias device routed into TOP;
+    returns the flat devices."""
+    block = ota_block(client)
     assert sorted(p["net"] for p in block["ports"]) == sorted(OTA_PORTS)
     bottom = block["bbox_um"][1]
     assert all(p["box_um"][1] == bottom for p in block["ports"]), (bottom, block["ports"])
     instances = []
     for inst in CHAIN:
-        made = example.call("layout.instantiate_block", block="BLK_OTA", device_id=inst,
-                            cell_name=f"I_{inst}")
+        made = client.call("layout.instantiate_block", block="BLK_OTA", device_id=inst,
+                           cell_name=f"I_{inst}")
         assert made["bbox_um"] == block["bbox_um"] and len(made["pins"]) == len(OTA_PORTS)
         instances.append(made["cell"])
-    rows = make_rows(example, "TOP", BIAS, instances)
+    rows = make_rows(client, "TOP", BIAS, instances)
     devices = route_items(BIAS) + [{"id": i, "type": "block", "terminals": t} for i, t in CHAIN.items()]
-    example.call("route.nets", cell_name="TOP", rows=rows, devices=devices, nets=SUPPLIES)
+    client.call("route.nets", cell_name="TOP", rows=rows, devices=devices, nets=SUPPLIES)
     flat = [{"id": i, "type": t, **SIZE, "terminals": terms} for i, t, terms in BIAS]
     for inst, ports in CHAIN.items():
         flat += flat_devices(inst, OTA, ports)
+    return flat
+
+
+def test_ota_block_instanced_three_times(example: Client, tmp_path: Path) -> None:
+    flat = chain_of_three(example)
     check_clean(example, "TOP", flat)
     metrics = example.call("layout.metrics", cell="TOP")
     assert metrics["device_area_um2"] > 0 and 0 < metrics["utilisation"] < 1
@@ -250,3 +261,23 @@ def test_matched_pair_inside_blocks_is_measured(client: Client) -> None:
     assert dp["centroid_error_um"] < 0.01, dp
     assert loads["missing"] == [] and loads["centroid_error_um"] > 1, loads
     assert nowhere["missing"] == ["X9/M1"], nowhere
+
+
+@pytest.mark.signoff
+@pytest.mark.parametrize(("pdk", "deck"), [("sky130", "decks/sky130/sky130A_mr.drc"),
+                                           ("ihp_sg13g2", "decks/ihp_sg13g2/sg13g2_maximal.lydrc")])
+def test_foundry_deck_on_the_hierarchical_layout(pdk: str, deck: str, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The three OTA instances' GDS (the block once) is clean under the foundry's deck."""
+    if shutil.which(os.environ.get(signoff.BINARY_ENV) or signoff.DEFAULT_BINARY) is None:
+        pytest.fail("no klayout binary on PATH: `make signoff` installs it")
+    path = shared_file(deck)
+    monkeypatch.setenv(signoff.DECKS_ENV, str(path))
+    client = Client()
+    client.call("tech.load", rules=load_rule_set(REPO_ROOT / "examples" / "pdk" / f"{pdk}.json"))
+    chain_of_three(client)
+    gds = client.call("layout.export", cell="TOP", path=str(tmp_path / "top.gds"))["path"]
+    data = client.call("signoff.run", deck=path.name, gds_path=gds,
+                       report_path=str(tmp_path / "signoff.lyrdb"))
+    assert data["ran"] and data["top_cell"] == "TOP" and data["rules_reported"] > 100
+    assert data["violations"] == 0, data["by_rule"]
