@@ -13,7 +13,8 @@ two loose devices far apart is measured as such.
 * Structure: ``common_centroid`` / ``interdigitated`` when every device of the
   group is drawn by one module cell of that kind, else ``separate``.
 * A device inside blocks is named by its path (``X1/M1``, ``X1/X2/M1``: the flat ids of a
-  hierarchical layout): found below the block instance cells the path names.
+  hierarchical layout; or ``X1_M1``, a planner's id where ``/`` is not allowed): found
+  below the block instance cells the path names.
 """
 
 from __future__ import annotations
@@ -70,30 +71,45 @@ def _placements(cell: kdb.Cell, targets: set[int], trans: kdb.Trans,
             _placements(inst.cell, targets, trans * sub, found)
 
 
-def _located(session: Session, cell: kdb.Cell, device: str,
-             found: dict[int, list[kdb.Trans]]) -> tuple[kdb.Cell | None, list[kdb.Trans]]:
-    """The cell drawing ``device`` and its placements below ``cell``: a plain id through the
-    session's device table (``found``: the placements of those cells); a path ``X1/M1``
-    (``X1/X2/M1``: a device inside block instances, ids local to each block) through the
-    block instance cells its path names."""
-    if "/" not in device:
-        name = session.devices.get(device)
-        target = session.layout.cell(name) if name is not None else None
-        return target, (found.get(target.cell_index(), []) if target is not None else [])
-    *path, local = device.split("/")
-    frames = [(cell, kdb.Trans())]
-    for inst_id in path:
-        inside: list[tuple[kdb.Cell, kdb.Trans]] = []
-        for frame, trans in frames:
-            _walk(session, frame, trans, lambda rec, i=inst_id: (
-                rec.kind == "block" and rec.params.get("device_id") == i), inside)
-        frames = inside
-    hits: list[tuple[kdb.Cell, kdb.Trans]] = []
-    for frame, trans in frames:
-        _walk(session, frame, trans, lambda rec: _draws(rec, local), hits)
-    if len({c.cell_index() for c, _t in hits}) != 1:
-        return None, []
-    return hits[0][0], [t for _c, t in hits]
+def _located(session: Session, cell: kdb.Cell, device: str, found: dict[int, list[kdb.Trans]]
+             ) -> tuple[kdb.Cell | None, list[kdb.Trans], str]:
+    """The cell drawing ``device``, its placements below ``cell`` and the device's id in
+    that cell: a plain id through the session's device table (``found``: the placements of
+    those cells); else a path through block instances, ``X1/M1`` or ``X1/X2/M1`` (ids
+    local to each block; ``X1_M1`` too, as a planner writes a path where ``/`` is not
+    allowed), found below the block instance cells the path names."""
+    name = session.devices.get(device)
+    target = session.layout.cell(name) if name is not None else None
+    placed = found.get(target.cell_index(), []) if target is not None else []
+    if target is not None and placed:
+        return target, placed, device
+    hits = _along_path(session, cell, kdb.Trans(), device)
+    if len({c.cell_index() for c, _t, _l in hits}) != 1:
+        return None, [], device
+    return hits[0][0], [t for _c, t, _l in hits], hits[0][2]
+
+
+def _along_path(session: Session, frame: kdb.Cell, trans: kdb.Trans, rest: str
+                ) -> list[tuple[kdb.Cell, kdb.Trans, str]]:
+    """The cells drawing device ``rest`` below ``frame`` (not inside block instances), and
+    below every block instance whose id starts ``rest`` (``X1/…`` or ``X1_…``) the cells
+    drawing the rest of the path."""
+    own: list[tuple[kdb.Cell, kdb.Trans]] = []
+    _walk(session, frame, trans, lambda rec: _draws(rec, rest), own)
+    hits = [(c, t, rest) for c, t in own]
+    inner: list[tuple[kdb.Cell, kdb.Trans]] = []
+    _walk(session, frame, trans, lambda rec: _instance_on_path(rec, rest), inner)
+    for child, placed in inner:
+        name = str(session.cells[child.name].params["device_id"])
+        hits += _along_path(session, child, placed, rest[len(name) + 1:])
+    return hits
+
+
+def _instance_on_path(rec: CellRecord, path: str) -> bool:
+    """A block instance whose id is the first step of ``path``."""
+    name = rec.params.get("device_id")
+    return (rec.kind == "block" and isinstance(name, str)
+            and (path.startswith(name + "/") or path.startswith(name + "_")))
 
 
 def _draws(rec: CellRecord, device: str) -> bool:
@@ -143,13 +159,12 @@ def measure_groups(session: Session, cell: kdb.Cell,
         drawn_by: set[str] = set()
         units = 0
         for device in group["devices"]:
-            target, placed = _located(session, cell, device, found)
+            target, placed, local_id = _located(session, cell, device, found)
             if target is None or not placed:
                 missing.append(device)
                 continue
             drawn_by.add(target.name)
             rec = session.cells.get(target.name)
-            local_id = device.rsplit("/", 1)[-1]
             own = [u for u in (rec.units if rec is not None else [])
                    if u.get("device_id") == local_id and not u.get("dummy")]
             local: list[Moments] = []

@@ -253,12 +253,15 @@ def test_matched_pair_inside_blocks_is_measured(client: Client) -> None:
     check_clean(client, "TOP", flat)
     metrics = client.call("layout.metrics", cell="TOP", matched=[
         {"module": "dp", "devices": ["X1/M1", "X1/M2"]},
+        {"module": "dp_ids", "devices": ["X2_M1", "X2_M2"]},  # as a planner writes ids
         {"module": "loads", "devices": ["X1/M3", "X2/M3"]},
         {"module": "nowhere", "devices": ["X9/M1", "MB"]}])
     assert len(metrics["groups"]) == 2, "the pair drawn once per instance"
-    dp, loads, nowhere = metrics["matched_groups"]
-    assert dp["structure"] == "common_centroid" and dp["missing"] == [] and dp["units"] == 4
-    assert dp["centroid_error_um"] < 0.01, dp
+    dp, dp_ids, loads, nowhere = metrics["matched_groups"]
+    for pair in (dp, dp_ids):
+        assert pair["structure"] == "common_centroid" and pair["missing"] == [], pair
+        assert pair["units"] == 4 and pair["centroid_error_um"] < 0.01, pair
+    assert dp["centroids_um"]["X1/M1"] != dp_ids["centroids_um"]["X2_M1"], "two instances"
     assert loads["missing"] == [] and loads["centroid_error_um"] > 1, loads
     assert nowhere["missing"] == ["X9/M1"], nowhere
 
