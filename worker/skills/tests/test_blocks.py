@@ -207,6 +207,31 @@ def test_blocks_beside_own_devices_in_one_row(example: Client, loose: str) -> No
     check_clean(example, "TOP", flat)
 
 
+def test_a_port_on_the_top_channel_still_escapes_down(example: Client) -> None:
+    """A port net whose only pins are the pmos gates (top channel): its pin is the foot of
+    its trunk, climbing past the block's middle; the parent still escapes it down."""
+    latch = [("M1", "nmos", {"d": "a", "g": "b", "s": "vss", "b": "vss"}),
+             ("M2", "nmos", {"d": "b", "g": "a", "s": "vss", "b": "vss"}),
+             ("M3", "pmos", {"d": "a", "g": "en", "s": "vdd", "b": "vdd"}),
+             ("M4", "pmos", {"d": "b", "g": "en", "s": "vdd", "b": "vdd"})]
+    rows = make_rows(example, "BLK_L", latch)
+    block = example.call("route.nets", cell_name="BLK_L", rows=rows, devices=route_items(latch),
+                         ports=["en", "a", "vdd", "vss"])
+    bottom, top = block["bbox_um"][1], block["bbox_um"][3]
+    en = next(p["box_um"] for p in block["ports"] if p["net"] == "en")
+    assert en[1] == bottom and en[3] > (bottom + top) / 2, (en, block["bbox_um"])
+    chain = {i: {"en": "en", "a": f"{i}_a", "vdd": "vdd", "vss": "gnd"} for i in ("X1", "X2")}
+    cells = [example.call("layout.instantiate_block", block="BLK_L", device_id=i,
+                          cell_name=f"I_{i}")["cell"] for i in chain]
+    rows = make_rows(example, "TOP", [], cells)
+    example.call("route.nets", cell_name="TOP", rows=rows,
+                 devices=[{"id": i, "type": "block", "terminals": t} for i, t in chain.items()])
+    flat = []
+    for inst, ports in chain.items():
+        flat += flat_devices(inst, latch, ports)
+    check_clean(example, "TOP", flat)
+
+
 def test_bad_blocks_are_refused(client: Client) -> None:
     client.call("tech.load", rules=load_rule_set(EXAMPLES[-1]))
     rows = make_rows(client, "BLK_OTA", OTA)

@@ -33,7 +33,9 @@ class Term:
 
     @property
     def up(self) -> bool:
-        return self.box.center().y > self.block.center().y
+        """Escapes up (into the channel above its row); a block's pins always go down (they
+        reach its bottom edge, however high a trunk foot climbs)."""
+        return not self.of_block and self.box.center().y > self.block.center().y
 
 
 def collect_terms(session: Session, cell: kdb.Cell, trans: kdb.Trans, out: list[Term],
