@@ -206,7 +206,8 @@ def add_rails(session: Session, infos: list[RowInfo], d: Dims, cell_name: str,
     """Every MOS row gets its tap rail below it (a rule gap from the devices, a cell of
     its own; under its own devices only when it also holds blocks), and a pmos row the
     nwell over row and rail (the blocks' wells left out); every row its via zone below
-    its cells and its assembly extents (row, rail, nwell), in row coordinates."""
+    its cells (not a row of blocks: their pins are metal 2) and its assembly extents (row,
+    rail, nwell), in row coordinates."""
     tech = session.need_tech()
     layout = session.layout
     nwell_name = tech.roles.get("nwell")
@@ -218,6 +219,8 @@ def add_rails(session: Session, infos: list[RowInfo], d: Dims, cell_name: str,
         parts = [row_ext]
         info.via_y = bb.bottom - d.c_out - d.hstack
         info.bottom = bb.bottom - d.c_out - 2 * d.hstack
+        if info.terms and all(t.of_block for t in info.terms):
+            info.bottom = bb.bottom  # a row of blocks: metal-2 pins only, no via zone
         if info.is_mos:
             rkind = "substrate" if info.kind == "nmos" else "well"
             rcell = session.new_cell(session.unique_name(f"{cell_name}_rail{ri}"))
