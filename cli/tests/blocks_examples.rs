@@ -72,7 +72,12 @@ fn every_block_validates_with_its_device_count() {
             assert!(block.join(file).is_file(), "{name} lacks {file}");
         }
         let output = validate(&block);
-        assert_eq!(output.status.code(), Some(0), "{name}: {}", describe(&output));
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{name}: {}",
+            describe(&output)
+        );
         let summary = String::from_utf8_lossy(&output.stdout);
         let devices = device_count(&summary)
             .unwrap_or_else(|| panic!("{name}: no `devices:` line in\n{summary}"));
@@ -99,7 +104,14 @@ fn every_block_uses_the_sky130_rule_set_of_two_supply() {
 fn the_smallest_block_runs_to_a_clean_layout() {
     let out = tempfile::tempdir().unwrap();
     let output = centroid()
-        .args(["run", "--no-memory", "--candidates", "2", "--iterations", "1"])
+        .args([
+            "run",
+            "--no-memory",
+            "--candidates",
+            "2",
+            "--iterations",
+            "1",
+        ])
         .args(["--slots", "2", "--seed", "1", "--out"])
         .arg(out.path())
         .arg(blocks_dir().join(SMALLEST))
