@@ -75,19 +75,20 @@ MB5 pb  nb  vss vss sky130_fd_pr__nfet_01v8 w=2u l=lm nf=2
 MB6 pb  pb  vdd vdd sky130_fd_pr__pfet_01v8 w=4u l=lm nf=2
 .ends core_bias
 
-* startup: while vref is low, MS3 pulls the mirror gate down
-.subckt startup pg vref
+* startup: while vref and va are low, MS3 pulls the mirror gate down; once the core
+* conducts, MS1 and MS4 pull sx low and MS3 turns off
+.subckt startup pg vref va
 MS1 sx vref vss vss sky130_fd_pr__nfet_01v8 w=2u l=ld nf=2
 MS2 sx sx   vdd vdd sky130_fd_pr__pfet_01v8 w=0.42u l=8u
 MS3 pg sx   vss vss sky130_fd_pr__nfet_01v8 w=0.5u l=ld
-MS4 sx pg   vdd vdd sky130_fd_pr__pfet_01v8 w=1u l=ld
+MS4 sx va   vss vss sky130_fd_pr__nfet_01v8 w=2u l=ld nf=2
 .ends startup
 
 .subckt bandgap vref tr1 tr2
 XC pg pc va vb vref tr1 tr2 bgr_core
 XE va vb pg pb err_amp
 XB pg pc pb core_bias
-XS pg vref startup
+XS pg vref va startup
 * reference filter capacitor
 CF vref vss 200f
 .ends bandgap
