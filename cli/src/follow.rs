@@ -8,11 +8,11 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use centroid_planner::job_events::{EventData, PictureCount, Pictures};
-use centroid_proto::v1::{JobEvent, JobEventKind};
+use centroid_proto::v1::{JobEvent, JobEventKind, JobOptions};
 use clap::Args;
 
 use crate::inputs::{CheckedInputs, InputArgs, report_input_errors};
-use crate::jobs_client::{ClientError, Jobs, job_options};
+use crate::jobs_client::{ClientError, Jobs};
 use crate::output::write_output;
 use crate::progress::Progress;
 use crate::report::Report;
@@ -54,6 +54,11 @@ pub struct JobArgs {
     /// (1–100, default 1): slots are shared candidate by candidate in proportion.
     #[arg(long, value_name = "WEIGHT", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub priority: Option<u32>,
+    /// How long one candidate may run on its slot before it is stopped and retried
+    /// (default: the coordinator's `candidate_deadline_ms`, 300 s); a block of
+    /// hundreds of devices drawn flat may need more.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub candidate_deadline: Option<u64>,
 }
 
 /// `--planner`.
@@ -80,6 +85,22 @@ impl JobArgs {
             .and_then(|deck| deck.file_name())
             .map(|name| name.to_string_lossy().into_owned())
             .unwrap_or_default()
+    }
+
+    /// The search options the job is submitted with (0 = the coordinator's default).
+    pub fn job_options(&self) -> JobOptions {
+        JobOptions {
+            candidates_per_iteration: self.candidates.unwrap_or(0),
+            max_iterations: self.iterations.unwrap_or(0),
+            seed: self.seed.unwrap_or(0),
+            time_budget_ms: self.time_budget.map_or(0, |seconds| seconds * 1000),
+            candidate_deadline_ms: self.candidate_deadline.map_or(0, |seconds| seconds * 1000),
+            signoff_deck: self.signoff_deck_name(),
+            planner: self.planner.as_str().to_owned(),
+            patience: self.patience.unwrap_or(0),
+            priority: self.priority.unwrap_or(0),
+            ..JobOptions::default()
+        }
     }
 }
 
@@ -113,16 +134,7 @@ pub async fn submit_and_follow(
     mut timings: BTreeMap<String, f64>,
 ) -> anyhow::Result<Followed> {
     let name = args.inputs.job_name(&checked.context);
-    let mut options = job_options(
-        args.candidates,
-        args.iterations,
-        args.seed,
-        args.time_budget,
-    );
-    options.signoff_deck = args.signoff_deck_name();
-    options.planner = args.planner.as_str().to_owned();
-    options.patience = args.patience.unwrap_or(0);
-    options.priority = args.priority.unwrap_or(0);
+    let options = args.job_options();
     let searched = Instant::now();
     let submitted = match jobs.submit(checked.submit_request(name, options)).await {
         Ok(submitted) => submitted,
@@ -239,5 +251,68 @@ pub fn result_line(report: &Report, out: &Path) -> String {
             }
             line
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::JobArgs;
+
+    #[derive(Parser)]
+    struct Command {
+        #[command(flatten)]
+        job: JobArgs,
+    }
+
+    fn options(arguments: &[&str]) -> centroid_proto::v1::JobOptions {
+        let mut line = vec!["centroid", "examples/ota5"];
+        line.extend_from_slice(arguments);
+        Command::try_parse_from(line).unwrap().job.job_options()
+    }
+
+    #[test]
+    fn flags_become_the_options_submitted() {
+        let given = options(&[
+            "--candidates",
+            "6",
+            "--iterations",
+            "2",
+            "--seed",
+            "9",
+            "--time-budget",
+            "30",
+            "--candidate-deadline",
+            "900",
+            "--priority",
+            "3",
+            "--patience",
+            "2",
+        ]);
+        assert_eq!(given.candidates_per_iteration, 6);
+        assert_eq!(given.max_iterations, 2);
+        assert_eq!(given.seed, 9);
+        assert_eq!(given.time_budget_ms, 30_000);
+        assert_eq!(given.candidate_deadline_ms, 900_000);
+        assert_eq!(given.priority, 3);
+        assert_eq!(given.patience, 2);
+        assert_eq!(given.planner, "heuristic");
+    }
+
+    #[test]
+    fn unset_flags_leave_the_coordinator_defaults() {
+        let given = options(&[]);
+        assert_eq!(given.candidate_deadline_ms, 0);
+        assert_eq!(given.time_budget_ms, 0);
+        assert_eq!(given.candidates_per_iteration, 0);
+    }
+
+    #[test]
+    fn a_deadline_out_of_range_is_refused() {
+        let mut line = vec!["centroid", "examples/ota5", "--candidate-deadline", "0"];
+        assert!(Command::try_parse_from(line.clone()).is_err());
+        line[3] = "86401";
+        assert!(Command::try_parse_from(line).is_err());
     }
 }

@@ -7,8 +7,8 @@ use anyhow::{Context, anyhow};
 use centroid_proto::v1::jobs_client::JobsClient;
 use centroid_proto::v1::{
     CancelJobRequest, CancelJobResponse, FetchArtifactRequest, GetJobRequest, GetJobResponse,
-    JobEvent, JobOptions, ListJobsRequest, ListWorkersRequest, ListWorkersResponse,
-    SubmitJobRequest, SubmitJobResponse, WatchJobRequest,
+    JobEvent, ListJobsRequest, ListWorkersRequest, ListWorkersResponse, SubmitJobRequest,
+    SubmitJobResponse, WatchJobRequest,
 };
 use centroid_runtime::{AttachToken, AuthChannel, BearerToken, Tls, tls, trace_context};
 use centroid_schemas::{InputErrors, InputIssue};
@@ -264,21 +264,5 @@ impl Jobs {
             }
         }
         Ok(content)
-    }
-}
-
-/// Options common to `run` and `submit`.
-pub fn job_options(
-    candidates: Option<u32>,
-    iterations: Option<u32>,
-    seed: Option<u64>,
-    time_budget_s: Option<u64>,
-) -> JobOptions {
-    JobOptions {
-        candidates_per_iteration: candidates.unwrap_or(0),
-        max_iterations: iterations.unwrap_or(0),
-        seed: seed.unwrap_or(0),
-        time_budget_ms: time_budget_s.map_or(0, |seconds| seconds * 1000),
-        ..JobOptions::default()
     }
 }

@@ -1,9 +1,10 @@
 //! Flattening the hierarchy of a sound netlist into the top cell, with stable
 //! hierarchical ids (`X1/M3`) and nets mapped through the subcell connections.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::circuit::{Circuit, Device, DeviceParams, Net, NetType, TerminalRef, infer_net_type};
+use crate::net_use::type_supplies_by_use;
 use crate::netlist::{CellDef, NetlistDocument};
 
 /// Flattens the top cell. `document` must have passed `check_netlist`.
@@ -71,13 +72,21 @@ pub(crate) fn flatten(document: &NetlistDocument) -> (Circuit, Vec<(String, Stri
             ));
         }
     }
-    let circuit = Circuit {
+    let mut circuit = Circuit {
         name: top.name.clone(),
         ports: top.ports.clone().unwrap_or_default(),
         devices: flattener.devices,
         nets,
         modules: Vec::new(),
     };
+    let declared: HashSet<String> = flattener.declared_types.keys().cloned().collect();
+    for net in type_supplies_by_use(&mut circuit, &declared) {
+        let net_type = circuit.net_type(&net).as_str();
+        flattener.warnings.push((
+            format!("/cells/{top_index}"),
+            format!("net \"{net}\" is typed {net_type}: it only biases wells and feeds sources (declare its type to override)"),
+        ));
+    }
     (circuit, flattener.warnings)
 }
 

@@ -173,7 +173,7 @@ fn unknown_fields_are_reported_as_warnings() {
     let netlist = json!({
         "top": "amp",
         "cells": [{"name": "amp", "devices": [
-            {"id": "M1", "type": "nmos", "w": 1e-6, "l": 1.5e-7, "NF": 4, "terminals": {"g": "a", "d": "b", "s": "c", "b": "c"}}
+            {"id": "M1", "type": "nmos", "w": 1e-6, "l": 1.5e-7, "NF": 4, "terminals": {"g": "a", "d": "b", "s": "c", "b": "vss"}}
         ]}]
     });
     let loaded = load_netlist(&file("n.json", &netlist)).unwrap();

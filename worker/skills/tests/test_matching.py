@@ -99,3 +99,18 @@ def test_patterns() -> None:
     assert row == row[::-1]
     row, off = interdigitate({"A": 1, "B": 1, "C": 2})
     assert sorted(row) == ["A", "B", "C", "C"] and off == ["A", "B"]
+
+
+def test_odd_unit_counts_are_judged_against_what_they_allow(loaded: Client) -> None:
+    # one unit each: no arrangement shares a centroid; side by side is the best there is
+    single = group_metrics(loaded, pair(loaded, "ABAB", "s", m=1))
+    assert single["units"] == 2
+    assert single["centroid_error"] > 0
+    assert single["centroid_error_floor"] == single["centroid_error"]
+    even = group_metrics(loaded, pair(loaded, "ABBA", "e", m=2))
+    assert single["score"] == even["score"]  # same balance and dummies, no error beyond the floor
+    # three units each: ABABAB leaves the centroids a whole pitch apart, the floor is a third
+    three = group_metrics(loaded, pair(loaded, "ABAB", "t", m=3))
+    assert three["centroid_error"] > three["centroid_error_floor"] > 0
+    assert abs(three["centroid_error_floor"] * 3 - three["centroid_error"]) < 1e-3
+    assert three["score"] < even["score"]

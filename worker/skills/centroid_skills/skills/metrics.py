@@ -22,7 +22,15 @@ interdigitated group, found anywhere in the hierarchy); dummies are not units:
     same shares — all plain, or (shared diffusion, odd fingers) half of each device's units
     mirrored: a common centroid in orientation too;
   * dummy coverage  d = share of row ends (two per row) with a dummy next to the end unit;
-  * score = 0.6 * max(0, 1 - 2 e) + 0.25 * u + 0.15 * d, in [0, 1].
+  * centroid error floor  e0 = the least error the unit counts allow: two devices with
+    odd unit counts n_i, n_j cannot share a centroid (only one unit can stand at the
+    centre of a point-symmetric arrangement), the best puts one unit of each beside the
+    centre, half a unit pitch p either side: e0 = max over such pairs of
+    0.5 p (1/n_i + 1/n_j) / D (p = the least centre distance of two neighbouring units
+    in a row); 0 when at most one device has an odd count;
+  * score = 0.6 * max(0, 1 - 2 max(0, e - e0)) + 0.25 * u + 0.15 * d, in [0, 1]: a
+    layout is judged against what its unit counts allow (a pair of single-finger
+    devices side by side is as matched as it can be).
 
 ABBA (and 2-D ABBA/BAAB) gives e = 0; AABB gives e close to 0.5, so its score is
 lower by about 0.6 for the same orientation balance and dummies.  ``matching_score`` is the
@@ -40,6 +48,7 @@ of the whole hierarchy.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from typing import Any
@@ -104,6 +113,29 @@ def _device_box(session: Session, cell: kdb.Cell) -> kdb.Box:
     return cell.bbox()
 
 
+def centroid_error_floor(units: list[dict[str, Any]], centroids: dict[str, tuple[float, float]],
+                         diag: float) -> float:
+    """The least centroid error the devices' unit counts allow (see the module's doc)."""
+    counts = Counter(u["device_id"] for u in units if u["device_id"] in centroids)
+    odd = [n for n in counts.values() if n % 2 == 1]
+    if len(odd) < 2:
+        return 0.0
+    pitch = 0.0
+    by_row: dict[Any, list[float]] = {}
+    for u in units:
+        by_row.setdefault(u["row"], []).append(u["box"].center().x)
+    gaps = [b - a for xs in map(sorted, by_row.values())
+            for a, b in itertools.pairwise(xs) if b > a]
+    if gaps:
+        pitch = min(gaps)
+    else:  # one unit per row: neighbouring rows
+        ys = sorted({u["box"].center().y for u in units})
+        pitch = min((b - a for a, b in itertools.pairwise(ys)), default=0.0)
+    odd.sort()
+    # the two smallest odd counts give the largest floor
+    return 0.5 * pitch * (1.0 / odd[0] + 1.0 / odd[1]) / diag
+
+
 def score_group(g: dict[str, Any]) -> dict[str, Any]:
     units = g["units"]
     union = kdb.Box()
@@ -116,6 +148,7 @@ def score_group(g: dict[str, Any]) -> dict[str, Any]:
         if pts:
             centroids[dev] = (sum(p.x for p in pts) / len(pts), sum(p.y for p in pts) / len(pts))
     err = 0.0
+    floor = centroid_error_floor(units, centroids, diag)
     devs = list(centroids)
     for i, a in enumerate(devs):
         for b in devs[i + 1:]:
@@ -136,13 +169,15 @@ def score_group(g: dict[str, Any]) -> dict[str, Any]:
         sides = {d.get("side") for d in g["dummies"] if d["row"] == r}
         covered += ("left" in sides) + ("right" in sides)
     dummy_cov = covered / ends if ends else 0.0
-    score = 0.6 * max(0.0, 1.0 - 2.0 * err) + 0.25 * balance + 0.15 * dummy_cov
+    excess = max(0.0, err - floor)
+    score = 0.6 * max(0.0, 1.0 - 2.0 * excess) + 0.25 * balance + 0.15 * dummy_cov
     return {
         "module": g["module"],
         "devices": g["devices"],
         "units": len(units),
         "centroids_um": {d: [um(c[0]), um(c[1])] for d, c in centroids.items()},
         "centroid_error": round(err, 6),
+        "centroid_error_floor": round(floor, 6),
         "orientation_uniformity": round(uniformity, 6),
         "orientation_balance": round(balance, 6),
         "dummies": len(g["dummies"]),
