@@ -5,7 +5,9 @@
 //! Recognition is structural — it reads terminals and nets, never device names:
 //! - cross-coupled pair: two equal MOS, each gate on the other's drain;
 //! - differential pair: two equal MOS with a common source on a signal net, distinct
-//!   gates and distinct drains, neither diode-connected;
+//!   gates and distinct drains, neither diode-connected, and no other MOS of their type
+//!   with its source on that net (switches or drivers fed from one reference net are not
+//!   pairs);
 //! - tail current source: the MOS of the pair's type whose drain is the pair's common source;
 //! - cascode: a MOS stacked on another of its type (its source on the other's drain, a
 //!   signal net), with its own gate, neither diode-connected, not part of a pair;
@@ -231,6 +233,12 @@ fn find_differential_pairs<'a>(
 ) -> Vec<(&'a Device, &'a Device)> {
     let mut pairs = Vec::new();
     let mut used: HashSet<&str> = HashSet::new();
+    let mut sources: BTreeMap<(&str, DeviceType), usize> = BTreeMap::new();
+    for device in mos {
+        if let Some(source) = device.source() {
+            *sources.entry((source, device.device_type)).or_default() += 1;
+        }
+    }
     for (index, a) in mos.iter().enumerate() {
         for b in &mos[index + 1..] {
             let candidates_free = ![a.id.as_str(), b.id.as_str()]
@@ -248,6 +256,7 @@ fn find_differential_pairs<'a>(
                 continue;
             };
             let is_pair = Some(source) == b.source()
+                && sources.get(&(source, a.device_type)) == Some(&2)
                 && !circuit.net_type(source).is_supply()
                 && gate_a != gate_b
                 && a.drain() != b.drain()
