@@ -171,6 +171,22 @@ def test_metal_over_its_own_diffusion_has_no_capacitance_to_substrate_nor_length
     assert close(net["resistance_ohm"], ohm), (net["resistance_ohm"], ohm)
 
 
+def test_a_ground_port_named_0_stays_spices_ground(client: Client, tmp_path: Path) -> None:
+    """ALIGN names the ground port `0`: the extracted subcircuit keeps it as a port, its
+    neighbour's coupling to it is a capacitance to ground, and ground gets none to itself."""
+    rules = rules_of("sky130")
+    w, s = min_width_um(rules, "li1"), min_space_um(rules, "li1")
+    draw(client, rules, [{"role": "metal1", "box": [0, 0, LENGTH_UM, w]},
+                         {"role": "metal1", "box": [0, w + s, LENGTH_UM, 2 * w + s]}],
+         [("a", "metal1_label", 1.0, w / 2), ("0", "metal1_label", 1.0, 1.5 * w + s)])
+    data = extract(client, tmp_path, ["a", "0"])
+    assert "0" in data["nets"] and data["nets"]["a"]["coupling_fF"]["0"] > 0, data["nets"]
+    text = (tmp_path / "x.spice").read_text()
+    assert ".subckt t a 0" in text, text
+    assert not re.search(r"^Cgnd\d+ 0 0 ", text, re.M), text
+    assert re.search(r"^Ccpl\d+ 0 a ", text, re.M), text
+
+
 def test_a_port_the_layout_does_not_label_is_named(client: Client, tmp_path: Path) -> None:
     rules = rules_of("sky130")
     draw(client, rules, [{"role": "metal1", "box": [0, 0, 10, 1]}], [("a", "metal1_label", 1, 0.5)])

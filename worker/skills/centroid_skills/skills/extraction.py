@@ -49,7 +49,10 @@ from centroid_skills.skills.lvs import extract, metal_stack
 from centroid_skills.tech import VIA_ROLES, Technology
 
 NO_PARASITICS_REASON = "no_parasitics"
-SAFE_NET = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:<>\[\]#-]*$")
+# a SPICE node name as a label gives it; a digit first too: ALIGN's netlists name the
+# ground port `0` (SPICE's ground, which the extracted subcircuit then keeps as a port)
+SAFE_NET = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:<>\[\]#-]*$")
+GROUND = "0"
 
 
 def net_label(net: kdb.Net) -> str:
@@ -234,7 +237,7 @@ def netlist_text(circuit: str, ports: list[str], header: list[str], devices: lis
         if cap_f <= 0:
             continue
         sides = [net, split[net]] if net in split else [net]
-        for side in sides:
+        for side in (s for s in sides if s != GROUND):  # ground to ground: nothing
             k += 1
             lines.append(f"Cgnd{k} {side} 0 {num(cap_f / len(sides))}")
     for a in sorted(nets):
