@@ -84,13 +84,16 @@ def _await_exit(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
     return bool(ready)
 
 
-def run_in_group(argv: list[str], log_path: str, cwd: str, timeout_s: float) -> int:
+def run_in_group(argv: list[str], log_path: str, cwd: str, timeout_s: float,
+                 env: dict[str, str] | None = None) -> int:
     """Run ``argv`` in a new process group, stdout and stderr to ``log_path``; kill the
     group after ``timeout_s`` (:class:`DeadlinePassed`). Returns the exit status
-    (negative: killed by a signal). An OSError means the program could not start."""
+    (negative: killed by a signal). An OSError means the program could not start.
+    ``env``: variables set for the child on top of this process's environment."""
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
                                 stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True,
+                                env={**os.environ, **env} if env else None,
                                 preexec_fn=child_setup(os.getpid()))
         try:
             if not _await_exit(proc, timeout_s):
