@@ -105,6 +105,12 @@ fn the_ota_is_simulated_before_and_after_layout_and_its_extracted_netlist_simula
             "the input pair's nets are compared: {parasitics}"
         );
         assert_eq!(candidate["metrics"]["electrical"]["clean"], true);
+        // the coordinator re-scored the job's candidates with their performance
+        // relative to each other's
+        let relative = candidate["metrics"]["performance"]["relative_value"]
+            .as_f64()
+            .unwrap_or(-1.0);
+        assert!((0.0..=1.0).contains(&relative), "{candidate}");
     }
 
     // the Bode plot: both AC responses in report.json, drawn in report.html

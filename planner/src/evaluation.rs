@@ -39,6 +39,27 @@ pub struct Evaluation {
     /// what `check.electrical` found
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub electrical: Option<crate::electrical::ElectricalVerdict>,
+    /// how `performance_max`'s value enters `score` (when it was measured by a
+    /// post-layout simulation): the job re-scores its candidates with their relative
+    /// performance ([`crate::performance::relative`])
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub performance_share: Option<PerformanceShare>,
+}
+
+/// `score = rest + share · v`, with `v` `performance_max`'s value in [0, 1]: `share` is
+/// the objective's weight over the weights measured, times the layout refinement and
+/// the DRC/LVS divisors; `rest` the other objectives' part of the score.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PerformanceShare {
+    pub rest: f64,
+    pub share: f64,
+}
+
+impl PerformanceShare {
+    /// The score with `value` as `performance_max`'s value.
+    pub fn score(&self, value: f64) -> f64 {
+        self.rest + self.share * value
+    }
 }
 
 /// What a foundry deck (`signoff.run`) found.

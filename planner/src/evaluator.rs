@@ -16,7 +16,9 @@
 //! * `performance_max`: the candidate's post-layout measures (`sim.run` on its
 //!   `extract.netlist` netlist) against the schematic's, as normalised in
 //!   [`crate::performance::verdict`] (each measure `1 / (1 + degradation/10 %)`,
-//!   their mean).
+//!   their mean). The score keeps how it is made of that value
+//!   ([`PerformanceShare`]) so that the job can re-score its candidates with their
+//!   performance relative to each other's ([`crate::performance::relative`]).
 //!   Without a post-layout simulation it is left out of the weighting (said in
 //!   `reasons`, which does not fail the candidate).
 //!
@@ -47,7 +49,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 use crate::electrical::ElectricalVerdict;
-use crate::evaluation::{Evaluation, SignoffVerdict};
+use crate::evaluation::{Evaluation, PerformanceShare, SignoffVerdict};
 use crate::figures::LayoutFigures;
 use crate::performance::{
     self, ParasiticFigures, PerformanceVerdict, SchematicSimulation, Simulated,
@@ -369,13 +371,10 @@ pub fn evaluate_against(
         &performance_value,
         &mut reasons,
     );
-    let mut score = if weights > 0.0 {
-        weighted / weights * measured.figures.refinement()
-    } else {
-        0.0
-    };
+    // what multiplies the weighted mean: the refinement, the DRC and LVS divisors
+    let mut factor = measured.figures.refinement();
     if measured.drc_violations > 0 {
-        score /= 1.0 + measured.drc_violations as f64;
+        factor /= 1.0 + measured.drc_violations as f64;
         reasons.push(format!("{} DRC violations", measured.drc_violations));
     }
     if !measured.drc_ran {
@@ -384,11 +383,21 @@ pub fn evaluate_against(
     match measured.lvs {
         Some(true) => {}
         Some(false) => {
-            score /= 2.0;
+            factor /= 2.0;
             reasons.push("LVS mismatch".into());
         }
         None => reasons.push("LVS did not run".into()),
     }
+    if !ran_to_end {
+        factor = 0.0;
+    }
+    let score = if weights > 0.0 {
+        weighted / weights * factor
+    } else {
+        0.0
+    };
+    let performance_share =
+        performance_share(objectives, performance.as_ref(), score, weights, factor);
     if let Some(signoff) = &measured.signoff
         && signoff.violations > 0
     {
@@ -398,9 +407,6 @@ pub fn evaluate_against(
         ));
     }
     post_layout_reasons(performance.as_ref(), &measured, &mut reasons);
-    if !ran_to_end {
-        score = 0.0;
-    }
     let area = measured.bbox_area_um2.unwrap_or(0.0);
     if let (Some(max_area), Some(bbox)) = (objectives.constraints.max_area, measured.bbox_area_um2)
         && bbox > max_area
@@ -445,5 +451,32 @@ pub fn evaluate_against(
         performance,
         parasitics: measured.parasitics,
         electrical: measured.electrical,
+        performance_share,
     }
+}
+
+/// How `performance_max`'s value entered `score`, when a post-layout simulation gave
+/// it one (a failed simulation's 0 is not re-scored).
+fn performance_share(
+    objectives: &DesignObjectives,
+    performance: Option<&PerformanceVerdict>,
+    score: f64,
+    weights: f64,
+    factor: f64,
+) -> Option<PerformanceShare> {
+    let value = performance?.value?;
+    let weight: f64 = objectives
+        .objectives
+        .iter()
+        .filter(|objective| objective.name == ObjectiveName::PerformanceMax)
+        .map(|objective| objective.weight)
+        .sum();
+    if weight <= 0.0 || weights <= 0.0 {
+        return None;
+    }
+    let share = weight / weights * factor;
+    Some(PerformanceShare {
+        rest: score - share * value,
+        share,
+    })
 }

@@ -45,7 +45,7 @@ pub use advice::{
 pub use candidate::{CandidateRecord, Origin};
 pub use design_point::DesignPoint;
 pub use design_space::DesignSpace;
-pub use evaluation::{Evaluation, SignoffVerdict};
+pub use evaluation::{Evaluation, PerformanceShare, SignoffVerdict};
 pub use heuristic::{HeuristicPlanner, RawInputs};
 pub use plan::{Plan, PlanStep};
 pub use planner::{Adjusted, Adjustment, PlanError, Planner, PlannerFuture, PlannerKind};

@@ -19,6 +19,7 @@ use crate::model::{
     CandidateRecord, CandidateResult, CandidateStatus, Evaluation, EventKind, JobRecord, now_ms,
 };
 use centroid_planner::evaluator;
+use centroid_planner::performance::relative;
 use centroid_planner::search::Journal;
 
 impl Driver {
@@ -159,6 +160,23 @@ impl Driver {
         candidate_id: &str,
         evaluation: &Evaluation,
     ) -> Result<(), Interrupted> {
+        self.write_evaluation(job, candidate_id, evaluation).await?;
+        let context = &self.context;
+        let message = evaluation_message(evaluation);
+        let data = EventData::Evaluated(Box::new(evaluation.clone()));
+        context
+            .emit(job, EventKind::Evaluation, candidate_id, message, data)
+            .await
+    }
+
+    /// Writes an evaluation into the stored candidate (which keeps its plan) and the
+    /// journal cache.
+    async fn write_evaluation(
+        &self,
+        job: &JobRecord,
+        candidate_id: &str,
+        evaluation: &Evaluation,
+    ) -> Result<(), Interrupted> {
         let context = &self.context;
         let store = &context.store;
         let stored = context
@@ -172,11 +190,30 @@ impl Driver {
             .with_store_retry("write evaluation", || store.put_candidate(&stored))
             .await?;
         self.journal.set_evaluation(candidate_id, evaluation);
-        let message = evaluation_message(evaluation);
-        let data = EventData::Evaluated(Box::new(evaluation.clone()));
-        context
-            .emit(job, EventKind::Evaluation, candidate_id, message, data)
-            .await
+        Ok(())
+    }
+
+    /// The job's evaluated candidates re-scored with their post-layout performance
+    /// relative to each other's (`performance::relative`: the score moves as
+    /// candidates arrive); those whose score changed are stored again.
+    async fn rank_performance(
+        &self,
+        job: &JobRecord,
+        mut candidates: Vec<CandidateRecord>,
+    ) -> Result<Vec<CandidateRecord>, Interrupted> {
+        let (ids, mut evaluations): (Vec<&String>, Vec<&mut Evaluation>) = candidates
+            .iter_mut()
+            .filter_map(|candidate| {
+                let evaluation = candidate.evaluation.as_mut()?;
+                Some((&candidate.candidate_id, evaluation))
+            })
+            .unzip();
+        let changed = relative::rank(&mut evaluations);
+        for index in changed {
+            self.write_evaluation(job, ids[index], evaluations[index])
+                .await?;
+        }
+        Ok(candidates)
     }
 
     /// Evaluates the candidates of the current iteration whose results are in while
@@ -223,6 +260,7 @@ impl Driver {
                 candidate.iteration == iteration && candidate.evaluation.is_none()
             })
             .await?;
+        let evaluated = self.rank_performance(job, evaluated).await?;
         artifacts::keep_best(&self.context, &job.job_id, &evaluated).await?;
         Ok(PhaseEvent::IterationEvaluated {
             best: best_of(&evaluated),
@@ -243,6 +281,7 @@ impl Driver {
         let (candidates, _) = self
             .evaluate_candidates(job, &task, |candidate| candidate.evaluation.is_none())
             .await?;
+        let candidates = self.rank_performance(job, candidates).await?;
         artifacts::keep_best(&self.context, &job.job_id, &candidates).await?;
         Ok(best_of(&candidates))
     }

@@ -1,9 +1,10 @@
 //! Post-layout performance in the loop (issue 27): what a job simulates
 //! ([`setup`]), the skill calls that extract and simulate ([`steps`]), the schematic's
-//! reference simulation ([`reference`]) and the judgement of a candidate's measures
-//! ([`verdict`]).
+//! reference simulation ([`reference`]), the judgement of a candidate's measures
+//! ([`verdict`]) and their ranking among the job's candidates ([`relative`]).
 
 pub mod reference;
+pub mod relative;
 pub mod setup;
 pub mod steps;
 pub mod verdict;

@@ -30,7 +30,7 @@ use super::reference::{AcSweep, Simulated};
 pub const WARN_DEGRADATION_PCT: f64 = 10.0;
 
 /// Measures reported but not scored (they restate another measure).
-const NOT_SCORED: &[&str] = &["phase_ugbw_rad"];
+pub(super) const NOT_SCORED: &[&str] = &["phase_ugbw_rad"];
 
 /// A spec's bounds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,8 +54,13 @@ pub struct MeasureVerdict {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PerformanceVerdict {
     pub measures: BTreeMap<String, MeasureVerdict>,
-    /// `performance_max`'s value in [0, 1]
+    /// `performance_max`'s value in [0, 1] on the candidate's own (its measures against
+    /// the schematic's)
     pub value: Option<f64>,
+    /// `performance_max`'s value among the job's candidates (what the score uses once
+    /// the job ranked them, [`super::relative`])
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relative_value: Option<f64>,
     /// the specs the layout misses, one line each
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub violations: Vec<String>,

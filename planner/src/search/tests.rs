@@ -52,6 +52,7 @@ fn record(
             performance: None,
             parasitics: None,
             electrical: None,
+            performance_share: None,
         }),
     }
 }

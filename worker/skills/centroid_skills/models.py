@@ -155,7 +155,13 @@ Sizes = dict[str, set[tuple[float, float]]]  # model name (lower case) -> {(L m,
 def binned(subckt_text: str, sizes: set[tuple[float, float]]) -> str:
     """A binned model subcircuit with only the ``.model`` bins whose L and W ranges hold
     one of ``sizes`` (ngspice reads every bin of a subcircuit it loads; the sky130 MOS
-    models have 48 each). Bins without limits are kept."""
+    models have 48 each). Bins without limits are kept. Remembered per text and sizes:
+    a job's candidates simulate the same devices (the parse costs ~0.1 s a model)."""
+    return _binned(subckt_text, frozenset(sizes))
+
+
+@functools.lru_cache(maxsize=32)
+def _binned(subckt_text: str, sizes: frozenset[tuple[float, float]]) -> str:
     blocks = re.split(r"(?m)^(?=\.model\s|\.ends\b)", subckt_text)
     kept = []
     for block in blocks:

@@ -3,7 +3,9 @@ section (1.4.0) and KLayout region operations. Every coefficient comes from the 
 
 Per net and routing layer (poly without the gates -- gate and junction capacitances
 belong to the device models --, then metal1…N by role), with the layer's shapes of that
-net merged into polygons:
+net merged into polygons; the capacitance to substrate and the resistance leave out what
+lies over the net's own source/drain or tap diffusion (the field ends on the same net
+there, and the current runs down the contacts, not along a drain strip):
 
 * **to substrate**: ``area_cap_af_um2`` × the area not over a lower conductor that has
   an overlap coefficient with it (over such a conductor the field ends there instead), +

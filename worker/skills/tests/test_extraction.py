@@ -150,6 +150,43 @@ def test_a_rule_set_without_parasitics_is_refused(client: Client, tmp_path: Path
     assert not result["ok"] and result["error"]["details"]["reason"] == "no_parasitics"
 
 
+def test_metal_over_its_own_diffusion_has_no_capacitance_to_substrate_nor_length(
+        client: Client, tmp_path: Path) -> None:
+    """A wire whose first fifth lies on its own tap (contacted): like a drain strip, that
+    part's field ends on the same net and no current runs along it."""
+    rules = rules_of("sky130")
+    (name, co), = [(name, co) for role, name, co in routing(rules) if role == "metal1"]
+    w, cut = 2 * min_width_um(rules, name), min_width_um(rules, "licon1")
+    on_tap = LENGTH_UM / 5
+    shapes = [{"role": "tap", "box": [0, 0, on_tap, 2]},
+              {"role": "pplus", "box": [-0.5, -0.5, on_tap + 0.5, 2.5]},
+              {"role": "contact", "box": [1, 0.5 + (w - cut) / 2, 1 + cut, 0.5 + (w + cut) / 2]},
+              {"role": "metal1", "box": [0, 0.5, LENGTH_UM, 0.5 + w]}]
+    draw(client, rules, shapes, [("a", label_role(rules, "metal1"), LENGTH_UM - 1, 0.5 + w / 2)])
+    net = extract(client, tmp_path, ["a"], sensitive_nets=["a"])["nets"]["a"]
+    off = LENGTH_UM - on_tap
+    ground = (co["area_cap_af_um2"] * off * w + co["fringe_cap_af_um"] * 2 * (off + w)) / 1000
+    assert close(net["cap_fF"], ground), (net, ground)
+    ohm = co["sheet_resistance_ohm"] * off / w + rules["parasitics"]["cuts"]["licon1"]["resistance_ohm"]
+    assert close(net["resistance_ohm"], ohm), (net["resistance_ohm"], ohm)
+
+
+def test_a_ground_port_named_0_stays_spices_ground(client: Client, tmp_path: Path) -> None:
+    """ALIGN names the ground port `0`: the extracted subcircuit keeps it as a port, its
+    neighbour's coupling to it is a capacitance to ground, and ground gets none to itself."""
+    rules = rules_of("sky130")
+    w, s = min_width_um(rules, "li1"), min_space_um(rules, "li1")
+    draw(client, rules, [{"role": "metal1", "box": [0, 0, LENGTH_UM, w]},
+                         {"role": "metal1", "box": [0, w + s, LENGTH_UM, 2 * w + s]}],
+         [("a", "metal1_label", 1.0, w / 2), ("0", "metal1_label", 1.0, 1.5 * w + s)])
+    data = extract(client, tmp_path, ["a", "0"])
+    assert "0" in data["nets"] and data["nets"]["a"]["coupling_fF"]["0"] > 0, data["nets"]
+    text = (tmp_path / "x.spice").read_text()
+    assert ".subckt t a 0" in text, text
+    assert not re.search(r"^Cgnd\d+ 0 0 ", text, re.M), text
+    assert re.search(r"^Ccpl\d+ 0 a ", text, re.M), text
+
+
 def test_a_port_the_layout_does_not_label_is_named(client: Client, tmp_path: Path) -> None:
     rules = rules_of("sky130")
     draw(client, rules, [{"role": "metal1", "box": [0, 0, 10, 1]}], [("a", "metal1_label", 1, 0.5)])

@@ -49,7 +49,10 @@ from centroid_skills.skills.lvs import extract, metal_stack
 from centroid_skills.tech import VIA_ROLES, Technology
 
 NO_PARASITICS_REASON = "no_parasitics"
-SAFE_NET = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:<>\[\]#-]*$")
+# a SPICE node name as a label gives it; a digit first too: ALIGN's netlists name the
+# ground port `0` (SPICE's ground, which the extracted subcircuit then keeps as a port)
+SAFE_NET = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:<>\[\]#-]*$")
+GROUND = "0"
 
 
 def net_label(net: kdb.Net) -> str:
@@ -84,26 +87,55 @@ def cut_layers(tech: Technology, section: dict[str, Any]) -> list[tuple[float, s
     return out
 
 
+# the diffusion the LVS extraction registers (lvs.py): source/drain and taps, on nets
+OWN_DIFFUSION = ("nsd", "psd", "ptap", "ntap")
+
+
+def own_diffusion(l2n: kdb.LayoutToNetlist, net: kdb.Net) -> kdb.Region:
+    """The net's own source/drain and tap diffusion."""
+    region = kdb.Region()
+    for name in OWN_DIFFUSION:
+        layer = l2n.layer_by_name(name)
+        if layer is not None:
+            region += l2n.shapes_of_net(net, layer, True)
+    return region.merged()
+
+
 def net_shapes(l2n: kdb.LayoutToNetlist, top: kdb.Circuit, layers: list[tuple[LayerCoefficients, str]],
-               diffusion: kdb.Region) -> dict[str, dict[str, kdb.Region]]:
-    """layer name -> net label -> the net's merged shapes (poly without the gates)."""
+               diffusion: kdb.Region) -> tuple[dict[str, dict[str, kdb.Region]], dict[str, dict[str, kdb.Region]]]:
+    """layer name -> net label -> the net's merged shapes (poly without the gates), and
+    the same without what lies over the net's own diffusion (a device's source/drain
+    strips, a guard ring's metal on its tap), for the capacitance to substrate and the
+    resistance: there the field ends on the same net -- the coefficients are to the
+    substrate over field -- and the current runs down the contacts, not along the strip
+    (ten drain strips in series were ~1.6 kΩ). Couplings see every shape."""
     out: dict[str, dict[str, kdb.Region]] = {}
+    off_own: dict[str, dict[str, kdb.Region]] = {}
+    own = {net.cluster_id: own_diffusion(l2n, net) for net in top.each_net()}
     for co, registered in layers:
         source = l2n.layer_by_name(registered)
         per_net: dict[str, kdb.Region] = {}
+        trimmed: dict[str, kdb.Region] = {}
         for net in top.each_net():
             region = l2n.shapes_of_net(net, source, True)
             region.merge()
             if co.role == "poly":
                 region -= diffusion
-            if not region.is_empty():
-                per_net[net_label(net)] = region
+            if region.is_empty():
+                continue
+            per_net[net_label(net)] = region
+            below = own[net.cluster_id]
+            trimmed[net_label(net)] = region if co.role == "poly" or below.is_empty() else region - below
         out[co.name] = per_net
-    return out
+        off_own[co.name] = trimmed
+    return out, off_own
 
 
 def compute(tech: Technology, section: dict[str, Any], shapes: dict[str, dict[str, kdb.Region]],
+            off_own: dict[str, dict[str, kdb.Region]],
             layers: list[tuple[LayerCoefficients, str]]) -> dict[str, NetParasitics]:
+    """Per net: capacitance to substrate and resistance of ``off_own`` (the shapes off
+    the net's own diffusion), couplings of ``shapes``."""
     nets: dict[str, NetParasitics] = {}
     by_name = {co.name: co for co, _ in layers}
 
@@ -120,7 +152,7 @@ def compute(tech: Technology, section: dict[str, Any], shapes: dict[str, dict[st
         for name in lower:
             for region in shapes[name].values():
                 shield += region
-        for net, region in shapes[co.name].items():
+        for net, region in off_own[co.name].items():
             entry = nets.setdefault(net, NetParasitics())
             af = ground_cap_af(region, shield, co)
             entry.cap_af += af
@@ -205,7 +237,7 @@ def netlist_text(circuit: str, ports: list[str], header: list[str], devices: lis
         if cap_f <= 0:
             continue
         sides = [net, split[net]] if net in split else [net]
-        for side in sides:
+        for side in (s for s in sides if s != GROUND):  # ground to ground: nothing
             k += 1
             lines.append(f"Cgnd{k} {side} 0 {num(cap_f / len(sides))}")
     for a in sorted(nets):
@@ -255,8 +287,8 @@ def extract_netlist(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     diffusion = tech.region(session.layout, cell, tech.require("active").name)
     if tech.has("tap"):
         diffusion += tech.region(session.layout, cell, tech.require("tap").name)
-    shapes = net_shapes(ex.l2n, top, layers, diffusion)
-    nets = compute(tech, section, shapes, layers)
+    shapes, off_own = net_shapes(ex.l2n, top, layers, diffusion)
+    nets = compute(tech, section, shapes, off_own, layers)
     labels = {net_label(n) for n in top.each_net()}
     ports = list(args["ports"])
     missing = [p for p in ports if p not in labels]
