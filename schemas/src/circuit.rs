@@ -176,6 +176,40 @@ pub struct Circuit {
     pub devices: Vec<Device>,
     pub nets: Vec<Net>,
     pub modules: Vec<CircuitModule>,
+    /// The subcircuit instances the flattening walked, parents before their
+    /// children (empty for a netlist without hierarchy).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instances: Vec<SubcircuitInstance>,
+}
+
+/// One subcircuit instance of the hierarchy: its devices are the flat devices whose
+/// ids start with `path/`, its internal nets are named `path/net`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubcircuitInstance {
+    /// The instance names from the top, e.g. `X1` or `X1/X2` (copies of `m=k`: one
+    /// instance each).
+    pub path: String,
+    /// The name of the cell (subcircuit) instantiated.
+    pub subcircuit: String,
+    /// Each connected port of the subcircuit → the flat net it is joined to.
+    pub ports: BTreeMap<String, String>,
+}
+
+impl SubcircuitInstance {
+    /// The prefix of the ids and internal nets of this instance (`X1/`).
+    pub fn prefix(&self) -> String {
+        format!("{}/", self.path)
+    }
+
+    /// The path of the instance containing this one (`None` below the top).
+    pub fn parent_path(&self) -> Option<&str> {
+        self.path.rsplit_once('/').map(|(parent, _)| parent)
+    }
+
+    /// The instance's name inside its parent (`X2` of `X1/X2`).
+    pub fn local_name(&self) -> &str {
+        self.path.rsplit('/').next().unwrap_or(&self.path)
+    }
 }
 
 impl Circuit {
@@ -185,6 +219,11 @@ impl Circuit {
 
     pub fn net(&self, net_name: &str) -> Option<&Net> {
         self.nets.iter().find(|net| net.name == net_name)
+    }
+
+    /// The subcircuit instance at `path` (`X1/X2`).
+    pub fn instance(&self, path: &str) -> Option<&SubcircuitInstance> {
+        self.instances.iter().find(|instance| instance.path == path)
     }
 
     pub fn net_type(&self, net_name: &str) -> NetType {

@@ -1,9 +1,12 @@
 //! Flattening the hierarchy of a sound netlist into the top cell, with stable
-//! hierarchical ids (`X1/M3`) and nets mapped through the subcell connections.
+//! hierarchical ids (`X1/M3`) and nets mapped through the subcell connections; the
+//! instances walked are kept (path, subcircuit, port → flat net).
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::circuit::{Circuit, Device, DeviceParams, Net, NetType, TerminalRef, infer_net_type};
+use crate::circuit::{
+    Circuit, Device, DeviceParams, Net, NetType, SubcircuitInstance, TerminalRef, infer_net_type,
+};
 use crate::netlist::{CellDef, NetlistDocument};
 
 /// Flattens the top cell. `document` must have passed `check_netlist`.
@@ -19,6 +22,7 @@ pub(crate) fn flatten(document: &NetlistDocument) -> (Circuit, Vec<(String, Stri
     let mut flattener = Flattener {
         cells: &cells,
         devices: Vec::new(),
+        instances: Vec::new(),
         declared_types: HashMap::new(),
         warnings: Vec::new(),
     };
@@ -77,6 +81,7 @@ pub(crate) fn flatten(document: &NetlistDocument) -> (Circuit, Vec<(String, Stri
         devices: flattener.devices,
         nets,
         modules: Vec::new(),
+        instances: flattener.instances,
     };
     (circuit, flattener.warnings)
 }
@@ -84,6 +89,7 @@ pub(crate) fn flatten(document: &NetlistDocument) -> (Circuit, Vec<(String, Stri
 struct Flattener<'a> {
     cells: &'a HashMap<&'a str, (usize, &'a CellDef)>,
     devices: Vec<Device>,
+    instances: Vec<SubcircuitInstance>,
     declared_types: HashMap<String, NetType>,
     warnings: Vec<(String, String)>,
 }
@@ -150,6 +156,14 @@ impl<'a> Flattener<'a> {
                     ));
                 }
             }
+            self.instances.push(SubcircuitInstance {
+                path: format!("{prefix}{}", subcell.name),
+                subcircuit: target.name.clone(),
+                ports: child_ports
+                    .iter()
+                    .map(|(port, net)| (port.to_string(), net.clone()))
+                    .collect(),
+            });
             self.visit(target_index, target, &child_prefix, &child_ports);
         }
     }
