@@ -180,6 +180,23 @@ pub struct Circuit {
     /// children (empty for a netlist without hierarchy).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instances: Vec<SubcircuitInstance>,
+    /// Each subcircuit instantiated, flattened on its own (local ids and nets), in
+    /// the order of its first instance.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subcircuits: Vec<Subcircuit>,
+}
+
+/// One subcircuit (a cell of the netlist) flattened as if it were the top: its
+/// devices with local ids (`M3`, `X2/M1`) on local nets (its ports by their names,
+/// `X2/n1` inside its own instances), and the instances below it (paths relative to it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Subcircuit {
+    pub name: String,
+    /// Its declared ports, in order (or, undeclared, the ports its instances connect).
+    pub ports: Vec<String>,
+    pub devices: Vec<Device>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instances: Vec<SubcircuitInstance>,
 }
 
 /// One subcircuit instance of the hierarchy: its devices are the flat devices whose
@@ -219,6 +236,13 @@ impl Circuit {
 
     pub fn net(&self, net_name: &str) -> Option<&Net> {
         self.nets.iter().find(|net| net.name == net_name)
+    }
+
+    /// The subcircuit named `name`, flattened on its own.
+    pub fn subcircuit(&self, name: &str) -> Option<&Subcircuit> {
+        self.subcircuits
+            .iter()
+            .find(|subcircuit| subcircuit.name == name)
     }
 
     /// The subcircuit instance at `path` (`X1/X2`).

@@ -5,7 +5,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::circuit::{
-    Circuit, Device, DeviceParams, Net, NetType, SubcircuitInstance, TerminalRef, infer_net_type,
+    Circuit, Device, DeviceParams, Net, NetType, Subcircuit, SubcircuitInstance, TerminalRef,
+    infer_net_type,
 };
 use crate::netlist::{CellDef, NetlistDocument};
 
@@ -81,9 +82,46 @@ pub(crate) fn flatten(document: &NetlistDocument) -> (Circuit, Vec<(String, Stri
         devices: flattener.devices,
         nets,
         modules: Vec::new(),
+        subcircuits: subcircuits(&cells, &flattener.instances),
         instances: flattener.instances,
     };
     (circuit, flattener.warnings)
+}
+
+/// Each subcircuit of `instances`, flattened as if it were the top (its own
+/// warnings are those of its instances, already given).
+fn subcircuits(
+    cells: &HashMap<&str, (usize, &CellDef)>,
+    instances: &[SubcircuitInstance],
+) -> Vec<Subcircuit> {
+    let mut flattened: Vec<Subcircuit> = Vec::new();
+    for instance in instances {
+        if flattened
+            .iter()
+            .any(|subcircuit| subcircuit.name == instance.subcircuit)
+        {
+            continue;
+        }
+        let (index, cell) = cells[instance.subcircuit.as_str()];
+        let mut flattener = Flattener {
+            cells,
+            devices: Vec::new(),
+            instances: Vec::new(),
+            declared_types: HashMap::new(),
+            warnings: Vec::new(),
+        };
+        flattener.visit(index, cell, "", &HashMap::new());
+        flattened.push(Subcircuit {
+            name: cell.name.clone(),
+            ports: cell
+                .ports
+                .clone()
+                .unwrap_or_else(|| instance.ports.keys().cloned().collect()),
+            devices: flattener.devices,
+            instances: flattener.instances,
+        });
+    }
+    flattened
 }
 
 struct Flattener<'a> {

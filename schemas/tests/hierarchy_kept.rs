@@ -68,6 +68,41 @@ fn spice_subcircuits_and_m_copies_are_kept_as_instances() {
     assert_eq!(nested.prefix(), "XB/X1/");
     assert!(circuit.device("XB/X1/mp").is_some());
     assert!(circuit.device("XI.m2/mn").is_some());
+    // each subcircuit flattened on its own once: local ids, port names as nets
+    let names: Vec<&str> = circuit
+        .subcircuits
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(names, ["buf", "inv"]);
+    let buf = circuit.subcircuit("buf").unwrap();
+    assert_eq!(buf.ports, ["in", "out", "vdd", "vss"]);
+    let ids: Vec<&str> = buf.devices.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids, ["X1/mp", "X1/mn"]);
+    assert_eq!(buf.devices[0].terminals["d"], "mid");
+    assert_eq!(buf.devices[0].terminals["g"], "in");
+    assert_eq!(buf.instances[0].path, "X1");
+    let inv = circuit.subcircuit("inv").unwrap();
+    assert_eq!(inv.devices[1].terminals["d"], "y");
+}
+
+#[test]
+fn a_subcircuit_keeps_ports_its_instance_joins() {
+    // a unity buffer joins two ports to one net: the subcircuit keeps them apart
+    let circuit = spice(
+        ".subckt amp inp inn out vss
+         m1 out inp vss vss nmos w=1u l=0.5u
+         m2 out inn vss vss nmos w=1u l=0.5u
+         .ends
+         .subckt top in out vss
+         X1 in out out vss amp
+         .ends
+",
+    );
+    assert_eq!(circuit.device("X1/m2").unwrap().terminals["g"], "out");
+    let amp = circuit.subcircuit("amp").unwrap();
+    assert_eq!(amp.devices[1].terminals["g"], "inn");
+    assert_eq!(amp.devices[1].terminals["d"], "out");
 }
 
 #[test]
@@ -99,8 +134,10 @@ fn json_subcells_are_kept_as_instances_and_a_flat_netlist_has_none() {
     // stored records without the field still load, and a flat circuit writes none
     let mut stored = serde_json::to_value(&circuit).unwrap();
     stored.as_object_mut().unwrap().remove("instances");
+    stored.as_object_mut().unwrap().remove("subcircuits");
     let reloaded: Circuit = serde_json::from_value(stored).unwrap();
-    assert!(reloaded.instances.is_empty());
+    assert!(reloaded.instances.is_empty() && reloaded.subcircuits.is_empty());
+    assert_eq!(circuit.subcircuit("stage").unwrap().devices.len(), 1);
     let flat = json!({"schema_version": "1.1.0", "top": "amp", "cells": [{"name": "amp", "devices": [
         {"id": "M1", "type": "nmos", "w": 1e-6, "l": 1.5e-7, "terminals": {"g": "a", "d": "b", "s": "c", "b": "c"}}]}]});
     let flat = load_netlist(&file(&flat)).unwrap().value;
