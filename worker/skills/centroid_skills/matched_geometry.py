@@ -12,16 +12,19 @@ two loose devices far apart is measured as such.
   gate centroids (0: a common centroid).
 * Structure: ``common_centroid`` / ``interdigitated`` when every device of the
   group is drawn by one module cell of that kind, else ``separate``.
+* A device inside blocks is named by its path (``X1/M1``, ``X1/X2/M1``: the flat ids of a
+  hierarchical layout): found below the block instance cells the path names.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import klayout.db as kdb
 
-from centroid_skills.session import Session, um, unit_trans
+from centroid_skills.session import CellRecord, Session, um, unit_trans
 from centroid_skills.tech import VIA_ROLES
 
 #: (x·area, y·area, area) of a cell's gates in its own coordinates (nm)
@@ -67,6 +70,53 @@ def _placements(cell: kdb.Cell, targets: set[int], trans: kdb.Trans,
             _placements(inst.cell, targets, trans * sub, found)
 
 
+def _located(session: Session, cell: kdb.Cell, device: str,
+             found: dict[int, list[kdb.Trans]]) -> tuple[kdb.Cell | None, list[kdb.Trans]]:
+    """The cell drawing ``device`` and its placements below ``cell``: a plain id through the
+    session's device table (``found``: the placements of those cells); a path ``X1/M1``
+    (``X1/X2/M1``: a device inside block instances, ids local to each block) through the
+    block instance cells its path names."""
+    if "/" not in device:
+        name = session.devices.get(device)
+        target = session.layout.cell(name) if name is not None else None
+        return target, (found.get(target.cell_index(), []) if target is not None else [])
+    *path, local = device.split("/")
+    frames = [(cell, kdb.Trans())]
+    for inst_id in path:
+        inside: list[tuple[kdb.Cell, kdb.Trans]] = []
+        for frame, trans in frames:
+            _walk(session, frame, trans, lambda rec, i=inst_id: (
+                rec.kind == "block" and rec.params.get("device_id") == i), inside)
+        frames = inside
+    hits: list[tuple[kdb.Cell, kdb.Trans]] = []
+    for frame, trans in frames:
+        _walk(session, frame, trans, lambda rec: _draws(rec, local), hits)
+    if len({c.cell_index() for c, _t in hits}) != 1:
+        return None, []
+    return hits[0][0], [t for _c, t in hits]
+
+
+def _draws(rec: CellRecord, device: str) -> bool:
+    """Whether a device cell or a module cell draws ``device`` (not as a dummy)."""
+    if rec.kind in ("nmos", "pmos", "resistor", "capacitor"):
+        return rec.params.get("device_id") == device and not rec.params.get("dummy")
+    return any(u.get("device_id") == device and not u.get("dummy") for u in rec.units)
+
+
+def _walk(session: Session, cell: kdb.Cell, trans: kdb.Trans, match: Callable[[CellRecord], bool],
+          out: list[tuple[kdb.Cell, kdb.Trans]]) -> None:
+    """Every cell below ``cell`` whose record ``match`` accepts (not looking inside it), never
+    looking inside a block instance the match does not accept (its devices are another path's)."""
+    for inst in cell.each_inst():
+        for sub in inst.cell_inst.each_trans():
+            child, placed = inst.cell, trans * sub
+            rec = session.cells.get(child.name)
+            if rec is not None and match(rec):
+                out.append((child, placed))
+            elif rec is None or rec.kind != "block" or "device_id" not in rec.params:
+                _walk(session, child, placed, match, out)
+
+
 def _moved(moments: Moments, trans: kdb.Trans) -> Moments:
     sx, sy, area = moments
     point = trans.to_dtype(1.0) * kdb.DPoint(sx / area, sy / area)
@@ -93,16 +143,15 @@ def measure_groups(session: Session, cell: kdb.Cell,
         drawn_by: set[str] = set()
         units = 0
         for device in group["devices"]:
-            name = session.devices.get(device)
-            target = layout.cell(name) if name is not None else None
-            placed = found.get(target.cell_index(), []) if target is not None else []
-            if not placed:
+            target, placed = _located(session, cell, device, found)
+            if target is None or not placed:
                 missing.append(device)
                 continue
             drawn_by.add(target.name)
             rec = session.cells.get(target.name)
+            local_id = device.rsplit("/", 1)[-1]
             own = [u for u in (rec.units if rec is not None else [])
-                   if u.get("device_id") == device and not u.get("dummy")]
+                   if u.get("device_id") == local_id and not u.get("dummy")]
             local: list[Moments] = []
             if own:
                 for unit in own:

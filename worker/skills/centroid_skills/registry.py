@@ -30,6 +30,7 @@ SKILL_MODULES = (
     "centroid_skills.skills.matching",
     "centroid_skills.skills.guard_ring",
     "centroid_skills.skills.placement",
+    "centroid_skills.skills.blocks",
     "centroid_skills.skills.drc",
     "centroid_skills.skills.metrics",
     "centroid_skills.skills.export",

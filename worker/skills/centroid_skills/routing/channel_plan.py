@@ -5,6 +5,7 @@ the same x."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import klayout.db as kdb
@@ -12,6 +13,7 @@ import klayout.db as kdb
 from centroid_skills.errors import conflict
 from centroid_skills.routing.channels import Stub, plan_channel
 from centroid_skills.routing.dims import Dims
+from centroid_skills.routing.ports import port_stubs
 from centroid_skills.routing.rows import Devices, RowInfo
 from centroid_skills.session import um
 from centroid_skills.tech import Technology
@@ -69,13 +71,15 @@ def _term_count(infos: list[RowInfo]) -> dict[str, int]:
 
 
 def make_stubs(tech: Technology, d: Dims, infos: list[RowInfo], term_count: dict[str, int],
-               single_pin: set[str]) -> list[list[Stub]]:
+               single_pin: set[str], ports: Sequence[str] = (), port_room: int = 0
+               ) -> list[list[Stub]]:
     """Every pin's stub, per channel, at the rows' current shifts: pins in the upper half of
     their device go up (into the channel above the row), the others down; a metal-1 source
     pin on the row's rail net drops onto the rail.  A net's only pin (no rail on that net)
     gets no stub and is added to ``single_pin``; a dummy's gate tie is left out where its
     source bus drops onto the rail.  Each stub may lie anywhere within its pin (less the
-    stub's half width), preferably at the pin's centre."""
+    stub's half width), preferably at the pin's centre.  A block's ``ports`` go up into
+    channel 0 from below (:mod:`.ports`), standing up to ``port_room`` beyond the rows."""
     out: list[list[Stub]] = [[] for _ in range(len(infos) + 1)]
     for ri, info in enumerate(infos):
         for t in info.terms:
@@ -97,6 +101,7 @@ def make_stubs(tech: Technology, d: Dims, infos: list[RowInfo], term_count: dict
             kind = "rail" if rail_ok else ("up" if t.up else "down")
             ch = ri + 1 if kind == "up" else ri
             out[ch].append(Stub(t.net, t, ri, kind, lo, hi, min(max(cx, lo), hi)))
+    out[0] += port_stubs(tech, d, infos, ports, out, port_room)
     return out
 
 
@@ -125,6 +130,9 @@ def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[li
     pad = max(d.hp1, d.hp2, d.hp2h)
     x_left = min(i.ext.bbox.left + i.dx for i in infos if i.ext is not None) - pad
     x_right = max(i.ext.bbox.right + i.dx for i in infos if i.ext is not None) + pad
+    for st in stubs[0] if stubs else []:
+        if st.term.port:  # a block's ports may stand beyond narrow rows
+            x_left, x_right = min(x_left, st.lo - pad), max(x_right, st.hi + pad)
     pins_x: dict[str, list[int]] = {}
     for lst in stubs:
         for st in lst:
@@ -154,21 +162,26 @@ def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[li
 
 
 def plan_channels(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, str],
-                  partners: list[tuple[str, str]]) -> ChannelPlan:
+                  partners: list[tuple[str, str]], ports: Sequence[str] = ()) -> ChannelPlan:
     """Stubs, trunks and tracks of every channel.  Nets in two or more places (channels,
     rails) get a trunk, supply nets first in their column.  When a channel cannot be
     planned (pins of the rows below and above compete for the same x), the row above it
     is shifted by half pitches (+1, -1, +2, -2, ...) and everything planned again; the
-    rows' ``dx`` keep the shifts that worked."""
+    rows' ``dx`` keep the shifts that worked.  ``ports``: the nets of a block's port pins
+    (each counts as a pin of its net); when channel 0 cannot be planned with them among
+    row 0's stubs, they may stand beside the rows (a pitch each on either side)."""
     term_count = _term_count(infos)
+    for net in ports:
+        term_count[net] = term_count.get(net, 0) + 1
     single_pin: set[str] = set()
-    places = _places(make_stubs(tech, d, infos, term_count, single_pin), infos)
+    places = _places(make_stubs(tech, d, infos, term_count, single_pin, ports), infos)
     trunk_nets = sorted((n for n, p in places.items() if len(p) >= 2),
                         key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
     half_pitch = tech.snap_up(d.px / 2)
     tries = [0] * len(infos)
+    port_room = 0
     while True:
-        stubs = make_stubs(tech, d, infos, term_count, single_pin)
+        stubs = make_stubs(tech, d, infos, term_count, single_pin, ports, port_room)
         trunk_x, trunk_hw = place_trunks(tech, d, infos, stubs, trunk_nets, net_types)
         tracks: list[Tracks] = []
         failed = None
@@ -180,6 +193,9 @@ def plan_channels(tech: Technology, d: Dims, infos: list[RowInfo], net_types: di
             tracks.append(assigned)
         if failed is None:
             return ChannelPlan(stubs, tracks, trunk_x, trunk_hw, term_count, single_pin, places)
+        if failed == 0 and ports and port_room == 0:
+            port_room = len(ports) * d.px
+            continue
         if failed == 0 or failed >= len(infos) or tries[failed] >= MAX_SHIFTS:
             raise conflict(f"channel {failed}: pins too close together for one routing pitch "
                            f"({um(d.px)} µm); place the cells further apart",

@@ -1,6 +1,6 @@
 """Drawing one routing call into its top cell, once planned and stacked: the rows and
-rails, the stubs with their via stacks, the track vias, the tracks, the trunks, and a
-name label per net."""
+rails, the stubs with their via stacks, the track vias, the tracks, the trunks, a block's
+port pins (:mod:`.ports`) and a name label per net."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from centroid_skills.routing.stacking import Stack
 from centroid_skills.tech import Technology
 
 LabelShapes = dict[str, tuple[str, kdb.Box]]  # net -> (role, box in the top cell) its label sits on
+PortPins = list[tuple[str, kdb.Box]]  # (net, pin box in the routed cell)
 
 
 class Painter:
@@ -87,6 +88,8 @@ def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack:
     d = p.d
     for ch, lst in enumerate(stubs):
         for s in lst:
+            if s.term.port:
+                continue  # drawn by draw_ports once the rest of channel 0 is drawn
             info = infos[s.row]
             box = s.term.box.moved(info.offset)
             x = s.x
@@ -214,3 +217,36 @@ def draw_labels(tech: Technology, layout: kdb.Layout, top: kdb.Cell, shapes: Lab
         c = box.center()
         top.shapes(tech.role_index(layout, label_role(tech, role))).insert(
             kdb.Text(net, kdb.Trans(c.x, c.y)))
+
+
+def port_bottom(p: Painter) -> int:
+    """The routed cell's lowest y once everything but the ports is drawn: channel 0 is the
+    bottom of the stack, so its tracks, track-via pads and trunk ends are the lowest shapes."""
+    d = p.d
+    lowest = -max(d.ht, d.hvt, d.hh, d.hp2h)
+    for region in p.shapes.values():
+        if not region.is_empty():
+            lowest = min(lowest, region.bbox().bottom)
+    return lowest
+
+
+def draw_ports(tech: Technology, p: Painter, stubs: list[list[Stub]], stack: Stack) -> PortPins:
+    """Every port's metal-2 pin, from the cell's bottom up to its track in channel 0 (the
+    track via is drawn with the channel's other track vias); returns (net, pin box).  The
+    bottom is low enough for the shortest pin to hold the metal-2 minimum area alone (a
+    parent may leave a port unconnected)."""
+    d = p.d
+    ports = [s for s in (stubs[0] if stubs else []) if s.term.port]
+    if not ports:
+        return []
+    shortest = tech.snap_up(tech.area("metal2") / (2 * d.hs2))
+    lowest_track = min(stack.track_y[0][s.net] for s in ports)
+    bottom = min(port_bottom(p), lowest_track - shortest)
+    pins: PortPins = []
+    for s in ports:
+        ty = stack.track_y[0][s.net]
+        box = kdb.Box(s.x - d.hs2, bottom, s.x + d.hs2, ty)
+        p.put(p.m2, box)
+        p.add_wire(s.net, ty - bottom)
+        pins.append((s.net, box))
+    return pins

@@ -15,7 +15,7 @@ from centroid_skills.routing.dims import Dims
 from centroid_skills.routing.drawing import LabelShapes, label_role
 from centroid_skills.routing.rows import RowInfo
 from centroid_skills.routing.stacking import Stack
-from centroid_skills.session import CellRecord, Session, box_um, um
+from centroid_skills.session import CellRecord, Pin, Session, box_um, um
 from centroid_skills.tech import Technology
 
 
@@ -28,6 +28,7 @@ class Result:
     modules: dict[str, dict[str, Any]] = field(default_factory=dict)
     partners: list[list[str]] = field(default_factory=list)
     clearance: int = 0  # c_out used (raised by wide-metal spacing where it applies)
+    ports: list[tuple[str, kdb.Box]] = field(default_factory=list)  # a block's (net, pin box)
 
 
 def net_reports(tech: Technology, plan: ChannelPlan, wire: dict[str, int],
@@ -90,15 +91,22 @@ def module_reports(infos: list[RowInfo], stubs: list[list[Stub]]) -> dict[str, d
     return modules
 
 
-def record(session: Session, res: Result, rows: list[str], d: Dims) -> CellRecord:
-    """Records the routed top cell in the session (a placement holding the rows' devices)."""
-    rec = CellRecord(name=res.cell.name, kind="placement")
+def record(session: Session, res: Result, rows: list[str], d: Dims,
+           ports: list[str] | None = None) -> CellRecord:
+    """Records the routed top cell in the session: a placement holding the rows' devices,
+    or with ``ports`` a block (one metal-2 pin per port, named by its net)."""
+    tech = session.need_tech()
+    rec = CellRecord(name=res.cell.name, kind="placement" if ports is None else "block")
     for name in rows:
         child = session.cells.get(name)
         if child is not None:
             rec.device_area_nm2 += child.device_area_nm2
     rec.params = {"routed": True, "rows": rows, "track_layer": d.h_role,
                   "pitch_um": um(d.px), "track_pitch_um": um(d.py)}
+    if ports is not None:
+        rec.params["ports"] = list(ports)
+        metal2 = tech.require("metal2").name
+        rec.pins = [Pin(net, metal2, "metal2", box) for net, box in res.ports]
     session.cells[res.cell.name] = rec
     return rec
 
@@ -121,4 +129,5 @@ def result_dict(session: Session, res: Result, d: Dims) -> dict[str, Any]:
         "partner_nets": res.partners,
         "nets": res.nets,
         "wire_um": round(sum(n["wire_um"] for n in res.nets.values()), 3),
+        "ports": [{"net": net, "box_um": box_um(box)} for net, box in res.ports],
     }

@@ -34,6 +34,7 @@ the routing need and the rule-derived gap between the neighbouring rows.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from centroid_skills.routing.channel_plan import partner_nets, plan_channels
@@ -41,6 +42,7 @@ from centroid_skills.routing.dims import routing_dims
 from centroid_skills.routing.drawing import (
     Painter,
     draw_labels,
+    draw_ports,
     draw_rows,
     draw_stubs,
     draw_track_vias,
@@ -60,11 +62,15 @@ from centroid_skills.session import Session
 
 
 def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
-          net_types: dict[str, str], cell_name: str, balance_partners: bool = True) -> Result:
+          net_types: dict[str, str], cell_name: str, balance_partners: bool = True,
+          ports: Sequence[str] = ()) -> Result:
     """Stacks ``rows`` (bottom to top) with rails and channels into a new top cell
     ``cell_name`` and routes every net of ``devices``; ``net_types`` (net -> power,
     ground, ...) puts supply trunks first in their column; ``balance_partners`` gives the
-    partner nets of matched pairs tracks of equal span.
+    partner nets of matched pairs tracks of equal span.  With ``ports`` the cell is a
+    block: one metal-2 pin per port net at its bottom edge (:mod:`.ports`) and no net
+    labels (a block's nets are named by its parent's labels only, so the flattened
+    instances of one block are never joined by name).
 
     Steps: collect the rows' pins and nets (:mod:`.rows`), raise the clearance for wide
     metal, draw the rails and measure the rows, plan stubs, trunks and tracks of every
@@ -79,7 +85,7 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     d = with_wide_clearance(tech, layout, routing_dims(tech), infos, cache)
     add_rails(session, infos, d, cell_name, cache)
     partners = partner_nets(infos, by_id, balance_partners)
-    plan = plan_channels(tech, d, infos, net_types, partners)
+    plan = plan_channels(tech, d, infos, net_types, partners, ports)
     stack = stack_rows(tech, d, infos, plan.tracks)
 
     draw_rows(tech, layout, top, infos)
@@ -88,11 +94,12 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     draw_track_vias(painter, plan.stubs, stack)
     first_tracks = draw_tracks(tech, painter, plan.tracks, stack)
     draw_trunks(painter, infos, plan, stack)
+    port_pins = draw_ports(tech, painter, plan.stubs, stack) if ports else []
     painter.flush(top)
-    labels = label_shapes(infos, first_tracks)
+    labels = {} if ports else label_shapes(infos, first_tracks)
     draw_labels(tech, layout, top, labels)
 
     return Result(top, nets=net_reports(tech, plan, painter.wire, labels),
                   channels=channel_reports(d, plan, stack), trunks=len(plan.trunk_x),
                   modules=module_reports(infos, plan.stubs),
-                  partners=[list(p) for p in partners], clearance=d.c_out)
+                  partners=[list(p) for p in partners], clearance=d.c_out, ports=port_pins)

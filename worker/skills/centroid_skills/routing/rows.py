@@ -136,12 +136,13 @@ def _assign_nets(name: str, terms: list[Term], devices: Devices, rail_net: str |
                 raise invalid(f"dummy in row {name} without a rail net", row=name)
             t.net = rail_net
             continue
-        terminal = PIN_TERMINAL.get(t.pin)
+        terminal = t.pin if t.of_block else PIN_TERMINAL.get(t.pin)
         if terminal is None:
             raise invalid(f"pin {t.pin} of {t.device} has no terminal", device=t.device)
         net = (devices[t.device].get("terminals") or {}).get(terminal)
         if net is None:
-            raise invalid(f"device {t.device} has no terminal {terminal}", device=t.device)
+            what = "port" if t.of_block else "terminal"
+            raise invalid(f"device {t.device} has no {what} {terminal}", device=t.device)
         t.net = net
 
 
@@ -172,10 +173,38 @@ def merge_extents(parts: list[abut.Extents]) -> abut.Extents:
     return abut.Extents(bbox, boxes)
 
 
+def _own_devices_box(info: RowInfo) -> kdb.Box:
+    """The x extent the row's tap rail spans: the whole row, or in a row holding block
+    instances beside its own devices, those devices (a block has its own rails)."""
+    if not any(t.of_block for t in info.terms):
+        return info.cell.bbox()
+    box = kdb.Box()
+    for t in info.terms:
+        if not t.of_block:
+            box = box + t.block
+    return box
+
+
+def _nwell_outside_blocks(session: Session, cell: kdb.Cell, nwell_name: str) -> kdb.Box:
+    """The bbox of the row's n-well, leaving out the wells inside block instances (a block's
+    pmos wells are its own: an n-well over a whole block would swallow its nmos devices)."""
+    tech = session.need_tech()
+    layout = session.layout
+    li = tech.layer_index(layout, nwell_name)
+    box = kdb.Region(cell.shapes(li)).bbox()
+    for inst in cell.each_inst():
+        rec = session.cells.get(inst.cell.name)
+        if rec is not None and rec.kind == "block":
+            continue
+        box = box + inst.bbox(li)
+    return box
+
+
 def add_rails(session: Session, infos: list[RowInfo], d: Dims, cell_name: str,
               cache: ExtentsCache) -> None:
     """Every MOS row gets its tap rail below it (a rule gap from the devices, a cell of
-    its own), and a pmos row the nwell over row and rail; every row its via zone below
+    its own; under its own devices only when it also holds blocks), and a pmos row the
+    nwell over row and rail (the blocks' wells left out); every row its via zone below
     its cells and its assembly extents (row, rail, nwell), in row coordinates."""
     tech = session.need_tech()
     layout = session.layout
@@ -183,6 +212,7 @@ def add_rails(session: Session, infos: list[RowInfo], d: Dims, cell_name: str,
     zone = 2 * d.c_out + 2 * d.hstack
     for ri, info in enumerate(infos):
         bb = info.cell.bbox()
+        own = _own_devices_box(info)
         row_ext = abut.extents(tech, layout, info.cell, cache)
         parts = [row_ext]
         info.via_y = bb.bottom - d.c_out - d.hstack
@@ -190,7 +220,7 @@ def add_rails(session: Session, infos: list[RowInfo], d: Dims, cell_name: str,
         if info.is_mos:
             rkind = "substrate" if info.kind == "nmos" else "well"
             rcell = session.new_cell(session.unique_name(f"{cell_name}_rail{ri}"))
-            rail = draw_rail(tech, layout, rcell, rkind, bb.left, bb.right, 0, d)
+            rail = draw_rail(tech, layout, rcell, rkind, own.left, own.right, 0, d)
             rext = abut.extents(tech, layout, rcell)
             filled = frozenset({nwell_name}) if rkind == "well" and nwell_name else frozenset()
             gap = abut.required_gap(tech, rext, row_ext, "y", zone, bridge=True, filled=filled)
@@ -199,7 +229,7 @@ def add_rails(session: Session, infos: list[RowInfo], d: Dims, cell_name: str,
             moved = rext.moved(kdb.Trans(0, dy))
             parts.append(moved)
             if rkind == "well" and nwell_name:
-                nbox = tech.region(layout, info.cell, nwell_name).bbox()
+                nbox = _nwell_outside_blocks(session, info.cell, nwell_name)
                 band = rail.band.moved(kdb.Vector(0, dy))
                 nb = band.enlarged(rail.nwell_enc, rail.nwell_enc)
                 info.nwell_box = nb if nbox.empty() else nbox + nb

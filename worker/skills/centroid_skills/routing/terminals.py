@@ -1,6 +1,8 @@
 """The terminals of placed rows, as the router sees them: every pin of every device
-and unit (dummies included, tied to their row's rail net), in row coordinates, with
-the device, the unit's bbox and the matched module it belongs to."""
+and unit (dummies included, tied to their row's rail net) and every port pin of every
+block instance (``layout.instantiate_block``: the router does not look inside a block),
+in row coordinates, with the device (or block instance), the unit's (block's) bbox and
+the matched module it belongs to."""
 
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ class Term:
     net: str = ""
     module: str | None = None  # matched module the pin belongs to
     mirrored: bool = False  # the unit is mirrored (x -> -x) in its module
+    of_block: bool = False  # a port pin of a block instance (pin = the port's net in the block)
+    port: bool = False  # a port of the routed cell itself (drawn by :mod:`.ports`)
 
     @property
     def up(self) -> bool:
@@ -68,6 +72,16 @@ def collect_terms(session: Session, cell: kdb.Cell, trans: kdb.Trans, out: list[
                                     mirrored=ut.is_mirror()))
             for t in out[first:]:
                 t.module = cell.name
+        return
+    if rec is not None and rec.kind == "block":
+        dev = rec.params.get("device_id")
+        if dev is None:
+            raise invalid(f"block {cell.name} is placed directly: place the cells made by "
+                          "layout.instantiate_block (one per instance)", cell=cell.name)
+        block = cell.bbox().transformed(trans)
+        for p in rec.pins:
+            out.append(Term(dev, p.name, p.role, p.box.transformed(trans), block, None,
+                            of_block=True))
         return
     if rec is not None and rec.kind == "guard_ring":
         raise invalid("the router draws its own tap rails: place the cells without guard rings",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from centroid_skills.draw import Painter, contact_column, grow_to_area, grow_to_width, implant_role
-from centroid_skills.errors import INVALID_PARAM, SkillError, invalid
+from centroid_skills.errors import invalid
 from centroid_skills.mos import density_relief, draw_mos, mos_plan
 from centroid_skills.passives import draw_capacitor, draw_mim, draw_resistor, max_density, mim_stack
 from centroid_skills.registry import LENGTH_M, NAME, obj, skill
@@ -44,8 +44,6 @@ def make_device(session: Session, spec: dict[str, Any], cell_name: str | None = 
                       nf=nf, m=m, max_fingers=MAX_FINGERS)
     if cell_name is None:
         cell_name = device_id or session.unique_name(f"{dtype}_w{w_nm}_l{l_nm}_nf{nf}_m{m}")
-    if device_id and device_id in session.devices and session.devices[device_id] != cell_name:
-        raise SkillError(INVALID_PARAM, f"device {device_id} exists already", {"device_id": device_id})
     cell = session.new_cell(cell_name, replace=bool(spec.get("replace", False)))
     try:
         if dtype in MOS_TYPES:
@@ -73,6 +71,8 @@ def make_device(session: Session, spec: dict[str, Any], cell_name: str | None = 
     rec.params["active_area_nm2"] = area
     session.cells[cell_name] = rec
     if device_id:
+        # device ids are local to a block (every block has its M1): the id names the
+        # device cell made last (a parent's own devices come after its blocks')
         session.devices[device_id] = cell_name
     return rec
 

@@ -5,13 +5,17 @@ supply rails (tap strips on each MOS row's bulk net) and routing channels betwee
 them, and connects every net of the flattened circuit (see
 :mod:`centroid_skills.routing.router` for the structure).  Every net gets a text label
 with its name on one of its shapes (``<metal>_label`` layer when the rule set has one,
-else the metal layer).
+else the metal layer).  With ``ports`` the routed cell is a block: one metal-2 pin per
+port at its bottom edge (:mod:`centroid_skills.routing.ports`), no labels inside; a parent
+places its instances (``layout.instantiate_block``) and routes them as ``type: block``
+devices.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from centroid_skills.errors import invalid
 from centroid_skills.registry import NAME, obj, skill
 from centroid_skills.routing.dims import routing_dims
 from centroid_skills.routing.report import record, result_dict
@@ -22,7 +26,9 @@ DEVICE_ITEM = {
     "type": "object", "required": ["id", "type", "terminals"],
     "properties": {
         "id": {"type": "string", "minLength": 1, "maxLength": 200},
-        "type": {"enum": ["nmos", "pmos", "resistor", "capacitor"]},
+        "type": {"enum": ["nmos", "pmos", "resistor", "capacitor", "block"],
+                 "description": "block: an instance from layout.instantiate_block; its terminals "
+                                "map each port net inside the block to a net here"},
         "terminals": {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}},
     },
 }
@@ -40,7 +46,10 @@ def info(session: Session, args: dict[str, Any]) -> dict[str, Any]:
             # what route.nets accepts, for planners
             "accepts": {"row_cells": "one row of cells per row cell (layout.place with one row)",
                         "guard_rings": False, "two_row_modules": False,
-                        "mixed_nmos_pmos_rows": False, "pin_roles": ["metal1", "metal2"]}}
+                        "mixed_nmos_pmos_rows": False, "pin_roles": ["metal1", "metal2"],
+                        # issue 26: ports, layout.instantiate_block, devices of type block
+                        # (rows of blocks, or blocks beside a row's own devices)
+                        "blocks": True, "mixed_block_mos_rows": True}}
 
 
 @skill("route.nets",
@@ -57,7 +66,12 @@ def info(session: Session, args: dict[str, Any]) -> dict[str, Any]:
                      "description": "flattened nets ({name, net_type}); supply nets first in the trunk column"},
             "balance_partners": {"type": "boolean", "default": True,
                                  "description": "give the partner nets of a matched pair (same "
-                                                "terminal of both devices) tracks of equal span"}},
+                                                "terminal of both devices) tracks of equal span"},
+            "ports": {"type": "array", "uniqueItems": True,
+                      "items": {"type": "string", "minLength": 1, "maxLength": 200},
+                      "description": "nets of the routed cell that become its ports: the cell "
+                                     "is a block (layout.instantiate_block), each port a metal-2 "
+                                     "pin at its bottom edge; no net labels inside a block"}},
            ["cell_name", "rows", "devices"]))
 def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     net_types = {}
@@ -66,10 +80,13 @@ def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
             net_types[n["name"]] = str(n.get("net_type") or n.get("type") or "signal")
     tech = session.need_tech()
     layout = session.layout
+    ports = args.get("ports")
+    if ports is not None:
+        _check_ports(ports, args["devices"])
     before = {c.cell_index() for c in layout.each_cell()}
     try:
         res = route(session, list(args["rows"]), args["devices"], net_types, args["cell_name"],
-                    bool(args.get("balance_partners", True)))
+                    bool(args.get("balance_partners", True)), ports or ())
     except Exception:
         # leave the session as it was: drop the top and rail cells made before the failure
         for ci in sorted({c.cell_index() for c in layout.each_cell()} - before, reverse=True):
@@ -77,5 +94,15 @@ def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
                 layout.delete_cell(ci)
         raise
     d = routing_dims(tech)
-    record(session, res, list(args["rows"]), d)
+    record(session, res, list(args["rows"]), d, ports)
     return result_dict(session, res, d)
+
+
+def _check_ports(ports: list[str], devices: list[dict[str, Any]]) -> None:
+    """Every port is a net some device of the cell touches (a terminal on it)."""
+    touched = {net for dev in devices for net in (dev.get("terminals") or {}).values()}
+    untouched = [p for p in ports if p not in touched]
+    if untouched:
+        raise invalid(f"port {untouched[0]} is not a net of any device of the cell: a port "
+                      "must be touched by a device terminal", ports=untouched,
+                      reason="port_not_touched")
