@@ -263,6 +263,9 @@ impl Planner for HeuristicPlanner {
             None => {
                 let mut draft = Draft::new(&context.circuit, point, &order, skills);
                 draft.load_technology(&self.raw.drc_rules);
+                if !self.hierarchies(context, skills).is_empty() {
+                    draft.offered_blocks();
+                }
                 draft
             }
         };

@@ -10,6 +10,11 @@
 //! representative, whose flat devices give the point's order, the matched modules
 //! and the net types. Devices of instances that are no block stay flat in the nearest
 //! block above them (local ids like `X5/M1`).
+//!
+//! The design space stays that of the flat circuit: a block takes the order genes of
+//! its representative's devices (those of its other instances move nothing), the
+//! per-module genes of the matched modules inside the representative, and the global
+//! knobs; the rows of instances are folded by the aspect ratio.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 

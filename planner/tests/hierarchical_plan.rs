@@ -273,6 +273,8 @@ fn blocks_are_laid_out_once_and_instanced_per_instance() {
         "{}",
         plan.summary
     );
+    // the summary counts the cells drawn inside the blocks: ota 4 + bias 2 + top 2
+    assert!(plan.summary.contains(", 8 cells;"), "{}", plan.summary);
 }
 
 #[test]
@@ -290,6 +292,11 @@ fn the_flat_point_of_a_hierarchical_circuit_is_planned_as_before() {
     let routes = steps(&plan, "route.nets");
     assert_eq!(routes.len(), 1);
     assert!(routes[0].get("ports").is_none());
+    assert!(
+        plan.summary.contains("; hierarchy flat"),
+        "{}",
+        plan.summary
+    );
     // the same plan as workers without blocks draw
     let without = planner.plan(&context, &flat, &skills(false)).unwrap();
     assert_eq!(plan.steps, without.steps);

@@ -60,6 +60,7 @@ pub(crate) fn draft_blocks<'a>(
     builder.push("tech.load", json!({"rules": drc_rules}), false, "");
     // per block: the ids (relative to an instance) of every device drawn inside it
     let mut drawn: HashMap<String, Vec<String>> = HashMap::new();
+    let mut drawn_in_blocks = (0, 0);
     for (index, block) in hierarchy.blocks.iter().enumerate() {
         let target = Target {
             cell: block_cell(&block.subcircuit),
@@ -99,6 +100,8 @@ pub(crate) fn draft_blocks<'a>(
             inside.clear();
         }
         drawn.insert(block.subcircuit.clone(), inside);
+        drawn_in_blocks.0 += draft.matched_cells.len();
+        drawn_in_blocks.1 += draft.units.len();
         builder = draft.builder;
     }
     let top = &hierarchy.top;
@@ -110,6 +113,7 @@ pub(crate) fn draft_blocks<'a>(
         Target::top(),
     );
     draft.add_block_instances(&top.children, &drawn);
+    draft.drawn_in_blocks = drawn_in_blocks;
     draft
 }
 
@@ -199,10 +203,16 @@ impl<'a> Draft<'a> {
             .collect()
     }
 
-    /// `; hierarchy blocks: …` for a layout of blocks (empty for a flat one).
+    /// `; hierarchy blocks: …` for a layout of blocks, `; hierarchy flat` for a flat
+    /// one where blocks were offered (else empty).
     pub(super) fn hierarchy_summary(&self) -> String {
         if self.blocks.is_empty() || self.target.cell != TOP_CELL {
-            return String::new();
+            let flat = if self.blocks_offered {
+                "; hierarchy flat"
+            } else {
+                ""
+            };
+            return flat.to_string();
         }
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
         for instance in &self.blocks {

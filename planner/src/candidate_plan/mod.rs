@@ -88,6 +88,10 @@ pub(crate) struct Draft<'a> {
     /// the cell holding everything, once placed
     top: Option<String>,
     routed: bool,
+    /// matched modules and cells drawn inside the blocks (once per block)
+    drawn_in_blocks: (usize, usize),
+    /// whether the design space offered blocks (a flat plan then says so)
+    blocks_offered: bool,
 }
 
 impl<'a> Draft<'a> {
@@ -129,6 +133,8 @@ impl<'a> Draft<'a> {
             matched_cells: BTreeMap::new(),
             top: None,
             routed: false,
+            drawn_in_blocks: (0, 0),
+            blocks_offered: false,
         }
     }
 
@@ -141,6 +147,11 @@ impl<'a> Draft<'a> {
     /// Whether any device became a cell to place (or a block instance stands).
     pub(crate) fn has_cells(&self) -> bool {
         !self.units.is_empty() || !self.blocks.is_empty()
+    }
+
+    /// Says in the summary that the point is laid out flat though blocks were offered.
+    pub(crate) fn offered_blocks(&mut self) {
+        self.blocks_offered = true;
     }
 
     /// A cell name of this draft: `prefix_id` behind the target's prefix.
@@ -450,8 +461,8 @@ impl<'a> Draft<'a> {
         let mut summary = format!(
             "{} steps; {} matched modules, {} cells; arrangement {}, finger split {}, {} dummies, guard ring {}, row order {}, spacing {} nm, aspect {}%{placement}",
             self.builder.steps.len(),
-            self.matched_cells.len(),
-            self.units.len(),
+            self.matched_cells.len() + self.drawn_in_blocks.0,
+            self.units.len() + self.drawn_in_blocks.1,
             point.arrangement,
             point.finger_split,
             point.dummies,
