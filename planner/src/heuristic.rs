@@ -109,9 +109,13 @@ impl HeuristicPlanner {
 
     /// The hierarchies the space offers, the engineer's default first: blocks first
     /// when a block is instanced twice or more or the circuit is large; none when
-    /// the circuit has no block or the workers cannot route and instantiate blocks.
+    /// the circuit has no block worth it or the workers cannot route and
+    /// instantiate blocks.
     fn hierarchies(&self, context: &TaskContext, skills: &SkillCatalog) -> Vec<String> {
-        let Some(hierarchy) = self.hierarchy(context) else {
+        let Some(hierarchy) = self
+            .hierarchy(context)
+            .filter(|hierarchy| hierarchy.worth_offering(&context.circuit))
+        else {
             return Vec::new();
         };
         if self.routing(skills).is_none() || !blocks_supported(skills) {
@@ -251,7 +255,7 @@ impl Planner for HeuristicPlanner {
         let blocks = self
             .hierarchy(context)
             .zip(self.routing(skills))
-            .filter(|_| point.builds_blocks() && blocks_supported(skills));
+            .filter(|_| point.builds_blocks() && !self.hierarchies(context, skills).is_empty());
         let mut draft = match blocks {
             Some((hierarchy, pitch_um)) => draft_blocks(
                 (&context.circuit, hierarchy),

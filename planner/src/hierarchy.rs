@@ -154,6 +154,14 @@ impl Hierarchy {
             .find(|block| block.subcircuit == subcircuit)
     }
 
+    /// Whether blocks change anything: a block instanced twice or more, a large
+    /// circuit, or a top placing two things or more (one instance wrapping the whole
+    /// circuit alone is the flat layout with a detour).
+    pub fn worth_offering(&self, circuit: &Circuit) -> bool {
+        self.blocks_by_default(circuit)
+            || self.top.children.len() + self.top.circuit.devices.len() >= 2
+    }
+
     /// Whether a layout engineer would build blocks: a block instanced twice or more,
     /// or a circuit too large to lay out flat.
     pub fn blocks_by_default(&self, circuit: &Circuit) -> bool {

@@ -302,3 +302,20 @@ fn the_flat_point_of_a_hierarchical_circuit_is_planned_as_before() {
     assert_eq!(plan.steps, without.steps);
     assert!(flat.key() != space.default_point().key());
 }
+
+#[test]
+fn one_instance_wrapping_the_whole_circuit_offers_no_blocks() {
+    let (context, raw) = load(
+        &serde_json::from_str(include_str!("../../examples/folded_cascode/netlist.json")).unwrap(),
+    );
+    let planner = HeuristicPlanner::new(raw).with_route_pitch(Some(0.5));
+    let space = planner.design_space(&context, &skills(true));
+    assert!(space.hierarchies.is_empty());
+    // a point asking for blocks anyway is laid out flat
+    let point = DesignPoint {
+        hierarchy: "blocks".into(),
+        ..space.default_point()
+    };
+    let plan = planner.plan(&context, &point, &skills(true)).unwrap();
+    assert!(steps(&plan, "layout.instantiate_block").is_empty());
+}
