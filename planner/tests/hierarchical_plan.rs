@@ -13,6 +13,7 @@ use centroid_planner::design_point::DesignPoint;
 use centroid_planner::heuristic::{HeuristicPlanner, RawInputs};
 use centroid_planner::plan::Plan;
 use centroid_planner::planner::Planner;
+use centroid_planner::point_from_json::design_point;
 use centroid_planner::skill_catalog::SkillCatalog;
 
 /// A five-transistor OTA instanced three times as a chain of buffers, a two-device
@@ -124,6 +125,11 @@ fn the_hierarchy_is_a_choice_and_blocks_are_the_default_for_repeated_subcircuits
     let space = planner.design_space(&context, &skills(true));
     assert_eq!(space.hierarchies, ["blocks", "flat"]);
     assert_eq!(space.default_point().hierarchy, "blocks");
+    // a written point names it; flat is spelled empty
+    let written = |hierarchy: &str| design_point(&json!({"hierarchy": hierarchy}), &space);
+    assert_eq!(written("flat").unwrap().hierarchy, "");
+    assert_eq!(written("blocks").unwrap().hierarchy, "blocks");
+    assert!(written("nested").unwrap_err()[0].starts_with("hierarchy:"));
     // workers without layout.instantiate_block: flat only
     let flat_space = planner.design_space(&context, &skills(false));
     assert!(flat_space.hierarchies.is_empty());
