@@ -325,3 +325,68 @@ fn one_instance_wrapping_the_whole_circuit_offers_no_blocks() {
     let plan = planner.plan(&context, &point, &skills(true)).unwrap();
     assert!(steps(&plan, "layout.instantiate_block").is_empty());
 }
+
+#[test]
+fn a_block_of_blocks_is_laid_out_after_the_blocks_it_places() {
+    // a two-stage buffer (two OTAs and a one-device subcircuit left flat in it),
+    // instanced twice by the top
+    let mut netlist = netlist();
+    let cells = netlist["cells"].as_array_mut().unwrap();
+    cells[0]["subcells"] = json!([
+        {"name": "Y1", "cell": "pair", "connections": {"in": "in", "out": "mid", "vb": "vb", "vdd": "vdd", "vss": "vss"}},
+        {"name": "Y2", "cell": "pair", "connections": {"in": "mid", "out": "out", "vb": "vb", "vdd": "vdd", "vss": "vss"}}
+    ]);
+    cells.push(json!({"name": "pair", "ports": ["in", "out", "vb", "vdd", "vss"], "devices": [],
+        "subcells": [
+            {"name": "X1", "cell": "ota", "connections": {"inp": "in", "inn": "m", "out": "m", "vbias": "vb", "vdd": "vdd", "vss": "vss"}},
+            {"name": "X2", "cell": "ota", "connections": {"inp": "m", "inn": "out", "out": "out", "vbias": "vb", "vdd": "vdd", "vss": "vss"}},
+            {"name": "XS", "cell": "switch", "connections": {"a": "m", "en": "vb", "vss": "vss"}}]}));
+    let (context, raw) = load(&netlist);
+    let planner = HeuristicPlanner::new(raw).with_route_pitch(Some(0.5));
+    let catalog = skills(true);
+    let point = planner.design_space(&context, &catalog).default_point();
+    assert_eq!(point.hierarchy, "blocks");
+    let plan = planner.plan(&context, &point, &catalog).unwrap();
+    let routes = steps(&plan, "route.nets");
+    let routed: Vec<&str> = routes
+        .iter()
+        .map(|arguments| arguments["cell_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(routed, ["BLK_ota", "BLK_pair", "TOP"]);
+    // the pair routes its flat switch and its two OTA instances, with its ports
+    let pair_devices: Vec<(&str, &str)> = routes[1]["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|device| {
+            (
+                device["id"].as_str().unwrap(),
+                device["type"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pair_devices,
+        [("XS_MS", "nmos"), ("X1", "block"), ("X2", "block")]
+    );
+    assert_eq!(
+        strings(&routes[1]["ports"]),
+        ["in", "out", "vb", "vdd", "vss"]
+    );
+    let instances: Vec<(String, String)> = steps(&plan, "layout.instantiate_block")
+        .iter()
+        .map(|arguments| {
+            (
+                arguments["block"].as_str().unwrap().to_string(),
+                arguments["cell_name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(instances.len(), 4, "{instances:?}");
+    assert_eq!(instances[0].0, "BLK_ota");
+    assert!(instances[0].1.ends_with("_I_X1"), "{instances:?}");
+    assert_eq!(instances[2], ("BLK_pair".to_string(), "I_Y1".to_string()));
+    // LVS: 2 pairs × (2 OTAs × 5 + 1) + the top's MC
+    let lvs = steps(&plan, "lvs.run");
+    assert_eq!(lvs[0]["devices"].as_array().unwrap().len(), 23);
+}
