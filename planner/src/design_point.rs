@@ -38,7 +38,17 @@ pub struct DesignPoint {
     /// whether one matched module gets a guard ring, in place of `guard_ring`
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub module_rings: BTreeMap<String, bool>,
+    /// how a hierarchical circuit is laid out: `blocks` (each subcircuit of two devices
+    /// or more laid out once as its own routed cell, its instances placed by the
+    /// parent) or flat (empty; `flat` is spelled empty)
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub hierarchy: String,
 }
+
+/// The `hierarchy` of a point laid out as blocks.
+pub const BLOCKS: &str = "blocks";
+/// The `hierarchy` of a flat layout as the design space and a written point name it.
+pub const FLAT: &str = "flat";
 
 impl DesignPoint {
     /// The dummies per row end of matched module `module`.
@@ -57,8 +67,13 @@ impl DesignPoint {
             .unwrap_or(self.guard_ring)
     }
 
+    /// Whether the point lays a hierarchical circuit out as blocks.
+    pub fn builds_blocks(&self) -> bool {
+        self.hierarchy == BLOCKS
+    }
+
     pub fn key(&self) -> String {
-        let key = format!(
+        let mut key = format!(
             "{}/s{}/d{}/g{}/r{}/sp{}/ar{}",
             self.arrangement,
             self.finger_split,
@@ -68,6 +83,10 @@ impl DesignPoint {
             self.spacing_nm,
             self.aspect_ratio_pct
         );
+        // appended only for blocks: the keys of flat points stay as they were
+        if self.builds_blocks() {
+            key.push_str("/hblocks");
+        }
         if self.order.is_empty()
             && self.rows.is_empty()
             && self.module_arrangements.is_empty()

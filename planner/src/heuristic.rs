@@ -12,6 +12,12 @@
 //! for a job measuring performance `extract.netlist` → `sim.testbench` (a built-in
 //! testbench) → `sim.run` ([`crate::performance`]).
 //!
+//! A point with `hierarchy: blocks` lays a hierarchical circuit out bottom up: each
+//! block ([`crate::hierarchy`]) once, by the same stages, into its own routed cell
+//! with ports, then its instances placed and routed by their parent
+//! ([`crate::candidate_plan`]'s `blocks.rs`); LVS, DRC and the outputs as above. The
+//! design space offers it when the workers can route and instantiate blocks.
+//!
 //! Step arguments are fitted to the skill's advertised input schema (see
 //! [`crate::plan_builder`]); ReAct adjustments are [`crate::react`].
 
@@ -21,10 +27,11 @@ use std::sync::OnceLock;
 use centroid_schemas::TaskContext;
 use serde_json::Value;
 
-use crate::candidate_plan::Draft;
-use crate::design_point::DesignPoint;
+use crate::candidate_plan::{Draft, blocks_supported, draft_blocks};
+use crate::design_point::{BLOCKS, DesignPoint, FLAT};
 use crate::design_space::DesignSpace;
 use crate::device_units::{RowKind, is_mos};
+use crate::hierarchy::Hierarchy;
 use crate::kind_order::KindOrder;
 use crate::performance::{JobSimulation, PerformanceSetup, setup::rails};
 use crate::placement_order::{bound_modules, complete, default_kinds, matched_groups};
@@ -67,6 +74,8 @@ pub struct HeuristicPlanner {
     simulation: JobSimulation,
     /// what the job simulates, worked out once
     performance: OnceLock<Option<PerformanceSetup>>,
+    /// the circuit's blocks (none without a hierarchy), worked out once
+    hierarchy: OnceLock<Option<Hierarchy>>,
 }
 
 /// How the circuit's devices are placed at every design point.
@@ -88,6 +97,34 @@ impl HeuristicPlanner {
             placement: OnceLock::new(),
             simulation: JobSimulation::default(),
             performance: OnceLock::new(),
+            hierarchy: OnceLock::new(),
+        }
+    }
+
+    fn hierarchy(&self, context: &TaskContext) -> Option<&Hierarchy> {
+        self.hierarchy
+            .get_or_init(|| Hierarchy::of(&context.circuit))
+            .as_ref()
+    }
+
+    /// The hierarchies the space offers, the engineer's default first: blocks first
+    /// when a block is instanced twice or more or the circuit is large; none when
+    /// the circuit has no block worth it or the workers cannot route and
+    /// instantiate blocks.
+    fn hierarchies(&self, context: &TaskContext, skills: &SkillCatalog) -> Vec<String> {
+        let Some(hierarchy) = self
+            .hierarchy(context)
+            .filter(|hierarchy| hierarchy.worth_offering(&context.circuit))
+        else {
+            return Vec::new();
+        };
+        if self.routing(skills).is_none() || !blocks_supported(skills) {
+            return Vec::new();
+        }
+        if hierarchy.blocks_by_default(&context.circuit) {
+            vec![BLOCKS.into(), FLAT.into()]
+        } else {
+            vec![FLAT.into(), BLOCKS.into()]
         }
     }
 
@@ -195,6 +232,7 @@ impl Planner for HeuristicPlanner {
                 .filter(|module| module.module_type.is_matched() && module.devices.len() == 2)
                 .map(|module| module.id.clone())
                 .collect(),
+            hierarchies: self.hierarchies(context, skills),
         }
     }
 
@@ -214,8 +252,27 @@ impl Planner for HeuristicPlanner {
         }
         let placement = self.placement(context);
         let order = complete(point, &placement.kinds, &placement.bound);
-        let mut draft = Draft::new(&context.circuit, point, &order, skills);
-        draft.load_technology(&self.raw.drc_rules);
+        let blocks = self
+            .hierarchy(context)
+            .zip(self.routing(skills))
+            .filter(|_| point.builds_blocks() && !self.hierarchies(context, skills).is_empty());
+        let mut draft = match blocks {
+            Some((hierarchy, pitch_um)) => draft_blocks(
+                (&context.circuit, hierarchy),
+                point,
+                &order,
+                skills,
+                (&self.raw.drc_rules, pitch_um),
+            ),
+            None => {
+                let mut draft = Draft::new(&context.circuit, point, &order, skills);
+                draft.load_technology(&self.raw.drc_rules);
+                if !self.hierarchies(context, skills).is_empty() {
+                    draft.offered_blocks();
+                }
+                draft
+            }
+        };
         draft.add_matched_modules();
         draft.add_single_devices();
         if !draft.has_cells() {

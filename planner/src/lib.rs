@@ -21,6 +21,7 @@ pub mod evaluation;
 pub mod evaluator;
 pub mod figures;
 pub mod heuristic;
+pub mod hierarchy;
 pub mod job_events;
 pub mod kind_order;
 pub mod performance;

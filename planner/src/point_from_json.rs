@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use crate::design_point::DesignPoint;
+use crate::design_point::{BLOCKS, DesignPoint, FLAT};
 use crate::design_space::DesignSpace;
 
 /// Problems found in an answer, one line each.
@@ -65,6 +65,29 @@ pub fn design_point(value: &Value, space: &DesignSpace) -> Result<DesignPoint, P
             default.guard_ring
         }
     };
+    let hierarchy = match object.get("hierarchy") {
+        None | Some(Value::Null) => default.hierarchy.clone(),
+        Some(Value::String(name)) if space.hierarchies.contains(name) => {
+            if name == BLOCKS {
+                name.clone()
+            } else {
+                String::new()
+            }
+        }
+        Some(value) => {
+            let allowed = if space.hierarchies.is_empty() {
+                vec![FLAT.to_string()]
+            } else {
+                space.hierarchies.clone()
+            };
+            if value.as_str() == Some(FLAT) {
+                String::new()
+            } else {
+                problems.push(format!("hierarchy: {value} is not one of {allowed:?}"));
+                default.hierarchy.clone()
+            }
+        }
+    };
     let (order, rows, module_arrangements) = placement_genes(object, space, &mut problems);
     let module_dummies = group_genes(object, "module_dummies", space, &mut problems, |value| {
         value
@@ -93,6 +116,7 @@ pub fn design_point(value: &Value, space: &DesignSpace) -> Result<DesignPoint, P
         module_arrangements,
         module_dummies,
         module_rings,
+        hierarchy,
     })
 }
 

@@ -9,7 +9,9 @@
 //! walks. Measured on five circuits (64 candidates each, BENCHMARKS.md), the
 //! dummies alone correlate with a candidate's duration at 0.74–0.84; placement
 //! order, aspect and spacing rearrange the same shapes. The estimate only ranks
-//! candidates within a job; it never predicts seconds.
+//! candidates within a job; it never predicts seconds. A blocks plan (issue 26)
+//! draws and routes each block once, its instances only referencing it: its
+//! dummies and rings are counted once too, as the steps that draw them run once.
 
 use crate::candidate::CandidateRecord;
 use crate::plan::Plan;

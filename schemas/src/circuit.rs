@@ -176,6 +176,57 @@ pub struct Circuit {
     pub devices: Vec<Device>,
     pub nets: Vec<Net>,
     pub modules: Vec<CircuitModule>,
+    /// The subcircuit instances the flattening walked, parents before their
+    /// children (empty for a netlist without hierarchy).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instances: Vec<SubcircuitInstance>,
+    /// Each subcircuit instantiated, flattened on its own (local ids and nets), in
+    /// the order of its first instance.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subcircuits: Vec<Subcircuit>,
+}
+
+/// One subcircuit (a cell of the netlist) flattened as if it were the top: its
+/// devices with local ids (`M3`, `X2/M1`) on local nets (its ports by their names,
+/// `X2/n1` inside its own instances), and the instances below it (paths relative to it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Subcircuit {
+    pub name: String,
+    /// Its declared ports, in order (or, undeclared, the ports its instances connect).
+    pub ports: Vec<String>,
+    pub devices: Vec<Device>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instances: Vec<SubcircuitInstance>,
+}
+
+/// One subcircuit instance of the hierarchy: its devices are the flat devices whose
+/// ids start with `path/`, its internal nets are named `path/net`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubcircuitInstance {
+    /// The instance names from the top, e.g. `X1` or `X1/X2` (copies of `m=k`: one
+    /// instance each).
+    pub path: String,
+    /// The name of the cell (subcircuit) instantiated.
+    pub subcircuit: String,
+    /// Each connected port of the subcircuit → the flat net it is joined to.
+    pub ports: BTreeMap<String, String>,
+}
+
+impl SubcircuitInstance {
+    /// The prefix of the ids and internal nets of this instance (`X1/`).
+    pub fn prefix(&self) -> String {
+        format!("{}/", self.path)
+    }
+
+    /// The path of the instance containing this one (`None` below the top).
+    pub fn parent_path(&self) -> Option<&str> {
+        self.path.rsplit_once('/').map(|(parent, _)| parent)
+    }
+
+    /// The instance's name inside its parent (`X2` of `X1/X2`).
+    pub fn local_name(&self) -> &str {
+        self.path.rsplit('/').next().unwrap_or(&self.path)
+    }
 }
 
 impl Circuit {
@@ -185,6 +236,18 @@ impl Circuit {
 
     pub fn net(&self, net_name: &str) -> Option<&Net> {
         self.nets.iter().find(|net| net.name == net_name)
+    }
+
+    /// The subcircuit named `name`, flattened on its own.
+    pub fn subcircuit(&self, name: &str) -> Option<&Subcircuit> {
+        self.subcircuits
+            .iter()
+            .find(|subcircuit| subcircuit.name == name)
+    }
+
+    /// The subcircuit instance at `path` (`X1/X2`).
+    pub fn instance(&self, path: &str) -> Option<&SubcircuitInstance> {
+        self.instances.iter().find(|instance| instance.path == path)
     }
 
     pub fn net_type(&self, net_name: &str) -> NetType {

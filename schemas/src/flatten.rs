@@ -1,9 +1,13 @@
 //! Flattening the hierarchy of a sound netlist into the top cell, with stable
-//! hierarchical ids (`X1/M3`) and nets mapped through the subcell connections.
+//! hierarchical ids (`X1/M3`) and nets mapped through the subcell connections; the
+//! instances walked are kept (path, subcircuit, port → flat net).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::circuit::{Circuit, Device, DeviceParams, Net, NetType, TerminalRef, infer_net_type};
+use crate::circuit::{
+    Circuit, Device, DeviceParams, Net, NetType, Subcircuit, SubcircuitInstance, TerminalRef,
+    infer_net_type,
+};
 use crate::net_use::type_supplies_by_use;
 use crate::netlist::{CellDef, NetlistDocument};
 
@@ -20,6 +24,7 @@ pub(crate) fn flatten(document: &NetlistDocument) -> (Circuit, Vec<(String, Stri
     let mut flattener = Flattener {
         cells: &cells,
         devices: Vec::new(),
+        instances: Vec::new(),
         declared_types: HashMap::new(),
         warnings: Vec::new(),
     };
@@ -78,6 +83,8 @@ pub(crate) fn flatten(document: &NetlistDocument) -> (Circuit, Vec<(String, Stri
         devices: flattener.devices,
         nets,
         modules: Vec::new(),
+        subcircuits: subcircuits(&cells, &flattener.instances),
+        instances: flattener.instances,
     };
     let declared: HashSet<String> = flattener.declared_types.keys().cloned().collect();
     for net in type_supplies_by_use(&mut circuit, &declared) {
@@ -90,9 +97,46 @@ pub(crate) fn flatten(document: &NetlistDocument) -> (Circuit, Vec<(String, Stri
     (circuit, flattener.warnings)
 }
 
+/// Each subcircuit of `instances`, flattened as if it were the top (its own
+/// warnings are those of its instances, already given).
+fn subcircuits(
+    cells: &HashMap<&str, (usize, &CellDef)>,
+    instances: &[SubcircuitInstance],
+) -> Vec<Subcircuit> {
+    let mut flattened: Vec<Subcircuit> = Vec::new();
+    for instance in instances {
+        if flattened
+            .iter()
+            .any(|subcircuit| subcircuit.name == instance.subcircuit)
+        {
+            continue;
+        }
+        let (index, cell) = cells[instance.subcircuit.as_str()];
+        let mut flattener = Flattener {
+            cells,
+            devices: Vec::new(),
+            instances: Vec::new(),
+            declared_types: HashMap::new(),
+            warnings: Vec::new(),
+        };
+        flattener.visit(index, cell, "", &HashMap::new());
+        flattened.push(Subcircuit {
+            name: cell.name.clone(),
+            ports: cell
+                .ports
+                .clone()
+                .unwrap_or_else(|| instance.ports.keys().cloned().collect()),
+            devices: flattener.devices,
+            instances: flattener.instances,
+        });
+    }
+    flattened
+}
+
 struct Flattener<'a> {
     cells: &'a HashMap<&'a str, (usize, &'a CellDef)>,
     devices: Vec<Device>,
+    instances: Vec<SubcircuitInstance>,
     declared_types: HashMap<String, NetType>,
     warnings: Vec<(String, String)>,
 }
@@ -159,6 +203,14 @@ impl<'a> Flattener<'a> {
                     ));
                 }
             }
+            self.instances.push(SubcircuitInstance {
+                path: format!("{prefix}{}", subcell.name),
+                subcircuit: target.name.clone(),
+                ports: child_ports
+                    .iter()
+                    .map(|(port, net)| (port.to_string(), net.clone()))
+                    .collect(),
+            });
             self.visit(target_index, target, &child_prefix, &child_ports);
         }
     }

@@ -36,7 +36,8 @@ pub mod testbench;
 pub mod version;
 
 pub use circuit::{
-    Circuit, Device, DeviceParams, DeviceType, Net, NetType, TerminalRef, infer_net_type,
+    Circuit, Device, DeviceParams, DeviceType, Net, NetType, Subcircuit, SubcircuitInstance,
+    TerminalRef, infer_net_type,
 };
 pub use drc_rules::{DerivedLayer, DerivedOp, DrcRule, DrcRuleSet, LayerDef, RuleType};
 pub use issue::{InputErrors, InputIssue};

@@ -114,6 +114,8 @@ mod tests {
             devices,
             nets,
             modules: Vec::new(),
+            subcircuits: Vec::new(),
+            instances: Vec::new(),
         }
     }
 

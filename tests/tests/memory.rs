@@ -86,6 +86,7 @@ fn point(arrangement: &str) -> DesignPoint {
         module_arrangements: Default::default(),
         module_dummies: Default::default(),
         module_rings: Default::default(),
+        hierarchy: String::new(),
     }
 }
 

@@ -59,6 +59,7 @@ fn candidate(job_id: &str, index: usize) -> CandidateRecord {
             module_arrangements: Default::default(),
             module_dummies: Default::default(),
             module_rings: Default::default(),
+            hierarchy: String::new(),
         },
         plan: plan(),
         required_skills: vec![],

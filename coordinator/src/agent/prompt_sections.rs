@@ -164,6 +164,15 @@ pub fn design_space(space: &DesignSpace) -> String {
             space.aspect_ratios_pct
         ),
     );
+    knob(
+        space.hierarchies.len() > 1,
+        format!(
+            "- hierarchy: \"blocks\" lays each repeated subcircuit out once as its own routed \
+             cell and places its instances (the parent routes between them), \"flat\" lays \
+             every device out in the top cell's rows; one of {:?}",
+            space.hierarchies
+        ),
+    );
     for kind in &space.kinds {
         let _ = write!(
             text,
@@ -261,6 +270,14 @@ pub fn example_point(space: &DesignSpace) -> Value {
         "aspect_ratio_pct",
         json!(point.aspect_ratio_pct),
     );
+    if space.hierarchies.len() > 1 {
+        let hierarchy = if point.hierarchy.is_empty() {
+            "flat"
+        } else {
+            point.hierarchy.as_str()
+        };
+        object.insert("hierarchy".into(), json!(hierarchy));
+    }
     if !point.order.is_empty() {
         object.insert("order".into(), json!(point.order));
     }

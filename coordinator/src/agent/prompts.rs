@@ -424,6 +424,7 @@ mod tests {
             modules: Vec::new(),
             bound: Vec::new(),
             groups: Vec::new(),
+            hierarchies: Vec::new(),
         };
         let line = journal_lines(&[entry(point.clone())], Some(&space));
         for expected in [

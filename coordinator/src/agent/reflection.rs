@@ -72,6 +72,7 @@ mod tests {
                 module_arrangements: Default::default(),
                 module_dummies: Default::default(),
                 module_rings: Default::default(),
+                hierarchy: String::new(),
             },
             passed,
             score: 0.0,

@@ -171,6 +171,7 @@ mod tests {
                 module_arrangements: [("dp".to_string(), "ABAB".to_string())].into(),
                 module_dummies: [("dp".to_string(), 2)].into(),
                 module_rings: Default::default(),
+                hierarchy: String::new(),
             },
             plan: plan(),
             required_skills: vec!["tech.load".into()],

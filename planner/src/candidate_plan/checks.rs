@@ -29,11 +29,23 @@ impl<'a> Draft<'a> {
             .filter(|device| self.used.contains(&device.id))
     }
 
+    /// Whether the flat device `device_id` is drawn (in this draft or in a block).
+    fn drawn_anywhere(&self, device_id: &str) -> bool {
+        self.used.contains(device_id) || self.inside_blocks.contains(device_id)
+    }
+
+    /// LVS of TOP against every drawn device of the whole (flat) circuit.
     pub(crate) fn add_lvs(&mut self) {
         if !self.routed || !self.builder.has("lvs.run") {
             return;
         }
-        let devices: Vec<Value> = self.drawn_devices().map(device_spec).collect();
+        let devices: Vec<Value> = self
+            .flat
+            .devices
+            .iter()
+            .filter(|device| self.drawn_anywhere(&device.id))
+            .map(device_spec)
+            .collect();
         let arguments = json!({"cell": TOP_CELL, "devices": devices, "circuit_name": TOP_CELL});
         self.builder.push("lvs.run", arguments, false, "");
     }
@@ -92,7 +104,7 @@ impl<'a> Draft<'a> {
     /// Every matched module the recognition found with two drawn devices or more,
     /// as `layout.metrics` measures them from the geometry (wherever they stand).
     fn matched_groups(&self) -> Vec<Value> {
-        self.circuit
+        self.flat
             .modules
             .iter()
             .filter(|module| module.module_type.is_matched())
@@ -100,7 +112,7 @@ impl<'a> Draft<'a> {
                 let devices: Vec<String> = module
                     .devices
                     .iter()
-                    .filter(|member| self.used.contains(&member.device_id))
+                    .filter(|member| self.drawn_anywhere(&member.device_id))
                     .map(|member| skill_id(&member.device_id))
                     .collect();
                 (devices.len() >= 2).then(|| json!({"module": module.id, "devices": devices}))

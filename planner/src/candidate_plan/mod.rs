@@ -1,6 +1,8 @@
 //! One candidate's plan, built in named stages from a design point: matched
 //! modules, single devices, dummies and rings, placement (rows, routed when the
-//! workers can route), LVS, then DRC, metrics and the output files.
+//! workers can route), LVS, then DRC, metrics and the output files. The same stages
+//! lay a block out into its own cell (`blocks.rs`): the draft of a scope of the
+//! hierarchy, its cells named with the block's prefix.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -14,9 +16,30 @@ use crate::plan::Plan;
 use crate::plan_builder::{PlanBuilder, TOP_CELL, cell_name, skill_id};
 use crate::skill_catalog::SkillCatalog;
 
+mod blocks;
 mod checks;
+pub(crate) use blocks::{blocks_supported, draft_blocks};
 pub(crate) use checks::device_spec;
 mod simulation;
+
+/// The cell a draft lays out: its name, the prefix of every cell it draws (names
+/// never collide between blocks) and, for a block, the ports its cell exposes.
+pub(crate) struct Target {
+    pub cell: String,
+    pub prefix: String,
+    pub ports: Vec<String>,
+}
+
+impl Target {
+    /// The top cell of a flat layout (today's names).
+    pub(crate) fn top() -> Target {
+        Target {
+            cell: TOP_CELL.to_string(),
+            prefix: String::new(),
+            ports: Vec::new(),
+        }
+    }
+}
 
 /// A cell the placement arranges: a matched module or a single device.
 struct PlacedUnit {
@@ -44,11 +67,19 @@ impl PlacedUnit {
 
 /// One candidate's plan under construction.
 pub(crate) struct Draft<'a> {
+    /// what this draft lays out (the whole circuit, or one scope of its hierarchy)
     circuit: &'a Circuit,
+    /// the whole flat circuit (what LVS and the metrics compare)
+    flat: &'a Circuit,
     point: &'a DesignPoint,
     /// every drawable device, in the point's placement order
-    order: &'a [String],
+    order: Vec<String>,
     builder: PlanBuilder<'a>,
+    target: Target,
+    /// the block instances placed beside the devices
+    blocks: Vec<blocks::BlockInstance>,
+    /// the flat ids of the devices drawn inside those blocks
+    inside_blocks: HashSet<String>,
     /// devices drawn so far (in a module or alone)
     used: HashSet<String>,
     units: Vec<PlacedUnit>,
@@ -57,6 +88,10 @@ pub(crate) struct Draft<'a> {
     /// the cell holding everything, once placed
     top: Option<String>,
     routed: bool,
+    /// matched modules and cells drawn inside the blocks (once per block)
+    drawn_in_blocks: (usize, usize),
+    /// whether the design space offered blocks (a flat plan then says so)
+    blocks_offered: bool,
 }
 
 impl<'a> Draft<'a> {
@@ -66,16 +101,40 @@ impl<'a> Draft<'a> {
         order: &'a [String],
         skills: &'a SkillCatalog,
     ) -> Draft<'a> {
+        Draft::in_cell(
+            (circuit, circuit),
+            point,
+            order.to_vec(),
+            PlanBuilder::new(skills),
+            Target::top(),
+        )
+    }
+
+    /// A draft of `scope` (a block's or the top's devices) into `target`, continuing
+    /// the steps of `builder`; `flat` is the whole circuit.
+    pub(crate) fn in_cell(
+        (scope, flat): (&'a Circuit, &'a Circuit),
+        point: &'a DesignPoint,
+        order: Vec<String>,
+        builder: PlanBuilder<'a>,
+        target: Target,
+    ) -> Draft<'a> {
         Draft {
-            circuit,
+            circuit: scope,
+            flat,
             point,
             order,
-            builder: PlanBuilder::new(skills),
+            builder,
+            target,
+            blocks: Vec::new(),
+            inside_blocks: HashSet::new(),
             used: HashSet::new(),
             units: Vec::new(),
             matched_cells: BTreeMap::new(),
             top: None,
             routed: false,
+            drawn_in_blocks: (0, 0),
+            blocks_offered: false,
         }
     }
 
@@ -85,9 +144,19 @@ impl<'a> Draft<'a> {
             .push("tech.load", json!({"rules": drc_rules}), false, "");
     }
 
-    /// Whether any device became a cell to place.
+    /// Whether any device became a cell to place (or a block instance stands).
     pub(crate) fn has_cells(&self) -> bool {
-        !self.units.is_empty()
+        !self.units.is_empty() || !self.blocks.is_empty()
+    }
+
+    /// Says in the summary that the point is laid out flat though blocks were offered.
+    pub(crate) fn offered_blocks(&mut self) {
+        self.blocks_offered = true;
+    }
+
+    /// A cell name of this draft: `prefix_id` behind the target's prefix.
+    fn cell(&self, prefix: &str, id: &str) -> String {
+        format!("{}{}", self.target.prefix, cell_name(prefix, id))
     }
 
     /// One matched structure per recognised matched module whose MOS devices share
@@ -115,7 +184,7 @@ impl<'a> Draft<'a> {
             let Some(splits) = unit_splits(&devices, self.point.finger_split) else {
                 continue;
             };
-            let cell = cell_name("mod", &module.id);
+            let cell = self.cell("mod", &module.id);
             let same_count = devices
                 .iter()
                 .zip(&splits)
@@ -203,7 +272,7 @@ impl<'a> Draft<'a> {
                 ));
                 continue;
             }
-            let cell = cell_name("dev", &device.id);
+            let cell = self.cell("dev", &device.id);
             let arguments = json!({
                 "device_id": skill_id(&device.id),
                 "type": device.device_type.as_str(),
@@ -235,6 +304,7 @@ impl<'a> Draft<'a> {
             }
         }
         if self.builder.has("layout.add_guard_ring") {
+            let prefix = self.target.prefix.clone();
             let ringed: HashSet<&String> = self
                 .matched_cells
                 .iter()
@@ -246,7 +316,8 @@ impl<'a> Draft<'a> {
                 .iter_mut()
                 .filter(|unit| ringed.contains(&unit.cell))
             {
-                let ring = format!("gr_{}", unit.cell);
+                let unprefixed = unit.cell.strip_prefix(&prefix).unwrap_or(&unit.cell);
+                let ring = format!("{prefix}gr_{unprefixed}");
                 let arguments = json!({"cell": unit.cell, "kind": "auto", "cell_name": ring});
                 if self
                     .builder
@@ -313,31 +384,39 @@ impl<'a> Draft<'a> {
         self.point.spacing_nm as f64 / 1000.0
     }
 
-    /// Rows of one device type each (bottom to top), routed by `route.nets` into TOP.
+    /// Rows of one device type each (bottom to top), then the rows of block
+    /// instances, routed by `route.nets` into the target cell (TOP, or a block's).
     pub(crate) fn place_in_rows_and_route(&mut self, pitch_um: f64) {
         let gap = pitch_um + self.spacing_um();
         let mut row_cells = Vec::new();
-        for (index, cells) in self.rows_by_kind().iter().enumerate() {
-            let row_cell = format!("ROW{index}");
+        let mut rows = self.rows_by_kind();
+        rows.extend(self.block_rows());
+        for (index, cells) in rows.iter().enumerate() {
+            let row_cell = format!("{}ROW{index}", self.target.prefix);
             let arguments = json!({"cell_name": row_cell, "rows": [{"cells": cells, "gap": gap}]});
             if self.builder.push("layout.place", arguments, false, "") {
                 row_cells.push(row_cell);
             }
         }
-        let devices: Vec<Value> = self
+        let mut devices: Vec<Value> = self
             .drawn_devices()
             .map(|device| json!({"id": skill_id(&device.id), "type": device.device_type.as_str(), "terminals": device.terminals}))
             .collect();
+        devices.extend(self.block_devices());
         let nets: Vec<Value> = self
             .circuit
             .nets
             .iter()
             .map(|net| json!({"name": net.name, "net_type": net.net_type.as_str()}))
             .collect();
-        let arguments =
-            json!({"cell_name": TOP_CELL, "rows": row_cells, "devices": devices, "nets": nets});
+        let cell = self.target.cell.clone();
+        let mut arguments =
+            json!({"cell_name": cell, "rows": row_cells, "devices": devices, "nets": nets});
+        if !self.target.ports.is_empty() {
+            arguments["ports"] = json!(self.target.ports);
+        }
         if self.builder.push("route.nets", arguments, false, "") {
-            self.top = Some(TOP_CELL.to_string());
+            self.top = Some(cell);
             self.routed = true;
         }
     }
@@ -378,11 +457,12 @@ impl<'a> Draft<'a> {
         } else {
             "; not placed (no layout.place)"
         };
+        let hierarchy = self.hierarchy_summary();
         let mut summary = format!(
             "{} steps; {} matched modules, {} cells; arrangement {}, finger split {}, {} dummies, guard ring {}, row order {}, spacing {} nm, aspect {}%{placement}",
             self.builder.steps.len(),
-            self.matched_cells.len(),
-            self.units.len(),
+            self.matched_cells.len() + self.drawn_in_blocks.0,
+            self.units.len() + self.drawn_in_blocks.1,
             point.arrangement,
             point.finger_split,
             point.dummies,
@@ -398,6 +478,7 @@ impl<'a> Draft<'a> {
             let ring = if *ring { "on" } else { "off" };
             summary.push_str(&format!("; {module}: guard ring {ring}"));
         }
+        summary.push_str(&hierarchy);
         if !self.builder.notes.is_empty() {
             summary.push_str("; notes: ");
             summary.push_str(&self.builder.notes.join("; "));

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::design_point::DesignPoint;
+use crate::design_point::{BLOCKS, DesignPoint};
 use crate::kind_order::KindOrder;
 use crate::placement_order::complete;
 use crate::random::SplitMix64;
@@ -35,10 +35,24 @@ pub struct DesignSpace {
     /// matched modules whose dummies and guard ring are chosen per module
     #[serde(default)]
     pub groups: Vec<String>,
+    /// how a hierarchical circuit may be laid out (`blocks`, `flat`), the engineer's
+    /// default first; empty: flat only (no hierarchy, or workers without blocks)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hierarchies: Vec<String>,
 }
 
-/// The coordinates a mutation may change.
+/// The coordinates a mutation may change (one more, `hierarchy`, when the space
+/// has a choice of hierarchy).
 const GENES: u64 = 11;
+
+/// A point's `hierarchy` as spelled in a point: `blocks`, or empty for flat.
+fn spelled(hierarchy: &str) -> String {
+    if hierarchy == BLOCKS {
+        BLOCKS.to_string()
+    } else {
+        String::new()
+    }
+}
 
 impl DesignSpace {
     /// The point a layout engineer would try first: common centroid, fingers split
@@ -71,6 +85,7 @@ impl DesignSpace {
             module_arrangements: BTreeMap::new(),
             module_dummies: BTreeMap::new(),
             module_rings: BTreeMap::new(),
+            hierarchy: spelled(self.hierarchies.first().map_or("", String::as_str)),
         }
     }
 
@@ -115,6 +130,13 @@ impl DesignSpace {
             // cascode, five seeds; BENCHMARKS.md)
             module_dummies: BTreeMap::new(),
             module_rings: BTreeMap::new(),
+            // drawn only when there is a choice: the random points of flat circuits
+            // stay as they were for a seed
+            hierarchy: if self.hierarchies.len() > 1 {
+                spelled(rng.pick::<String>(&self.hierarchies))
+            } else {
+                spelled(self.hierarchies.first().map_or("", String::as_str))
+            },
         }
     }
 
@@ -129,8 +151,14 @@ impl DesignSpace {
     /// the global one, and the dummies and rings of the groups as the first group's
     /// value plus the groups that differ from it.
     pub fn canonical(&self, point: &DesignPoint) -> DesignPoint {
+        let hierarchy = if self.hierarchies.contains(&point.hierarchy) {
+            spelled(&point.hierarchy)
+        } else {
+            String::new()
+        };
         let mut canonical = DesignPoint {
             order: self.full_order(point),
+            hierarchy,
             ..point.clone()
         };
         canonical
@@ -153,8 +181,9 @@ impl DesignSpace {
     pub fn mutate(&self, point: &DesignPoint, rng: &mut SplitMix64) -> DesignPoint {
         let original = self.canonical(point);
         let mut mutated = original.clone();
+        let genes = GENES + u64::from(self.hierarchies.len() > 1);
         for _ in 0..16 {
-            match rng.below(GENES) {
+            match rng.below(genes) {
                 0 => mutated.arrangement = rng.pick(&self.arrangements).clone(),
                 1 => mutated.finger_split = *rng.pick(&self.finger_splits),
                 2 => mutated.dummies = *rng.pick(&self.dummies),
@@ -165,7 +194,8 @@ impl DesignSpace {
                 7 => self.mutate_order(&mut mutated.order, rng),
                 8 => self.mutate_rows(&mut mutated.rows, rng),
                 9 => self.mutate_module(&mut mutated.module_arrangements, rng),
-                _ => self.mutate_group(&mut mutated, rng),
+                10 => self.mutate_group(&mut mutated, rng),
+                _ => mutated.hierarchy = spelled(rng.pick::<String>(&self.hierarchies)),
             }
             mutated = self.canonical(&mutated);
             if mutated != original {
@@ -311,7 +341,11 @@ impl DesignSpace {
             module_arrangements: BTreeMap::new(),
             module_dummies: BTreeMap::new(),
             module_rings: BTreeMap::new(),
+            hierarchy: first.hierarchy.clone(),
         };
+        if self.hierarchies.len() > 1 && coin() {
+            child.hierarchy = second.hierarchy.clone();
+        }
         for kind in &self.kinds {
             let pick = if coin() { first } else { second };
             if let Some(rows) = pick.rows.get(&kind.kind) {
@@ -352,6 +386,7 @@ impl DesignSpace {
             self.row_orders.max(1) as u64,
             self.spacings_nm.len() as u64,
             self.aspect_ratios_pct.len() as u64,
+            self.hierarchies.len() as u64,
         ];
         let orders = self.kinds.iter().flat_map(|kind| {
             (1..=kind.devices.len() as u64).chain([u64::from(kind.max_rows.max(1))])

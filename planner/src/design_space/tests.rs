@@ -26,6 +26,7 @@ pub(crate) fn space() -> DesignSpace {
         modules: vec!["dp".into()],
         bound: vec![],
         groups: vec!["dp".into(), "mirror".into()],
+        hierarchies: Vec::new(),
     }
 }
 

@@ -16,6 +16,7 @@ fn space() -> DesignSpace {
         modules: vec![],
         bound: vec![],
         groups: vec![],
+        hierarchies: Vec::new(),
     }
 }
 

@@ -1,0 +1,120 @@
+//! `centroid run` on a hierarchical SPICE circuit laid out as blocks (issue 26): four
+//! unity buffers of one OTA subcircuit and a bias subcircuit, real KLayout processes.
+//! The best layout is DRC clean and matches the flat circuit (LVS), and its GDS, read
+//! back by KLayout, holds each subcircuit's block cell once, referenced once per
+//! instance.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+mod support;
+use support::{centroid, describe, python, repository};
+
+const NETLIST: &str = "\
+* Four unity buffers of one OTA and the bias stage they share (issue 26: blocks)
+.global vdd vss
+.subckt ota inp inn out vbias
+M1 n1 inp tail vss sky130_fd_pr__nfet_01v8 w=2u l=0.5u nf=2
+M2 out inn tail vss sky130_fd_pr__nfet_01v8 w=2u l=0.5u nf=2
+M3 n1 n1 vdd vdd sky130_fd_pr__pfet_01v8 w=2u l=0.5u nf=2
+M4 out n1 vdd vdd sky130_fd_pr__pfet_01v8 w=2u l=0.5u nf=2
+M5 tail vbias vss vss sky130_fd_pr__nfet_01v8 w=2u l=1u nf=2
+.ends ota
+.subckt bias vb ibias
+MB1 vb vb vss vss sky130_fd_pr__nfet_01v8 w=2u l=1u nf=2
+MB2 vb ibias vdd vdd sky130_fd_pr__pfet_01v8 w=2u l=1u nf=2
+.ends bias
+.subckt chain in out ibias
+XB vb ibias bias
+X1 in o1 o1 vb ota
+X2 o1 o2 o2 vb ota
+X3 o2 o3 o3 vb ota
+X4 o3 out out vb ota
+.ends chain
+.end
+";
+
+const OBJECTIVES: &str = r#"{
+  "schema_version": "1.0.0",
+  "objectives": [{"name": "area_min", "weight": 0.5}, {"name": "matching_max", "weight": 0.5}],
+  "constraints": {"max_iterations": 1, "max_area": 100000, "min_matching_score": 0.0}
+}"#;
+
+/// Per cell of the GDS: how many times other cells reference it.
+fn references(gds: &Path) -> Value {
+    let script = "import sys, json, klayout.db as db\n\
+                  layout = db.Layout(); layout.read(sys.argv[1])\n\
+                  counts = {c.name: 0 for c in layout.each_cell()}\n\
+                  for cell in layout.each_cell():\n\
+                  \x20   for inst in cell.each_inst():\n\
+                  \x20       counts[layout.cell(inst.cell_index).name] += inst.size()\n\
+                  print(json.dumps(counts))\n";
+    let output = Command::new(python())
+        .args(["-c", script])
+        .arg(gds)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn repeated_subcircuits_are_laid_out_once_and_referenced_per_instance() {
+    let inputs = tempfile::tempdir().unwrap();
+    std::fs::write(inputs.path().join("netlist.sp"), NETLIST).unwrap();
+    std::fs::write(inputs.path().join("objectives.json"), OBJECTIVES).unwrap();
+    std::fs::copy(
+        repository().join("examples/ota5_spice/drc_rules.json"),
+        inputs.path().join("drc_rules.json"),
+    )
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let output = centroid()
+        .args([
+            "run",
+            "--no-memory",
+            "--candidates",
+            "1",
+            "--iterations",
+            "1",
+            "--slots",
+            "1",
+            "--seed",
+            "7",
+            "--out",
+        ])
+        .arg(out.path())
+        .arg(inputs.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
+    let best = &report["best"];
+    assert_eq!(best["metrics"]["drc_violations"], 0, "{report}");
+    assert_eq!(best["metrics"]["lvs_match"], true, "{report}");
+    let candidate = report["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|candidate| candidate["id"] == best["candidate_id"])
+        .unwrap();
+    assert_eq!(candidate["design"]["hierarchy"], "blocks", "{candidate}");
+
+    let counts = references(&out.path().join("best.gds"));
+    assert_eq!(counts["BLK_ota"], 4, "{counts}");
+    assert_eq!(counts["BLK_bias"], 1, "{counts}");
+    // the devices of a block are drawn once: each device cell referenced once, by its
+    // block's rows, whatever the number of instances
+    let devices: Vec<(&String, &Value)> = counts
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(name, _)| name.contains("_dev_"))
+        .collect();
+    assert_eq!(devices.len(), 5, "{counts}");
+    assert!(devices.iter().all(|(_, count)| **count == 1), "{counts}");
+}

@@ -1,0 +1,232 @@
+//! A hierarchical candidate's blocks (issue 26): every block of the hierarchy laid
+//! out once, after the blocks it places, by the stages of a flat plan on its own
+//! devices (local ids, port names as nets) into `BLK_<subcircuit>` with its ports;
+//! then each instance a `layout.instantiate_block` cell that its parent places in
+//! rows of their own and routes as a pseudo-device of type `block`.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use centroid_schemas::Circuit;
+use serde_json::{Value, json};
+
+use super::{Draft, Target};
+use crate::design_point::DesignPoint;
+use crate::hierarchy::{ChildBlock, Hierarchy, Scope};
+use crate::placement_order::fold;
+use crate::plan_builder::{PlanBuilder, TOP_CELL, cell_name, skill_id};
+use crate::skill_catalog::SkillCatalog;
+
+/// One instance of a block placed by a draft.
+pub(crate) struct BlockInstance {
+    /// the cell holding the reference (`I_X1`, behind the parent's prefix)
+    cell: String,
+    /// the block's routed cell
+    block_cell: String,
+    /// its device id in the parent's routing
+    name: String,
+    /// each exposed port → the parent's net
+    terminals: BTreeMap<String, String>,
+    /// the flat ids of the devices drawn inside it
+    drawn: Vec<String>,
+}
+
+/// Whether the workers lay blocks out: `layout.instantiate_block`, and `route.nets`
+/// taking `ports`.
+pub(crate) fn blocks_supported(skills: &SkillCatalog) -> bool {
+    let takes_ports = skills.get("route.nets").is_some_and(|schema| {
+        schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|properties| properties.contains_key("ports"))
+    });
+    skills.contains_key("layout.instantiate_block") && takes_ports
+}
+
+/// The routed cell of a block.
+fn block_cell(subcircuit: &str) -> String {
+    cell_name("BLK", subcircuit)
+}
+
+/// `tech.load`, every block of `hierarchy` bottom up, and the draft of the top with
+/// its block instances: what a flat plan's draft is after `tech.load`.
+pub(crate) fn draft_blocks<'a>(
+    (flat, hierarchy): (&'a Circuit, &'a Hierarchy),
+    point: &'a DesignPoint,
+    order: &[String],
+    skills: &'a SkillCatalog,
+    (drc_rules, pitch_um): (&Value, f64),
+) -> Draft<'a> {
+    let mut builder = PlanBuilder::new(skills);
+    builder.push("tech.load", json!({"rules": drc_rules}), false, "");
+    // per block: the ids (relative to an instance) of every device drawn inside it
+    let mut drawn: HashMap<String, Vec<String>> = HashMap::new();
+    let mut drawn_in_blocks = (0, 0);
+    for (index, block) in hierarchy.blocks.iter().enumerate() {
+        let target = Target {
+            cell: block_cell(&block.subcircuit),
+            prefix: format!("{}_", cell_name(&format!("B{index}"), &block.subcircuit)),
+            ports: block.ports.clone(),
+        };
+        let scope = &block.scope;
+        let mut draft = Draft::in_cell(
+            (&scope.circuit, flat),
+            point,
+            local_order(scope, order),
+            builder,
+            target,
+        );
+        draft.add_matched_modules();
+        draft.add_single_devices();
+        draft.add_block_instances(&scope.children, &drawn);
+        draft.add_dummies_and_rings();
+        draft.place_in_rows_and_route(pitch_um);
+        let mut inside: Vec<String> = draft.used.iter().cloned().collect();
+        inside.sort();
+        for instance in &draft.blocks {
+            let prefix = format!("{}/", scope.path);
+            inside.extend(
+                instance
+                    .drawn
+                    .iter()
+                    .filter_map(|id| id.strip_prefix(&prefix))
+                    .map(str::to_string),
+            );
+        }
+        if !draft.routed {
+            draft.builder.notes.push(format!(
+                "block {} was not routed: its instances are left out",
+                block.subcircuit
+            ));
+            inside.clear();
+        }
+        drawn.insert(block.subcircuit.clone(), inside);
+        drawn_in_blocks.0 += draft.matched_cells.len();
+        drawn_in_blocks.1 += draft.units.len();
+        builder = draft.builder;
+    }
+    let top = &hierarchy.top;
+    let mut draft = Draft::in_cell(
+        (&top.circuit, flat),
+        point,
+        order.to_vec(),
+        builder,
+        Target::top(),
+    );
+    draft.add_block_instances(&top.children, &drawn);
+    draft.drawn_in_blocks = drawn_in_blocks;
+    draft
+}
+
+/// The point's order of the scope's own devices, as local ids.
+fn local_order(scope: &Scope, order: &[String]) -> Vec<String> {
+    let local: HashMap<String, &String> = scope
+        .circuit
+        .devices
+        .iter()
+        .map(|device| (scope.flat_id(&device.id), &device.id))
+        .collect();
+    order
+        .iter()
+        .filter_map(|flat_id| local.get(flat_id).map(|id| (*id).clone()))
+        .collect()
+}
+
+impl<'a> Draft<'a> {
+    /// `layout.instantiate_block` for each block instance of the scope whose block
+    /// was laid out (`drawn`: the devices inside each block, relative ids).
+    fn add_block_instances(
+        &mut self,
+        children: &[ChildBlock],
+        drawn: &HashMap<String, Vec<String>>,
+    ) {
+        if !self.builder.has("layout.instantiate_block") {
+            return;
+        }
+        for child in children {
+            let Some(inside) = drawn.get(&child.subcircuit).filter(|ids| !ids.is_empty()) else {
+                continue;
+            };
+            let name = skill_id(&child.name);
+            let block = block_cell(&child.subcircuit);
+            let cell = self.cell("I", &child.name);
+            let arguments = json!({"block": block, "device_id": name, "cell_name": cell});
+            if !self
+                .builder
+                .push("layout.instantiate_block", arguments, false, "")
+            {
+                continue;
+            }
+            let drawn: Vec<String> = inside
+                .iter()
+                .map(|id| format!("{}/{id}", child.path))
+                .collect();
+            self.inside_blocks.extend(drawn.iter().cloned());
+            self.blocks.push(BlockInstance {
+                cell,
+                block_cell: block,
+                name,
+                terminals: child.terminals.clone(),
+                drawn,
+            });
+        }
+    }
+
+    /// The rows of block instances, above the device rows: one instance a row for
+    /// tall aspect ratios, else about as many rows as instances in a row; each
+    /// block's instances next to each other.
+    pub(super) fn block_rows(&self) -> Vec<Vec<String>> {
+        if self.blocks.is_empty() {
+            return Vec::new();
+        }
+        let mut instances: Vec<&BlockInstance> = self.blocks.iter().collect();
+        instances.sort_by(|a, b| a.block_cell.cmp(&b.block_cell));
+        let cells: Vec<(String, u64)> = instances
+            .iter()
+            .map(|instance| (instance.cell.clone(), instance.drawn.len().max(1) as u64))
+            .collect();
+        let count = if self.point.aspect_ratio_pct < 75 {
+            cells.len()
+        } else {
+            (cells.len() as f64).sqrt().round().max(1.0) as usize
+        };
+        fold(&cells, count)
+    }
+
+    /// Each block instance as `route.nets` takes it: a pseudo-device of type `block`
+    /// whose terminals are its ports.
+    pub(super) fn block_devices(&self) -> Vec<Value> {
+        self.blocks
+            .iter()
+            .map(|instance| {
+                json!({"id": instance.name, "type": "block", "terminals": instance.terminals})
+            })
+            .collect()
+    }
+
+    /// `; hierarchy blocks: …` for a layout of blocks, `; hierarchy flat` for a flat
+    /// one where blocks were offered (else empty).
+    pub(super) fn hierarchy_summary(&self) -> String {
+        if self.blocks.is_empty() || self.target.cell != TOP_CELL {
+            let flat = if self.blocks_offered {
+                "; hierarchy flat"
+            } else {
+                ""
+            };
+            return flat.to_string();
+        }
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for instance in &self.blocks {
+            *counts.entry(instance.block_cell.as_str()).or_default() += 1;
+        }
+        let listed: Vec<String> = counts
+            .iter()
+            .map(|(cell, count)| format!("{cell} ×{count}"))
+            .collect();
+        let inside: HashSet<&String> = self.inside_blocks.iter().collect();
+        format!(
+            "; hierarchy blocks: {} ({} devices inside blocks)",
+            listed.join(", "),
+            inside.len()
+        )
+    }
+}
