@@ -96,3 +96,13 @@ def test_odd_segments_rejected(loaded: Client) -> None:
     assert r["error"]["code"] == "INVALID_PARAM" and r["error"]["details"]["segments"] == 3
     r = loaded.raw("layout.create_device", {"type": "resistor", "w": 1e-6, "l": 2e-6, "segments": 200})
     assert r["error"]["code"] == "INVALID_PARAM"
+
+
+def test_folded_resistor_has_no_dangling_joints(loaded: Client) -> None:
+    """The bends between segments are nets of the extraction that combining leaves with no
+    device: check.electrical must not report them as dangling wires (a lone device reports
+    what a straight bar reports: its two unlabelled terminals and the substrate)."""
+    bar = loaded.call("layout.create_device", device_id="R1", type="resistor", w=1e-6, l=40e-6, segments=1)
+    d = loaded.call("layout.create_device", device_id="R2", type="resistor", w=1e-6, l=40e-6, segments=4)
+    expected = loaded.call("check.electrical", cell=bar["cell_name"])["counts"]
+    assert loaded.call("check.electrical", cell=d["cell_name"])["counts"] == expected
