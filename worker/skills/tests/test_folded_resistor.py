@@ -106,3 +106,26 @@ def test_folded_resistor_has_no_dangling_joints(loaded: Client) -> None:
     d = loaded.call("layout.create_device", device_id="R2", type="resistor", w=1e-6, l=40e-6, segments=4)
     expected = loaded.call("check.electrical", cell=bar["cell_name"])["counts"]
     assert loaded.call("check.electrical", cell=d["cell_name"])["counts"] == expected
+
+
+def test_folded_resistors_route_clean(loaded: Client) -> None:
+    """A row of a folded 10 kΩ-class resistor, a folded one of 4 segments and a bar, in
+    series: route.nets takes both terminals of each down; DRC clean, LVS three resistors."""
+    w = min_width(loaded)
+    sizes = {"R1": (w, ten_k_length(loaded, w), None), "R2": (1e-6, 40e-6, 4), "R3": (1e-6, 4e-6, None)}
+    nets = {"R1": ("a", "b"), "R2": ("b", "c"), "R3": ("c", "d")}
+    cells = []
+    for dev, (dw, dl, seg) in sizes.items():
+        extra = {} if seg is None else {"segments": seg}
+        cells.append(loaded.call("layout.create_device", device_id=dev, type="resistor", w=dw, l=dl,
+                                 cell_name=dev, **extra)["cell_name"])
+    pitch = loaded.call("route.info")["pitch_um"]
+    loaded.call("layout.place", cell_name="rrow", rows=[{"cells": cells, "gap": pitch}])
+    loaded.call("route.nets", cell_name="rtop", rows=["rrow"], devices=[
+        {"id": dev, "type": "resistor", "terminals": {"p": p, "n": n}} for dev, (p, n) in nets.items()])
+    total, v = drc_total(loaded, "rtop")
+    assert total == 0, v
+    res = loaded.call("lvs.run", cell="rtop", devices=[
+        {"id": dev, "type": "resistor", "w": sizes[dev][0], "l": sizes[dev][1],
+         "terminals": {"p": p, "n": n}} for dev, (p, n) in nets.items()])
+    assert res["match"], res
