@@ -34,6 +34,14 @@ from centroid_skills.tech import METAL_ROLES, RESISTOR_CONTEXT, VIA_ROLES, Techn
 # A resistor folds only when its bar is longer than this many segment pitches: below that,
 # the bends and the second head's overhang eat what folding saves.
 FOLD_MIN_PITCHES = 12
+# Largest relative error of the folded length (segments on the grid) against l: a tenth of
+# LVS's default 1 % tolerance.
+FOLD_MAX_L_ERROR = 1e-3
+
+
+def folded_length(grid: int, length: int, n: int) -> int:
+    """Total length of ``n`` equal segments on the grid, as close to ``length`` as can be."""
+    return n * int(round(length / n / grid)) * grid
 
 
 @dataclass(frozen=True)
@@ -93,7 +101,7 @@ def frame_size(f: ResistorFrame, length: int, n: int) -> tuple[int, int]:
     return f.head_len + f.gap + seg + f.w, across
 
 
-def auto_segments(f: ResistorFrame, length: int) -> int:
+def auto_segments(f: ResistorFrame, length: int, grid: int) -> int:
     """1 for a bar up to ``FOLD_MIN_PITCHES`` pitches long, else the even segment count
     (both heads on one side) whose bounding box is closest to square."""
     if length <= FOLD_MIN_PITCHES * f.pitch:
@@ -105,7 +113,8 @@ def auto_segments(f: ResistorFrame, length: int) -> int:
 
     best, n = 1, 2
     while length // n >= max(f.min_w, f.head_len):
-        if aspect(n) < aspect(best):
+        exact = abs(folded_length(grid, length, n) - length) <= FOLD_MAX_L_ERROR * length
+        if exact and aspect(n) < aspect(best):
             best = n
         n += 2
     return best
@@ -121,11 +130,14 @@ def draw_resistor(session: Session, cell: kdb.Cell, w_nm: int, l_nm: int,
     w = tech.snap(w_nm)
     length = tech.snap(l_nm)
     f = resistor_frame(tech, w)
-    n = auto_segments(f, length) if segments is None else segments
+    n = auto_segments(f, length, tech.grid_nm) if segments is None else segments
     if n > 1 and n % 2:
         raise invalid("a folded resistor needs an even number of segments (both terminals on "
                       "one side)", segments=n)
-    seg = tech.snap(length / n)
+    seg = folded_length(tech.grid_nm, length, n) // n
+    if abs(seg * n - length) > FOLD_MAX_L_ERROR * length:
+        raise invalid(f"{n} segments on the {tech.grid_nm} nm grid make {um(seg * n)} µm, not "
+                      f"{um(length)} µm: choose another count", segments=n, l_um=um(seg * n))
     if seg < max(f.min_w, f.head_len if n > 1 else 0):
         raise invalid(f"{n} segments of {um(seg)} µm: shorter than a segment may be",
                       segments=n, segment_um=um(seg))

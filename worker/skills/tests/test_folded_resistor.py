@@ -129,3 +129,11 @@ def test_folded_resistors_route_clean(loaded: Client) -> None:
         {"id": dev, "type": "resistor", "w": sizes[dev][0], "l": sizes[dev][1],
          "terminals": {"p": p, "n": n}} for dev, (p, n) in nets.items()])
     assert res["match"], res
+
+
+def test_count_that_misses_l_is_refused(loaded: Client) -> None:
+    """Segments sit on the grid: a count whose total misses l by more than 0.1 % is refused."""
+    grid = loaded.server.session.tech.grid_nm  # type: ignore[union-attr]
+    length = (200 * grid + 3 * grid) * 1e-9  # 203 grid steps: 2 × 102 = 204 steps, +0.5 %
+    r = loaded.raw("layout.create_device", {"type": "resistor", "w": 1e-6, "l": length, "segments": 2})
+    assert r["error"]["code"] == "INVALID_PARAM" and "grid" in r["error"]["message"], r
