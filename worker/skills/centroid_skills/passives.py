@@ -3,7 +3,9 @@ skill itself is in :mod:`centroid_skills.skills.devices`.
 
 Poly resistor: a poly bar ``w`` wide and ``l`` long between two contact heads (poly
 widened to hold a column of contacts, covered by metal-1 pads, pins ``PLUS``/``MINUS``);
-the ``poly_res`` marker over the bar when the rule set has one.  Head and pad margins come
+the ``poly_res`` marker over the bar when the rule set has one.  A long bar is folded
+(serpentine): an even number of equal segments joined by poly bends outside the marker,
+both heads at the bottom (see :func:`draw_resistor`).  Head and pad margins come
 from :mod:`centroid_skills.cuts` (line ends, adjacent sides), pads grow to the metal-1
 minimum area.
 
@@ -16,6 +18,7 @@ enclosure rules (see :func:`mim_stack`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import klayout.db as kdb
@@ -28,13 +31,40 @@ from centroid_skills.rules import draw_rules
 from centroid_skills.session import Pin, Session, um
 from centroid_skills.tech import METAL_ROLES, RESISTOR_CONTEXT, VIA_ROLES, Technology
 
+# A resistor folds only when its bar is longer than this many segment pitches: below that,
+# the bends and the second head's overhang eat what folding saves.
+FOLD_MIN_PITCHES = 12
+# Largest relative error of the folded length (segments on the grid) against l: a tenth of
+# LVS's default 1 % tolerance.
+FOLD_MAX_L_ERROR = 1e-3
 
-def draw_resistor(session: Session, cell: kdb.Cell, w_nm: int, l_nm: int) -> tuple[list[Pin], dict[str, Any]]:
-    tech = session.need_tech()
+
+def folded_length(grid: int, length: int, n: int) -> int:
+    """Total length of ``n`` equal segments on the grid, as close to ``length`` as can be."""
+    return n * int(round(length / n / grid)) * grid
+
+
+@dataclass(frozen=True)
+class ResistorFrame:
+    """Dimensions of a resistor drawn along x (nm): body ``w`` wide, heads ``head_len``
+    long and ``head_w`` wide (a column of ``n_ct`` contacts at ``ct_off`` across it), a
+    ``gap`` between the poly_res marker and the heads, segment ``pitch`` when folded."""
+
+    w: int
+    min_w: int
+    head_w: int
+    head_len: int
+    n_ct: int
+    ct_off: int
+    gap: int
+    pitch: int
+    marker_enc: int
+    pad_mx: int
+    pad_my: int
+
+
+def resistor_frame(tech: Technology, w: int) -> ResistorFrame:
     r = draw_rules(tech)
-    pt = Painter(session, cell)
-    w = tech.snap(w_nm)
-    length = tech.snap(l_nm)
     ctx = RESISTOR_CONTEXT
     marker = tech.has("poly_res")
     min_w = tech.width("poly", ctx)
@@ -56,39 +86,130 @@ def draw_resistor(session: Session, cell: kdb.Cell, w_nm: int, l_nm: int) -> tup
     while (tech.snap_down((head_len - r.cont) / 2) < pmx
            or head_len - r.cont - tech.snap_down((head_len - r.cont) / 2) < pmx):
         head_len += r.g
-    gap = 0
-    if marker:
-        gap = tech.snap_up(tech.space("poly_res", "contact", ctx))
-    # body from x=0..length (between the heads), heads outside, marker over the body
-    y0 = tech.snap_down((head_w - w) / 2)
-    pt.box("poly", kdb.Box(-gap, y0, length + gap, y0 + w))
-    pins = []
-    for side, (hx0, hx1) in (("MINUS", (-gap - head_len, -gap)),
-                             ("PLUS", (length + gap, length + gap + head_len))):
-        pt.box("poly", kdb.Box(hx0, 0, hx1, head_w))
-        cx = hx0 + tech.snap_down((head_len - r.cont) / 2)
-        cts = []
-        for k in range(n_ct):
-            y = off + k * (r.cont + r.cs)
-            cts.append(pt.box("contact", kdb.Box(cx, y, cx + r.cont, y + r.cont)))
-        pad = kdb.Box(cx - mmx, cts[0].bottom - mmy, cx + r.cont + mmx, cts[-1].top + mmy)
-        pad = grow_to_area(grow_to_width(pad, r.m1w, tech), tech.area("metal1"), tech)
-        pt.box("metal1", pad)
-        if tech.has("poly_contact_marker"):
-            pcm = kdb.Box(cts[0].left, cts[0].bottom, cts[-1].right, cts[-1].top)
-            pcm = grow_to_width(pcm.enlarged(r.pcm_ct, r.pcm_ct), r.pcm_w, tech)
-            pt.box("poly_contact_marker", grow_to_area(pcm, tech.area("poly_contact_marker"), tech))
-        pins.append(pt.pin(side, "metal1", pad))
-    if marker:
-        e = tech.enc("poly_res", "poly", ctx)
-        pt.box("poly_res", kdb.Box(0, y0 - e, length, y0 + w + e))
+    gap = tech.snap_up(tech.space("poly_res", "contact", ctx)) if marker else 0
+    enc = tech.enc("poly_res", "poly", ctx) if marker else 0
+    pitch = w + tech.snap_up(max(tech.space_for_width("poly", w, ctx), r.poly_s))
+    return ResistorFrame(w, min_w, head_w, head_len, n_ct, off, gap, pitch, enc, mmx, mmy)
+
+
+def frame_size(f: ResistorFrame, length: int, n: int) -> tuple[int, int]:
+    """(extent along the segments, extent across them) of a resistor of ``n`` segments."""
+    seg = length // n
+    if n == 1:
+        return seg + 2 * (f.gap + f.head_len), max(f.head_w, f.w + 2 * f.marker_enc)
+    across = (n - 1) * f.pitch + f.w + 2 * max(f.head_w - f.w, f.marker_enc)
+    return f.head_len + f.gap + seg + f.w, across
+
+
+def auto_segments(f: ResistorFrame, length: int, grid: int) -> int:
+    """1 for a bar up to ``FOLD_MIN_PITCHES`` pitches long, else the even segment count
+    (both heads on one side) whose bounding box is closest to square."""
+    if length <= FOLD_MIN_PITCHES * f.pitch:
+        return 1
+
+    def aspect(n: int) -> float:
+        a, b = frame_size(f, length, n)
+        return max(a, b) / min(a, b)
+
+    best, n = 1, 2
+    while length // n >= max(f.min_w, f.head_len):
+        exact = abs(folded_length(grid, length, n) - length) <= FOLD_MAX_L_ERROR * length
+        if exact and aspect(n) < aspect(best):
+            best = n
+        n += 2
+    return best
+
+
+def draw_resistor(session: Session, cell: kdb.Cell, w_nm: int, l_nm: int,
+                  segments: int | None = None) -> tuple[list[Pin], dict[str, Any]]:
+    """A poly resistor; ``segments`` > 1 (or automatically, see :func:`auto_segments`)
+    folds it into that many parallel segments of equal length joined by poly bends
+    outside the poly_res marker (each segment is a resistor body; LVS combines the series
+    chain back into one resistor of W = w, L = the segments' total length)."""
+    tech = session.need_tech()
+    w = tech.snap(w_nm)
+    length = tech.snap(l_nm)
+    f = resistor_frame(tech, w)
+    n = auto_segments(f, length, tech.grid_nm) if segments is None else segments
+    if n > 1 and n % 2:
+        raise invalid("a folded resistor needs an even number of segments (both terminals on "
+                      "one side)", segments=n)
+    seg = folded_length(tech.grid_nm, length, n) // n
+    if abs(seg * n - length) > FOLD_MAX_L_ERROR * length:
+        raise invalid(f"{n} segments on the {tech.grid_nm} nm grid make {um(seg * n)} µm, not "
+                      f"{um(length)} µm: choose another count", segments=n, l_um=um(seg * n))
+    if seg < max(f.min_w, f.head_len if n > 1 else 0):
+        raise invalid(f"{n} segments of {um(seg)} µm: shorter than a segment may be",
+                      segments=n, segment_um=um(seg))
+    pt = Painter(session, cell)
+    if n == 1:
+        pins = _draw_bar(tech, pt, f, seg)
+    else:
+        pins = _draw_folded(tech, pt, f, seg, n)
+        # heads on the left -> at the bottom, where the router takes terminals down
+        rot = kdb.Trans(kdb.Trans.R90)
+        cell.transform(rot)
+        pins = [p.transformed(rot) for p in pins]
+    total = seg * n
+    marker = tech.has("poly_res")
     sheet = tech.layer_for("poly_res").sheet_resistance if marker else None  # type: ignore[union-attr]
     if sheet is None:
         sheet = tech.require("poly").sheet_resistance
-    info: dict[str, Any] = {"w_um": um(w), "l_um": um(length), "squares": round(length / w, 4)}
+    info: dict[str, Any] = {"w_um": um(w), "l_um": um(total), "squares": round(total / w, 4),
+                            "segments": n, "segment_l_um": um(seg)}
     if sheet is not None:
-        info["resistance_ohm"] = round(sheet * length / w, 4)
+        info["resistance_ohm"] = round(sheet * total / w, 4)
     return pins, info
+
+
+def _draw_head(tech: Technology, pt: Painter, f: ResistorFrame, name: str, x0: int, y0: int) -> Pin:
+    """A contact head with its poly at x0..x0+head_len, y0..y0+head_w; pin ``name``."""
+    r = draw_rules(tech)
+    pt.box("poly", kdb.Box(x0, y0, x0 + f.head_len, y0 + f.head_w))
+    cx = x0 + tech.snap_down((f.head_len - r.cont) / 2)
+    cts = []
+    for k in range(f.n_ct):
+        y = y0 + f.ct_off + k * (r.cont + r.cs)
+        cts.append(pt.box("contact", kdb.Box(cx, y, cx + r.cont, y + r.cont)))
+    pad = kdb.Box(cx - f.pad_mx, cts[0].bottom - f.pad_my, cx + r.cont + f.pad_mx, cts[-1].top + f.pad_my)
+    pad = grow_to_area(grow_to_width(pad, r.m1w, tech), tech.area("metal1"), tech)
+    pt.box("metal1", pad)
+    if tech.has("poly_contact_marker"):
+        pcm = kdb.Box(cts[0].left, cts[0].bottom, cts[-1].right, cts[-1].top)
+        pcm = grow_to_width(pcm.enlarged(r.pcm_ct, r.pcm_ct), r.pcm_w, tech)
+        pt.box("poly_contact_marker", grow_to_area(pcm, tech.area("poly_contact_marker"), tech))
+    return pt.pin(name, "metal1", pad)
+
+
+def _draw_bar(tech: Technology, pt: Painter, f: ResistorFrame, length: int) -> list[Pin]:
+    """One bar along x (body x=0..length), heads at both ends (MINUS left, PLUS right)."""
+    y0 = tech.snap_down((f.head_w - f.w) / 2)
+    pt.box("poly", kdb.Box(-f.gap, y0, length + f.gap, y0 + f.w))
+    pins = [_draw_head(tech, pt, f, "MINUS", -f.gap - f.head_len, 0),
+            _draw_head(tech, pt, f, "PLUS", length + f.gap, 0)]
+    if tech.has("poly_res"):
+        pt.box("poly_res", kdb.Box(0, y0 - f.marker_enc, length, y0 + f.w + f.marker_enc))
+    return pins
+
+
+def _draw_folded(tech: Technology, pt: Painter, f: ResistorFrame, seg: int, n: int) -> list[Pin]:
+    """``n`` (even) segments along x (bodies x=0..seg) stacked at ``pitch``, bends at
+    alternate ends (right after segments 0, 2, …, left after 1, 3, …), heads on the left
+    of the first (MINUS) and last (PLUS) segment, each widened away from the others."""
+    ys = [k * f.pitch for k in range(n)]
+    for y in ys:
+        pt.box("poly", kdb.Box(0, y, seg, y + f.w))
+    for k in range(n - 1):
+        x0, x1 = (seg, seg + f.w) if k % 2 == 0 else (-f.w, 0)
+        pt.box("poly", kdb.Box(x0, ys[k], x1, ys[k + 1] + f.w))
+    pins = []
+    for name, y, head_y in (("MINUS", ys[0], ys[0] + f.w - f.head_w), ("PLUS", ys[-1], ys[-1])):
+        if f.gap > 0:
+            pt.box("poly", kdb.Box(-f.gap, y, 0, y + f.w))
+        pins.append(_draw_head(tech, pt, f, name, -f.gap - f.head_len, head_y))
+    if tech.has("poly_res"):
+        pt.box("poly_res", kdb.Box(0, -f.marker_enc, seg, ys[-1] + f.w + f.marker_enc))
+    return pins
 
 
 def max_density(tech: Technology, role: str) -> float | None:

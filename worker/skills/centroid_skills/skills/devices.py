@@ -50,7 +50,7 @@ def make_device(session: Session, spec: dict[str, Any], cell_name: str | None = 
             pins, info = draw_mos(session, cell, dtype, w_nm, l_nm, nf, m, dummy=dummy)
             area = int(info["active_area_um2"] * 1e6)
         elif dtype == "resistor":
-            pins, info = draw_resistor(session, cell, w_nm, l_nm)
+            pins, info = draw_resistor(session, cell, w_nm, l_nm, spec.get("segments"))
             area = 0
         elif dtype == "capacitor" and spec.get("cap_kind", "plate") == "mim":
             pins, info = draw_mim(session, cell, w_nm, l_nm)
@@ -103,6 +103,11 @@ DEVICE_SPEC = obj(
         "cell_name": NAME,
         "dummy": {"type": "boolean", "default": False},
         "replace": {"type": "boolean", "default": False},
+        "segments": {"type": "integer", "minimum": 1, "maximum": 256,
+                     "description": "resistor: number of parallel poly segments the bar is folded "
+                                    "into (1 = one straight bar; more must be even: both terminals "
+                                    "stay at the bottom); default: a long bar folds into the even "
+                                    "count whose bounding box is closest to square"},
         "cap_kind": {"enum": ["plate", "mim"], "default": "plate",
                      "description": "capacitor: metal-1/metal-2 plate, or MIM (needs a mim layer)"},
     },

@@ -22,7 +22,8 @@ Extraction (:class:`klayout.db.LayoutToNetlist`, flat), every layer found by rol
   net names from text labels on ``<metal>_label`` layers (or on the metal itself).
 
 Before comparing: devices whose S, D and G sit on one net are dummies and are removed;
-parallel devices are combined (``combine_devices``: fingers and m add up W).
+parallel devices are combined (``combine_devices``: fingers and m add up W; the
+segments of a folded resistor add up L, the nets between them are removed).
 
 The schematic is built from the flattened circuit (``devices`` as ``centroid validate``
 prints them): one MOS4 per instance with W = w (per instance, so that m instances and
@@ -222,9 +223,23 @@ def extract(session: Session, cell: kdb.Cell) -> Extraction:
                 top.remove_device(dev)
                 removed += 1
     counts = _finger_counts(top, {}) if top is not None else {}
+    joints = [n.cluster_id for n in top.each_net() if n.terminal_count() >= 2] if top is not None else []
     netlist.combine_devices()
+    if top is not None:
+        _remove_absorbed_joints(top, joints)
     fingers = _fingers_after(top, counts) if top is not None else {}
     return Extraction(l2n, netlist, removed, extracted, fingers, dummies)
+
+
+def _remove_absorbed_joints(top: kdb.Circuit, cluster_ids: list[int]) -> None:
+    """Remove the unnamed nets that joined devices and now join none: the joints inside a
+    series chain ``combine_devices`` made one device (a folded resistor's bends); left in,
+    they would look like dangling wires."""
+    for cid in cluster_ids:
+        net = top.net_by_cluster_id(cid)
+        if (net is not None and not net.name and net.terminal_count() == 0
+                and net.pin_count() == 0 and net.subcircuit_pin_count() == 0):
+            top.remove_net(net)
 
 
 def _mos_key(dev: kdb.Device) -> tuple[Any, ...]:
