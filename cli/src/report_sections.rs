@@ -67,7 +67,49 @@ pub(crate) fn figures_section(metrics: &CandidateMetrics) -> String {
         }
         section.push_str("</table>");
     }
+    section.push_str(&blocks_table(figures));
     section
+}
+
+/// The blocks of a hierarchical layout: each subcircuit drawn once, how often it is
+/// placed, its area and utilisation.
+fn blocks_table(figures: &serde_json::Value) -> String {
+    let blocks = figures
+        .get("blocks")
+        .and_then(serde_json::Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if blocks.is_empty() {
+        return String::new();
+    }
+    let mut table = String::from(
+        "<h3>Blocks</h3><table><tr><th class=\"l\">block</th><th>placed</th><th>devices</th><th>area µm²</th><th>device area µm²</th><th>utilisation</th></tr>",
+    );
+    for block in &blocks {
+        let number = |key: &str| {
+            block
+                .get(key)
+                .and_then(serde_json::Value::as_f64)
+                .unwrap_or(0.0)
+        };
+        let _ = write!(
+            table,
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1} %</td></tr>",
+            escape(
+                block
+                    .get("cell")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("")
+            ),
+            number("instances"),
+            number("devices"),
+            number("bbox_area_um2"),
+            number("device_area_um2"),
+            100.0 * number("utilisation"),
+        );
+    }
+    table.push_str("</table>");
+    table
 }
 
 /// How the job was planned: the planner, the model's use, its thoughts and

@@ -103,6 +103,19 @@ fn repeated_subcircuits_are_laid_out_once_and_referenced_per_instance() {
         .find(|candidate| candidate["id"] == best["candidate_id"])
         .unwrap();
     assert_eq!(candidate["design"]["hierarchy"], "blocks", "{candidate}");
+    // the report names each block once with its placements and its own utilisation
+    let blocks = best["metrics"]["layout"]["blocks"].as_array().unwrap();
+    let placed: Vec<(&str, u64)> = blocks
+        .iter()
+        .map(|block| (block["cell"].as_str().unwrap(), block["instances"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(placed, vec![("BLK_bias", 1), ("BLK_ota", 4)], "{blocks:?}");
+    for block in blocks {
+        let utilisation = block["utilisation"].as_f64().unwrap();
+        assert!(utilisation > 0.0 && utilisation < 1.0, "{block}");
+    }
+    let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
+    assert!(html.contains("<h3>Blocks</h3>") && html.contains("BLK_ota"), "no blocks table");
 
     let counts = references(&out.path().join("best.gds"));
     assert_eq!(counts["BLK_ota"], 4, "{counts}");

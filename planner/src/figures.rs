@@ -25,6 +25,20 @@ pub struct GroupFigure {
     pub centroid_error_um: f64,
 }
 
+/// One block of a hierarchical layout: a subcircuit drawn once, placed `instances` times.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BlockFigure {
+    pub cell: String,
+    pub instances: u64,
+    /// the devices (and units) it draws
+    pub devices: u64,
+    pub bbox_area_um2: f64,
+    pub device_area_um2: f64,
+    /// device area / bbox area
+    pub utilisation: f64,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LayoutFigures {
     /// routed wire length over all nets (`route.nets`)
@@ -49,6 +63,9 @@ pub struct LayoutFigures {
     /// length the other figures are compared with
     #[serde(default)]
     pub device_scale_um: Option<f64>,
+    /// the blocks of a hierarchical layout (empty when flat)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<BlockFigure>,
 }
 
 impl LayoutFigures {
@@ -121,6 +138,16 @@ impl LayoutFigures {
         }
         if let Some(error) = data.get("max_centroid_error_um").and_then(Value::as_f64) {
             self.max_centroid_error_um = Some(self.max_centroid_error_um.unwrap_or(0.0).max(error));
+        }
+        for block in data
+            .get("blocks")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Ok(figure) = serde_json::from_value::<BlockFigure>(block.clone()) {
+                self.blocks.push(figure);
+            }
         }
     }
 
@@ -200,6 +227,28 @@ mod tests {
         // 0.9 + 0.05/(1+30/6) + 0.05/(1+2.5/2)
         let expected = 0.9 + 0.05 / 6.0 + 0.05 / 2.25;
         assert!((figures.refinement() - expected).abs() < 1e-9);
+        assert!(figures.blocks.is_empty());
+    }
+
+    #[test]
+    fn the_blocks_of_a_hierarchical_layout_are_kept() {
+        let mut figures = LayoutFigures::default();
+        figures.read_step(
+            "layout.metrics",
+            &json!({"blocks": [{"cell": "BLK_ota", "instances": 4, "devices": 5,
+                                "bbox_area_um2": 200.0, "device_area_um2": 80.0, "utilisation": 0.4}]}),
+        );
+        assert_eq!(figures.blocks.len(), 1);
+        assert_eq!(figures.blocks[0].cell, "BLK_ota");
+        assert_eq!(figures.blocks[0].instances, 4);
+        let written = serde_json::to_value(&figures).unwrap();
+        assert_eq!(written["blocks"][0]["utilisation"], 0.4);
+        assert!(
+            serde_json::to_value(LayoutFigures::default())
+                .unwrap()
+                .get("blocks")
+                .is_none()
+        );
     }
 
     #[test]

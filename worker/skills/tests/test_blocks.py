@@ -126,6 +126,14 @@ def test_ota_block_instanced_three_times(example: Client, tmp_path: Path) -> Non
     check_clean(example, "TOP", flat)
     metrics = example.call("layout.metrics", cell="TOP")
     assert metrics["device_area_um2"] > 0 and 0 < metrics["utilisation"] < 1
+    (block,) = metrics["blocks"]
+    assert block["cell"] == "BLK_OTA" and block["instances"] == 3
+    assert block["devices"] == len(OTA)
+    alone = example.call("layout.metrics", cell="BLK_OTA")
+    assert block["bbox_area_um2"] == alone["bbox_area_um2"]
+    assert block["device_area_um2"] == alone["device_area_um2"]
+    assert abs(3 * block["device_area_um2"] - metrics["device_area_um2"]) < 0.5 * block["device_area_um2"]
+    assert alone["blocks"] == []
     path = example.call("layout.export", cell="TOP", path=str(tmp_path / "top.gds"))["path"]
     written = kdb.Layout()
     written.read(path)
@@ -161,6 +169,8 @@ def test_two_levels_of_blocks(example: Client) -> None:
             ports = {k: outer_ports.get(n, f"{outer}/{n}") for k, n in inner_ports.items()}
             flat += flat_devices(f"{outer}/{inner}", OTA, ports)
     check_clean(example, "TOP", flat)
+    placed = {b["cell"]: b["instances"] for b in example.call("layout.metrics", cell="TOP")["blocks"]}
+    assert placed == {"BLK_OTA": 4, "BLK_PAIR": 2}
 
 
 def test_a_narrow_block_has_room_for_its_ports(example: Client) -> None:

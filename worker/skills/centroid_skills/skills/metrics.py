@@ -42,6 +42,10 @@ stand (:mod:`centroid_skills.matched_geometry`): ``matched_groups`` (per group t
 devices' gate centroids, the centroid error in µm, whether one matched cell draws
 them) and ``max_centroid_error_um``.
 
+Blocks (hierarchical layouts): ``blocks``, per routed block cell found below the cell
+(a subcircuit drawn once): its ``instances`` (placements in the whole hierarchy), its
+bbox area, device area and utilisation; empty for a flat layout.
+
 Vias: ``via_count`` and ``vias_by_layer``, the via cuts (via1…via8, not contacts)
 of the whole hierarchy.
 """
@@ -186,6 +190,41 @@ def score_group(g: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def block_figures(session: Session, cell: kdb.Cell) -> list[dict[str, Any]]:
+    """The routed blocks below ``cell``, each once, with how often it is placed."""
+    placements: Counter[int] = Counter()
+    for index, count in _placements(cell).items():
+        if index == cell.cell_index():
+            continue
+        rec = session.cells.get(session.layout.cell(index).name)
+        if rec is not None and rec.kind == "block" and "device_id" not in rec.params:
+            placements[index] += count
+    out = []
+    for index, count in sorted(placements.items(), key=lambda item: session.layout.cell(item[0]).name):
+        block = session.layout.cell(index)
+        areas: list[int] = []
+        collect(session, block, kdb.Trans(), [], areas, [])
+        bbox_area = block.bbox().area() * 1e-6
+        device_area = sum(areas) * 1e-6
+        out.append({"cell": block.name, "instances": count, "devices": len(areas),
+                    "bbox_area_um2": round(bbox_area, 6), "device_area_um2": round(device_area, 6),
+                    "utilisation": round(device_area / bbox_area, 6) if bbox_area else 0.0})
+    return out
+
+
+def _placements(cell: kdb.Cell) -> Counter[int]:
+    """How many times each cell below ``cell`` is placed in its flattened hierarchy."""
+    layout = cell.layout()
+    counts: Counter[int] = Counter({cell.cell_index(): 1})
+    # a parent has more hierarchy levels below it than any of its children: parents first
+    order = [cell.cell_index()] + sorted(cell.called_cells(),
+                                         key=lambda i: -layout.cell(i).hierarchy_levels())
+    for index in order:
+        for inst in layout.cell(index).each_inst():
+            counts[inst.cell_index] += counts[index] * inst.cell_inst.size()
+    return counts
+
+
 def compute_metrics(session: Session, cell: kdb.Cell,
                     matched: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     tech = session.need_tech()
@@ -226,6 +265,7 @@ def compute_metrics(session: Session, cell: kdb.Cell,
         "max_centroid_error_um": max((g["centroid_error_um"] for g in measured), default=None),
         "via_count": sum(vias.values()),
         "vias_by_layer": vias,
+        "blocks": block_figures(session, cell),
     }
 
 
