@@ -48,6 +48,14 @@ pub enum EventData {
         candidates: usize,
         outstanding: usize,
     },
+    /// the model's share of a running iteration was drafted when the planner's
+    /// advice arrived and added to it (`from_model` of them are the model's own
+    /// points or plan, the rest the search journal's)
+    ModelShareAdded {
+        iteration: u32,
+        candidates: Vec<String>,
+        from_model: usize,
+    },
     /// the foundry deck runs on these candidates (re-runs of `parents`)
     SignoffQueued {
         deck: String,
