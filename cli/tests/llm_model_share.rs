@@ -10,7 +10,7 @@ mod support;
 use std::time::Duration;
 
 use centroid_tests::fake_llm::{FakeLlm, Reply};
-use serde_json::Value;
+use serde_json::{Value, json};
 use support::{centroid, llm_answer_every_role_accepts, repository};
 
 /// How long the fake model takes to answer each request.
@@ -18,12 +18,17 @@ const MODEL_DELAY: Duration = Duration::from_millis(2500);
 
 #[test]
 fn the_rule_based_share_runs_while_the_model_thinks_and_its_points_join_the_iteration() {
+    // iteration 0's planning gets the shared answer; every later call new points
+    // (the same points again would be repeats, which the search never drafts twice)
+    let mut later = llm_answer_every_role_accepts();
+    later["candidates"] = json!([
+        {"arrangement": "ABAB", "dummies": 1, "spacing_nm": 500, "why": "wider"},
+        {"arrangement": "ABBA", "dummies": 1, "spacing_nm": 500, "aspect_ratio_pct": 50, "why": "taller"}
+    ]);
+    let delayed = |answer: Value| Reply::Delay(MODEL_DELAY, Box::new(Reply::Json(answer)));
     let fake = FakeLlm::start_blocking(
-        vec![],
-        Reply::Delay(
-            MODEL_DELAY,
-            Box::new(Reply::Json(llm_answer_every_role_accepts())),
-        ),
+        vec![delayed(llm_answer_every_role_accepts())],
+        delayed(later),
     );
     let out = tempfile::tempdir().unwrap();
     let output = centroid()
