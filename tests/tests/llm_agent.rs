@@ -407,20 +407,26 @@ async fn a_react_repair_is_asked_of_the_light_model() {
     })
     .unwrap();
     let client = LlmClient::new(settings(&heavy, 8192)).unwrap();
-    let planner = LlmPlanner::new(HeuristicPlanner::new(raw), client).with_light(Some(light_client));
+    let planner =
+        LlmPlanner::new(HeuristicPlanner::new(raw), client).with_light(Some(light_client));
     let error = StepFailure {
         code: codes::INVALID_PARAM.into(),
         message: "ABBA needs an even m per device".into(),
         details: json!({"reason": "odd_unit_count"}),
     };
-    let adjusted = planner.adjust(&plan, &pair.step_id, &error, &skills()).await;
+    let adjusted = planner
+        .adjust(&plan, &pair.step_id, &error, &skills())
+        .await;
     assert_eq!(adjusted.fallback, None);
     assert!(adjusted.adjustment.is_some());
     assert_eq!(light.requests().len(), 1, "ReAct asked the light model");
     assert_eq!(light.requests()[0]["model"], "fake-light");
     assert!(heavy.requests().is_empty(), "the heavy model was not asked");
     assert!(
-        adjusted.calls.iter().all(|call| call.model == "fake-light" && call.role == "react"),
+        adjusted
+            .calls
+            .iter()
+            .all(|call| call.model == "fake-light" && call.role == "react"),
         "{:?}",
         adjusted.calls
     );

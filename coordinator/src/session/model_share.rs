@@ -3,7 +3,9 @@
 //! ([`super::planning`]), and when the planner's advice arrives — or the model's
 //! timeout has passed — the model's share is drafted (the model's points and
 //! plan first, the search journal's to fill up to its count) and added to the
-//! round, which then ends once every candidate, these included, is in.
+//! round, which then ends once every candidate, these included, is in. A point
+//! the model chose that the rule-based share runs already is recorded as the
+//! model's (the search never drafts a point twice).
 //!
 //! Ordering guarantees, for a seed and the same model answers: an iteration
 //! holds the same candidates, with the same ids, whenever the answer arrives
@@ -20,7 +22,9 @@
 use std::sync::Arc;
 
 use centroid_planner::candidate::Origin;
+use centroid_planner::design_point::DesignPoint;
 use centroid_planner::drafting::{DraftPart, draft_part};
+use centroid_planner::skill_catalog::SkillCatalog;
 use centroid_planner::work_estimate::longest_first;
 use centroid_schemas::TaskContext;
 
@@ -29,7 +33,7 @@ use super::planning::{queue_window, report_plans};
 use super::transitions::PhaseEvent;
 use crate::context::Interrupted;
 use crate::drafting::iteration_to_draft;
-use crate::model::{JobRecord, ModelShare, Round, now_ms};
+use crate::model::{CandidateRecord, JobRecord, ModelShare, Round, now_ms};
 
 impl Driver {
     /// The model's share of `round` (the current iteration's), drafted once the
@@ -62,6 +66,9 @@ impl Driver {
                 candidate.evaluation = None;
             }
         }
+        let chosen_too = self
+            .chosen_too(job, task, &skills, &advice.points, &so_far)
+            .await?;
         let to_draft = iteration_to_draft(job);
         let part = DraftPart {
             count: share.count as usize,
@@ -87,10 +94,11 @@ impl Driver {
             report_plans(&context, job, &candidates, draft.design_space_size).await?;
         }
         longest_first(&mut candidates);
-        let from_model = candidates
-            .iter()
-            .filter(|candidate| matches!(candidate.origin, Origin::Llm | Origin::LlmPlan))
-            .count();
+        let from_model = chosen_too.len()
+            + candidates
+                .iter()
+                .filter(|candidate| matches!(candidate.origin, Origin::Llm | Origin::LlmPlan))
+                .count();
         let ids = candidates
             .iter()
             .map(|candidate| candidate.candidate_id.clone())
@@ -104,10 +112,57 @@ impl Driver {
             .count();
         Ok(Some(PhaseEvent::ModelShareDrafted {
             candidates: ids,
+            chosen_too,
             from_model,
             outstanding,
             window: queue_window(&context, job).await,
             now_ms: now_ms(),
         }))
+    }
+
+    /// The candidates of the running iteration's rule-based share at a point the
+    /// model chose too: recorded as the model's from now on (the search drafts no
+    /// point twice, so the model's share cannot hold them again).
+    async fn chosen_too(
+        &self,
+        job: &JobRecord,
+        task: &TaskContext,
+        skills: &SkillCatalog,
+        points: &[DesignPoint],
+        so_far: &[CandidateRecord],
+    ) -> Result<Vec<String>, Interrupted> {
+        let context = &self.context;
+        let space = context
+            .planner_with_inputs(job, &self.inputs)
+            .design_space(task, skills);
+        let chosen: Vec<DesignPoint> = points.iter().map(|point| space.canonical(point)).collect();
+        let mut chosen_too = Vec::new();
+        for candidate in so_far {
+            let of_rule_share = candidate.iteration == job.iteration
+                && !matches!(candidate.origin, Origin::Llm | Origin::LlmPlan);
+            if !of_rule_share || !chosen.contains(&space.canonical(&candidate.design_point)) {
+                continue;
+            }
+            let candidate_id = &candidate.candidate_id;
+            let stored = context
+                .with_store_retry("read candidate", || {
+                    context.store.get_candidate(&job.job_id, candidate_id)
+                })
+                .await?;
+            let mut stored = stored.ok_or_else(|| {
+                Interrupted::Store(crate::error::StoreError::Missing {
+                    key: format!("job {} candidate {candidate_id}", job.job_id),
+                })
+            })?;
+            stored.origin = Origin::Llm;
+            context
+                .with_store_retry("write candidate origin", || {
+                    context.store.put_candidate(&stored)
+                })
+                .await?;
+            self.journal.set_origin(candidate_id, Origin::Llm);
+            chosen_too.push(candidate_id.clone());
+        }
+        Ok(chosen_too)
     }
 }

@@ -35,7 +35,9 @@ mod search;
 mod steps;
 
 use ending::{cancel, concluded, ended, signoff_chosen, signoff_judged, signoff_waiting};
-use search::{drafted, drafted_ahead, evaluated, model_share_added, rules_probed, searching};
+use search::{
+    ShareDrafted, drafted, drafted_ahead, evaluated, model_share_added, rules_probed, searching,
+};
 pub(super) use steps::final_notice;
 use steps::{conclude, end, end_search, move_to, notice};
 
@@ -115,10 +117,12 @@ pub(crate) enum PhaseEvent {
         window: usize,
     },
     /// the model's share of the running iteration, drafted when the advice
-    /// arrived (`from_model` of them the model's own; none: nothing could be
-    /// drafted), while `outstanding` of the round's queued candidates are out
+    /// arrived (none: nothing could be drafted), while `outstanding` of the
+    /// round's queued candidates are out; `chosen_too`: candidates of the round
+    /// the model chose too; `from_model`: how many of both are the model's
     ModelShareDrafted {
         candidates: Vec<String>,
+        chosen_too: Vec<String>,
         from_model: usize,
         outstanding: usize,
         window: usize,
@@ -281,20 +285,20 @@ pub(crate) fn advance(
             JobPhase::Executing(round),
             PhaseEvent::ModelShareDrafted {
                 candidates,
+                chosen_too,
                 from_model,
                 outstanding,
                 window,
                 now_ms,
             },
-        ) => model_share_added(
-            job,
-            round,
-            candidates,
-            from_model,
-            outstanding,
-            window,
-            now_ms,
-        ),
+        ) => {
+            let share = ShareDrafted {
+                candidates,
+                chosen_too,
+                from_model,
+            };
+            model_share_added(job, round, share, outstanding, window, now_ms)
+        }
         (JobPhase::Evaluating(round), PhaseEvent::IterationEvaluated { best, now_ms }) => {
             evaluated(job, round, best, now_ms, settings)
         }

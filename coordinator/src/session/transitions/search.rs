@@ -172,49 +172,66 @@ pub(super) fn drafted_ahead(
     ]
 }
 
+/// The model's share of a round, as drafted.
+pub(super) struct ShareDrafted {
+    pub candidates: Vec<String>,
+    /// candidates of the round at points the model chose too
+    pub chosen_too: Vec<String>,
+    /// how many of both are the model's
+    pub from_model: usize,
+}
+
 /// The model's share drafted: its candidates join the running round (queued at
 /// once when the round's own are all queued, as the window leaves room; else
 /// after them), and the round may end once they are in too.
 pub(super) fn model_share_added(
     job: &mut JobRecord,
     mut round: Round,
-    candidates: Vec<String>,
-    from_model: usize,
+    share: ShareDrafted,
     outstanding: usize,
     window: usize,
     now_ms: u64,
 ) -> Vec<Effect> {
+    let ShareDrafted {
+        candidates,
+        chosen_too,
+        from_model,
+    } = share;
     round.model_share = None;
-    if candidates.is_empty() {
-        job.phase = JobPhase::Executing(round);
-        return vec![Effect::Persist];
-    }
-    let queued = if round.all_queued() {
+    let all_queued = round.all_queued();
+    let queued = if all_queued {
         candidates.len().min(ahead_room(window, outstanding))
     } else {
         0
     };
-    let message = format!(
-        "{} candidates added to iteration {} when the planner's advice arrived ({from_model} of the model's)",
-        candidates.len(),
-        job.iteration
-    );
-    let data = EventData::ModelShareAdded {
-        iteration: job.iteration,
-        candidates: candidates.clone(),
-        from_model,
-    };
-    let all_queued = round.all_queued();
+    let mut effects = Vec::new();
+    if !candidates.is_empty() || !chosen_too.is_empty() {
+        let message = format!(
+            "{} candidates added to iteration {} when the planner's advice arrived ({from_model} of the model's)",
+            candidates.len(),
+            job.iteration
+        );
+        let data = EventData::ModelShareAdded {
+            iteration: job.iteration,
+            candidates: candidates.clone(),
+            chosen_too,
+            from_model,
+        };
+        effects.push(Effect::emit(notice(job, EventKind::Planner, message, data)));
+    }
+    if candidates.is_empty() {
+        job.phase = JobPhase::Executing(round);
+        effects.insert(0, Effect::Persist);
+        return effects;
+    }
     round.candidates.extend(candidates);
     if all_queued {
         round.enqueued += queued as u32;
         round.started_ms = now_ms;
     }
     job.phase = JobPhase::Executing(round);
-    vec![
-        Effect::EnqueueDrafted { queued },
-        Effect::emit(notice(job, EventKind::Planner, message, data)),
-    ]
+    effects.insert(0, Effect::EnqueueDrafted { queued });
+    effects
 }
 
 pub(super) fn evaluated(

@@ -142,6 +142,7 @@ fn every_event() -> Vec<PhaseEvent> {
         },
         PhaseEvent::ModelShareDrafted {
             candidates: ids(&["m"]),
+            chosen_too: Vec::new(),
             from_model: 1,
             outstanding: 1,
             window: 2,

@@ -44,6 +44,7 @@ fn the_rule_based_share_runs_and_the_round_waits_for_the_model_s_share() {
     // the model's share arrives: added to the round, queued as the window leaves room
     let added = PhaseEvent::ModelShareDrafted {
         candidates: ids(&["c3", "c2"]),
+        chosen_too: Vec::new(),
         from_model: 1,
         outstanding: 0,
         window: 8,
@@ -59,6 +60,7 @@ fn the_rule_based_share_runs_and_the_round_waits_for_the_model_s_share() {
         EventData::ModelShareAdded {
             iteration: 0,
             candidates: ids(&["c3", "c2"]),
+            chosen_too: Vec::new(),
             from_model: 1,
         }
     );
@@ -87,6 +89,7 @@ fn the_model_s_share_queues_after_the_round_s_own_and_nothing_drafted_ends_the_w
     let mut job = job_in(JobPhase::Executing(round));
     let added = PhaseEvent::ModelShareDrafted {
         candidates: ids(&["c3"]),
+        chosen_too: Vec::new(),
         from_model: 1,
         outstanding: 1,
         window: 1,
@@ -103,6 +106,7 @@ fn the_model_s_share_queues_after_the_round_s_own_and_nothing_drafted_ends_the_w
     let mut waiting = round_waiting();
     let nothing = PhaseEvent::ModelShareDrafted {
         candidates: Vec::new(),
+        chosen_too: Vec::new(),
         from_model: 0,
         outstanding: 0,
         window: 4,
