@@ -120,6 +120,34 @@ fn the_model_s_share_queues_after_the_round_s_own_and_nothing_drafted_ends_the_w
     assert!(matches!(waiting.phase, JobPhase::Evaluating(_)));
 }
 
+#[test]
+fn a_model_that_chose_points_the_round_runs_already_is_reported_though_nothing_is_added() {
+    let mut job = round_waiting();
+    let chosen = PhaseEvent::ModelShareDrafted {
+        candidates: Vec::new(),
+        chosen_too: ids(&["c0"]),
+        from_model: 1,
+        outstanding: 1,
+        window: 4,
+        now_ms: 30,
+    };
+    let effects = advance(&mut job, chosen, OVERLAP).unwrap();
+    assert_eq!(effects[0], Effect::Persist);
+    let Some(Effect::Emit(notice)) = effects.get(1) else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(
+        notice.data,
+        EventData::ModelShareAdded {
+            iteration: 0,
+            candidates: Vec::new(),
+            chosen_too: ids(&["c0"]),
+            from_model: 1,
+        }
+    );
+    assert_eq!(executing(&job).candidates, ids(&["c0"]));
+}
+
 fn round_waiting() -> JobRecord {
     let mut waiting = round(&["c0"], 1);
     waiting.model_share = share(1);
