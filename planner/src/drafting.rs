@@ -42,6 +42,31 @@ pub struct Draft {
     pub design_space_size: u64,
 }
 
+/// Which part of an iteration a draft makes: `count` candidates named from
+/// index `first_index` on. An iteration is drafted whole, or — when the LLM
+/// plans it — in two parts: the rule-based share at once (part 0), the model's
+/// share when its advice arrives (part 1: its points first, the search
+/// journal's to fill up, from a random stream of its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DraftPart {
+    pub count: usize,
+    pub first_index: usize,
+    /// 0 for the first part; the random stream of the search is the seed's
+    /// mixed with it
+    pub part: u64,
+}
+
+impl DraftPart {
+    /// The whole iteration, in one part.
+    pub fn whole(to_draft: &IterationToDraft) -> DraftPart {
+        DraftPart {
+            count: to_draft.candidates_per_iteration as usize,
+            first_index: 0,
+            part: 0,
+        }
+    }
+}
+
 /// The candidates of the iteration `to_draft`, given the candidates so far and the
 /// planner's advice. Empty when the design space is exhausted.
 pub fn draft_iteration(
@@ -52,8 +77,31 @@ pub fn draft_iteration(
     so_far: &[CandidateRecord],
     advice: &Advice,
 ) -> Draft {
+    draft_part(
+        planner,
+        task,
+        skills,
+        to_draft,
+        DraftPart::whole(to_draft),
+        so_far,
+        advice,
+    )
+}
+
+/// `part` of the iteration `to_draft`: the advice's points and plan first, the
+/// search journal's proposals (never a point of `so_far`) to fill up. Empty when
+/// the design space is exhausted.
+pub fn draft_part(
+    planner: &dyn Planner,
+    task: &TaskContext,
+    skills: &SkillCatalog,
+    to_draft: &IterationToDraft,
+    part: DraftPart,
+    so_far: &[CandidateRecord],
+    advice: &Advice,
+) -> Draft {
     let space = planner.design_space(task, skills);
-    let count = to_draft.candidates_per_iteration as usize;
+    let count = part.count;
     let written_plan = advice.plan.as_ref().filter(|_| !to_draft.noop_plan);
     let recalled = advice.recalled.iter().map(|point| (point, Origin::Memory));
     let advised = advice.points.iter().map(|point| (point, Origin::Llm));
@@ -70,7 +118,7 @@ pub fn draft_iteration(
         count
             .saturating_sub(usize::from(written_plan.is_some()))
             .max(1),
-        to_draft.seed,
+        to_draft.seed ^ part.part.wrapping_mul(PART_STREAM),
         to_draft.iteration,
         preset,
         &advice.avoid,
@@ -91,6 +139,7 @@ pub fn draft_iteration(
             _ if to_draft.noop_plan => Ok(noop_plan(to_draft.sleep_ms)),
             _ => planner.plan(task, &proposal.point, skills),
         };
+        let index = part.first_index + index;
         match plan {
             Ok(plan) => candidates.push(CandidateRecord {
                 candidate_id: format!("{}-i{}-c{index}", to_draft.job_id, to_draft.iteration),
@@ -112,6 +161,9 @@ pub fn draft_iteration(
         design_space_size: space.size(),
     }
 }
+
+/// Mixed into the seed for the parts after the first (a large odd constant).
+const PART_STREAM: u64 = 0x9E37_79B9_7F4A_7C15;
 
 fn required_skills(plan: &Plan) -> Vec<String> {
     let skills: HashSet<&String> = plan.steps.iter().map(|step| &step.skill).collect();

@@ -48,6 +48,18 @@ pub enum EventData {
         candidates: usize,
         outstanding: usize,
     },
+    /// the model's share of a running iteration was drafted when the planner's
+    /// advice arrived and added to it (the model's points or plan, the search
+    /// journal's to fill up); `chosen_too`: candidates of the rule-based share at
+    /// points the model chose too, recorded as the model's from then on;
+    /// `from_model`: how many of both are the model's
+    ModelShareAdded {
+        iteration: u32,
+        candidates: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        chosen_too: Vec<String>,
+        from_model: usize,
+    },
     /// the foundry deck runs on these candidates (re-runs of `parents`)
     SignoffQueued {
         deck: String,

@@ -3,7 +3,8 @@
 //! id of a 100-device circuit within the token budget, an invalid answer gets one
 //! repair round, a repeated failure makes the meta-prompt agent rewrite the
 //! guidance, and ReAct's action is validated against the skill's schema (else the
-//! rule-based adjustment is used).
+//! rule-based adjustment is used) and asked of the `[llm.light]` model when one is
+//! named.
 
 use std::sync::Arc;
 
@@ -378,4 +379,55 @@ async fn react_uses_a_valid_action_and_falls_back_on_an_invalid_one() {
         .find(|step| step.step_id == pair.step_id)
         .unwrap();
     assert_eq!(step.arguments["arrangement"], "ABAB");
+}
+
+#[tokio::test]
+async fn a_react_repair_is_asked_of_the_light_model() {
+    let (task, raw) = task(None);
+    let heavy = FakeLlm::start(vec![], Reply::Json(json!({}))).await;
+    let planner_heavy = planner(&heavy, raw.clone(), 8192);
+    let space = planner_heavy.design_space(&task, &skills());
+    let plan = planner_heavy
+        .plan(&task, &space.default_point(), &skills())
+        .unwrap();
+    let pair = plan
+        .steps
+        .iter()
+        .find(|step| step.skill == "layout.create_common_centroid_pair")
+        .unwrap()
+        .clone();
+    let mut arguments = pair.arguments.clone();
+    arguments["arrangement"] = json!("ABAB");
+    let action = json!({"thought": "odd units: interleave instead",
+                        "action": {"step_id": pair.step_id, "skill_name": pair.skill, "params": arguments}});
+    let light = FakeLlm::start(vec![], Reply::Json(action)).await;
+    let light_client = LlmClient::new(LlmSettings {
+        model: "fake-light".into(),
+        ..settings(&light, 8192)
+    })
+    .unwrap();
+    let client = LlmClient::new(settings(&heavy, 8192)).unwrap();
+    let planner =
+        LlmPlanner::new(HeuristicPlanner::new(raw), client).with_light(Some(light_client));
+    let error = StepFailure {
+        code: codes::INVALID_PARAM.into(),
+        message: "ABBA needs an even m per device".into(),
+        details: json!({"reason": "odd_unit_count"}),
+    };
+    let adjusted = planner
+        .adjust(&plan, &pair.step_id, &error, &skills())
+        .await;
+    assert_eq!(adjusted.fallback, None);
+    assert!(adjusted.adjustment.is_some());
+    assert_eq!(light.requests().len(), 1, "ReAct asked the light model");
+    assert_eq!(light.requests()[0]["model"], "fake-light");
+    assert!(heavy.requests().is_empty(), "the heavy model was not asked");
+    assert!(
+        adjusted
+            .calls
+            .iter()
+            .all(|call| call.model == "fake-light" && call.role == "react"),
+        "{:?}",
+        adjusted.calls
+    );
 }

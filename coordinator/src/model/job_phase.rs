@@ -74,6 +74,21 @@ pub struct Round {
     /// the next iteration, drafted while this one's last candidates run
     #[serde(default)]
     pub ahead: Option<Ahead>,
+    /// the model's share of this iteration, still to be drafted when the
+    /// planner's advice arrives (its candidates are then added to this round)
+    #[serde(default)]
+    pub model_share: Option<ModelShare>,
+}
+
+/// The model's share of an iteration whose rule-based share runs already: how
+/// many candidates it adds (the model's points first, the search journal's to
+/// fill up) and the iteration whose evaluations its draft leaves out beside
+/// its own (see [`Drafting::hidden`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelShare {
+    pub count: u32,
+    #[serde(default)]
+    pub hidden: Option<u32>,
 }
 
 /// An iteration drafted while the one before it still runs: stored, partly
@@ -85,6 +100,9 @@ pub struct Ahead {
     pub candidates: Vec<String>,
     /// how many of `candidates` are in the work queue
     pub enqueued: u32,
+    /// the model's share of it, still to be drafted
+    #[serde(default)]
+    pub model_share: Option<ModelShare>,
 }
 
 impl Round {
@@ -96,6 +114,7 @@ impl Round {
             started_ms: now_ms,
             overlap_next: false,
             ahead: None,
+            model_share: None,
         }
     }
 

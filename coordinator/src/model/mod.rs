@@ -16,7 +16,7 @@ pub use centroid_planner::design_point::DesignPoint;
 pub use centroid_planner::evaluation::{Evaluation, SignoffVerdict};
 pub use centroid_planner::plan::{Plan, PlanStep};
 pub use centroid_planner::run_report::StepOutcome;
-pub use job_phase::{Ahead, Drafting, JobPhase, JobState, Notice, Outcome, Round};
+pub use job_phase::{Ahead, Drafting, JobPhase, JobState, ModelShare, Notice, Outcome, Round};
 pub use listing::{candidate_listed, result_listed};
 
 /// Options of one job (SubmitJob's `JobOptions` after defaults).

@@ -2,16 +2,20 @@
 //! for iteration k+1 is asked once iteration k's results are in — all of them
 //! by default, or the share `[llm] results_before_advice_pct` says, while k's
 //! last candidates keep the farm working — so the model plans k+1 from k's
-//! evaluations. When k+1 is planned the advice is waited for, at most the
-//! model's timeout; a model that fails is a fallback. An advice no iteration
-//! takes (the job ended first) is recorded as dropped.
+//! evaluations. Nothing waits for it: the rule-based share of k+1 runs at once,
+//! and the model's share is drafted when the advice arrives
+//! ([`super::model_share`]), or when the model's timeout has passed (a model
+//! that fails is a fallback). An advice no iteration takes (the job ended
+//! first) is recorded as dropped.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use centroid_planner::job_events::{EventData, KnowledgeSource, PlannerChoice};
 use centroid_schemas::TaskContext;
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 use super::Driver;
 use crate::context::Interrupted;
@@ -20,7 +24,7 @@ use centroid_planner::advice::{Advice, AdviceRequest, JournalEntry, LlmCall};
 use centroid_planner::planner::{Planner, PlannerKind};
 use centroid_planner::skill_catalog::SkillCatalog;
 
-/// How much longer than the model's timeout PLANNING waits for the advice.
+/// How much longer than the model's timeout the model's share waits for the advice.
 const ADVICE_GRACE: Duration = Duration::from_secs(1);
 
 /// Advice being asked for one iteration; dropped = abandoned.
@@ -28,6 +32,10 @@ pub(super) struct PendingAdvice {
     /// the iteration the advice is for
     iteration: u32,
     handle: JoinHandle<Advice>,
+    /// notified once the advice is in (a permit kept until waited for)
+    pub(super) done: Arc<Notify>,
+    /// when it was asked
+    asked: Instant,
 }
 
 impl PendingAdvice {
@@ -45,10 +53,17 @@ impl Drop for PendingAdvice {
     }
 }
 
-/// How many design points the model is asked for: half the iteration (the
-/// search journal drafts the rest, so exploration never stops).
-fn advised_count(job: &JobRecord) -> usize {
-    (job.options.candidates_per_iteration as usize / 2).max(1)
+/// How many candidates of an iteration are the model's share, drafted when its
+/// advice arrives (its points first, the search journal's to fill up): half the
+/// iteration, at least one; none for the rule-based planner (or a job of no-op
+/// plans). The rule-based share, the rest, runs meanwhile.
+pub(super) fn model_share_count(job: &JobRecord, kind: &PlannerKind) -> Option<u32> {
+    match kind {
+        PlannerKind::Llm { .. } if !job.options.noop_plan => {
+            Some((job.options.candidates_per_iteration / 2).max(1))
+        }
+        _ => None,
+    }
 }
 
 /// Starts asking `planner` for the advice of `iteration`, given the candidates so
@@ -62,19 +77,29 @@ fn ask(
     candidates: &[CandidateRecord],
     history: &[String],
 ) -> PendingAdvice {
+    let count = model_share_count(job, &planner.kind()).unwrap_or(1);
     let request = AdviceRequest {
         job_id: job.job_id.clone(),
         iteration,
-        count: advised_count(job),
+        count: count as usize,
         task: task.clone(),
         skills: skills.clone(),
         space: planner.design_space(task, skills),
         journal: candidates.iter().map(JournalEntry::of).collect(),
         history: history.to_vec(),
     };
+    let done = Arc::new(Notify::new());
+    let signal = done.clone();
+    let advise = planner.clone().advise(request);
     PendingAdvice {
         iteration,
-        handle: tokio::spawn(planner.clone().advise(request)),
+        handle: tokio::spawn(async move {
+            let advice = advise.await;
+            signal.notify_one();
+            advice
+        }),
+        done,
+        asked: Instant::now(),
     }
 }
 
@@ -124,60 +149,98 @@ fn abandoned(
 }
 
 impl Driver {
-    /// The advice for `job`'s current iteration: the one asked when the last
-    /// iteration's results came in, else asked now from `journal` (every
-    /// candidate so far with its evaluation); waited for at most the model's
-    /// timeout. Its model calls, a fallback and a rewritten guidance are
-    /// reported as events.
-    pub(super) async fn advice(
+    /// Reports which planner plans the job, once.
+    pub(super) async fn announce_planner_once(
+        &mut self,
+        job: &JobRecord,
+        kind: &PlannerKind,
+    ) -> Result<(), Interrupted> {
+        if !self.planner_announced {
+            self.planner_announced = true;
+            self.announce_planner(job, kind).await?;
+        }
+        Ok(())
+    }
+
+    /// Starts asking the advice for `job`'s current iteration from `journal`
+    /// (every candidate so far with its evaluation), unless it is asked already
+    /// (when the last iteration's results came in); an advice asked for another
+    /// iteration is dropped.
+    pub(super) async fn ask_advice(
         &mut self,
         job: &JobRecord,
         task: &Arc<TaskContext>,
-        planner: &Arc<dyn Planner>,
         skills: &SkillCatalog,
         journal: &[CandidateRecord],
-    ) -> Result<Advice, Interrupted> {
-        let kind = planner.kind();
-        if !self.planner_announced {
-            self.planner_announced = true;
-            self.announce_planner(job, &kind).await?;
+    ) -> Result<(), Interrupted> {
+        match self.pending_advice.take() {
+            Some(pending) if pending.iteration == job.iteration => {
+                self.pending_advice = Some(pending);
+                return Ok(());
+            }
+            Some(stale) => self.drop_advice(job, stale).await?,
+            None => {}
         }
-        if kind == PlannerKind::Heuristic || job.options.noop_plan {
-            return Ok(Advice::default());
-        }
-        // asked when the last iteration's results came in, or asked now (the
-        // first iteration, a job taken over, or results not in at the set share)
-        let mut pending = match self.pending_advice.take() {
-            Some(pending) if pending.iteration == job.iteration => pending,
+        let planner = self.context.planner_with_inputs(job, &self.inputs);
+        self.pending_advice = Some(ask(
+            job,
+            job.iteration,
+            task,
+            &planner,
+            skills,
+            journal,
+            &self.history,
+        ));
+        Ok(())
+    }
+
+    /// The advice for `job`'s current iteration once it is in, or once the
+    /// model's timeout (and a grace) has passed since it was asked (a fallback,
+    /// the call recorded as abandoned); `None` while it is being asked — asked
+    /// now when it is not (a job taken over). Its model calls, a fallback and a
+    /// rewritten guidance are reported as events; the planner's memory goes into
+    /// the record's next write.
+    pub(super) async fn arrived_advice(
+        &mut self,
+        job: &JobRecord,
+        task: &Arc<TaskContext>,
+        skills: &SkillCatalog,
+    ) -> Result<Option<Advice>, Interrupted> {
+        let kind = self.context.planner_with_inputs(job, &self.inputs).kind();
+        self.announce_planner_once(job, &kind).await?;
+        let timeout = Duration::from_millis(self.context.config.llm.timeout_ms) + ADVICE_GRACE;
+        let advice = match self.pending_advice.take() {
+            Some(mut pending) if pending.iteration == job.iteration => {
+                if pending.handle.is_finished() {
+                    pending.join_mut().await
+                } else if pending.asked.elapsed() >= timeout {
+                    // the client gives up at its timeout and records the call; the grace lets it
+                    let waited = pending.asked.elapsed();
+                    drop(pending);
+                    Advice::fallback(
+                        "timeout",
+                        vec![abandoned_call(job.iteration, &kind, waited)],
+                    )
+                } else {
+                    self.pending_advice = Some(pending);
+                    return Ok(None);
+                }
+            }
             other => {
                 if let Some(stale) = other {
                     self.drop_advice(job, stale).await?;
                 }
-                ask(
-                    job,
-                    job.iteration,
-                    task,
-                    planner,
-                    skills,
-                    journal,
-                    &self.history,
-                )
+                let context = self.context.clone();
+                let journal = self.journal.read(&context, &job.job_id).await?;
+                self.ask_advice(job, task, skills, &journal).await?;
+                return Ok(None);
             }
-        };
-        // the client gives up at its timeout and records the call; the grace lets it
-        let timeout = Duration::from_millis(self.context.config.llm.timeout_ms) + ADVICE_GRACE;
-        let advice = tokio::select! {
-            advice = pending.join_mut() => advice,
-            _ = tokio::time::sleep(timeout) => {
-                Advice::fallback("timeout", vec![abandoned_call(job.iteration, &kind, timeout)])
-            }
-            _ = self.cancel.wait_for(|cancelled| *cancelled) => Advice::fallback("cancelled", Vec::new()),
         };
         self.report_advice(job, &advice).await?;
         if let Some(memory) = &advice.memory {
             self.planner_memory = Some(memory.clone());
         }
-        Ok(advice)
+        Ok(Some(advice))
     }
 
     /// Reports which planner plans the job (and why, when not the one asked for).

@@ -78,9 +78,10 @@ impl Driver {
         Ok(observed)
     }
 
-    /// Drafts iteration `iteration` while the current one's last candidates run
-    /// (`None` when no worker is live, or the LLM planner's results are not in
-    /// yet: the next look tries again).
+    /// Drafts iteration `iteration` — its rule-based share, when the LLM plans
+    /// the job — while the current one's last candidates run (`None` when no
+    /// worker is live, or the set share of the current one's results is not in
+    /// yet for the LLM planner: the next look tries again).
     async fn draft_ahead(
         &mut self,
         job: &JobRecord,
@@ -99,11 +100,15 @@ impl Driver {
         };
         let mut ahead = job.clone();
         ahead.iteration = iteration;
-        let candidates = match self.draft(&ahead, &task, &skills, Some(hidden)).await? {
-            Drafted::Candidates(candidates) => candidates,
-            // planned again (the same way) after this iteration, which then ends the job
-            Drafted::Exhausted | Drafted::Failed(_) => Vec::new(),
-        };
+        let (candidates, model_share) =
+            match self.draft(&ahead, &task, &skills, Some(hidden)).await? {
+                Drafted::Candidates {
+                    candidates,
+                    model_share,
+                } => (candidates, model_share),
+                // planned again (the same way) after this iteration, which then ends the job
+                Drafted::Exhausted | Drafted::Failed(_) => (Vec::new(), None),
+            };
         let ids = candidates
             .iter()
             .map(|candidate| candidate.candidate_id.clone())
@@ -111,6 +116,7 @@ impl Driver {
         self.drafted = candidates;
         Ok(Some(PhaseEvent::DraftedAhead {
             candidates: ids,
+            model_share,
             outstanding,
             window: super::planning::queue_window(&self.context, job).await,
         }))

@@ -45,7 +45,7 @@ impl Driver {
     }
 
     /// Ids of the job's candidates with a result.
-    async fn finished_ids(&self, job_id: &str) -> Result<HashSet<String>, Interrupted> {
+    pub(super) async fn finished_ids(&self, job_id: &str) -> Result<HashSet<String>, Interrupted> {
         let context = &self.context;
         let ids = context
             .with_store_retry("read result ids", || context.store.result_ids(job_id))

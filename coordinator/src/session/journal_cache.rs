@@ -65,6 +65,13 @@ impl JournalCache {
         Ok(self.lock().values().cloned().collect())
     }
 
+    /// Records an origin written to the store.
+    pub(super) fn set_origin(&self, candidate_id: &str, origin: crate::model::Origin) {
+        if let Some(record) = self.lock().get_mut(candidate_id) {
+            record.origin = origin;
+        }
+    }
+
     /// Records an evaluation written to the store.
     pub(super) fn set_evaluation(&self, candidate_id: &str, evaluation: &Evaluation) {
         if let Some(record) = self.lock().get_mut(candidate_id) {

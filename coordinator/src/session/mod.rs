@@ -17,6 +17,7 @@ mod ending;
 mod execution;
 mod journal_cache;
 mod lease;
+mod model_share;
 mod observe;
 mod overlap;
 mod pictures;
@@ -58,6 +59,8 @@ pub(crate) struct Driver {
     skills: Option<centroid_planner::skill_catalog::SkillCatalog>,
     /// the long-term memory was consulted for this job
     recalled: bool,
+    /// points that failed on similar circuits (long-term memory): never drafted
+    avoid: Vec<centroid_planner::design_point::DesignPoint>,
     /// similar earlier jobs and failure patterns, for the LLM planner's prompt
     history: Vec<String>,
     /// the knowledge the planner's prompt carried was reported already
@@ -126,6 +129,7 @@ impl Driver {
             skills: None,
             planner_memory: None,
             recalled: false,
+            avoid: Vec::new(),
             history: Vec::new(),
             knowledge_reported: false,
             journal: journal_cache::JournalCache::default(),
@@ -175,11 +179,23 @@ impl Driver {
         Ok(())
     }
 
-    /// Waits up to `duration`, or until a candidate finishes or a cancel arrives.
+    /// Waits up to `duration`, or until a candidate finishes, the planner's
+    /// advice arrives or a cancel does.
     async fn wait_a_little(&mut self, duration: Duration) {
+        let advice = self
+            .pending_advice
+            .as_ref()
+            .map(|pending| pending.done.clone());
+        let advice_in = async {
+            match advice {
+                Some(done) => done.notified().await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             _ = tokio::time::sleep(duration) => {}
             _ = self.context.progress.notified() => {}
+            _ = advice_in => {}
             _ = self.cancel.wait_for(|cancelled| *cancelled) => {}
         }
     }

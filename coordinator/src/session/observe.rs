@@ -46,9 +46,14 @@ impl Driver {
             JobPhase::Planning(drafting) => {
                 self.plan_iteration(job, &task, drafting.hidden).await?
             }
-            JobPhase::Executing(_) | JobPhase::Signoff(_) => {
-                Some(PhaseEvent::ResultsSeen(self.progress(job).await?))
-            }
+            JobPhase::Executing(round) => match &round.model_share {
+                Some(share) => match self.draft_model_share(job, &task, round, share).await? {
+                    Some(added) => Some(added),
+                    None => Some(PhaseEvent::ResultsSeen(self.progress(job).await?)),
+                },
+                None => Some(PhaseEvent::ResultsSeen(self.progress(job).await?)),
+            },
+            JobPhase::Signoff(_) => Some(PhaseEvent::ResultsSeen(self.progress(job).await?)),
             JobPhase::Evaluating(_) => Some(self.evaluate_iteration(job, &task).await?),
             JobPhase::ChoosingSignoff => Some(self.choose_signoff(job).await?),
             JobPhase::JudgingSignoff(round) => Some(self.judge_signoff(job, &task, round).await?),

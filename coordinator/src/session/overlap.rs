@@ -50,14 +50,19 @@ pub(crate) fn job_window(farm_window: usize, weight: u32, active_weight: u64) ->
 
 /// The candidates of `round` still out (queued, no result), when the next
 /// iteration should be drafted now: the round overlaps the next one, nothing
-/// was drafted ahead yet, the whole round is queued, and fewer of its
-/// candidates are out than the farm has slots (some slots would idle).
+/// was drafted ahead yet, the model's share of the round is drafted, the whole
+/// round is queued, and fewer of its candidates are out than the farm has
+/// slots (some slots would idle).
 pub(crate) fn idle_slots_call_ahead(
     round: &Round,
     finished: &HashSet<String>,
     farm_slots: usize,
 ) -> Option<usize> {
-    if !round.overlap_next || round.ahead.is_some() || !round.all_queued() {
+    if !round.overlap_next
+        || round.ahead.is_some()
+        || round.model_share.is_some()
+        || !round.all_queued()
+    {
         return None;
     }
     let outstanding = out(&round.candidates, finished);
@@ -259,6 +264,7 @@ mod tests {
         round.ahead = Some(Ahead {
             candidates: ids(&["f", "g"]),
             enqueued: 0,
+            model_share: None,
         });
         assert_eq!(
             top_up(&mut round, &three_in, 3),

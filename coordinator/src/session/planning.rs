@@ -10,13 +10,16 @@ use centroid_schemas::TaskContext;
 use serde_json::Value;
 
 use super::Driver;
+use super::advice::model_share_count;
 use super::overlap::job_window;
 use super::transitions::PhaseEvent;
 use crate::context::{Context, Interrupted};
-use crate::drafting::draft_iteration;
-use crate::model::{CandidateRecord, EventKind, JobInputs, JobRecord, now_ms};
+use crate::drafting::iteration_to_draft;
+use crate::model::{CandidateRecord, EventKind, JobInputs, JobRecord, ModelShare, now_ms};
 use crate::registry::skill_catalog_of_cards;
 use crate::worker_calls::{self, error_reason, error_text, request_files};
+use centroid_planner::advice::Advice;
+use centroid_planner::drafting::{DraftPart, draft_part};
 use centroid_planner::heuristic::routing_advertised;
 use centroid_planner::performance::steps::SIM_TIMEOUT_S;
 use centroid_planner::rules_probe::{ProbeFindings, ProbeStep, rules_probe_plan};
@@ -69,7 +72,16 @@ impl Driver {
             return Ok(None);
         };
         let event = match self.draft(job, task, &skills, hidden).await? {
-            Drafted::Candidates(candidates) => {
+            Drafted::Candidates {
+                candidates,
+                model_share,
+            } => {
+                if model_share.is_some() {
+                    // the model plans its share from every evaluation in
+                    let context = self.context.clone();
+                    let fresh = self.journal.read(&context, &job.job_id).await?;
+                    self.ask_advice(job, task, &skills, &fresh).await?;
+                }
                 let ids = candidates
                     .iter()
                     .map(|candidate| candidate.candidate_id.clone())
@@ -77,6 +89,7 @@ impl Driver {
                 self.drafted = candidates;
                 PhaseEvent::Drafted {
                     candidates: ids,
+                    model_share,
                     window: queue_window(&self.context, job).await,
                     now_ms: now_ms(),
                 }
@@ -108,9 +121,10 @@ impl Driver {
         Ok(skills)
     }
 
-    /// Drafts the candidates of `job.iteration` (planner's advice, memory, the search
-    /// journal — with the evaluations of iteration `hidden` left out), reports their
-    /// plans.
+    /// Drafts the rule-based share of `job.iteration` (memory, the search journal
+    /// — with the evaluations of iteration `hidden` left out), reports their plans;
+    /// the model's share, when the LLM plans the job, follows when its advice
+    /// arrives ([`super::model_share`]).
     pub(super) async fn draft(
         &mut self,
         job: &JobRecord,
@@ -120,8 +134,8 @@ impl Driver {
     ) -> Result<Drafted, Interrupted> {
         let context = self.context.clone();
         let planner = context.planner_with_inputs(job, &self.inputs);
-        let fresh = self.journal.read(&context, &job.job_id).await?;
-        let mut so_far = fresh.clone();
+        self.announce_planner_once(job, &planner.kind()).await?;
+        let mut so_far = self.journal.read(&context, &job.job_id).await?;
         for candidate in &mut so_far {
             if Some(candidate.iteration) == hidden {
                 candidate.evaluation = None;
@@ -129,12 +143,39 @@ impl Driver {
         }
         self.skills = Some(skills.clone());
         let (recalled, avoid) = self.recall(job, task, &so_far).await?;
-        // the model sees every evaluation in (the search journal's draft leaves
-        // `hidden`'s out, for a job deterministic for its seed)
-        let mut advice = self.advice(job, task, &planner, skills, &fresh).await?;
-        advice.recalled = recalled;
-        advice.avoid = avoid;
-        let draft = draft_iteration(planner.as_ref(), task, skills, job, &so_far, &advice);
+        self.avoid.extend(avoid.iter().cloned());
+        let to_draft = iteration_to_draft(job);
+        let model_share = model_share_count(job, &planner.kind()).map(|count| ModelShare {
+            count: count.min(to_draft.candidates_per_iteration),
+            hidden,
+        });
+        let part = DraftPart {
+            count: to_draft.candidates_per_iteration as usize
+                - model_share.as_ref().map_or(0, |share| share.count as usize),
+            first_index: 0,
+            part: 0,
+        };
+        if part.count == 0 {
+            // the model's share is the whole iteration
+            return Ok(Drafted::Candidates {
+                candidates: Vec::new(),
+                model_share,
+            });
+        }
+        let advice = Advice {
+            recalled,
+            avoid,
+            ..Advice::default()
+        };
+        let draft = draft_part(
+            planner.as_ref(),
+            task,
+            skills,
+            &to_draft,
+            part,
+            &so_far,
+            &advice,
+        );
         if draft.candidates.is_empty() {
             return Ok(match draft.plan_error {
                 None => Drafted::Exhausted,
@@ -145,7 +186,10 @@ impl Driver {
         // the order they are queued in: the longer-looking ones first
         let mut candidates = draft.candidates;
         longest_first(&mut candidates);
-        Ok(Drafted::Candidates(candidates))
+        Ok(Drafted::Candidates {
+            candidates,
+            model_share,
+        })
     }
 
     /// The skills of the live workers — this coordinator's, or, when it has none,
@@ -187,7 +231,8 @@ impl Driver {
     }
 }
 
-async fn report_plans(
+/// Reports the plans of drafted `candidates` (at least one).
+pub(super) async fn report_plans(
     context: &Context,
     job: &JobRecord,
     candidates: &[CandidateRecord],
@@ -292,7 +337,12 @@ async fn run_probe(
 
 /// What drafting an iteration gave.
 pub(super) enum Drafted {
-    Candidates(Vec<CandidateRecord>),
+    /// the rule-based share (the whole iteration but for `model_share`, still
+    /// to be drafted when the planner's advice arrives)
+    Candidates {
+        candidates: Vec<CandidateRecord>,
+        model_share: Option<ModelShare>,
+    },
     /// every point of the design space was tried
     Exhausted,
     /// no candidate could be planned: the last planning error

@@ -12,8 +12,9 @@
 //! | Parsing | Parsed | ProbingRules |
 //! | ProbingRules | RulesProbed | Planning (Ending failed: undrawable devices) |
 //! | Planning | Drafted / Exhausted / PlanningFailed | Executing / Concluding / Ending failed |
-//! | Executing | ResultsSeen | Executing (draft ahead, queue more, record lost, wait) / Evaluating |
+//! | Executing | ResultsSeen | Executing (draft ahead, queue more, record lost, wait) / Evaluating (all in, the model's share too) |
 //! | Executing | DraftedAhead | Executing (the next iteration queued) |
+//! | Executing | ModelShareDrafted | Executing (the model's share added to the round) |
 //! | Evaluating | IterationEvaluated | Planning / Executing (drafted ahead) / ChoosingSignoff / Ending / Concluding |
 //! | ChoosingSignoff | SignoffChosen | Signoff / Concluding |
 //! | Signoff | ResultsSeen | Signoff / JudgingSignoff |
@@ -34,11 +35,13 @@ mod search;
 mod steps;
 
 use ending::{cancel, concluded, ended, signoff_chosen, signoff_judged, signoff_waiting};
-use search::{drafted, drafted_ahead, evaluated, rules_probed, searching};
+use search::{
+    ShareDrafted, drafted, drafted_ahead, evaluated, model_share_added, rules_probed, searching,
+};
 pub(super) use steps::final_notice;
 use steps::{conclude, end, end_search, move_to, notice};
 
-use crate::model::{EventKind, JobPhase, JobRecord, Notice, Outcome};
+use crate::model::{EventKind, JobPhase, JobRecord, ModelShare, Notice, Outcome};
 
 /// The coordinator's settings a transition reads.
 #[derive(Debug, Clone, Copy, Default)]
@@ -90,9 +93,11 @@ pub(crate) enum PhaseEvent {
         /// the schematic's simulation, when the probe ran one
         schematic: Option<SchematicSimulation>,
     },
-    /// the iteration's candidates were drafted (queued longest-looking first)
+    /// the iteration's candidates were drafted (queued longest-looking first);
+    /// `model_share`: the model's share follows when its advice arrives
     Drafted {
         candidates: Vec<String>,
+        model_share: Option<ModelShare>,
         window: usize,
         now_ms: u64,
     },
@@ -107,8 +112,21 @@ pub(crate) enum PhaseEvent {
     /// are out (no candidates: its draft found nothing)
     DraftedAhead {
         candidates: Vec<String>,
+        model_share: Option<ModelShare>,
         outstanding: usize,
         window: usize,
+    },
+    /// the model's share of the running iteration, drafted when the advice
+    /// arrived (none: nothing could be drafted), while `outstanding` of the
+    /// round's queued candidates are out; `chosen_too`: candidates of the round
+    /// the model chose too; `from_model`: how many of both are the model's
+    ModelShareDrafted {
+        candidates: Vec<String>,
+        chosen_too: Vec<String>,
+        from_model: usize,
+        outstanding: usize,
+        window: usize,
+        now_ms: u64,
     },
     /// the whole iteration is evaluated; the best of the journal so far
     IterationEvaluated {
@@ -240,10 +258,11 @@ pub(crate) fn advance(
             JobPhase::Planning(_),
             PhaseEvent::Drafted {
                 candidates,
+                model_share,
                 window,
                 now_ms,
             },
-        ) => drafted(job, candidates, window, now_ms, settings),
+        ) => drafted(job, candidates, model_share, window, now_ms, settings),
         (JobPhase::Planning(_), PhaseEvent::DesignSpaceExhausted) => {
             conclude(job, "the design space is exhausted")
         }
@@ -257,10 +276,29 @@ pub(crate) fn advance(
             JobPhase::Executing(round),
             PhaseEvent::DraftedAhead {
                 candidates,
+                model_share,
                 outstanding,
                 window,
             },
-        ) => drafted_ahead(job, round, candidates, outstanding, window),
+        ) => drafted_ahead(job, round, candidates, model_share, outstanding, window),
+        (
+            JobPhase::Executing(round),
+            PhaseEvent::ModelShareDrafted {
+                candidates,
+                chosen_too,
+                from_model,
+                outstanding,
+                window,
+                now_ms,
+            },
+        ) => {
+            let share = ShareDrafted {
+                candidates,
+                chosen_too,
+                from_model,
+            };
+            model_share_added(job, round, share, outstanding, window, now_ms)
+        }
         (JobPhase::Evaluating(round), PhaseEvent::IterationEvaluated { best, now_ms }) => {
             evaluated(job, round, best, now_ms, settings)
         }

@@ -10,7 +10,7 @@ use super::steps::{
 };
 use super::{Best, Effect, PhaseSettings, Progress};
 use crate::model::{
-    Ahead, Drafting, EventKind, JobPhase, JobRecord, JobState, Notice, Outcome, Round,
+    Ahead, Drafting, EventKind, JobPhase, JobRecord, JobState, ModelShare, Notice, Outcome, Round,
 };
 use crate::session::overlap::{ahead_room, idle_slots_call_ahead, overlap_next};
 
@@ -77,14 +77,16 @@ pub(super) fn rules_probed(
 pub(super) fn drafted(
     job: &mut JobRecord,
     candidates: Vec<String>,
+    model_share: Option<ModelShare>,
     window: usize,
     now_ms: u64,
     settings: PhaseSettings,
 ) -> Vec<Effect> {
-    let count = candidates.len();
-    let queued = count.min(window.max(1));
+    let count = candidates.len() + model_share.as_ref().map_or(0, |share| share.count as usize);
+    let queued = candidates.len().min(window.max(1));
     let mut round = Round::queued(candidates, queued, now_ms);
     round.overlap_next = overlap_next(job, settings.overlap_iterations);
+    round.model_share = model_share;
     let from = job.state();
     job.phase = JobPhase::Executing(round);
 
@@ -106,11 +108,12 @@ pub(super) fn searching(job: &mut JobRecord, mut round: Round, progress: &Progre
             outstanding,
         }];
     }
+    // the iteration ends when its candidates are in, the model's share included
     let all_in = round
         .candidates
         .iter()
         .all(|candidate_id| progress.finished.contains(candidate_id));
-    if all_in {
+    if all_in && round.model_share.is_none() {
         let message = "every candidate of the iteration is in";
         return move_to(job, JobPhase::Evaluating(round), message);
     }
@@ -135,10 +138,11 @@ pub(super) fn drafted_ahead(
     job: &mut JobRecord,
     mut round: Round,
     candidates: Vec<String>,
+    model_share: Option<ModelShare>,
     outstanding: usize,
     window: usize,
 ) -> Vec<Effect> {
-    if candidates.is_empty() {
+    if candidates.is_empty() && model_share.is_none() {
         // planned again (the same way) after this iteration, which then ends the job
         round.ahead = Some(Ahead::default());
         job.phase = JobPhase::Executing(round);
@@ -149,6 +153,7 @@ pub(super) fn drafted_ahead(
     round.ahead = Some(Ahead {
         candidates,
         enqueued: queued as u32,
+        model_share,
     });
     job.phase = JobPhase::Executing(round);
     let next = job.iteration + 1;
@@ -165,6 +170,68 @@ pub(super) fn drafted_ahead(
         Effect::EnqueueDrafted { queued },
         Effect::emit(notice(job, EventKind::StateChanged, message, data)),
     ]
+}
+
+/// The model's share of a round, as drafted.
+pub(super) struct ShareDrafted {
+    pub candidates: Vec<String>,
+    /// candidates of the round at points the model chose too
+    pub chosen_too: Vec<String>,
+    /// how many of both are the model's
+    pub from_model: usize,
+}
+
+/// The model's share drafted: its candidates join the running round (queued at
+/// once when the round's own are all queued, as the window leaves room; else
+/// after them), and the round may end once they are in too.
+pub(super) fn model_share_added(
+    job: &mut JobRecord,
+    mut round: Round,
+    share: ShareDrafted,
+    outstanding: usize,
+    window: usize,
+    now_ms: u64,
+) -> Vec<Effect> {
+    let ShareDrafted {
+        candidates,
+        chosen_too,
+        from_model,
+    } = share;
+    round.model_share = None;
+    let all_queued = round.all_queued();
+    let queued = if all_queued {
+        candidates.len().min(ahead_room(window, outstanding))
+    } else {
+        0
+    };
+    let mut effects = Vec::new();
+    if !candidates.is_empty() || !chosen_too.is_empty() {
+        let message = format!(
+            "{} candidates added to iteration {} when the planner's advice arrived ({from_model} of the model's)",
+            candidates.len(),
+            job.iteration
+        );
+        let data = EventData::ModelShareAdded {
+            iteration: job.iteration,
+            candidates: candidates.clone(),
+            chosen_too,
+            from_model,
+        };
+        effects.push(Effect::emit(notice(job, EventKind::Planner, message, data)));
+    }
+    if candidates.is_empty() {
+        job.phase = JobPhase::Executing(round);
+        effects.insert(0, Effect::Persist);
+        return effects;
+    }
+    round.candidates.extend(candidates);
+    if all_queued {
+        round.enqueued += queued as u32;
+        round.started_ms = now_ms;
+    }
+    job.phase = JobPhase::Executing(round);
+    effects.insert(0, Effect::EnqueueDrafted { queued });
+    effects
 }
 
 pub(super) fn evaluated(
@@ -223,9 +290,10 @@ fn next_iteration(
     };
     effects.push(Effect::emit(iteration));
     let (phase, message) = match round.ahead {
-        Some(ahead) if !ahead.candidates.is_empty() => {
+        Some(ahead) if !ahead.candidates.is_empty() || ahead.model_share.is_some() => {
             let mut next = Round::queued(ahead.candidates, ahead.enqueued as usize, now_ms);
             next.overlap_next = overlap_next(job, settings.overlap_iterations);
+            next.model_share = ahead.model_share;
             (
                 JobPhase::Executing(next),
                 "executing the iteration drafted ahead",

@@ -3,6 +3,7 @@
 //! and [`ending`].
 
 mod ending;
+mod model_share;
 mod search;
 
 use super::*;
@@ -78,6 +79,7 @@ pub(super) fn round(candidates: &[&str], enqueued: u32) -> Round {
         started_ms: 100,
         overlap_next: false,
         ahead: None,
+        model_share: None,
     }
 }
 
@@ -123,6 +125,7 @@ fn every_event() -> Vec<PhaseEvent> {
         },
         PhaseEvent::Drafted {
             candidates: ids(&["c"]),
+            model_share: None,
             window: 2,
             now_ms: 1,
         },
@@ -133,8 +136,17 @@ fn every_event() -> Vec<PhaseEvent> {
         PhaseEvent::ResultsSeen(progress(&["a"], 2, 2, 1)),
         PhaseEvent::DraftedAhead {
             candidates: ids(&["n"]),
+            model_share: None,
             outstanding: 1,
             window: 2,
+        },
+        PhaseEvent::ModelShareDrafted {
+            candidates: ids(&["m"]),
+            chosen_too: Vec::new(),
+            from_model: 1,
+            outstanding: 1,
+            window: 2,
+            now_ms: 1,
         },
         PhaseEvent::IterationEvaluated {
             best: None,
@@ -175,7 +187,10 @@ fn has_row(phase: &JobPhase, event: &PhaseEvent) -> bool {
             P::Planning(_),
             E::Drafted { .. } | E::DesignSpaceExhausted | E::PlanningFailed { .. },
         )
-        | (P::Executing(_), E::ResultsSeen(_) | E::DraftedAhead { .. })
+        | (
+            P::Executing(_),
+            E::ResultsSeen(_) | E::DraftedAhead { .. } | E::ModelShareDrafted { .. },
+        )
         | (P::Evaluating(_), E::IterationEvaluated { .. })
         | (P::ChoosingSignoff, E::SignoffChosen { .. })
         | (P::Signoff(_), E::ResultsSeen(_))
@@ -207,7 +222,7 @@ fn every_phase_answers_every_event_by_its_row_or_refuses_it_untouched() {
             }
         }
     }
-    assert_eq!(rows, 14 + 11 * 2 + 3, "rows of the table");
+    assert_eq!(rows, 15 + 11 * 2 + 3, "rows of the table");
 }
 
 #[test]
@@ -240,6 +255,7 @@ fn the_phase_round_trips_through_the_store_format() {
     overlapping.ahead = Some(Ahead {
         candidates: ids(&["n"]),
         enqueued: 1,
+        model_share: None,
     });
     for phase in every_phase()
         .into_iter()

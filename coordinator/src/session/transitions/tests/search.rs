@@ -132,6 +132,7 @@ fn a_draft_queues_a_window_and_decides_whether_the_next_iteration_overlaps() {
     let mut job = job_in(JobPhase::Planning(Drafting::default()));
     let drafted = PhaseEvent::Drafted {
         candidates: ids(&["c0", "c1", "c2", "c3"]),
+        model_share: None,
         window: 3,
         now_ms: 500,
     };
@@ -275,6 +276,7 @@ fn slots_about_to_idle_draft_the_next_iteration_ahead_hiding_this_ones_evaluatio
 
     let drafted = PhaseEvent::DraftedAhead {
         candidates: ids(&["n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7"]),
+        model_share: None,
         outstanding: 2,
         window: 8,
     };
@@ -348,6 +350,7 @@ fn an_iteration_drafted_ahead_runs_next_and_one_that_found_nothing_is_planned_ag
     with_ahead.ahead = Some(Ahead {
         candidates: ids(&["n0", "n1", "n2"]),
         enqueued: 2,
+        model_share: None,
     });
     let mut job = job_in(JobPhase::Evaluating(with_ahead));
     job.iteration = 1;
@@ -399,6 +402,7 @@ fn an_empty_early_draft_is_kept_as_found_nothing() {
     let mut job = job_in(JobPhase::Executing(overlapping));
     let drafted = PhaseEvent::DraftedAhead {
         candidates: Vec::new(),
+        model_share: None,
         outstanding: 1,
         window: 4,
     };

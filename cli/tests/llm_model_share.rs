@@ -1,0 +1,119 @@
+//! The farm keeps working while the model thinks: `centroid run --planner llm`
+//! against a fake OpenAI-compatible server that answers every request after a
+//! delay (real HTTP on loopback, real KLayout). The rule-based share of an
+//! iteration is dispatched before the model's answer for it arrives; the
+//! model's points are added to that running iteration when it does, run in it
+//! and are recorded as the model's; the planner's call records stay complete.
+
+mod support;
+
+use std::time::Duration;
+
+use centroid_tests::fake_llm::{FakeLlm, Reply};
+use serde_json::{Value, json};
+use support::{centroid, llm_answer_every_role_accepts, repository};
+
+/// How long the fake model takes to answer each request.
+const MODEL_DELAY: Duration = Duration::from_millis(2500);
+
+#[test]
+fn the_rule_based_share_runs_while_the_model_thinks_and_its_points_join_the_iteration() {
+    // iteration 0's planning gets the shared answer; every later call new points
+    // (the same points again would be repeats, which the search never drafts twice)
+    let mut later = llm_answer_every_role_accepts();
+    later["candidates"] = json!([
+        {"arrangement": "ABAB", "dummies": 1, "spacing_nm": 500, "why": "wider"},
+        {"arrangement": "ABBA", "dummies": 1, "spacing_nm": 500, "aspect_ratio_pct": 50, "why": "taller"}
+    ]);
+    let delayed = |answer: Value| Reply::Delay(MODEL_DELAY, Box::new(Reply::Json(answer)));
+    let fake = FakeLlm::start_blocking(
+        vec![delayed(llm_answer_every_role_accepts())],
+        delayed(later),
+    );
+    let out = tempfile::tempdir().unwrap();
+    let output = centroid()
+        .env("CENTROID_LLM_BASE_URL", fake.base_url())
+        .env("CENTROID_LLM_MODEL", "fake-model")
+        .env("CENTROID_LLM_TIMEOUT_MS", "20000")
+        .env_remove("CENTROID_CONFIG")
+        .args(["run", "--no-memory", "--planner", "llm"])
+        .args(["--candidates", "4", "--slots", "2", "--seed", "3"])
+        .args(["--patience", "1000", "--iterations", "2", "--out"])
+        .arg(out.path())
+        .arg(repository().join("examples/ota5"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap())
+            .unwrap();
+
+    // the job's events, in the order the journal holds them (stderr is no terminal)
+    let events: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.starts_with('['))
+        .collect();
+    let position = |what: &dyn Fn(&str) -> bool, name: &str| -> usize {
+        events
+            .iter()
+            .position(|line| what(line))
+            .unwrap_or_else(|| panic!("no event {name} in:\n{}", events.join("\n")))
+    };
+    let rule_share_dispatched = position(
+        &|line| line.contains("candidate_dispatched") && line.contains("-i1-c0"),
+        "dispatching i1-c0",
+    );
+    let share_added = position(
+        &|line| line.contains("added to iteration 1 when the planner's advice arrived"),
+        "the model's share added to iteration 1",
+    );
+    let model_share_dispatched = position(
+        &|line| {
+            line.contains("candidate_dispatched")
+                && (line.contains("-i1-c2") || line.contains("-i1-c3"))
+        },
+        "dispatching the model's share of iteration 1",
+    );
+    assert!(
+        rule_share_dispatched < share_added && share_added < model_share_dispatched,
+        "iteration 1's rule-based share is dispatched before the model answers, its share after \
+         ({rule_share_dispatched} < {share_added} < {model_share_dispatched}):\n{}",
+        events.join("\n")
+    );
+    // the model's points ran in iteration 1, recorded as the model's
+    let candidates = report["candidates"].as_array().unwrap();
+    let of_iteration_1: Vec<&Value> = candidates
+        .iter()
+        .filter(|candidate| candidate["iteration"] == 1)
+        .collect();
+    assert_eq!(of_iteration_1.len(), 4, "{of_iteration_1:?}");
+    let from_model: Vec<&&Value> = of_iteration_1
+        .iter()
+        .filter(|candidate| candidate["origin"] == "llm")
+        .collect();
+    assert!(!from_model.is_empty(), "{of_iteration_1:?}");
+    for candidate in &from_model {
+        let id = candidate["id"].as_str().unwrap();
+        assert!(
+            id.ends_with("-i1-c2") || id.ends_with("-i1-c3"),
+            "the model's share follows the rule-based one: {id}"
+        );
+        assert!(
+            candidate["score"].is_number() || candidate["error"].is_object(),
+            "{id} ran: {candidate}"
+        );
+    }
+
+    // requests seen == calls counted == transcript lines
+    let transcript = std::fs::read_to_string(out.path().join("planner_transcript.jsonl")).unwrap();
+    let requests = fake.requests();
+    assert_eq!(
+        report["planner"]["calls"].as_u64().unwrap() as usize,
+        requests.len(),
+        "{}",
+        report["planner"]
+    );
+    assert_eq!(transcript.lines().count(), requests.len());
+    assert_eq!(report["planner"]["fallbacks"], 0, "{}", report["planner"]);
+}

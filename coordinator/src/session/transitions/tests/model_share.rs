@@ -1,0 +1,203 @@
+//! The model's share of an iteration: the round runs its rule-based share, waits
+//! for the model's before it ends, and takes the model's in when it is drafted.
+
+use super::*;
+use crate::model::{Drafting, ModelShare};
+
+fn share(count: u32) -> Option<ModelShare> {
+    Some(ModelShare {
+        count,
+        hidden: None,
+    })
+}
+
+fn executing(job: &JobRecord) -> &Round {
+    let JobPhase::Executing(round) = &job.phase else {
+        panic!("{:?}", job.phase)
+    };
+    round
+}
+
+#[test]
+fn the_rule_based_share_runs_and_the_round_waits_for_the_model_s_share() {
+    let mut job = job_in(JobPhase::Planning(Drafting::default()));
+    let drafted = PhaseEvent::Drafted {
+        candidates: ids(&["c0", "c1"]),
+        model_share: share(2),
+        window: 8,
+        now_ms: 10,
+    };
+    let effects = advance(&mut job, drafted, OVERLAP).unwrap();
+    assert_eq!(effects[0], Effect::EnqueueDrafted { queued: 2 });
+    assert_eq!(executing(&job).model_share, share(2));
+
+    // the rule-based share is in: the round does not end without the model's
+    let in_ = PhaseEvent::ResultsSeen(progress(&["c0", "c1"], 2, 8, 20));
+    let effects = advance(&mut job, in_, OVERLAP).unwrap();
+    assert!(
+        matches!(job.phase, JobPhase::Executing(_)),
+        "{:?}",
+        job.phase
+    );
+    assert_eq!(effects.last(), Some(&Effect::Wait));
+
+    // the model's share arrives: added to the round, queued as the window leaves room
+    let added = PhaseEvent::ModelShareDrafted {
+        candidates: ids(&["c3", "c2"]),
+        chosen_too: Vec::new(),
+        from_model: 1,
+        outstanding: 0,
+        window: 8,
+        now_ms: 30,
+    };
+    let effects = advance(&mut job, added, OVERLAP).unwrap();
+    assert_eq!(effects[0], Effect::EnqueueDrafted { queued: 2 });
+    let Effect::Emit(notice) = &effects[1] else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(
+        notice.data,
+        EventData::ModelShareAdded {
+            iteration: 0,
+            candidates: ids(&["c3", "c2"]),
+            chosen_too: Vec::new(),
+            from_model: 1,
+        }
+    );
+    let round = executing(&job);
+    assert_eq!(round.candidates, ids(&["c0", "c1", "c3", "c2"]));
+    assert_eq!((round.enqueued, round.started_ms), (4, 30));
+    assert_eq!(round.model_share, None);
+
+    // the round ends once the model's share is in too
+    let some = PhaseEvent::ResultsSeen(progress(&["c0", "c1", "c3"], 2, 8, 40));
+    advance(&mut job, some, OVERLAP).unwrap();
+    assert!(matches!(job.phase, JobPhase::Executing(_)));
+    let all = PhaseEvent::ResultsSeen(progress(&["c0", "c1", "c3", "c2"], 2, 8, 50));
+    advance(&mut job, all, OVERLAP).unwrap();
+    assert!(
+        matches!(job.phase, JobPhase::Evaluating(_)),
+        "{:?}",
+        job.phase
+    );
+}
+
+#[test]
+fn the_model_s_share_queues_after_the_round_s_own_and_nothing_drafted_ends_the_wait() {
+    let mut round = round(&["c0", "c1", "c2"], 1);
+    round.model_share = share(1);
+    let mut job = job_in(JobPhase::Executing(round));
+    let added = PhaseEvent::ModelShareDrafted {
+        candidates: ids(&["c3"]),
+        chosen_too: Vec::new(),
+        from_model: 1,
+        outstanding: 1,
+        window: 1,
+        now_ms: 30,
+    };
+    let effects = advance(&mut job, added, OVERLAP).unwrap();
+    assert_eq!(
+        effects[0],
+        Effect::EnqueueDrafted { queued: 0 },
+        "stored, queued after the round's own"
+    );
+    assert_eq!(executing(&job).enqueued, 1);
+
+    let mut waiting = round_waiting();
+    let nothing = PhaseEvent::ModelShareDrafted {
+        candidates: Vec::new(),
+        chosen_too: Vec::new(),
+        from_model: 0,
+        outstanding: 0,
+        window: 4,
+        now_ms: 30,
+    };
+    let effects = advance(&mut waiting, nothing, OVERLAP).unwrap();
+    assert_eq!(effects, vec![Effect::Persist]);
+    assert_eq!(executing(&waiting).model_share, None);
+    let all = PhaseEvent::ResultsSeen(progress(&["c0"], 2, 4, 40));
+    advance(&mut waiting, all, OVERLAP).unwrap();
+    assert!(matches!(waiting.phase, JobPhase::Evaluating(_)));
+}
+
+#[test]
+fn a_model_that_chose_points_the_round_runs_already_is_reported_though_nothing_is_added() {
+    let mut job = round_waiting();
+    let chosen = PhaseEvent::ModelShareDrafted {
+        candidates: Vec::new(),
+        chosen_too: ids(&["c0"]),
+        from_model: 1,
+        outstanding: 1,
+        window: 4,
+        now_ms: 30,
+    };
+    let effects = advance(&mut job, chosen, OVERLAP).unwrap();
+    assert_eq!(effects[0], Effect::Persist);
+    let Some(Effect::Emit(notice)) = effects.get(1) else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(
+        notice.data,
+        EventData::ModelShareAdded {
+            iteration: 0,
+            candidates: Vec::new(),
+            chosen_too: ids(&["c0"]),
+            from_model: 1,
+        }
+    );
+    assert_eq!(executing(&job).candidates, ids(&["c0"]));
+}
+
+fn round_waiting() -> JobRecord {
+    let mut waiting = round(&["c0"], 1);
+    waiting.model_share = share(1);
+    job_in(JobPhase::Executing(waiting))
+}
+
+#[test]
+fn no_iteration_is_drafted_ahead_while_the_model_s_share_is_awaited() {
+    let mut job = round_waiting();
+    job.iteration = 1;
+    let JobPhase::Executing(round) = &mut job.phase else {
+        panic!()
+    };
+    round.candidates = ids(&["c0", "c1", "c2"]);
+    round.enqueued = 3;
+    round.overlap_next = true;
+    let effects = advance(
+        &mut job,
+        PhaseEvent::ResultsSeen(progress(&["c0", "c1"], 4, 4, 40)),
+        OVERLAP,
+    )
+    .unwrap();
+    assert!(
+        !effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::DraftAhead { .. })),
+        "{effects:?}"
+    );
+}
+
+#[test]
+fn an_iteration_drafted_ahead_keeps_its_model_s_share_awaited() {
+    let mut round = round(&["c0"], 1);
+    round.ahead = Some(Ahead {
+        candidates: ids(&["n0"]),
+        enqueued: 1,
+        model_share: share(1),
+    });
+    let mut job = job_in(JobPhase::Evaluating(round));
+    job.iteration = 1;
+    advance(
+        &mut job,
+        PhaseEvent::IterationEvaluated {
+            best: None,
+            now_ms: 5,
+        },
+        OVERLAP,
+    )
+    .unwrap();
+    let next = executing(&job);
+    assert_eq!(next.candidates, ids(&["n0"]));
+    assert_eq!(next.model_share, share(1));
+}
