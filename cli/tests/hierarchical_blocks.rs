@@ -107,7 +107,12 @@ fn repeated_subcircuits_are_laid_out_once_and_referenced_per_instance() {
     let blocks = best["metrics"]["layout"]["blocks"].as_array().unwrap();
     let placed: Vec<(&str, u64)> = blocks
         .iter()
-        .map(|block| (block["cell"].as_str().unwrap(), block["instances"].as_u64().unwrap()))
+        .map(|block| {
+            (
+                block["cell"].as_str().unwrap(),
+                block["instances"].as_u64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(placed, vec![("BLK_bias", 1), ("BLK_ota", 4)], "{blocks:?}");
     for block in blocks {
@@ -115,7 +120,10 @@ fn repeated_subcircuits_are_laid_out_once_and_referenced_per_instance() {
         assert!(utilisation > 0.0 && utilisation < 1.0, "{block}");
     }
     let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
-    assert!(html.contains("<h3>Blocks</h3>") && html.contains("BLK_ota"), "no blocks table");
+    assert!(
+        html.contains("<h3>Blocks</h3>") && html.contains("BLK_ota"),
+        "no blocks table"
+    );
 
     let counts = references(&out.path().join("best.gds"));
     assert_eq!(counts["BLK_ota"], 4, "{counts}");
