@@ -278,24 +278,24 @@ async fn main() {
         "2 lat (ms)",
         "2/1 ratio"
     );
-    for (slots, mut one, mut two) in rows {
+    for (slots, one, two) in rows {
         let ratios: Vec<f64> = one
             .iter()
             .zip(&two)
             .map(|(one, two)| two.per_second / one.per_second)
             .collect();
-        let mut pick = |runs: &mut Vec<Measured>, field: fn(&Measured) -> f64| {
+        let pick = |runs: &[Measured], field: fn(&Measured) -> f64| {
             median(&mut runs.iter().map(field).collect::<Vec<_>>())
         };
         println!(
             "{:>6} {:>12.1}% {:>16.1} {:>11.0} {:>12.1}% {:>16.1} {:>11.0} {:>10.2}",
             slots,
-            pick(&mut one, |m| m.held_percent),
-            pick(&mut one, |m| m.per_second),
-            pick(&mut one, |m| m.latency_ms),
-            pick(&mut two, |m| m.held_percent),
-            pick(&mut two, |m| m.per_second),
-            pick(&mut two, |m| m.latency_ms),
+            pick(&one, |m| m.held_percent),
+            pick(&one, |m| m.per_second),
+            pick(&one, |m| m.latency_ms),
+            pick(&two, |m| m.held_percent),
+            pick(&two, |m| m.per_second),
+            pick(&two, |m| m.latency_ms),
             median(&mut ratios.clone()),
         );
     }
