@@ -29,6 +29,8 @@ use centroid_tests::{
 };
 
 const SLOTS_PER_PROCESS: usize = 250;
+/// Most candidates per job (see `Bench::run`).
+const MOST_PER_JOB: usize = 2_000;
 
 fn env_number(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -105,9 +107,12 @@ impl Bench {
         let mut fleet = self.start_fleet(slots, coordinators).await;
         let total = slots * self.rounds;
         let urls = self.urls();
+        // a job's event log keeps its last `max_events_per_job` (10,000) events, about
+        // four per candidate: at most 2,000 candidates per job keep every finish
+        let jobs = self.jobs.max(total.div_ceil(MOST_PER_JOB));
         let mut submitted = Vec::new();
-        for index in 0..self.jobs {
-            let count = total / self.jobs + usize::from(index < total % self.jobs);
+        for index in 0..jobs {
+            let count = total / jobs + usize::from(index < total % jobs);
             let mut options = sleep_job(count as u32, 1, 0);
             options.seed = seed * 100 + index as u64;
             let url = urls[index % coordinators].clone();
