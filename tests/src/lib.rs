@@ -10,6 +10,7 @@ pub mod chaos;
 pub mod fake_llm;
 pub mod pki;
 mod processes;
+pub mod simulated_worker;
 
 pub use processes::{CoordinatorProcess, RedisProcess, TEST_COORDINATOR_FLAGS, WorkerProcess};
 

@@ -138,6 +138,14 @@ pub const TEST_COORDINATOR_FLAGS: &[&str] = &[
     "2500",
 ];
 
+/// The coordinator binary: `$CENTROID_BENCH_COORDINATOR` when set (a bench pairing
+/// a coordinator built from other code with this one), else this build's.
+fn coordinator_binary() -> PathBuf {
+    std::env::var_os("CENTROID_BENCH_COORDINATOR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| binary("centroid-coordinator"))
+}
+
 pub struct CoordinatorProcess {
     child: Option<Child>,
     /// host:port it serves on (kept across restarts)
@@ -188,7 +196,7 @@ impl CoordinatorProcess {
             .append(true)
             .open(&self.log)
             .expect("coordinator log");
-        let mut child = Command::new(binary("centroid-coordinator"))
+        let mut child = Command::new(coordinator_binary())
             .args([
                 "--listen",
                 &self.address,

@@ -335,6 +335,25 @@ async fn suite(store: Arc<dyn Store>) {
     assert!(!store.has_result("job-b", "job-b-c1").await.unwrap());
     assert_eq!(store.bump_deliveries("job-b", "job-b-c1").await.unwrap(), 1);
     assert_eq!(store.bump_deliveries("job-b", "job-b-c1").await.unwrap(), 2);
+    // a delivery: the counter bumped and what the dispatcher reads, in one call
+    let delivered = store.deliver("job-b", "job-b-c1").await.unwrap();
+    assert_eq!(delivered.deliveries, 3);
+    assert_eq!(
+        delivered.job.map(|job| job.job_id).as_deref(),
+        Some("job-b")
+    );
+    assert_eq!(delivered.cancel.as_deref(), Some("user"));
+    assert_eq!(
+        delivered
+            .candidate
+            .map(|candidate| candidate.candidate_id)
+            .as_deref(),
+        Some("job-b-c1")
+    );
+    assert!(!delivered.has_result);
+    assert!(store.deliver("job-b", "job-b-c0").await.unwrap().has_result);
+    let unknown = store.deliver("job-none", "job-none-c0").await.unwrap();
+    assert!(unknown.job.is_none() && unknown.candidate.is_none());
 
     // events with cursors
     let first = store
@@ -444,6 +463,15 @@ async fn suite(store: Arc<dyn Store>) {
         vec!["job-w-c1", "job-w-c2"],
         "the rest follows, once each"
     );
+    // several entries acknowledged in one call
+    let pending = store.queue_pending_count().await.unwrap();
+    let entry_ids: Vec<String> = first
+        .iter()
+        .chain(&next)
+        .map(|entry| entry.entry_id.clone())
+        .collect();
+    store.queue_ack_all(&entry_ids).await.unwrap();
+    assert_eq!(store.queue_pending_count().await.unwrap(), pending - 3);
     assert_eq!(
         store.candidates("job-w").await.unwrap().len(),
         4,

@@ -68,6 +68,10 @@ pub struct CommandLine {
     /// longest plan a candidate may bring (default 10000)
     #[arg(long, env = "CENTROID_MAX_PLAN_STEPS")]
     pub max_plan_steps: Option<usize>,
+    /// BENCH/TEST MODE: start no KLayout; answer every candidate ok after this many ms
+    /// (`--slots` of them at once). Only `noop_plan` jobs run on such a worker.
+    #[arg(long, env = "CENTROID_SIMULATE_CANDIDATE_MS")]
+    pub simulate_candidate_ms: Option<u64>,
     /// `--config`, the log format, the token and TLS
     #[command(flatten)]
     #[serde(flatten)]
@@ -100,6 +104,8 @@ pub struct WorkerConfig {
     pub signoff_decks: String,
     /// longest plan a candidate may bring (RESOURCE_EXHAUSTED, not retried, above it)
     pub max_plan_steps: usize,
+    /// bench/test mode: no KLayout, candidates answered ok after this many ms
+    pub simulate_candidate_ms: Option<u64>,
     /// the log format, the bearer token required on every call to this worker and
     /// sent with every call to the coordinator, TLS
     #[serde(flatten)]
@@ -126,6 +132,7 @@ impl Default for WorkerConfig {
             worker_id: None,
             signoff_decks: String::new(),
             max_plan_steps: 10_000,
+            simulate_candidate_ms: None,
             common: CommonSettings::default(),
             server: ServerSettings::default(),
         }

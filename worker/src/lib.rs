@@ -13,6 +13,8 @@
 //! - [`service`]: the tonic `Worker` service, the drain logic and `CancelCandidate`.
 //! - [`registration`]: registration with the coordinator and heartbeats on their own task.
 //! - [`node`]: wires it all together (used by `main.rs`, the tests and the bench).
+//! - [`simulation`]: bench/test mode only: a worker without KLayout answering
+//!   candidates after a set delay (`--simulate-candidate-ms`).
 //!
 //! Architecture invariants: only this crate talks to KLayout; a call into KLayout
 //! always has a deadline; parameters are validated before KLayout sees them.
@@ -30,6 +32,7 @@ pub mod registration;
 pub mod schema_check;
 pub mod scratch_dir;
 pub mod service;
+pub mod simulation;
 pub mod skill_process;
 pub mod skill_reply;
 pub mod state;

@@ -1,6 +1,7 @@
 //! `centroid-worker`: serves the Worker gRPC service over a pool of KLayout
 //! processes; SIGTERM drains (in-flight candidates finish within the grace
-//! period), deregisters and exits 0.
+//! period), deregisters and exits 0. With `--simulate-candidate-ms` (bench and
+//! test mode only) it starts no KLayout and answers candidates after that delay.
 
 use anyhow::Context;
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use centroid_runtime::{OperationsProbe, announce_server, init_logging};
 use centroid_worker::WorkerConfig;
 use centroid_worker::config::CommandLine;
 use centroid_worker::node::Node;
+use centroid_worker::simulation::{SimulatedNode, SimulatedProbe};
 use centroid_worker::state::WorkerProbe;
 use clap::Parser;
 use tokio::signal::unix::{SignalKind, signal};
@@ -23,6 +25,9 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(listen_address)
         .await
         .with_context(|| format!("binding {listen_address}"))?;
+    if let Some(delay_ms) = config.simulate_candidate_ms {
+        return simulate(&config, listener, delay_ms).await;
+    }
     let mut node = Node::start(&config, listener)
         .await
         .context("starting the worker")?;
@@ -55,4 +60,38 @@ async fn main() -> anyhow::Result<()> {
     );
     node.stop().await.context("stopping the server")?;
     Ok(())
+}
+
+/// Bench/test mode: a simulated worker until SIGTERM or SIGINT.
+async fn simulate(
+    config: &centroid_worker::WorkerConfig,
+    listener: tokio::net::TcpListener,
+    delay_ms: u64,
+) -> anyhow::Result<()> {
+    let delay = std::time::Duration::from_millis(delay_ms);
+    let mut node = SimulatedNode::start(config, listener, delay)
+        .await
+        .context("starting the simulated worker")?;
+    let probe: Arc<dyn OperationsProbe> = Arc::new(SimulatedProbe(node.state.clone()));
+    announce_server(&config.server, node.local_address, probe).await?;
+    let mut terminate =
+        signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    let mut interrupt = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+    let registration_refused = async {
+        match node.registration_refused.take() {
+            Some(refused) => refused.await.ok(),
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = terminate.recv() => tracing::info!("SIGTERM: stopping"),
+        _ = interrupt.recv() => tracing::info!("SIGINT: stopping"),
+        Some(refusal) = registration_refused => {
+            if let Err(error) = node.stop().await {
+                tracing::warn!(%error, "stopping the simulated worker failed");
+            }
+            return Err(anyhow::Error::new(refusal).context("registering with the coordinator"));
+        }
+    }
+    node.stop().await.context("stopping the simulated worker")
 }

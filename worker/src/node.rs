@@ -163,7 +163,7 @@ impl Node {
 
 /// Accepted connections with TCP_NODELAY: without it a response written in two
 /// pieces waits for the peer's delayed ACK (~40 ms per candidate).
-fn incoming_without_nagle(
+pub(crate) fn incoming_without_nagle(
     listener: TcpListener,
 ) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
     TcpListenerStream::new(listener).map(|accepted| {

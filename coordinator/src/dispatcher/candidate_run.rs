@@ -37,11 +37,11 @@ pub(super) async fn run_entry(
     place: Place,
 ) -> Disposition {
     match preflight(context, entry).await {
-        Preflight::Run(job, candidate) => {
+        Preflight::Run(job, candidate, deliveries) => {
             tracing::Span::current().record("trace_id", job.trace_id.as_str());
-            CandidateRun::new(context, in_flight, entry, *job, *candidate, place)
-                .run()
-                .await
+            let mut run = CandidateRun::new(context, in_flight, entry, *job, *candidate, place);
+            run.counted_delivery = Some(deliveries);
+            run.run().await
         }
         Preflight::Skip(disposition) => disposition,
     }
@@ -63,6 +63,9 @@ struct CandidateRun<'a> {
     policy: RetryPolicy,
     deliveries: u32,
     count_next_delivery: bool,
+    /// the delivery counted when the entry was read ([`preflight`]): the first
+    /// try's count, without another store call
+    counted_delivery: Option<u32>,
     started: Instant,
     cancel: watch::Receiver<bool>,
     shutdown: watch::Receiver<bool>,
@@ -107,6 +110,7 @@ impl<'a> CandidateRun<'a> {
             ),
             deliveries: 0,
             count_next_delivery: true,
+            counted_delivery: None,
             started: Instant::now(),
         }
     }
@@ -178,12 +182,15 @@ impl<'a> CandidateRun<'a> {
         let context = self.context;
         let entry = self.entry;
         let (job_id, candidate_id) = (entry.job_id.as_str(), entry.candidate_id.as_str());
-        let count = context
-            .with_store_retry("count delivery", || {
-                context.store.bump_deliveries(job_id, candidate_id)
-            })
-            .await
-            .map_err(Disposition::interrupted)?;
+        let count = match self.counted_delivery.take() {
+            Some(count) => count,
+            None => context
+                .with_store_retry("count delivery", || {
+                    context.store.bump_deliveries(job_id, candidate_id)
+                })
+                .await
+                .map_err(Disposition::interrupted)?,
+        };
         self.deliveries = count;
         if count <= context.config.max_deliveries {
             return Ok(());
@@ -212,7 +219,10 @@ impl<'a> CandidateRun<'a> {
 
     /// Waits for a slot on a live worker with the skills, in its turn (the line:
     /// [`SlotLine`]); with no live worker for a whole lease, hands the entry back (its
-    /// lease lapses and any coordinator may take it).
+    /// lease lapses and any coordinator may take it). It looks again when woken
+    /// (the usher wakes the front of the line when slots free: [`super::usher_loop`];
+    /// the entry before it leaves the line or passes a slot on), else every
+    /// `SLOT_POLL`: a freed slot wakes a few entries, not all that wait.
     async fn wait_for_slot(&mut self) -> Step<SlotGuard> {
         let context = self.context;
         let mut no_worker_since: Option<Instant> = None;
@@ -224,20 +234,28 @@ impl<'a> CandidateRun<'a> {
         };
         place.needs(&self.candidate.required_skills);
         loop {
-            // listening before looking: a slot freed or a turn passed in between
-            // still wakes this entry (the later ones leave a free slot to it)
-            let slots_changed = context.registry.slots_changed.notified();
-            let turn_changed = self.line.turn_changed.notified();
-            tokio::pin!(slots_changed, turn_changed);
-            slots_changed.as_mut().enable();
-            turn_changed.as_mut().enable();
+            // listening before looking: a wake-up in between is kept as a permit
+            let woken = place.wake().notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            // whether a free worker's slot was this entry's to take (no entry before
+            // it could use that worker) — if it still gets none, the worker lacks its
+            // skills, and the entry behind it is woken to try
+            let had_turn = std::cell::Cell::new(false);
             if let Some(slot) = context.registry.try_acquire_where(
                 &self.candidate.required_skills,
                 &self.avoided,
-                |worker_skills| self.line.is_turn_of(self.ticket, worker_skills),
+                |worker_skills| {
+                    let turn = self.line.is_turn_of(self.ticket, worker_skills);
+                    had_turn.set(had_turn.get() || turn);
+                    turn
+                },
             ) {
                 place.took_slot();
                 return Ok(slot);
+            }
+            if had_turn.get() {
+                self.line.wake_behind(self.ticket);
             }
             if context.registry.alive_slots() == 0 {
                 let since = *no_worker_since.get_or_insert_with(Instant::now);
@@ -254,8 +272,7 @@ impl<'a> CandidateRun<'a> {
                 no_worker_since = None;
             }
             tokio::select! {
-                _ = slots_changed => {}
-                _ = turn_changed => {}
+                _ = woken => {}
                 _ = tokio::time::sleep(SLOT_POLL) => {}
                 _ = self.cancel.wait_for(|cancelled| *cancelled) => return Err(Disposition::Ack),
                 _ = self.shutdown.wait_for(|stopping| *stopping) => return Err(Disposition::LeavePending),

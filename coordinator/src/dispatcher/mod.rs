@@ -14,6 +14,7 @@
 //! RunCandidate call is dropped and the worker is told to stop the candidate; the
 //! candidate is then recorded as abandoned by the session.
 
+mod acks;
 mod candidate_run;
 mod preflight;
 mod recording;
@@ -28,6 +29,7 @@ use tokio::task::JoinHandle;
 use crate::context::{Context, Interrupted};
 use crate::error::StoreError;
 use crate::model::QueueEntry;
+use acks::Acks;
 use slot_line::{Place, SlotLine};
 
 /// Queue entries this coordinator holds per live slot (waiting ones included),
@@ -108,12 +110,17 @@ impl InFlight {
 
 pub(crate) fn spawn(context: Arc<Context>) -> Vec<JoinHandle<()>> {
     let in_flight = InFlight::default();
+    let line = Arc::new(SlotLine::default());
+    let (acks, ack_task) = Acks::spawn(context.clone());
     vec![
         tokio::spawn(dispatch_loop(
             context.clone(),
             in_flight.clone(),
-            Arc::new(SlotLine::default()),
+            line.clone(),
+            acks,
         )),
+        ack_task,
+        tokio::spawn(usher_loop(context.clone(), line)),
         tokio::spawn(renew_loop(context.clone(), in_flight)),
         tokio::spawn(sweep_loop(context)),
     ]
@@ -124,6 +131,27 @@ async fn tick(context: &Context, period: Duration) -> bool {
     tokio::select! {
         _ = tokio::time::sleep(period) => true,
         _ = context.shutting_down() => false,
+    }
+}
+
+/// Wakes the front of the line when slots may have freed: as many entries as
+/// there are free slots, in the line's order — not every entry waiting (with a
+/// thousand slots, a few thousand wait, and waking them all on every finished
+/// candidate was the dispatcher's main cost).
+async fn usher_loop(context: Arc<Context>, line: Arc<SlotLine>) {
+    loop {
+        let slots_changed = context.registry.slots_changed.notified();
+        tokio::pin!(slots_changed);
+        slots_changed.as_mut().enable();
+        let free = context.registry.free_slots();
+        if free > 0 {
+            line.wake_front(free);
+        }
+        tokio::select! {
+            _ = slots_changed => {}
+            _ = tokio::time::sleep(Duration::from_millis(250)) => {}
+            _ = context.shutting_down() => return,
+        }
     }
 }
 
@@ -200,7 +228,12 @@ async fn next_entries(
     Ok(entries)
 }
 
-async fn dispatch_loop(context: Arc<Context>, in_flight: InFlight, line: Arc<SlotLine>) {
+async fn dispatch_loop(
+    context: Arc<Context>,
+    in_flight: InFlight,
+    line: Arc<SlotLine>,
+    acks: Acks,
+) {
     let reclaim_period = Duration::from_millis((context.config.lease_timeout_ms / 4).max(50));
     let mut last_reclaim = Instant::now() - reclaim_period;
     while !context.is_shutting_down() {
@@ -242,7 +275,13 @@ async fn dispatch_loop(context: Arc<Context>, in_flight: InFlight, line: Arc<Slo
                     trace_id = tracing::field::Empty
                 );
                 tokio::spawn(tracing::Instrument::instrument(
-                    handle_entry(context.clone(), in_flight.clone(), entry, place),
+                    handle_entry(
+                        context.clone(),
+                        in_flight.clone(),
+                        acks.clone(),
+                        entry,
+                        place,
+                    ),
                     span,
                 ));
             }
@@ -282,15 +321,20 @@ impl Disposition {
     }
 }
 
-async fn handle_entry(context: Arc<Context>, in_flight: InFlight, entry: QueueEntry, place: Place) {
+async fn handle_entry(
+    context: Arc<Context>,
+    in_flight: InFlight,
+    acks: Acks,
+    entry: QueueEntry,
+    place: Place,
+) {
     let mut disposition = candidate_run::run_entry(&context, &in_flight, &entry, place).await;
     if let Disposition::Unreadable(error) = &disposition {
         disposition = recording::record_unreadable(&context, &entry, error).await;
     }
+    // acknowledged with the other entries finished meanwhile (one store call)
     if let Disposition::Ack = disposition
-        && let Err(interrupted) = context
-            .with_store_retry("acknowledge", || context.store.queue_ack(&entry.entry_id))
-            .await
+        && let Err(interrupted) = acks.ack(&entry.entry_id).await
     {
         // unacknowledged, the entry is delivered again; its result is recorded once
         tracing::warn!(session_id = %entry.job_id, candidate_id = %entry.candidate_id, %interrupted, "entry not acknowledged");

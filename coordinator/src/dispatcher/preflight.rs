@@ -1,6 +1,7 @@
 //! What an entry needs before it runs: its job exists and is neither finished
 //! nor cancelled, its candidate exists without a result. A record that cannot be
 //! read for good makes the entry unreadable (its candidate is recorded failed).
+//! The reads and the delivery counter are one store call ([`crate::store::JobRecords::deliver`]).
 
 use centroid_planner::candidate::CandidateRecord;
 
@@ -9,7 +10,8 @@ use crate::context::{Context, Interrupted};
 use crate::model::{JobRecord, QueueEntry};
 
 pub(super) enum Preflight {
-    Run(Box<JobRecord>, Box<CandidateRecord>),
+    /// the job, the candidate, and the entry's delivery count (this delivery's included)
+    Run(Box<JobRecord>, Box<CandidateRecord>, u32),
     Skip(Disposition),
 }
 
@@ -26,32 +28,20 @@ pub(super) async fn preflight(context: &Context, entry: &QueueEntry) -> Prefligh
 async fn read_preflight(context: &Context, entry: &QueueEntry) -> Result<Preflight, Interrupted> {
     let (job_id, candidate_id) = (entry.job_id.as_str(), entry.candidate_id.as_str());
     let store = &context.store;
-    let job = context
-        .with_store_retry("read job", || store.get_job(job_id))
+    let reads = context
+        .with_store_retry("deliver", || store.deliver(job_id, candidate_id))
         .await?;
-    let Some(job) = job.filter(|job| !job.is_finished() && !job.cancel_requested) else {
+    let Some(job) = reads
+        .job
+        .filter(|job| !job.is_finished() && !job.cancel_requested)
+    else {
         return Ok(Preflight::Skip(Disposition::Ack));
     };
-    let cancel = context
-        .with_store_retry("read cancel", || store.cancel_requested(job_id))
-        .await?;
-    if cancel.is_some() {
+    if reads.cancel.is_some() || reads.has_result {
         return Ok(Preflight::Skip(Disposition::Ack));
     }
-    let candidate = context
-        .with_store_retry("read candidate", || {
-            store.get_candidate(job_id, candidate_id)
-        })
-        .await?;
-    let Some(candidate) = candidate else {
-        return Ok(Preflight::Skip(Disposition::Ack));
-    };
-    let has_result = context
-        .with_store_retry("check result", || store.has_result(job_id, candidate_id))
-        .await?;
-    Ok(if has_result {
-        Preflight::Skip(Disposition::Ack)
-    } else {
-        Preflight::Run(Box::new(job), Box::new(candidate))
+    Ok(match reads.candidate {
+        Some(candidate) => Preflight::Run(Box::new(job), Box::new(candidate), reads.deliveries),
+        None => Preflight::Skip(Disposition::Ack),
     })
 }

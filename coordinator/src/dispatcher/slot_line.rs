@@ -21,8 +21,9 @@
 //! only avoids (it failed there) still counts as one it could use — avoiding is a
 //! preference, and it takes that worker when nothing else qualifies.
 
-use std::cmp::Ordering as Order;
-use std::collections::{BTreeMap, HashMap};
+use std::cmp::Reverse;
+use std::collections::btree_set;
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -36,13 +37,17 @@ const REMEMBERED_JOBS: usize = 1024;
 pub struct SlotLine {
     state: Mutex<LineState>,
     next_ticket: AtomicU64,
-    /// notified when an entry leaves the line: a later one may be next
-    pub turn_changed: Notify,
 }
 
+/// The waiting entries, kept so that the line's order is walked from its front
+/// without looking at the rest: each job's tickets in order, merged by the jobs'
+/// virtual times ([`LineState::in_order`]) — a turn check or a wake-up costs
+/// O(jobs · log jobs) plus the entries it walks past, not O(entries waiting).
 #[derive(Default)]
 struct LineState {
-    waiting: BTreeMap<u64, Waiting>,
+    waiting: HashMap<u64, Waiting>,
+    /// the tickets waiting, job by job (a job without waiting entries is absent)
+    jobs: HashMap<String, BTreeSet<u64>>,
     /// each job's virtual time: the slots it took, each counting 1 / its weight
     tags: HashMap<String, f64>,
     /// the virtual time of the line: the tag of the job that took the last slot
@@ -56,12 +61,27 @@ struct Waiting {
     weight: u64,
     /// the skills its candidate needs (`None`: not read yet, it could run anywhere)
     required: Option<Vec<String>>,
+    /// woken when a slot may be this entry's ([`SlotLine::wake_front`])
+    wake: Arc<Notify>,
+}
+
+impl Waiting {
+    /// Whether this entry could run on a worker offering `worker_skills`.
+    fn could_use(&self, worker_skills: &[String]) -> bool {
+        match &self.required {
+            None => true,
+            Some(required) => required
+                .iter()
+                .all(|skill| worker_skills.iter().any(|offered| offered == skill)),
+        }
+    }
 }
 
 /// An entry's place in the line; leaving it (drop) lets the next ones in.
 pub struct Place {
     line: Arc<SlotLine>,
     ticket: u64,
+    wake: Arc<Notify>,
 }
 
 impl SlotLine {
@@ -76,17 +96,25 @@ impl SlotLine {
         let mut state = self.lock();
         let weight = u64::from(weight.max(1));
         state.lift(job_id);
+        let wake = Arc::new(Notify::new());
         state.waiting.insert(
             ticket,
             Waiting {
                 job_id: job_id.to_string(),
                 weight,
                 required: None,
+                wake: wake.clone(),
             },
         );
+        state
+            .jobs
+            .entry(job_id.to_string())
+            .or_default()
+            .insert(ticket);
         Place {
             line: self.clone(),
             ticket,
+            wake,
         }
     }
 
@@ -94,25 +122,68 @@ impl SlotLine {
     /// entry before it in the line could run there.
     pub fn is_turn_of(&self, ticket: u64, worker_skills: &[String]) -> bool {
         let state = self.lock();
-        let mine = state.waiting.get(&ticket);
-        state
-            .waiting
-            .iter()
-            .filter(|(other, waiting)| match mine {
-                Some(mine) => **other != ticket && state.before((**other, waiting), (ticket, mine)),
-                // not standing (yet): the entries read before it come first
-                None => **other < ticket,
-            })
-            .all(|(_, waiting)| match &waiting.required {
-                None => false,
-                Some(required) => !required
-                    .iter()
-                    .all(|skill| worker_skills.iter().any(|offered| offered == skill)),
-            })
+        if !state.waiting.contains_key(&ticket) {
+            // not standing (yet): the entries read before it come first
+            return state
+                .waiting
+                .iter()
+                .all(|(other, waiting)| *other >= ticket || !waiting.could_use(worker_skills));
+        }
+        for (other, waiting) in state.in_order() {
+            if other == ticket {
+                return true;
+            }
+            if waiting.could_use(worker_skills) {
+                return false;
+            }
+        }
+        unreachable!("a standing ticket is in the line's order")
+    }
+
+    /// Wakes the first `count` entries of the line (a slot may be theirs now).
+    pub fn wake_front(&self, count: usize) {
+        let state = self.lock();
+        for (_, waiting) in state.in_order().take(count) {
+            waiting.wake.notify_one();
+        }
+    }
+
+    /// Wakes the entry right behind `ticket` in the line: `ticket` could not use
+    /// a free slot that was its to take, so the next one may.
+    pub fn wake_behind(&self, ticket: u64) {
+        let state = self.lock();
+        let mut order = state.in_order().skip_while(|(other, _)| *other != ticket);
+        if let Some((_, behind)) = order.nth(1) {
+            behind.wake.notify_one();
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, LineState> {
         self.state.lock().expect("slot line lock")
+    }
+}
+
+/// A job's position in the merge: its tag (as ordered bits: tags are finite and
+/// never negative) and its next ticket.
+type Head = Reverse<(u64, u64, usize)>;
+
+/// The waiting entries in the line's order: by their job's virtual time, then by
+/// ticket — the jobs' ticket lists merged with a heap.
+struct InOrder<'a> {
+    state: &'a LineState,
+    tickets: Vec<(u64, btree_set::Iter<'a, u64>)>,
+    heads: BinaryHeap<Head>,
+}
+
+impl<'a> Iterator for InOrder<'a> {
+    type Item = (u64, &'a Waiting);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let Reverse((tag_bits, ticket, job)) = self.heads.pop()?;
+        if let Some(next) = self.tickets[job].1.next() {
+            self.heads.push(Reverse((tag_bits, *next, job)));
+        }
+        Some((ticket, &self.state.waiting[&ticket]))
     }
 }
 
@@ -121,13 +192,21 @@ impl LineState {
         self.tags.get(job_id).copied().unwrap_or(0.0)
     }
 
-    /// Whether entry `a` comes before entry `b`: its job has had fewer slots per
-    /// unit of weight (a smaller virtual time), or as many and it was read earlier.
-    fn before(&self, (a_ticket, a): (u64, &Waiting), (b_ticket, b): (u64, &Waiting)) -> bool {
-        match self.tag(&a.job_id).total_cmp(&self.tag(&b.job_id)) {
-            Order::Less => true,
-            Order::Greater => false,
-            Order::Equal => a_ticket < b_ticket,
+    fn in_order(&self) -> InOrder<'_> {
+        let mut tickets = Vec::with_capacity(self.jobs.len());
+        let mut heads = BinaryHeap::with_capacity(self.jobs.len());
+        for (job_id, job_tickets) in &self.jobs {
+            let tag_bits = self.tag(job_id).to_bits();
+            let mut iter = job_tickets.iter();
+            if let Some(first) = iter.next() {
+                heads.push(Reverse((tag_bits, *first, tickets.len())));
+                tickets.push((tag_bits, iter));
+            }
+        }
+        InOrder {
+            state: self,
+            tickets,
+            heads,
         }
     }
 
@@ -136,11 +215,7 @@ impl LineState {
     /// nothing waiting. (A job already waiting keeps its tag: behind its share,
     /// it is served first.)
     fn lift(&mut self, job_id: &str) {
-        if self
-            .waiting
-            .values()
-            .any(|waiting| waiting.job_id == job_id)
-        {
+        if self.jobs.contains_key(job_id) {
             return;
         }
         let virtual_time = self.virtual_time;
@@ -156,12 +231,23 @@ impl LineState {
         *tag += 1.0 / weight as f64;
     }
 
+    fn remove(&mut self, ticket: u64) {
+        let Some(waiting) = self.waiting.remove(&ticket) else {
+            return;
+        };
+        if let Some(tickets) = self.jobs.get_mut(&waiting.job_id) {
+            tickets.remove(&ticket);
+            if tickets.is_empty() {
+                self.jobs.remove(&waiting.job_id);
+            }
+        }
+    }
+
     /// Forgets the tags of jobs with nothing waiting once too many are kept.
     fn forget_idle_jobs(&mut self) {
         if self.tags.len() > REMEMBERED_JOBS {
-            let waiting = &self.waiting;
-            self.tags
-                .retain(|job_id, _| waiting.values().any(|entry| &entry.job_id == job_id));
+            let jobs = &self.jobs;
+            self.tags.retain(|job_id, _| jobs.contains_key(job_id));
         }
     }
 }
@@ -175,12 +261,18 @@ impl Place {
         &self.line
     }
 
-    /// The skills the entry's candidate needs, once read.
+    /// Notified when a slot may be this entry's.
+    pub fn wake(&self) -> &Notify {
+        &self.wake
+    }
+
+    /// The skills the entry's candidate needs, once read: the front of the line
+    /// may be behind it and able to pass it now.
     pub fn needs(&self, required_skills: &[String]) {
         if let Some(waiting) = self.line.lock().waiting.get_mut(&self.ticket) {
             waiting.required = Some(required_skills.to_vec());
         }
-        self.line.turn_changed.notify_waiters();
+        self.line.wake_front(1);
     }
 
     /// The entry took a slot: counted for its job (it leaves the line when the
@@ -202,10 +294,11 @@ impl Drop for Place {
     fn drop(&mut self) {
         {
             let mut state = self.line.lock();
-            state.waiting.remove(&self.ticket);
+            state.remove(self.ticket);
             state.forget_idle_jobs();
         }
-        self.line.turn_changed.notify_waiters();
+        // the entry behind it may be first now
+        self.line.wake_front(1);
     }
 }
 

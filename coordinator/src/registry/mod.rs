@@ -441,6 +441,18 @@ impl Registry {
             .sum()
     }
 
+    /// Slots this coordinator could take now: on live workers it can call, neither
+    /// draining nor saturated, less the candidates it runs there.
+    pub fn free_slots(&self) -> usize {
+        self.lock()
+            .values()
+            .filter(|entry| {
+                entry.alive && !entry.draining && !entry.saturated && entry.channel.is_some()
+            })
+            .map(|entry| entry.info.slots.saturating_sub(entry.running) as usize)
+            .sum()
+    }
+
     /// Skills advertised by live workers (the union), with input schemas where known.
     pub fn skills(&self) -> HashMap<String, Value> {
         let mut skills = HashMap::new();

@@ -98,6 +98,19 @@ pub trait JobRecords: Send + Sync + 'static {
             self.result_ids(job_id).await?.len(),
         ))
     }
+    /// A delivery of a queue entry: bumps the candidate's delivery counter and reads
+    /// what the dispatcher needs before it runs the candidate, as one store call
+    /// (the Redis store sends the five commands in one pipeline: one round trip
+    /// per delivery instead of five).
+    async fn deliver(&self, job_id: &str, candidate_id: &str) -> StoreResult<DispatchReads> {
+        Ok(DispatchReads {
+            deliveries: self.bump_deliveries(job_id, candidate_id).await?,
+            job: self.get_job(job_id).await?,
+            cancel: self.cancel_requested(job_id).await?,
+            candidate: self.get_candidate(job_id, candidate_id).await?,
+            has_result: self.has_result(job_id, candidate_id).await?,
+        })
+    }
     /// The delivery counter of a candidate: incremented on every delivery, returns the new value.
     async fn bump_deliveries(&self, job_id: &str, candidate_id: &str) -> StoreResult<u32>;
 
@@ -133,6 +146,19 @@ pub trait JobRecords: Send + Sync + 'static {
     async fn worker_cards(&self) -> StoreResult<Vec<WorkerCard>>;
 }
 
+/// A delivery's count and the records its candidate needs before it runs
+/// ([`JobRecords::deliver`]).
+#[derive(Debug, Clone)]
+pub struct DispatchReads {
+    /// the delivery counter after this delivery
+    pub deliveries: u32,
+    pub job: Option<JobRecord>,
+    /// the cancellation reason, when one was requested
+    pub cancel: Option<String>,
+    pub candidate: Option<CandidateRecord>,
+    pub has_result: bool,
+}
+
 /// The work queue of candidates: at-least-once delivery with leases, a delivery
 /// counter per candidate (in [`JobRecords`]) and a dead-letter stream.
 #[tonic::async_trait]
@@ -149,6 +175,13 @@ pub trait WorkQueue: Send + Sync + 'static {
     /// Renews the leases of entries `consumer` is working on.
     async fn queue_renew(&self, consumer: &str, entry_ids: &[String]) -> StoreResult<()>;
     async fn queue_ack(&self, entry_id: &str) -> StoreResult<()>;
+    /// Acknowledges several entries (the Redis store: one XACK).
+    async fn queue_ack_all(&self, entry_ids: &[String]) -> StoreResult<()> {
+        for entry_id in entry_ids {
+            self.queue_ack(entry_id).await?;
+        }
+        Ok(())
+    }
     /// Moves an entry to the dead-letter stream and acknowledges it.
     async fn dead_letter(&self, entry: &QueueEntry, reason: &str) -> StoreResult<()>;
     /// Dead-lettered entries as (job_id, candidate_id, reason).

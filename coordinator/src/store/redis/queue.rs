@@ -100,6 +100,16 @@ impl WorkQueue for RedisStore {
         Ok(())
     }
 
+    async fn queue_ack_all(&self, entry_ids: &[String]) -> StoreResult<()> {
+        if entry_ids.is_empty() {
+            return Ok(());
+        }
+        let mut command = redis::cmd("XACK");
+        command.arg(self.key("queue")).arg(GROUP).arg(entry_ids);
+        self.queue_command(&command).await?;
+        Ok(())
+    }
+
     async fn dead_letter(&self, entry: &QueueEntry, reason: &str) -> StoreResult<()> {
         let mut pipe = redis::pipe();
         pipe.atomic();

@@ -12,7 +12,7 @@ use crate::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, WorkerCard,
     candidate_listed, result_listed,
 };
-use crate::store::JobRecords;
+use crate::store::{DispatchReads, JobRecords};
 
 impl RedisStore {
     /// The job's candidates, each parsed by `read`, sorted by id.
@@ -346,6 +346,43 @@ impl JobRecords for RedisStore {
         pipe.cmd("HLEN").arg(self.job_key(job_id, "results"));
         let (total, finished): (usize, usize) = pipe.query_async(&mut self.conn()).await?;
         Ok((total, finished))
+    }
+
+    async fn deliver(&self, job_id: &str, candidate_id: &str) -> StoreResult<DispatchReads> {
+        let job_key = self.job_key(job_id, "");
+        let candidates_key = self.job_key(job_id, "candidates");
+        let deliveries_key = self.job_key(job_id, "deliveries");
+        let mut pipe = redis::pipe();
+        pipe.cmd("HINCRBY")
+            .arg(&deliveries_key)
+            .arg(candidate_id)
+            .arg(1);
+        pipe.cmd("PEXPIRE")
+            .arg(&deliveries_key)
+            .arg(self.ttl_ms())
+            .ignore();
+        pipe.cmd("GET").arg(&job_key);
+        pipe.cmd("GET").arg(self.job_key(job_id, "cancel"));
+        pipe.cmd("HGET").arg(&candidates_key).arg(candidate_id);
+        pipe.cmd("HEXISTS")
+            .arg(self.job_key(job_id, "results"))
+            .arg(candidate_id);
+        let (deliveries, job, cancel, candidate, has_result): (
+            i64,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            bool,
+        ) = pipe.query_async(&mut self.conn()).await?;
+        Ok(DispatchReads {
+            deliveries: deliveries.max(0) as u32,
+            job: job.map(|text| from_json(&job_key, &text)).transpose()?,
+            cancel,
+            candidate: candidate
+                .map(|text| from_json(&candidates_key, &text))
+                .transpose()?,
+            has_result,
+        })
     }
 
     async fn bump_deliveries(&self, job_id: &str, candidate_id: &str) -> StoreResult<u32> {
