@@ -9,11 +9,13 @@ use std::sync::Arc;
 use centroid_runtime::{OperationsProbe, announce_server, init_logging};
 use centroid_worker::WorkerConfig;
 use centroid_worker::config::CommandLine;
+use centroid_worker::error::WorkerError;
 use centroid_worker::node::Node;
 use centroid_worker::simulation::{SimulatedNode, SimulatedProbe};
 use centroid_worker::state::WorkerProbe;
 use clap::Parser;
 use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::oneshot;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -34,23 +36,10 @@ async fn main() -> anyhow::Result<()> {
     let probe: Arc<dyn OperationsProbe> = Arc::new(WorkerProbe(node.state.clone()));
     announce_server(&config.server, node.local_address, probe).await?;
 
-    let mut terminate =
-        signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
-    let mut interrupt = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
-    let registration_refused = async {
-        match node.registration_refused.take() {
-            Some(refused) => refused.await.ok(),
-            None => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        _ = terminate.recv() => tracing::info!("SIGTERM: draining"),
-        _ = interrupt.recv() => tracing::info!("SIGINT: draining"),
-        Some(refusal) = registration_refused => {
-            tracing::error!(error = %refusal, "stopping: the coordinator refused this worker");
-            node.stop().await.ok();
-            return Err(anyhow::Error::new(refusal).context("registering with the coordinator"));
-        }
+    if let Some(refusal) = wait_for_stop(node.registration_refused.take(), "draining").await? {
+        tracing::error!(error = %refusal, "stopping: the coordinator refused this worker");
+        node.stop().await.ok();
+        return Err(anyhow::Error::new(refusal).context("registering with the coordinator"));
     }
     let report = node.state.drain(node.state.default_drain_grace()).await;
     tracing::info!(
@@ -74,24 +63,34 @@ async fn simulate(
         .context("starting the simulated worker")?;
     let probe: Arc<dyn OperationsProbe> = Arc::new(SimulatedProbe(node.state.clone()));
     announce_server(&config.server, node.local_address, probe).await?;
+    if let Some(refusal) = wait_for_stop(node.registration_refused.take(), "stopping").await? {
+        if let Err(error) = node.stop().await {
+            tracing::warn!(%error, "stopping the simulated worker failed");
+        }
+        return Err(anyhow::Error::new(refusal).context("registering with the coordinator"));
+    }
+    node.stop().await.context("stopping the simulated worker")
+}
+
+/// Waits for SIGTERM or SIGINT (logged with what follows: `then`), or for the
+/// coordinator refusing this worker's registration: `Some(refusal)`.
+async fn wait_for_stop(
+    refused: Option<oneshot::Receiver<WorkerError>>,
+    then: &str,
+) -> anyhow::Result<Option<WorkerError>> {
     let mut terminate =
         signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
     let mut interrupt = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
     let registration_refused = async {
-        match node.registration_refused.take() {
+        match refused {
             Some(refused) => refused.await.ok(),
             None => std::future::pending().await,
         }
     };
     tokio::select! {
-        _ = terminate.recv() => tracing::info!("SIGTERM: stopping"),
-        _ = interrupt.recv() => tracing::info!("SIGINT: stopping"),
-        Some(refusal) = registration_refused => {
-            if let Err(error) = node.stop().await {
-                tracing::warn!(%error, "stopping the simulated worker failed");
-            }
-            return Err(anyhow::Error::new(refusal).context("registering with the coordinator"));
-        }
+        _ = terminate.recv() => tracing::info!("SIGTERM: {then}"),
+        _ = interrupt.recv() => tracing::info!("SIGINT: {then}"),
+        Some(refusal) = registration_refused => return Ok(Some(refusal)),
     }
-    node.stop().await.context("stopping the simulated worker")
+    Ok(None)
 }
