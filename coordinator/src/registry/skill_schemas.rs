@@ -1,0 +1,106 @@
+//! The skills the live workers advertise, with their input schemas: fetched from a
+//! worker (`ListSkills`) once it registers, their union for planning, and the wait for
+//! every live worker's schemas before a job plans.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use centroid_proto::v1::ListSkillsRequest;
+use centroid_proto::v1::worker_client::WorkerClient;
+use serde_json::Value;
+
+use super::{Registry, cards};
+
+impl Registry {
+    pub(super) async fn fetch_schemas(&self, worker_id: &str) {
+        let Some(channel) = self
+            .lock()
+            .get(worker_id)
+            .and_then(|entry| entry.channel.clone())
+        else {
+            return;
+        };
+        let mut client = WorkerClient::with_interceptor(channel, self.token.clone());
+        let mut request = tonic::Request::new(ListSkillsRequest {});
+        request.set_timeout(Duration::from_secs(5));
+        match client.list_skills(request).await {
+            Ok(response) => {
+                let schemas: HashMap<String, Value> = response
+                    .into_inner()
+                    .skills
+                    .into_iter()
+                    .map(|skill| {
+                        let schema = serde_json::from_str(&skill.input_schema_json)
+                            .unwrap_or_else(|error| {
+                                tracing::warn!(
+                                    worker_id,
+                                    skill = %skill.name,
+                                    %error,
+                                    "the worker's input schema of a skill is not JSON: its calls are checked by the worker only"
+                                );
+                                Value::Null
+                            });
+                        (
+                            skill.name,
+                            cards::with_description(schema, skill.description),
+                        )
+                    })
+                    .collect();
+                if let Some(entry) = self.lock().get_mut(worker_id) {
+                    entry.schemas = schemas;
+                    entry.schemas_fetched = true;
+                }
+                self.schemas_changed.notify_waiters();
+            }
+            Err(status) => {
+                tracing::warn!(
+                    worker_id,
+                    message = status.message(),
+                    "cannot list the worker's skills"
+                );
+                if let Some(entry) = self.lock().get_mut(worker_id) {
+                    entry.schemas_fetched = true;
+                }
+                self.schemas_changed.notify_waiters();
+            }
+        }
+    }
+
+    /// Skills advertised by live workers (the union), with input schemas where known.
+    pub fn skills(&self) -> HashMap<String, Value> {
+        let mut skills = HashMap::new();
+        for entry in self.lock().values().filter(|entry| entry.alive) {
+            for skill in &entry.info.skills {
+                let schema = entry.schemas.get(skill).cloned().unwrap_or(Value::Null);
+                let slot = skills.entry(skill.clone()).or_insert(Value::Null);
+                if slot.is_null() {
+                    *slot = schema;
+                }
+            }
+        }
+        skills
+    }
+
+    /// Whether the schemas of every live worker are fetched (or `wait` ran out).
+    pub async fn wait_for_schemas(&self, wait: Duration) {
+        let started = Instant::now();
+        while started.elapsed() < wait {
+            // listening before looking: schemas arriving in between still wake us
+            let arrived = self.schemas_changed.notified();
+            tokio::pin!(arrived);
+            arrived.as_mut().enable();
+            let pending = self
+                .lock()
+                .values()
+                .any(|entry| entry.alive && !entry.schemas_fetched);
+            if !pending {
+                return;
+            }
+            // a worker dying meanwhile notifies nothing: look again now and then
+            tokio::select! {
+                _ = arrived => {}
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+            }
+        }
+    }
+}
