@@ -16,7 +16,9 @@
 //! block ([`crate::hierarchy`]) once, by the same stages, into its own routed cell
 //! with ports, then its instances placed and routed by their parent
 //! ([`crate::candidate_plan`]'s `blocks.rs`); LVS, DRC and the outputs as above. The
-//! design space offers it when the workers can route and instantiate blocks.
+//! design space offers it when the workers can route and instantiate blocks, with
+//! each block's own space (its scope's, computed by the same code as the circuit's);
+//! a block is drawn from its own point when the point gives it one.
 //!
 //! Step arguments are fitted to the skill's advertised input schema (see
 //! [`crate::plan_builder`]); ReAct adjustments are [`crate::react`].
