@@ -8,11 +8,15 @@ use serde_json::{Value, json};
 
 use crate::report::CandidateRecord;
 
+/// Of one block cell: its distinct layouts (bounding box and device area, nm²) and
+/// the smallest bounding box of a passing candidate.
+type Seen = (BTreeSet<(i64, i64)>, Option<f64>);
+
 /// Per block cell: the distinct layouts measured (bounding box and device area, in
 /// nm² so that equal layouts compare equal) and the smallest bounding box of a
 /// passing candidate.
 fn tried_per_block(candidates: &[CandidateRecord]) -> BTreeMap<String, (usize, Option<f64>)> {
-    let mut layouts: BTreeMap<String, (BTreeSet<(i64, i64)>, Option<f64>)> = BTreeMap::new();
+    let mut layouts: BTreeMap<String, Seen> = BTreeMap::new();
     for candidate in candidates {
         let blocks = candidate
             .metrics

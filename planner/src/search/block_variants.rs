@@ -37,6 +37,10 @@ pub struct BlockRecord {
     pub best: Vec<BlockVariant>,
 }
 
+/// One variant as the journal measured it: its point, the smallest area of a
+/// passing candidate drawing it, how many candidates drew it.
+type Measured = (DesignPoint, Option<f64>, usize);
+
 /// Per block of `space` (by subcircuit), the variants `nodes` measured: how many
 /// distinct ones, and the `keep` smallest of the passing candidates (ties by key).
 pub fn block_records<'a>(
@@ -44,9 +48,8 @@ pub fn block_records<'a>(
     space: &DesignSpace,
     keep: usize,
 ) -> BTreeMap<String, BlockRecord> {
-    // per block: variant key → (point, smallest passing area, candidates)
-    let mut seen: BTreeMap<&String, BTreeMap<String, (DesignPoint, Option<f64>, usize)>> =
-        BTreeMap::new();
+    // per block: variant key → what was measured of it
+    let mut seen: BTreeMap<&String, BTreeMap<String, Measured>> = BTreeMap::new();
     for node in nodes {
         let Some(evaluation) = node.evaluation.as_ref() else {
             continue;
