@@ -20,6 +20,7 @@ mod planner_report;
 mod progress;
 mod remote;
 mod report;
+mod report_blocks;
 mod report_html;
 mod report_performance;
 mod report_sections;

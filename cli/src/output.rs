@@ -25,6 +25,7 @@ use crate::report::{
     BestCandidate, CandidateError, CandidateMetrics, CandidateRecord, ChecksRan, DrcSummary,
     JobStatus, LvsSummary, Report, SignoffSummary, smallest_passing,
 };
+use crate::report_blocks::annotate_blocks;
 use crate::report_html::render_html;
 use crate::report_performance::{BodeCurves, schematic_sweep};
 
@@ -226,7 +227,7 @@ pub fn build_report(
             design: serde_json::from_str(&candidate.design_point_json).unwrap_or(Value::Null),
         })
         .collect();
-    let best = view
+    let mut best = view
         .candidates
         .iter()
         .find(|candidate| {
@@ -239,6 +240,9 @@ pub fn build_report(
                 || artifact(&view.artifacts, &candidate.candidate_id, media_type::GDS).is_some()
         })
         .map(|candidate| best_candidate(view, job, candidate));
+    if let Some(best) = best.as_mut() {
+        annotate_blocks(best.metrics.other.get_mut("layout"), &candidates);
+    }
     Ok(Report {
         job_id: job.job_id.clone(),
         trace_id: job.trace_id.clone(),

@@ -50,8 +50,9 @@ pub struct CandidateError {
 pub struct CandidateRecord {
     pub id: String,
     pub parent: Option<String>,
-    /// How the candidate came to be: draft, improve, repair, llm (a point the LLM
-    /// planner chose), llm_plan (a plan it wrote) or signoff.
+    /// How the candidate came to be: draft, improve, repair, combine (each block's
+    /// smallest variant under an elite floorplan), llm (a point the LLM planner
+    /// chose), llm_plan (a plan it wrote) or signoff.
     #[serde(default)]
     pub origin: String,
     /// the iteration it was drafted for, numbered from 0 as in the prompts, the

@@ -72,7 +72,8 @@ pub(crate) fn figures_section(metrics: &CandidateMetrics) -> String {
 }
 
 /// The blocks of a hierarchical layout: each subcircuit drawn once, how often it is
-/// placed, its area and utilisation.
+/// placed, its area and utilisation, how many layouts of it the search measured and
+/// the smallest that passed.
 fn blocks_table(figures: &serde_json::Value) -> String {
     let blocks = figures
         .get("blocks")
@@ -83,7 +84,7 @@ fn blocks_table(figures: &serde_json::Value) -> String {
         return String::new();
     }
     let mut table = String::from(
-        "<h3>Blocks</h3><table><tr><th class=\"l\">block</th><th>placed</th><th>devices</th><th>area µm²</th><th>device area µm²</th><th>utilisation</th></tr>",
+        "<h3>Blocks</h3><table><tr><th class=\"l\">block</th><th>placed</th><th>devices</th><th>area µm²</th><th>device area µm²</th><th>utilisation</th><th>layouts tried</th><th>smallest passing µm²</th></tr>",
     );
     for block in &blocks {
         let number = |key: &str| {
@@ -94,7 +95,7 @@ fn blocks_table(figures: &serde_json::Value) -> String {
         };
         let _ = write!(
             table,
-            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1} %</td></tr>",
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1} %</td><td>{}</td><td>{}</td></tr>",
             escape(
                 block
                     .get("cell")
@@ -106,6 +107,11 @@ fn blocks_table(figures: &serde_json::Value) -> String {
             number("bbox_area_um2"),
             number("device_area_um2"),
             100.0 * number("utilisation"),
+            number("variants_tried"),
+            block
+                .get("best_variant_area_um2")
+                .and_then(serde_json::Value::as_f64)
+                .map_or("–".to_owned(), |area| format!("{area:.1}")),
         );
     }
     table.push_str("</table>");

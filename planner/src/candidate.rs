@@ -14,6 +14,9 @@ pub enum Origin {
     Draft,
     Improve,
     Repair,
+    /// the smallest passing variant of each block under a floorplan of the elite
+    /// (a hierarchical circuit laid out as blocks)
+    Combine,
     /// a kept candidate run again through the foundry's deck
     Signoff,
     /// the best design point of a similar earlier job (long-term memory)
@@ -30,6 +33,7 @@ impl Origin {
             Origin::Draft => "draft",
             Origin::Improve => "improve",
             Origin::Repair => "repair",
+            Origin::Combine => "combine",
             Origin::Signoff => "signoff",
             Origin::Memory => "memory",
             Origin::Llm => "llm",

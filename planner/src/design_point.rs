@@ -43,6 +43,12 @@ pub struct DesignPoint {
     /// parent) or flat (empty; `flat` is spelled empty)
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub hierarchy: String,
+    /// each block's own point by subcircuit (with `hierarchy: blocks`): its knobs,
+    /// its order by local ids and its modules' genes (no `hierarchy`, no `blocks` of
+    /// its own); a block without one is drawn from this point's knobs, which
+    /// otherwise mean the parent's floorplan
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub blocks: BTreeMap<String, DesignPoint>,
 }
 
 /// The `hierarchy` of a point laid out as blocks.
@@ -72,7 +78,27 @@ impl DesignPoint {
         self.hierarchy == BLOCKS
     }
 
+    /// The point block `subcircuit` is drawn from: its own, else this one.
+    pub fn of_block(&self, subcircuit: &str) -> &DesignPoint {
+        self.blocks.get(subcircuit).unwrap_or(self)
+    }
+
     pub fn key(&self) -> String {
+        let key = self.own_key();
+        // appended only when present: the keys of points without them stay as they were
+        if self.blocks.is_empty() {
+            return key;
+        }
+        let blocks: BTreeMap<&String, String> = self
+            .blocks
+            .iter()
+            .map(|(subcircuit, point)| (subcircuit, point.key()))
+            .collect();
+        format!("{key}/b{:016x}", digest(&listed(&blocks)))
+    }
+
+    /// The key of the point's own knobs and genes (its blocks' points aside).
+    fn own_key(&self) -> String {
         let mut key = format!(
             "{}/s{}/d{}/g{}/r{}/sp{}/ar{}",
             self.arrangement,
@@ -95,7 +121,7 @@ impl DesignPoint {
         {
             return key;
         }
-        // the placement genes are long: a stable digest (FNV-1a) tells points apart
+        // the placement genes are long: a stable digest tells points apart
         let mut genes = format!(
             "{}|{}|{}",
             self.order.join(","),
@@ -115,13 +141,16 @@ impl DesignPoint {
                 listed(&rings)
             ));
         }
-        let digest = genes
-            .bytes()
-            .fold(0xCBF2_9CE4_8422_2325_u64, |digest, byte| {
-                (digest ^ u64::from(byte)).wrapping_mul(0x0100_0000_01B3)
-            });
-        format!("{key}/p{digest:016x}")
+        format!("{key}/p{:016x}", digest(&genes))
     }
+}
+
+/// A stable digest (FNV-1a) of `text`.
+fn digest(text: &str) -> u64 {
+    text.bytes()
+        .fold(0xCBF2_9CE4_8422_2325_u64, |digest, byte| {
+            (digest ^ u64::from(byte)).wrapping_mul(0x0100_0000_01B3)
+        })
 }
 
 /// `key=value` for every entry, comma-separated, in key order.

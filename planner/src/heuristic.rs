@@ -16,20 +16,22 @@
 //! block ([`crate::hierarchy`]) once, by the same stages, into its own routed cell
 //! with ports, then its instances placed and routed by their parent
 //! ([`crate::candidate_plan`]'s `blocks.rs`); LVS, DRC and the outputs as above. The
-//! design space offers it when the workers can route and instantiate blocks.
+//! design space offers it when the workers can route and instantiate blocks, with
+//! each block's own space (its scope's, computed by the same code as the circuit's);
+//! a block is drawn from its own point when the point gives it one.
 //!
 //! Step arguments are fitted to the skill's advertised input schema (see
 //! [`crate::plan_builder`]); ReAct adjustments are [`crate::react`].
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
-use centroid_schemas::TaskContext;
+use centroid_schemas::{Circuit, TaskContext};
 use serde_json::Value;
 
 use crate::candidate_plan::{Draft, blocks_supported, draft_blocks};
 use crate::design_point::{BLOCKS, DesignPoint, FLAT};
-use crate::design_space::DesignSpace;
+use crate::design_space::{BlockSpace, DesignSpace};
 use crate::device_units::{RowKind, is_mos};
 use crate::hierarchy::Hierarchy;
 use crate::kind_order::KindOrder;
@@ -76,6 +78,8 @@ pub struct HeuristicPlanner {
     performance: OnceLock<Option<PerformanceSetup>>,
     /// the circuit's blocks (none without a hierarchy), worked out once
     hierarchy: OnceLock<Option<Hierarchy>>,
+    /// how each block's own devices are placed (by subcircuit), worked out once
+    block_placements: OnceLock<BTreeMap<String, Placement>>,
 }
 
 /// How the circuit's devices are placed at every design point.
@@ -89,6 +93,16 @@ struct Placement {
     groups: Vec<String>,
 }
 
+impl Placement {
+    fn of(circuit: &Circuit) -> Placement {
+        Placement {
+            kinds: default_kinds(circuit),
+            bound: bound_modules(circuit),
+            groups: matched_groups(circuit),
+        }
+    }
+}
+
 impl HeuristicPlanner {
     pub fn new(raw: RawInputs) -> HeuristicPlanner {
         HeuristicPlanner {
@@ -98,6 +112,7 @@ impl HeuristicPlanner {
             simulation: JobSimulation::default(),
             performance: OnceLock::new(),
             hierarchy: OnceLock::new(),
+            block_placements: OnceLock::new(),
         }
     }
 
@@ -142,36 +157,35 @@ impl HeuristicPlanner {
     }
 
     fn placement(&self, context: &TaskContext) -> &Placement {
-        self.placement.get_or_init(|| Placement {
-            kinds: default_kinds(&context.circuit),
-            bound: bound_modules(&context.circuit),
-            groups: matched_groups(&context.circuit),
+        self.placement
+            .get_or_init(|| Placement::of(&context.circuit))
+    }
+
+    /// How each block of `hierarchy` places its own devices (its scope on its own).
+    fn block_placements(&self, hierarchy: &Hierarchy) -> &BTreeMap<String, Placement> {
+        self.block_placements.get_or_init(|| {
+            hierarchy
+                .blocks
+                .iter()
+                .map(|block| {
+                    (
+                        block.subcircuit.clone(),
+                        Placement::of(&block.scope.circuit),
+                    )
+                })
+                .collect()
         })
     }
 
-    pub fn with_route_pitch(mut self, pitch_um: Option<f64>) -> HeuristicPlanner {
-        self.route_pitch_um = pitch_um;
-        self
-    }
-
-    fn routing(&self, skills: &SkillCatalog) -> Option<f64> {
-        let advertised = ["route.nets", "layout.place"]
-            .iter()
-            .all(|skill| skills.contains_key(*skill));
-        self.route_pitch_um.filter(|_| advertised)
-    }
-}
-
-/// Whether the workers can route (then the planner needs `route.info`'s pitch first).
-pub fn routing_advertised(skills: &SkillCatalog) -> bool {
-    ["route.info", "route.nets", "layout.place"]
-        .iter()
-        .all(|skill| skills.contains_key(*skill))
-}
-
-impl Planner for HeuristicPlanner {
-    fn design_space(&self, context: &TaskContext, skills: &SkillCatalog) -> DesignSpace {
-        let devices = &context.circuit.devices;
+    /// The space of `circuit` laid out flat (the whole circuit, or one block's scope
+    /// on its own): no hierarchy, no blocks.
+    fn space_of(
+        &self,
+        circuit: &Circuit,
+        placement: &Placement,
+        skills: &SkillCatalog,
+    ) -> DesignSpace {
+        let devices = &circuit.devices;
         let max_nf = devices
             .iter()
             .filter(|device| is_mos(device))
@@ -200,7 +214,7 @@ impl Planner for HeuristicPlanner {
         };
         // a matched module's ends take their own dummies and ring
         let groups = if dummies.len() > 1 || guard_rings.len() > 1 {
-            self.placement(context).groups.clone()
+            placement.groups.clone()
         } else {
             Vec::new()
         };
@@ -222,18 +236,63 @@ impl Planner for HeuristicPlanner {
             } else {
                 vec![100, 50, 200]
             },
-            kinds: self.placement(context).kinds.clone(),
-            bound: self.placement(context).bound.clone(),
+            kinds: placement.kinds.clone(),
+            bound: placement.bound.clone(),
             groups,
-            modules: context
-                .circuit
+            modules: circuit
                 .modules
                 .iter()
                 .filter(|module| module.module_type.is_matched() && module.devices.len() == 2)
                 .map(|module| module.id.clone())
                 .collect(),
-            hierarchies: self.hierarchies(context, skills),
+            hierarchies: Vec::new(),
+            blocks: BTreeMap::new(),
         }
+    }
+
+    pub fn with_route_pitch(mut self, pitch_um: Option<f64>) -> HeuristicPlanner {
+        self.route_pitch_um = pitch_um;
+        self
+    }
+
+    fn routing(&self, skills: &SkillCatalog) -> Option<f64> {
+        let advertised = ["route.nets", "layout.place"]
+            .iter()
+            .all(|skill| skills.contains_key(*skill));
+        self.route_pitch_um.filter(|_| advertised)
+    }
+}
+
+/// Whether the workers can route (then the planner needs `route.info`'s pitch first).
+pub fn routing_advertised(skills: &SkillCatalog) -> bool {
+    ["route.info", "route.nets", "layout.place"]
+        .iter()
+        .all(|skill| skills.contains_key(*skill))
+}
+
+impl Planner for HeuristicPlanner {
+    fn design_space(&self, context: &TaskContext, skills: &SkillCatalog) -> DesignSpace {
+        let mut space = self.space_of(&context.circuit, self.placement(context), skills);
+        space.hierarchies = self.hierarchies(context, skills);
+        if let Some(hierarchy) = self
+            .hierarchy(context)
+            .filter(|_| !space.hierarchies.is_empty())
+        {
+            let placements = self.block_placements(hierarchy);
+            space.blocks = hierarchy
+                .blocks
+                .iter()
+                .map(|block| {
+                    let placement = &placements[&block.subcircuit];
+                    let block_space = BlockSpace {
+                        path: block.scope.path.clone(),
+                        space: self.space_of(&block.scope.circuit, placement, skills),
+                    };
+                    (block.subcircuit.clone(), block_space)
+                })
+                .collect();
+        }
+        space
     }
 
     fn plan(
@@ -257,13 +316,26 @@ impl Planner for HeuristicPlanner {
             .zip(self.routing(skills))
             .filter(|_| point.builds_blocks() && !self.hierarchies(context, skills).is_empty());
         let mut draft = match blocks {
-            Some((hierarchy, pitch_um)) => draft_blocks(
-                (&context.circuit, hierarchy),
-                point,
-                &order,
-                skills,
-                (&self.raw.drc_rules, pitch_um),
-            ),
+            Some((hierarchy, pitch_um)) => {
+                // the order of each block drawn from its own point, by local ids
+                let placements = self.block_placements(hierarchy);
+                let block_orders: BTreeMap<String, Vec<String>> = point
+                    .blocks
+                    .iter()
+                    .filter_map(|(subcircuit, own)| {
+                        let placement = placements.get(subcircuit)?;
+                        let order = complete(own, &placement.kinds, &placement.bound);
+                        Some((subcircuit.clone(), order))
+                    })
+                    .collect();
+                draft_blocks(
+                    (&context.circuit, hierarchy),
+                    point,
+                    (&order, &block_orders),
+                    skills,
+                    (&self.raw.drc_rules, pitch_um),
+                )
+            }
             None => {
                 let mut draft = Draft::new(&context.circuit, point, &order, skills);
                 draft.load_technology(&self.raw.drc_rules);

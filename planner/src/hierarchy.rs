@@ -11,10 +11,13 @@
 //! and the net types. Devices of instances that are no block stay flat in the nearest
 //! block above them (local ids like `X5/M1`).
 //!
-//! The design space stays that of the flat circuit: a block takes the order genes of
+//! Each block has a design space of its own: its scope's circuit's, computed as a
+//! flat circuit's (`DesignSpace::blocks`). A point's own point for a block gives its
+//! knobs and its order by local ids; without one, the block takes the order genes of
 //! its representative's devices (those of its other instances move nothing), the
-//! per-module genes of the matched modules inside the representative, and the global
-//! knobs; the rows of instances are folded by the aspect ratio.
+//! per-module genes of the matched modules inside the representative, and the
+//! point's global knobs. The top's knobs lay out the parent: its devices and the rows
+//! of instances, folded by its aspect ratio.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 

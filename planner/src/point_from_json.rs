@@ -1,7 +1,8 @@
 //! A design point written as JSON (by a model, or by a user with `centroid plan
 //! --point`) checked against the design space: every value one the space allows,
-//! every device, row kind and matched module one of the circuit's. A missing
-//! coordinate takes the default point's value. Problems are worded for a repair
+//! every device, row kind and matched module one of the circuit's; a block's own
+//! point (`blocks`) checked against that block's space. A missing coordinate takes
+//! the default point's value. Problems are worded for a repair
 //! round ("order[2]: … is not a device of the circuit").
 
 use std::collections::{BTreeMap, HashSet};
@@ -100,6 +101,7 @@ pub fn design_point(value: &Value, space: &DesignSpace) -> Result<DesignPoint, P
             .as_bool()
             .filter(|ring| space.guard_rings.contains(ring))
     });
+    let blocks = block_points(object, space, &mut problems);
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -117,7 +119,47 @@ pub fn design_point(value: &Value, space: &DesignSpace) -> Result<DesignPoint, P
         module_dummies,
         module_rings,
         hierarchy,
+        blocks,
     })
+}
+
+/// The optional `blocks` object: subcircuit → that block's own point, each checked
+/// against the block's space (its problems behind `blocks.<subcircuit>.`).
+fn block_points(
+    object: &Map<String, Value>,
+    space: &DesignSpace,
+    problems: &mut Problems,
+) -> BTreeMap<String, DesignPoint> {
+    let mut points = BTreeMap::new();
+    let Some(value) = object.get("blocks").filter(|value| !value.is_null()) else {
+        return points;
+    };
+    let Some(entries) = value.as_object() else {
+        problems.push(format!(
+            "blocks: {value} is not an object of block subcircuit → point"
+        ));
+        return points;
+    };
+    for (subcircuit, written) in entries {
+        let Some(block) = space.blocks.get(subcircuit) else {
+            let known: Vec<&String> = space.blocks.keys().collect();
+            problems.push(format!(
+                "blocks.{subcircuit}: not a block of the circuit; blocks: {known:?}"
+            ));
+            continue;
+        };
+        match design_point(written, &block.space) {
+            Ok(point) => {
+                points.insert(subcircuit.clone(), point);
+            }
+            Err(found) => problems.extend(
+                found
+                    .into_iter()
+                    .map(|problem| format!("blocks.{subcircuit}.{problem}")),
+            ),
+        }
+    }
+    points
 }
 
 /// An optional map `name` of matched module → value (`module_dummies`,

@@ -87,6 +87,7 @@ fn point(arrangement: &str) -> DesignPoint {
         module_dummies: Default::default(),
         module_rings: Default::default(),
         hierarchy: String::new(),
+        blocks: Default::default(),
     }
 }
 

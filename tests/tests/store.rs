@@ -60,6 +60,7 @@ fn candidate(job_id: &str, index: usize) -> CandidateRecord {
             module_dummies: Default::default(),
             module_rings: Default::default(),
             hierarchy: String::new(),
+            blocks: Default::default(),
         },
         plan: plan(),
         required_skills: vec![],

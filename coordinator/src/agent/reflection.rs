@@ -73,6 +73,7 @@ mod tests {
                 module_dummies: Default::default(),
                 module_rings: Default::default(),
                 hierarchy: String::new(),
+                blocks: Default::default(),
             },
             passed,
             score: 0.0,

@@ -172,6 +172,7 @@ mod tests {
                 module_dummies: [("dp".to_string(), 2)].into(),
                 module_rings: Default::default(),
                 hierarchy: String::new(),
+                blocks: Default::default(),
             },
             plan: plan(),
             required_skills: vec!["tech.load".into()],

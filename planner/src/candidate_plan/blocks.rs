@@ -42,17 +42,19 @@ pub(crate) fn blocks_supported(skills: &SkillCatalog) -> bool {
     skills.contains_key("layout.instantiate_block") && takes_ports
 }
 
-/// The routed cell of a block.
-fn block_cell(subcircuit: &str) -> String {
+/// The routed cell of a block (`layout.metrics` names its figures by it).
+pub(crate) fn block_cell(subcircuit: &str) -> String {
     cell_name("BLK", subcircuit)
 }
 
 /// `tech.load`, every block of `hierarchy` bottom up, and the draft of the top with
-/// its block instances: what a flat plan's draft is after `tech.load`.
+/// its block instances: what a flat plan's draft is after `tech.load`. A block is
+/// drawn from its own point (`block_orders`: the order of each block with one, by
+/// local ids), else from `point` (its order: `order`'s, the flat placement order).
 pub(crate) fn draft_blocks<'a>(
     (flat, hierarchy): (&'a Circuit, &'a Hierarchy),
     point: &'a DesignPoint,
-    order: &[String],
+    (order, block_orders): (&[String], &BTreeMap<String, Vec<String>>),
     skills: &'a SkillCatalog,
     (drc_rules, pitch_um): (&Value, f64),
 ) -> Draft<'a> {
@@ -68,10 +70,14 @@ pub(crate) fn draft_blocks<'a>(
             ports: block.ports.clone(),
         };
         let scope = &block.scope;
+        let block_order = block_orders
+            .get(&block.subcircuit)
+            .cloned()
+            .unwrap_or_else(|| local_order(scope, order));
         let mut draft = Draft::in_cell(
             (&scope.circuit, flat),
-            point,
-            local_order(scope, order),
+            point.of_block(&block.subcircuit),
+            block_order,
             builder,
             target,
         );

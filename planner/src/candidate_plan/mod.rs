@@ -18,7 +18,7 @@ use crate::skill_catalog::SkillCatalog;
 
 mod blocks;
 mod checks;
-pub(crate) use blocks::{blocks_supported, draft_blocks};
+pub(crate) use blocks::{block_cell, blocks_supported, draft_blocks};
 pub(crate) use checks::device_spec;
 mod simulation;
 

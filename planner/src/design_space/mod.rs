@@ -1,8 +1,9 @@
 //! The design space of a task: seven global knobs plus the placement genes a
 //! layout engineer would move by hand — the left-to-right order of the devices of
 //! each kind, how many rows each kind is folded into, the arrangement of each
-//! matched pair, and the dummies and guard ring of each matched module. Random
-//! points, mutations and crossovers over it, all deterministic for a seed.
+//! matched pair, and the dummies and guard ring of each matched module; for a
+//! hierarchical circuit laid out as blocks, each block's own space (`blocks.rs`).
+//! Random points, mutations and crossovers over it, all deterministic for a seed.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -12,6 +13,11 @@ use crate::design_point::{BLOCKS, DesignPoint};
 use crate::kind_order::KindOrder;
 use crate::placement_order::complete;
 use crate::random::SplitMix64;
+
+mod blocks;
+pub use blocks::BlockSpace;
+#[cfg(test)]
+pub(crate) use blocks::tests::space as space_with_blocks;
 
 /// The values each coordinate of a [`DesignPoint`] may take for one task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,6 +45,9 @@ pub struct DesignSpace {
     /// default first; empty: flat only (no hierarchy, or workers without blocks)
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hierarchies: Vec<String>,
+    /// each block's own space by subcircuit, when blocks are offered (empty else)
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub blocks: BTreeMap<String, BlockSpace>,
 }
 
 /// The coordinates a mutation may change (one more, `hierarchy`, when the space
@@ -86,6 +95,7 @@ impl DesignSpace {
             module_dummies: BTreeMap::new(),
             module_rings: BTreeMap::new(),
             hierarchy: spelled(self.hierarchies.first().map_or("", String::as_str)),
+            blocks: BTreeMap::new(),
         }
     }
 
@@ -113,7 +123,7 @@ impl DesignSpace {
             .iter()
             .map(|module| (module.clone(), rng.pick(&self.arrangements).clone()))
             .collect();
-        DesignPoint {
+        let mut point = DesignPoint {
             arrangement: rng.pick(&self.arrangements).clone(),
             finger_split: *rng.pick(&self.finger_splits),
             dummies: *rng.pick(&self.dummies),
@@ -137,7 +147,10 @@ impl DesignSpace {
             } else {
                 spelled(self.hierarchies.first().map_or("", String::as_str))
             },
-        }
+            blocks: BTreeMap::new(),
+        };
+        self.random_blocks(&mut point, rng);
+        point
     }
 
     /// The point's order of every device of the space: its listed devices first
@@ -174,11 +187,16 @@ impl DesignSpace {
             &mut canonical.guard_ring,
             &mut canonical.module_rings,
         );
+        self.canonical_blocks(&mut canonical);
         canonical
     }
 
-    /// Changes one coordinate of `point` to another allowed value.
+    /// Changes one coordinate of `point` to another allowed value: of the top, or
+    /// of one block's point (when laid out as blocks).
     pub fn mutate(&self, point: &DesignPoint, rng: &mut SplitMix64) -> DesignPoint {
+        if let Some(mutated) = self.mutate_a_block(point, rng) {
+            return mutated;
+        }
         let original = self.canonical(point);
         let mut mutated = original.clone();
         let genes = GENES + u64::from(self.hierarchies.len() > 1);
@@ -342,6 +360,7 @@ impl DesignSpace {
             module_dummies: BTreeMap::new(),
             module_rings: BTreeMap::new(),
             hierarchy: first.hierarchy.clone(),
+            blocks: BTreeMap::new(),
         };
         if self.hierarchies.len() > 1 && coin() {
             child.hierarchy = second.hierarchy.clone();
@@ -371,6 +390,7 @@ impl DesignSpace {
                 .insert(module.clone(), pick.ring_of(module));
         }
         child.order = order_crossover(&self.full_order(first), &self.full_order(second), rng);
+        self.crossover_blocks((first, second), &mut child, rng);
         self.canonical(&child)
     }
 
@@ -401,6 +421,7 @@ impl DesignSpace {
             .chain(orders)
             .chain(modules)
             .chain(groups)
+            .chain(self.blocks.values().map(|block| block.space.size()))
             .fold(1u64, |size, factor| size.saturating_mul(factor.max(1)))
     }
 }

@@ -1,7 +1,9 @@
 //! The candidate journal as a search tree (seed 003): every candidate is a node
-//! with its parent; each iteration repairs failed leaves, breeds children of the
-//! best points (tournament selection, crossover, mutation: an evolutionary search
-//! over the design space) and drafts new random points. Deterministic for a given seed and journal.
+//! with its parent; each iteration repairs failed leaves, combines the smallest
+//! variant of each block under an elite floorplan (hierarchical circuits,
+//! `block_variants.rs`), breeds children of the best points (tournament selection,
+//! crossover, mutation: an evolutionary search over the design space) and drafts
+//! new random points. Deterministic for a given seed and journal.
 
 use std::collections::HashSet;
 
@@ -10,6 +12,10 @@ use crate::design_point::DesignPoint;
 use crate::design_space::DesignSpace;
 use crate::evaluation::Evaluation;
 use crate::random::SplitMix64;
+
+mod block_variants;
+use block_variants::combined_points;
+pub use block_variants::{BlockRecord, BlockVariant, VARIANTS_KEPT, block_records};
 
 /// A node of the journal.
 #[derive(Debug, Clone)]
@@ -213,8 +219,9 @@ impl Journal {
     }
 
     /// Proposals for iteration `iteration`: the `preset` ones first (a planner's
-    /// advice), then about a quarter repairs, half improvements of the best, the
-    /// rest new drafts; never a point already tried, nor one of `avoid` (points
+    /// advice), then about a quarter repairs, for a hierarchical circuit about a
+    /// quarter combinations of the best block variants, half improvements of the
+    /// best, the rest new drafts; never a point already tried, nor one of `avoid` (points
     /// that failed on similar circuits).
     pub fn propose(
         &self,
@@ -276,6 +283,24 @@ impl Journal {
                 );
             }
             let elite = self.elite(count.max(4));
+            if !space.blocks.is_empty() {
+                let records = block_records(self.nodes.iter(), space, VARIANTS_KEPT);
+                let combinations = (count / 4).max(1);
+                let mut made = 0;
+                for (point, parent_id) in combined_points(space, &elite, &records) {
+                    if made == combinations {
+                        break;
+                    }
+                    let proposal = Proposal {
+                        point,
+                        parent_id,
+                        origin: Origin::Combine,
+                    };
+                    if accept(proposal, &mut seen, &mut proposals) {
+                        made += 1;
+                    }
+                }
+            }
             if !elite.is_empty() {
                 // the population: children of the best points (crossover of two
                 // tournament winners, or one winner alone), each mutated once or twice
