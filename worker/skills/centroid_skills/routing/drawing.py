@@ -1,12 +1,13 @@
 """Drawing one routing call into its top cell, once planned and stacked: the rows and
-rails, the stubs with their via stacks, the track vias, the tracks, the trunks, a block's
+rails, the stubs with their via stacks, the track vias, the tracks, the trunks, the
+verticals, a block's
 port pins (:mod:`.ports`) and a name label per net."""
 
 from __future__ import annotations
 
 import klayout.db as kdb
 
-from centroid_skills.routing.channel_plan import ChannelPlan, Tracks
+from centroid_skills.routing.channel_plan import ChannelPlan
 from centroid_skills.routing.channels import Stub
 from centroid_skills.routing.dims import Dims, track_reach
 from centroid_skills.routing.rows import RowInfo
@@ -112,8 +113,8 @@ def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack:
                 p.add_wire(s.net, box.top - ty)
             else:
                 vy = stack.via_up_y[ch]
-                assert vy is not None
                 if s.term.role == "metal1":
+                    assert vy is not None  # the channel has a via row for its metal-1 pins
                     p.put(p.m1, kdb.Box(x - d.hs1, box.bottom, x + d.hs1, vy))
                     p.via_stack_1(x, vy)
                     p.put(p.m2, kdb.Box(x - d.hs2, vy, x + d.hs2, ty))
@@ -146,15 +147,17 @@ def draw_track_vias(p: Painter, stubs: list[list[Stub]], stack: Stack) -> None:
                     p.put(p.m2, kdb.Box(cl[0] - d.hp2h, y - d.hp2h, cl[-1] + d.hp2h, y + d.hp2h))
 
 
-def draw_tracks(tech: Technology, p: Painter, tracks: list[Tracks], stack: Stack) -> LabelShapes:
+def draw_tracks(tech: Technology, p: Painter, plan: ChannelPlan, stack: Stack) -> LabelShapes:
     """Every track: past its end vias by the along margin, and long enough for the minimum
-    area of its layer.  Returns each net's first track (its label's place)."""
+    area of its layer (unless joined to a vertical).  Returns each net's first track (its
+    label's place)."""
     d = p.d
     first: LabelShapes = {}
-    for ch, channel_tracks in enumerate(tracks):
+    for ch, channel_tracks in enumerate(plan.tracks):
+        joined = {v.net for v in plan.verticals if v.ch in (ch, ch - 1)}
         for net, (_k, left, right) in channel_tracks.items():
             y = stack.track_y[ch][net]
-            ext = track_reach(tech, d, left, right)
+            ext = track_reach(tech, d, left, right, net in joined)
             tb = kdb.Box(left - ext, y - d.hh, right + ext, y + d.hh)
             p.put(p.h, tb)
             p.add_wire(net, right - left)
@@ -195,6 +198,17 @@ def draw_trunks(p: Painter, infos: list[RowInfo], plan: ChannelPlan, stack: Stac
         hw = plan.trunk_hw[net]
         p.put(p.m2, kdb.Box(x - hw, min(ys) - d.ht, x + hw, max(ys) + d.ht))
         p.add_wire(net, max(ys) - min(ys))
+
+
+def draw_verticals(p: Painter, plan: ChannelPlan, stack: Stack) -> None:
+    """Every vertical (:mod:`.verticals`): a track-layer wire, as wide as a track, from its
+    net's track in the channel below the row it crosses to its track in the channel above."""
+    d = p.d
+    for v in plan.verticals:
+        y0 = stack.track_y[v.ch][v.net]
+        y1 = stack.track_y[v.ch + 1][v.net]
+        p.put(p.h, kdb.Box(v.x - d.hh, y0 - d.hh, v.x + d.hh, y1 + d.hh))
+        p.add_wire(v.net, y1 - y0)
 
 
 def label_shapes(infos: list[RowInfo], first_tracks: LabelShapes) -> LabelShapes:

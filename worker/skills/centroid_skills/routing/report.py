@@ -47,6 +47,7 @@ def net_reports(tech: Technology, plan: ChannelPlan, wire: dict[str, int],
                      "trunk_x_um": um(plan.trunk_x[net]) if trunk else None,
                      "trunk_half_width_um": um(plan.trunk_hw[net]) if trunk else None,
                      "stubs": stubs_of.get(net, 0),
+                     "verticals": sum(1 for v in plan.verticals if v.net == net),
                      "single_pin": net in plan.single_pin,
                      "label": None if label is None else {
                          "layer": tech.require(label_role(tech, label[0])).name,
