@@ -14,7 +14,7 @@ import klayout.db as kdb
 from centroid_skills.errors import SkillError, conflict
 from centroid_skills.routing.channels import Stub, plan_channel
 from centroid_skills.routing.dims import Dims
-from centroid_skills.routing.ports import column_ports, port_stubs
+from centroid_skills.routing.ports import column_ports, place_rail_ports, port_stubs, rail_ports
 from centroid_skills.routing.rows import Devices, RowInfo
 from centroid_skills.routing.verticals import (
     CANDIDATES,
@@ -47,6 +47,7 @@ class ChannelPlan:
     places: dict[str, set[tuple[str, int]]]  # net -> channels and rails it is in
     column_ports: list[str] = field(default_factory=list)  # ports drawn as their trunk's foot
     verticals: list[Vertical] = field(default_factory=list)  # track-layer wires over rows
+    rail_ports: list[str] = field(default_factory=list)  # ports going straight up to rail 0
 
 
 def partner_nets(infos: list[RowInfo], devices: Devices, balance: bool) -> list[tuple[str, str]]:
@@ -213,8 +214,9 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
     is shifted by half pitches (+1, -1, +2, -2, ...) and everything planned again; the
     rows' ``dx`` keep the shifts that worked; before shifting, the verticals in the channel
     move (the widest net's first), and a net whose vertical found no place takes a trunk.  ``ports``: the nets of a block's port pins
-    (each counts as a pin of its net): a port whose net has no stub in channel 0 is the foot
-    of its net's trunk (:func:`.ports.column_ports`), the others (and those of nets joined by
+    (each counts as a pin of its net): a port on the bottom row's rail net and nowhere else
+    goes straight up to that rail (:func:`.ports.rail_ports`); a port whose net has no stub
+    in channel 0 is otherwise the foot of its net's trunk (:func:`.ports.column_ports`), the others (and those of nets joined by
     verticals) stubs into channel 0; when
     channel 0 cannot be planned with them among row 0's stubs, they may stand beside the
     rows (a pitch each on either side)."""
@@ -229,20 +231,28 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
         places.setdefault(net, set()).add(("port", 0))
     vnets = vertical_nets(places, free_rows)
     all_ports, column_nets = list(ports), list(in_columns)
-    trunk_nets = sorted((n for n, p in places.items() if len(p) >= 2 and n not in vnets),
+    to_rail = rail_ports(column_nets, places, infos)
+    trunk_nets = sorted((n for n, p in places.items()
+                         if len(p) >= 2 and n not in vnets and n not in to_rail),
                         key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
     half_pitch = tech.snap_up(d.px / 2)
     tries = [0] * len(infos)
     moved: dict[tuple[str, int], int] = {}  # (net, row) -> candidate position of its vertical
     port_room = 0
     while True:
-        in_columns = [p for p in column_nets if p not in vnets]
+        in_columns = [p for p in column_nets if p not in vnets and p not in to_rail]
         ports = [p for p in all_ports if p not in in_columns]
         pinned = {p for p in column_nets if p in vnets}
         stubs = make_stubs(tech, d, infos, term_count, single_pin, ports, port_room)
         trunk_x, trunk_hw = place_trunks(tech, d, infos, stubs, trunk_nets, net_types)
         verticals = place_verticals(tech, d, infos, stubs, vnets, moved, pinned)
         pin_ports(stubs, verticals, pinned)
+        missed = place_rail_ports(d, tech, infos, stubs, to_rail)
+        if missed:  # no room over the rail: a trunk column after all
+            to_rail = [p for p in to_rail if p not in missed]
+            trunk_nets = sorted([*trunk_nets, *missed],
+                                key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
+            continue
         tracks: list[Tracks] = []
         failed = None
         for ch, lst in enumerate(stubs):
@@ -253,7 +263,7 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
             tracks.append(assigned)
         if failed is None:
             return ChannelPlan(stubs, tracks, trunk_x, trunk_hw, term_count, single_pin, places,
-                               in_columns, verticals)
+                               in_columns, verticals, to_rail)
         widest = _widest_vertical(stubs[failed], verticals, failed)
         if widest is not None:  # its vertical moves on; past its last position, a trunk instead
             key = next((widest, v.ch) for v in verticals

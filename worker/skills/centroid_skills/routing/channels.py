@@ -52,6 +52,23 @@ def assign_x(stubs: list[Stub], pitch: int, tech: Technology) -> bool:
     return True
 
 
+def clear_x(x: int, others: list[int], gap: int) -> int:
+    """The first x from ``x`` rightwards at least ``gap`` from every one of ``others``."""
+    while True:
+        near = [o for o in others if abs(x - o) < gap]
+        if not near:
+            return x
+        x = max(near) + gap
+
+
+def coming_down_x(stubs: list[Stub], d: Dims, tech: Technology) -> list[tuple[int, str]]:
+    """Where the stubs coming down into a channel (and its rail stubs) will stand, as the
+    channel spaces them: (x, net)."""
+    coming = [s for s in stubs if s.kind != "up" and not s.through]
+    spaced = assign_x(coming, d.px, tech)
+    return [(s.x if spaced else s.pref, s.net) for s in coming]
+
+
 def _left_edge(entries: list[tuple[int, int, str]], before: dict[str, set[str]],
                d: Dims, tech: Technology, joined: set[str]) -> dict[str, tuple[int, int, int]] | None:
     """Tracks for net spans (left, right, net); ``before[b]``: nets whose track must be

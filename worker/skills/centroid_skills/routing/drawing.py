@@ -252,14 +252,19 @@ def port_bottom(p: Painter) -> int:
 def draw_ports(tech: Technology, p: Painter, infos: list[RowInfo], plan: ChannelPlan,
                stack: Stack) -> PortPins:
     """Every port's metal-2 pin from the cell's bottom: a stub port up to its track in
-    channel 0 (the track via is drawn with the channel's other track vias), a column port
+    channel 0 (the track via is drawn with the channel's other track vias), a rail port
+    (:func:`.ports.rail_ports`) up to a via-1 on the bottom row's rail, a column port
     (:func:`.ports.column_ports`) up to its trunk, as wide as the trunk; returns (net, pin
     box).  The bottom is low enough for the shortest pin to hold the metal-2 minimum area
     alone (a parent may leave a port unconnected)."""
     d = p.d
     spans: list[tuple[str, int, int, int]] = []  # net, left, right, top
     for s in plan.stubs[0] if plan.stubs else []:
-        if s.term.port:
+        if s.term.port and s.net in plan.rail_ports:
+            rail_y = infos[0].placed_rail_metal().center().y
+            p.via_stack_1(s.x, rail_y)
+            spans.append((s.net, s.x - d.hs2, s.x + d.hs2, rail_y))
+        elif s.term.port:
             spans.append((s.net, s.x - d.hs2, s.x + d.hs2, stack.track_y[0][s.net]))
     for net in plan.column_ports:
         x, hw = plan.trunk_x[net], plan.trunk_hw[net]

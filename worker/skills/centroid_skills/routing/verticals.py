@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import klayout.db as kdb
 
-from centroid_skills.routing.channels import Stub, assign_x
+from centroid_skills.routing.channels import Stub, clear_x, coming_down_x
 from centroid_skills.routing.dims import Dims
 from centroid_skills.routing.rows import RowInfo
 from centroid_skills.tech import Technology
@@ -87,10 +87,7 @@ def place_verticals(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list
     right = max(i.ext.bbox.right + i.dx for i in infos if i.ext is not None) - d.hh
     # verticals leaving one channel side by side: each band clear of the other's track end
     pitch = tech.snap_up(max(d.px, d.py, d.hh + d.he + d.sh))
-    # where the stubs coming down into channel 0 will stand (as the channel spaces them)
-    coming = [s for s in stubs[0] if s.kind != "up" and not s.through] if stubs else []
-    spaced = assign_x(coming, d.px, tech)
-    downs = [(s.x if spaced else s.pref, s.net) for s in coming]
+    downs = coming_down_x(stubs[0], d, tech) if stubs else []
     out: list[Vertical] = []
     for row in range(len(infos)):
         want = []
@@ -106,19 +103,10 @@ def place_verticals(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list
             if last is not None and x < last + pitch:
                 x = tech.snap_up(last + pitch)
             if row == 0 and net in pinned:
-                x = _clear_x(x, [o for o, n in downs if n != net], d.px)
+                x = clear_x(x, [o for o, n in downs if n != net], d.px)
             out.append(Vertical(net, row, x))
             last = x
     return out
-
-
-def _clear_x(x: int, others: list[int], gap: int) -> int:
-    """The first x from ``x`` rightwards at least ``gap`` from every one of ``others``."""
-    while True:
-        near = [o for o in others if abs(x - o) < gap]
-        if not near:
-            return x
-        x = max(near) + gap
 
 
 def pin_ports(stubs: list[list[Stub]], verticals: list[Vertical], pinned: set[str]) -> None:
