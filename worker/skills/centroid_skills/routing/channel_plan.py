@@ -18,6 +18,7 @@ from centroid_skills.routing.ports import column_ports, place_rail_ports, port_s
 from centroid_skills.routing.rows import Devices, RowInfo
 from centroid_skills.routing.verticals import (
     CANDIDATES,
+    Gaps,
     Vertical,
     channel_bands,
     pin_ports,
@@ -190,25 +191,25 @@ def _widest_vertical(stubs: list[Stub], verticals: list[Vertical], ch: int) -> s
 
 def plan_channels(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, str],
                   partners: list[tuple[str, str]], ports: Sequence[str] = (),
-                  free_rows: Sequence[bool] = ()) -> ChannelPlan:
-    """Stubs, trunks, verticals and tracks of every channel: with verticals over the rows
-    ``free_rows`` marks free of the track layer (:mod:`.verticals`), and if no plan is found
+                  gaps: Sequence[Gaps] = ()) -> ChannelPlan:
+    """Stubs, trunks, verticals and tracks of every channel: with verticals where ``gaps``
+    (per row, :func:`.verticals.row_gaps`) leaves room for them, and if no plan is found
     with them, with trunks only (the rows' shifts reset)."""
-    if any(free_rows):
+    if any(g is None or g for g in gaps):
         try:
-            return _plan(tech, d, infos, net_types, partners, ports, list(free_rows))
+            return _plan(tech, d, infos, net_types, partners, ports, list(gaps))
         except SkillError:
             for info in infos:
                 info.dx = 0
-    return _plan(tech, d, infos, net_types, partners, ports, [False] * len(infos))
+    return _plan(tech, d, infos, net_types, partners, ports, [[] for _ in infos])
 
 
 def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, str],
-          partners: list[tuple[str, str]], ports: Sequence[str], free_rows: list[bool]
+          partners: list[tuple[str, str]], ports: Sequence[str], gaps: list[Gaps]
           ) -> ChannelPlan:
     """Stubs, trunks and tracks of every channel.  Nets in two or more places (channels,
-    rails) get a vertical over each row between their channels where every such row is in
-    ``free_rows`` and the net has no rail, else a trunk, supply nets first in their column.
+    rails) get a vertical over each row between their channels where every such row has room
+    (``gaps``) and the net has no rail, else a trunk, supply nets first in their column.
     When a channel cannot be
     planned (pins of the rows below and above compete for the same x), the row above it
     is shifted by half pitches (+1, -1, +2, -2, ...) and everything planned again; the
@@ -229,7 +230,7 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
                                 [p for p in ports if p not in in_columns]), infos)
     for net in in_columns:
         places.setdefault(net, set()).add(("port", 0))
-    vnets = vertical_nets(places, free_rows)
+    vnets = vertical_nets(places, gaps)
     all_ports, column_nets = list(ports), list(in_columns)
     to_rail = rail_ports(column_nets, places, infos)
     trunk_nets = sorted((n for n, p in places.items()
@@ -245,12 +246,14 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
         pinned = {p for p in column_nets if p in vnets}
         stubs = make_stubs(tech, d, infos, term_count, single_pin, ports, port_room)
         trunk_x, trunk_hw = place_trunks(tech, d, infos, stubs, trunk_nets, net_types)
-        verticals = place_verticals(tech, d, infos, stubs, vnets, moved, pinned)
+        verticals, no_room = place_verticals(tech, d, infos, stubs, vnets, moved, pinned, gaps)
         pin_ports(stubs, verticals, pinned)
         missed = place_rail_ports(d, tech, infos, stubs, to_rail)
-        if missed:  # no room over the rail: a trunk column after all
+        if missed or no_room:  # no room over the rail or a row: a trunk column after all
             to_rail = [p for p in to_rail if p not in missed]
-            trunk_nets = sorted([*trunk_nets, *missed],
+            for net in no_room:
+                del vnets[net]
+            trunk_nets = sorted([*trunk_nets, *missed, *no_room],
                                 key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
             continue
         tracks: list[Tracks] = []

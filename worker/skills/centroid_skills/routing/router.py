@@ -61,7 +61,7 @@ from centroid_skills.routing.report import (
 )
 from centroid_skills.routing.rows import ExtentsCache, add_rails, collect_rows, with_wide_clearance
 from centroid_skills.routing.stacking import stack_rows
-from centroid_skills.routing.verticals import rows_free_of_tracks
+from centroid_skills.routing.verticals import row_gaps
 from centroid_skills.session import Session
 
 
@@ -89,8 +89,8 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     d = with_wide_clearance(tech, layout, routing_dims(tech), infos, cache)
     add_rails(session, infos, d, cell_name, cache)
     partners = partner_nets(infos, by_id, balance_partners)
-    free_rows = rows_free_of_tracks(tech, layout, d, infos)
-    plan = plan_channels(tech, d, infos, net_types, partners, ports, free_rows)
+    gaps = row_gaps(tech, layout, d, infos)
+    plan = plan_channels(tech, d, infos, net_types, partners, ports, gaps)
     via_rows = [any(s.kind == "up" and s.term.role == "metal1" for s in lst) for lst in plan.stubs]
     stack = stack_rows(tech, d, infos, plan.tracks, via_rows)
 

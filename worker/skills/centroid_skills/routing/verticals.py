@@ -2,7 +2,8 @@
 over the row between them, instead of a metal-2 trunk in a column beside the rows.
 
 Only where the track layer is not metal 1 (the rows' devices use metal 1 and 2, so the track
-layer is free over a row that holds none of it) and for nets without a rail (a rail is joined
+layer is free over a row that holds none of it; over a row of routed blocks, only in the gaps
+between their track-layer shapes) and for nets without a rail (a rail is joined
 by its trunk's via-1).  A vertical is a wire of the track layer, as wide as a track, from the
 net's track in channel ``ch`` up to its track in channel ``ch + 1``: it may cross no other
 track, so in channel ``ch`` the net's track lies above every track the vertical's band
@@ -30,20 +31,42 @@ class Vertical:
     x: int
 
 
-def rows_free_of_tracks(tech: Technology, layout: kdb.Layout, d: Dims,
-                        infos: list[RowInfo]) -> list[bool]:
-    """Per row: whether a vertical may cross it (the track layer is not metal 1 and the row
-    holds nothing on it — a row of routed blocks does)."""
+Gaps = list[tuple[int, int]] | None  # where a vertical's centre may stand over a row (None: anywhere)
+
+
+def row_gaps(tech: Technology, layout: kdb.Layout, d: Dims, infos: list[RowInfo]) -> list[Gaps]:
+    """Per row, where a vertical may cross it: anywhere (None) when the row holds nothing on
+    the track layer, else the x ranges (row coordinates) whose band keeps the clearance from
+    every track-layer shape of the row (a row of routed blocks: between the blocks); no
+    range at all where the track layer is metal 1."""
     if d.h_role == "metal1":
-        return [False] * len(infos)
+        return [[] for _ in infos]
     name = tech.require(d.h_role).name
-    return [tech.region(layout, info.cell, name).is_empty() for info in infos]
+    out: list[Gaps] = []
+    for info in infos:
+        region = tech.region(layout, info.cell, name)
+        if region.is_empty():
+            out.append(None)
+            continue
+        bb = info.cell.bbox()
+        spans = sorted((p.bbox().left, p.bbox().right) for p in region.each())
+        keep = d.hh + d.c_out
+        gaps: list[tuple[int, int]] = []
+        edge = bb.left + d.hh
+        for left, right in spans:
+            if left - keep >= edge:
+                gaps.append((tech.snap_up(edge), tech.snap_down(left - keep)))
+            edge = max(edge, right + keep)
+        if bb.right - d.hh >= edge:
+            gaps.append((tech.snap_up(edge), tech.snap_down(bb.right - d.hh)))
+        out.append([g for g in gaps if g[0] <= g[1]])
+    return out
 
 
-def vertical_nets(places: dict[str, set[tuple[str, int]]], free: list[bool]) -> dict[str, range]:
+def vertical_nets(places: dict[str, set[tuple[str, int]]], gaps: list[Gaps]) -> dict[str, range]:
     """Nets joined by verticals alone, with the channels they join: nets in two or more
     channels (a block's port counts as channel 0) and no rail, every row between their
-    lowest and highest channel free of tracks."""
+    lowest and highest channel with room for a vertical."""
     out: dict[str, range] = {}
     for net, where in places.items():
         if any(kind == "rail" for kind, _i in where):
@@ -52,9 +75,17 @@ def vertical_nets(places: dict[str, set[tuple[str, int]]], free: list[bool]) -> 
         if len(chans) < 2:
             continue
         lo, hi = chans[0], chans[-1]
-        if all(free[r] for r in range(lo, hi)):
+        if all(gaps[r] is None or gaps[r] for r in range(lo, hi)):
             out[net] = range(lo, hi + 1)
     return out
+
+
+def _in_gaps(x: int, gaps: list[tuple[int, int]]) -> int | None:
+    """``x`` if it lies in a gap, else the start of the next gap to its right (None)."""
+    for lo, hi in gaps:
+        if x <= hi:
+            return max(x, lo)
+    return None
 
 
 #: positions tried per vertical (its preferred x, then a track pitch further each way, ...)
@@ -67,13 +98,22 @@ def candidate_x(pref: int, k: int, pitch: int) -> int:
     return pref + ((k + 1) // 2) * pitch * (1 if k % 2 else -1)
 
 
+def _gap_candidate(pref: int, k: int, gaps: list[tuple[int, int]]) -> int:
+    """The ``k``-th nearest position to ``pref`` over a row with gaps: ``pref`` brought
+    into each gap, nearest first (the farthest once ``k`` runs past them)."""
+    near = sorted((min(max(pref, lo), hi) for lo, hi in gaps), key=lambda x: (abs(x - pref), x))
+    return near[min(k, len(near) - 1)]
+
+
 def place_verticals(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[list[Stub]],
                     nets: dict[str, range], tries: dict[tuple[str, int], int],
-                    pinned: set[str]) -> list[Vertical]:
+                    pinned: set[str], gaps: list[Gaps]) -> tuple[list[Vertical], set[str]]:
     """One vertical per net and row it crosses, preferably at the mean preferred x of the
     net's stubs in the two channels (else of all its stubs), moved to its ``tries[(net,
-    row)]``-th candidate (:func:`candidate_x`) and kept within the rows' width; the
-    verticals over one row a pitch apart (pushed right in order of their x).  A ``pinned``
+    row)]``-th candidate (:func:`candidate_x`; over a row with ``gaps``, into its gaps) and
+    kept within the rows' width; the verticals over one row a pitch apart (pushed right in
+    order of their x, and on into the next gap).  Returns the verticals and the nets one of
+    whose verticals found no room.  A ``pinned``
     net's port stub stands under its vertical over row 0 (:func:`pin_ports`), a pitch from
     every other net's stub coming down into channel 0 (moved right until it is)."""
     xs: dict[tuple[str, int], list[int]] = {}
@@ -89,6 +129,7 @@ def place_verticals(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list
     pitch = tech.snap_up(max(d.px, d.py, d.hh + d.he + d.sh))
     downs = coming_down_x(stubs[0], d, tech) if stubs else []
     out: list[Vertical] = []
+    failed: set[str] = set()
     for row in range(len(infos)):
         want = []
         for net, chans in nets.items():
@@ -96,7 +137,12 @@ def place_verticals(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list
                 continue
             near = xs.get((net, row), []) + xs.get((net, row + 1), []) or every.get(net, [0])
             pref = tech.snap(sum(near) / len(near))
-            x = min(max(candidate_x(pref, tries.get((net, row), 0), pitch), left), right)
+            k = tries.get((net, row), 0)
+            row_gaps_here = _moved(gaps[row], infos[row].dx)
+            if row_gaps_here is None:
+                x = min(max(candidate_x(pref, k, pitch), left), right)
+            else:
+                x = _gap_candidate(pref, k, row_gaps_here)
             want.append((x, net))
         last = None
         for x, net in sorted(want):
@@ -104,9 +150,20 @@ def place_verticals(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list
                 x = tech.snap_up(last + pitch)
             if row == 0 and net in pinned:
                 x = clear_x(x, [o for o, n in downs if n != net], d.px)
+            row_gaps_here = _moved(gaps[row], infos[row].dx)
+            if row_gaps_here is not None:
+                fit = _in_gaps(x, row_gaps_here)
+                if fit is None or (row == 0 and net in pinned and fit != x):
+                    failed.add(net)
+                    continue
+                x = fit
             out.append(Vertical(net, row, x))
             last = x
-    return out
+    return out, failed
+
+
+def _moved(gaps: Gaps, dx: int) -> Gaps:
+    return None if gaps is None else [(lo + dx, hi + dx) for lo, hi in gaps]
 
 
 def pin_ports(stubs: list[list[Stub]], verticals: list[Vertical], pinned: set[str]) -> None:
