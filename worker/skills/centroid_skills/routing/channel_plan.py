@@ -194,19 +194,19 @@ def plan_channels(tech: Technology, d: Dims, infos: list[RowInfo], net_types: di
                   gaps: Sequence[Gaps] = ()) -> ChannelPlan:
     """Stubs, trunks, verticals and tracks of every channel: with verticals where ``gaps``
     (per row, :func:`.verticals.row_gaps`) leaves room for them, and if no plan is found
-    with them, with trunks only (the rows' shifts reset)."""
-    if any(g is None or g for g in gaps):
-        try:
-            return _plan(tech, d, infos, net_types, partners, ports, list(gaps))
-        except SkillError:
-            for info in infos:
-                info.dx = 0
-    return _plan(tech, d, infos, net_types, partners, ports, [[] for _ in infos])
+    with them, as before either existed: trunks only, no port straight up to a rail (the
+    rows' shifts reset)."""
+    try:
+        return _plan(tech, d, infos, net_types, partners, ports, list(gaps))
+    except SkillError:
+        for info in infos:
+            info.dx = 0
+    return _plan(tech, d, infos, net_types, partners, ports, [[] for _ in infos], to_rail=False)
 
 
 def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, str],
-          partners: list[tuple[str, str]], ports: Sequence[str], gaps: list[Gaps]
-          ) -> ChannelPlan:
+          partners: list[tuple[str, str]], ports: Sequence[str], gaps: list[Gaps],
+          to_rail: bool = True) -> ChannelPlan:
     """Stubs, trunks and tracks of every channel.  Nets in two or more places (channels,
     rails) get a vertical over each row between their channels where every such row has room
     (``gaps``) and the net has no rail, else a trunk, supply nets first in their column.
@@ -232,25 +232,25 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
         places.setdefault(net, set()).add(("port", 0))
     vnets = vertical_nets(places, gaps)
     all_ports, column_nets = list(ports), list(in_columns)
-    to_rail = rail_ports(column_nets, places, infos)
+    rail_nets = rail_ports(column_nets, places, infos) if to_rail else []
     trunk_nets = sorted((n for n, p in places.items()
-                         if len(p) >= 2 and n not in vnets and n not in to_rail),
+                         if len(p) >= 2 and n not in vnets and n not in rail_nets),
                         key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
     half_pitch = tech.snap_up(d.px / 2)
     tries = [0] * len(infos)
     moved: dict[tuple[str, int], int] = {}  # (net, row) -> candidate position of its vertical
     port_room = 0
     while True:
-        in_columns = [p for p in column_nets if p not in vnets and p not in to_rail]
+        in_columns = [p for p in column_nets if p not in vnets and p not in rail_nets]
         ports = [p for p in all_ports if p not in in_columns]
         pinned = {p for p in column_nets if p in vnets}
         stubs = make_stubs(tech, d, infos, term_count, single_pin, ports, port_room)
         trunk_x, trunk_hw = place_trunks(tech, d, infos, stubs, trunk_nets, net_types)
         verticals, no_room = place_verticals(tech, d, infos, stubs, vnets, moved, pinned, gaps)
         pin_ports(stubs, verticals, pinned)
-        missed = place_rail_ports(d, tech, infos, stubs, to_rail)
+        missed = place_rail_ports(d, tech, infos, stubs, rail_nets)
         if missed or no_room:  # no room over the rail or a row: a trunk column after all
-            to_rail = [p for p in to_rail if p not in missed]
+            rail_nets = [p for p in rail_nets if p not in missed]
             for net in no_room:
                 del vnets[net]
             trunk_nets = sorted([*trunk_nets, *missed, *no_room],
@@ -266,7 +266,12 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
             tracks.append(assigned)
         if failed is None:
             return ChannelPlan(stubs, tracks, trunk_x, trunk_hw, term_count, single_pin, places,
-                               in_columns, verticals, to_rail)
+                               in_columns, verticals, rail_nets)
+        if failed == 0 and rail_nets:  # the ports straight up to the rail first: trunks again
+            trunk_nets = sorted([*trunk_nets, *rail_nets],
+                                key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
+            rail_nets = []
+            continue
         widest = _widest_vertical(stubs[failed], verticals, failed)
         if widest is not None:  # its vertical moves on; past its last position, a trunk instead
             key = next((widest, v.ch) for v in verticals

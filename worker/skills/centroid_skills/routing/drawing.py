@@ -5,13 +5,16 @@ port pins (:mod:`.ports`) and a name label per net."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import klayout.db as kdb
 
-from centroid_skills.routing.channel_plan import ChannelPlan
+from centroid_skills.routing.channel_plan import ChannelPlan, Tracks
 from centroid_skills.routing.channels import Stub
 from centroid_skills.routing.dims import Dims, track_reach
 from centroid_skills.routing.rows import RowInfo
 from centroid_skills.routing.stacking import Stack
+from centroid_skills.routing.verticals import Vertical
 from centroid_skills.tech import Technology
 
 LabelShapes = dict[str, tuple[str, kdb.Box]]  # net -> (role, box in the top cell) its label sits on
@@ -147,14 +150,15 @@ def draw_track_vias(p: Painter, stubs: list[list[Stub]], stack: Stack) -> None:
                     p.put(p.m2, kdb.Box(cl[0] - d.hp2h, y - d.hp2h, cl[-1] + d.hp2h, y + d.hp2h))
 
 
-def draw_tracks(tech: Technology, p: Painter, plan: ChannelPlan, stack: Stack) -> LabelShapes:
+def draw_tracks(tech: Technology, p: Painter, tracks: list[Tracks], stack: Stack,
+                verticals: Sequence[Vertical] = ()) -> LabelShapes:
     """Every track: past its end vias by the along margin, and long enough for the minimum
     area of its layer (unless joined to a vertical).  Returns each net's first track (its
     label's place)."""
     d = p.d
     first: LabelShapes = {}
-    for ch, channel_tracks in enumerate(plan.tracks):
-        joined = {v.net for v in plan.verticals if v.ch in (ch, ch - 1)}
+    for ch, channel_tracks in enumerate(tracks):
+        joined = {v.net for v in verticals if v.ch in (ch, ch - 1)}
         for net, (_k, left, right) in channel_tracks.items():
             y = stack.track_y[ch][net]
             ext = track_reach(tech, d, left, right, net in joined)

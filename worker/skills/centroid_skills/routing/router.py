@@ -98,7 +98,7 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     painter = Painter(tech, layout, d)
     draw_stubs(painter, infos, plan.stubs, stack)
     draw_track_vias(painter, plan.stubs, stack)
-    first_tracks = draw_tracks(tech, painter, plan, stack)
+    first_tracks = draw_tracks(tech, painter, plan.tracks, stack, plan.verticals)
     draw_trunks(painter, infos, plan, stack)
     draw_verticals(painter, plan, stack)
     port_pins = draw_ports(tech, painter, infos, plan, stack) if ports else []
@@ -108,5 +108,6 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
 
     return Result(top, nets=net_reports(tech, plan, painter.wire, labels),
                   channels=channel_reports(d, plan, stack), trunks=len(plan.trunk_x),
+                  verticals=len(plan.verticals),
                   modules=module_reports(infos, plan.stubs),
                   partners=[list(p) for p in partners], clearance=d.c_out, ports=port_pins)
