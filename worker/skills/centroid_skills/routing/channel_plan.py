@@ -31,6 +31,9 @@ from centroid_skills.tech import Technology
 SUPPLY_TYPES = ("power", "ground")
 #: row shifts tried per channel before a channel counts as too crowded
 MAX_SHIFTS = 8
+#: replans one routing call may spend moving verticals; past them, a failing channel's nets
+#: with verticals take trunks at once
+MAX_VERTICAL_MOVES = 64
 
 Tracks = dict[str, tuple[int, int, int]]  # net -> (track index, left x, right x)
 
@@ -214,7 +217,8 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
     planned (pins of the rows below and above compete for the same x), the row above it
     is shifted by half pitches (+1, -1, +2, -2, ...) and everything planned again; the
     rows' ``dx`` keep the shifts that worked; before shifting, the verticals in the channel
-    move (the widest net's first), and a net whose vertical found no place takes a trunk.  ``ports``: the nets of a block's port pins
+    move (the widest net's first, :data:`MAX_VERTICAL_MOVES` moves in all), and a net whose
+    vertical found no place takes a trunk.  ``ports``: the nets of a block's port pins
     (each counts as a pin of its net): a port on the bottom row's rail net and nowhere else
     goes straight up to that rail (:func:`.ports.rail_ports`); a port whose net has no stub
     in channel 0 is otherwise the foot of its net's trunk (:func:`.ports.column_ports`), the others (and those of nets joined by
@@ -239,6 +243,7 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
     half_pitch = tech.snap_up(d.px / 2)
     tries = [0] * len(infos)
     moved: dict[tuple[str, int], int] = {}  # (net, row) -> candidate position of its vertical
+    moves_left = MAX_VERTICAL_MOVES  # replans spent on moving verticals (bounds the time)
     port_room = 0
     while True:
         in_columns = [p for p in column_nets if p not in vnets and p not in rail_nets]
@@ -267,21 +272,27 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
         if failed is None:
             return ChannelPlan(stubs, tracks, trunk_x, trunk_hw, term_count, single_pin, places,
                                in_columns, verticals, rail_nets)
-        if failed == 0 and rail_nets:  # the ports straight up to the rail first: trunks again
-            trunk_nets = sorted([*trunk_nets, *rail_nets],
-                                key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
-            rail_nets = []
-            continue
         widest = _widest_vertical(stubs[failed], verticals, failed)
         if widest is not None:  # its vertical moves on; past its last position, a trunk instead
+            moves_left -= 1
             key = next((widest, v.ch) for v in verticals
                        if v.net == widest and v.ch in (failed, failed - 1))
             moved[key] = moved.get(key, 0) + 1
-            if moved[key] < CANDIDATES:
+            if moved[key] < CANDIDATES and moves_left > 0:
                 continue
-            del vnets[widest]
-            trunk_nets = sorted([*trunk_nets, widest],
+            # out of positions, or of moves for the whole plan: trunks for that net, or for
+            # every net with a vertical in this channel
+            given_up = [widest] if moves_left > 0 else sorted(
+                {v.net for v in verticals if v.ch in (failed, failed - 1)})
+            for net in given_up:
+                del vnets[net]
+            trunk_nets = sorted([*trunk_nets, *given_up],
                                 key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
+            continue
+        if failed == 0 and rail_nets:  # then the ports straight up to the rail: trunks again
+            trunk_nets = sorted([*trunk_nets, *rail_nets],
+                                key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
+            rail_nets = []
             continue
         if failed == 0 and ports and port_room == 0:
             port_room = len(ports) * d.px
