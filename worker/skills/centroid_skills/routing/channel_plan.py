@@ -1,7 +1,8 @@
 """The plan of every channel, before anything is drawn: which pins escape into which
 channel (stubs), which nets need a vertical trunk and where its column is, and the track
 of every net in every channel, shifting rows sideways where two rows' pins compete for
-the same x."""
+the same x.  Nets without a rail cross the rows between their channels on the track layer
+where the rows leave it free (:mod:`.verticals`); the others get a metal-2 trunk."""
 
 from __future__ import annotations
 
@@ -10,17 +11,29 @@ from dataclasses import dataclass, field
 
 import klayout.db as kdb
 
-from centroid_skills.errors import conflict
+from centroid_skills.errors import SkillError, conflict
 from centroid_skills.routing.channels import Stub, plan_channel
 from centroid_skills.routing.dims import Dims
-from centroid_skills.routing.ports import column_ports, port_stubs
+from centroid_skills.routing.ports import column_ports, place_rail_ports, port_stubs, rail_ports
 from centroid_skills.routing.rows import Devices, RowInfo
+from centroid_skills.routing.verticals import (
+    CANDIDATES,
+    Gaps,
+    Vertical,
+    channel_bands,
+    pin_ports,
+    place_verticals,
+    vertical_nets,
+)
 from centroid_skills.session import um
 from centroid_skills.tech import Technology
 
 SUPPLY_TYPES = ("power", "ground")
 #: row shifts tried per channel before a channel counts as too crowded
 MAX_SHIFTS = 8
+#: replans one routing call may spend moving verticals; past them, a failing channel's nets
+#: with verticals take trunks at once
+MAX_VERTICAL_MOVES = 64
 
 Tracks = dict[str, tuple[int, int, int]]  # net -> (track index, left x, right x)
 
@@ -37,6 +50,8 @@ class ChannelPlan:
     single_pin: set[str]  # nets with one pin and no rail: nothing to route
     places: dict[str, set[tuple[str, int]]]  # net -> channels and rails it is in
     column_ports: list[str] = field(default_factory=list)  # ports drawn as their trunk's foot
+    verticals: list[Vertical] = field(default_factory=list)  # track-layer wires over rows
+    rail_ports: list[str] = field(default_factory=list)  # ports going straight up to rail 0
 
 
 def partner_nets(infos: list[RowInfo], devices: Devices, balance: bool) -> list[tuple[str, str]]:
@@ -162,15 +177,52 @@ def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[li
     return trunk_x, trunk_hw
 
 
+def _widest_vertical(stubs: list[Stub], verticals: list[Vertical], ch: int) -> str | None:
+    """Of the nets with a vertical in channel ``ch``, the one whose stubs and verticals there
+    spread widest (its track crosses most bands), or None."""
+    xs: dict[str, list[int]] = {}
+    for v in verticals:
+        if v.ch in (ch, ch - 1):
+            xs.setdefault(v.net, []).append(v.x)
+    for s in stubs:
+        if s.net in xs:
+            xs[s.net].append(s.pref)
+    if not xs:
+        return None
+    return max(sorted(xs), key=lambda n: max(xs[n]) - min(xs[n]))
+
+
 def plan_channels(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, str],
-                  partners: list[tuple[str, str]], ports: Sequence[str] = ()) -> ChannelPlan:
+                  partners: list[tuple[str, str]], ports: Sequence[str] = (),
+                  gaps: Sequence[Gaps] = ()) -> ChannelPlan:
+    """Stubs, trunks, verticals and tracks of every channel: with verticals where ``gaps``
+    (per row, :func:`.verticals.row_gaps`) leaves room for them, and if no plan is found
+    with them, as before either existed: trunks only, no port straight up to a rail (the
+    rows' shifts reset)."""
+    try:
+        return _plan(tech, d, infos, net_types, partners, ports, list(gaps))
+    except SkillError:
+        for info in infos:
+            info.dx = 0
+    return _plan(tech, d, infos, net_types, partners, ports, [[] for _ in infos], to_rail=False)
+
+
+def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, str],
+          partners: list[tuple[str, str]], ports: Sequence[str], gaps: list[Gaps],
+          to_rail: bool = True) -> ChannelPlan:
     """Stubs, trunks and tracks of every channel.  Nets in two or more places (channels,
-    rails) get a trunk, supply nets first in their column.  When a channel cannot be
+    rails) get a vertical over each row between their channels where every such row has room
+    (``gaps``) and the net has no rail, else a trunk, supply nets first in their column.
+    When a channel cannot be
     planned (pins of the rows below and above compete for the same x), the row above it
     is shifted by half pitches (+1, -1, +2, -2, ...) and everything planned again; the
-    rows' ``dx`` keep the shifts that worked.  ``ports``: the nets of a block's port pins
-    (each counts as a pin of its net): a port whose net has no stub in channel 0 is the foot
-    of its net's trunk (:func:`.ports.column_ports`), the others stubs into channel 0; when
+    rows' ``dx`` keep the shifts that worked; before shifting, the verticals in the channel
+    move (the widest net's first, :data:`MAX_VERTICAL_MOVES` moves in all), and a net whose
+    vertical found no place takes a trunk.  ``ports``: the nets of a block's port pins
+    (each counts as a pin of its net): a port on the bottom row's rail net and nowhere else
+    goes straight up to that rail (:func:`.ports.rail_ports`); a port whose net has no stub
+    in channel 0 is otherwise the foot of its net's trunk (:func:`.ports.column_ports`), the others (and those of nets joined by
+    verticals) stubs into channel 0; when
     channel 0 cannot be planned with them among row 0's stubs, they may stand beside the
     rows (a pitch each on either side)."""
     term_count = _term_count(infos)
@@ -178,29 +230,70 @@ def plan_channels(tech: Technology, d: Dims, infos: list[RowInfo], net_types: di
         term_count[net] = term_count.get(net, 0) + 1
     single_pin: set[str] = set()
     in_columns = column_ports(ports, make_stubs(tech, d, infos, term_count, single_pin), infos)
-    ports = [p for p in ports if p not in in_columns]
-    places = _places(make_stubs(tech, d, infos, term_count, single_pin, ports), infos)
+    places = _places(make_stubs(tech, d, infos, term_count, single_pin,
+                                [p for p in ports if p not in in_columns]), infos)
     for net in in_columns:
         places.setdefault(net, set()).add(("port", 0))
-    trunk_nets = sorted((n for n, p in places.items() if len(p) >= 2),
+    vnets = vertical_nets(places, gaps)
+    all_ports, column_nets = list(ports), list(in_columns)
+    rail_nets = rail_ports(column_nets, places, infos) if to_rail else []
+    trunk_nets = sorted((n for n, p in places.items()
+                         if len(p) >= 2 and n not in vnets and n not in rail_nets),
                         key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
     half_pitch = tech.snap_up(d.px / 2)
     tries = [0] * len(infos)
+    moved: dict[tuple[str, int], int] = {}  # (net, row) -> candidate position of its vertical
+    moves_left = MAX_VERTICAL_MOVES  # replans spent on moving verticals (bounds the time)
     port_room = 0
     while True:
+        in_columns = [p for p in column_nets if p not in vnets and p not in rail_nets]
+        ports = [p for p in all_ports if p not in in_columns]
+        pinned = {p for p in column_nets if p in vnets}
         stubs = make_stubs(tech, d, infos, term_count, single_pin, ports, port_room)
         trunk_x, trunk_hw = place_trunks(tech, d, infos, stubs, trunk_nets, net_types)
+        verticals, no_room = place_verticals(tech, d, infos, stubs, vnets, moved, pinned, gaps)
+        pin_ports(stubs, verticals, pinned)
+        missed = place_rail_ports(d, tech, infos, stubs, rail_nets)
+        if missed or no_room:  # no room over the rail or a row: a trunk column after all
+            rail_nets = [p for p in rail_nets if p not in missed]
+            for net in no_room:
+                del vnets[net]
+            trunk_nets = sorted([*trunk_nets, *missed, *no_room],
+                                key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
+            continue
         tracks: list[Tracks] = []
         failed = None
         for ch, lst in enumerate(stubs):
-            assigned = plan_channel(lst, trunk_x, d, tech, partners)
+            assigned = plan_channel(lst, trunk_x, d, tech, partners, channel_bands(verticals, ch))
             if assigned is None:
                 failed = ch
                 break
             tracks.append(assigned)
         if failed is None:
             return ChannelPlan(stubs, tracks, trunk_x, trunk_hw, term_count, single_pin, places,
-                               in_columns)
+                               in_columns, verticals, rail_nets)
+        widest = _widest_vertical(stubs[failed], verticals, failed)
+        if widest is not None:  # its vertical moves on; past its last position, a trunk instead
+            moves_left -= 1
+            key = next((widest, v.ch) for v in verticals
+                       if v.net == widest and v.ch in (failed, failed - 1))
+            moved[key] = moved.get(key, 0) + 1
+            if moved[key] < CANDIDATES and moves_left > 0:
+                continue
+            # out of positions, or of moves for the whole plan: trunks for that net, or for
+            # every net with a vertical in this channel
+            given_up = [widest] if moves_left > 0 else sorted(
+                {v.net for v in verticals if v.ch in (failed, failed - 1)})
+            for net in given_up:
+                del vnets[net]
+            trunk_nets = sorted([*trunk_nets, *given_up],
+                                key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
+            continue
+        if failed == 0 and rail_nets:  # then the ports straight up to the rail: trunks again
+            trunk_nets = sorted([*trunk_nets, *rail_nets],
+                                key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
+            rail_nets = []
+            continue
         if failed == 0 and ports and port_room == 0:
             port_room = len(ports) * d.px
             continue

@@ -21,6 +21,7 @@ class Stub:
     hi: int
     pref: int
     x: int = 0
+    through: bool = False  # fixed at ``pref``, kept a pitch from the stubs of both sides
 
 
 def assign_x(stubs: list[Stub], pitch: int, tech: Technology) -> bool:
@@ -51,12 +52,30 @@ def assign_x(stubs: list[Stub], pitch: int, tech: Technology) -> bool:
     return True
 
 
+def clear_x(x: int, others: list[int], gap: int) -> int:
+    """The first x from ``x`` rightwards at least ``gap`` from every one of ``others``."""
+    while True:
+        near = [o for o in others if abs(x - o) < gap]
+        if not near:
+            return x
+        x = max(near) + gap
+
+
+def coming_down_x(stubs: list[Stub], d: Dims, tech: Technology) -> list[tuple[int, str]]:
+    """Where the stubs coming down into a channel (and its rail stubs) will stand, as the
+    channel spaces them: (x, net)."""
+    coming = [s for s in stubs if s.kind != "up" and not s.through]
+    spaced = assign_x(coming, d.px, tech)
+    return [(s.x if spaced else s.pref, s.net) for s in coming]
+
+
 def _left_edge(entries: list[tuple[int, int, str]], before: dict[str, set[str]],
-               d: Dims, tech: Technology) -> dict[str, tuple[int, int, int]] | None:
+               d: Dims, tech: Technology, joined: set[str]) -> dict[str, tuple[int, int, int]] | None:
     """Tracks for net spans (left, right, net); ``before[b]``: nets whose track must be
     below b's.  Lowest fitting track in topological order; None on a cycle.  Two spans
     share a track when the tracks as drawn (reaching past their end vias,
-    :func:`.dims.track_reach`) keep the layer's spacing."""
+    :func:`.dims.track_reach`; ``joined``: nets with a vertical here) keep the layer's
+    spacing."""
     nets = {e[2]: e for e in entries}
     level: dict[str, int] = {}
     visiting: set[str] = set()
@@ -85,7 +104,7 @@ def _left_edge(entries: list[tuple[int, int, str]], before: dict[str, set[str]],
     occupied: list[list[tuple[int, int]]] = []  # per track: drawn extents
     out: dict[str, tuple[int, int, int]] = {}
     for left, right, net in sorted(entries, key=lambda e: (level[e[2]], e[0], e[2])):
-        reach = track_reach(tech, d, left, right)
+        reach = track_reach(tech, d, left, right, net in joined)
         lo, hi = left - reach, right + reach
         t = 1 + max((out[p][0] for p in before.get(net, ()) if p in out), default=-1)
         while True:
@@ -99,22 +118,59 @@ def _left_edge(entries: list[tuple[int, int, str]], before: dict[str, set[str]],
     return out
 
 
+Band = tuple[str, int, bool]  # a vertical in a channel: net, x, whether it leaves upward
+
+
+def band_constraints(bands: list[Band], entries: list[tuple[int, int, str]], d: Dims,
+                     tech: Technology) -> dict[str, set[str]]:
+    """Precedence (``before[b]``: nets whose track lies below b's) from the verticals of a
+    channel (:mod:`.verticals`): a vertical leaving upward needs its net's track above every
+    other track whose drawn extent comes within the track spacing of its band, one arriving
+    from below needs it below them."""
+    before: dict[str, set[str]] = {}
+    joined = {b[0] for b in bands}
+    for vnet, x, up in bands:
+        lo, hi = x - d.hh, x + d.hh
+        for left, right, net in entries:
+            if net == vnet:
+                continue
+            reach = track_reach(tech, d, left, right, net in joined)
+            if left - reach - hi >= d.sh or lo - (right + reach) >= d.sh:
+                continue
+            if up:
+                before.setdefault(vnet, set()).add(net)
+            else:
+                before.setdefault(net, set()).add(vnet)
+    return before
+
+
+def _merged(a: dict[str, set[str]], b: dict[str, set[str]]) -> dict[str, set[str]]:
+    out = {k: set(v) for k, v in a.items()}
+    for k, v in b.items():
+        out.setdefault(k, set()).update(v)
+    return out
+
+
 def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology,
-                 partners: list[tuple[str, str]] | None = None
+                 partners: list[tuple[str, str]] | None = None, bands: list[Band] | None = None
                  ) -> dict[str, tuple[int, int, int]] | None:
     """x of every stub and the track of every net in one channel.
 
     Stubs coming from below (up) and from above (down, rail) are spaced among
     themselves; an up-stub of net A closer than one pitch to a down-stub of net B then
-    needs A's track below B's (vertical constraint).  When the constraints form a cycle
+    needs A's track below B's (vertical constraint).  A ``through`` stub (a port standing
+    under its vertical, :func:`.verticals.pin_ports`) is spaced against both sides.  When the constraints form a cycle
     (or a side cannot be spaced), every stub of the channel gets its own pitch.
     ``partners``: net pairs of matched devices (same terminal of the two devices of a
     pair); both tracks get the union of their spans, so partner nets carry the same
-    track length."""
-    if not lst:
+    track length.  ``bands``: the verticals in the channel; a net's span reaches each of its
+    verticals, whose bands no other track may cross (:func:`band_constraints`)."""
+    bands = bands or []
+    joined = {b[0] for b in bands}
+    if not lst and not bands:
         return {}
     ups = [s for s in lst if s.kind == "up"]
-    downs = [s for s in lst if s.kind != "up"]
+    downs = [s for s in lst if s.kind != "up" or s.through]
 
     def same_side(a: str, b: str) -> bool:
         """Both without a trunk, or both trunks in the same column."""
@@ -130,6 +186,8 @@ def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Techno
         for s in lst:
             if s.kind != "rail":
                 spans.setdefault(s.net, []).append(s.x)
+        for net, x, _up in bands:
+            spans.setdefault(net, []).extend((x, x))  # a vertical alone still needs its track
         span: dict[str, tuple[int, int]] = {}
         for net, xs in spans.items():
             if len(xs) < 2 and net not in trunk_x:
@@ -151,9 +209,12 @@ def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Techno
                 if w.kind == "rail" or u.net == w.net or abs(u.x - w.x) >= d.px:
                     continue
                 before.setdefault(w.net, set()).add(u.net)
-        res = _left_edge(entries_for(), before, d, tech)
+        entries = entries_for()
+        res = _left_edge(entries, _merged(before, band_constraints(bands, entries, d, tech)), d,
+                         tech, joined)
         if res is not None:
             return res
     if not assign_x(lst, d.px, tech):
         return None
-    return _left_edge(entries_for(), {}, d, tech)
+    entries = entries_for()
+    return _left_edge(entries, band_constraints(bands, entries, d, tech), d, tech, joined)

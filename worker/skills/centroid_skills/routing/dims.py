@@ -124,8 +124,12 @@ def wide_clearance(tech: Technology, d: Dims, widths: dict[str, int]) -> int:
     return tech.snap_up(c_out)
 
 
-def track_reach(tech: Technology, d: Dims, left: int, right: int) -> int:
+def track_reach(tech: Technology, d: Dims, left: int, right: int, joined: bool = False) -> int:
     """How far a track drawn from via centre ``left`` to via centre ``right`` reaches past
     each of them: the along margin of its end vias, and far enough for the minimum area of
-    its layer (what is drawn, and what its neighbours on the same track must keep clear of)."""
+    its layer (what is drawn, and what its neighbours on the same track must keep clear of);
+    a track ``joined`` to a vertical (:mod:`.verticals`) is one shape with it, its area
+    no concern."""
+    if joined:
+        return d.he
     return max(d.he, tech.snap_up((d.track_area / (2 * d.hh) - (right - left)) / 2))

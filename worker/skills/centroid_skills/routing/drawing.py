@@ -1,8 +1,11 @@
 """Drawing one routing call into its top cell, once planned and stacked: the rows and
-rails, the stubs with their via stacks, the track vias, the tracks, the trunks, a block's
+rails, the stubs with their via stacks, the track vias, the tracks, the trunks, the
+verticals, a block's
 port pins (:mod:`.ports`) and a name label per net."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import klayout.db as kdb
 
@@ -11,6 +14,7 @@ from centroid_skills.routing.channels import Stub
 from centroid_skills.routing.dims import Dims, track_reach
 from centroid_skills.routing.rows import RowInfo
 from centroid_skills.routing.stacking import Stack
+from centroid_skills.routing.verticals import Vertical
 from centroid_skills.tech import Technology
 
 LabelShapes = dict[str, tuple[str, kdb.Box]]  # net -> (role, box in the top cell) its label sits on
@@ -112,8 +116,8 @@ def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack:
                 p.add_wire(s.net, box.top - ty)
             else:
                 vy = stack.via_up_y[ch]
-                assert vy is not None
                 if s.term.role == "metal1":
+                    assert vy is not None  # the channel has a via row for its metal-1 pins
                     p.put(p.m1, kdb.Box(x - d.hs1, box.bottom, x + d.hs1, vy))
                     p.via_stack_1(x, vy)
                     p.put(p.m2, kdb.Box(x - d.hs2, vy, x + d.hs2, ty))
@@ -146,15 +150,18 @@ def draw_track_vias(p: Painter, stubs: list[list[Stub]], stack: Stack) -> None:
                     p.put(p.m2, kdb.Box(cl[0] - d.hp2h, y - d.hp2h, cl[-1] + d.hp2h, y + d.hp2h))
 
 
-def draw_tracks(tech: Technology, p: Painter, tracks: list[Tracks], stack: Stack) -> LabelShapes:
+def draw_tracks(tech: Technology, p: Painter, tracks: list[Tracks], stack: Stack,
+                verticals: Sequence[Vertical] = ()) -> LabelShapes:
     """Every track: past its end vias by the along margin, and long enough for the minimum
-    area of its layer.  Returns each net's first track (its label's place)."""
+    area of its layer (unless joined to a vertical).  Returns each net's first track (its
+    label's place)."""
     d = p.d
     first: LabelShapes = {}
     for ch, channel_tracks in enumerate(tracks):
+        joined = {v.net for v in verticals if v.ch in (ch, ch - 1)}
         for net, (_k, left, right) in channel_tracks.items():
             y = stack.track_y[ch][net]
-            ext = track_reach(tech, d, left, right)
+            ext = track_reach(tech, d, left, right, net in joined)
             tb = kdb.Box(left - ext, y - d.hh, right + ext, y + d.hh)
             p.put(p.h, tb)
             p.add_wire(net, right - left)
@@ -195,6 +202,17 @@ def draw_trunks(p: Painter, infos: list[RowInfo], plan: ChannelPlan, stack: Stac
         hw = plan.trunk_hw[net]
         p.put(p.m2, kdb.Box(x - hw, min(ys) - d.ht, x + hw, max(ys) + d.ht))
         p.add_wire(net, max(ys) - min(ys))
+
+
+def draw_verticals(p: Painter, plan: ChannelPlan, stack: Stack) -> None:
+    """Every vertical (:mod:`.verticals`): a track-layer wire, as wide as a track, from its
+    net's track in the channel below the row it crosses to its track in the channel above."""
+    d = p.d
+    for v in plan.verticals:
+        y0 = stack.track_y[v.ch][v.net]
+        y1 = stack.track_y[v.ch + 1][v.net]
+        p.put(p.h, kdb.Box(v.x - d.hh, y0 - d.hh, v.x + d.hh, y1 + d.hh))
+        p.add_wire(v.net, y1 - y0)
 
 
 def label_shapes(infos: list[RowInfo], first_tracks: LabelShapes) -> LabelShapes:
@@ -238,14 +256,19 @@ def port_bottom(p: Painter) -> int:
 def draw_ports(tech: Technology, p: Painter, infos: list[RowInfo], plan: ChannelPlan,
                stack: Stack) -> PortPins:
     """Every port's metal-2 pin from the cell's bottom: a stub port up to its track in
-    channel 0 (the track via is drawn with the channel's other track vias), a column port
+    channel 0 (the track via is drawn with the channel's other track vias), a rail port
+    (:func:`.ports.rail_ports`) up to a via-1 on the bottom row's rail, a column port
     (:func:`.ports.column_ports`) up to its trunk, as wide as the trunk; returns (net, pin
     box).  The bottom is low enough for the shortest pin to hold the metal-2 minimum area
     alone (a parent may leave a port unconnected)."""
     d = p.d
     spans: list[tuple[str, int, int, int]] = []  # net, left, right, top
     for s in plan.stubs[0] if plan.stubs else []:
-        if s.term.port:
+        if s.term.port and s.net in plan.rail_ports:
+            rail_y = infos[0].placed_rail_metal().center().y
+            p.via_stack_1(s.x, rail_y)
+            spans.append((s.net, s.x - d.hs2, s.x + d.hs2, rail_y))
+        elif s.term.port:
             spans.append((s.net, s.x - d.hs2, s.x + d.hs2, stack.track_y[0][s.net]))
     for net in plan.column_ports:
         x, hw = plan.trunk_x[net], plan.trunk_hw[net]

@@ -2,8 +2,10 @@
 bottom edge, so that a parent router escapes it down into the channel below the block's
 row like any down-going metal-2 pin.
 
+A port on the bottom row's rail net with no other place (its pins drop onto that rail) is a
+metal-2 pin straight up through channel 0 to a via-1 on the rail (:func:`place_rail_ports`).
 A port whose net has no stub in channel 0 (its pins go up into higher channels, or drop
-onto a rail) is the foot of its net's trunk: the trunk column goes on down to the cell's
+onto a rail) is otherwise the foot of its net's trunk: the trunk column goes on down to the cell's
 bottom edge, so the net needs no track in channel 0 (:func:`column_ports`).  The other
 ports are a virtual row of pins below channel 0: each is a stub going *up* into channel
 0, so the channel planning spaces them one pitch apart (among themselves and against the
@@ -21,7 +23,7 @@ from collections.abc import Sequence
 
 import klayout.db as kdb
 
-from centroid_skills.routing.channels import Stub
+from centroid_skills.routing.channels import Stub, clear_x, coming_down_x
 from centroid_skills.routing.dims import Dims
 from centroid_skills.routing.rows import RowInfo
 from centroid_skills.routing.terminals import Term
@@ -69,3 +71,42 @@ def port_stubs(tech: Technology, d: Dims, infos: list[RowInfo], ports: Sequence[
                     net=net, port=True)
         out.append(Stub(net, term, 0, "up", lo, hi, pref))
     return out
+
+
+def rail_ports(column_nets: Sequence[str], places: dict[str, set[tuple[str, int]]],
+               infos: list[RowInfo]) -> list[str]:
+    """The column ports on the bottom row's rail net that are nowhere else: each can go
+    straight up to that rail instead of down a trunk column."""
+    if not infos or infos[0].rail is None:
+        return []
+    return [p for p in column_nets
+            if p == infos[0].rail_net and places.get(p) == {("port", 0), ("rail", 0)}]
+
+
+def place_rail_ports(d: Dims, tech: Technology, infos: list[RowInfo], stubs: list[list[Stub]],
+                     nets: Sequence[str]) -> list[str]:
+    """Fixes the port stub of each of ``nets`` (:func:`rail_ports`) over the bottom row's
+    rail, a pitch from every other stub standing in channel 0 (those coming down, and the
+    ports already fixed), as a ``through`` stub; returns the nets for which the rail had no
+    room."""
+    if not nets:
+        return []
+    rail = infos[0].rail
+    assert rail is not None
+    lo, hi = rail.metal.left + infos[0].dx + d.hp1, rail.metal.right + infos[0].dx - d.hp1
+    taken = [x for x, _n in coming_down_x(stubs[0], d, tech)]
+    taken += [s.pref for s in stubs[0] if s.through]
+    missed = []
+    for s in stubs[0]:
+        if not s.term.port or s.net not in nets:
+            continue
+        x = clear_x(tech.snap((lo + hi) / 2), taken, d.px)
+        if x > hi:
+            x = clear_x(tech.snap_up(lo), taken, d.px)
+        if x > hi:
+            missed.append(s.net)
+            continue
+        s.lo = s.hi = s.pref = s.x = x
+        s.through = True
+        taken.append(x)
+    return missed

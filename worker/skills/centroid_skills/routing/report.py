@@ -25,6 +25,7 @@ class Result:
     nets: dict[str, dict[str, Any]] = field(default_factory=dict)
     channels: list[dict[str, Any]] = field(default_factory=list)
     trunks: int = 0
+    verticals: int = 0
     modules: dict[str, dict[str, Any]] = field(default_factory=dict)
     partners: list[list[str]] = field(default_factory=list)
     clearance: int = 0  # c_out used (raised by wide-metal spacing where it applies)
@@ -47,6 +48,7 @@ def net_reports(tech: Technology, plan: ChannelPlan, wire: dict[str, int],
                      "trunk_x_um": um(plan.trunk_x[net]) if trunk else None,
                      "trunk_half_width_um": um(plan.trunk_hw[net]) if trunk else None,
                      "stubs": stubs_of.get(net, 0),
+                     "verticals": sum(1 for v in plan.verticals if v.net == net),
                      "single_pin": net in plan.single_pin,
                      "label": None if label is None else {
                          "layer": tech.require(label_role(tech, label[0])).name,
@@ -125,6 +127,7 @@ def result_dict(session: Session, res: Result, d: Dims) -> dict[str, Any]:
         "clearance_um": um(res.clearance or d.c_out),
         "channels": res.channels,
         "trunks": res.trunks,
+        "verticals": res.verticals,
         "modules": res.modules,
         "partner_nets": res.partners,
         "nets": res.nets,

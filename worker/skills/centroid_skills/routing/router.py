@@ -24,7 +24,9 @@ row's rail net drop straight onto the rail with a metal-1 bar.  Stubs in one cha
 keep one pitch apart (x chosen as close to the pin centre as possible, so a
 symmetric placement gives a symmetric routing).  Nets present in several channels or
 rails are joined by vertical metal-2 trunks in a column left or right of the rows
-(whichever is nearer the net's pins).
+(whichever is nearer the net's pins); nets without a rail, where the track layer is free
+over the rows between their channels, by verticals of the track layer straight over those
+rows instead (:mod:`.verticals`).
 
 Every shape outside a row keeps ``c_out`` (the largest spacing any routing layer has
 to any layer) from the row's bbox; the bars inside a row stay within their pin's
@@ -48,6 +50,7 @@ from centroid_skills.routing.drawing import (
     draw_track_vias,
     draw_tracks,
     draw_trunks,
+    draw_verticals,
     label_shapes,
 )
 from centroid_skills.routing.report import (
@@ -58,6 +61,7 @@ from centroid_skills.routing.report import (
 )
 from centroid_skills.routing.rows import ExtentsCache, add_rails, collect_rows, with_wide_clearance
 from centroid_skills.routing.stacking import stack_rows
+from centroid_skills.routing.verticals import row_gaps
 from centroid_skills.session import Session
 
 
@@ -85,15 +89,18 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     d = with_wide_clearance(tech, layout, routing_dims(tech), infos, cache)
     add_rails(session, infos, d, cell_name, cache)
     partners = partner_nets(infos, by_id, balance_partners)
-    plan = plan_channels(tech, d, infos, net_types, partners, ports)
-    stack = stack_rows(tech, d, infos, plan.tracks)
+    gaps = row_gaps(tech, layout, d, infos)
+    plan = plan_channels(tech, d, infos, net_types, partners, ports, gaps)
+    via_rows = [any(s.kind == "up" and s.term.role == "metal1" for s in lst) for lst in plan.stubs]
+    stack = stack_rows(tech, d, infos, plan.tracks, via_rows)
 
     draw_rows(tech, layout, top, infos)
     painter = Painter(tech, layout, d)
     draw_stubs(painter, infos, plan.stubs, stack)
     draw_track_vias(painter, plan.stubs, stack)
-    first_tracks = draw_tracks(tech, painter, plan.tracks, stack)
+    first_tracks = draw_tracks(tech, painter, plan.tracks, stack, plan.verticals)
     draw_trunks(painter, infos, plan, stack)
+    draw_verticals(painter, plan, stack)
     port_pins = draw_ports(tech, painter, infos, plan, stack) if ports else []
     painter.flush(top)
     labels = {} if ports else label_shapes(infos, first_tracks)
@@ -101,5 +108,6 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
 
     return Result(top, nets=net_reports(tech, plan, painter.wire, labels),
                   channels=channel_reports(d, plan, stack), trunks=len(plan.trunk_x),
+                  verticals=len(plan.verticals),
                   modules=module_reports(infos, plan.stubs),
                   partners=[list(p) for p in partners], clearance=d.c_out, ports=port_pins)

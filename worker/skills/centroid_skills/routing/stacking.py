@@ -1,6 +1,6 @@
 """The vertical positions of one routing call: channels and rows stacked bottom to top,
-each channel as high as its tracks need and each row at least the rule gap above the row
-below it."""
+each channel as high as its tracks need (and its via row only where metal-1 pins come up
+into it) and each row at least the rule gap above the row below it."""
 
 from __future__ import annotations
 
@@ -28,11 +28,13 @@ def track_count(tracks: Tracks) -> int:
     return 1 + max((k for k, _l, _r in tracks.values()), default=-1)
 
 
-def stack_rows(tech: Technology, d: Dims, infos: list[RowInfo], tracks: list[Tracks]) -> Stack:
-    """Channel 0 at y = 0, then for every row: the via zone of the pins going up from the
-    row below, the channel's tracks, the row itself (its ``dy``) at the clearance above the
-    tracks and at least the rule gap above the row below; the last channel above the top
-    row."""
+def stack_rows(tech: Technology, d: Dims, infos: list[RowInfo], tracks: list[Tracks],
+               via_rows: list[bool]) -> Stack:
+    """Channel 0 at y = 0, then for every row: the via zone of the metal-1 pins going up
+    from the row below (only where ``via_rows[ch]``: a row of blocks has metal-2 pins
+    only, which go straight up), the channel's tracks, the row itself (its ``dy``) at the
+    clearance above the tracks and at least the rule gap above the row below; the last
+    channel above the top row."""
     stack = Stack([], [], [])
     prev_top: int | None = None
     prev_ext: abut.Extents | None = None
@@ -42,10 +44,14 @@ def stack_rows(tech: Technology, d: Dims, infos: list[RowInfo], tracks: list[Tra
             y_g = None
             y0 = 0
             content_top = y0 + (n_tracks - 1) * d.py + d.hvt if n_tracks else 0
-        else:
+        elif via_rows[ch]:
             y_g = prev_top + d.c_out + d.hstack
             y0 = y_g + d.hstack + d.c_out + d.hvt
             content_top = y0 + (n_tracks - 1) * d.py + d.hvt if n_tracks else y_g + d.hstack
+        else:
+            y_g = None
+            y0 = prev_top + d.c_out + d.hvt
+            content_top = y0 + (n_tracks - 1) * d.py + d.hvt if n_tracks else prev_top
         stack.via_up_y.append(y_g)
         stack.track_y.append({net: y0 + k * d.py for net, (k, _l, _r) in channel_tracks.items()})
         stack.n_tracks.append(n_tracks)
