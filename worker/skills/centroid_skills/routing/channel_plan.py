@@ -120,12 +120,13 @@ def _places(stubs: list[list[Stub]], infos: list[RowInfo]) -> dict[str, set[tupl
 
 
 def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[list[Stub]],
-                 trunk_nets: list[str], net_types: dict[str, str]
+                 trunk_nets: list[str], net_types: dict[str, str], short: set[str] | None = None
                  ) -> tuple[dict[str, int], dict[str, int]]:
     """Centre x and half width of every trunk, in ``trunk_nets`` order: each trunk goes to
     the column left or right of the rows nearer its pins' mean x, the next one outwards;
     supply trunks are a pitch wider, and trunks keep one pitch minus a width apart (more
-    next to a wide trunk)."""
+    next to a wide trunk, a pitch more between two ``short`` nets' trunks: less coupling
+    between the sensitive nets, e.g. a differential output's two sides)."""
     half_pitch = tech.snap_up(d.px / 2)
     # a stub lies inside its pin (so inside its row), but its via pads may stick out
     pad = max(d.hp1, d.hp2, d.hp2h)
@@ -144,6 +145,7 @@ def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[li
     cursor_l = x_left - d.c_out
     cursor_r = x_right + d.c_out
     prev_l = prev_r = 0  # half width of the last trunk placed on each side
+    last: dict[bool, str] = {}  # the last trunk placed on each side (True: left)
     for n in trunk_nets:
         hw = d.ht if net_types.get(n) not in SUPPLY_TYPES else d.ht + half_pitch
         trunk_hw[n] = hw
@@ -153,6 +155,9 @@ def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[li
         prev = prev_l if left else prev_r
         gap = 0 if prev == 0 else tech.snap_up(max(
             d.px - 2 * d.ht, tech.space_for_width("metal2", 2 * max(hw, prev))))
+        if short and n in short and last.get(left) in short:
+            gap += d.px
+        last[left] = n
         if left:
             trunk_x[n] = cursor_l - gap - hw
             cursor_l, prev_l = trunk_x[n] - hw, hw
@@ -163,12 +168,14 @@ def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[li
 
 
 def plan_channels(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, str],
-                  partners: list[tuple[str, str]], ports: Sequence[str] = ()) -> ChannelPlan:
+                  partners: list[tuple[str, str]], ports: Sequence[str] = (),
+                  short: set[str] | None = None) -> ChannelPlan:
     """Stubs, trunks and tracks of every channel.  Nets in two or more places (channels,
     rails) get a trunk, supply nets first in their column.  When a channel cannot be
     planned (pins of the rows below and above compete for the same x), the row above it
     is shifted by half pitches (+1, -1, +2, -2, ...) and everything planned again; the
-    rows' ``dx`` keep the shifts that worked.  ``ports``: the nets of a block's port pins
+    rows' ``dx`` keep the shifts that worked.  Trunks of ``short`` nets come next to the
+    supplies' (nearest the rows), a pitch apart.  ``ports``: the nets of a block's port pins
     (each counts as a pin of its net): a port whose net has no stub in channel 0 is the foot
     of its net's trunk (:func:`.ports.column_ports`), the others stubs into channel 0; when
     channel 0 cannot be planned with them among row 0's stubs, they may stand beside the
@@ -183,13 +190,13 @@ def plan_channels(tech: Technology, d: Dims, infos: list[RowInfo], net_types: di
     for net in in_columns:
         places.setdefault(net, set()).add(("port", 0))
     trunk_nets = sorted((n for n, p in places.items() if len(p) >= 2),
-                        key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
+                        key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n not in (short or ()), n))
     half_pitch = tech.snap_up(d.px / 2)
     tries = [0] * len(infos)
     port_room = 0
     while True:
         stubs = make_stubs(tech, d, infos, term_count, single_pin, ports, port_room)
-        trunk_x, trunk_hw = place_trunks(tech, d, infos, stubs, trunk_nets, net_types)
+        trunk_x, trunk_hw = place_trunks(tech, d, infos, stubs, trunk_nets, net_types, short)
         tracks: list[Tracks] = []
         failed = None
         for ch, lst in enumerate(stubs):
