@@ -363,6 +363,7 @@ impl Planner for HeuristicPlanner {
         if let Some(setup) = self.performance(context) {
             let has_parasitics = context.drc_rules.parasitics.is_some();
             let simulate = self.simulation.candidates_simulate();
+            draft.keep_outputs_short(setup);
             draft.add_extraction_and_simulation(setup, has_parasitics, simulate);
         }
         Ok(draft.finish())

@@ -89,6 +89,16 @@ impl<'a> PlanBuilder<'a> {
         self.skills.contains_key(skill)
     }
 
+    /// Whether the workers' `skill` takes `argument` (a property of its schema).
+    pub fn takes(&self, skill: &str, argument: &str) -> bool {
+        self.skills.get(skill).is_some_and(|schema| {
+            schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|properties| properties.contains_key(argument))
+        })
+    }
+
     /// Adds a step (fitted to the schema); returns whether it was added.
     pub fn push(
         &mut self,

@@ -177,3 +177,36 @@ fn a_user_testbench_is_brought_by_the_request_and_the_probe_simulates_the_schema
     assert_eq!(schematic["devices"].as_array().unwrap().len(), 5);
     assert_eq!(request_inputs(&probe.plan), ["testbench.sp"]);
 }
+
+#[test]
+fn the_outputs_are_routed_short_when_the_router_takes_short_nets() {
+    let (context, raw) = load(OBJECTIVES);
+    let planner = HeuristicPlanner::new(raw)
+        .with_route_pitch(Some(0.46))
+        .with_simulation(JobSimulation::default());
+    let mut catalog = skills();
+    let property = json!({"type": "array"});
+    let properties: serde_json::Map<String, Value> =
+        ["cell_name", "rows", "devices", "nets", "short_nets"]
+            .iter()
+            .map(|name| (name.to_string(), property.clone()))
+            .collect();
+    catalog.insert(
+        "route.nets".into(),
+        json!({"type": "object", "properties": properties}),
+    );
+    let point = planner.design_space(&context, &catalog).default_point();
+    let plan = planner.plan(&context, &point, &catalog).unwrap();
+    // the 5T OTA's output: the port on drains and no gate (`n1` is no port, the inputs
+    // and `vbias` are gates)
+    assert_eq!(step(&plan, "route.nets")["short_nets"], json!(["out"]));
+    // a router without the argument is not sent it
+    let plain = self::plan(OBJECTIVES, JobSimulation::default());
+    assert!(step(&plain, "route.nets").get("short_nets").is_none());
+    // nor a job that measures no performance
+    let (context, raw) = load(AREA_ONLY);
+    let planner = HeuristicPlanner::new(raw).with_route_pitch(Some(0.46));
+    let point = planner.design_space(&context, &catalog).default_point();
+    let plan = planner.plan(&context, &point, &catalog).unwrap();
+    assert!(step(&plan, "route.nets").get("short_nets").is_none());
+}

@@ -70,6 +70,17 @@ pub struct Parasitics {
     pub overlaps: Vec<ParasiticOverlap>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub cuts: BTreeMap<String, ParasiticCut>,
+    /// How far a same-layer shape shields an edge's fringe capacitance to substrate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fringe_shield: Option<FringeShield>,
+}
+
+/// magic's `sidehalo`: a shape of the layer within `halo_m` in front of an edge leaves
+/// (2/π)·atan(0.02 · area capacitance · d) of its fringe capacitance to substrate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FringeShield {
+    pub halo_m: f64,
+    pub source: String,
 }
 
 /// The checks a schema cannot express: the section needs 1.4.0, names declared layers

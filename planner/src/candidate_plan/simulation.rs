@@ -23,6 +23,23 @@ impl<'a> Draft<'a> {
         self.builder.push("check.electrical", arguments, false, "");
     }
 
+    /// The setup's outputs as the `short_nets` of the top cell's `route.nets` (when the
+    /// workers' router takes them): no partner balancing stretches their tracks, their
+    /// trunks stand nearest the rows and a pitch apart.
+    pub(crate) fn keep_outputs_short(&mut self, setup: &PerformanceSetup) {
+        let Some(top) = self.top.clone().filter(|_| self.routed) else {
+            return;
+        };
+        if setup.short_nets.is_empty() || !self.builder.takes("route.nets", "short_nets") {
+            return;
+        }
+        for step in self.builder.steps.iter_mut().filter(|step| {
+            step.skill == "route.nets" && step.arguments.get("cell_name") == Some(&json!(top))
+        }) {
+            step.arguments["short_nets"] = json!(setup.short_nets);
+        }
+    }
+
     /// `extract.netlist`, and with `simulate` the testbench and `sim.run` on it.
     /// Nothing when the layout is not routed, the rule set has no parasitics or the
     /// workers lack the skills (said in the plan's notes).

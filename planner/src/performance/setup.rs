@@ -38,6 +38,8 @@ pub struct PerformanceSetup {
     pub ports: Vec<String>,
     pub testbench: TestbenchSource,
     pub sensitive_nets: Vec<String>,
+    /// the nets the router keeps short (`route.nets` `short_nets`): the outputs
+    pub short_nets: Vec<String>,
     pub symmetric_pairs: Vec<[String; 2]>,
     /// the testbench node whose AC response the report plots
     pub sweep_node: Option<String>,
@@ -120,6 +122,39 @@ fn matched_nets(circuit: &Circuit, rails: &[String]) -> (Vec<String>, Vec<[Strin
     (nets, pairs)
 }
 
+/// The outputs: the roles' outputs, else the ports some device's drain is on and no
+/// device's gate (an amplifier's outputs, a mirror's output; not its inputs or bias
+/// nodes), rails left out.
+fn output_nets(
+    circuit: &Circuit,
+    roles: Option<&PortRoles>,
+    ports: &[String],
+    rails: &[String],
+) -> Vec<String> {
+    let mut nets = Vec::new();
+    for output in roles
+        .map(|roles| roles.outputs.as_slice())
+        .unwrap_or_default()
+    {
+        push_unique(&mut nets, output);
+    }
+    if nets.is_empty() {
+        let on = |terminal: &str, net: &str| {
+            circuit
+                .devices
+                .iter()
+                .any(|device| device.terminal(terminal) == Some(net))
+        };
+        for port in ports {
+            if on("d", port) && !on("g", port) {
+                push_unique(&mut nets, port);
+            }
+        }
+    }
+    nets.retain(|net| !rails.contains(net) && circuit.net(net).is_some());
+    nets
+}
+
 /// The roles as `sim.testbench` takes them.
 fn builtin_roles(roles: &PortRoles) -> Value {
     // plain strings and numbers: serialising cannot fail
@@ -191,11 +226,13 @@ impl PerformanceSetup {
             push_unique(&mut sensitive, net);
         }
         sensitive.retain(|net| !all_rails.contains(net) && circuit.net(net).is_some());
+        let short_nets = output_nets(circuit, roles, &ports, &all_rails);
         Some(PerformanceSetup {
             circuit: circuit.name.clone(),
             ports,
             testbench: source,
             sensitive_nets: sensitive,
+            short_nets,
             symmetric_pairs,
             sweep_node,
             specs: objectives.performance.specs.clone(),

@@ -33,6 +33,10 @@ import klayout.db as kdb
 
 DBU_UM = 0.001
 AF_PER_FF = 1000.0
+# magic's fringe distribution constant (RTimothyEdwards/magic extract/ExtTech.c
+# ``FRINGE_MULT``: α = 0.02 × the area capacitance in aF/µm², per µm): a constant of the
+# extractor's model, not a process number
+FRINGE_MULT = 0.02
 
 
 @dataclass
@@ -46,6 +50,7 @@ class LayerCoefficients:
     coupling_spacing_um: float | None
     coupling_offset_um: float
     halo_um: float | None
+    fringe_shield_um: float | None = None
 
     def coupling_at(self, spacing_um: float) -> float:
         """aF per µm of facing length at ``spacing_um``."""
@@ -77,11 +82,13 @@ def coefficients(section: dict[str, Any], layer_name: str, role: str) -> LayerCo
         return None
     spacing = spec.get("coupling_spacing_m")
     halo = spec.get("coupling_halo_m")
+    shield = (section.get("fringe_shield") or {}).get("halo_m")
     return LayerCoefficients(
         layer_name, role, float(spec["sheet_resistance_ohm"]), float(spec["area_cap_af_um2"]),
         float(spec["fringe_cap_af_um"]), spec.get("coupling_af_um"),
         spacing * 1e6 if spacing else None, float(spec.get("coupling_offset_m") or 0.0) * 1e6,
-        halo * 1e6 if halo else (8.0 * spacing * 1e6 if spacing else None))
+        halo * 1e6 if halo else (8.0 * spacing * 1e6 if spacing else None),
+        float(shield) * 1e6 if shield else None)
 
 
 def polygon_squares(polygon: kdb.Polygon) -> tuple[float, float]:
@@ -106,11 +113,50 @@ def wire_resistance(region: kdb.Region, sheet_ohm: float) -> tuple[float, float]
     return ohm, length
 
 
-def ground_cap_af(region: kdb.Region, shield: kdb.Region | None, co: LayerCoefficients) -> float:
-    exposed = region - shield if shield is not None and not shield.is_empty() else region
-    area = exposed.area() * DBU_UM * DBU_UM
-    perimeter = region.perimeter() * DBU_UM
-    return co.area_af_um2 * area + co.fringe_af_um * perimeter
+def fringe_fraction(co: LayerCoefficients, distance_um: float) -> float:
+    """The share of an edge's fringe capacitance to substrate left when another shape of
+    the layer stands ``distance_um`` in front of it (within the rule set's
+    ``fringe_shield`` halo): magic's model (``extRemoveSubcap``), the field reaching the
+    substrate within a lateral distance d is (2/π)·atan(α·d), α = ``FRINGE_MULT`` × the
+    layer's area capacitance in aF/µm² (per µm). Without a halo, or past it: 1."""
+    alpha = FRINGE_MULT * co.area_af_um2
+    if alpha <= 0 or not co.fringe_shield_um or distance_um > co.fringe_shield_um:
+        return 1.0
+    return min(1.0, 2.0 / math.pi * math.atan(alpha * max(distance_um, 0.0)))
+
+
+def fringe_af(region: kdb.Region, edges: kdb.Edges, obstacles: kdb.Region, co: LayerCoefficients) -> float:
+    """Fringe capacitance to substrate of ``edges`` (the real edges of ``region``: not those
+    over the net's own diffusion), each part shielded by the nearest shape of
+    ``obstacles`` in front of it (within the ``fringe_shield`` halo: a shielded projection
+    check, nearest first), by ``fringe_fraction``; an edge without one keeps the whole
+    coefficient."""
+    length_um = edges.length() * DBU_UM
+    if obstacles.is_empty() or not co.fringe_shield_um or co.fringe_af_um <= 0:
+        return co.fringe_af_um * length_um
+    halo = max(1, int(round(co.fringe_shield_um / DBU_UM)))
+    pairs = region.separation_check(obstacles, halo, False, kdb.Region.Projection, None, None, None, True)
+    by_distance: dict[int, kdb.Edges] = {}
+    for ep in pairs.each():
+        by_distance.setdefault(ep.distance(), kdb.Edges()).insert(ep.first)
+    covered = kdb.Edges()
+    shielded_um = af = 0.0
+    for distance in sorted(by_distance):
+        part = (by_distance[distance] & edges) - covered
+        part.merge()
+        part_um = part.length() * DBU_UM
+        shielded_um += part_um
+        af += co.fringe_af_um * part_um * fringe_fraction(co, distance * DBU_UM)
+        covered += part
+    return af + co.fringe_af_um * max(length_um - shielded_um, 0.0)
+
+
+def ground_cap_af(area: kdb.Region, shield: kdb.Region | None, co: LayerCoefficients,
+                  fringe: float) -> float:
+    """Area capacitance of ``area`` not over ``shield`` (a lower conductor the overlap
+    coefficients charge instead) + the fringe (``fringe_af``)."""
+    exposed = area - shield if shield is not None and not shield.is_empty() else area
+    return co.area_af_um2 * exposed.area() * DBU_UM * DBU_UM + fringe
 
 
 def lateral_couplings(nets: dict[str, kdb.Region], co: LayerCoefficients) -> dict[tuple[str, str], float]:

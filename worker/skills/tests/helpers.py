@@ -142,6 +142,9 @@ def scaled_rule_set(data: dict[str, Any], factor: float = 1.5, layer_offset: int
                          for o in section.get("overlaps", [])],
             "cuts": {rename[n]: spec for n, spec in section.get("cuts", {}).items()},
         }
+        if "fringe_shield" in section:
+            shield = section["fringe_shield"]
+            scaled["parasitics"]["fringe_shield"] = {**shield, "halo_m": shield["halo_m"] * factor}
     return scaled
 
 

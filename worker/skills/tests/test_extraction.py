@@ -1,9 +1,11 @@
 """extract.netlist against hand calculations from the rule set's coefficients (issue 27):
 a long wire on each routing layer, two parallel wires at minimum spacing (and at twice
-it), two crossing wires, on every example rule set; the 5T OTA's extracted netlist."""
+it), two crossing wires, a neighbour shielding the fringe, on every example rule set;
+the 5T OTA's extracted netlist."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -113,6 +115,31 @@ def test_two_parallel_wires_couple_by_the_rule_set_and_less_when_farther(
 
 
 @pytest.mark.parametrize("pdk", PDKS)
+def test_a_neighbour_shields_the_fringe_facing_it(client: Client, tmp_path: Path, pdk: str) -> None:
+    """Two parallel wires at minimum spacing: the edge facing the other wire keeps
+    (2/π)·atan(0.02 · area cap · s) of its fringe to substrate (magic's model), the outer
+    edge and the ends all of it; past the rule set's fringe-shield halo, nothing is shielded."""
+    rules = rules_of(pdk)
+    halo = rules["parasitics"]["fringe_shield"]["halo_m"] * 1e6
+    for role, name, co in routing(rules):
+        if role == "poly":
+            continue
+        w, s = min_width_um(rules, name), min_space_um(rules, name)
+        area, fringe = co["area_cap_af_um2"] * LENGTH_UM * w, co["fringe_cap_af_um"]
+        for spacing, kept in ((s, 2 / math.pi * math.atan(0.02 * co["area_cap_af_um2"] * s)), (halo + s, 1.0)):
+            draw(client, rules, [{"role": role, "box": [0, 0, LENGTH_UM, w]},
+                                 {"role": role, "box": [0, w + spacing, LENGTH_UM, 2 * w + spacing]}],
+                 [("a", label_role(rules, role), 1.0, w / 2),
+                  ("b", label_role(rules, role), 1.0, 1.5 * w + spacing)])
+            nets = extract(client, tmp_path, ["a", "b"])["nets"]
+            expected = (area + fringe * (LENGTH_UM + 2 * w) + fringe * LENGTH_UM * kept) / 1000
+            for net in ("a", "b"):
+                assert close(nets[net]["cap_fF"], expected), (pdk, name, spacing, nets[net], expected)
+            if kept < 1.0:
+                assert nets["a"]["cap_fF"] < (area + fringe * 2 * (LENGTH_UM + w)) / 1000 * 0.8
+
+
+@pytest.mark.parametrize("pdk", PDKS)
 def test_two_crossing_wires_couple_by_their_overlap(client: Client, tmp_path: Path, pdk: str) -> None:
     rules = rules_of(pdk)
     layers = {role: (name, co) for role, name, co in routing(rules)}
@@ -165,7 +192,8 @@ def test_metal_over_its_own_diffusion_has_no_capacitance_to_substrate_nor_length
     draw(client, rules, shapes, [("a", label_role(rules, "metal1"), LENGTH_UM - 1, 0.5 + w / 2)])
     net = extract(client, tmp_path, ["a"], sensitive_nets=["a"])["nets"]["a"]
     off = LENGTH_UM - on_tap
-    ground = (co["area_cap_af_um2"] * off * w + co["fringe_cap_af_um"] * 2 * (off + w)) / 1000
+    # the cut where the wire leaves its tap is no edge: no fringe there
+    ground = (co["area_cap_af_um2"] * off * w + co["fringe_cap_af_um"] * (2 * off + w)) / 1000
     assert close(net["cap_fF"], ground), (net, ground)
     ohm = co["sheet_resistance_ohm"] * off / w + rules["parasitics"]["cuts"]["licon1"]["resistance_ohm"]
     assert close(net["resistance_ohm"], ohm), (net["resistance_ohm"], ohm)

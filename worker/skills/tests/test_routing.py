@@ -313,3 +313,33 @@ def test_partner_nets_get_equal_track_spans(tmp_path: Path) -> None:
                 assert trs[a]["x"] == trs[b]["x"], (a, b, trs[a], trs[b])
                 checked += 1
     assert checked >= 1
+
+
+@pytest.mark.rust_plans(requests=plans_of("ota5", "sky130"))
+def test_a_short_net_leaves_partner_balancing_and_gets_less_wire(tmp_path: Path) -> None:
+    """``short_nets`` (a per-net choice of the plan): the output leaves partner balancing
+    and its trunk moves next to the supplies'; its drawn wire, read back from the layout
+    by ``extract.netlist``, is shorter and carries less capacitance."""
+    steps = draft(example_request("ota5", "sky130")).candidates[0].steps
+    read: dict[str, dict[str, Any]] = {}
+    for short in ([], ["out"]):
+        def edit(step: dict[str, Any], short: list[str] = short) -> dict[str, Any]:
+            if step["skill"] == "route.nets":
+                return {**step, "arguments": {**step["arguments"], "short_nets": short}}
+            return step
+
+        server = Server()
+        r = run_plan(steps, tmp_path / f"short{len(short)}", server=server, edit=edit, until="route.nets")
+        assert r["ok"], r.get("failed")
+        routed = r["results"]["route.nets"]
+        assert (["n1", "out"] in routed["partner_nets"]) == (not short), routed["partner_nets"]
+        client = Client()
+        client.server = server
+        data = client.call("extract.netlist", cell=routed["cell_name"],
+                           path=str(tmp_path / f"short{len(short)}" / "x.spice"),
+                           circuit="ota5", ports=["out"])
+        read[",".join(short)] = data["nets"]["out"]
+    before, after = read[""], read["out"]
+    assert after["wire_length_um"] < before["wire_length_um"], (before, after)
+    total = [n["cap_fF"] + sum(n["coupling_fF"].values()) for n in (before, after)]
+    assert total[1] < total[0], (before, after)

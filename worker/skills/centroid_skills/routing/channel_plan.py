@@ -135,12 +135,13 @@ def _places(stubs: list[list[Stub]], infos: list[RowInfo]) -> dict[str, set[tupl
 
 
 def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[list[Stub]],
-                 trunk_nets: list[str], net_types: dict[str, str]
+                 trunk_nets: list[str], net_types: dict[str, str], short: set[str] | None = None
                  ) -> tuple[dict[str, int], dict[str, int]]:
     """Centre x and half width of every trunk, in ``trunk_nets`` order: each trunk goes to
     the column left or right of the rows nearer its pins' mean x, the next one outwards;
     supply trunks are a pitch wider, and trunks keep one pitch minus a width apart (more
-    next to a wide trunk)."""
+    next to a wide trunk, a pitch more between two ``short`` nets' trunks: less coupling
+    between the sensitive nets, e.g. a differential output's two sides)."""
     half_pitch = tech.snap_up(d.px / 2)
     # a stub lies inside its pin (so inside its row), but its via pads may stick out
     pad = max(d.hp1, d.hp2, d.hp2h)
@@ -159,6 +160,7 @@ def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[li
     cursor_l = x_left - d.c_out
     cursor_r = x_right + d.c_out
     prev_l = prev_r = 0  # half width of the last trunk placed on each side
+    last: dict[bool, str] = {}  # the last trunk placed on each side (True: left)
     for n in trunk_nets:
         hw = d.ht if net_types.get(n) not in SUPPLY_TYPES else d.ht + half_pitch
         trunk_hw[n] = hw
@@ -168,6 +170,9 @@ def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[li
         prev = prev_l if left else prev_r
         gap = 0 if prev == 0 else tech.snap_up(max(
             d.px - 2 * d.ht, tech.space_for_width("metal2", 2 * max(hw, prev))))
+        if short and n in short and last.get(left) in short:
+            gap += d.px
+        last[left] = n
         if left:
             trunk_x[n] = cursor_l - gap - hw
             cursor_l, prev_l = trunk_x[n] - hw, hw
@@ -194,22 +199,23 @@ def _widest_vertical(stubs: list[Stub], verticals: list[Vertical], ch: int) -> s
 
 def plan_channels(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, str],
                   partners: list[tuple[str, str]], ports: Sequence[str] = (),
-                  gaps: Sequence[Gaps] = ()) -> ChannelPlan:
+                  gaps: Sequence[Gaps] = (), short: set[str] | None = None) -> ChannelPlan:
     """Stubs, trunks, verticals and tracks of every channel: with verticals where ``gaps``
     (per row, :func:`.verticals.row_gaps`) leaves room for them, and if no plan is found
     with them, as before either existed: trunks only, no port straight up to a rail (the
     rows' shifts reset)."""
     try:
-        return _plan(tech, d, infos, net_types, partners, ports, list(gaps))
+        return _plan(tech, d, infos, net_types, partners, ports, list(gaps), short)
     except SkillError:
         for info in infos:
             info.dx = 0
-    return _plan(tech, d, infos, net_types, partners, ports, [[] for _ in infos], to_rail=False)
+    return _plan(tech, d, infos, net_types, partners, ports, [[] for _ in infos], short,
+                 to_rail=False)
 
 
 def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, str],
           partners: list[tuple[str, str]], ports: Sequence[str], gaps: list[Gaps],
-          to_rail: bool = True) -> ChannelPlan:
+          short: set[str] | None = None, to_rail: bool = True) -> ChannelPlan:
     """Stubs, trunks and tracks of every channel.  Nets in two or more places (channels,
     rails) get a vertical over each row between their channels where every such row has room
     (``gaps``) and the net has no rail, else a trunk, supply nets first in their column.
@@ -218,7 +224,8 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
     is shifted by half pitches (+1, -1, +2, -2, ...) and everything planned again; the
     rows' ``dx`` keep the shifts that worked; before shifting, the verticals in the channel
     move (the widest net's first, :data:`MAX_VERTICAL_MOVES` moves in all), and a net whose
-    vertical found no place takes a trunk.  ``ports``: the nets of a block's port pins
+    vertical found no place takes a trunk.  Trunks of ``short`` nets come next to the
+    supplies' (nearest the rows), a pitch apart.  ``ports``: the nets of a block's port pins
     (each counts as a pin of its net): a port on the bottom row's rail net and nowhere else
     goes straight up to that rail (:func:`.ports.rail_ports`); a port whose net has no stub
     in channel 0 is otherwise the foot of its net's trunk (:func:`.ports.column_ports`), the others (and those of nets joined by
@@ -239,7 +246,7 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
     rail_nets = rail_ports(column_nets, places, infos) if to_rail else []
     trunk_nets = sorted((n for n, p in places.items()
                          if len(p) >= 2 and n not in vnets and n not in rail_nets),
-                        key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
+                        key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n not in (short or ()), n))
     half_pitch = tech.snap_up(d.px / 2)
     tries = [0] * len(infos)
     moved: dict[tuple[str, int], int] = {}  # (net, row) -> candidate position of its vertical
@@ -250,7 +257,7 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
         ports = [p for p in all_ports if p not in in_columns]
         pinned = {p for p in column_nets if p in vnets}
         stubs = make_stubs(tech, d, infos, term_count, single_pin, ports, port_room)
-        trunk_x, trunk_hw = place_trunks(tech, d, infos, stubs, trunk_nets, net_types)
+        trunk_x, trunk_hw = place_trunks(tech, d, infos, stubs, trunk_nets, net_types, short)
         verticals, no_room = place_verticals(tech, d, infos, stubs, vnets, moved, pinned, gaps)
         pin_ports(stubs, verticals, pinned)
         missed = place_rail_ports(d, tech, infos, stubs, rail_nets)
@@ -259,7 +266,8 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
             for net in no_room:
                 del vnets[net]
             trunk_nets = sorted([*trunk_nets, *missed, *no_room],
-                                key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
+                                key=lambda n: (net_types.get(n) not in SUPPLY_TYPES,
+                                               n not in (short or ()), n))
             continue
         tracks: list[Tracks] = []
         failed = None

@@ -67,14 +67,15 @@ from centroid_skills.session import Session
 
 def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
           net_types: dict[str, str], cell_name: str, balance_partners: bool = True,
-          ports: Sequence[str] = ()) -> Result:
+          ports: Sequence[str] = (), short_nets: Sequence[str] = ()) -> Result:
     """Stacks ``rows`` (bottom to top) with rails and channels into a new top cell
     ``cell_name`` and routes every net of ``devices``; ``net_types`` (net -> power,
     ground, ...) puts supply trunks first in their column; ``balance_partners`` gives the
     partner nets of matched pairs tracks of equal span.  With ``ports`` the cell is a
     block: one metal-2 pin per port net at its bottom edge (:mod:`.ports`) and no net
     labels (a block's nets are named by its parent's labels only, so the flattened
-    instances of one block are never joined by name).
+    instances of one block are never joined by name).  ``short_nets`` (a per-net choice)
+    are kept short: left out of partner balancing, their trunks nearest the rows.
 
     Steps: collect the rows' pins and nets (:mod:`.rows`), raise the clearance for wide
     metal, draw the rails and measure the rows, plan stubs, trunks and tracks of every
@@ -88,9 +89,10 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     cache: ExtentsCache = {}
     d = with_wide_clearance(tech, layout, routing_dims(tech), infos, cache)
     add_rails(session, infos, d, cell_name, cache)
-    partners = partner_nets(infos, by_id, balance_partners)
+    short = set(short_nets)
+    partners = [p for p in partner_nets(infos, by_id, balance_partners) if not short & set(p)]
     gaps = row_gaps(tech, layout, d, infos)
-    plan = plan_channels(tech, d, infos, net_types, partners, ports, gaps)
+    plan = plan_channels(tech, d, infos, net_types, partners, ports, gaps, short)
     via_rows = [any(s.kind == "up" and s.term.role == "metal1" for s in lst) for lst in plan.stubs]
     stack = stack_rows(tech, d, infos, plan.tracks, via_rows)
 

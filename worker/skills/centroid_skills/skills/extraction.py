@@ -35,9 +35,11 @@ from centroid_skills.models import convention
 from centroid_skills.models import spice_number as num
 from centroid_skills.parasitics import (
     AF_PER_FF,
+    DBU_UM,
     LayerCoefficients,
     NetParasitics,
     coefficients,
+    fringe_af,
     ground_cap_af,
     lateral_couplings,
     overlap_couplings,
@@ -101,21 +103,29 @@ def own_diffusion(l2n: kdb.LayoutToNetlist, net: kdb.Net) -> kdb.Region:
     return region.merged()
 
 
+Shapes = dict[str, dict[str, kdb.Region]]
+
+
 def net_shapes(l2n: kdb.LayoutToNetlist, top: kdb.Circuit, layers: list[tuple[LayerCoefficients, str]],
-               diffusion: kdb.Region) -> tuple[dict[str, dict[str, kdb.Region]], dict[str, dict[str, kdb.Region]]]:
+               diffusion: kdb.Region) -> tuple[Shapes, Shapes, dict[str, dict[str, kdb.Edges]]]:
     """layer name -> net label -> the net's merged shapes (poly without the gates), and
     the same without what lies over the net's own diffusion (a device's source/drain
     strips, a guard ring's metal on its tap), for the capacitance to substrate and the
     resistance: there the field ends on the same net -- the coefficients are to the
     substrate over field -- and the current runs down the contacts, not along the strip
-    (ten drain strips in series were ~1.6 kΩ). Couplings see every shape."""
-    out: dict[str, dict[str, kdb.Region]] = {}
-    off_own: dict[str, dict[str, kdb.Region]] = {}
+    (ten drain strips in series were ~1.6 kΩ). Couplings see every shape. Third: the
+    edges with a fringe to substrate, the real edges of the shapes off the own diffusion
+    (not the cuts where a wire leaves it, nor poly's edges at its gates)."""
+    out: Shapes = {}
+    off_own: Shapes = {}
+    fringe_edges: dict[str, dict[str, kdb.Edges]] = {}
+    diffusion_edges = diffusion.edges()
     own = {net.cluster_id: own_diffusion(l2n, net) for net in top.each_net()}
     for co, registered in layers:
         source = l2n.layer_by_name(registered)
         per_net: dict[str, kdb.Region] = {}
         trimmed: dict[str, kdb.Region] = {}
+        edges: dict[str, kdb.Edges] = {}
         for net in top.each_net():
             region = l2n.shapes_of_net(net, source, True)
             region.merge()
@@ -123,19 +133,40 @@ def net_shapes(l2n: kdb.LayoutToNetlist, top: kdb.Circuit, layers: list[tuple[La
                 region -= diffusion
             if region.is_empty():
                 continue
-            per_net[net_label(net)] = region
+            label = net_label(net)
+            per_net[label] = region
             below = own[net.cluster_id]
-            trimmed[net_label(net)] = region if co.role == "poly" or below.is_empty() else region - below
+            if co.role == "poly":
+                trimmed[label], edges[label] = region, region.edges() - diffusion_edges
+            elif below.is_empty():
+                trimmed[label], edges[label] = region, region.edges()
+            else:
+                trimmed[label], edges[label] = region - below, region.edges().outside_part(below)
         out[co.name] = per_net
         off_own[co.name] = trimmed
-    return out, off_own
+        fringe_edges[co.name] = edges
+    return out, off_own, fringe_edges
 
 
-def compute(tech: Technology, section: dict[str, Any], shapes: dict[str, dict[str, kdb.Region]],
-            off_own: dict[str, dict[str, kdb.Region]],
+def neighbours(nets: dict[str, kdb.Region], net: str, halo_um: float | None) -> kdb.Region:
+    """The other nets' shapes on the layer near ``net`` (within the halo)."""
+    others = kdb.Region()
+    if not halo_um:
+        return others
+    halo = max(1, int(round(halo_um / DBU_UM)))
+    box = nets[net].bbox().enlarged(halo, halo)
+    for other, region in nets.items():
+        if other != net and box.overlaps(region.bbox()):
+            others += region
+    return others
+
+
+def compute(section: dict[str, Any], shapes: Shapes, off_own: Shapes,
+            fringe_edges: dict[str, dict[str, kdb.Edges]],
             layers: list[tuple[LayerCoefficients, str]]) -> dict[str, NetParasitics]:
     """Per net: capacitance to substrate and resistance of ``off_own`` (the shapes off
-    the net's own diffusion), couplings of ``shapes``."""
+    the net's own diffusion; the fringe of ``fringe_edges``, shielded by the other nets'
+    shapes of the layer in front of them), couplings of ``shapes``."""
     nets: dict[str, NetParasitics] = {}
     by_name = {co.name: co for co, _ in layers}
 
@@ -154,7 +185,9 @@ def compute(tech: Technology, section: dict[str, Any], shapes: dict[str, dict[st
                 shield += region
         for net, region in off_own[co.name].items():
             entry = nets.setdefault(net, NetParasitics())
-            af = ground_cap_af(region, shield, co)
+            fringe = fringe_af(shapes[co.name][net], fringe_edges[co.name][net],
+                               neighbours(shapes[co.name], net, co.fringe_shield_um), co)
+            af = ground_cap_af(region, shield, co, fringe)
             entry.cap_af += af
             entry.by_layer_af[co.name] = af
             ohm, length = wire_resistance(region, co.sheet_ohm)
@@ -287,8 +320,8 @@ def extract_netlist(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     diffusion = tech.region(session.layout, cell, tech.require("active").name)
     if tech.has("tap"):
         diffusion += tech.region(session.layout, cell, tech.require("tap").name)
-    shapes, off_own = net_shapes(ex.l2n, top, layers, diffusion)
-    nets = compute(tech, section, shapes, off_own, layers)
+    shapes, off_own, fringe_edges = net_shapes(ex.l2n, top, layers, diffusion)
+    nets = compute(section, shapes, off_own, fringe_edges, layers)
     labels = {net_label(n) for n in top.each_net()}
     ports = list(args["ports"])
     missing = [p for p in ports if p not in labels]

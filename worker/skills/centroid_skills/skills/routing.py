@@ -67,6 +67,12 @@ def info(session: Session, args: dict[str, Any]) -> dict[str, Any]:
             "balance_partners": {"type": "boolean", "default": True,
                                  "description": "give the partner nets of a matched pair (same "
                                                 "terminal of both devices) tracks of equal span"},
+            "short_nets": {"type": "array", "uniqueItems": True, "maxItems": 1000,
+                           "items": {"type": "string", "minLength": 1, "maxLength": 200},
+                           "description": "nets kept short (sensitive nets: an amplifier's "
+                                          "output): no partner balancing stretches their tracks "
+                                          "and their trunks take the columns nearest the rows "
+                                          "after the supplies"},
             "ports": {"type": "array", "minItems": 1, "uniqueItems": True,
                       "items": {"type": "string", "minLength": 1, "maxLength": 200},
                       "description": "nets of the routed cell that become its ports: the cell "
@@ -86,7 +92,8 @@ def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     before = {c.cell_index() for c in layout.each_cell()}
     try:
         res = route(session, list(args["rows"]), args["devices"], net_types, args["cell_name"],
-                    bool(args.get("balance_partners", True)), ports or ())
+                    bool(args.get("balance_partners", True)), ports or (),
+                    short_nets=args.get("short_nets") or ())
     except Exception:
         # leave the session as it was: drop the top and rail cells made before the failure
         for ci in sorted({c.cell_index() for c in layout.each_cell()} - before, reverse=True):
