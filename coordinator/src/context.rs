@@ -291,7 +291,20 @@ impl Context {
         message: impl Into<String>,
         data: EventData,
     ) -> Result<(), Interrupted> {
-        let event = EventRecord {
+        let event = Context::event_of(job, kind, candidate_id, message, data);
+        self.append_event(job, event).await
+    }
+
+    /// The event [`Context::emit`] appends, for a store call that appends it with
+    /// other writes (then [`Context::event_appended`]).
+    pub(crate) fn event_of(
+        job: &JobRecord,
+        kind: EventKind,
+        candidate_id: &str,
+        message: impl Into<String>,
+        data: EventData,
+    ) -> EventRecord {
+        EventRecord {
             kind,
             timestamp_ms: now_ms(),
             state: job.state(),
@@ -300,8 +313,40 @@ impl Context {
             message: message.into(),
             data: data.to_value(),
             last: kind.is_last(),
-        };
-        self.append_event(job, event).await
+        }
+    }
+
+    /// Appends `events` (made by [`Context::event_of`]) to the job's log in one
+    /// store call (retrying while the store is down).
+    pub(crate) async fn emit_all(
+        &self,
+        job: &JobRecord,
+        events: &[EventRecord],
+    ) -> Result<(), Interrupted> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        for event in events
+            .iter()
+            .filter(|event| event.kind != EventKind::LlmCall)
+        {
+            log_event(job, event);
+        }
+        self.with_store_retry("append events", || {
+            self.store.append_events(&job.job_id, events)
+        })
+        .await?;
+        self.events_changed.notify_waiters();
+        Ok(())
+    }
+
+    /// What follows an event appended by another store call than
+    /// [`Context::emit`]'s: its log line, the job's watchers woken.
+    pub(crate) fn event_appended(&self, job: &JobRecord, event: &EventRecord) {
+        if event.kind != EventKind::LlmCall {
+            log_event(job, event);
+        }
+        self.events_changed.notify_waiters();
     }
 
     /// As [`Context::emit`], for tasks that go on whatever becomes of the event
@@ -315,8 +360,15 @@ impl Context {
         message: impl Into<String>,
         data: EventData,
     ) {
-        if let Err(interrupted) = self.emit(job, kind, candidate_id, message, data).await {
-            tracing::warn!(session_id = %job.job_id, candidate_id, ?kind, %interrupted, "event not appended");
+        let event = Context::event_of(job, kind, candidate_id, message, data);
+        self.report_event(job, event).await;
+    }
+
+    /// As [`Context::report`], for an event made already ([`Context::event_of`]).
+    pub(crate) async fn report_event(&self, job: &JobRecord, event: EventRecord) {
+        let (kind, candidate_id) = (event.kind, event.candidate_id.clone());
+        if let Err(interrupted) = self.append_event(job, event).await {
+            tracing::warn!(session_id = %job.job_id, %candidate_id, ?kind, %interrupted, "event not appended");
         }
     }
 

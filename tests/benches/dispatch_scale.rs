@@ -14,7 +14,10 @@
 //! From the jobs' event logs: candidates/s over the middle 80 % of the finishes
 //! (from the 10 % to the 90 % finish: no ramp-up, no tail); slots held (%) =
 //! candidates/s × the simulated candidate time / slots (the share of the slots'
-//! time spent running candidates); dispatch → finish latency (median).
+//! time spent running candidates); dispatch → finish latency (median). From
+//! `/proc/<pid>/stat`: the CPU time (user + system) both coordinators spent over
+//! the run, per candidate — what predicts how many slots one coordinator can keep
+//! busy on a core of its own, whatever else loads the machine.
 //!
 //!     cargo bench -p centroid-tests --bench dispatch_scale
 //!     (CENTROID_BENCH_SLOTS=100,300,1000 CENTROID_BENCH_RUNS=3 CENTROID_BENCH_ROUNDS=10
@@ -52,6 +55,22 @@ struct Measured {
     per_second: f64,
     held_percent: f64,
     latency_ms: f64,
+    /// coordinator CPU (both processes, user + system) per candidate
+    cpu_ms_per_candidate: f64,
+}
+
+/// CPU time (user + system) the process has used, in ms (`/proc/<pid>/stat`).
+fn cpu_ms(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("read /proc stat");
+    // the fields after the command (in parentheses, which may hold spaces)
+    let fields: Vec<&str> = stat[stat.rfind(')').expect("stat command") + 2..]
+        .split_whitespace()
+        .collect();
+    let ticks = |index: usize| fields[index].parse::<f64>().expect("stat ticks");
+    // utime and stime: fields 14 and 15 of the line, 12 and 13 after the command
+    // SAFETY: sysconf only reads a system constant
+    let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (ticks(11) + ticks(12)) * 1000.0 / ticks_per_second
 }
 
 struct Bench {
@@ -103,8 +122,14 @@ impl Bench {
         fleet
     }
 
+    /// CPU time of both coordinators so far, in ms.
+    fn coordinators_cpu_ms(&self) -> f64 {
+        cpu_ms(self.sandbox.coordinator.pid()) + cpu_ms(self.second.pid())
+    }
+
     async fn run(&mut self, slots: usize, coordinators: usize, seed: u64) -> Measured {
         let mut fleet = self.start_fleet(slots, coordinators).await;
+        let cpu_before = self.coordinators_cpu_ms();
         let total = slots * self.rounds;
         let urls = self.urls();
         // a job's event log keeps its last `max_events_per_job` (10,000) events, about
@@ -125,10 +150,15 @@ impl Bench {
                 .job_id;
             submitted.push((url, job_id));
         }
+        for (url, job_id) in &submitted {
+            self.wait_done(url, job_id).await;
+        }
+        // before the event logs are read (serving them is not dispatching)
+        let cpu_spent = self.coordinators_cpu_ms() - cpu_before;
         let mut finishes = Vec::new();
         let mut latencies = Vec::new();
         for (url, job_id) in &submitted {
-            let (job_finishes, job_latencies) = self.job_times(url, job_id).await;
+            let (job_finishes, job_latencies) = job_times(url, job_id).await;
             finishes.extend(job_finishes);
             latencies.extend(job_latencies);
         }
@@ -145,11 +175,12 @@ impl Bench {
             per_second,
             held_percent: 100.0 * per_second * self.delay_ms as f64 / 1000.0 / slots as f64,
             latency_ms: median(&mut latencies),
+            cpu_ms_per_candidate: cpu_spent / total as f64,
         }
     }
 
-    /// Waits for the job, then its finish times and dispatch → finish latencies.
-    async fn job_times(&self, url: &str, job_id: &str) -> (Vec<u64>, Vec<f64>) {
+    /// Waits for the job to complete.
+    async fn wait_done(&self, url: &str, job_id: &str) {
         let mut client = client_for(url).await.expect("connect");
         let started = std::time::Instant::now();
         loop {
@@ -172,25 +203,29 @@ impl Bench {
             );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
-        let mut dispatched = std::collections::HashMap::new();
-        let (mut finishes, mut latencies) = (Vec::new(), Vec::new());
-        for event in events(url, job_id).await {
-            match kind(&event) {
-                JobEventKind::CandidateDispatched => {
-                    dispatched.insert(event.candidate_id.clone(), event.timestamp_ms);
-                }
-                JobEventKind::CandidateFinished => {
-                    assert_eq!(event_data(&event)["ok"], true, "{event:?}");
-                    finishes.push(event.timestamp_ms);
-                    if let Some(start) = dispatched.get(&event.candidate_id) {
-                        latencies.push(event.timestamp_ms.saturating_sub(*start) as f64);
-                    }
-                }
-                _ => {}
-            }
-        }
-        (finishes, latencies)
     }
+}
+
+/// The job's finish times and dispatch → finish latencies, from its events.
+async fn job_times(url: &str, job_id: &str) -> (Vec<u64>, Vec<f64>) {
+    let mut dispatched = std::collections::HashMap::new();
+    let (mut finishes, mut latencies) = (Vec::new(), Vec::new());
+    for event in events(url, job_id).await {
+        match kind(&event) {
+            JobEventKind::CandidateDispatched => {
+                dispatched.insert(event.candidate_id.clone(), event.timestamp_ms);
+            }
+            JobEventKind::CandidateFinished => {
+                assert_eq!(event_data(&event)["ok"], true, "{event:?}");
+                finishes.push(event.timestamp_ms);
+                if let Some(start) = dispatched.get(&event.candidate_id) {
+                    latencies.push(event.timestamp_ms.saturating_sub(*start) as f64);
+                }
+            }
+            _ => {}
+        }
+    }
+    (finishes, latencies)
 }
 
 /// Every event of the job (WatchJob ends after the last one).
@@ -254,8 +289,11 @@ async fn main() {
             for coordinators in order {
                 let measured = bench.run(slots, coordinators, seed).await;
                 eprintln!(
-                    "slots {slots} coordinators {coordinators} run {run}: {:.1} candidates/s, {:.1} % held, latency {:.0} ms",
-                    measured.per_second, measured.held_percent, measured.latency_ms
+                    "slots {slots} coordinators {coordinators} run {run}: {:.1} candidates/s, {:.1} % held, latency {:.0} ms, coordinator CPU {:.3} ms per candidate",
+                    measured.per_second,
+                    measured.held_percent,
+                    measured.latency_ms,
+                    measured.cpu_ms_per_candidate
                 );
                 if coordinators == 1 {
                     &mut one
@@ -273,14 +311,16 @@ async fn main() {
         bench.delay_ms, bench.jobs, bench.rounds
     );
     println!(
-        "{:>6} {:>13} {:>16} {:>11} {:>13} {:>16} {:>11} {:>10}",
+        "{:>6} {:>13} {:>16} {:>11} {:>11} {:>13} {:>16} {:>11} {:>11} {:>10}",
         "slots",
         "1 coord held",
         "1 coord cand/s",
         "1 lat (ms)",
+        "1 CPU ms/c",
         "2 coord held",
         "2 coord cand/s",
         "2 lat (ms)",
+        "2 CPU ms/c",
         "2/1 ratio"
     );
     for (slots, one, two) in rows {
@@ -293,14 +333,16 @@ async fn main() {
             median(&mut runs.iter().map(field).collect::<Vec<_>>())
         };
         println!(
-            "{:>6} {:>12.1}% {:>16.1} {:>11.0} {:>12.1}% {:>16.1} {:>11.0} {:>10.2}",
+            "{:>6} {:>12.1}% {:>16.1} {:>11.0} {:>11.3} {:>12.1}% {:>16.1} {:>11.0} {:>11.3} {:>10.2}",
             slots,
             pick(&one, |m| m.held_percent),
             pick(&one, |m| m.per_second),
             pick(&one, |m| m.latency_ms),
+            pick(&one, |m| m.cpu_ms_per_candidate),
             pick(&two, |m| m.held_percent),
             pick(&two, |m| m.per_second),
             pick(&two, |m| m.latency_ms),
+            pick(&two, |m| m.cpu_ms_per_candidate),
             median(&mut ratios.clone()),
         );
     }

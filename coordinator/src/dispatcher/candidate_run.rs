@@ -39,7 +39,7 @@ pub(super) async fn run_entry(
     match preflight(context, entry).await {
         Preflight::Run(job, candidate, deliveries) => {
             tracing::Span::current().record("trace_id", job.trace_id.as_str());
-            let mut run = CandidateRun::new(context, in_flight, entry, *job, *candidate, place);
+            let mut run = CandidateRun::new(context, in_flight, entry, job, *candidate, place);
             run.counted_delivery = Some(deliveries);
             run.run().await
         }
@@ -52,8 +52,10 @@ struct CandidateRun<'a> {
     context: &'a Arc<Context>,
     in_flight: &'a InFlight,
     entry: &'a QueueEntry,
-    job: JobRecord,
-    candidate: CandidateRecord,
+    /// shared with the store's copy (parsed once per change of the record)
+    job: Arc<JobRecord>,
+    /// the skills the candidate's plan needs
+    required_skills: Vec<String>,
     /// the plan as it runs now (after ReAct adjustments)
     plan: Plan,
     adjustments: Vec<String>,
@@ -84,11 +86,16 @@ impl<'a> CandidateRun<'a> {
         context: &'a Arc<Context>,
         in_flight: &'a InFlight,
         entry: &'a QueueEntry,
-        job: JobRecord,
+        job: Arc<JobRecord>,
         candidate: CandidateRecord,
         place: Place,
     ) -> CandidateRun<'a> {
         let config = &context.config;
+        let CandidateRecord {
+            plan,
+            required_skills,
+            ..
+        } = candidate;
         CandidateRun {
             line: place.line().clone(),
             ticket: place.ticket(),
@@ -96,11 +103,11 @@ impl<'a> CandidateRun<'a> {
             context,
             in_flight,
             entry,
-            plan: candidate.plan.clone(),
+            plan,
+            required_skills,
             cancel: context.cancel_signal(&job.job_id),
             shutdown: context.shutdown.subscribe(),
             job,
-            candidate,
             adjustments: Vec::new(),
             avoided: BTreeSet::new(),
             tries: Tries::default(),
@@ -232,7 +239,7 @@ impl<'a> CandidateRun<'a> {
                 .line
                 .stand(self.ticket, &self.entry.job_id, self.entry.weight),
         };
-        place.needs(&self.candidate.required_skills);
+        place.needs(&self.required_skills);
         loop {
             // listening before looking: a wake-up in between is kept as a permit
             let woken = place.wake().notified();
@@ -243,7 +250,7 @@ impl<'a> CandidateRun<'a> {
             // skills, and the entry behind it is woken to try
             let had_turn = std::cell::Cell::new(false);
             if let Some(slot) = context.registry.try_acquire_where(
-                &self.candidate.required_skills,
+                &self.required_skills,
                 &self.avoided,
                 |worker_skills| {
                     let turn = self.line.is_turn_of(self.ticket, worker_skills);

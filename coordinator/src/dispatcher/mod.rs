@@ -17,6 +17,7 @@
 mod acks;
 mod candidate_run;
 mod preflight;
+mod progress_pace;
 mod recording;
 mod slot_line;
 
@@ -30,6 +31,7 @@ use crate::context::{Context, Interrupted};
 use crate::error::StoreError;
 use crate::model::QueueEntry;
 use acks::Acks;
+use progress_pace::ProgressPace;
 use slot_line::{Place, SlotLine};
 
 /// Queue entries this coordinator holds per live slot (waiting ones included),
@@ -112,14 +114,16 @@ pub(crate) fn spawn(context: Arc<Context>) -> Vec<JoinHandle<()>> {
     let in_flight = InFlight::default();
     let line = Arc::new(SlotLine::default());
     let (acks, ack_task) = Acks::spawn(context.clone());
+    let (pace, pace_task) = ProgressPace::spawn(context.clone());
     vec![
         tokio::spawn(dispatch_loop(
             context.clone(),
             in_flight.clone(),
             line.clone(),
-            acks,
+            (acks, pace),
         )),
         ack_task,
+        pace_task,
         tokio::spawn(usher_loop(context.clone(), line)),
         tokio::spawn(renew_loop(context.clone(), in_flight)),
         tokio::spawn(sweep_loop(context)),
@@ -228,11 +232,13 @@ async fn next_entries(
     Ok(entries)
 }
 
+/// The queue's reader; `(acks, pace)`: where finished entries are acknowledged,
+/// and how the drivers hear of them.
 async fn dispatch_loop(
     context: Arc<Context>,
     in_flight: InFlight,
     line: Arc<SlotLine>,
-    acks: Acks,
+    (acks, pace): (Acks, ProgressPace),
 ) {
     let reclaim_period = Duration::from_millis((context.config.lease_timeout_ms / 4).max(50));
     let mut last_reclaim = Instant::now() - reclaim_period;
@@ -278,7 +284,7 @@ async fn dispatch_loop(
                     handle_entry(
                         context.clone(),
                         in_flight.clone(),
-                        acks.clone(),
+                        (acks.clone(), pace.clone()),
                         entry,
                         place,
                     ),
@@ -324,7 +330,7 @@ impl Disposition {
 async fn handle_entry(
     context: Arc<Context>,
     in_flight: InFlight,
-    acks: Acks,
+    (acks, pace): (Acks, ProgressPace),
     entry: QueueEntry,
     place: Place,
 ) {
@@ -340,5 +346,5 @@ async fn handle_entry(
         tracing::warn!(session_id = %entry.job_id, candidate_id = %entry.candidate_id, %interrupted, "entry not acknowledged");
     }
     in_flight.remove(&entry);
-    context.progress.notify_waiters();
+    pace.finished();
 }

@@ -3,6 +3,8 @@
 //! read for good makes the entry unreadable (its candidate is recorded failed).
 //! The reads and the delivery counter are one store call ([`crate::store::JobRecords::deliver`]).
 
+use std::sync::Arc;
+
 use centroid_planner::candidate::CandidateRecord;
 
 use super::Disposition;
@@ -11,7 +13,7 @@ use crate::model::{JobRecord, QueueEntry};
 
 pub(super) enum Preflight {
     /// the job, the candidate, and the entry's delivery count (this delivery's included)
-    Run(Box<JobRecord>, Box<CandidateRecord>, u32),
+    Run(Arc<JobRecord>, Box<CandidateRecord>, u32),
     Skip(Disposition),
 }
 
@@ -41,7 +43,7 @@ async fn read_preflight(context: &Context, entry: &QueueEntry) -> Result<Preflig
         return Ok(Preflight::Skip(Disposition::Ack));
     }
     Ok(match reads.candidate {
-        Some(candidate) => Preflight::Run(Box::new(job), Box::new(candidate), reads.deliveries),
+        Some(candidate) => Preflight::Run(job, Box::new(candidate), reads.deliveries),
         None => Preflight::Skip(Disposition::Ack),
     })
 }

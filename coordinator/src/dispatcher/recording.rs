@@ -10,7 +10,7 @@ use crate::artifacts;
 use crate::context::Context;
 use crate::error::StoreError;
 use crate::model::{
-    ArtifactMeta, CandidateResult, CandidateStatus, EventKind, JobRecord, QueueEntry,
+    ArtifactMeta, CandidateResult, CandidateStatus, EventKind, EventRecord, JobRecord, QueueEntry,
 };
 use centroid_planner::evaluator;
 
@@ -22,6 +22,10 @@ pub(super) struct Finished<'a> {
 
 /// Records the result once; the first recording emits CandidateFinished and keeps
 /// the artifacts. `false` when the store stayed down until shutdown.
+///
+/// A result without artifacts (every failed run; an ok run that kept no file, as a
+/// simulated one) is recorded with its event in one store call; with artifacts the
+/// event follows them, so that whoever sees the event finds them.
 pub(super) async fn record(context: &Context, job: &JobRecord, finished: Finished<'_>) -> bool {
     let Finished {
         mut result,
@@ -38,12 +42,24 @@ pub(super) async fn record(context: &Context, job: &JobRecord, finished: Finishe
             size: artifact.content.len() as u64,
         })
         .collect();
-    let first = match context
-        .with_store_retry("record result", || {
-            context.store.record_result(job_id, &result)
-        })
-        .await
-    {
+    let measured = evaluator::measure(&result.steps);
+    let event = finished_event(job, &result, &measured);
+    let recording = if artifacts.is_empty() {
+        context
+            .with_store_retry("record result", || {
+                context
+                    .store
+                    .record_result_reported(job_id, &result, &event)
+            })
+            .await
+    } else {
+        context
+            .with_store_retry("record result", || {
+                context.store.record_result(job_id, &result)
+            })
+            .await
+    };
+    let first = match recording {
         Ok(first) => first,
         Err(interrupted) => {
             tracing::error!(session_id = job_id, candidate_id = %candidate_id, %interrupted, "result not recorded");
@@ -55,10 +71,6 @@ pub(super) async fn record(context: &Context, job: &JobRecord, finished: Finishe
         return true;
     }
     context.metrics.candidate_recorded(&result);
-    if !artifacts.is_empty() {
-        artifacts::store_artifacts(context, job_id, &candidate_id, artifacts).await;
-    }
-    let measured = evaluator::measure(&result.steps);
     tracing::info!(
         session_id = job_id,
         candidate_id = %candidate_id,
@@ -68,6 +80,22 @@ pub(super) async fn record(context: &Context, job: &JobRecord, finished: Finishe
         duration_ms = result.duration_ms,
         "candidate finished"
     );
+    if artifacts.is_empty() {
+        context.event_appended(job, &event);
+    } else {
+        artifacts::store_artifacts(context, job_id, &candidate_id, artifacts).await;
+        context.report_event(job, event).await;
+    }
+    // the job's driver hears of it when the entry is done (`ProgressPace`)
+    true
+}
+
+/// The CandidateFinished event of `result`.
+fn finished_event(
+    job: &JobRecord,
+    result: &CandidateResult,
+    measured: &evaluator::Measurements,
+) -> EventRecord {
     let message = if result.ok {
         "ok".to_string()
     } else {
@@ -79,20 +107,17 @@ pub(super) async fn record(context: &Context, job: &JobRecord, finished: Finishe
         worker_id: result.worker_id.clone(),
         attempts: result.attempts,
         duration_ms: result.duration_ms,
-        metrics: MeasuredFigures::from(&measured),
+        metrics: MeasuredFigures::from(measured),
         adjustments: result.adjustments.clone(),
     });
-    context
-        .report(
-            job,
-            EventKind::CandidateFinished,
-            &candidate_id,
-            message,
-            data,
-        )
-        .await;
-    context.progress.notify_waiters();
-    true
+    let candidate_id = &result.candidate_id;
+    Context::event_of(
+        job,
+        EventKind::CandidateFinished,
+        candidate_id,
+        message,
+        data,
+    )
 }
 
 /// A candidate whose entry needs a record that cannot be read for good: recorded

@@ -16,11 +16,16 @@ use super::transitions::{Best, PhaseEvent, Progress};
 use crate::artifacts;
 use crate::context::{Context, Interrupted};
 use crate::model::{
-    CandidateRecord, CandidateResult, CandidateStatus, Evaluation, EventKind, JobRecord, now_ms,
+    CandidateRecord, CandidateResult, CandidateStatus, Evaluation, EventKind, EventRecord,
+    JobRecord, now_ms,
 };
 use centroid_planner::evaluator;
 use centroid_planner::performance::relative;
 use centroid_planner::search::Journal;
+
+/// Records read or written per store call when many are (results carry their
+/// steps' data: a bounded reply).
+const RECORDS_PER_CALL: usize = 64;
 
 impl Driver {
     /// Where the candidates of the job stand, for the round being waited on.
@@ -61,7 +66,9 @@ impl Driver {
         queued: usize,
     ) -> Result<(), Interrupted> {
         let drafted = std::mem::take(&mut self.drafted);
-        enqueue(&self.context, job, &drafted, queued).await
+        enqueue(&self.context, job, &drafted, queued).await?;
+        self.journal.remember(&drafted);
+        Ok(())
     }
 
     /// Puts these stored candidates into the work queue with the job record.
@@ -71,15 +78,17 @@ impl Driver {
         candidate_ids: &[String],
     ) -> Result<(), Interrupted> {
         let context = &self.context;
-        // only the records needed (each holds its plan): one read per candidate
+        // only the records needed (each holds its plan), a few per store call
         let mut records = Vec::with_capacity(candidate_ids.len());
-        for candidate_id in candidate_ids {
-            let record = context
-                .with_store_retry("read candidate", || {
-                    context.store.get_candidate(&job.job_id, candidate_id)
+        for chunk in candidate_ids.chunks(RECORDS_PER_CALL) {
+            let read = context
+                .with_store_retry("read candidates", || {
+                    context.store.get_candidates(&job.job_id, chunk)
                 })
                 .await?;
-            records.push(record.ok_or_else(|| missing_candidate(&job.job_id, candidate_id))?);
+            for (candidate_id, record) in chunk.iter().zip(read) {
+                records.push(record.ok_or_else(|| missing_candidate(&job.job_id, candidate_id))?);
+            }
         }
         enqueue(context, job, &records, records.len()).await?;
         tracing::debug!(session_id = %job.job_id, added = records.len(), "queue topped up");
@@ -120,76 +129,113 @@ impl Driver {
         task: &TaskContext,
         current: impl Fn(&CandidateRecord) -> bool,
     ) -> Result<(Vec<CandidateRecord>, HashMap<String, CandidateResult>), Interrupted> {
+        let mut candidates = self.journal.read(&self.context, &job.job_id).await?;
+        let selected = candidates
+            .iter_mut()
+            .filter(|candidate| current(candidate))
+            .collect();
+        let results = self.evaluate_records(job, task, selected).await?;
+        Ok((candidates, results))
+    }
+
+    /// Reads the results of `records` (a few per store call); each one with a
+    /// result and no evaluation yet is evaluated, stored and reported. Returns the
+    /// results read.
+    async fn evaluate_records(
+        &self,
+        job: &JobRecord,
+        task: &TaskContext,
+        mut records: Vec<&mut CandidateRecord>,
+    ) -> Result<HashMap<String, CandidateResult>, Interrupted> {
         let context = &self.context;
         let store = &context.store;
-        let candidates = self.journal.read(context, &job.job_id).await?;
         let mut results = HashMap::new();
-        let mut evaluated = Vec::with_capacity(candidates.len());
-        for mut candidate in candidates {
-            if current(&candidate) {
-                let candidate_id = candidate.candidate_id.clone();
-                let result = context
-                    .with_store_retry("read result", || {
-                        store.get_result(&job.job_id, &candidate_id)
-                    })
-                    .await?;
-                if let Some(result) = result {
-                    if candidate.evaluation.is_none() {
-                        let evaluation = evaluator::evaluate_against(
-                            &task.objectives,
-                            &result,
-                            job.schematic.as_ref(),
-                        );
-                        self.store_evaluation(job, &candidate_id, &evaluation)
-                            .await?;
-                        candidate.evaluation = Some(evaluation);
-                    }
-                    results.insert(candidate_id, result);
+        for chunk in records.chunks_mut(RECORDS_PER_CALL) {
+            let ids: Vec<String> = chunk
+                .iter()
+                .map(|candidate| candidate.candidate_id.clone())
+                .collect();
+            let read = context
+                .with_store_retry("read results", || store.get_results(&job.job_id, &ids))
+                .await?;
+            let mut evaluated = Vec::new();
+            for (candidate, result) in chunk.iter_mut().zip(read) {
+                let Some(result) = result else { continue };
+                if candidate.evaluation.is_none() {
+                    let evaluation = evaluator::evaluate_against(
+                        &task.objectives,
+                        &result,
+                        job.schematic.as_ref(),
+                    );
+                    evaluated.push((candidate.candidate_id.clone(), evaluation));
+                }
+                results.insert(candidate.candidate_id.clone(), result);
+            }
+            self.store_evaluations(job, &evaluated).await?;
+            for candidate in chunk.iter_mut() {
+                if let Some((_, evaluation)) = evaluated
+                    .iter()
+                    .find(|(candidate_id, _)| *candidate_id == candidate.candidate_id)
+                {
+                    candidate.evaluation = Some(evaluation.clone());
                 }
             }
-            evaluated.push(candidate);
         }
-        Ok((evaluated, results))
+        Ok(results)
     }
 
-    /// Writes an evaluation into the stored candidate (which keeps its plan) and
-    /// the journal cache, and reports it.
-    async fn store_evaluation(
+    /// Writes new evaluations into the stored candidates (which keep their plans)
+    /// and the journal cache, and reports each.
+    async fn store_evaluations(
         &self,
         job: &JobRecord,
-        candidate_id: &str,
-        evaluation: &Evaluation,
+        evaluations: &[(String, Evaluation)],
     ) -> Result<(), Interrupted> {
-        self.write_evaluation(job, candidate_id, evaluation).await?;
-        let context = &self.context;
-        let message = evaluation_message(evaluation);
-        let data = EventData::Evaluated(Box::new(evaluation.clone()));
-        context
-            .emit(job, EventKind::Evaluation, candidate_id, message, data)
-            .await
+        self.write_evaluations(job, evaluations).await?;
+        let events: Vec<EventRecord> = evaluations
+            .iter()
+            .map(|(candidate_id, evaluation)| {
+                let message = evaluation_message(evaluation);
+                let data = EventData::Evaluated(Box::new(evaluation.clone()));
+                Context::event_of(job, EventKind::Evaluation, candidate_id, message, data)
+            })
+            .collect();
+        self.context.emit_all(job, &events).await
     }
 
-    /// Writes an evaluation into the stored candidate (which keeps its plan) and the
-    /// journal cache.
-    async fn write_evaluation(
+    /// Writes evaluations into the stored candidates (which keep their plans; read
+    /// and written back in one store call each) and the journal cache.
+    async fn write_evaluations(
         &self,
         job: &JobRecord,
-        candidate_id: &str,
-        evaluation: &Evaluation,
+        evaluations: &[(String, Evaluation)],
     ) -> Result<(), Interrupted> {
+        if evaluations.is_empty() {
+            return Ok(());
+        }
         let context = &self.context;
         let store = &context.store;
+        let ids: Vec<String> = evaluations
+            .iter()
+            .map(|(candidate_id, _)| candidate_id.clone())
+            .collect();
         let stored = context
-            .with_store_retry("read candidate", || {
-                store.get_candidate(&job.job_id, candidate_id)
+            .with_store_retry("read candidates", || {
+                store.get_candidates(&job.job_id, &ids)
             })
             .await?;
-        let mut stored = stored.ok_or_else(|| missing_candidate(&job.job_id, candidate_id))?;
-        stored.evaluation = Some(evaluation.clone());
+        let mut written = Vec::with_capacity(stored.len());
+        for ((candidate_id, evaluation), stored) in evaluations.iter().zip(stored) {
+            let mut stored = stored.ok_or_else(|| missing_candidate(&job.job_id, candidate_id))?;
+            stored.evaluation = Some(evaluation.clone());
+            written.push(stored);
+        }
         context
-            .with_store_retry("write evaluation", || store.put_candidate(&stored))
+            .with_store_retry("write evaluations", || store.put_candidates(&written))
             .await?;
-        self.journal.set_evaluation(candidate_id, evaluation);
+        for (candidate_id, evaluation) in evaluations {
+            self.journal.set_evaluation(candidate_id, evaluation);
+        }
         Ok(())
     }
 
@@ -208,10 +254,12 @@ impl Driver {
                 Some((&candidate.candidate_id, evaluation))
             })
             .unzip();
-        let changed = relative::rank(&mut evaluations);
-        for index in changed {
-            self.write_evaluation(job, ids[index], evaluations[index])
-                .await?;
+        let changed: Vec<(String, Evaluation)> = relative::rank(&mut evaluations)
+            .into_iter()
+            .map(|index| (ids[index].clone(), evaluations[index].clone()))
+            .collect();
+        for chunk in changed.chunks(RECORDS_PER_CALL) {
+            self.write_evaluations(job, chunk).await?;
         }
         Ok(candidates)
     }
@@ -231,12 +279,16 @@ impl Driver {
         let Ok(task) = &self.parsed else {
             return Ok(());
         };
-        let arrived: Vec<&String> = candidate_ids.iter().collect();
-        if !self.journal.any_unevaluated(&arrived) {
+        let iteration = job.iteration;
+        // the cache knows them all (the usual case): only the new ones are touched
+        if let Some(mut unevaluated) = self.journal.unevaluated(candidate_ids, iteration) {
+            if !unevaluated.is_empty() {
+                self.evaluate_records(job, task, unevaluated.iter_mut().collect())
+                    .await?;
+            }
             return Ok(());
         }
-        let arrived: HashSet<&String> = arrived.into_iter().collect();
-        let iteration = job.iteration;
+        let arrived: HashSet<&String> = candidate_ids.iter().collect();
         self.evaluate_candidates(job, task, |candidate| {
             candidate.iteration == iteration
                 && candidate.evaluation.is_none()

@@ -18,6 +18,9 @@ use std::sync::Mutex;
 use crate::context::{Context, Interrupted};
 use crate::model::{CandidateRecord, Evaluation};
 
+/// Candidates read per store call when many are not cached.
+const UNSEEN_PER_CALL: usize = 256;
+
 #[derive(Default)]
 pub(super) struct JournalCache {
     records: Mutex<BTreeMap<String, CandidateRecord>>,
@@ -50,15 +53,15 @@ impl JournalCache {
                     .filter(|id| !records.contains_key(id))
                     .collect()
             };
-            for candidate_id in unseen {
-                let record = context
-                    .with_store_retry("read candidate", || {
-                        context.store.get_candidate(job_id, &candidate_id)
+            for chunk in unseen.chunks(UNSEEN_PER_CALL) {
+                let read = context
+                    .with_store_retry("read candidates", || {
+                        context.store.get_candidates(job_id, chunk)
                     })
                     .await?;
-                if let Some(record) = record {
-                    self.lock()
-                        .insert(candidate_id.clone(), without_plan(record));
+                let mut records = self.lock();
+                for record in read.into_iter().flatten() {
+                    records.insert(record.candidate_id.clone(), without_plan(record));
                 }
             }
         }
@@ -79,15 +82,33 @@ impl JournalCache {
         }
     }
 
-    /// Whether any of `candidate_ids` is not known to have an evaluation (not cached
-    /// yet, or cached without one).
-    pub(super) fn any_unevaluated(&self, candidate_ids: &[&String]) -> bool {
-        let records = self.lock();
-        candidate_ids.iter().any(|candidate_id| {
+    /// Records candidates just stored by the driver (an iteration drafted), so that
+    /// their first evaluation need not read them back.
+    pub(super) fn remember(&self, stored: &[CandidateRecord]) {
+        let mut records = self.lock();
+        for record in stored {
             records
-                .get(*candidate_id)
-                .is_none_or(|record| record.evaluation.is_none())
-        })
+                .entry(record.candidate_id.clone())
+                .or_insert_with(|| without_plan(record.clone()));
+        }
+    }
+
+    /// The cached records of `candidate_ids` of `iteration` without an evaluation;
+    /// `None` when one of `candidate_ids` is not cached (the caller reads the store).
+    pub(super) fn unevaluated(
+        &self,
+        candidate_ids: &[String],
+        iteration: u32,
+    ) -> Option<Vec<CandidateRecord>> {
+        let records = self.lock();
+        let mut unevaluated = Vec::new();
+        for candidate_id in candidate_ids {
+            let record = records.get(candidate_id)?;
+            if record.iteration == iteration && record.evaluation.is_none() {
+                unevaluated.push(record.clone());
+            }
+        }
+        Some(unevaluated)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, CandidateRecord>> {

@@ -16,6 +16,7 @@ pub mod in_process;
 pub mod redis;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::StoreResult;
@@ -69,6 +70,26 @@ pub trait JobRecords: Send + Sync + 'static {
         job_id: &str,
         candidate_id: &str,
     ) -> StoreResult<Option<CandidateRecord>>;
+    /// Writes several candidates (one store call in Redis).
+    async fn put_candidates(&self, candidates: &[CandidateRecord]) -> StoreResult<()> {
+        for candidate in candidates {
+            self.put_candidate(candidate).await?;
+        }
+        Ok(())
+    }
+    /// Several candidates of a job, in the order of `candidate_ids` (one store call
+    /// in Redis).
+    async fn get_candidates(
+        &self,
+        job_id: &str,
+        candidate_ids: &[String],
+    ) -> StoreResult<Vec<Option<CandidateRecord>>> {
+        let mut candidates = Vec::with_capacity(candidate_ids.len());
+        for candidate_id in candidate_ids {
+            candidates.push(self.get_candidate(job_id, candidate_id).await?);
+        }
+        Ok(candidates)
+    }
     async fn candidates(&self, job_id: &str) -> StoreResult<Vec<CandidateRecord>>;
     /// The job's candidates sorted by id, without their plans
     /// ([`crate::model::candidate_listed`]).
@@ -78,6 +99,21 @@ pub trait JobRecords: Send + Sync + 'static {
 
     /// Records a result unless one is recorded already; `true` when this call recorded it.
     async fn record_result(&self, job_id: &str, result: &CandidateResult) -> StoreResult<bool>;
+    /// As [`JobRecords::record_result`], and when this call recorded the result,
+    /// appends `event` to the job's log in the same store call (the Redis store: one
+    /// round trip, both or neither); `true` when this call recorded it.
+    async fn record_result_reported(
+        &self,
+        job_id: &str,
+        result: &CandidateResult,
+        event: &EventRecord,
+    ) -> StoreResult<bool> {
+        let first = self.record_result(job_id, result).await?;
+        if first {
+            self.append_event(job_id, event).await?;
+        }
+        Ok(first)
+    }
     async fn has_result(&self, job_id: &str, candidate_id: &str) -> StoreResult<bool>;
     async fn results(&self, job_id: &str) -> StoreResult<HashMap<String, CandidateResult>>;
     /// The job's results without the steps' data and the plans
@@ -89,6 +125,19 @@ pub trait JobRecords: Send + Sync + 'static {
         job_id: &str,
         candidate_id: &str,
     ) -> StoreResult<Option<CandidateResult>>;
+    /// Several results of a job, in the order of `candidate_ids` (one store call in
+    /// Redis).
+    async fn get_results(
+        &self,
+        job_id: &str,
+        candidate_ids: &[String],
+    ) -> StoreResult<Vec<Option<CandidateResult>>> {
+        let mut results = Vec::with_capacity(candidate_ids.len());
+        for candidate_id in candidate_ids {
+            results.push(self.get_result(job_id, candidate_id).await?);
+        }
+        Ok(results)
+    }
     /// Ids of the candidates with a result (cheap: no result bodies).
     async fn result_ids(&self, job_id: &str) -> StoreResult<Vec<String>>;
     /// (candidates, candidates with a result) of a job, without reading the bodies.
@@ -105,7 +154,7 @@ pub trait JobRecords: Send + Sync + 'static {
     async fn deliver(&self, job_id: &str, candidate_id: &str) -> StoreResult<DispatchReads> {
         Ok(DispatchReads {
             deliveries: self.bump_deliveries(job_id, candidate_id).await?,
-            job: self.get_job(job_id).await?,
+            job: self.get_job(job_id).await?.map(Arc::new),
             cancel: self.cancel_requested(job_id).await?,
             candidate: self.get_candidate(job_id, candidate_id).await?,
             has_result: self.has_result(job_id, candidate_id).await?,
@@ -116,6 +165,14 @@ pub trait JobRecords: Send + Sync + 'static {
 
     /// Appends to the job's event log; returns the event's cursor.
     async fn append_event(&self, job_id: &str, event: &EventRecord) -> StoreResult<String>;
+    /// Appends several events to the job's log, in order, as one store call (the
+    /// Redis store: one atomic round trip).
+    async fn append_events(&self, job_id: &str, events: &[EventRecord]) -> StoreResult<()> {
+        for event in events {
+            self.append_event(job_id, event).await?;
+        }
+        Ok(())
+    }
     /// Events after `after` (all when `None`), oldest first, at most `limit`.
     async fn events_after(
         &self,
@@ -152,7 +209,8 @@ pub trait JobRecords: Send + Sync + 'static {
 pub struct DispatchReads {
     /// the delivery counter after this delivery
     pub deliveries: u32,
-    pub job: Option<JobRecord>,
+    /// shared: the Redis store parses a job's record again only when it changed
+    pub job: Option<Arc<JobRecord>>,
     /// the cancellation reason, when one was requested
     pub cancel: Option<String>,
     pub candidate: Option<CandidateRecord>,

@@ -25,6 +25,7 @@
 //! Every `P:job:{id}*` key gets a TTL (`job_ttl`) refreshed on each write.
 
 mod codec;
+mod delivered_jobs;
 mod queue;
 mod records;
 
@@ -68,6 +69,8 @@ impl Default for RedisStoreSettings {
 pub struct RedisStore {
     connection: ConnectionManager,
     settings: RedisStoreSettings,
+    /// the job records last read at deliveries, parsed
+    delivered_jobs: delivered_jobs::DeliveredJobs,
 }
 
 impl RedisStore {
@@ -99,6 +102,7 @@ impl RedisStore {
         let store = RedisStore {
             connection,
             settings,
+            delivered_jobs: delivered_jobs::DeliveredJobs::default(),
         };
         store.ensure_group().await?;
         Ok(store)

@@ -1,0 +1,153 @@
+//! Candidate records in Redis: an iteration stored and queued at once, one
+//! candidate or several read and written, the listings.
+
+use std::collections::HashMap;
+
+use redis::AsyncCommands;
+
+use super::super::RedisStore;
+use super::super::codec::{corrupt, from_json, to_json};
+use crate::error::StoreResult;
+use crate::model::{CandidateRecord, JobRecord, candidate_listed};
+
+impl RedisStore {
+    /// The job's candidates, each parsed by `read`, sorted by id.
+    async fn read_candidates(
+        &self,
+        job_id: &str,
+        read: impl Fn(&str) -> serde_json::Result<CandidateRecord>,
+    ) -> StoreResult<Vec<CandidateRecord>> {
+        let key = self.job_key(job_id, "candidates");
+        let all: HashMap<String, String> = self.conn().hgetall(&key).await?;
+        let mut candidates: Vec<CandidateRecord> = all
+            .values()
+            .map(|text| read(text).map_err(|error| corrupt(&key, error)))
+            .collect::<StoreResult<_>>()?;
+        candidates.sort_by(|left, right| left.candidate_id.cmp(&right.candidate_id));
+        Ok(candidates)
+    }
+
+    pub(super) async fn enqueue_iteration(
+        &self,
+        job: &JobRecord,
+        candidates: &[CandidateRecord],
+        queued: usize,
+    ) -> StoreResult<()> {
+        let mut pipe = redis::pipe();
+        pipe.atomic();
+        for (index, candidate) in candidates.iter().enumerate() {
+            pipe.cmd("HSET")
+                .arg(self.job_key(&job.job_id, "candidates"))
+                .arg(&candidate.candidate_id)
+                .arg(to_json(candidate))
+                .ignore();
+            if index >= queued {
+                continue;
+            }
+            pipe.cmd("XADD")
+                .arg(self.key("queue"))
+                .arg("MAXLEN")
+                .arg("~")
+                .arg(self.settings.max_queue)
+                .arg("*")
+                .arg("job")
+                .arg(&job.job_id)
+                .arg("candidate")
+                .arg(&candidate.candidate_id)
+                .arg("weight")
+                .arg(job.options.weight())
+                .ignore();
+        }
+        pipe.cmd("SET")
+            .arg(self.job_key(&job.job_id, ""))
+            .arg(to_json(job))
+            .ignore();
+        self.touch_job_keys(&mut pipe, &job.job_id).await;
+        pipe.query_async::<()>(&mut self.conn()).await?;
+        Ok(())
+    }
+
+    pub(super) async fn put_candidate(&self, candidate: &CandidateRecord) -> StoreResult<()> {
+        let key = self.job_key(&candidate.job_id, "candidates");
+        let mut pipe = redis::pipe();
+        pipe.cmd("HSET")
+            .arg(&key)
+            .arg(&candidate.candidate_id)
+            .arg(to_json(candidate))
+            .ignore();
+        pipe.cmd("PEXPIRE").arg(&key).arg(self.ttl_ms()).ignore();
+        pipe.query_async::<()>(&mut self.conn()).await?;
+        Ok(())
+    }
+
+    /// The HSETs of the candidates in one pipeline.
+    pub(super) async fn put_candidates(&self, candidates: &[CandidateRecord]) -> StoreResult<()> {
+        if candidates.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for candidate in candidates {
+            let key = self.job_key(&candidate.job_id, "candidates");
+            pipe.cmd("HSET")
+                .arg(&key)
+                .arg(&candidate.candidate_id)
+                .arg(to_json(candidate))
+                .ignore();
+            pipe.cmd("PEXPIRE").arg(&key).arg(self.ttl_ms()).ignore();
+        }
+        pipe.query_async::<()>(&mut self.conn()).await?;
+        Ok(())
+    }
+
+    /// HMGET of the candidates.
+    pub(super) async fn get_candidates(
+        &self,
+        job_id: &str,
+        candidate_ids: &[String],
+    ) -> StoreResult<Vec<Option<CandidateRecord>>> {
+        if candidate_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let key = self.job_key(job_id, "candidates");
+        let texts: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(&key)
+            .arg(candidate_ids)
+            .query_async(&mut self.conn())
+            .await?;
+        texts
+            .into_iter()
+            .map(|text| text.map(|text| from_json(&key, &text)).transpose())
+            .collect()
+    }
+
+    pub(super) async fn get_candidate(
+        &self,
+        job_id: &str,
+        candidate_id: &str,
+    ) -> StoreResult<Option<CandidateRecord>> {
+        let key = self.job_key(job_id, "candidates");
+        let text: Option<String> = self.conn().hget(&key, candidate_id).await?;
+        text.map(|text| from_json(&key, &text)).transpose()
+    }
+
+    pub(super) async fn candidates(&self, job_id: &str) -> StoreResult<Vec<CandidateRecord>> {
+        self.read_candidates(job_id, |text| serde_json::from_str(text))
+            .await
+    }
+
+    pub(super) async fn candidate_listing(
+        &self,
+        job_id: &str,
+    ) -> StoreResult<Vec<CandidateRecord>> {
+        self.read_candidates(job_id, candidate_listed).await
+    }
+
+    pub(super) async fn candidate_ids(&self, job_id: &str) -> StoreResult<Vec<String>> {
+        let mut ids: Vec<String> = self
+            .conn()
+            .hkeys(self.job_key(job_id, "candidates"))
+            .await?;
+        ids.sort();
+        Ok(ids)
+    }
+}

@@ -1,0 +1,88 @@
+//! A job's event log in Redis: a stream trimmed to `max_events`.
+
+use redis::Value;
+
+use super::super::RedisStore;
+use super::super::codec::{corrupt, from_json, stream_entries, to_json};
+use crate::error::StoreResult;
+use crate::model::EventRecord;
+
+impl RedisStore {
+    pub(super) async fn append_event(
+        &self,
+        job_id: &str,
+        event: &EventRecord,
+    ) -> StoreResult<String> {
+        let key = self.job_key(job_id, "events");
+        let mut pipe = redis::pipe();
+        pipe.cmd("XADD")
+            .arg(&key)
+            .arg("MAXLEN")
+            .arg("~")
+            .arg(self.settings.max_events)
+            .arg("*")
+            .arg("e")
+            .arg(to_json(event));
+        pipe.cmd("PEXPIRE").arg(&key).arg(self.ttl_ms()).ignore();
+        let (id,): (String,) = pipe.query_async(&mut self.conn()).await?;
+        Ok(id)
+    }
+
+    /// The XADDs in one atomic pipeline (MULTI/EXEC).
+    pub(super) async fn append_events(
+        &self,
+        job_id: &str,
+        events: &[EventRecord],
+    ) -> StoreResult<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let key = self.job_key(job_id, "events");
+        let mut pipe = redis::pipe();
+        pipe.atomic();
+        for event in events {
+            pipe.cmd("XADD")
+                .arg(&key)
+                .arg("MAXLEN")
+                .arg("~")
+                .arg(self.settings.max_events)
+                .arg("*")
+                .arg("e")
+                .arg(to_json(event))
+                .ignore();
+        }
+        pipe.cmd("PEXPIRE").arg(&key).arg(self.ttl_ms()).ignore();
+        pipe.query_async::<()>(&mut self.conn()).await?;
+        Ok(())
+    }
+
+    pub(super) async fn events_after(
+        &self,
+        job_id: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<(String, EventRecord)>> {
+        let key = self.job_key(job_id, "events");
+        let start = match after {
+            Some(cursor) if !cursor.is_empty() => format!("({cursor}"),
+            _ => "-".to_string(),
+        };
+        let reply: Value = redis::cmd("XRANGE")
+            .arg(&key)
+            .arg(start)
+            .arg("+")
+            .arg("COUNT")
+            .arg(limit)
+            .query_async(&mut self.conn())
+            .await?;
+        stream_entries(&reply)
+            .into_iter()
+            .map(|(id, fields)| {
+                let text = fields
+                    .get("e")
+                    .ok_or_else(|| corrupt(&key, "event without field e"))?;
+                Ok((id, from_json(&key, text)?))
+            })
+            .collect()
+    }
+}

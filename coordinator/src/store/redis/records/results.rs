@@ -1,0 +1,140 @@
+//! Candidate results in Redis: recorded once (HSETNX, the first wins), read one,
+//! several or all, counted.
+
+use std::collections::HashMap;
+
+use redis::AsyncCommands;
+
+use super::super::RedisStore;
+use super::super::codec::{corrupt, from_json, to_json};
+use crate::error::StoreResult;
+use crate::model::{CandidateResult, EventRecord, result_listed};
+
+impl RedisStore {
+    /// The job's results by candidate id, each parsed by `read`.
+    async fn read_results(
+        &self,
+        job_id: &str,
+        read: impl Fn(&str) -> serde_json::Result<CandidateResult>,
+    ) -> StoreResult<HashMap<String, CandidateResult>> {
+        let key = self.job_key(job_id, "results");
+        let all: HashMap<String, String> = self.conn().hgetall(&key).await?;
+        all.into_iter()
+            .map(|(candidate_id, text)| {
+                let result = read(&text).map_err(|error| corrupt(&key, error))?;
+                Ok((candidate_id, result))
+            })
+            .collect()
+    }
+
+    pub(super) async fn get_result(
+        &self,
+        job_id: &str,
+        candidate_id: &str,
+    ) -> StoreResult<Option<CandidateResult>> {
+        let key = self.job_key(job_id, "results");
+        let text: Option<String> = self.conn().hget(&key, candidate_id).await?;
+        text.map(|text| from_json(&key, &text)).transpose()
+    }
+
+    pub(super) async fn record_result(
+        &self,
+        job_id: &str,
+        result: &CandidateResult,
+    ) -> StoreResult<bool> {
+        let key = self.job_key(job_id, "results");
+        let mut pipe = redis::pipe();
+        pipe.cmd("HSETNX")
+            .arg(&key)
+            .arg(&result.candidate_id)
+            .arg(to_json(result));
+        pipe.cmd("PEXPIRE").arg(&key).arg(self.ttl_ms()).ignore();
+        let (recorded,): (bool,) = pipe.query_async(&mut self.conn()).await?;
+        Ok(recorded)
+    }
+
+    /// HSETNX of the result and, when it set it, XADD of the event, as one script
+    /// (one round trip, atomic).
+    pub(super) async fn record_result_reported(
+        &self,
+        job_id: &str,
+        result: &CandidateResult,
+        event: &EventRecord,
+    ) -> StoreResult<bool> {
+        const SCRIPT: &str = r"local recorded = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+              redis.call('PEXPIRE', KEYS[1], ARGV[3])
+              if recorded == 1 then
+                redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'e', ARGV[5])
+                redis.call('PEXPIRE', KEYS[2], ARGV[3])
+              end
+              return recorded";
+        let recorded: i64 = redis::cmd("EVAL")
+            .arg(SCRIPT)
+            .arg(2)
+            .arg(self.job_key(job_id, "results"))
+            .arg(self.job_key(job_id, "events"))
+            .arg(&result.candidate_id)
+            .arg(to_json(result))
+            .arg(self.ttl_ms())
+            .arg(self.settings.max_events)
+            .arg(to_json(event))
+            .query_async(&mut self.conn())
+            .await?;
+        Ok(recorded == 1)
+    }
+
+    /// HMGET of the results.
+    pub(super) async fn get_results(
+        &self,
+        job_id: &str,
+        candidate_ids: &[String],
+    ) -> StoreResult<Vec<Option<CandidateResult>>> {
+        if candidate_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let key = self.job_key(job_id, "results");
+        let texts: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(&key)
+            .arg(candidate_ids)
+            .query_async(&mut self.conn())
+            .await?;
+        texts
+            .into_iter()
+            .map(|text| text.map(|text| from_json(&key, &text)).transpose())
+            .collect()
+    }
+
+    pub(super) async fn has_result(&self, job_id: &str, candidate_id: &str) -> StoreResult<bool> {
+        Ok(self
+            .conn()
+            .hexists(self.job_key(job_id, "results"), candidate_id)
+            .await?)
+    }
+
+    pub(super) async fn results(
+        &self,
+        job_id: &str,
+    ) -> StoreResult<HashMap<String, CandidateResult>> {
+        self.read_results(job_id, |text| serde_json::from_str(text))
+            .await
+    }
+
+    pub(super) async fn result_listing(
+        &self,
+        job_id: &str,
+    ) -> StoreResult<HashMap<String, CandidateResult>> {
+        self.read_results(job_id, result_listed).await
+    }
+
+    pub(super) async fn result_ids(&self, job_id: &str) -> StoreResult<Vec<String>> {
+        Ok(self.conn().hkeys(self.job_key(job_id, "results")).await?)
+    }
+
+    pub(super) async fn candidate_counts(&self, job_id: &str) -> StoreResult<(usize, usize)> {
+        let mut pipe = redis::pipe();
+        pipe.cmd("HLEN").arg(self.job_key(job_id, "candidates"));
+        pipe.cmd("HLEN").arg(self.job_key(job_id, "results"));
+        let (total, finished): (usize, usize) = pipe.query_async(&mut self.conn()).await?;
+        Ok((total, finished))
+    }
+}
