@@ -1,8 +1,10 @@
-//! Turning records into Redis values and Redis replies back into records.
+//! Turning records into Redis values and Redis replies back into records (and the one
+//! read of several JSON records of a hash).
 
 use std::collections::HashMap;
 
 use redis::Value;
+use redis::aio::ConnectionManager;
 
 use crate::error::{StoreError, StoreResult};
 use crate::model::QueueEntry;
@@ -20,6 +22,27 @@ pub(super) fn to_json<T: serde::Serialize>(value: &T) -> String {
 
 pub(super) fn from_json<T: serde::de::DeserializeOwned>(key: &str, text: &str) -> StoreResult<T> {
     serde_json::from_str(text).map_err(|error| corrupt(key, error))
+}
+
+/// The JSON records under `fields` of hash `key` (one HMGET), `None` where a field is
+/// missing; a record that does not parse is corrupt.
+pub(super) async fn hash_records<T: serde::de::DeserializeOwned>(
+    mut conn: ConnectionManager,
+    key: &str,
+    fields: &[String],
+) -> StoreResult<Vec<Option<T>>> {
+    if fields.is_empty() {
+        return Ok(Vec::new());
+    }
+    let texts: Vec<Option<String>> = redis::cmd("HMGET")
+        .arg(key)
+        .arg(fields)
+        .query_async(&mut conn)
+        .await?;
+    texts
+        .into_iter()
+        .map(|text| text.map(|text| from_json(key, &text)).transpose())
+        .collect()
 }
 
 pub(super) fn value_text(value: &Value) -> Option<String> {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use redis::AsyncCommands;
 
 use super::super::RedisStore;
-use super::super::codec::{corrupt, from_json, to_json};
+use super::super::codec::{corrupt, from_json, hash_records, to_json};
 use crate::error::StoreResult;
 use crate::model::{CandidateResult, EventRecord, result_listed};
 
@@ -89,19 +89,8 @@ impl RedisStore {
         job_id: &str,
         candidate_ids: &[String],
     ) -> StoreResult<Vec<Option<CandidateResult>>> {
-        if candidate_ids.is_empty() {
-            return Ok(Vec::new());
-        }
         let key = self.job_key(job_id, "results");
-        let texts: Vec<Option<String>> = redis::cmd("HMGET")
-            .arg(&key)
-            .arg(candidate_ids)
-            .query_async(&mut self.conn())
-            .await?;
-        texts
-            .into_iter()
-            .map(|text| text.map(|text| from_json(&key, &text)).transpose())
-            .collect()
+        hash_records(self.conn(), &key, candidate_ids).await
     }
 
     pub(super) async fn has_result(&self, job_id: &str, candidate_id: &str) -> StoreResult<bool> {
