@@ -1,126 +1,18 @@
 //! One suite, two stores: every test runs against the in-process store and
 //! against the Redis store on a real redis-server (AOF on).
 
+mod store_fixtures;
+
 use std::sync::Arc;
-use std::time::Duration;
 
 use centroid_coordinator::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, CandidateStatus, DesignPoint, EventKind,
     EventRecord, JobInputs, JobOptions, JobPhase, JobRecord, JobState, Origin, Outcome, Plan,
     PlanStep, Round, StepOutcome,
 };
-use centroid_coordinator::store::redis::RedisStoreSettings;
-use centroid_coordinator::store::{InProcessStore, RedisStore, Store};
+use centroid_coordinator::store::{InProcessStore, Store};
 use centroid_tests::RedisProcess;
-
-fn job(job_id: &str, created_ms: u64) -> JobRecord {
-    let options = JobOptions {
-        candidates_per_iteration: 2,
-        max_iterations: 1,
-        seed: 1,
-        time_budget_ms: 0,
-        candidate_deadline_ms: 1000,
-        noop_plan: true,
-        sleep_ms: 0,
-        signoff_deck: String::new(),
-        planner: String::new(),
-        patience: 0,
-        priority: 1,
-    };
-    JobRecord::new(job_id.into(), "t".into(), options, created_ms)
-}
-
-fn inputs() -> JobInputs {
-    JobInputs {
-        netlist_json: "{}".into(),
-        drc_rules_json: "{}".into(),
-        objectives_json: "{}".into(),
-        testbench_sp: String::new(),
-    }
-}
-
-fn candidate(job_id: &str, index: usize) -> CandidateRecord {
-    CandidateRecord {
-        candidate_id: format!("{job_id}-c{index}"),
-        job_id: job_id.into(),
-        iteration: 0,
-        parent_id: String::new(),
-        origin: Origin::Draft,
-        design_point: DesignPoint {
-            arrangement: "ABBA".into(),
-            finger_split: 1,
-            dummies: 0,
-            guard_ring: false,
-            row_order: 0,
-            spacing_nm: 0,
-            aspect_ratio_pct: 100,
-            order: Vec::new(),
-            rows: Default::default(),
-            module_arrangements: Default::default(),
-            module_dummies: Default::default(),
-            module_rings: Default::default(),
-            hierarchy: String::new(),
-            blocks: Default::default(),
-        },
-        plan: plan(),
-        required_skills: vec![],
-        evaluation: None,
-    }
-}
-
-/// A plan of one step, as candidates and results carry it.
-fn plan() -> Plan {
-    Plan {
-        summary: "one step".into(),
-        steps: vec![PlanStep {
-            step_id: "s01".into(),
-            skill: "tech.load".into(),
-            arguments: serde_json::json!({"rules": {"layers": [1, 2]}}),
-            optional: false,
-            output_cell: String::new(),
-        }],
-    }
-}
-
-fn result(candidate_id: &str, worker: &str) -> CandidateResult {
-    CandidateResult {
-        candidate_id: candidate_id.into(),
-        status: CandidateStatus::Finished,
-        ok: true,
-        worker_id: worker.into(),
-        attempts: 1,
-        error_code: String::new(),
-        error_message: String::new(),
-        steps: vec![StepOutcome {
-            step_id: "s01".into(),
-            skill: "tech.load".into(),
-            ok: true,
-            error_code: String::new(),
-            error_message: String::new(),
-            data: serde_json::json!({"layers": 2}),
-            duration_ms: 3,
-        }],
-        artifacts: vec![],
-        duration_ms: 1,
-        slot_ms: 0,
-        finished_ms: 1,
-        plan: Some(plan()),
-        adjustments: vec![],
-    }
-}
-
-fn event(kind: EventKind, last: bool) -> EventRecord {
-    EventRecord {
-        kind,
-        timestamp_ms: 1,
-        state: JobState::Init,
-        candidate_id: String::new(),
-        iteration: 0,
-        message: String::new(),
-        data: serde_json::Value::Null,
-        last,
-    }
-}
+use store_fixtures::{candidate, event, inputs, job, plan, redis_store, result};
 
 async fn suite(store: Arc<dyn Store>) {
     // jobs
@@ -480,133 +372,16 @@ async fn suite(store: Arc<dyn Store>) {
     );
 }
 
-/// Several records read or written in one call, a result recorded with its
-/// event, and a delivery that sees the job record as last written.
-async fn batches(store: Arc<dyn Store>) {
-    let mut batch_job = job("job-m", 40);
-    store.create_job(&batch_job, &inputs()).await.unwrap();
-    let mut written: Vec<CandidateRecord> = (0..3).map(|index| candidate("job-m", index)).collect();
-    written[1].parent_id = "job-m-c0".into();
-    store.put_candidates(&written).await.unwrap();
-    let ids = |names: &[&str]| {
-        names
-            .iter()
-            .map(|name| name.to_string())
-            .collect::<Vec<_>>()
-    };
-    let read = store
-        .get_candidates("job-m", &ids(&["job-m-c2", "job-m-none", "job-m-c1"]))
-        .await
-        .unwrap();
-    assert_eq!(
-        read,
-        vec![Some(written[2].clone()), None, Some(written[1].clone())],
-        "in the order asked, plans kept"
-    );
-    assert!(store.get_candidates("job-m", &[]).await.unwrap().is_empty());
-
-    // a result with its event: both when first, neither for a late duplicate
-    let finished = event(EventKind::CandidateFinished, false);
-    assert!(
-        store
-            .record_result_reported("job-m", &result("job-m-c0", "w1"), &finished)
-            .await
-            .unwrap()
-    );
-    assert!(
-        !store
-            .record_result_reported("job-m", &result("job-m-c0", "w2"), &finished)
-            .await
-            .unwrap(),
-        "a late duplicate is ignored"
-    );
-    let events = store.events_after("job-m", None, 100).await.unwrap();
-    assert_eq!(
-        events
-            .iter()
-            .map(|(_, event)| event.kind)
-            .collect::<Vec<_>>(),
-        vec![EventKind::CandidateFinished],
-        "one event, for the first recording"
-    );
-    // several events in one call, in order
-    store
-        .append_events(
-            "job-m",
-            &[
-                event(EventKind::Evaluation, false),
-                event(EventKind::Iteration, false),
-            ],
-        )
-        .await
-        .unwrap();
-    store.append_events("job-m", &[]).await.unwrap();
-    let kinds: Vec<EventKind> = store
-        .events_after("job-m", Some(&events[0].0), 100)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|(_, event)| event.kind)
-        .collect();
-    assert_eq!(kinds, vec![EventKind::Evaluation, EventKind::Iteration]);
-    let results = store
-        .get_results("job-m", &ids(&["job-m-c1", "job-m-c0"]))
-        .await
-        .unwrap();
-    assert_eq!(results, vec![None, Some(result("job-m-c0", "w1"))]);
-
-    // a delivery reads the job record as last written, each time
-    let before = store.deliver("job-m", "job-m-c1").await.unwrap();
-    assert!(!before.job.as_ref().unwrap().cancel_requested);
-    let again = store.deliver("job-m", "job-m-c2").await.unwrap();
-    assert_eq!(again.job, before.job, "the same record");
-    batch_job.cancel_requested = true;
-    store.put_job(&batch_job).await.unwrap();
-    let after = store.deliver("job-m", "job-m-c1").await.unwrap();
-    assert!(after.job.unwrap().cancel_requested, "the new record");
-    assert_eq!(after.deliveries, 2);
-}
-
 #[tokio::test]
 async fn in_process_store_suite() {
     suite(Arc::new(InProcessStore::new())).await;
 }
 
 #[tokio::test]
-async fn in_process_store_batches() {
-    batches(Arc::new(InProcessStore::new())).await;
-}
-
-#[tokio::test]
-async fn redis_store_batches() {
-    let dir = tempfile::tempdir().unwrap();
-    let redis = RedisProcess::start(dir.path());
-    let settings = RedisStoreSettings {
-        url: redis.url(),
-        prefix: "batches".into(),
-        job_ttl: Duration::from_secs(3600),
-        ..RedisStoreSettings::default()
-    };
-    let store = RedisStore::connect(settings, Duration::from_secs(10))
-        .await
-        .unwrap();
-    batches(Arc::new(store)).await;
-}
-
-#[tokio::test]
 async fn redis_store_suite() {
     let dir = tempfile::tempdir().unwrap();
     let redis = RedisProcess::start(dir.path());
-    let settings = RedisStoreSettings {
-        url: redis.url(),
-        prefix: "suite".into(),
-        job_ttl: Duration::from_secs(3600),
-        ..RedisStoreSettings::default()
-    };
-    let store = RedisStore::connect(settings, Duration::from_secs(10))
-        .await
-        .unwrap();
-    suite(Arc::new(store)).await;
+    suite(Arc::new(redis_store(&redis, "suite").await)).await;
     // every key is under the prefix and carries a TTL, streams are trimmed by MAXLEN
     let keys = redis.cli(&["--scan", "--pattern", "*"]);
     for key in keys.lines() {
