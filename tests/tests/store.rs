@@ -4,15 +4,14 @@
 mod store_fixtures;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use centroid_coordinator::model::{
-    ArtifactMeta, CandidateRecord, CandidateResult, CandidateStatus, DesignPoint, EventKind,
-    EventRecord, JobInputs, JobOptions, JobPhase, JobRecord, JobState, Origin, Outcome, Plan,
-    PlanStep, Round, StepOutcome,
+    ArtifactMeta, CandidateRecord, EventKind, JobPhase, JobState, Outcome, Plan, Round,
 };
 use centroid_coordinator::store::{InProcessStore, Store};
 use centroid_tests::RedisProcess;
-use store_fixtures::{candidate, event, inputs, job, plan, redis_store, result};
+use store_fixtures::{candidate, event, inputs, job, redis_store, result};
 
 async fn suite(store: Arc<dyn Store>) {
     // jobs

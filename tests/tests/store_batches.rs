@@ -6,14 +6,10 @@ mod store_fixtures;
 
 use std::sync::Arc;
 
-use centroid_coordinator::model::{
-    ArtifactMeta, CandidateRecord, CandidateResult, CandidateStatus, DesignPoint, EventKind,
-    EventRecord, JobInputs, JobOptions, JobPhase, JobRecord, JobState, Origin, Outcome, Plan,
-    PlanStep, Round, StepOutcome,
-};
+use centroid_coordinator::model::{CandidateRecord, EventKind};
 use centroid_coordinator::store::{InProcessStore, Store};
 use centroid_tests::RedisProcess;
-use store_fixtures::{candidate, event, inputs, job, plan, redis_store, result};
+use store_fixtures::{candidate, event, inputs, job, redis_store, result};
 
 /// Several records read or written in one call, a result recorded with its
 /// event, and a delivery that sees the job record as last written.

@@ -4,9 +4,8 @@
 use std::time::Duration;
 
 use centroid_coordinator::model::{
-    ArtifactMeta, CandidateRecord, CandidateResult, CandidateStatus, DesignPoint, EventKind,
-    EventRecord, JobInputs, JobOptions, JobPhase, JobRecord, JobState, Origin, Outcome, Plan,
-    PlanStep, Round, StepOutcome,
+    CandidateRecord, CandidateResult, CandidateStatus, DesignPoint, EventKind, EventRecord,
+    JobInputs, JobOptions, JobRecord, JobState, Origin, Plan, PlanStep, StepOutcome,
 };
 use centroid_coordinator::store::RedisStore;
 use centroid_coordinator::store::redis::RedisStoreSettings;
