@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,8 +80,10 @@ def check(client: Client, cell: str, otas: int) -> dict[str, Any]:
             "drc": drc["total"], "lvs": lvs["match"]}
 
 
-def blocks(client: Client, otas: int, per_row: int) -> dict[str, Any]:
-    started = time.perf_counter()
+def draw_bank(client: Client, otas: int, per_row: int,
+              block_routed: Callable[[], None] = lambda: None) -> None:
+    """The OTA drawn and routed once as ``BLK_OTA`` (then ``block_routed()``), ``otas``
+    instances of it in rows of ``per_row``, the bank routed as ``TOP``."""
     pitch = client.call("route.info")["pitch_um"]
     cells = {d: device_cell(client, d, t, length, f"OTA_{d}") for d, t, _terms, length in OTA}
     for name, ids in (("OTA_R0", ["M1", "M2", "M5"]), ("OTA_R1", ["M3", "M4"])):
@@ -88,6 +91,7 @@ def blocks(client: Client, otas: int, per_row: int) -> dict[str, Any]:
     client.call("route.nets", cell_name="BLK_OTA", rows=["OTA_R0", "OTA_R1"], nets=SUPPLIES,
                 devices=[{"id": d, "type": t, "terminals": terms} for d, t, terms, _l in OTA],
                 ports=PORTS)
+    block_routed()
     instances = [client.call("layout.instantiate_block", block="BLK_OTA", device_id=f"X{i}",
                              cell_name=f"I_X{i}")["cell"] for i in range(otas)]
     rows = []
@@ -99,6 +103,11 @@ def blocks(client: Client, otas: int, per_row: int) -> dict[str, Any]:
                 "terminals": {"inp": f"inp{i}", "inn": f"inn{i}", "out": f"out{i}",
                               "vbias": "vbias", "vdd": "vdd", "vss": "vss"}} for i in range(otas)]
     client.call("route.nets", cell_name="TOP", rows=rows, devices=devices, nets=SUPPLIES)
+
+
+def blocks(client: Client, otas: int, per_row: int) -> dict[str, Any]:
+    started = time.perf_counter()
+    draw_bank(client, otas, per_row)
     return {"draw_route_s": time.perf_counter() - started, **check(client, "TOP", otas)}
 
 

@@ -10,7 +10,6 @@ for the run); then DRC and LVS of the bank.
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from bench_blocks import OTA, PORTS, SUPPLIES, device_cell, flat_devices  # noqa: E402
+from bench_blocks import draw_bank, flat_devices  # noqa: E402
 from helpers import REPO_ROOT, Client, load_rule_set  # noqa: E402
 
 import centroid_skills.routing.router as router  # noqa: E402
@@ -80,24 +79,7 @@ def main() -> None:
     per_row = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     client = Client()
     client.call("tech.load", rules=load_rule_set(REPO_ROOT / "examples" / "ota5_spice" / "drc_rules.json"))
-    pitch = client.call("route.info")["pitch_um"]
-    cells = {d: device_cell(client, d, t, length, f"OTA_{d}") for d, t, _terms, length in OTA}
-    for name, ids in (("OTA_R0", ["M1", "M2", "M5"]), ("OTA_R1", ["M3", "M4"])):
-        client.call("layout.place", cell_name=name, rows=[{"cells": [cells[i] for i in ids], "gap": pitch}])
-    client.call("route.nets", cell_name="BLK_OTA", rows=["OTA_R0", "OTA_R1"], nets=SUPPLIES,
-                devices=[{"id": d, "type": t, "terminals": terms} for d, t, terms, _l in OTA], ports=PORTS)
-    breakdown(client, "BLK_OTA", "OTA block")
-    instances = [client.call("layout.instantiate_block", block="BLK_OTA", device_id=f"X{i}",
-                             cell_name=f"I_X{i}")["cell"] for i in range(otas)]
-    rows = []
-    for r in range(math.ceil(otas / per_row)):
-        client.call("layout.place", cell_name=f"TOP_R{r}",
-                    rows=[{"cells": instances[r * per_row:(r + 1) * per_row], "gap": pitch}])
-        rows.append(f"TOP_R{r}")
-    devices = [{"id": f"X{i}", "type": "block",
-                "terminals": {"inp": f"inp{i}", "inn": f"inn{i}", "out": f"out{i}",
-                              "vbias": "vbias", "vdd": "vdd", "vss": "vss"}} for i in range(otas)]
-    client.call("route.nets", cell_name="TOP", rows=rows, devices=devices, nets=SUPPLIES)
+    draw_bank(client, otas, per_row, lambda: breakdown(client, "BLK_OTA", "OTA block"))
     breakdown(client, "TOP", f"bank of {otas} ({per_row} a row)")
     drc = client.call("drc.run", cell="TOP")
     lvs = client.call("lvs.run", cell="TOP", devices=flat_devices(otas))
