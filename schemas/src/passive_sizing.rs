@@ -200,10 +200,44 @@ pub fn size_capacitor(
         }
         (None, Some(l)) => {
             let l_nm = lookup.snap(RuleLookup::nm(l) as f64);
-            let mut w_nm = lookup.snap_up(area_nm2 / l_nm as f64).max(metal_width);
-            while drawn(w_nm) * (l_nm as f64) < area_nm2 {
-                w_nm += lookup.grid_nm();
+            if l_nm <= 0 {
+                return Err(format!(
+                    "l = {l} m is shorter than the grid ({} nm): give a plate length of at least one grid step, or w= instead",
+                    lookup.grid_nm()
+                ));
             }
+            let least = area_nm2 / l_nm as f64;
+            if least > MAX_LENGTH_M * 1e9 {
+                return Err(format!(
+                    "with l = {l} m the plate would be {:.3e} m wide: give a longer l, or w= instead",
+                    least * 1e-9
+                ));
+            }
+            let w_nm = lookup.snap_up(least).max(metal_width);
+            // the narrowest plate at least w_nm wide whose stripes hold the area: n stripes
+            // of a plate n·(stripe + gap) − gap wide (computed, not stepped: a tiny l would
+            // step for ever)
+            let w_nm = match stripes {
+                None => w_nm,
+                Some((stripe, gap)) => {
+                    let holds = |n: f64| n * stripe as f64 * l_nm as f64 >= area_nm2;
+                    let mut count = (area_nm2 / (stripe as f64 * l_nm as f64)).ceil().max(1.0);
+                    while !holds(count) {
+                        count += 1.0;
+                    }
+                    while count > 1.0 && holds(count - 1.0) {
+                        count -= 1.0;
+                    }
+                    let wide = count * (stripe + gap) as f64 - gap as f64;
+                    if wide > MAX_LENGTH_M * 1e9 {
+                        return Err(format!(
+                            "with l = {l} m the plate would be {:.3e} m wide: give a longer l, or w= instead",
+                            wide * 1e-9
+                        ));
+                    }
+                    w_nm.max(wide as i64)
+                }
+            };
             (w_nm, l_nm)
         }
         (None, None) => {

@@ -495,3 +495,19 @@ fn a_finfet_size_asks_for_a_width() {
         ]
     );
 }
+
+#[test]
+fn a_capacitor_by_value_with_a_tiny_l_is_refused_at_once() {
+    // a plate length below the grid, or one needing an absurdly wide plate, used to step
+    // the width a grid step at a time (for ever when l snapped to 0)
+    for (line, expected) in [
+        ("C1 a vss 1p l=1e-12", "shorter than the grid"),
+        ("C1 a vss 1 l=1e-8", "would be"),
+    ] {
+        let errors = errors_with(&format!(".subckt rc a vss\n{line}\n.ends\n"), Some(&SKY130));
+        assert!(
+            errors.iter().any(|error| error.contains(expected)),
+            "{line}: {errors:?}"
+        );
+    }
+}
