@@ -68,16 +68,7 @@ impl RedisStore {
     }
 
     pub(super) async fn put_candidate(&self, candidate: &CandidateRecord) -> StoreResult<()> {
-        let key = self.job_key(&candidate.job_id, "candidates");
-        let mut pipe = redis::pipe();
-        pipe.cmd("HSET")
-            .arg(&key)
-            .arg(&candidate.candidate_id)
-            .arg(to_json(candidate))
-            .ignore();
-        pipe.cmd("PEXPIRE").arg(&key).arg(self.ttl_ms()).ignore();
-        pipe.query_async::<()>(&mut self.conn()).await?;
-        Ok(())
+        self.put_candidates(std::slice::from_ref(candidate)).await
     }
 
     /// The HSETs of the candidates in one pipeline.
