@@ -17,9 +17,10 @@ use crate::rule_lookup::{Context, Minimum, RESISTOR_CONTEXT, RuleLookup, microme
 
 /// The most gate fingers (nf × m) of one transistor cell (`skills/devices.py` MAX_FINGERS).
 pub const MAX_CELL_FINGERS: u32 = 1024;
-/// The most fingers (nf) and parallel instances (m) `layout.create_device` takes (its schema).
-pub const MAX_CELL_NF: u32 = 256;
-pub const MAX_CELL_M: u32 = 256;
+/// The most fingers (nf) and parallel instances (m) `layout.create_device` takes (its schema):
+/// as many as a cell holds in all, so a power switch of several hundred fingers is drawn.
+pub const MAX_CELL_NF: u32 = MAX_CELL_FINGERS;
+pub const MAX_CELL_M: u32 = MAX_CELL_FINGERS;
 
 /// One issue per distinct problem, naming the first device and the others alike.
 /// `pointer_of` gives a device's definition in the netlist (the issue's pointer).

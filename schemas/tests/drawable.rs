@@ -65,9 +65,9 @@ fn sizes_the_generators_cannot_draw_are_refused_with_the_rule() {
         ("M2", "nmos", 1e-6, 0.02e-6, 1, 1, "vss"),
         ("M3", "pmos", 0.1e-6, 0.15e-6, 1, 1, "vdd"),
         ("M4", "pmos", 0.44e-6, 0.15e-6, 2, 1, "vdd"),
-        ("M5", "nmos", 300e-6, 0.15e-6, 300, 1, "vss"),
+        ("M5", "nmos", 300e-6, 0.15e-6, 300, 1, "vss"), // drawable: one cell holds 1024 fingers
         ("M6", "nmos", 64e-6, 0.15e-6, 64, 32, "vss"),
-        ("M7", "nmos", 1e-6, 0.15e-6, 1, 300, "vss"),
+        ("M7", "nmos", 1e-6, 0.15e-6, 1, 1100, "vss"),
         ("M8", "nmos", 0.25e-6, 0.15e-6, 1, 1, "vss"),
         ("R1", "resistor", 0.3e-6, 10e-6, 1, 1, ""),
         ("C1", "capacitor", 0.1e-6, 10e-6, 1, 1, ""),
@@ -78,13 +78,25 @@ fn sizes_the_generators_cannot_draw_are_refused_with_the_rule() {
             "netlist.json: /cells/0/devices/0: M1 (and M2 likewise): l = 0.02 µm is below the minimum gate length 0.15 µm (rule poly.1a); the rule set cannot draw it",
             "netlist.json: /cells/0/devices/2: M3: finger width w/nf = 0.1 µm is below 0.25 µm (rule difftap.1); the rule set cannot draw it",
             "netlist.json: /cells/0/devices/3: M4: finger width w/nf = 0.22 µm is below 0.25 µm (one contact with its diffusion enclosure); the rule set cannot draw it",
-            "netlist.json: /cells/0/devices/4: M5: nf = 300 fingers are more than the 256 one device cell is drawn with; the rule set cannot draw it",
             "netlist.json: /cells/0/devices/5: M6: nf × m = 2048 gate fingers are more than the 1024 one transistor cell holds; the rule set cannot draw it",
-            "netlist.json: /cells/0/devices/6: M7: m = 300 parallel instances are more than the 256 one device cell is drawn with; the rule set cannot draw it",
+            "netlist.json: /cells/0/devices/6: M7: m = 1100 parallel instances are more than the 1024 one device cell is drawn with; the rule set cannot draw it",
             "netlist.json: /cells/0/devices/8: R1: resistor width 0.3 µm is below the minimum 0.33 µm (rule poly.3); the rule set cannot draw it",
             "netlist.json: /cells/0/devices/9: C1: capacitor plate 0.1 × 10 µm is narrower than the metal width 0.17 µm; the rule set cannot draw it",
         ]
     );
+}
+
+#[test]
+fn a_power_switch_of_hundreds_of_fingers_is_drawable() {
+    // ALIGN's sc_dc_dc_converter: 832 fingers of one switch (and 4 × 208 alike)
+    let sky130 = example("examples/pdk/sky130.json");
+    let netlist = netlist(&[
+        ("M1", "nmos", 349.44e-6, 0.15e-6, 832, 1, "vss"),
+        ("M2", "nmos", 87.36e-6, 0.15e-6, 208, 4, "vss"),
+    ]);
+    if let Err(errors) = load(&netlist, &sky130) {
+        panic!("refused: {errors}");
+    }
 }
 
 #[test]

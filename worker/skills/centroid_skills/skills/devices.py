@@ -98,8 +98,8 @@ DEVICE_SPEC = obj(
         "w": {**LENGTH_M, "description": "MOS: total width of one instance (split over nf); "
                                          "resistor: bar width; capacitor: plate width"},
         "l": {**LENGTH_M, "description": "MOS: gate length; resistor: bar length; capacitor: plate length"},
-        "nf": {"type": "integer", "minimum": 1, "maximum": 256, "default": 1},
-        "m": {"type": "integer", "minimum": 1, "maximum": 256, "default": 1},
+        "nf": {"type": "integer", "minimum": 1, "maximum": MAX_FINGERS, "default": 1},
+        "m": {"type": "integer", "minimum": 1, "maximum": MAX_FINGERS, "default": 1},
         "cell_name": NAME,
         "dummy": {"type": "boolean", "default": False},
         "replace": {"type": "boolean", "default": False},

@@ -34,7 +34,7 @@ from centroid_skills import abut, matched_array, shared_diffusion
 from centroid_skills.errors import invalid
 from centroid_skills.registry import LENGTH_M, NAME, obj, skill
 from centroid_skills.session import CellRecord, Pin, Session, um, unit_trans
-from centroid_skills.skills.devices import cell_summary, make_device
+from centroid_skills.skills.devices import MAX_FINGERS, cell_summary, make_device
 
 MOS_DEVICE = obj(
     {
@@ -42,7 +42,7 @@ MOS_DEVICE = obj(
         "type": {"enum": ["nmos", "pmos"]},
         "w": {**LENGTH_M, "description": "total width of one instance (split over nf fingers)"},
         "l": LENGTH_M,
-        "nf": {"type": "integer", "minimum": 1, "maximum": 256, "default": 1},
+        "nf": {"type": "integer", "minimum": 1, "maximum": MAX_FINGERS, "default": 1},
         "m": {"type": "integer", "minimum": 1, "default": 1,
               "description": "number of unit instances of this device"},
     },
