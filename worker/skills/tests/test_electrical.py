@@ -63,3 +63,15 @@ def test_a_net_shorted_to_a_supply_is_named(client: Client) -> None:
     report = electrical(client, "T")
     assert report["counts"]["shorted_to_supply"] == 1, report
     assert "vdd" in report["issues"][0]["item"] and "out" in report["issues"][0]["item"]
+
+
+def test_a_substrate_with_nothing_on_it_is_no_dangling_net(client: Client) -> None:
+    """A block of PMOS only (ALIGN's powertrain cells: no ground net, no substrate tap) leaves
+    the substrate's net without a terminal: its parent ties it, it is no dangling wire. A
+    wire tied to nothing still is one."""
+    client.call("tech.load", rules=load_rule_set(REPO_ROOT / "examples" / "pdk" / "sky130.json"))
+    client.call("layout.add_shapes", cell="T", create=True, shapes=[{"role": "metal1", "box": [0, 0, 10, 1]}])
+    report = electrical(client, "T")
+    assert report["counts"]["single_connection"] == 1, report  # the wire, not the substrate
+    client.call("layout.add_label", cell="T", text="out", role="metal1_label", x=1, y=0.5)
+    assert electrical(client, "T")["clean"], "a labelled wire on a substrate with nothing on it"

@@ -5,7 +5,8 @@ Each issue has a ``reason``:
 * ``floating_gate`` -- a MOS gate on a net that no source/drain, resistor, capacitor or
   label reaches (nothing sets its voltage);
 * ``single_connection`` -- an unlabelled net with at most one device terminal (a dangling
-  wire);
+  wire); not the substrate with no terminal at all (a block of PMOS only, whose
+  substrate its parent ties);
 * ``shorted_to_supply`` -- a net that carries a supply or ground label and another label
   (KLayout names such a net ``a,b``);
 * ``floating_dummy`` -- a dummy (S = D = G on one net) whose net is not one of the
@@ -52,6 +53,8 @@ def find_issues(ex: Any, supplies: set[str], grounds: set[str]) -> list[dict[str
         gates = [t for t in terminals if t[1] == "G"]
         if gates and len(gates) == len(terminals):
             issues.append({"reason": "floating_gate", "item": net.expanded_name(), "gates": len(gates)})
+        elif not terminals and net.expanded_name() == ex.substrate_net:
+            continue
         elif len(terminals) <= 1:
             issues.append({"reason": "single_connection", "item": net.expanded_name()})
     return issues

@@ -65,6 +65,7 @@ class Extraction:
     devices_extracted: int
     fingers: dict[int, int]  # combined device id -> gate fingers
     dummies: list[tuple[str, str]]  # (NMOS/PMOS, net name or "") of each removed dummy
+    substrate_net: str | None = None  # expanded name of the substrate's net (outside every well)
 
 
 def metal_stack(tech: Technology) -> list[str]:
@@ -208,6 +209,9 @@ def extract(session: Session, cell: kdb.Cell) -> Extraction:
             l2n.connect(metal_regions[m], via)
             l2n.connect(via, metal_regions[metals[i + 1]])
     l2n.extract_netlist()
+    # the margin around the cell is substrate whatever the wells: its net is the substrate's
+    probed = l2n.probe_net(substrate, kdb.Point(bbox.left + 1, bbox.bottom + 1))
+    substrate_net = probed.expanded_name() if probed is not None else None
     netlist = l2n.netlist()
     netlist.flatten()
     top = netlist.top_circuit()
@@ -229,7 +233,7 @@ def extract(session: Session, cell: kdb.Cell) -> Extraction:
     if top is not None:
         _remove_absorbed_joints(top, joints)
     fingers = _fingers_after(top, counts) if top is not None else {}
-    return Extraction(l2n, netlist, removed, extracted, fingers, dummies)
+    return Extraction(l2n, netlist, removed, extracted, fingers, dummies, substrate_net)
 
 
 def _remove_absorbed_joints(top: kdb.Circuit, cluster_ids: list[int]) -> None:
