@@ -11,8 +11,9 @@ instances packed again into rows ("shelves") by their real bounding boxes:
 * ``W`` is chosen among the widths where a shelf's content changes (the widest instance or
   row of the parent's own devices, and every run of ``k`` instances of one block side by
   side): the one whose estimated bounding box is the smallest, its width and height within
-  a factor :data:`MAX_ASPECT` of each other; the planner's own rows stand as one more
-  choice and are kept unless a packing is smaller;
+  a factor :data:`MAX_ASPECT` of each other; the planner's own rows are kept unless the
+  packing's estimate is smaller by more than the estimate's error
+  (:data:`ESTIMATE_ERROR`: equal blocks in equal rows stay as the planner put them);
 * the estimate: the widest shelf (or own row) with a column of three trunk pitches either
   side (the supplies' trunks and one more), times the shelves' and own rows' heights, each
   row with a channel of two track pitches and the clearance either side (what a channel
@@ -39,6 +40,10 @@ from centroid_skills.session import Session
 #: a packing's width and height stay within this factor of each other (else the planner's
 #: rows, or the packing nearest a square)
 MAX_ASPECT = 4.0
+#: how far off the estimate of a bounding box may be (columns and channels are guessed,
+#: measured within a few percent): a packing replaces the planner's rows only when smaller
+#: by more
+ESTIMATE_ERROR = 0.05
 
 
 @dataclass(frozen=True)
@@ -168,7 +173,7 @@ def pack(session: Session, rows: list[kdb.Cell], own: list[tuple[int, int]], d: 
         best = min(fitting, key=lambda p: (p.area, p.width))
     else:
         best = min(choices, key=lambda p: (p.aspect, p.area))
-    if planner.aspect <= MAX_ASPECT and planner.area <= best.area:
+    if planner.aspect <= MAX_ASPECT and best.area >= (1 - ESTIMATE_ERROR) * planner.area:
         return None
     return best
 
