@@ -1,11 +1,12 @@
 """A parent's rows of blocks packed by the blocks' real sizes (issue 26, ``route.nets``
 ``pack_block_rows``).
 
-The parent holds one OTA block (several rows of devices: tall and wide) and nine
-one-transistor switch blocks (a chain), folded the way a planner that does not know their
-sizes folds them (by count: the OTA in a row with two switches).  Packed again, on every
-rule set: DRC and LVS clean; read back from the written GDS, every row but the top one ends
-within one switch and one gap of the longest row (no row could take another switch); the
+The parent holds one OTA block (several rows of devices: tall and wide), nine
+one-transistor switch blocks (a chain) and a capacitor plate of its own, folded the way a
+planner that does not know their sizes folds them (by count: the OTA in a row with two
+switches, the plate alone in a passive row).  Packed again, on every rule set: DRC and LVS
+clean; read back from the written GDS, every row but the top one ends within one switch or
+plate and one gap of the longest row (no row could take another of them); the
 bounding box smaller than the folded rows' (the same instances routed without packing);
 the same call gives the same rows; on SKY130 clean under the foundry's deck too.  A parent
 of equal blocks in equal rows keeps the planner's rows."""
@@ -26,6 +27,8 @@ from centroid_skills.skills import signoff
 
 SWITCH = [("M1", "nmos", {"d": "a", "g": "en", "s": "b", "b": "vss"})]
 SWITCHES = 9
+PLATE = {"id": "CP", "type": "capacitor", "w": 4e-6, "l": 4e-6, "nf": 1, "m": 1,
+         "terminals": {"p": "c5", "n": "gnd"}}
 
 
 def parent(path: Path, pack: bool) -> tuple[Client, dict[str, Any], list[dict[str, Any]]]:
@@ -46,17 +49,20 @@ def parent(path: Path, pack: bool) -> tuple[Client, dict[str, Any], list[dict[st
         terminals[f"XS{k}"] = {"a": f"c{k}", "en": "en", "b": f"c{k + 1}", "vss": "gnd"}
         cells.append(client.call("layout.instantiate_block", block="BLK_SW", device_id=f"XS{k}",
                                  cell_name=f"I_XS{k}")["cell"])
+    plate = client.call("layout.create_device", device_id="CP", type="capacitor", w=PLATE["w"],
+                        l=PLATE["l"], cell_name="TOP_CP")["cell_name"]
     rows = []
-    for r, row in enumerate([cells[0:3], cells[3:6], cells[6:]]):  # by count, not by size
+    for r, row in enumerate([[plate], cells[0:3], cells[3:6], cells[6:]]):  # by count, not size
         client.call("layout.place", cell_name=f"TOP_ROW{r}", rows=[{"cells": row, "gap": pitch}])
         rows.append(f"TOP_ROW{r}")
     arguments: dict[str, Any] = {
         "cell_name": "TOP", "rows": rows, "nets": SUPPLIES,
-        "devices": [{"id": i, "type": "block", "terminals": t} for i, t in terminals.items()]}
+        "devices": [{"id": i, "type": "block", "terminals": t} for i, t in terminals.items()]
+        + [{k: PLATE[k] for k in ("id", "type", "terminals")}]}
     if pack:
         arguments["pack_block_rows"] = {"gap": pitch}
     routed = client.call("route.nets", **arguments)
-    flat: list[dict[str, Any]] = []
+    flat: list[dict[str, Any]] = [PLATE]
     for inst, ports in terminals.items():
         flat += flat_devices(inst, OTA if inst == "XO" else SWITCH, ports)
     return client, routed, flat
@@ -82,21 +88,21 @@ def test_rows_of_blocks_of_different_sizes_end_together(path: Path, tmp_path: Pa
     client, packed, flat = parent(path, pack=True)
     check_clean(client, "TOP", flat)
     _folded_client, folded, _flat = parent(path, pack=False)
-    assert folded["rows"] == ["TOP_ROW0", "TOP_ROW1", "TOP_ROW2"]
+    assert folded["rows"] == ["TOP_ROW0", "TOP_ROW1", "TOP_ROW2", "TOP_ROW3"]
     assert packed["rows"] != folded["rows"]
     area = packed["width_um"] * packed["height_um"]
     assert area < 0.95 * folded["width_um"] * folded["height_um"], (packed["bbox_um"], folded["bbox_um"])
 
     rows = written_rows(client, tmp_path)
-    assert sum(len(boxes) for _row, boxes in rows) == 1 + SWITCHES
-    switch = client.call("layout.metrics", cell="BLK_SW")["bbox_um"]
-    switch_width = round((switch[2] - switch[0]) * 1000)
+    assert sum(len(boxes) for _row, boxes in rows) == 2 + SWITCHES
+    widths = [client.call("layout.metrics", cell=cell)["bbox_um"] for cell in ("BLK_SW", "TOP_CP")]
+    narrow = max(round((box[2] - box[0]) * 1000) for box in widths)
     gaps = [b.left - a.right for _row, boxes in rows for a, b in zip(boxes, boxes[1:], strict=False)]
     assert gaps and min(gaps) > 0
     longest = max(row.width() for row, _boxes in rows)
     for row, boxes in rows[:-1]:
-        # no row but the top one could take one more switch
-        assert longest - row.width() < switch_width + max(gaps), (row, longest, boxes)
+        # no row but the top one could take one more switch or the plate
+        assert longest - row.width() < narrow + max(gaps), (row, longest, boxes)
 
     again = parent(path, pack=True)[1]
     assert again["rows"] == packed["rows"] and again["bbox_um"] == packed["bbox_um"]
@@ -132,7 +138,7 @@ def test_packed_rows_pass_the_foundry_deck(tmp_path: Path, monkeypatch: pytest.M
     deck = shared_file("decks/sky130/sky130A_mr.drc")
     monkeypatch.setenv(signoff.DECKS_ENV, str(deck))
     client, routed, _flat = parent(REPO_ROOT / "examples" / "pdk" / "sky130.json", pack=True)
-    assert routed["rows"] != ["TOP_ROW0", "TOP_ROW1", "TOP_ROW2"]
+    assert routed["rows"] != ["TOP_ROW0", "TOP_ROW1", "TOP_ROW2", "TOP_ROW3"]
     gds = client.call("layout.export", cell="TOP", path=str(tmp_path / "top.gds"))["path"]
     data = client.call("signoff.run", deck=deck.name, gds_path=gds,
                        report_path=str(tmp_path / "signoff.lyrdb"))

@@ -2,8 +2,10 @@
 
 The planner folds a parent's block instances into rows by device count: it does not know
 how wide or how tall each block came out.  Here, when the rows are routed, every row
-holding only block instances (``layout.instantiate_block`` cells) is taken apart and its
-instances packed again into rows ("shelves") by their real bounding boxes:
+holding only block instances (``layout.instantiate_block`` cells) or passive devices
+(resistors, capacitors: no rail, no well) is taken apart and its cells packed again into
+rows ("shelves") by their real bounding boxes, so that a big plate stands beside blocks
+rather than alone in a row of its own:
 
 * instances sorted by height, tallest first (a block's instances stay together: equal
   height, then the block, then the planner's order), each shelf filled left to right until
@@ -21,8 +23,8 @@ instances packed again into rows ("shelves") by their real bounding boxes:
 * the gaps between instances are those ``layout.place`` leaves (the rules' gap, at least
   the planner's extra ``gap``), so the packed shelves are what ``layout.place`` would draw.
 
-The packed shelves replace the rows of blocks where the first of them stood (above the
-parent's own rows, as the planner put them); same input, same shelves.
+The packed shelves replace those rows where the first of them stood (the parent's MOS
+rows keep their places); same input, same shelves.
 """
 
 from __future__ import annotations
@@ -46,12 +48,16 @@ MAX_ASPECT = 4.0
 ESTIMATE_ERROR = 0.05
 
 
+#: device cells a shelf of blocks may hold beside them: no rail, no well
+PASSIVES = ("resistor", "capacitor")
+
+
 @dataclass(frozen=True)
 class Item:
-    """One block instance of a row of blocks."""
+    """One block instance or passive device of a packable row."""
 
-    name: str  # the instance cell
-    block: str  # the block it instantiates
+    name: str  # the instance or device cell
+    block: str  # the block it instantiates (a passive: its own cell)
     width: int
     height: int
     order: int  # its place in the planner's rows
@@ -74,12 +80,24 @@ class Packing:
         return max(self.width, self.height) / max(1, min(self.width, self.height))
 
 
-def blocks_only(session: Session, cell: kdb.Cell) -> bool:
-    """Whether a row cell holds block instances and nothing else."""
+def _block_of(session: Session, name: str) -> str | None:
+    """The block a cell instantiates, a passive device cell's own name, else ``None``."""
+    rec = session.cells.get(name)
+    if rec is None:
+        return None
+    if rec.kind == "block" and "device_id" in rec.params:
+        return str(rec.params["block"])
+    return name if rec.kind in PASSIVES else None
+
+
+def packable(session: Session, cell: kdb.Cell) -> bool:
+    """Whether a row cell holds only block instances and passive devices."""
     insts = list(cell.each_inst())
-    return bool(insts) and all(
-        (rec := session.cells.get(inst.cell.name)) is not None and rec.kind == "block"
-        and "device_id" in rec.params for inst in insts)
+    return bool(insts) and all(_block_of(session, inst.cell.name) is not None for inst in insts)
+
+
+def _holds_blocks(session: Session, cell: kdb.Cell) -> bool:
+    return any(_block_of(session, i.cell.name) not in (None, i.cell.name) for i in cell.each_inst())
 
 
 def _items(session: Session, rows: list[kdb.Cell]) -> list[Item]:
@@ -87,7 +105,7 @@ def _items(session: Session, rows: list[kdb.Cell]) -> list[Item]:
     for row in rows:
         for inst in sorted(row.each_inst(), key=lambda i: (i.bbox().left, i.bbox().bottom)):
             bb = inst.cell.bbox()
-            block = str(session.cells[inst.cell.name].params["block"])
+            block = str(_block_of(session, inst.cell.name))
             items.append(Item(inst.cell.name, block, bb.width(), bb.height(), len(items)))
     return items
 
@@ -187,8 +205,8 @@ def packed_rows(session: Session, rows: list[str], d: Dims, cell_name: str,
     cell to drop when there is nothing to pack or the planner's rows are as small."""
     tech = session.need_tech()
     cells = [session.any_cell(name) for name in rows]
-    of_blocks = [i for i, cell in enumerate(cells) if blocks_only(session, cell)]
-    if not of_blocks:
+    of_blocks = [i for i, cell in enumerate(cells) if packable(session, cell)]
+    if not any(_holds_blocks(session, cells[i]) for i in of_blocks):
         return rows, []
     own = [(c.bbox().width(), c.bbox().height()) for i, c in enumerate(cells) if i not in of_blocks]
     extra = tech.snap_up(extra_gap_um * 1000)

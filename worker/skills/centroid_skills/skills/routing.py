@@ -8,8 +8,8 @@ with its name on one of its shapes (``<metal>_label`` layer when the rule set ha
 else the metal layer).  With ``ports`` the routed cell is a block: one metal-2 pin per
 port at its bottom edge (:mod:`centroid_skills.routing.ports`), no labels inside; a parent
 places its instances (``layout.instantiate_block``) and routes them as ``type: block``
-devices.  With ``pack_block_rows`` the rows holding only block instances are packed again
-by the blocks' real sizes before routing (:mod:`centroid_skills.routing.block_packing`):
+devices.  With ``pack_block_rows`` the rows holding only block instances (and passive devices)
+are packed again by their real sizes before routing (:mod:`centroid_skills.routing.block_packing`):
 the planner's rows of blocks are a preference, kept unless a packing is smaller.
 """
 
@@ -86,7 +86,7 @@ def info(session: Session, args: dict[str, Any]) -> dict[str, Any]:
                                             "description": "extra gap between blocks in µm, "
                                                            "as layout.place's row gap"}},
                                    description="pack the rows holding only block instances "
-                                               "again by the blocks' real sizes (tallest first, "
+                                               "and passive devices again by their real sizes (tallest first, "
                                                "the width of the smallest bounding box); the "
                                                "given rows are kept unless a packing is "
                                                "smaller; the result's rows name the rows "
