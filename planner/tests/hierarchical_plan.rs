@@ -182,6 +182,30 @@ fn blocks_are_laid_out_once_and_instanced_per_instance() {
 }
 
 #[test]
+fn the_rows_of_blocks_are_packed_again_by_the_workers_unless_the_aspect_is_tall() {
+    let (context, raw) = load(&netlist());
+    let planner = HeuristicPlanner::new(raw).with_route_pitch(Some(0.5));
+    let catalog = skills(true);
+    let point = planner.design_space(&context, &catalog).default_point();
+    let packing = |point: &DesignPoint| -> Vec<Option<Value>> {
+        let plan = planner.plan(&context, point, &catalog).unwrap();
+        steps(&plan, "route.nets")
+            .iter()
+            .map(|arguments| arguments.get("pack_block_rows").cloned())
+            .collect()
+    };
+    // the blocks place no blocks; the top packs its rows of blocks with the row gap
+    let gap = 0.5 + f64::from(point.spacing_nm) / 1000.0;
+    assert_eq!(packing(&point), [None, None, Some(json!({"gap": gap}))]);
+    // one instance a row is the tall point's own choice: kept
+    let tall = DesignPoint {
+        aspect_ratio_pct: 50,
+        ..point.clone()
+    };
+    assert_eq!(packing(&tall), [None, None, None]);
+}
+
+#[test]
 fn the_flat_point_of_a_hierarchical_circuit_is_planned_as_before() {
     let (context, raw) = load(&netlist());
     let planner = HeuristicPlanner::new(raw).with_route_pitch(Some(0.5));

@@ -198,6 +198,14 @@ impl<'a> Draft<'a> {
         fold(&cells, count)
     }
 
+    /// Whether `route.nets` packs the rows of blocks again by the blocks' real sizes
+    /// (which the planner does not know): the rows of `block_rows` are then a
+    /// preference, kept unless a packing is smaller. Not for the tall aspect ratios,
+    /// whose one instance a row is the point's choice.
+    pub(super) fn packs_block_rows(&self) -> bool {
+        !self.blocks.is_empty() && self.point.aspect_ratio_pct >= 75
+    }
+
     /// Each block instance as `route.nets` takes it: a pseudo-device of type `block`
     /// whose terminals are its ports.
     pub(super) fn block_devices(&self) -> Vec<Value> {

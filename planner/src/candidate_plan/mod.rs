@@ -385,7 +385,9 @@ impl<'a> Draft<'a> {
     }
 
     /// Rows of one device type each (bottom to top), then the rows of block
-    /// instances, routed by `route.nets` into the target cell (TOP, or a block's).
+    /// instances, routed by `route.nets` into the target cell (TOP, or a block's);
+    /// the rows of blocks are a preference the worker packs again by the blocks' real
+    /// sizes (`pack_block_rows`, see [`Draft::packs_block_rows`]).
     pub(crate) fn place_in_rows_and_route(&mut self, pitch_um: f64) {
         let gap = pitch_um + self.spacing_um();
         let mut row_cells = Vec::new();
@@ -414,6 +416,9 @@ impl<'a> Draft<'a> {
             json!({"cell_name": cell, "rows": row_cells, "devices": devices, "nets": nets});
         if !self.target.ports.is_empty() {
             arguments["ports"] = json!(self.target.ports);
+        }
+        if self.packs_block_rows() {
+            arguments["pack_block_rows"] = json!({"gap": gap});
         }
         if self.builder.push("route.nets", arguments, false, "") {
             self.top = Some(cell);

@@ -5,11 +5,22 @@
 read from the router's own plan and stack (its ``stack_rows`` and ``plan_channels`` wrapped
 for the run); then DRC and LVS of the bank.
 
+With ``--gds``: where the parent's bounding box goes in a layout ``centroid run`` wrote (e.g.
+its ``best.gds``), read from the GDS alone: the routed cell's rows (instances of ``…ROW<i>``
+cells), in each row its block instances and its own cells, and the bounding box cut into
+parts that add up to it: the cells' boxes, the gaps inside the rows (between cells, and above
+the lower cells of a row up to its tallest), the empty ends of rows shorter than the
+longest, the columns beside the rows (trunks) and the bands between and around the rows
+(channels, rails, via zones).
+
     cd worker/skills && PYTHONPATH=. ../../.venv/bin/python bench/block_breakdown.py [otas] [per_row]
+    cd worker/skills && PYTHONPATH=. ../../.venv/bin/python bench/block_breakdown.py --gds best.gds [--cell TOP]
 """
 
 from __future__ import annotations
 
+import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,6 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+import klayout.db as kdb  # noqa: E402
 from bench_blocks import draw_bank, flat_devices  # noqa: E402
 from helpers import REPO_ROOT, Client, load_rule_set  # noqa: E402
 
@@ -74,9 +86,72 @@ def breakdown(client: Client, cell: str, label: str) -> None:
           f"{um(bb.right - right):.2f}; trunks: {trunks or '-'}; verticals: {len(plan.verticals)}")
 
 
+ROW_CELL = re.compile(r"ROW\d+$")  # ROW<i>, a block's <prefix>_ROW<i>, packed <cell>_BROW<i>
+
+
+def _row_parts(row: kdb.Instance) -> tuple[float, float, int]:
+    """Areas (µm²) of a row's block instances and of its own cells, and its block count."""
+    blocks = own = 0.0
+    count = 0
+    for inst in row.cell.each_inst():
+        area = inst.bbox().width() * inst.bbox().height() / 1e6
+        if any(child.cell.name.startswith("BLK_") for child in inst.cell.each_inst()):
+            blocks += area
+            count += 1
+        else:
+            own += area
+    return blocks, own, count
+
+
+def parent_breakdown(gds: Path, cell_name: str | None) -> dict[str, float]:
+    """Prints and returns where the routed cell's bounding box goes (µm², parts adding up to
+    the bbox): read from a GDS alone."""
+    layout = kdb.Layout()
+    layout.read(str(gds))
+    cell = layout.cell(cell_name) if cell_name else layout.top_cell()
+    bb = cell.bbox()
+    rows = sorted((i for i in cell.each_inst() if ROW_CELL.search(i.cell.name)),
+                  key=lambda i: i.bbox().bottom)
+    span = kdb.Box()
+    for row in rows:
+        span = span + row.bbox()
+    width, height = bb.width() / 1e3, bb.height() / 1e3
+    parts = {"block boxes": 0.0, "own cells": 0.0, "gaps inside rows": 0.0,
+             "empty row ends": 0.0, "columns beside rows": 0.0, "channels, rails, margins": 0.0}
+    print(f"== {gds} {cell.name}: {width:.2f} x {height:.2f} um = {width * height:.1f} um2, "
+          f"{len(rows)} rows")
+    rows_h = 0.0
+    for row in rows:
+        rb = row.bbox()
+        w, h = rb.width() / 1e3, rb.height() / 1e3
+        blocks, own, count = _row_parts(row)
+        parts["block boxes"] += blocks
+        parts["own cells"] += own
+        parts["gaps inside rows"] += w * h - blocks - own
+        parts["empty row ends"] += (span.width() / 1e3 - w) * h
+        rows_h += h
+        print(f"   {row.cell.name}: {w:.2f} x {h:.2f} at y {rb.bottom / 1e3:.2f}, {count} blocks "
+              f"{blocks:.1f} um2, own cells {own:.1f} um2, gaps {w * h - blocks - own:.1f} um2")
+    parts["columns beside rows"] = (width - span.width() / 1e3) * rows_h
+    parts["channels, rails, margins"] = width * (height - rows_h)
+    total = width * height
+    for name, area in parts.items():
+        print(f"   {name:26s} {area:10.1f} um2 {100 * area / total:5.1f} %")
+    return parts
+
+
 def main() -> None:
-    otas = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    per_row = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("otas", nargs="?", type=int, default=10)
+    parser.add_argument("per_row", nargs="?", type=int, default=5)
+    parser.add_argument("--gds", type=Path, action="append", help="a layout written by centroid run")
+    parser.add_argument("--cell", help="the routed cell (default: the top cell)")
+    args = parser.parse_args()
+    if args.gds:
+        for gds in args.gds:
+            parent_breakdown(gds, args.cell)
+        return
+    otas, per_row = args.otas, args.per_row
     client = Client()
     client.call("tech.load", rules=load_rule_set(REPO_ROOT / "examples" / "ota5_spice" / "drc_rules.json"))
     draw_bank(client, otas, per_row, lambda: breakdown(client, "BLK_OTA", "OTA block"))

@@ -8,7 +8,9 @@ with its name on one of its shapes (``<metal>_label`` layer when the rule set ha
 else the metal layer).  With ``ports`` the routed cell is a block: one metal-2 pin per
 port at its bottom edge (:mod:`centroid_skills.routing.ports`), no labels inside; a parent
 places its instances (``layout.instantiate_block``) and routes them as ``type: block``
-devices.
+devices.  With ``pack_block_rows`` the rows holding only block instances (and passive devices)
+are packed again by their real sizes before routing (:mod:`centroid_skills.routing.block_packing`):
+the planner's rows of blocks are a preference, kept unless a packing is smaller.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from typing import Any
 
 from centroid_skills.errors import invalid
 from centroid_skills.registry import NAME, obj, skill
+from centroid_skills.routing.block_packing import packed_rows
 from centroid_skills.routing.dims import routing_dims
 from centroid_skills.routing.report import record, result_dict
 from centroid_skills.routing.router import route
 from centroid_skills.session import Session, um
+from centroid_skills.skills.placement import place
 
 DEVICE_ITEM = {
     "type": "object", "required": ["id", "type", "terminals"],
@@ -77,7 +81,16 @@ def info(session: Session, args: dict[str, Any]) -> dict[str, Any]:
                       "items": {"type": "string", "minLength": 1, "maxLength": 200},
                       "description": "nets of the routed cell that become its ports: the cell "
                                      "is a block (layout.instantiate_block), each port a metal-2 "
-                                     "pin at its bottom edge; no net labels inside a block"}},
+                                     "pin at its bottom edge; no net labels inside a block"},
+            "pack_block_rows": obj({"gap": {"type": "number", "minimum": 0, "default": 0,
+                                            "description": "extra gap between blocks in µm, "
+                                                           "as layout.place's row gap"}},
+                                   description="pack the rows holding only block instances "
+                                               "and passive devices again by their real sizes (tallest first, "
+                                               "the width of the smallest bounding box); the "
+                                               "given rows are kept unless a packing is "
+                                               "smaller; the result's rows name the rows "
+                                               "routed")},
            ["cell_name", "rows", "devices"]))
 def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     net_types = {}
@@ -90,19 +103,32 @@ def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     if ports is not None:
         _check_ports(ports, args["devices"])
     before = {c.cell_index() for c in layout.each_cell()}
+    d = routing_dims(tech)
+    rows: list[str] = list(args["rows"])
+    replaced: list[str] = []
     try:
-        res = route(session, list(args["rows"]), args["devices"], net_types, args["cell_name"],
+        pack = args.get("pack_block_rows")
+        if pack is not None:
+            rows, replaced = packed_rows(session, rows, d, args["cell_name"], place,
+                                         float(pack.get("gap", 0)))
+        res = route(session, rows, args["devices"], net_types, args["cell_name"],
                     bool(args.get("balance_partners", True)), ports or (),
                     short_nets=args.get("short_nets") or ())
     except Exception:
-        # leave the session as it was: drop the top and rail cells made before the failure
+        # leave the session as it was: drop the top, rail and packed row cells made before
+        # the failure
         for ci in sorted({c.cell_index() for c in layout.each_cell()} - before, reverse=True):
             if layout.is_valid_cell_index(ci):
+                session.cells.pop(layout.cell(ci).name, None)
                 layout.delete_cell(ci)
         raise
-    d = routing_dims(tech)
-    record(session, res, list(args["rows"]), d, ports)
-    return result_dict(session, res, d)
+    for name in replaced:  # the planner's rows of blocks, packed again: no longer placed
+        session.cells.pop(name, None)
+        layout.delete_cell(layout.cell(name).cell_index())
+    record(session, res, rows, d, ports)
+    out = result_dict(session, res, d)
+    out["rows"] = rows
+    return out
 
 
 def _check_ports(ports: list[str], devices: list[dict[str, Any]]) -> None:

@@ -1,0 +1,224 @@
+"""A parent's rows of blocks packed by the blocks' real sizes (issue 26).
+
+The planner folds a parent's block instances into rows by device count: it does not know
+how wide or how tall each block came out.  Here, when the rows are routed, every row
+holding only block instances (``layout.instantiate_block`` cells) or passive devices
+(resistors, capacitors: no rail, no well) is taken apart and its cells packed again into
+rows ("shelves") by their real bounding boxes, so that a big plate stands beside blocks
+rather than alone in a row of its own:
+
+* instances sorted by height, tallest first (a block's instances stay together: equal
+  height, then the block, then the planner's order), each shelf filled left to right until
+  the next instance would pass the width ``W`` (next-fit decreasing height);
+* ``W`` is chosen among the widths where a shelf's content changes (the widest instance or
+  row of the parent's own devices, and every run of ``k`` instances of one block side by
+  side): the one whose estimated bounding box is the smallest, its width and height within
+  a factor :data:`MAX_ASPECT` of each other; the planner's own rows are kept unless the
+  packing's estimate is smaller by more than the estimate's error
+  (:data:`ESTIMATE_ERROR`: equal blocks in equal rows stay as the planner put them);
+* the estimate: the widest shelf (or own row) with a column of three trunk pitches either
+  side (the supplies' trunks and one more), times the shelves' and own rows' heights, each
+  row with a channel of two track pitches and the clearance either side (what a channel
+  between rows of blocks needs at least);
+* the gaps between instances are those ``layout.place`` leaves (the rules' gap, at least
+  the planner's extra ``gap``), so the packed shelves are what ``layout.place`` would draw.
+
+The packed shelves replace those rows where the first of them stood (the parent's MOS
+rows keep their places); same input, same shelves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import klayout.db as kdb
+
+from centroid_skills import abut
+from centroid_skills.routing.dims import Dims
+from centroid_skills.session import Session
+
+#: a packing's width and height stay within this factor of each other (else the planner's
+#: rows, or the packing nearest a square)
+MAX_ASPECT = 4.0
+#: how far off the estimate of a bounding box may be (columns and channels are guessed,
+#: measured within a few percent): a packing replaces the planner's rows only when smaller
+#: by more
+ESTIMATE_ERROR = 0.05
+
+
+#: device cells a shelf of blocks may hold beside them: no rail, no well
+PASSIVES = ("resistor", "capacitor")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One block instance or passive device of a packable row."""
+
+    name: str  # the instance or device cell
+    block: str  # the block it instantiates (a passive: its own cell)
+    width: int
+    height: int
+    order: int  # its place in the planner's rows
+
+
+@dataclass
+class Packing:
+    """Rows of instance names (bottom to top) and their estimated bounding box."""
+
+    rows: list[list[str]]
+    width: int
+    height: int
+
+    @property
+    def area(self) -> int:
+        return self.width * self.height
+
+    @property
+    def aspect(self) -> float:
+        return max(self.width, self.height) / max(1, min(self.width, self.height))
+
+
+def _block_of(session: Session, name: str) -> str | None:
+    """The block a cell instantiates, a passive device cell's own name, else ``None``."""
+    rec = session.cells.get(name)
+    if rec is None:
+        return None
+    if rec.kind == "block" and "device_id" in rec.params:
+        return str(rec.params["block"])
+    return name if rec.kind in PASSIVES else None
+
+
+def packable(session: Session, cell: kdb.Cell) -> bool:
+    """Whether a row cell holds only block instances and passive devices."""
+    insts = list(cell.each_inst())
+    return bool(insts) and all(_block_of(session, inst.cell.name) is not None for inst in insts)
+
+
+def _holds_blocks(session: Session, cell: kdb.Cell) -> bool:
+    return any(_block_of(session, i.cell.name) not in (None, i.cell.name) for i in cell.each_inst())
+
+
+def _items(session: Session, rows: list[kdb.Cell]) -> list[Item]:
+    items: list[Item] = []
+    for row in rows:
+        for inst in sorted(row.each_inst(), key=lambda i: (i.bbox().left, i.bbox().bottom)):
+            bb = inst.cell.bbox()
+            block = str(_block_of(session, inst.cell.name))
+            items.append(Item(inst.cell.name, block, bb.width(), bb.height(), len(items)))
+    return items
+
+
+def _shelves(items: list[Item], width: int, gap: Callable[[Item, Item], int]) -> list[list[Item]]:
+    """Next fit: ``items`` in order, a new shelf when the next one would pass ``width``."""
+    shelves: list[list[Item]] = []
+    used = 0
+    for item in items:
+        if shelves and used + gap(shelves[-1][-1], item) + item.width <= width:
+            used += gap(shelves[-1][-1], item) + item.width
+            shelves[-1].append(item)
+        else:
+            shelves.append([item])
+            used = item.width
+    return shelves
+
+
+def _row_width(row: list[Item], gap: Callable[[Item, Item], int]) -> int:
+    return sum(i.width for i in row) + sum(gap(a, b) for a, b in zip(row, row[1:], strict=False))
+
+
+def _estimate(rows: list[list[Item]], own: list[tuple[int, int]], margins: tuple[int, int],
+              gap: Callable[[Item, Item], int]) -> Packing:
+    """The packing of ``rows`` above the own rows (``own``: width, height of each);
+    ``margins``: the columns beside the rows (both), the channel of each row."""
+    columns, channel = margins
+    width = max([_row_width(r, gap) for r in rows] + [w for w, _h in own]) + columns
+    height = sum(max(i.height for i in r) + channel for r in rows) + sum(h + channel for _w, h in own)
+    return Packing([[i.name for i in r] for r in rows], width, height + channel)
+
+
+def _widths(items: list[Item], floor: int, gap: Callable[[Item, Item], int]) -> list[int]:
+    """Where a shelf's content changes: the floor (widest instance or own row) and every run
+    of ``k`` instances of one block side by side."""
+    widths = {floor}
+    first: dict[str, Item] = {}
+    for item in items:
+        first.setdefault(item.block, item)
+    counts = {block: sum(1 for i in items if i.block == block) for block in first}
+    for block, item in first.items():
+        run = item.width
+        for _k in range(1, counts[block]):
+            widths.add(run)
+            run += gap(item, item) + item.width
+        widths.add(run)
+    return sorted(w for w in widths if w >= floor)
+
+
+def pack(session: Session, rows: list[kdb.Cell], own: list[tuple[int, int]], d: Dims,
+         extra_gap: int) -> Packing | None:
+    """The packing of the rows of blocks ``rows`` (beside the own rows ``own``) with the
+    smallest estimated bounding box; ``None`` when the planner's rows are as small."""
+    tech = session.need_tech()
+    layout = session.layout
+    items = _items(session, rows)
+    if len(items) < 2:
+        return None
+    cache: dict[int, abut.Extents] = {}
+    exts: dict[str, abut.Extents] = {}
+    for item in items:
+        if item.block not in exts:
+            e = abut.extents(tech, layout, layout.cell(item.name), cache)
+            exts[item.block] = e.moved(kdb.Trans(-e.bbox.left, -e.bbox.bottom))
+    gaps: dict[tuple[str, str], int] = {}
+
+    def gap(a: Item, b: Item) -> int:
+        key = (a.block, b.block)
+        if key not in gaps:
+            gaps[key] = abut.required_gap(tech, exts[a.block], exts[b.block], "x", extra_gap)
+        return gaps[key]
+
+    margins = (2 * 3 * d.px, 2 * d.py + 2 * d.c_out)
+    by_name = {i.name: i for i in items}
+    planner = _estimate([[by_name[inst.cell.name] for inst in sorted(r.each_inst(), key=lambda i: i.bbox().left)]
+                         for r in rows], own, margins, gap)
+    ordered = sorted(items, key=lambda i: (-i.height, i.block, i.order))
+    floor = max([i.width for i in items] + [w for w, _h in own])
+    choices = [_estimate(_shelves(ordered, w, gap), own, margins, gap)
+               for w in _widths(ordered, floor, gap)]
+    fitting = [p for p in choices if p.aspect <= MAX_ASPECT]
+    if fitting:
+        best = min(fitting, key=lambda p: (p.area, p.width))
+    else:
+        best = min(choices, key=lambda p: (p.aspect, p.area))
+    if planner.aspect <= MAX_ASPECT and best.area >= (1 - ESTIMATE_ERROR) * planner.area:
+        return None
+    return best
+
+
+def packed_rows(session: Session, rows: list[str], d: Dims, cell_name: str,
+                place: Callable[[Session, dict[str, Any]], Any], extra_gap_um: float
+                ) -> tuple[list[str], list[str]]:
+    """``rows`` with its rows of blocks packed by real size (new row cells drawn by
+    ``place``, ``layout.place``'s skill function, with the extra gap ``extra_gap_um``), and
+    the row cells the packing replaced (to drop once routed); ``rows`` unchanged and no
+    cell to drop when there is nothing to pack or the planner's rows are as small."""
+    tech = session.need_tech()
+    cells = [session.any_cell(name) for name in rows]
+    of_blocks = [i for i, cell in enumerate(cells) if packable(session, cell)]
+    if not any(_holds_blocks(session, cells[i]) for i in of_blocks):
+        return rows, []
+    own = [(c.bbox().width(), c.bbox().height()) for i, c in enumerate(cells) if i not in of_blocks]
+    extra = tech.snap_up(extra_gap_um * 1000)
+    packing = pack(session, [cells[i] for i in of_blocks], own, d, extra)
+    if packing is None:
+        return rows, []
+    new_rows: list[str] = []
+    for shelf in packing.rows:
+        name = session.unique_name(f"{cell_name}_BROW{len(new_rows)}")
+        place(session, {"cell_name": name, "rows": [{"cells": shelf, "gap": extra_gap_um}]})
+        new_rows.append(name)
+    at = of_blocks[0]
+    kept = [name for i, name in enumerate(rows) if i not in of_blocks]
+    before = [name for i, name in enumerate(rows) if i not in of_blocks and i < at]
+    return before + new_rows + kept[len(before):], [rows[i] for i in of_blocks]
