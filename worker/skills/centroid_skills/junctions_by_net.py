@@ -57,20 +57,24 @@ def by_net(circuit: kdb.Circuit, key: Callable[[kdb.Device], Hashable]) -> dict[
 
 def per_device(circuit: kdb.Circuit, key: Callable[[kdb.Device], Hashable],
                sums: dict[Hashable, NetSums]) -> dict[int, DeviceJunctions]:
-    """After ``combine_devices``: each MOSFET's junctions by its terminals' nets."""
+    """After ``combine_devices``: each MOSFET's junctions by its terminals' nets (devices
+    of one key that stayed apart share its sums equally)."""
+    mos = [dev for dev in circuit.each_device() if dev.device_class().name in ("NMOS", "PMOS")]
+    apart: dict[Hashable, int] = {}
+    for dev in mos:
+        apart[key(dev)] = apart.get(key(dev), 0) + 1
     out: dict[int, DeviceJunctions] = {}
-    for dev in circuit.each_device():
-        if dev.device_class().name not in ("NMOS", "PMOS"):
-            continue
+    for dev in mos:
         nets = sums.get(key(dev))
         if nets is None:
             continue
         source, drain = _cluster(dev.net_for_terminal("S")), _cluster(dev.net_for_terminal("D"))
+        share = 1.0 / apart[key(dev)]
         if source == drain:
-            area, perimeter = nets.get(source, [0.0, 0.0])
-            out[dev.id()] = DeviceJunctions(area / 2, area / 2, perimeter / 2, perimeter / 2)
-            continue
-        s_area, s_perimeter = nets.get(source, [0.0, 0.0])
-        d_area, d_perimeter = nets.get(drain, [0.0, 0.0])
-        out[dev.id()] = DeviceJunctions(s_area, d_area, s_perimeter, d_perimeter)
+            share /= 2
+            drain_sums = source_sums = nets.get(source, [0.0, 0.0])
+        else:
+            source_sums, drain_sums = nets.get(source, [0.0, 0.0]), nets.get(drain, [0.0, 0.0])
+        out[dev.id()] = DeviceJunctions(source_sums[0] * share, drain_sums[0] * share,
+                                        source_sums[1] * share, drain_sums[1] * share)
     return out
