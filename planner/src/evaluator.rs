@@ -333,7 +333,8 @@ pub fn evaluate_against(
     run: &impl RunReport,
     reference: Option<&SchematicSimulation>,
 ) -> Evaluation {
-    let measured = measure(run.steps());
+    let mut measured = measure(run.steps());
+    measured.figures.geometric_matching_score = measured.figures.geometric_matching();
     let failure = run.failure();
     let ran_to_end = failure.is_none();
     let mut reasons = Vec::new();
@@ -356,7 +357,7 @@ pub fn evaluate_against(
         });
     // the objective sees the drawn structures and the geometry alike: a matched pair
     // drawn as two loose devices far apart scores below one drawn side by side
-    let matching_objective = match measured.figures.geometric_matching() {
+    let matching_objective = match measured.figures.geometric_matching_score {
         Some(geometric) => 0.5 * matching + 0.5 * geometric,
         None => matching,
     };

@@ -66,6 +66,10 @@ pub struct LayoutFigures {
     /// the blocks of a hierarchical layout (empty when flat)
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocks: Vec<BlockFigure>,
+    /// [`Self::geometric_matching`] as the evaluator used it: half of the
+    /// `matching_max` objective (the report shows it, not only the centroid errors)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geometric_matching_score: Option<f64>,
 }
 
 impl LayoutFigures {

@@ -113,6 +113,35 @@ fn clean_layout_passes_with_the_weighted_score() {
 }
 
 #[test]
+fn the_matching_objectives_geometric_half_reaches_the_evaluation() {
+    // a pair drawn as a common-centroid structure (score 1.0) whose gates' centroids
+    // are a device scale apart: the geometric score 1/(1 + 2/2) = 0.5 halves what the
+    // structure alone would give, and the evaluation says so
+    let evaluation = evaluate(
+        &objectives(),
+        &result(vec![
+            step("drc.run", json!({"total": 0})),
+            step("lvs.run", json!({"match": true})),
+            step(
+                "layout.metrics",
+                json!({"bbox_area_um2": 200.0, "device_area_um2": 100.0, "matching_score": 1.0,
+                       "device_instances": 25,
+                       "matched_groups": [{"module": "dp", "devices": ["M1", "M2"],
+                                           "structure": "common_centroid", "centroid_error_um": 2.0}]}),
+            ),
+        ]),
+    );
+    let layout = evaluation
+        .layout
+        .as_ref()
+        .expect("the groups were measured");
+    assert_eq!(layout.geometric_matching_score, Some(0.5));
+    assert!((evaluation.score - (0.4 * 0.5 + 0.6 * (0.5 * 1.0 + 0.5 * 0.5))).abs() < 1e-9);
+    let written = serde_json::to_value(&evaluation).unwrap();
+    assert_eq!(written["layout"]["geometric_matching_score"], 0.5);
+}
+
+#[test]
 fn violations_mismatch_and_constraints_fail_it() {
     let evaluation = evaluate(
         &objectives(),

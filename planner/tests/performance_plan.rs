@@ -175,7 +175,27 @@ fn a_user_testbench_is_brought_by_the_request_and_the_probe_simulates_the_schema
     assert_eq!(skills[skills.len() - 2..], ["sim.schematic", "sim.run"]);
     let schematic = &probe.plan.steps[skills.len() - 2].arguments;
     assert_eq!(schematic["devices"].as_array().unwrap().len(), 5);
+    // by default the schematic carries the junctions a schematic tool estimates
+    assert_eq!(schematic["junctions"], "estimated");
     assert_eq!(request_inputs(&probe.plan), ["testbench.sp"]);
+}
+
+#[test]
+fn the_objectives_may_ask_for_the_bare_schematic() {
+    let mut objectives: Value = serde_json::from_str(OBJECTIVES).unwrap();
+    objectives["schematic_junctions"] = json!("none");
+    let (context, raw) = load(&objectives.to_string());
+    let setup = JobSimulation::default()
+        .setup(&context)
+        .expect("a job measuring performance");
+    let probe = rules_probe_plan(&raw.drc_rules, &context.circuit, &skills(), Some(&setup));
+    let schematic = probe
+        .plan
+        .steps
+        .iter()
+        .find(|step| step.skill == "sim.schematic")
+        .expect("the probe simulates the schematic");
+    assert_eq!(schematic.arguments["junctions"], "none");
 }
 
 #[test]

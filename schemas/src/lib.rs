@@ -46,7 +46,9 @@ pub use module_types::{CircuitModule, ModuleMember, ModuleType};
 pub use modules::recognize_modules;
 pub use objectives::{DesignConstraints, DesignObjectives, Objective, ObjectiveName};
 pub use parasitics::{ParasiticCut, ParasiticLayer, ParasiticOverlap, Parasitics};
-pub use performance::{PerformanceObjectives, PerformanceSpec, PortRoles, TestbenchKind};
+pub use performance::{
+    PerformanceObjectives, PerformanceSpec, PortRoles, SchematicJunctions, TestbenchKind,
+};
 pub use spice::{ModelMap, SpiceOptions, is_spice_path};
 pub use task_context::{InputPaths, LoadedJob, NetlistOptions, TaskContext, TaskInputs};
 pub use testbench::{TESTBENCH_FILE, UserTestbench};

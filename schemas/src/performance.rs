@@ -1,7 +1,9 @@
 //! `objectives.json` 1.1.0: post-layout performance — specs on a testbench's measures
 //! (`performance`), the roles of the circuit's ports that drive a built-in testbench
-//! (`ports`), and the built-in testbench to use (`testbench`). Checked within the file
-//! here; against the circuit and the user's testbench in [`crate::testbench`].
+//! (`ports`), the built-in testbench to use (`testbench`), and how the schematic the
+//! post-layout measures are compared with carries source/drain junctions
+//! (`schematic_junctions`). Checked within the file here; against the circuit and the
+//! user's testbench in [`crate::testbench`].
 
 use serde::{Deserialize, Serialize};
 
@@ -135,6 +137,27 @@ impl TestbenchKind {
     }
 }
 
+/// The source/drain junctions of the schematic's MOSFETs (`sim.schematic` `junctions`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SchematicJunctions {
+    /// AD/AS/PD/PS as a schematic tool estimates them from W, nf and the rule set's
+    /// contacted diffusion lengths (what a designer's schematic simulation carries)
+    #[default]
+    Estimated,
+    /// the bare netlist: no junction capacitance at all
+    None,
+}
+
+impl SchematicJunctions {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SchematicJunctions::Estimated => "estimated",
+            SchematicJunctions::None => "none",
+        }
+    }
+}
+
 /// The performance part of `objectives.json` (1.1.0).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PerformanceObjectives {
@@ -144,6 +167,9 @@ pub struct PerformanceObjectives {
     pub ports: Option<PortRoles>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub testbench: Option<TestbenchKind>,
+    /// the schematic reference's junctions (default: estimated)
+    #[serde(default)]
+    pub schematic_junctions: SchematicJunctions,
 }
 
 /// The performance fields as written in the document.
@@ -155,11 +181,16 @@ pub(crate) struct PerformanceDocument {
     pub ports: Option<PortRoles>,
     #[serde(default)]
     pub testbench: Option<TestbenchKind>,
+    #[serde(default)]
+    pub schematic_junctions: Option<SchematicJunctions>,
 }
 
 impl PerformanceDocument {
     fn is_empty(&self) -> bool {
-        self.performance.is_none() && self.ports.is_none() && self.testbench.is_none()
+        self.performance.is_none()
+            && self.ports.is_none()
+            && self.testbench.is_none()
+            && self.schematic_junctions.is_none()
     }
 }
 
@@ -175,6 +206,10 @@ pub(crate) fn build_performance(
                 ("performance", document.performance.is_some()),
                 ("ports", document.ports.is_some()),
                 ("testbench", document.testbench.is_some()),
+                (
+                    "schematic_junctions",
+                    document.schematic_junctions.is_some(),
+                ),
             ] {
                 if present {
                     sink.push(
@@ -203,6 +238,7 @@ pub(crate) fn build_performance(
             .collect(),
         ports: document.ports,
         testbench: document.testbench,
+        schematic_junctions: document.schematic_junctions.unwrap_or_default(),
     }
 }
 
@@ -350,6 +386,43 @@ mod tests {
         ] {
             assert!(text.contains(expected), "{expected:?} not in\n{text}");
         }
+    }
+
+    #[test]
+    fn the_schematic_has_estimated_junctions_unless_told_none() {
+        let (built, issues) = build(json!({"performance": [{"measure": "x", "min": 1}]}), true);
+        assert!(issues.is_empty(), "{issues:?}");
+        assert_eq!(built.schematic_junctions, SchematicJunctions::Estimated);
+        let (built, issues) = build(json!({"schematic_junctions": "none"}), true);
+        assert!(issues.is_empty(), "{issues:?}");
+        assert_eq!(built.schematic_junctions, SchematicJunctions::None);
+        assert_eq!(built.schematic_junctions.as_str(), "none");
+        let (_, issues) = build(json!({"schematic_junctions": "none"}), false);
+        assert!(
+            issues[0].starts_with(
+                "/schematic_junctions \"schematic_junctions\" needs schema_version 1.1.0"
+            ),
+            "{issues:?}"
+        );
+    }
+
+    #[test]
+    fn a_bad_junctions_value_names_the_file_and_pointer() {
+        let file = crate::InputFile {
+            label: "objectives.json".into(),
+            bytes: br#"{"schema_version": "1.1.0", "objectives": [{"name": "performance_max"}],
+                        "performance": [{"measure": "ugbw_hz", "min": 1}],
+                        "schematic_junctions": "drawn"}"#
+                .to_vec(),
+        };
+        let errors = crate::load_objectives(&file).expect_err("\"drawn\" is no choice");
+        let text = errors.to_string();
+        assert!(
+            text.contains("objectives.json: /schematic_junctions: ")
+                && text.contains("estimated")
+                && text.contains("none"),
+            "{text}"
+        );
     }
 
     #[test]

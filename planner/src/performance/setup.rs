@@ -12,7 +12,8 @@
 
 use centroid_schemas::performance_check::{builtin_kind, dut_ports};
 use centroid_schemas::{
-    Circuit, NetType, PerformanceSpec, PortRoles, TaskContext, TestbenchKind, UserTestbench,
+    Circuit, NetType, PerformanceSpec, PortRoles, SchematicJunctions, TaskContext, TestbenchKind,
+    UserTestbench,
 };
 use serde_json::{Value, json};
 
@@ -46,6 +47,8 @@ pub struct PerformanceSetup {
     pub specs: Vec<PerformanceSpec>,
     pub supplies: Vec<String>,
     pub grounds: Vec<String>,
+    /// the schematic reference's source/drain junctions (`sim.schematic` `junctions`)
+    pub schematic_junctions: SchematicJunctions,
 }
 
 fn push_unique(list: &mut Vec<String>, net: &str) {
@@ -238,6 +241,7 @@ impl PerformanceSetup {
             specs: objectives.performance.specs.clone(),
             supplies,
             grounds,
+            schematic_junctions: objectives.performance.schematic_junctions,
         })
     }
 

@@ -98,7 +98,8 @@ pub fn request_inputs(plan: &Plan) -> Vec<&'static str> {
 }
 
 /// The probe's steps simulating the schematic: `sim.schematic` of the circuit's
-/// devices (as `lvs.run` takes them), the testbench, `sim.run`.
+/// devices (as `lvs.run` takes them; with the junctions the objectives ask for), the
+/// testbench, `sim.run`.
 pub fn schematic_steps(setup: &PerformanceSetup, devices: Vec<Value>) -> Vec<PlanStep> {
     let step = |step_id: &str, skill: &str, arguments: Value| PlanStep {
         step_id: step_id.into(),
@@ -115,6 +116,7 @@ pub fn schematic_steps(setup: &PerformanceSetup, devices: Vec<Value>) -> Vec<Pla
             "circuit": setup.circuit,
             "ports": setup.ports,
             "devices": devices,
+            "junctions": setup.schematic_junctions.as_str(),
         }),
     )];
     if let Some(arguments) = testbench_arguments(setup) {

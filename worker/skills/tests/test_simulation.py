@@ -84,6 +84,28 @@ def test_the_ota_measures_before_and_after_layout(ota_layout: dict[str, Any]) ->
     assert " as=" in text and " pd=" in text and " nf=2 " in text
 
 
+def test_the_estimated_junctions_slow_the_schematic_and_the_bare_one_is_faster(
+        ota_layout: dict[str, Any]) -> None:
+    """sim.schematic's default carries estimated junctions (the designer's reference); the
+    bare netlist has none: its UGBW is higher, the DC gain the same."""
+    client, scratch = ota_layout["client"], ota_layout["scratch"]
+    client.call("sim.testbench", path=str(scratch / "tb_j.sp"), kind="ota_ac", **OTA_ROLES)
+    steps = draft(example_request("ota5", "sky130")).candidates[0].steps
+    devices = step_of(steps, "lvs.run")["arguments"]["devices"]
+    client.call("sim.schematic", path=str(scratch / "bare.spice"), circuit="ota5", ports=PORTS,
+                devices=devices, junctions="none")
+    measures = {}
+    for dut in ("sch", "bare"):
+        out = simulate(client, str(scratch / f"{dut}.spice"), str(scratch / "tb_j.sp"), circuit="ota5",
+                       deck_path=str(scratch / f"j_{dut}.cir"))
+        assert out["ok"], out["error"]
+        measures[dut] = out["data"]["measures"]
+    assert " ad=" in (scratch / "sch.spice").read_text()
+    assert " ad=" not in (scratch / "bare.spice").read_text()
+    assert measures["sch"]["ugbw_hz"] < measures["bare"]["ugbw_hz"], measures
+    assert abs(measures["sch"]["gain_db"] - measures["bare"]["gain_db"]) < 0.01 * measures["bare"]["gain_db"]
+
+
 def test_the_ac_sweep_of_a_node_is_returned_for_a_bode_plot(ota_layout: dict[str, Any]) -> None:
     client, scratch = ota_layout["client"], ota_layout["scratch"]
     client.call("sim.testbench", path=str(scratch / "tb.sp"), kind="ota_ac", **OTA_ROLES)

@@ -2,7 +2,8 @@
 
 Devices come from the LVS extraction (``skills/lvs.py``: KLayout ``LayoutToNetlist``,
 layers by role, dummies with S = D = G on one net removed, parallel fingers combined):
-drawn W (total over the fingers), L, nf, AS/AD/PS/PD, on the circuit's net names (the
+drawn W (total over the fingers), L, nf, AS/AD/PS/PD (each terminal's own diffusions,
+``junctions_by_net.py``), on the circuit's net names (the
 labels). They are written the way the process's models want them (``models.py``
 ``convention``: ``X… sky130_fd_pr__nfet_01v8 … w= l= nf=`` in µm for SKY130, ``ng=`` and
 metres for SG13G2, a ``models`` argument overrides the names). Interconnect parasitics
@@ -47,7 +48,7 @@ from centroid_skills.parasitics import (
 )
 from centroid_skills.registry import FILE_PATH, NAME, obj, skill
 from centroid_skills.session import Session
-from centroid_skills.skills.lvs import extract, metal_stack
+from centroid_skills.skills.lvs import Extraction, extract, metal_stack
 from centroid_skills.tech import VIA_ROLES, Technology
 
 NO_PARASITICS_REASON = "no_parasitics"
@@ -199,7 +200,7 @@ def compute(section: dict[str, Any], shapes: Shapes, off_own: Shapes,
     return nets
 
 
-def device_lines(top: kdb.Circuit, fingers: dict[int, int], tech_name: str, names: dict[str, str],
+def device_lines(top: kdb.Circuit, ex: Extraction, tech_name: str, names: dict[str, str],
                  rename: dict[tuple[int, str], str]) -> list[str]:
     conv = convention(tech_name)
     unit = conv.length_unit_m
@@ -216,10 +217,13 @@ def device_lines(top: kdb.Circuit, fingers: dict[int, int], tech_name: str, name
         if cls in ("NMOS", "PMOS"):
             model = names.get(cls.lower(), conv.models[cls.lower()])
             p = {k: dev.parameter(k) for k in ("W", "L", "AS", "AD", "PS", "PD")}
+            own = ex.junctions.get(dev.id())
+            if own is not None:  # by net: KLayout's combined AS/AD are their mean
+                p.update(AS=own.as_um2, AD=own.ad_um2, PS=own.ps_um, PD=own.pd_um)
             lines.append(
                 f"{conv.prefix}M{i} {node('D')} {node('G')} {node('S')} {node('B')} {model} "
                 f"w={num(p['W'] * 1e-6 / unit)} l={num(p['L'] * 1e-6 / unit)} "
-                f"{conv.finger_param}={max(1, fingers.get(dev.id(), 1))} "
+                f"{conv.finger_param}={max(1, ex.fingers.get(dev.id(), 1))} "
                 f"as={num(p['AS'] * 1e-12 / unit ** 2)} ad={num(p['AD'] * 1e-12 / unit ** 2)} "
                 f"ps={num(p['PS'] * 1e-6 / unit)} pd={num(p['PD'] * 1e-6 / unit)}")
         elif cls == "RES":
@@ -338,7 +342,7 @@ def extract_netlist(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     resistive = {n: p.resistance_ohm for n, p in nets.items()
                  if n in set(args.get("sensitive_nets") or []) or (limit and p.wire_length_um > limit)}
     rename, resistors = place_resistors(top, resistive, set(ports))
-    devices = device_lines(top, ex.fingers, tech.name, args.get("models") or {}, rename)
+    devices = device_lines(top, ex, tech.name, args.get("models") or {}, rename)
     header = [f"extracted by Centroid extract.netlist from cell {cell.name}, rule set {tech.name}",
               f"{len(devices)} devices ({ex.dummies_removed} dummies removed), {len(nets)} nets"]
     with open(args["path"], "w", encoding="utf-8") as fh:

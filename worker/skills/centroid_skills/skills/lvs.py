@@ -37,12 +37,14 @@ open, a short or a label on the wrong net is reported against the right names.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import klayout.db as kdb
 
+from centroid_skills import junctions_by_net
 from centroid_skills.errors import invalid
+from centroid_skills.junctions_by_net import DeviceJunctions
 from centroid_skills.netlist_compare import compare
 from centroid_skills.registry import NAME, obj, skill
 from centroid_skills.session import Session
@@ -65,6 +67,9 @@ class Extraction:
     devices_extracted: int
     fingers: dict[int, int]  # combined device id -> gate fingers
     dummies: list[tuple[str, str]]  # (NMOS/PMOS, net name or "") of each removed dummy
+    # combined MOSFET id -> its drawn junctions by terminal net (KLayout's combined AS/AD
+    # are the mean of source and drain: junctions_by_net.py)
+    junctions: dict[int, DeviceJunctions] = field(default_factory=dict)
     substrate_net: str | None = None  # expanded name of the substrate's net (outside every well)
 
 
@@ -229,11 +234,13 @@ def extract(session: Session, cell: kdb.Cell) -> Extraction:
                 removed += 1
     counts = _finger_counts(top, {}) if top is not None else {}
     joints = [n.cluster_id for n in top.each_net() if n.terminal_count() >= 2] if top is not None else []
+    diffusions = junctions_by_net.by_net(top, _mos_key) if top is not None else {}
     netlist.combine_devices()
     if top is not None:
         _remove_absorbed_joints(top, joints)
     fingers = _fingers_after(top, counts) if top is not None else {}
-    return Extraction(l2n, netlist, removed, extracted, fingers, dummies, substrate_net)
+    junctions = junctions_by_net.per_device(top, _mos_key, diffusions) if top is not None else {}
+    return Extraction(l2n, netlist, removed, extracted, fingers, dummies, junctions, substrate_net)
 
 
 def _remove_absorbed_joints(top: kdb.Circuit, cluster_ids: list[int]) -> None:

@@ -44,6 +44,7 @@ from centroid_skills.errors import (
     TIMEOUT,
     SkillError,
 )
+from centroid_skills.junction_estimate import DiffusionLengths
 from centroid_skills.models import (
     CORNERS,
     ProcessModels,
@@ -65,6 +66,8 @@ from centroid_skills.testbench_check import (
 from centroid_skills.testbenches import KINDS, generate
 
 MAX_TIMEOUT_S = 600.0
+#: sim.schematic's source/drain junctions: estimated from the rule set, or none
+JUNCTIONS = ("estimated", "none")
 # Debian's ngspice is built with OpenMP (the BSIM4 device loads); libgomp's threads spin
 # between parallel regions, and on a machine whose cores are taken (a worker runs one
 # simulation per slot) the spinning costs ~1 s of CPU per small deck instead of ~0.02 s
@@ -356,6 +359,11 @@ SCHEMATIC_SCHEMA = obj(
             "description": "flattened circuit devices (as `centroid validate --json` prints them)"},
         "tech": {"type": "string", "minLength": 1, "maxLength": 100},
         "models": obj({"nmos": NAME, "pmos": NAME}),
+        "junctions": {"enum": list(JUNCTIONS), "default": "estimated",
+                      "description": "estimated: each MOSFET's AD/AS/PD/PS as a schematic tool "
+                                     "estimates them from W, nf and the loaded rule set's contacted "
+                                     "diffusion lengths (junction_estimate.py); none: the bare "
+                                     "netlist, no junction capacitance"},
     },
     ["path", "circuit", "ports", "devices"],
 )
@@ -363,11 +371,19 @@ SCHEMATIC_SCHEMA = obj(
 
 @skill("sim.schematic",
        "Write the schematic DUT as a SPICE subcircuit for the process's models (the "
-       "reference the extracted netlist is compared with).",
+       "reference the extracted netlist is compared with), by default with the source/drain "
+       "junctions a schematic tool estimates from the loaded rule set.",
        SCHEMATIC_SCHEMA)
 def sim_schematic(session: Session, args: dict[str, Any]) -> dict[str, Any]:
+    junctions = args.get("junctions", "estimated")
+    lengths = DiffusionLengths.of(session.need_tech()) if junctions == "estimated" else None
     tech = args.get("tech") or session.need_tech().name
-    text = schematic_subckt(args["circuit"], args["ports"], args["devices"], tech, args.get("models") or {})
+    text = schematic_subckt(args["circuit"], args["ports"], args["devices"], tech, args.get("models") or {},
+                            lengths)
     with open(args["path"], "w", encoding="utf-8") as fh:
         fh.write(text)
-    return {"path": args["path"], "circuit": args["circuit"], "devices": len(args["devices"])}
+    result: dict[str, Any] = {"path": args["path"], "circuit": args["circuit"],
+                              "devices": len(args["devices"]), "junctions": junctions}
+    if lengths is not None:
+        result["diffusion_um"] = {"inner": lengths.inner_um, "end": lengths.end_um}
+    return result
