@@ -13,7 +13,8 @@ loopback answering every request with one JSON object that is at once a planning
         [--delay-ms N] [--candidates N] [--bin-dir DIR ...]
 
 ``--bin-dir`` (repeatable) runs the LLM planner with the binaries of each directory
-(``centroid`` and ``fake-llm``; default ``target/debug``), e.g. a build of main copied aside and
+(``centroid``, the ``centroid-coordinator`` that ``centroid run`` starts from beside it,
+and ``fake-llm``; default ``target/debug``), e.g. a build of main copied aside and
 this branch's: each round runs the heuristic (first directory) then the LLM planner of every
 directory in turn, so before and after are paired under the same load. The load average is
 printed with every run (other builds on the machine change a candidate's run time).
@@ -100,6 +101,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     bin_dirs: list[Path] = args.bin_dir or [REPO / "target/debug"]
+    for bin_dir in bin_dirs:
+        for binary in ("centroid", "centroid-coordinator", "fake-llm"):
+            if not (bin_dir / binary).is_file():
+                parser.error(f"{bin_dir} has no {binary}")
     work = Path(tempfile.mkdtemp(prefix="bench-llm-slots-"))
     reply = {
         "thought": "keep the pair compact",
