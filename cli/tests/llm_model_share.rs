@@ -4,6 +4,8 @@
 //! iteration is dispatched before the model's answer for it arrives; the
 //! model's points are added to that running iteration when it does, run in it
 //! and are recorded as the model's; the planner's call records stay complete.
+//! For a seed and the same answers, a job's candidates (ids, origins, points) are
+//! the same whether the model answers at once or after 2.5 s.
 
 mod support;
 
@@ -116,4 +118,67 @@ fn the_rule_based_share_runs_while_the_model_thinks_and_its_points_join_the_iter
     );
     assert_eq!(transcript.lines().count(), requests.len());
     assert_eq!(report["planner"]["fallbacks"], 0, "{}", report["planner"]);
+}
+
+/// Each candidate of a `centroid run --planner llm` of `examples/ota5` (3
+/// iterations of 4, 2 slots, seed 3) whose model answers every request after
+/// `delay` (the first answer, then others): (iteration, id without the job's,
+/// origin, design point), in id order.
+fn candidates_with_model_delay(delay: Duration) -> Vec<(u64, String, String, Value)> {
+    let mut later = llm_answer_every_role_accepts();
+    later["candidates"] = json!([
+        {"arrangement": "ABAB", "dummies": 1, "spacing_nm": 500, "why": "wider"},
+        {"arrangement": "ABBA", "dummies": 1, "spacing_nm": 500, "aspect_ratio_pct": 50, "why": "taller"}
+    ]);
+    let delayed = |answer: Value| Reply::Delay(delay, Box::new(Reply::Json(answer)));
+    let fake = FakeLlm::start_blocking(
+        vec![delayed(llm_answer_every_role_accepts())],
+        delayed(later),
+    );
+    let out = tempfile::tempdir().unwrap();
+    let output = centroid()
+        .env("CENTROID_LLM_BASE_URL", fake.base_url())
+        .env("CENTROID_LLM_MODEL", "fake-model")
+        .env("CENTROID_LLM_TIMEOUT_MS", "20000")
+        .env_remove("CENTROID_CONFIG")
+        .args(["run", "--no-memory", "--planner", "llm"])
+        .args(["--candidates", "4", "--slots", "2", "--seed", "3"])
+        .args(["--patience", "1000", "--iterations", "3", "--out"])
+        .arg(out.path())
+        .arg(repository().join("examples/ota5"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap())
+            .unwrap();
+    let mut candidates: Vec<(u64, String, String, Value)> = report["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|candidate| {
+            let id = candidate["id"].as_str().unwrap();
+            let parts: Vec<&str> = id.rsplitn(3, '-').take(2).collect();
+            (
+                candidate["iteration"].as_u64().unwrap(),
+                format!("{}-{}", parts[1], parts[0]),
+                candidate["origin"].as_str().unwrap_or_default().to_string(),
+                candidate["design"].clone(),
+            )
+        })
+        .collect();
+    candidates.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    candidates
+}
+
+/// Same seed, same answers: the same candidates with the same ids and points,
+/// whether the model answers at once (its share drafted as soon as the next
+/// iteration's rule-based share is) or after the rule-based shares ran.
+#[test]
+fn the_candidates_are_the_same_whatever_the_model_s_latency() {
+    let fast = candidates_with_model_delay(Duration::ZERO);
+    let slow = candidates_with_model_delay(MODEL_DELAY);
+    assert_eq!(fast.len(), 12, "{fast:?}");
+    assert_eq!(fast, slow);
 }

@@ -2,7 +2,8 @@
 //! loopback, scripted replies), without workers: the prompt holds every device
 //! id of a 100-device circuit within the token budget, an invalid answer gets one
 //! repair round, a repeated failure makes the meta-prompt agent rewrite the
-//! guidance, and ReAct's action is validated against the skill's schema (else the
+//! guidance (asked at the same time as the critic and the planning call, for the
+//! next planning call), and ReAct's action is validated against the skill's schema (else the
 //! rule-based adjustment is used) and asked of the `[llm.light]` model when one is
 //! named.
 
@@ -296,21 +297,91 @@ async fn a_repeated_failure_makes_the_meta_prompt_agent_rewrite_the_guidance() {
     journal.push(failed_entry(1, 0, point));
     let mut second = request(&task, &planner, 2);
     second.journal = journal;
-    let advice = planner.clone().advise(second).await;
+    let advice = planner.clone().advise(second.clone()).await;
     let guidance = advice.guidance.expect("rewritten after two DRC failures");
     assert_eq!(guidance.version, 1);
     assert_eq!(guidance.because, "drc");
-    let last = fake.requests().last().cloned().unwrap();
-    let (system, user) = messages(&last);
+    let roles: Vec<&str> = advice.calls.iter().map(|call| call.role.as_str()).collect();
+    assert_eq!(
+        roles,
+        ["critic", "meta", "planner"],
+        "recorded in that order"
+    );
+    // asked together with the critic and the meta-prompt agent, planning 2 had
+    // the guidance and the critique (of iteration 0) of before
+    let (system, user) = messages(&last_planning(&fake));
+    assert!(!system.contains("Always leave 500 nm"), "{system}");
+    assert!(
+        user.contains("On iteration 0: every candidate broke a spacing rule"),
+        "the critic's feedback on iteration 0: {user}"
+    );
+    // the next planning call has both
+    let mut third = second;
+    third.iteration = 3;
+    planner.clone().advise(third).await;
+    let (system, user) = messages(&last_planning(&fake));
     assert!(
         system.contains("Always leave 500 nm"),
         "the new guidance plans"
     );
     assert!(
-        user.contains("every candidate broke a spacing rule"),
-        "the critic's feedback"
+        user.contains("On iteration 1: every candidate broke a spacing rule"),
+        "the critic's feedback on iteration 1: {user}"
     );
     assert_eq!(planner.guidance_history().len(), 2);
+}
+
+/// The last planning request the server received (not a critic's or the
+/// meta-prompt agent's).
+fn last_planning(fake: &FakeLlm) -> Value {
+    fake.requests()
+        .into_iter()
+        .rev()
+        .find(|request| {
+            let (system, _) = messages(request);
+            !system.starts_with("You are the critic") && !system.starts_with("You improve")
+        })
+        .expect("a planning request")
+}
+
+/// An advice's critic, meta-prompt and planning calls are asked at once: with a
+/// model answering each after a delay, the advice takes about one delay, not
+/// three; each call is recorded, in the order critic, meta, planner.
+#[tokio::test]
+async fn the_critic_the_meta_prompt_agent_and_the_planner_are_asked_at_once() {
+    const DELAY: std::time::Duration = std::time::Duration::from_millis(1500);
+    let answer = json!({
+        "thought": "space the modules",
+        "candidates": [{"spacing_nm": 500}],
+        "qualitative_feedback": "every candidate broke a spacing rule",
+        "suggestions": ["more spacing"],
+        "system_prompt": "Always leave 500 nm between modules."
+    });
+    let fake = FakeLlm::start(vec![], Reply::Delay(DELAY, Box::new(Reply::Json(answer)))).await;
+    let (task, raw) = task(None);
+    let planner = planner(&fake, raw, 8192);
+    let point = planner.design_space(&task, &skills()).default_point();
+    let mut first = request(&task, &planner, 1);
+    first.journal = vec![failed_entry(0, 0, point.clone())];
+    planner.clone().advise(first.clone()).await;
+    let mut second = request(&task, &planner, 2);
+    second.journal = first.journal;
+    second.journal.push(failed_entry(1, 0, point));
+    let asked = std::time::Instant::now();
+    let advice = planner.clone().advise(second).await;
+    let took = asked.elapsed();
+    let roles: Vec<&str> = advice.calls.iter().map(|call| call.role.as_str()).collect();
+    assert_eq!(roles, ["critic", "meta", "planner"]);
+    assert!(advice.calls.iter().all(|call| call.outcome == "used"));
+    assert!(
+        took >= DELAY && took < 2 * DELAY,
+        "three calls of {DELAY:?} each took {took:?} together"
+    );
+    assert_eq!(
+        fake.requests().len(),
+        2 + 3,
+        "planning and critic, then three"
+    );
 }
 
 #[tokio::test]

@@ -283,8 +283,14 @@ async fn a_small_window_keeps_the_journal_and_the_critique_before_the_skills() {
     let space = planner.design_space(&task, &skills());
     let mut asked = request(&task, &planner, 1);
     asked.journal = vec![entry(0, space.default_point(), false)];
+    let advice = planner.clone().advise(asked.clone()).await;
+    assert_eq!(advice.fallback, None);
+    // the critique of iteration 0, asked with planning 1, is in planning 2's prompt
+    asked.iteration = 2;
     let advice = planner.clone().advise(asked).await;
     assert_eq!(advice.fallback, None);
+    let roles: Vec<&str> = advice.calls.iter().map(|call| call.role.as_str()).collect();
+    assert_eq!(roles, ["planner"], "iteration 0 is reviewed once");
     let last = fake.requests().last().cloned().unwrap();
     let user = last["messages"][1]["content"].as_str().unwrap().to_owned();
     for section in ["## Journal", "## Critic's feedback", "job-i0-c0"] {

@@ -1,14 +1,17 @@
 //! Takeover with the LLM planner: the coordinator driving a job is killed
-//! (`kill -9`) after the critic gave its feedback; the coordinator that takes
-//! the job over starts with nothing in memory, reads the planner's memory from
-//! the job's record, and the next planning prompt still carries the critic's
-//! last feedback. The fake model's later critiques are invalid, so that
-//! feedback can come from the record only.
+//! (`kill -9`) and the coordinator that takes the job over starts with nothing
+//! in memory, reads the planner's memory from the job's record, and the next
+//! planning prompt still carries the critic's last feedback; the job completes
+//! with every candidate counted once. Killed once the critic gave its feedback
+//! (the fake model's later critiques are invalid, so that feedback can come
+//! from the record only), and killed while the model's share of an iteration is
+//! awaited (its rule-based share running; the advice is asked again).
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use centroid_tests::fake_llm::{FakeLlm, Reply};
-use centroid_tests::{Sandbox, small_job};
+use centroid_tests::{Sandbox, assert_accounted_once, event_data, small_job};
 use serde_json::{Value, json};
 
 const FEEDBACK: &str = "MARKER-ONE: keep the input pair interdigitated";
@@ -34,21 +37,22 @@ fn is_critic(request: &Value) -> bool {
     system_prompt(request).starts_with("You are the critic")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_job_taken_over_keeps_the_critics_last_feedback() {
-    // planning 0, the critic of 0 (the feedback), planning 1; then answers
-    // every planning call accepts and no critique does
-    let script = vec![
-        Reply::Json(planner_answer()),
-        Reply::Json(json!({"qualitative_feedback": FEEDBACK, "suggestions": []})),
-        Reply::Json(planner_answer()),
-    ];
-    let fake = FakeLlm::start(script, Reply::Json(planner_answer())).await;
+/// A planning answer that is a critique too, carrying `feedback`.
+fn planner_and_critic_answer(feedback: &str) -> Value {
+    let mut answer = planner_answer();
+    answer["qualitative_feedback"] = json!(feedback);
+    answer["suggestions"] = json!([]);
+    answer
+}
+
+/// A sandbox (one worker of 2 slots) whose coordinator plans with `fake`, and
+/// the id of an LLM job on `ota5` (3 iterations of 4) submitted to it.
+async fn llm_job(fake: &FakeLlm) -> (Sandbox, String, tempfile::NamedTempFile) {
     let config = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(
         config.path(),
         format!(
-            "[coordinator.llm]\nbase_url = \"{}\"\nmodel = \"fake-model\"\ntimeout_ms = 20000\n",
+            "[coordinator.llm]\nbase_url = \"{}\"\nmodel = \"fake-model\"\ntimeout_ms = 30000\n",
             fake.base_url()
         ),
     )
@@ -60,6 +64,17 @@ async fn a_job_taken_over_keeps_the_critics_last_feedback() {
     options.planner = "llm".into();
     options.patience = 100;
     let job_id = sandbox.submit_example("ota5", options).await;
+    (sandbox, job_id, config)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_taken_over_keeps_the_critics_last_feedback() {
+    // planning 0; the critic of 0 (the feedback) and planning 1, asked at once
+    // (in either order); then answers every planning call accepts and no
+    // critique does
+    let script = vec![Reply::Json(planner_and_critic_answer(FEEDBACK)); 3];
+    let fake = FakeLlm::start(script, Reply::Json(planner_answer())).await;
+    let (mut sandbox, job_id, _config) = llm_job(&fake).await;
 
     // killed once the critic's feedback is in the job's record
     let key = format!("{}:job:{job_id}", sandbox.prefix);
@@ -107,4 +122,96 @@ async fn a_job_taken_over_keeps_the_critics_last_feedback() {
             "the planning prompt after the takeover carries the critic's last feedback: {prompt}"
         );
     }
+}
+
+/// Whether the stored record shows iteration `iteration` running its rule-based
+/// share while its model's share is awaited, with `marker` (the critic's
+/// feedback) in the planner's memory.
+fn awaiting_model_share(record: &str, iteration: u64, marker: &str) -> bool {
+    let Ok(record) = serde_json::from_str::<Value>(record) else {
+        return false;
+    };
+    let phase = &record["phase"];
+    record["iteration"] == iteration
+        && phase["name"] == "executing"
+        && phase["model_share"].is_object()
+        && record["planner_memory"]["feedback"]
+            .as_str()
+            .is_some_and(|feedback| feedback.contains(marker))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_taken_over_while_the_model_s_share_is_awaited_completes_once() {
+    const MARKER: &str = "MARKER-TWO: mirror the load pair";
+    // every answer after 4 s, a planning answer and a critique at once
+    let slow = Reply::Delay(
+        Duration::from_secs(4),
+        Box::new(Reply::Json(planner_and_critic_answer(MARKER))),
+    );
+    let fake = FakeLlm::start(Vec::new(), slow).await;
+    let (mut sandbox, job_id, _config) = llm_job(&fake).await;
+
+    // killed while iteration 2's rule-based share runs and its advice (asked
+    // with the critic's feedback on iteration 0 in the prompt) is awaited
+    let key = format!("{}:job:{job_id}", sandbox.prefix);
+    let started = std::time::Instant::now();
+    loop {
+        let record = sandbox.redis.cli(&["GET", &key]);
+        if awaiting_model_share(&record, 2, MARKER) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "iteration 2 never awaited its model's share: {record}\n{}",
+            sandbox.coordinator.logs()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let asked_before = fake.requests().len();
+    sandbox.coordinator.kill9();
+    sandbox.coordinator.restart();
+    sandbox.wait_for_workers(&["w1"]).await;
+    let done = sandbox.wait_done(&job_id, Duration::from_secs(300)).await;
+    let summary = done.job.clone().unwrap();
+    assert_eq!(summary.outcome, "completed", "{summary:?}");
+    assert!(sandbox.coordinator.logs().contains("resuming job"));
+
+    // the advice for iteration 2 was asked again, from the record's memory
+    let requests = fake.requests();
+    let planning: Vec<&Value> = requests[asked_before..]
+        .iter()
+        .filter(|request| !is_critic(request))
+        .filter(|request| !system_prompt(request).starts_with("You improve"))
+        .collect();
+    assert!(!planning.is_empty(), "iteration 2 was planned again");
+    for request in planning {
+        let prompt = request["messages"].to_string();
+        assert!(
+            prompt.contains("On iteration 0: MARKER-TWO"),
+            "the planning prompt after the takeover carries the critic's last feedback: {prompt}"
+        );
+    }
+
+    let (job, events) = assert_accounted_once(&sandbox, &job_id).await;
+    let ids: HashSet<&String> = job
+        .candidates
+        .iter()
+        .map(|candidate| &candidate.candidate_id)
+        .collect();
+    assert_eq!(ids.len(), job.candidates.len(), "no candidate twice");
+    assert_eq!(
+        job.candidates.len(),
+        12,
+        "3 iterations of 4: {:?}",
+        job.candidates
+    );
+    // each iteration's model's share was added once
+    let mut added: Vec<u64> = events
+        .iter()
+        .map(event_data)
+        .filter(|data| data["about"] == "model_share_added")
+        .map(|data| data["iteration"].as_u64().unwrap())
+        .collect();
+    added.sort_unstable();
+    assert_eq!(added, [0, 1, 2], "model shares added");
 }

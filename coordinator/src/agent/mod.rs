@@ -3,9 +3,11 @@
 //!
 //! - chooses design points (and optionally a whole plan) for each iteration,
 //!   from the circuit, the rules, the objectives, the journal and the critic's
-//!   feedback — asked while the previous iteration runs;
+//!   feedback — asked once the iteration before is evaluated, while the
+//!   iteration's rule-based share runs;
 //! - explains each finished iteration (the critic) and, when the same failure
-//!   repeats, rewrites its own guidance (the meta-prompt agent, versioned);
+//!   repeats, rewrites its own guidance (the meta-prompt agent, versioned) —
+//!   asked at the same time as the planning call, for the next one;
 //! - adjusts a failed step (ReAct: Thought/Action).
 //!
 //! Every answer is validated ([`answers`]); an invalid one gets one repair
@@ -21,11 +23,12 @@ pub mod preview;
 mod prompt_sections;
 pub mod prompts;
 pub mod reflection;
+mod reflection_calls;
 pub mod routing;
 
 use std::sync::{Arc, Mutex};
 
-use centroid_planner::advice::{Advice, AdviceRequest, LlmCall, PlannerMemory, PromptVersion};
+use centroid_planner::advice::{Advice, AdviceRequest, PlannerMemory, PromptVersion};
 use centroid_planner::design_point::DesignPoint;
 use centroid_planner::design_space::DesignSpace;
 use centroid_planner::evaluator::failure_family;
@@ -200,34 +203,126 @@ impl LlmPlanner {
         }
     }
 
+    /// The advice for `request`'s iteration: the planning call, the critic's
+    /// review of the last completed iteration (when not reviewed yet) and, when
+    /// the same failure repeated, the meta-prompt agent — asked at once, none
+    /// waiting for another, so an advice costs one model latency. Each prompt is
+    /// made from what the planner remembers when asked: the planning prompt
+    /// carries the journal as `request` holds it and the critic's feedback of
+    /// the review before this one; the critique and a rewritten guidance serve
+    /// the next advice. The calls are recorded critic, meta, planner.
     async fn advise_now(&self, request: AdviceRequest) -> Advice {
+        let planning = self.planning_prompts(&request);
+        let budget = self.budget();
+        let (review, stuck) = self.start_review(&request);
+        let critic = review.map(|reviewed| {
+            let prompts = reflection_calls::critic_prompts(&request, reviewed, &budget);
+            (self.client_for("critic", &prompts.0, &prompts.1), prompts)
+        });
+        let iteration = request.iteration;
+        let (critique, rewrite, planned) = tokio::join!(
+            async {
+                match &critic {
+                    Some((client, prompts)) => Some(
+                        reflection_calls::critique(client, &self.trace_id, iteration, prompts)
+                            .await,
+                    ),
+                    None => None,
+                }
+            },
+            async {
+                match &stuck {
+                    Some(stuck) => Some(
+                        reflection_calls::rewrite_guidance(
+                            &self.client,
+                            &self.trace_id,
+                            iteration,
+                            stuck,
+                            &budget,
+                        )
+                        .await,
+                    ),
+                    None => None,
+                }
+            },
+            self.plan_points(&request, &planning),
+        );
         let mut calls = Vec::new();
         let mut rewritten = None;
-        if let Some(reviewed) =
-            reflection::reviewable_iteration(&request.journal, request.iteration)
-            && !self.was_reviewed(reviewed)
         {
-            calls.extend(self.review(&request, reviewed).await);
-            let (meta_calls, guidance) = self.rewrite_guidance_if_stuck(request.iteration).await;
-            calls.extend(meta_calls);
-            rewritten = guidance;
+            let mut memory = self.memory.lock().expect("planner memory");
+            if let (Some(critique), Some(reviewed)) = (critique, review) {
+                calls.extend(critique.calls);
+                if let Some(critique) = critique.value {
+                    memory.feedback =
+                        Some(format!("On iteration {reviewed}: {}", critique.as_prompt()));
+                }
+            }
+            if let Some(rewrite) = rewrite {
+                calls.extend(rewrite.calls);
+                if let Some(guidance) = rewrite.value {
+                    memory.guidance.push(guidance.clone());
+                    rewritten = Some(guidance);
+                }
+            }
+            if let Some(decision) = &planned.value {
+                memory.repeats =
+                    answers::repeats(&decision.points, &request.journal, &request.space);
+            }
         }
-        let PlanningPrompts {
-            system,
-            user,
-            knowledge: found,
-        } = self.planning_prompts(&request);
-        let Asked {
-            value,
-            calls: planning_calls,
-            failure,
-        } = ask(
+        calls.extend(planned.calls);
+        let mut advice = match planned.value {
+            Some(decision) => Advice {
+                points: decision.points,
+                plan: decision.plan,
+                calls,
+                ..Advice::default()
+            },
+            None => Advice::fallback(planned.failure.unwrap_or_default(), calls),
+        };
+        advice.guidance = rewritten;
+        advice.knowledge = planning
+            .knowledge
+            .into_iter()
+            .map(|found| (found.chunk.source, found.score))
+            .collect();
+        advice.memory = Some(self.memory());
+        advice
+    }
+
+    /// The iteration the critic reviews for `request` — the last completed one
+    /// before it, when not reviewed yet — remembered as reviewed with its
+    /// failure signature; and then the meta-prompt agent's task, when the
+    /// failure repeated.
+    fn start_review(
+        &self,
+        request: &AdviceRequest,
+    ) -> (Option<u32>, Option<reflection_calls::Stuck>) {
+        let mut memory = self.memory.lock().expect("planner memory");
+        let review = reflection::reviewable_iteration(&request.journal, request.iteration)
+            .filter(|reviewed| !memory.reviewed.iter().any(|(done, _)| done == reviewed));
+        let Some(reviewed) = review else {
+            return (None, None);
+        };
+        let signature = reflection::failure_signature(&request.journal, reviewed);
+        memory.reviewed.push((reviewed, signature));
+        (Some(reviewed), reflection_calls::stuck(&memory))
+    }
+
+    /// The planning call with `prompts`: the model's points (and plan) for
+    /// `request`'s iteration, validated, with one repair round.
+    async fn plan_points(
+        &self,
+        request: &AdviceRequest,
+        prompts: &PlanningPrompts,
+    ) -> Asked<answers::Decision> {
+        ask(
             &self.client,
             &self.trace_id,
             "planner",
             request.iteration,
-            &system,
-            &user,
+            &prompts.system,
+            &prompts.user,
             |text| {
                 let decision = answers::decision(
                     text,
@@ -252,136 +347,7 @@ impl LlmPlanner {
                 Ok((decision, summary))
             },
         )
-        .await;
-        calls.extend(planning_calls);
-        if let Some(decision) = &value {
-            self.memory.lock().expect("planner memory").repeats =
-                answers::repeats(&decision.points, &request.journal, &request.space);
-        }
-        let mut advice = match value {
-            Some(decision) => Advice {
-                points: decision.points,
-                plan: decision.plan,
-                calls,
-                fallback: None,
-                guidance: None,
-                recalled: Vec::new(),
-                knowledge: Vec::new(),
-                avoid: Vec::new(),
-                memory: None,
-            },
-            None => Advice::fallback(failure.unwrap_or_default(), calls),
-        };
-        advice.guidance = rewritten;
-        advice.knowledge = found
-            .into_iter()
-            .map(|found| (found.chunk.source, found.score))
-            .collect();
-        advice.memory = Some(self.memory());
-        advice
-    }
-
-    fn was_reviewed(&self, iteration: u32) -> bool {
-        self.memory
-            .lock()
-            .expect("planner memory")
-            .reviewed
-            .iter()
-            .any(|(reviewed, _)| *reviewed == iteration)
-    }
-
-    /// The critic's call on `iteration`; remembers its feedback and the
-    /// iteration's failure signature.
-    async fn review(&self, request: &AdviceRequest, iteration: u32) -> Vec<LlmCall> {
-        let signature = reflection::failure_signature(&request.journal, iteration);
-        let (system, user) = prompts::critic(
-            &request.task,
-            iteration,
-            &request.journal,
-            &request.space,
-            &self.budget(),
-        );
-        let asked = ask(
-            self.client_for("critic", &system, &user),
-            &self.trace_id,
-            "critic",
-            request.iteration,
-            &system,
-            &user,
-            |text| {
-                let critique = answers::critique(text)?;
-                let summary = critique.feedback.clone();
-                Ok((critique, summary))
-            },
-        )
-        .await;
-        let mut memory = self.memory.lock().expect("planner memory");
-        memory.reviewed.push((iteration, signature));
-        if let Some(critique) = asked.value {
-            memory.feedback = Some(critique.as_prompt());
-        }
-        asked.calls
-    }
-
-    /// The meta-prompt agent, when the last two reviewed iterations failed the
-    /// same way and the current guidance was not written for that failure.
-    async fn rewrite_guidance_if_stuck(
-        &self,
-        iteration: u32,
-    ) -> (Vec<LlmCall>, Option<PromptVersion>) {
-        let (failure, feedback, current) = {
-            let memory = self.memory.lock().expect("planner memory");
-            let last: Vec<&String> = memory
-                .reviewed
-                .iter()
-                .rev()
-                .take(2)
-                .map(|(_, s)| s)
-                .collect();
-            let stuck = last.len() == 2 && !last[0].is_empty() && last[0] == last[1];
-            let current = memory.guidance.last().cloned();
-            match (stuck, current) {
-                (true, Some(current)) if current.because != *last[0] => (
-                    last[0].clone(),
-                    memory.feedback.clone().unwrap_or_default(),
-                    current,
-                ),
-                _ => return (Vec::new(), None),
-            }
-        };
-        let budget = self.budget();
-        let (system, user) = prompts::meta(&current.text, &failure, &feedback, &budget);
-        let limit = budget.system / 2;
-        let asked = ask(
-            &self.client,
-            &self.trace_id,
-            "meta",
-            iteration,
-            &system,
-            &user,
-            |text| {
-                let text = answers::guidance(text, limit)?;
-                Ok((
-                    text,
-                    format!("guidance rewritten after repeated {failure} failures"),
-                ))
-            },
-        )
-        .await;
-        let guidance = asked.value.map(|text| {
-            let guidance = PromptVersion {
-                version: current.version + 1,
-                text,
-                because: failure.clone(),
-            };
-            self.memory
-                .lock()
-                .expect("planner memory")
-                .guidance
-                .push(guidance.clone());
-            guidance
-        });
-        (asked.calls, guidance)
+        .await
     }
 
     async fn adjust_now(

@@ -182,7 +182,7 @@ impl PlanningPrompt<'_> {
         }
         if !self.feedback.is_empty() {
             parts.push(part(
-                "Critic's feedback on the last iteration",
+                "Critic's feedback on the last iteration it reviewed",
                 1,
                 self.feedback,
                 32,

@@ -9,7 +9,15 @@ loopback answering every request with one JSON object that is at once a planning
 
     cargo build -p centroid-cli -p centroid-coordinator -p centroid-worker -p centroid-tests
     cd worker/skills && ../../.venv/bin/python bench/bench_llm_slots.py \\
-        --point '{"arrangement": "ABAB", "dummies": 1}' [--results-before-advice-pct 50]
+        --point '{"arrangement": "ABAB", "dummies": 1}' [--results-before-advice-pct 50] \\
+        [--delay-ms N] [--candidates N] [--bin-dir DIR ...]
+
+``--bin-dir`` (repeatable) runs the LLM planner with the binaries of each directory
+(``centroid``, the ``centroid-coordinator`` that ``centroid run`` starts from beside it,
+and ``fake-llm``; default ``target/debug``), e.g. a build of main copied aside and
+this branch's: each round runs the heuristic (first directory) then the LLM planner of every
+directory in turn, so before and after are paired under the same load. The load average is
+printed with every run (other builds on the machine change a candidate's run time).
 """
 
 from __future__ import annotations
@@ -37,10 +45,12 @@ class Run:
     exit_code: int
 
 
-def start_model(reply_file: Path, delay_ms: int) -> tuple[subprocess.Popen[str], str]:
+def start_model(
+    bin_dir: Path, reply_file: Path, delay_ms: int
+) -> tuple[subprocess.Popen[str], str]:
     """The fake model server and its base URL (its first line of output)."""
     server = subprocess.Popen(
-        [str(REPO / "target/debug/fake-llm"), "--reply-file", str(reply_file),
+        [str(bin_dir / "fake-llm"), "--reply-file", str(reply_file),
          "--delay-ms", str(delay_ms)],
         stdout=subprocess.PIPE,
         text=True,
@@ -49,10 +59,12 @@ def start_model(reply_file: Path, delay_ms: int) -> tuple[subprocess.Popen[str],
     return server, server.stdout.readline().strip()
 
 
-def run_once(planner: str, args: argparse.Namespace, out: Path, env: dict[str, str]) -> Run:
+def run_once(
+    planner: str, bin_dir: Path, args: argparse.Namespace, out: Path, env: dict[str, str]
+) -> Run:
     started = time.monotonic()
     done = subprocess.run(
-        [str(REPO / "target/debug/centroid"), "run", "--no-memory", "--seed", "1",
+        [str(bin_dir / "centroid"), "run", "--no-memory", "--seed", "1",
          "--candidates", str(args.candidates), "--iterations", str(args.iterations),
          "--patience", "1000000", "--slots", str(SLOTS), "--planner", planner,
          "--out", str(out), str(REPO / "examples" / args.circuit)],
@@ -83,7 +95,16 @@ def main() -> None:
     parser.add_argument("--delay-ms", type=int, default=2000)
     parser.add_argument("--point", required=True, help="the design point the model proposes")
     parser.add_argument("--results-before-advice-pct", type=int)
+    parser.add_argument(
+        "--bin-dir", type=Path, action="append",
+        help="binaries to run the LLM planner with (repeatable; default target/debug)",
+    )
     args = parser.parse_args()
+    bin_dirs: list[Path] = args.bin_dir or [REPO / "target/debug"]
+    for bin_dir in bin_dirs:
+        for binary in ("centroid", "centroid-coordinator", "fake-llm"):
+            if not (bin_dir / binary).is_file():
+                parser.error(f"{bin_dir} has no {binary}")
     work = Path(tempfile.mkdtemp(prefix="bench-llm-slots-"))
     reply = {
         "thought": "keep the pair compact",
@@ -95,7 +116,7 @@ def main() -> None:
     }
     reply_file = work / "reply.json"
     reply_file.write_text(json.dumps(reply))
-    server, url = start_model(reply_file, args.delay_ms)
+    server, url = start_model(bin_dirs[0], reply_file, args.delay_ms)
     env = dict(
         os.environ,
         CENTROID_PYTHON=str(REPO / ".venv/bin/python"),
@@ -106,31 +127,48 @@ def main() -> None:
     )
     if args.results_before_advice_pct is not None:
         env["CENTROID_LLM_RESULTS_BEFORE_ADVICE_PCT"] = str(args.results_before_advice_pct)
-    runs: dict[str, list[Run]] = {"heuristic": [], "llm": []}
+    # (label, planner, binaries): the heuristic once a round, the LLM planner per directory
+    setups = [("heuristic", "heuristic", bin_dirs[0])] + [
+        (f"llm {bin_dir}" if len(bin_dirs) > 1 else "llm", "llm", bin_dir)
+        for bin_dir in bin_dirs
+    ]
+    runs: dict[str, list[Run]] = {label: [] for label, _, _ in setups}
+    loads: list[float] = []
     try:
         for index in range(args.runs):
-            for planner, done in runs.items():
-                run = run_once(planner, args, work / f"{planner}-{index}", env)
-                done.append(run)
-                print(f"{planner} {index}: {run}", flush=True)
+            for label, planner, bin_dir in setups:
+                out = work / f"{planner}-{len(runs[label])}-{bin_dir.name}"
+                run = run_once(planner, bin_dir, args, out, env)
+                runs[label].append(run)
+                loads.append(os.getloadavg()[0])
+                print(f"{label} {index}: {run} load {loads[-1]:.1f}", flush=True)
     finally:
         server.kill()
+    report(runs, loads)
+
+
+def report(runs: dict[str, list[Run]], loads: list[float]) -> None:
+    """Medians per setup, and each LLM setup's wall time over its round's heuristic run."""
+    print(f"load average (1 min) over the runs: {min(loads):.1f}–{max(loads):.1f}")
     print("| planner | wall s, median | search s, median | slots held, median | model calls |")
     print("|---|---|---|---|---|")
-    for planner, done in runs.items():
+    for label, done in runs.items():
         print(
-            f"| {planner} | {statistics.median(r.wall_s for r in done):.2f} "
+            f"| {label} | {statistics.median(r.wall_s for r in done):.2f} "
             f"| {statistics.median(r.search_s for r in done):.2f} "
             f"| {statistics.median(r.slots_held_pct for r in done):.0f} % "
             f"| {statistics.median(r.model_calls for r in done):.0f} |"
         )
-    pairs = zip(runs["heuristic"], runs["llm"], strict=True)
-    ratios = [llm.wall_s / rule.wall_s for rule, llm in pairs]
-    print(
-        f"paired wall ratio llm / heuristic: median {statistics.median(ratios):.2f} "
-        f"({min(ratios):.2f}–{max(ratios):.2f})"
-    )
-
+    for label, done in runs.items():
+        if label == "heuristic":
+            continue
+        pairs = zip(runs["heuristic"], done, strict=True)
+        ratios = [llm.wall_s / rule.wall_s for rule, llm in pairs]
+        held = ", ".join(f"{r.slots_held_pct:.0f}" for r in done)
+        print(
+            f"{label}: paired wall ratio llm / heuristic: median {statistics.median(ratios):.2f} "
+            f"({min(ratios):.2f}–{max(ratios):.2f}); slots held per run: {held} %"
+        )
 
 if __name__ == "__main__":
     main()
