@@ -22,34 +22,8 @@ const MODEL_DELAY: Duration = Duration::from_millis(2500);
 fn the_rule_based_share_runs_while_the_model_thinks_and_its_points_join_the_iteration() {
     // iteration 0's planning gets the shared answer; every later call new points
     // (the same points again would be repeats, which the search never drafts twice)
-    let mut later = llm_answer_every_role_accepts();
-    later["candidates"] = json!([
-        {"arrangement": "ABAB", "dummies": 1, "spacing_nm": 500, "why": "wider"},
-        {"arrangement": "ABBA", "dummies": 1, "spacing_nm": 500, "aspect_ratio_pct": 50, "why": "taller"}
-    ]);
-    let delayed = |answer: Value| Reply::Delay(MODEL_DELAY, Box::new(Reply::Json(answer)));
-    let fake = FakeLlm::start_blocking(
-        vec![delayed(llm_answer_every_role_accepts())],
-        delayed(later),
-    );
-    let out = tempfile::tempdir().unwrap();
-    let output = centroid()
-        .env("CENTROID_LLM_BASE_URL", fake.base_url())
-        .env("CENTROID_LLM_MODEL", "fake-model")
-        .env("CENTROID_LLM_TIMEOUT_MS", "20000")
-        .env_remove("CENTROID_CONFIG")
-        .args(["run", "--no-memory", "--planner", "llm"])
-        .args(["--candidates", "4", "--slots", "2", "--seed", "3"])
-        .args(["--patience", "1000", "--iterations", "2", "--out"])
-        .arg(out.path())
-        .arg(repository().join("examples/ota5"))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap())
-            .unwrap();
+    let fake = delayed_model(MODEL_DELAY);
+    let (report, stderr, out) = run_ota5(&fake, 2);
 
     // the job's events, in the order the journal holds them (stderr is no terminal)
     let events: Vec<&str> = stderr
@@ -125,34 +99,8 @@ fn the_rule_based_share_runs_while_the_model_thinks_and_its_points_join_the_iter
 /// `delay` (the first answer, then others): (iteration, id without the job's,
 /// origin, design point), in id order.
 fn candidates_with_model_delay(delay: Duration) -> Vec<(u64, String, String, Value)> {
-    let mut later = llm_answer_every_role_accepts();
-    later["candidates"] = json!([
-        {"arrangement": "ABAB", "dummies": 1, "spacing_nm": 500, "why": "wider"},
-        {"arrangement": "ABBA", "dummies": 1, "spacing_nm": 500, "aspect_ratio_pct": 50, "why": "taller"}
-    ]);
-    let delayed = |answer: Value| Reply::Delay(delay, Box::new(Reply::Json(answer)));
-    let fake = FakeLlm::start_blocking(
-        vec![delayed(llm_answer_every_role_accepts())],
-        delayed(later),
-    );
-    let out = tempfile::tempdir().unwrap();
-    let output = centroid()
-        .env("CENTROID_LLM_BASE_URL", fake.base_url())
-        .env("CENTROID_LLM_MODEL", "fake-model")
-        .env("CENTROID_LLM_TIMEOUT_MS", "20000")
-        .env_remove("CENTROID_CONFIG")
-        .args(["run", "--no-memory", "--planner", "llm"])
-        .args(["--candidates", "4", "--slots", "2", "--seed", "3"])
-        .args(["--patience", "1000", "--iterations", "3", "--out"])
-        .arg(out.path())
-        .arg(repository().join("examples/ota5"))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap())
-            .unwrap();
+    let fake = delayed_model(delay);
+    let (report, _, _) = run_ota5(&fake, 3);
     let mut candidates: Vec<(u64, String, String, Value)> = report["candidates"]
         .as_array()
         .unwrap()
@@ -181,4 +129,49 @@ fn the_candidates_are_the_same_whatever_the_model_s_latency() {
     let slow = candidates_with_model_delay(MODEL_DELAY);
     assert_eq!(fast.len(), 12, "{fast:?}");
     assert_eq!(fast, slow);
+}
+
+/// A fake model answering every request after `delay`: iteration 0's planning the
+/// shared answer, every later call two new points.
+fn delayed_model(delay: Duration) -> FakeLlm {
+    let mut later = llm_answer_every_role_accepts();
+    later["candidates"] = json!([
+        {"arrangement": "ABAB", "dummies": 1, "spacing_nm": 500, "why": "wider"},
+        {"arrangement": "ABBA", "dummies": 1, "spacing_nm": 500, "aspect_ratio_pct": 50, "why": "taller"}
+    ]);
+    let delayed = |answer: Value| Reply::Delay(delay, Box::new(Reply::Json(answer)));
+    FakeLlm::start_blocking(
+        vec![delayed(llm_answer_every_role_accepts())],
+        delayed(later),
+    )
+}
+
+/// `centroid run --planner llm` of `examples/ota5` with `fake` (`iterations` of 4
+/// candidates, 2 slots, seed 3), which must succeed: its report.json, stderr and out dir.
+fn run_ota5(fake: &FakeLlm, iterations: u32) -> (Value, String, tempfile::TempDir) {
+    let out = tempfile::tempdir().unwrap();
+    let output = centroid()
+        .env("CENTROID_LLM_BASE_URL", fake.base_url())
+        .env("CENTROID_LLM_MODEL", "fake-model")
+        .env("CENTROID_LLM_TIMEOUT_MS", "20000")
+        .env_remove("CENTROID_CONFIG")
+        .args(["run", "--no-memory", "--planner", "llm"])
+        .args(["--candidates", "4", "--slots", "2", "--seed", "3"])
+        .args([
+            "--patience",
+            "1000",
+            "--iterations",
+            &iterations.to_string(),
+            "--out",
+        ])
+        .arg(out.path())
+        .arg(repository().join("examples/ota5"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap())
+            .unwrap();
+    (report, stderr, out)
 }
