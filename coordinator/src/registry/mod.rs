@@ -425,3 +425,4 @@ mod skill_schemas;
 mod tests;
 
 pub use cards::skill_catalog_of_cards;
+pub use skill_schemas::SCHEMAS_WAIT;

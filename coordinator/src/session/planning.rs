@@ -204,7 +204,7 @@ impl Driver {
         if context.registry.alive_count() > 0 {
             context
                 .registry
-                .wait_for_schemas(Duration::from_secs(3))
+                .wait_for_schemas(crate::registry::SCHEMAS_WAIT)
                 .await;
             return Ok(Some(context.registry.skills()));
         }
