@@ -35,6 +35,10 @@ pub struct CommandLine {
     /// Redis URL, e.g. redis://127.0.0.1:6379; "memory" keeps everything in-process
     #[arg(long, env = "CENTROID_REDIS")]
     pub redis: Option<String>,
+    /// PEM file of the root certificate(s) a `rediss://` Redis's certificate must chain
+    /// to (default: the system's roots)
+    #[arg(long, env = "CENTROID_REDIS_TLS_CA")]
+    pub redis_tls_ca: Option<PathBuf>,
     /// prefix of every Redis key
     #[arg(long, env = "CENTROID_KEY_PREFIX")]
     pub key_prefix: Option<String>,
@@ -92,8 +96,10 @@ pub struct CommandLine {
 #[serde(default)]
 pub struct CoordinatorConfig {
     pub listen: String,
-    /// Redis URL or "memory"
+    /// Redis URL or "memory"; `rediss://` for TLS
     pub redis: String,
+    /// roots a `rediss://` Redis's certificate must chain to (PEM), instead of the system's
+    pub redis_tls_ca: Option<PathBuf>,
     pub key_prefix: String,
     pub consumer: Option<String>,
     pub heartbeat_interval_ms: u64,
@@ -154,6 +160,7 @@ impl Default for CoordinatorConfig {
         CoordinatorConfig {
             listen: "127.0.0.1:50051".into(),
             redis: "redis://127.0.0.1:6379".into(),
+            redis_tls_ca: None,
             key_prefix: "centroid".into(),
             consumer: None,
             heartbeat_interval_ms: 2_000,
@@ -208,6 +215,15 @@ impl CoordinatorConfig {
     }
 
     fn check(&self) -> Result<(), ConfigError> {
+        if let Some(roots) = &self.redis_tls_ca
+            && !self.redis.starts_with("rediss://")
+        {
+            return Err(ConfigError::Inconsistent(format!(
+                "redis_tls_ca ({}) is given but the Redis URL {} is not TLS: write rediss://host:port",
+                roots.display(),
+                self.redis_for_logs()
+            )));
+        }
         if self.lease_timeout_ms <= self.heartbeat_timeout_ms {
             return Err(ConfigError::Inconsistent(format!(
                 "lease_timeout_ms ({}) must exceed heartbeat_timeout_ms ({})",
@@ -316,6 +332,31 @@ mod tests {
         ] {
             assert_eq!(redact_url_password(unchanged), unchanged);
         }
+    }
+
+    #[test]
+    fn tls_roots_for_a_plain_redis_url_are_refused_with_the_fix() {
+        let command_line = CommandLine {
+            redis: Some("redis://:pw@redis.example:6379".into()),
+            redis_tls_ca: Some(PathBuf::from("/etc/centroid/redis-ca.pem")),
+            ..CommandLine::default()
+        };
+        let error = CoordinatorConfig::load_with_environment(&command_line, HashMap::new())
+            .expect_err("roots without rediss:// are a mistake")
+            .to_string();
+        assert!(error.contains("/etc/centroid/redis-ca.pem"), "{error}");
+        assert!(error.contains("rediss://host:port"), "{error}");
+        assert!(!error.contains(":pw@"), "the password stays out: {error}");
+        let command_line = CommandLine {
+            redis: Some("rediss://redis.example:6380".into()),
+            ..command_line
+        };
+        let config = CoordinatorConfig::load_with_environment(&command_line, HashMap::new())
+            .expect("rediss:// with its roots");
+        assert_eq!(
+            config.redis_tls_ca.as_deref(),
+            Some(std::path::Path::new("/etc/centroid/redis-ca.pem"))
+        );
     }
 
     #[test]

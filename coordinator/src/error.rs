@@ -12,6 +12,9 @@ pub enum StoreError {
     /// a record that must exist (a job's round names it) is not there
     #[error("missing record {key}")]
     Missing { key: String },
+    /// no client can be made of the configuration (e.g. unreadable TLS roots)
+    #[error(transparent)]
+    Client(#[from] crate::redis_client::RedisClientError),
 }
 
 impl StoreError {
@@ -24,7 +27,9 @@ impl StoreError {
             StoreError::Redis(error) => {
                 !matches!(error.retry_method(), redis::RetryMethod::NoRetry)
             }
-            StoreError::Corrupt { .. } | StoreError::Missing { .. } => false,
+            StoreError::Corrupt { .. } | StoreError::Missing { .. } | StoreError::Client(_) => {
+                false
+            }
         }
     }
 }

@@ -20,6 +20,7 @@ pub mod metrics;
 pub mod model;
 pub mod planner;
 pub mod proto_views;
+pub mod redis_client;
 pub mod registry;
 pub mod retry_policy;
 pub mod service;

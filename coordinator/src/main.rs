@@ -40,6 +40,7 @@ async fn main() -> anyhow::Result<()> {
     } else {
         let settings = RedisStoreSettings {
             url: config.redis.clone(),
+            tls_ca: config.redis_tls_ca.clone(),
             prefix: config.key_prefix.clone(),
             job_ttl: Duration::from_secs(config.job_ttl_s),
             max_events: config.max_events_per_job,
@@ -104,10 +105,14 @@ async fn long_term_memory(
         "off" => None,
         "" if config.redis == "memory" => None,
         "" => Some(Arc::new(
-            RedisMemory::connect(&config.redis, &config.key_prefix)
-                .await
-                .context("connecting the long-term memory to redis")?
-                .with_caps(cap, cap),
+            RedisMemory::connect(
+                &config.redis,
+                config.redis_tls_ca.as_deref(),
+                &config.key_prefix,
+            )
+            .await
+            .context("connecting the long-term memory to redis")?
+            .with_caps(cap, cap),
         )),
         directory => Some(Arc::new(
             DiskMemory::open(std::path::Path::new(directory))

@@ -12,7 +12,9 @@ pub mod pki;
 mod processes;
 pub mod simulated_worker;
 
-pub use processes::{CoordinatorProcess, RedisProcess, TEST_COORDINATOR_FLAGS, WorkerProcess};
+pub use processes::{
+    CoordinatorProcess, RedisProcess, RedisTls, TEST_COORDINATOR_FLAGS, WorkerProcess,
+};
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};

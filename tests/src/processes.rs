@@ -22,10 +22,30 @@ pub struct RedisProcess {
     pub port: u16,
     dir: PathBuf,
     log: PathBuf,
+    /// served over TLS only (no plaintext port), with a password
+    tls: Option<RedisTls>,
+}
+
+/// The TLS files and password of a Redis serving `rediss://` only.
+pub struct RedisTls {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+    pub ca: PathBuf,
+    pub password: String,
 }
 
 impl RedisProcess {
     pub fn start(dir: &Path) -> RedisProcess {
+        RedisProcess::start_with(dir, None)
+    }
+
+    /// A Redis that serves TLS only (its certificate `tls.cert` for localhost) and asks
+    /// for `tls.password`; [`RedisProcess::url`] is its `rediss://` URL.
+    pub fn start_tls(dir: &Path, tls: RedisTls) -> RedisProcess {
+        RedisProcess::start_with(dir, Some(tls))
+    }
+
+    fn start_with(dir: &Path, tls: Option<RedisTls>) -> RedisProcess {
         let port = free_port();
         let data = dir.join("redis");
         std::fs::create_dir_all(&data).expect("redis dir");
@@ -34,9 +54,51 @@ impl RedisProcess {
             port,
             dir: data,
             log: dir.join("redis.log"),
+            tls,
         };
         redis.spawn();
         redis
+    }
+
+    /// The flags that choose the port (plain or TLS) and the password.
+    fn serving_flags(&self) -> Vec<String> {
+        let port = self.port.to_string();
+        let Some(tls) = &self.tls else {
+            return vec!["--port".into(), port];
+        };
+        let path = |path: &Path| path.display().to_string();
+        vec![
+            "--port".into(),
+            "0".into(),
+            "--tls-port".into(),
+            port,
+            "--tls-cert-file".into(),
+            path(&tls.cert),
+            "--tls-key-file".into(),
+            path(&tls.key),
+            "--tls-ca-cert-file".into(),
+            path(&tls.ca),
+            "--tls-auth-clients".into(),
+            "no".into(),
+            "--requirepass".into(),
+            tls.password.clone(),
+        ]
+    }
+
+    /// redis-cli's flags to reach this server.
+    fn cli_flags(&self) -> Vec<String> {
+        let mut flags = vec!["-p".to_string(), self.port.to_string()];
+        if let Some(tls) = &self.tls {
+            flags.extend([
+                "--tls".into(),
+                "--cacert".into(),
+                tls.ca.display().to_string(),
+                "-a".into(),
+                tls.password.clone(),
+                "--no-auth-warning".into(),
+            ]);
+        }
+        flags
     }
 
     fn spawn(&mut self) {
@@ -46,9 +108,8 @@ impl RedisProcess {
             .open(&self.log)
             .expect("redis log");
         let child = Command::new("redis-server")
+            .args(self.serving_flags())
             .args([
-                "--port",
-                &self.port.to_string(),
                 "--bind",
                 "127.0.0.1",
                 "--appendonly",
@@ -82,6 +143,9 @@ impl RedisProcess {
 
     fn ping(&self) -> bool {
         use std::io::{Read, Write};
+        if self.tls.is_some() {
+            return self.cli(&["PING"]) == "PONG";
+        }
         let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else {
             return false;
         };
@@ -94,7 +158,11 @@ impl RedisProcess {
     }
 
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        match &self.tls {
+            // the certificate names localhost
+            Some(tls) => format!("rediss://:{}@localhost:{}", tls.password, self.port),
+            None => format!("redis://127.0.0.1:{}", self.port),
+        }
     }
 
     /// SIGTERM (redis fsyncs the AOF on shutdown), wait, start again on the same port and directory.
@@ -110,7 +178,7 @@ impl RedisProcess {
     /// A raw command through redis-cli (for assertions on keys).
     pub fn cli(&self, arguments: &[&str]) -> String {
         let output = Command::new("redis-cli")
-            .args(["-p", &self.port.to_string()])
+            .args(self.cli_flags())
             .args(arguments)
             .output()
             .expect("redis-cli");

@@ -268,11 +268,13 @@ async fn the_redis_memory_passes_the_suite() {
     let dir = tempfile::tempdir().unwrap();
     let redis = RedisProcess::start(dir.path());
     suite(Arc::new(
-        RedisMemory::connect(&redis.url(), "suite").await.unwrap(),
+        RedisMemory::connect(&redis.url(), None, "suite")
+            .await
+            .unwrap(),
     ))
     .await;
     eviction(Arc::new(
-        RedisMemory::connect(&redis.url(), "capped")
+        RedisMemory::connect(&redis.url(), None, "capped")
             .await
             .unwrap()
             .with_caps(3, 3),

@@ -31,9 +31,14 @@ fn store_error(error: impl std::error::Error + Send + Sync + 'static) -> MemoryE
 }
 
 impl RedisMemory {
-    /// Connects to `url`; keys go under `prefix`.
-    pub async fn connect(url: &str, prefix: &str) -> Result<RedisMemory, MemoryError> {
-        let client = redis::Client::open(url).map_err(store_error)?;
+    /// Connects to `url` (`rediss://` with the roots of `tls_ca`, or the system's);
+    /// keys go under `prefix`.
+    pub async fn connect(
+        url: &str,
+        tls_ca: Option<&std::path::Path>,
+        prefix: &str,
+    ) -> Result<RedisMemory, MemoryError> {
+        let client = crate::redis_client::client(url, tls_ca).map_err(store_error)?;
         let connection = ConnectionManager::new(client).await.map_err(store_error)?;
         Ok(RedisMemory {
             connection,

@@ -41,6 +41,8 @@ pub const GROUP: &str = "dispatch";
 #[derive(Debug, Clone)]
 pub struct RedisStoreSettings {
     pub url: String,
+    /// PEM roots a `rediss://` server's certificate must chain to (none: the system's)
+    pub tls_ca: Option<std::path::PathBuf>,
     pub prefix: String,
     pub job_ttl: Duration,
     pub max_events: u64,
@@ -55,6 +57,7 @@ impl Default for RedisStoreSettings {
     fn default() -> Self {
         RedisStoreSettings {
             url: "redis://127.0.0.1:6379".into(),
+            tls_ca: None,
             prefix: "centroid".into(),
             job_ttl: Duration::from_secs(7 * 24 * 3600),
             max_events: 10_000,
@@ -79,7 +82,7 @@ impl RedisStore {
         settings: RedisStoreSettings,
         connect_within: Duration,
     ) -> StoreResult<RedisStore> {
-        let client = redis::Client::open(settings.url.as_str())?;
+        let client = crate::redis_client::client(&settings.url, settings.tls_ca.as_deref())?;
         let config = redis::aio::ConnectionManagerConfig::new()
             .set_connection_timeout(Some(settings.command_timeout))
             .set_response_timeout(Some(settings.command_timeout))
@@ -92,7 +95,15 @@ impl RedisStore {
                 .await
             {
                 Ok(connection) => break connection,
-                Err(error) if started.elapsed() < connect_within => {
+                // a wrong password or URL does not mend by waiting
+                Err(error)
+                    if started.elapsed() < connect_within
+                        && !matches!(
+                            error.kind(),
+                            redis::ErrorKind::AuthenticationFailed
+                                | redis::ErrorKind::InvalidClientConfig
+                        ) =>
+                {
                     tracing::warn!(%error, "redis not reachable yet; retrying");
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }
