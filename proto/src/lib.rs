@@ -23,7 +23,10 @@ pub use v1::{Error, ErrorCode};
 /// Version of the worker ↔ coordinator protocol. Registration carries it; a
 /// coordinator refuses a worker with another one (and the worker refuses a
 /// coordinator with another one). Bump on any incompatible change of these protos.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// 2: registrations, heartbeats and deregistrations carry the worker process's
+/// `instance_id` (a worker of version 1 sends none: it is refused as a version
+/// mismatch, not as a registration with a field missing).
+pub const PROTOCOL_VERSION: u32 = 2;
 
 impl ErrorCode {
     /// The wire name used by the skill server and the brief, e.g. `"INVALID_PARAM"`.

@@ -60,6 +60,24 @@ async fn bad_ids_impostors_and_dead_workers_are_dealt_with() {
     }
     assert!(listed(&sandbox, &"x".repeat(100 * 1024)).await.is_none());
 
+    // a worker of protocol 1 (before instance ids): a version mismatch, said so
+    let mut old_worker = claim("w-protocol-1", "http://127.0.0.1:1", "");
+    old_worker.worker.as_mut().unwrap().protocol_version = 1;
+    let status = coordinator
+        .register_worker(old_worker)
+        .await
+        .expect_err("an older protocol is refused");
+    let error = Error::from_status(&status);
+    assert_eq!(error.error_code(), ErrorCode::Conflict, "{error:?}");
+    assert!(
+        error
+            .message
+            .contains("protocol version mismatch: peer speaks 1"),
+        "{}",
+        error.message
+    );
+    assert!(!error.retryable);
+
     // a live worker keeps its id against another instance, at its own address too
     sandbox.add_worker("w-edges", 1).await;
     let live = listed(&sandbox, "w-edges").await.unwrap();
