@@ -76,7 +76,7 @@ def collect_rows(session: Session, names: list[str], devices: Devices) -> list[R
             collect_terms(session, cell, kdb.Trans(), terms)
             _check_one_row(name, terms)
             kind, rail_net = _kind_and_rail_net(name, terms, devices, placed)
-            _assign_nets(name, terms, devices, rail_net)
+            assign_nets(name, terms, devices, rail_net)
             infos.append(RowInfo(name, cell, terms, kind, rail_net))
     missing = sorted(set(devices) - placed)
     if missing:
@@ -124,7 +124,7 @@ def _kind_and_rail_net(name: str, terms: list[Term], devices: Devices,
     return kind, rail_net
 
 
-def _assign_nets(name: str, terms: list[Term], devices: Devices, rail_net: str | None) -> None:
+def assign_nets(name: str, terms: list[Term], devices: Devices, rail_net: str | None) -> None:
     """Sets every pin's net: its device terminal's, or the rail net for a dummy's pins."""
     for t in terms:
         if t.role not in ("metal1", "metal2"):
