@@ -96,8 +96,12 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     partners = [p for p in partner_nets(infos, by_id, balance_partners) if not short & set(p)]
     gaps = row_gaps(tech, layout, d, infos)
     plan = plan_channels(tech, d, infos, net_types, partners, ports, gaps, short)
-    via_rows = [any(s.kind == "up" and s.term.role == "metal1" for s in lst) for lst in plan.stubs]
-    stack = stack_rows(tech, d, infos, plan.tracks, via_rows)
+    m1_up = [any(s.kind == "up" and s.term.role == "metal1" for s in lst) for lst in plan.stubs]
+    # metal-1 pins going up take their via-1 in a via row above their row where the tracks
+    # are metal 1 themselves, else right under their track via (their metal-1 bar crosses
+    # the lower tracks)
+    via_rows = m1_up if d.h_role == "metal1" else [False] * len(m1_up)
+    stack = stack_rows(tech, d, infos, plan.tracks, via_rows, m1_up)
 
     draw_rows(tech, layout, top, infos)
     painter = Painter(tech, layout, d)
