@@ -14,7 +14,11 @@ longest, the columns beside the rows (trunks) and the bands between and around t
 (channels, rails, via zones).
 
     cd worker/skills && PYTHONPATH=. ../../.venv/bin/python bench/block_breakdown.py [otas] [per_row]
-    cd worker/skills && PYTHONPATH=. ../../.venv/bin/python bench/block_breakdown.py --gds best.gds [--cell TOP]
+    cd worker/skills && PYTHONPATH=. ../../.venv/bin/python bench/block_breakdown.py --gds best.gds [--cell TOP] [--rules drc_rules.json]
+
+With ``--rules`` the height outside the rows is cut further into the tap rails, the
+channels' tracks (distinct track levels of the routed cell's own track-layer shapes, at one
+track pitch each) and the rest (clearances to the rows, via rows, rule gaps).
 """
 
 from __future__ import annotations
@@ -87,6 +91,35 @@ def breakdown(client: Client, cell: str, label: str) -> None:
 
 
 ROW_CELL = re.compile(r"ROW\d+$")  # ROW<i>, a block's <prefix>_ROW<i>, packed <cell>_BROW<i>
+RAIL_CELL = re.compile(r"_rail\d+$")  # a row's tap rail, <cell>_rail<i>
+
+
+def band_split(cell: kdb.Cell, rows: list[kdb.Instance], track: tuple[int, int] | None,
+               pitch: int) -> dict[str, float]:
+    """The height (µm) outside the rows cut into: the tap rails, the channels' tracks (each
+    level a horizontal shape of the track layer ``track`` (layer, datatype) stands on,
+    counted at one track ``pitch``) and the rest (clearances to the rows, via rows, gaps the
+    rules ask between assemblies, what is left below or above the tracks)."""
+    layout = cell.layout()
+    bb = cell.bbox()
+    covered = [(r.bbox().bottom, r.bbox().top) for r in rows]
+    rails = [i.bbox() for i in cell.each_inst() if RAIL_CELL.search(i.cell.name)]
+    levels: set[int] = set()
+    if track is not None:
+        li = layout.find_layer(*track)
+        if li is not None:
+            # sliced horizontally, a track joined to a vertical is a wide slab of its own
+            for poly in kdb.Region(cell.shapes(li)).decompose_trapezoids_to_region().each():
+                b = poly.bbox()
+                if b.width() > b.height():
+                    levels.add(b.center().y)
+    free = [levels_y for levels_y in sorted(levels)
+            if not any(lo <= levels_y <= hi for lo, hi in covered)]
+    outside = bb.height() - sum(hi - lo for lo, hi in covered)
+    rail_h = sum(r.height() for r in rails)
+    tracks_h = len(free) * pitch
+    return {"rails": rail_h / 1e3, "tracks": tracks_h / 1e3, "levels": float(len(free)),
+            "rest": (outside - rail_h - tracks_h) / 1e3, "outside rows": outside / 1e3}
 
 
 def _row_parts(row: kdb.Instance) -> tuple[float, float, int]:
@@ -103,9 +136,11 @@ def _row_parts(row: kdb.Instance) -> tuple[float, float, int]:
     return blocks, own, count
 
 
-def parent_breakdown(gds: Path, cell_name: str | None) -> dict[str, float]:
+def parent_breakdown(gds: Path, cell_name: str | None,
+                     track: tuple[tuple[int, int], int] | None = None) -> dict[str, float]:
     """Prints and returns where the routed cell's bounding box goes (µm², parts adding up to
-    the bbox): read from a GDS alone."""
+    the bbox): read from a GDS alone; with ``track`` (the track layer and pitch, from the
+    rule set) the height outside the rows cut further (:func:`band_split`)."""
     layout = kdb.Layout()
     layout.read(str(gds))
     cell = layout.cell(cell_name) if cell_name else layout.top_cell()
@@ -137,7 +172,25 @@ def parent_breakdown(gds: Path, cell_name: str | None) -> dict[str, float]:
     total = width * height
     for name, area in parts.items():
         print(f"   {name:26s} {area:10.1f} um2 {100 * area / total:5.1f} %")
+    if track is not None:
+        split = band_split(cell, rows, track[0], track[1])
+        print(f"   height outside the rows {split['outside rows']:.2f} um of {height:.2f}: rails "
+              f"{split['rails']:.2f}, tracks {split['tracks']:.2f} ({int(split['levels'])} levels "
+              f"at {track[1] / 1e3:.2f}), clearances / via rows / gaps {split['rest']:.2f}")
+        parts.update({f"height {k}": v for k, v in split.items()})
     return parts
+
+
+def track_layer(rules: Path) -> tuple[tuple[int, int], int]:
+    """The router's track layer (layer, datatype) and track pitch (nm) for a rule set."""
+    from centroid_skills.routing.dims import routing_dims
+
+    client = Client()
+    client.call("tech.load", rules=load_rule_set(rules))
+    tech = client.server.session.need_tech()
+    d = routing_dims(tech)
+    ldef = tech.require(d.h_role)
+    return (ldef.layer, ldef.datatype), d.py
 
 
 def main() -> None:
@@ -146,10 +199,14 @@ def main() -> None:
     parser.add_argument("per_row", nargs="?", type=int, default=5)
     parser.add_argument("--gds", type=Path, action="append", help="a layout written by centroid run")
     parser.add_argument("--cell", help="the routed cell (default: the top cell)")
+    parser.add_argument("--rules", type=Path,
+                        help="the rule set (drc_rules.json): also cut the height outside the "
+                             "rows into rails, tracks and clearances")
     args = parser.parse_args()
     if args.gds:
+        track = track_layer(args.rules) if args.rules else None
         for gds in args.gds:
-            parent_breakdown(gds, args.cell)
+            parent_breakdown(gds, args.cell, track)
         return
     otas, per_row = args.otas, args.per_row
     client = Client()

@@ -163,7 +163,8 @@ def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Techno
     (or a side cannot be spaced), every stub of the channel gets its own pitch.
     ``partners``: net pairs of matched devices (same terminal of the two devices of a
     pair); both tracks get the union of their spans, so partner nets carry the same
-    track length.  ``bands``: the verticals in the channel; a net's span reaches each of its
+    track length (not two partners with verticals here whose balanced spans would leave
+    the tracks no order: they keep their own spans).  ``bands``: the verticals in the channel; a net's span reaches each of its
     verticals, whose bands no other track may cross (:func:`band_constraints`)."""
     bands = bands or []
     joined = {b[0] for b in bands}
@@ -181,7 +182,7 @@ def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Techno
         xs = [s.x for s in lst]
         return (trunk_x[a] < min(xs)) == (trunk_x[b] < min(xs))
 
-    def entries_for() -> list[tuple[int, int, str]]:
+    def entries_for(pairs: list[tuple[str, str]]) -> list[tuple[int, int, str]]:
         spans: dict[str, list[int]] = {}
         for s in lst:
             if s.kind != "rail":
@@ -196,12 +197,16 @@ def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Techno
             if net in trunk_x:
                 left, right = min(left, trunk_x[net]), max(right, trunk_x[net])
             span[net] = (left, right)
-        for a, b in partners or ():
+        for a, b in pairs:
             if a in span and b in span and same_side(a, b):
                 both = (min(span[a][0], span[b][0]), max(span[a][1], span[b][1]))
                 span[a] = span[b] = both
         return [(lr[0], lr[1], net) for net, lr in span.items()]
 
+    # two partners each with a vertical here: their balanced spans may each cross the
+    # other's vertical (no order of their tracks); then those two keep their own spans
+    loose = [p for p in partners or () if not set(p) & joined]
+    choices = [list(partners or ())] + ([loose] if len(loose) < len(partners or ()) else [])
     if assign_x(ups, d.px, tech) and assign_x(downs, d.px, tech):
         before: dict[str, set[str]] = {}
         for u in ups:
@@ -209,12 +214,17 @@ def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Techno
                 if w.kind == "rail" or u.net == w.net or abs(u.x - w.x) >= d.px:
                     continue
                 before.setdefault(w.net, set()).add(u.net)
-        entries = entries_for()
-        res = _left_edge(entries, _merged(before, band_constraints(bands, entries, d, tech)), d,
-                         tech, joined)
-        if res is not None:
-            return res
+        for pairs in choices:
+            entries = entries_for(pairs)
+            res = _left_edge(entries, _merged(before, band_constraints(bands, entries, d, tech)),
+                             d, tech, joined)
+            if res is not None:
+                return res
     if not assign_x(lst, d.px, tech):
         return None
-    entries = entries_for()
-    return _left_edge(entries, band_constraints(bands, entries, d, tech), d, tech, joined)
+    for pairs in choices:
+        entries = entries_for(pairs)
+        res = _left_edge(entries, band_constraints(bands, entries, d, tech), d, tech, joined)
+        if res is not None:
+            return res
+    return None

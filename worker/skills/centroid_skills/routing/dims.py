@@ -43,6 +43,7 @@ class Dims:
     sh: int
     he: int = 0  # half extension of a track past its end via centres (along margin)
     track_area: int = 0  # minimum area of a track island (nm²)
+    stack_low: int = 0  # how far a via-1 stack's metal-2 pad on a track reaches below it (area)
 
     def cut(self, c: int, v: int) -> tuple[int, int]:
         lo = c - (v // 2 // self.g) * self.g
@@ -109,7 +110,8 @@ def routing_dims(tech: Technology) -> Dims:
     return Dims(g=g, h_role=h_role, h_via=h_via, v1=v1, vh=vh, hs1=hs1, hs2=hs2, hp1=hp1,
                 hp2=hp2, hp2h=hp2h, hh=hh, ht=ht, hstack=hstack, hvt=hvt,
                 px=tech.snap_up(px), py=tech.snap_up(py), c_out=tech.snap_up(c_out),
-                s1=s1, s2=s2, sh=sh, he=he, track_area=tech.area(h_role))
+                s1=s1, s2=s2, sh=sh, he=he, track_area=tech.area(h_role),
+                stack_low=max(hp2, tech.snap_up(tech.area("metal2") / (2 * hp2)) - hp2))
 
 
 def wide_clearance(tech: Technology, d: Dims, widths: dict[str, int]) -> int:

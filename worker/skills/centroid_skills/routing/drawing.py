@@ -86,8 +86,9 @@ def draw_rows(tech: Technology, layout: kdb.Layout, top: kdb.Cell, infos: list[R
 
 def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack: Stack) -> None:
     """Every stub from its pin to its track: a metal-1 pin gets a metal-1 bar to a via-1
-    outside its row (the via zone below it, or the channel's via row above it), then a
-    metal-2 bar to the track; a metal-2 pin a metal-2 bar; a rail stub a metal-1 bar down
+    outside its row (the via zone below it, or the channel's via row above it, or, going up
+    where the tracks are not metal 1, right under its track via), then a metal-2 bar to the
+    track; a metal-2 pin a metal-2 bar; a rail stub a metal-1 bar down
     to the rail's centre line."""
     d = p.d
     for ch, lst in enumerate(stubs):
@@ -116,8 +117,13 @@ def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack:
                 p.add_wire(s.net, box.top - ty)
             else:
                 vy = stack.via_up_y[ch]
-                if s.term.role == "metal1":
-                    assert vy is not None  # the channel has a via row for its metal-1 pins
+                if s.term.role == "metal1" and vy is None:
+                    # no via row: a metal-1 bar up to the track, the via-1 under the track via
+                    p.put(p.m1, kdb.Box(x - d.hs1, box.bottom, x + d.hs1, ty))
+                    p.via_stack_1(x, ty)
+                    # its metal-2 pad grown down the stub's column to the layer's minimum area
+                    p.put(p.m2, kdb.Box(x - d.hp2, ty - d.stack_low, x + d.hp2, ty + d.hp2))
+                elif s.term.role == "metal1":
                     p.put(p.m1, kdb.Box(x - d.hs1, box.bottom, x + d.hs1, vy))
                     p.via_stack_1(x, vy)
                     p.put(p.m2, kdb.Box(x - d.hs2, vy, x + d.hs2, ty))

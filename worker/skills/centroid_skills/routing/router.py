@@ -59,6 +59,7 @@ from centroid_skills.routing.report import (
     module_reports,
     net_reports,
 )
+from centroid_skills.routing.row_pairs import turn_block_rows
 from centroid_skills.routing.rows import ExtentsCache, add_rails, collect_rows, with_wide_clearance
 from centroid_skills.routing.stacking import stack_rows
 from centroid_skills.routing.verticals import row_gaps
@@ -77,7 +78,8 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     instances of one block are never joined by name).  ``short_nets`` (a per-net choice)
     are kept short: left out of partner balancing, their trunks nearest the rows.
 
-    Steps: collect the rows' pins and nets (:mod:`.rows`), raise the clearance for wide
+    Steps: collect the rows' pins and nets (:mod:`.rows`), turn rows of blocks upside down
+    in pairs so two share a channel (:mod:`.row_pairs`), raise the clearance for wide
     metal, draw the rails and measure the rows, plan stubs, trunks and tracks of every
     channel (:mod:`.channel_plan`), stack channels and rows (:mod:`.stacking`), draw
     (:mod:`.drawing`), report (:mod:`.report`)."""
@@ -85,6 +87,7 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     layout = session.layout
     by_id = {dev["id"]: dev for dev in devices}
     infos = collect_rows(session, rows, by_id)
+    turn_block_rows(session, infos, by_id, bool(ports))
     top = session.new_cell(cell_name)
     cache: ExtentsCache = {}
     d = with_wide_clearance(tech, layout, routing_dims(tech), infos, cache)
@@ -93,8 +96,12 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     partners = [p for p in partner_nets(infos, by_id, balance_partners) if not short & set(p)]
     gaps = row_gaps(tech, layout, d, infos)
     plan = plan_channels(tech, d, infos, net_types, partners, ports, gaps, short)
-    via_rows = [any(s.kind == "up" and s.term.role == "metal1" for s in lst) for lst in plan.stubs]
-    stack = stack_rows(tech, d, infos, plan.tracks, via_rows)
+    m1_up = [any(s.kind == "up" and s.term.role == "metal1" for s in lst) for lst in plan.stubs]
+    # metal-1 pins going up take their via-1 in a via row above their row where the tracks
+    # are metal 1 themselves, else right under their track via (their metal-1 bar crosses
+    # the lower tracks)
+    via_rows = m1_up if d.h_role == "metal1" else [False] * len(m1_up)
+    stack = stack_rows(tech, d, infos, plan.tracks, via_rows, m1_up)
 
     draw_rows(tech, layout, top, infos)
     painter = Painter(tech, layout, d)

@@ -76,7 +76,7 @@ def collect_rows(session: Session, names: list[str], devices: Devices) -> list[R
             collect_terms(session, cell, kdb.Trans(), terms)
             _check_one_row(name, terms)
             kind, rail_net = _kind_and_rail_net(name, terms, devices, placed)
-            _assign_nets(name, terms, devices, rail_net)
+            assign_nets(name, terms, devices, rail_net)
             infos.append(RowInfo(name, cell, terms, kind, rail_net))
     missing = sorted(set(devices) - placed)
     if missing:
@@ -124,7 +124,7 @@ def _kind_and_rail_net(name: str, terms: list[Term], devices: Devices,
     return kind, rail_net
 
 
-def _assign_nets(name: str, terms: list[Term], devices: Devices, rail_net: str | None) -> None:
+def assign_nets(name: str, terms: list[Term], devices: Devices, rail_net: str | None) -> None:
     """Sets every pin's net: its device terminal's, or the rail net for a dummy's pins."""
     for t in terms:
         if t.role not in ("metal1", "metal2"):
@@ -201,17 +201,25 @@ def _nwells_beside_blocks(session: Session, cell: kdb.Cell, nwell_name: str,
     return [strip] + [w + kdb.Box(w.left, strip.bottom, w.right, strip.top) for w in wells]
 
 
+def needs_via_zone(info: RowInfo) -> bool:
+    """Whether a metal-1 pin of the row goes down to a via-1 below the row: one on another
+    net than the row's rail (a pin on the rail's net drops onto the rail; a row of blocks has
+    metal-2 pins only)."""
+    return any(t.role == "metal1" and not t.up and not (info.is_mos and t.net == info.rail_net)
+               for t in info.terms)
+
+
 def add_rails(session: Session, infos: list[RowInfo], d: Dims, cell_name: str,
               cache: ExtentsCache) -> None:
     """Every MOS row gets its tap rail below it (a rule gap from the devices, a cell of
     its own; under its own devices only when it also holds blocks), and a pmos row the
     nwell over row and rail (the blocks' wells left out); every row its via zone below
-    its cells (not a row of blocks: their pins are metal 2) and its assembly extents (row,
-    rail, nwell), in row coordinates."""
+    its cells where a metal-1 pin goes down off the rail's net (:func:`needs_via_zone`; not
+    a row of blocks: their pins are metal 2) and its assembly extents (row, rail, nwell), in
+    row coordinates."""
     tech = session.need_tech()
     layout = session.layout
     nwell_name = tech.roles.get("nwell")
-    zone = 2 * d.c_out + 2 * d.hstack
     for ri, info in enumerate(infos):
         bb = info.cell.bbox()
         own = _own_devices_box(info)
@@ -219,8 +227,10 @@ def add_rails(session: Session, infos: list[RowInfo], d: Dims, cell_name: str,
         parts = [row_ext]
         info.via_y = bb.bottom - d.c_out - d.hstack
         info.bottom = bb.bottom - d.c_out - 2 * d.hstack
-        if info.terms and all(t.of_block for t in info.terms):
-            info.bottom = bb.bottom  # a row of blocks: metal-2 pins only, no via zone
+        zone = 2 * d.c_out + 2 * d.hstack
+        if not needs_via_zone(info):
+            # metal-2 pins and pins dropping onto the rail only: nothing takes a via-1 below
+            info.bottom, zone = bb.bottom, 0
         if info.is_mos:
             rkind = "substrate" if info.kind == "nmos" else "well"
             rcell = session.new_cell(session.unique_name(f"{cell_name}_rail{ri}"))

@@ -29,12 +29,15 @@ def track_count(tracks: Tracks) -> int:
 
 
 def stack_rows(tech: Technology, d: Dims, infos: list[RowInfo], tracks: list[Tracks],
-               via_rows: list[bool]) -> Stack:
+               via_rows: list[bool], m1_up: list[bool] | None = None) -> Stack:
     """Channel 0 at y = 0, then for every row: the via zone of the metal-1 pins going up
     from the row below (only where ``via_rows[ch]``: a row of blocks has metal-2 pins
     only, which go straight up), the channel's tracks, the row itself (its ``dy``) at the
     clearance above the tracks and at least the rule gap above the row below; the last
-    channel above the top row."""
+    channel above the top row.  ``m1_up``: channels metal-1 pins come up into; without a
+    via row there, their via-1 stands on their track, so the lowest track keeps its pads
+    (a track's half height, a via-1 stack's metal-2 pad long enough for the layer's minimum
+    area: ``d.stack_low``) the clearance above the row."""
     stack = Stack([], [], [])
     prev_top: int | None = None
     prev_ext: abut.Extents | None = None
@@ -50,7 +53,8 @@ def stack_rows(tech: Technology, d: Dims, infos: list[RowInfo], tracks: list[Tra
             content_top = y0 + (n_tracks - 1) * d.py + d.hvt if n_tracks else y_g + d.hstack
         else:
             y_g = None
-            y0 = prev_top + d.c_out + d.hvt
+            stacked = m1_up is not None and m1_up[ch]
+            y0 = prev_top + d.c_out + (max(d.hvt, d.hstack, d.stack_low) if stacked else d.hvt)
             content_top = y0 + (n_tracks - 1) * d.py + d.hvt if n_tracks else prev_top
         stack.via_up_y.append(y_g)
         stack.track_y.append({net: y0 + k * d.py for net, (k, _l, _r) in channel_tracks.items()})

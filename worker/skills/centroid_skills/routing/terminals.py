@@ -30,12 +30,16 @@ class Term:
     mirrored: bool = False  # the unit is mirrored (x -> -x) in its module
     of_block: bool = False  # a port pin of a block instance (pin = the port's net in the block)
     port: bool = False  # a port of the routed cell itself (drawn by :mod:`.ports`)
+    flipped: bool = False  # a block instance turned upside down: its ports at its top edge
 
     @property
     def up(self) -> bool:
-        """Escapes up (into the channel above its row); a block's pins always go down (they
-        reach its bottom edge, however high a trunk foot climbs)."""
-        return not self.of_block and self.box.center().y > self.block.center().y
+        """Escapes up (into the channel above its row); a block's pins go down (they reach
+        its bottom edge, however high a trunk foot climbs), or up when the block is
+        upside down (:mod:`.row_pairs`)."""
+        if self.of_block:
+            return self.flipped
+        return self.box.center().y > self.block.center().y
 
 
 def collect_terms(session: Session, cell: kdb.Cell, trans: kdb.Trans, out: list[Term],
@@ -81,9 +85,10 @@ def collect_terms(session: Session, cell: kdb.Cell, trans: kdb.Trans, out: list[
             raise invalid(f"block {cell.name} is placed directly: place the cells made by "
                           "layout.instantiate_block (one per instance)", cell=cell.name)
         block = cell.bbox().transformed(trans)
+        flipped = (trans * kdb.Vector(0, -1)).y > 0  # its bottom edge now faces up
         for p in rec.pins:
             out.append(Term(dev, p.name, p.role, p.box.transformed(trans), block, None,
-                            of_block=True))
+                            of_block=True, flipped=flipped))
         return
     if rec is not None and rec.kind == "guard_ring":
         raise invalid("the router draws its own tap rails: place the cells without guard rings",

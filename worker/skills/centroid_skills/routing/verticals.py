@@ -141,6 +141,8 @@ def place_verticals(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list
             row_gaps_here = _moved(gaps[row], infos[row].dx)
             if row_gaps_here is None:
                 x = min(max(candidate_x(pref, k, pitch), left), right)
+                if k >= CANDIDATES - 2:  # the last tries: either end of the rows
+                    x = right if k == CANDIDATES - 2 else left
             else:
                 x = _gap_candidate(pref, k, row_gaps_here)
             want.append((x, net))
