@@ -200,7 +200,6 @@ fn when_ready_the_next_iteration_starts_and_the_late_points_join_it() {
     let from_model: Vec<&Value> = candidates
         .iter()
         .filter(|candidate| candidate["origin"] == "llm")
-        .copied()
         .collect();
     assert!(!from_model.is_empty(), "the late points: {candidates:?}");
     for candidate in &from_model {
