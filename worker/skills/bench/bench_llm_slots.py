@@ -46,6 +46,8 @@ class Run:
     slots_held_pct: float
     model_calls: int
     exit_code: int
+    #: mean seconds a candidate held its slot (how loaded the machine was)
+    slot_s_per_candidate: float = 0.0
 
 
 def start_model(
@@ -87,6 +89,7 @@ def run_once(
         slots_held_pct=100.0 * held / (search * SLOTS),
         model_calls=int(report.get("planner", {}).get("calls", 0)),
         exit_code=done.returncode,
+        slot_s_per_candidate=held / max(len(report["candidates"]), 1),
     )
 
 
