@@ -4,8 +4,11 @@
 //! iteration is dispatched before the model's answer for it arrives; the
 //! model's points are added to that running iteration when it does, run in it
 //! and are recorded as the model's; the planner's call records stay complete.
-//! For a seed and the same answers, a job's candidates (ids, origins, points) are
-//! the same whether the model answers at once or after 2.5 s.
+//! Under `[llm] model_share = "wait"`, for a seed and the same answers, a job's
+//! candidates (ids, origins, points) are the same whether the model answers at
+//! once or after 2.5 s. Under "when_ready" (the default) an iteration whose
+//! rule-based share is in does not wait for a late answer: the next iteration
+//! starts, and the late points join it when they arrive.
 
 mod support;
 
@@ -23,7 +26,7 @@ fn the_rule_based_share_runs_while_the_model_thinks_and_its_points_join_the_iter
     // iteration 0's planning gets the shared answer; every later call new points
     // (the same points again would be repeats, which the search never drafts twice)
     let fake = delayed_model(MODEL_DELAY);
-    let (report, stderr, out) = run_ota5(&fake, 2);
+    let (report, stderr, out) = run_ota5(&fake, 2, "wait");
 
     // the job's events, in the order the journal holds them (stderr is no terminal)
     let events: Vec<&str> = stderr
@@ -100,7 +103,7 @@ fn the_rule_based_share_runs_while_the_model_thinks_and_its_points_join_the_iter
 /// origin, design point), in id order.
 fn candidates_with_model_delay(delay: Duration) -> Vec<(u64, String, String, Value)> {
     let fake = delayed_model(delay);
-    let (report, _, _) = run_ota5(&fake, 3);
+    let (report, _, _) = run_ota5(&fake, 3, "wait");
     let mut candidates: Vec<(u64, String, String, Value)> = report["candidates"]
         .as_array()
         .unwrap()
@@ -131,6 +134,98 @@ fn the_candidates_are_the_same_whatever_the_model_s_latency() {
     assert_eq!(fast, slow);
 }
 
+/// How long the model takes to answer the first request in the "when ready"
+/// test: longer than iteration 0's rule-based share (two candidates of ota5 on
+/// two slots) takes to run.
+const LATE_DELAY: Duration = Duration::from_secs(12);
+
+/// "when_ready": iteration 0 closes with its rule-based share while the model
+/// thinks; iteration 1 starts at once with a rule-based share of the whole
+/// iteration, and the late answer's points join it when they arrive — drawn,
+/// recorded as the model's, with the call recorded for iteration 0. No new
+/// advice is asked while that one is outstanding; the job runs its budget.
+#[test]
+fn when_ready_the_next_iteration_starts_and_the_late_points_join_it() {
+    let mut late = llm_answer_every_role_accepts();
+    late["candidates"] = json!([
+        {"arrangement": "ABAB", "dummies": 1, "spacing_nm": 500, "why": "wider"},
+        {"arrangement": "ABBA", "dummies": 1, "spacing_nm": 500, "aspect_ratio_pct": 50, "why": "taller"}
+    ]);
+    let fake = FakeLlm::start_blocking(
+        vec![Reply::Delay(LATE_DELAY, Box::new(Reply::Json(late)))],
+        Reply::Json(llm_answer_every_role_accepts()),
+    );
+    let (report, stderr, out) = run_ota5(&fake, 2, "when_ready");
+
+    let events: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.starts_with('['))
+        .collect();
+    let position = |what: &dyn Fn(&str) -> bool, name: &str| -> usize {
+        events
+            .iter()
+            .position(|line| what(line))
+            .unwrap_or_else(|| panic!("no event {name} in:\n{}", events.join("\n")))
+    };
+    let next_started = position(
+        &|line| line.contains("candidate_dispatched") && line.contains("-i1-c0"),
+        "dispatching i1-c0",
+    );
+    let late_added = position(
+        &|line| {
+            line.contains(
+                "added to iteration 1 when the planner's advice for iteration 0 arrived late",
+            )
+        },
+        "the late share added to iteration 1",
+    );
+    assert!(
+        next_started < late_added,
+        "iteration 1 started before the late answer arrived ({next_started} < {late_added}):\n{}",
+        events.join("\n")
+    );
+
+    // the budget: 2 × 4 candidates — iteration 0's rule-based share (2), then
+    // iteration 1's (4) and the late share (2)
+    let candidates = report["candidates"].as_array().unwrap();
+    assert_eq!(candidates.len(), 8, "{candidates:?}");
+    let of_iteration = |iteration: u64| -> Vec<&Value> {
+        candidates
+            .iter()
+            .filter(|candidate| candidate["iteration"] == iteration)
+            .collect()
+    };
+    assert_eq!(of_iteration(0).len(), 2, "{:?}", of_iteration(0));
+    assert_eq!(of_iteration(1).len(), 6, "{:?}", of_iteration(1));
+    let from_model: Vec<&Value> = candidates
+        .iter()
+        .filter(|candidate| candidate["origin"] == "llm")
+        .collect();
+    assert!(!from_model.is_empty(), "the late points: {candidates:?}");
+    for candidate in &from_model {
+        let id = candidate["id"].as_str().unwrap();
+        assert_eq!(candidate["iteration"], 1, "{candidate}");
+        assert!(
+            candidate["score"].is_number() || candidate["error"].is_object(),
+            "{id} ran: {candidate}"
+        );
+    }
+
+    // one request (iteration 0's advice; none asked while it was outstanding),
+    // counted once and in the transcript with the iteration it was asked for
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 1, "{}", report["planner"]);
+    assert_eq!(report["planner"]["calls"].as_u64(), Some(1));
+    let transcript = std::fs::read_to_string(out.path().join("planner_transcript.jsonl")).unwrap();
+    let lines: Vec<Value> = transcript
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{transcript}");
+    assert_eq!(lines[0]["iteration"], 0, "{transcript}");
+    assert_eq!(report["planner"]["fallbacks"], 0, "{}", report["planner"]);
+}
+
 /// A fake model answering every request after `delay`: iteration 0's planning the
 /// shared answer, every later call two new points.
 fn delayed_model(delay: Duration) -> FakeLlm {
@@ -147,13 +242,19 @@ fn delayed_model(delay: Duration) -> FakeLlm {
 }
 
 /// `centroid run --planner llm` of `examples/ota5` with `fake` (`iterations` of 4
-/// candidates, 2 slots, seed 3), which must succeed: its report.json, stderr and out dir.
-fn run_ota5(fake: &FakeLlm, iterations: u32) -> (Value, String, tempfile::TempDir) {
+/// candidates, 2 slots, seed 3, `[llm] model_share = model_share`), which must
+/// succeed: its report.json, stderr and out dir.
+fn run_ota5(
+    fake: &FakeLlm,
+    iterations: u32,
+    model_share: &str,
+) -> (Value, String, tempfile::TempDir) {
     let out = tempfile::tempdir().unwrap();
     let output = centroid()
         .env("CENTROID_LLM_BASE_URL", fake.base_url())
         .env("CENTROID_LLM_MODEL", "fake-model")
-        .env("CENTROID_LLM_TIMEOUT_MS", "20000")
+        .env("CENTROID_LLM_TIMEOUT_MS", "30000")
+        .env("CENTROID_LLM_MODEL_SHARE", model_share)
         .env_remove("CENTROID_CONFIG")
         .args(["run", "--no-memory", "--planner", "llm"])
         .args(["--candidates", "4", "--slots", "2", "--seed", "3"])

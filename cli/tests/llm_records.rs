@@ -20,6 +20,11 @@ fn every_call_is_recorded_fresh_results_are_planned_from_and_the_light_model_cri
         .env("CENTROID_LLM_MODEL", "fake-heavy")
         .env("CENTROID_LLM_LIGHT_MODEL", "fake-light")
         .env("CENTROID_LLM_TIMEOUT_MS", "20000")
+        // every iteration gets its own advice (under "when_ready" an advice
+        // slower than the rule-based share — the first prompt's building in a
+        // debug build on a loaded machine — is carried over and the next
+        // iteration asks none)
+        .env("CENTROID_LLM_MODEL_SHARE", "wait")
         .env_remove("CENTROID_CONFIG")
         .args(["run", "--no-memory", "--planner", "llm"])
         .args(["--candidates", "4", "--slots", "2", "--seed", "3"])

@@ -33,7 +33,7 @@ pub use binary_settings::{BinaryFlags, BinarySettings};
 pub use common_settings::{CommonFlags, CommonSettings, ServerFlags, ServerSettings};
 pub use config_layers::{ConfigError, layered};
 pub use grpc_health::{HEALTH_FILE_DESCRIPTOR_SET, health_service};
-pub use llm_settings::{LightModel, LlmSettings, Provider};
+pub use llm_settings::{LightModel, LlmSettings, ModelSharePolicy, Provider};
 pub use log_entry::event_types;
 pub use logging::{LogFormat, init_logging};
 pub use operations::{OperationsProbe, serve_operations};

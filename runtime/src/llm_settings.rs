@@ -1,7 +1,8 @@
 //! `[coordinator.llm]` (and `[cli.llm]` for `centroid run`): which model the LLM
 //! planner asks, layered like every setting (`CENTROID_LLM_BASE_URL`,
 //! `CENTROID_LLM_MODEL`, `CENTROID_LLM_API_KEY`, `CENTROID_LLM_MAX_CONTEXT_TOKENS`,
-//! `CENTROID_LLM_TEMPERATURE`, `CENTROID_LLM_MAX_TOKENS`, `CENTROID_LLM_TIMEOUT_MS`),
+//! `CENTROID_LLM_TEMPERATURE`, `CENTROID_LLM_MAX_TOKENS`, `CENTROID_LLM_TIMEOUT_MS`,
+//! `CENTROID_LLM_MODEL_SHARE`),
 //! and the light model of `[llm.light]` (`CENTROID_LLM_LIGHT_MODEL`, …) that
 //! serves the critic, classification and ReAct repairs (seed 004 §6).
 //! The CLI reads them as well as the coordinator, and hands its own to a child
@@ -24,6 +25,21 @@ pub enum Provider {
     Openai,
     /// `POST {base_url}/messages` (Anthropic Messages API)
     Anthropic,
+}
+
+/// What an iteration does when its rule-based share is in and the model has
+/// not answered yet (`[llm] model_share`, `CENTROID_LLM_MODEL_SHARE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelSharePolicy {
+    /// the iteration waits for the model's share (up to the model's timeout):
+    /// an iteration holds the same candidates whatever the model's latency
+    Wait,
+    /// the iteration closes without it and the next one starts; the late
+    /// answer's points join the iteration running when it arrives, and no new
+    /// advice is asked while it is outstanding: the slots stay busy
+    #[default]
+    WhenReady,
 }
 
 /// Which model the LLM planner asks and how (every field has a default, so a
@@ -55,6 +71,8 @@ pub struct LlmSettings {
     /// the share of an iteration's candidates evaluated (in %) before the model
     /// is asked for the next iteration's advice: 100 = all of them
     pub results_before_advice_pct: u32,
+    /// what an iteration does when the model's answer is late
+    pub model_share: ModelSharePolicy,
     /// the light model (`[llm.light]`) for the critic, classification and ReAct
     /// repairs; none named = this model serves every role
     pub light: LightModel,
@@ -106,6 +124,7 @@ impl Default for LlmSettings {
             json_mode: true,
             retries: 2,
             results_before_advice_pct: 100,
+            model_share: ModelSharePolicy::WhenReady,
             light: LightModel::default(),
         }
     }
@@ -209,6 +228,7 @@ impl std::fmt::Debug for LlmSettings {
             .field("json_mode", &self.json_mode)
             .field("retries", &self.retries)
             .field("results_before_advice_pct", &self.results_before_advice_pct)
+            .field("model_share", &self.model_share)
             .field("light", &self.light)
             .finish()
     }
@@ -241,6 +261,7 @@ mod tests {
             json_mode: false,
             retries: 5,
             results_before_advice_pct: 60,
+            model_share: ModelSharePolicy::Wait,
             light: LightModel {
                 base_url: "http://127.0.0.1:10/v1".into(),
                 model: "claude-light".into(),
@@ -270,8 +291,14 @@ mod tests {
             Some("claude-light")
         );
         assert_eq!(
+            environment
+                .get("CENTROID_LLM_MODEL_SHARE")
+                .map(String::as_str),
+            Some("wait")
+        );
+        assert_eq!(
             environment.len(),
-            15,
+            16,
             "one variable per field: {:?}",
             environment.keys()
         );

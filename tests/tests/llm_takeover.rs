@@ -5,7 +5,10 @@
 //! with every candidate counted once. Killed once the critic gave its feedback
 //! (the fake model's later critiques are invalid, so that feedback can come
 //! from the record only), and killed while the model's share of an iteration is
-//! awaited (its rule-based share running; the advice is asked again).
+//! awaited (its rule-based share running; the advice is asked again) — under
+//! `[llm] model_share = "wait"`, and under "when_ready" with a late share carried
+//! over to the next iteration (the record says which iteration's advice it
+//! awaits; that advice is asked again and its points join the running one).
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -45,14 +48,16 @@ fn planner_and_critic_answer(feedback: &str) -> Value {
     answer
 }
 
-/// A sandbox (one worker of 2 slots) whose coordinator plans with `fake`, and
-/// the id of an LLM job on `ota5` (3 iterations of 4) submitted to it.
-async fn llm_job(fake: &FakeLlm) -> (Sandbox, String, tempfile::NamedTempFile) {
+/// A sandbox (one worker of 2 slots) whose coordinator plans with `fake`
+/// (`[llm] model_share = model_share`), and the id of an LLM job on `ota5` (3
+/// iterations of 4) submitted to it.
+async fn llm_job(fake: &FakeLlm, model_share: &str) -> (Sandbox, String, tempfile::NamedTempFile) {
     let config = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(
         config.path(),
         format!(
-            "[coordinator.llm]\nbase_url = \"{}\"\nmodel = \"fake-model\"\ntimeout_ms = 30000\n",
+            "[coordinator.llm]\nbase_url = \"{}\"\nmodel = \"fake-model\"\ntimeout_ms = 30000\n\
+             model_share = \"{model_share}\"\n",
             fake.base_url()
         ),
     )
@@ -74,7 +79,7 @@ async fn a_job_taken_over_keeps_the_critics_last_feedback() {
     // critique does
     let script = vec![Reply::Json(planner_and_critic_answer(FEEDBACK)); 3];
     let fake = FakeLlm::start(script, Reply::Json(planner_answer())).await;
-    let (mut sandbox, job_id, _config) = llm_job(&fake).await;
+    let (mut sandbox, job_id, _config) = llm_job(&fake, "when_ready").await;
 
     // killed once the critic's feedback is in the job's record
     let key = format!("{}:job:{job_id}", sandbox.prefix);
@@ -149,7 +154,7 @@ async fn a_job_taken_over_while_the_model_s_share_is_awaited_completes_once() {
         Box::new(Reply::Json(planner_and_critic_answer(MARKER))),
     );
     let fake = FakeLlm::start(Vec::new(), slow).await;
-    let (mut sandbox, job_id, _config) = llm_job(&fake).await;
+    let (mut sandbox, job_id, _config) = llm_job(&fake, "wait").await;
 
     // killed while iteration 2's rule-based share runs and its advice (asked
     // with the critic's feedback on iteration 0 in the prompt) is awaited
@@ -214,4 +219,87 @@ async fn a_job_taken_over_while_the_model_s_share_is_awaited_completes_once() {
         .collect();
     added.sort_unstable();
     assert_eq!(added, [0, 1, 2], "model shares added");
+}
+
+/// Whether the stored record shows iteration `iteration` running with a model's
+/// share carried over from iteration `asked_for` (that iteration closed without
+/// its late answer).
+fn awaiting_carried_share(record: &str, iteration: u64, asked_for: u64) -> bool {
+    let Ok(record) = serde_json::from_str::<Value>(record) else {
+        return false;
+    };
+    let phase = &record["phase"];
+    record["iteration"] == iteration
+        && phase["name"] == "executing"
+        && phase["model_share"]["asked_for"] == asked_for
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_taken_over_while_a_late_share_is_carried_completes_its_budget_once() {
+    // every answer after 10 s: longer than iteration 0's rule-based share runs
+    let slow = Reply::Delay(
+        Duration::from_secs(10),
+        Box::new(Reply::Json(planner_and_critic_answer("MARKER-THREE"))),
+    );
+    let fake = FakeLlm::start(Vec::new(), slow).await;
+    let (mut sandbox, job_id, _config) = llm_job(&fake, "when_ready").await;
+
+    // killed while iteration 1 runs and iteration 0's late answer is awaited
+    let key = format!("{}:job:{job_id}", sandbox.prefix);
+    let started = std::time::Instant::now();
+    loop {
+        let record = sandbox.redis.cli(&["GET", &key]);
+        if awaiting_carried_share(&record, 1, 0) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "iteration 1 never ran with iteration 0's share carried over: {record}\n{}",
+            sandbox.coordinator.logs()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let asked_before = fake.requests().len();
+    sandbox.coordinator.kill9();
+    sandbox.coordinator.restart();
+    sandbox.wait_for_workers(&["w1"]).await;
+    let done = sandbox.wait_done(&job_id, Duration::from_secs(300)).await;
+    let summary = done.job.clone().unwrap();
+    assert_eq!(summary.outcome, "completed", "{summary:?}");
+    assert!(sandbox.coordinator.logs().contains("resuming job"));
+    assert!(
+        fake.requests().len() > asked_before,
+        "the advice awaited was asked again"
+    );
+
+    let (job, events) = assert_accounted_once(&sandbox, &job_id).await;
+    let ids: HashSet<&String> = job
+        .candidates
+        .iter()
+        .map(|candidate| &candidate.candidate_id)
+        .collect();
+    assert_eq!(ids.len(), job.candidates.len(), "no candidate twice");
+    assert_eq!(
+        job.candidates.len(),
+        12,
+        "the budget, 3 iterations of 4: {:?}",
+        job.candidates
+    );
+    // iteration 0 ran its rule-based share only; the late share joined a later one
+    let of_iteration_0 = job
+        .candidates
+        .iter()
+        .filter(|candidate| candidate.candidate_id.contains("-i0-"))
+        .count();
+    assert_eq!(of_iteration_0, 2, "{:?}", job.candidates);
+    let added: Vec<u64> = events
+        .iter()
+        .map(event_data)
+        .filter(|data| data["about"] == "model_share_added")
+        .map(|data| data["iteration"].as_u64().unwrap())
+        .collect();
+    assert!(
+        !added.is_empty() && !added.contains(&0),
+        "the late share joined a later iteration: {added:?}"
+    );
 }

@@ -53,6 +53,11 @@ pub struct Drafting {
     /// then agree, whatever the slot count)
     #[serde(default)]
     pub hidden: Option<u32>,
+    /// an iteration closed without its model's share (`[llm] model_share =
+    /// "when_ready"`): the share carried to the next iteration, whose
+    /// rule-based share is then the whole iteration
+    #[serde(default)]
+    pub carried: Option<ModelShare>,
 }
 
 /// The candidates of one round of runs (an iteration of the search, or the
@@ -82,13 +87,25 @@ pub struct Round {
 
 /// The model's share of an iteration whose rule-based share runs already: how
 /// many candidates it adds (the model's points first, the search journal's to
-/// fill up) and the iteration whose evaluations its draft leaves out beside
-/// its own (see [`Drafting::hidden`]).
+/// fill up), the iteration whose evaluations its draft leaves out beside
+/// its own (see [`Drafting::hidden`]), and — for a late answer carried over
+/// from an iteration that closed without it — the iteration it was asked for.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelShare {
     pub count: u32,
     #[serde(default)]
     pub hidden: Option<u32>,
+    /// the iteration whose advice this share awaits, when not the round's own
+    /// (a late answer: it joins the iteration running when it arrives)
+    #[serde(default)]
+    pub asked_for: Option<u32>,
+}
+
+impl ModelShare {
+    /// The iteration whose advice the share awaits, in a round of `iteration`.
+    pub fn advice_iteration(&self, iteration: u32) -> u32 {
+        self.asked_for.unwrap_or(iteration)
+    }
 }
 
 /// An iteration drafted while the one before it still runs: stored, partly

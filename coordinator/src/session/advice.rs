@@ -162,19 +162,20 @@ impl Driver {
         Ok(())
     }
 
-    /// Starts asking the advice for `job`'s current iteration from `journal`
-    /// (every candidate so far with its evaluation), unless it is asked already
-    /// (when the last iteration's results came in); an advice asked for another
-    /// iteration is dropped.
+    /// Starts asking the advice for `iteration` (`job`'s current one, or the one
+    /// a share carried over awaits) from `journal` (every candidate so far with
+    /// its evaluation), unless it is asked already (when the last iteration's
+    /// results came in); an advice asked for another iteration is dropped.
     pub(super) async fn ask_advice(
         &mut self,
         job: &JobRecord,
+        iteration: u32,
         task: &Arc<TaskContext>,
         skills: &SkillCatalog,
         journal: &[CandidateRecord],
     ) -> Result<(), Interrupted> {
         match self.pending_advice.take() {
-            Some(pending) if pending.iteration == job.iteration => {
+            Some(pending) if pending.iteration == iteration => {
                 self.pending_advice = Some(pending);
                 return Ok(());
             }
@@ -184,7 +185,7 @@ impl Driver {
         let planner = self.context.planner_with_inputs(job, &self.inputs);
         self.pending_advice = Some(ask(
             job,
-            job.iteration,
+            iteration,
             task,
             &planner,
             skills,
@@ -194,15 +195,17 @@ impl Driver {
         Ok(())
     }
 
-    /// The advice for `job`'s current iteration once it is in, or once the
-    /// model's timeout (and a grace) has passed since it was asked (a fallback,
-    /// the call recorded as abandoned); `None` while it is being asked — asked
-    /// now when it is not (a job taken over). Its model calls, a fallback and a
+    /// The advice for `iteration` (`job`'s current one, or the one a late share
+    /// carried over was asked for) once it is in, or once the model's timeout
+    /// (and a grace) has passed since it was asked (a fallback, the call
+    /// recorded as abandoned); `None` while it is being asked — asked now when
+    /// it is not (a job taken over). Its model calls, a fallback and a
     /// rewritten guidance are reported as events; the planner's memory goes into
     /// the record's next write.
     pub(super) async fn arrived_advice(
         &mut self,
         job: &JobRecord,
+        iteration: u32,
         task: &Arc<TaskContext>,
         skills: &SkillCatalog,
     ) -> Result<Option<Advice>, Interrupted> {
@@ -210,17 +213,14 @@ impl Driver {
         self.announce_planner_once(job, &kind).await?;
         let timeout = Duration::from_millis(self.context.config.llm.timeout_ms) + ADVICE_GRACE;
         let advice = match self.pending_advice.take() {
-            Some(mut pending) if pending.iteration == job.iteration => {
+            Some(mut pending) if pending.iteration == iteration => {
                 if pending.handle.is_finished() {
                     pending.join_mut().await
                 } else if pending.asked.elapsed() >= timeout {
                     // the client gives up at its timeout and records the call; the grace lets it
                     let waited = pending.asked.elapsed();
                     drop(pending);
-                    Advice::fallback(
-                        "timeout",
-                        vec![abandoned_call(job.iteration, &kind, waited)],
-                    )
+                    Advice::fallback("timeout", vec![abandoned_call(iteration, &kind, waited)])
                 } else {
                     self.pending_advice = Some(pending);
                     return Ok(None);
@@ -232,7 +232,8 @@ impl Driver {
                 }
                 let context = self.context.clone();
                 let journal = self.journal.read(&context, &job.job_id).await?;
-                self.ask_advice(job, task, skills, &journal).await?;
+                self.ask_advice(job, iteration, task, skills, &journal)
+                    .await?;
                 return Ok(None);
             }
         };

@@ -9,7 +9,7 @@ use super::Driver;
 use super::planning::Drafted;
 use super::transitions::{Effect, PhaseEvent};
 use crate::context::Interrupted;
-use crate::model::{JobRecord, now_ms};
+use crate::model::{Drafting, JobRecord, now_ms};
 
 /// How long the driver waits for a result before it looks again.
 const RESULT_WAIT: Duration = Duration::from_millis(250);
@@ -100,15 +100,18 @@ impl Driver {
         };
         let mut ahead = job.clone();
         ahead.iteration = iteration;
-        let (candidates, model_share) =
-            match self.draft(&ahead, &task, &skills, Some(hidden)).await? {
-                Drafted::Candidates {
-                    candidates,
-                    model_share,
-                } => (candidates, model_share),
-                // planned again (the same way) after this iteration, which then ends the job
-                Drafted::Exhausted | Drafted::Failed(_) => (Vec::new(), None),
-            };
+        let drafting = Drafting {
+            hidden: Some(hidden),
+            carried: None,
+        };
+        let (candidates, model_share) = match self.draft(&ahead, &task, &skills, &drafting).await? {
+            Drafted::Candidates {
+                candidates,
+                model_share,
+            } => (candidates, model_share),
+            // planned again (the same way) after this iteration, which then ends the job
+            Drafted::Exhausted | Drafted::Failed(_) => (Vec::new(), None),
+        };
         let ids = candidates
             .iter()
             .map(|candidate| candidate.candidate_id.clone())

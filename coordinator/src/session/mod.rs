@@ -115,6 +115,8 @@ impl Driver {
         let parsed = TaskContext::load(&inputs.task_inputs(), job_id.clone()).map(Arc::new);
         let settings = PhaseSettings {
             overlap_iterations: context.config.overlap_iterations,
+            model_share_when_ready: context.config.llm.model_share
+                == centroid_runtime::ModelSharePolicy::WhenReady,
         };
         let driver = Driver {
             cancel: context.cancel_signal(&job_id),

@@ -52,7 +52,8 @@ impl Driver {
                 None => return Ok(None),
             },
         };
-        let Some(mut advice) = self.arrived_advice(job, task, &skills).await? else {
+        let asked_for = share.advice_iteration(job.iteration);
+        let Some(mut advice) = self.arrived_advice(job, asked_for, task, &skills).await? else {
             return Ok(None);
         };
         advice.avoid = self.avoid.clone();
@@ -70,11 +71,17 @@ impl Driver {
             .chosen_too(job, task, &skills, &advice.points, &so_far)
             .await?;
         let to_draft = iteration_to_draft(job);
+        // after the rule-based share: the iteration's whole count when the
+        // share was carried over (see `Driver::draft`)
+        let first_index = match share.asked_for {
+            Some(_) => to_draft.candidates_per_iteration,
+            None => to_draft
+                .candidates_per_iteration
+                .saturating_sub(share.count),
+        };
         let part = DraftPart {
             count: share.count as usize,
-            first_index: to_draft
-                .candidates_per_iteration
-                .saturating_sub(share.count) as usize,
+            first_index: first_index as usize,
             part: 1,
         };
         let draft = draft_part(

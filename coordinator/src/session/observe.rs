@@ -43,9 +43,7 @@ impl Driver {
                 devices: task.circuit.devices.len(),
             }),
             JobPhase::ProbingRules => self.probe_rules(job, &task).await?,
-            JobPhase::Planning(drafting) => {
-                self.plan_iteration(job, &task, drafting.hidden).await?
-            }
+            JobPhase::Planning(drafting) => self.plan_iteration(job, &task, drafting).await?,
             JobPhase::Executing(round) => match &round.model_share {
                 Some(share) => match self.draft_model_share(job, &task, round, share).await? {
                     Some(added) => Some(added),

@@ -15,7 +15,9 @@ use super::overlap::job_window;
 use super::transitions::PhaseEvent;
 use crate::context::{Context, Interrupted};
 use crate::drafting::iteration_to_draft;
-use crate::model::{CandidateRecord, EventKind, JobInputs, JobRecord, ModelShare, now_ms};
+use crate::model::{
+    CandidateRecord, Drafting, EventKind, JobInputs, JobRecord, ModelShare, now_ms,
+};
 use crate::registry::skill_catalog_of_cards;
 use crate::worker_calls::{self, error_reason, error_text, request_files};
 use centroid_planner::advice::Advice;
@@ -66,21 +68,24 @@ impl Driver {
         &mut self,
         job: &JobRecord,
         task: &Arc<TaskContext>,
-        hidden: Option<u32>,
+        drafting: &Drafting,
     ) -> Result<Option<PhaseEvent>, Interrupted> {
         let Some(skills) = self.skills_or_wait(job).await? else {
             return Ok(None);
         };
-        let event = match self.draft(job, task, &skills, hidden).await? {
+        let event = match self.draft(job, task, &skills, drafting).await? {
             Drafted::Candidates {
                 candidates,
                 model_share,
             } => {
-                if model_share.is_some() {
-                    // the model plans its share from every evaluation in
+                if model_share.is_some() && drafting.carried.is_none() {
+                    // the model plans its share from every evaluation in (a
+                    // share carried over awaits the advice asked before: none
+                    // is asked while it is outstanding)
                     let context = self.context.clone();
                     let fresh = self.journal.read(&context, &job.job_id).await?;
-                    self.ask_advice(job, task, &skills, &fresh).await?;
+                    self.ask_advice(job, job.iteration, task, &skills, &fresh)
+                        .await?;
                 }
                 let ids = candidates
                     .iter()
@@ -122,16 +127,20 @@ impl Driver {
     }
 
     /// Drafts the rule-based share of `job.iteration` (memory, the search journal
-    /// — with the evaluations of iteration `hidden` left out), reports their plans;
-    /// the model's share, when the LLM plans the job, follows when its advice
-    /// arrives ([`super::model_share`]).
+    /// — with the evaluations of iteration `drafting.hidden` left out), reports
+    /// their plans; the model's share, when the LLM plans the job, follows when
+    /// its advice arrives ([`super::model_share`]). With a share carried over
+    /// from the iteration before (which closed without it), that share is this
+    /// iteration's model's share and the rule-based share is the whole
+    /// iteration, so the job runs its whole budget.
     pub(super) async fn draft(
         &mut self,
         job: &JobRecord,
         task: &Arc<TaskContext>,
         skills: &SkillCatalog,
-        hidden: Option<u32>,
+        drafting: &Drafting,
     ) -> Result<Drafted, Interrupted> {
+        let hidden = drafting.hidden;
         let context = self.context.clone();
         let planner = context.planner_with_inputs(job, &self.inputs);
         self.announce_planner_once(job, &planner.kind()).await?;
@@ -145,13 +154,20 @@ impl Driver {
         let (recalled, avoid) = self.recall(job, task, &so_far).await?;
         self.avoid.extend(avoid.iter().cloned());
         let to_draft = iteration_to_draft(job);
-        let model_share = model_share_count(job, &planner.kind()).map(|count| ModelShare {
-            count: count.min(to_draft.candidates_per_iteration),
-            hidden,
-        });
+        let (model_share, own_share) = match &drafting.carried {
+            Some(carried) => (Some(carried.clone()), 0),
+            None => {
+                let own = model_share_count(job, &planner.kind()).map(|count| ModelShare {
+                    count: count.min(to_draft.candidates_per_iteration),
+                    hidden,
+                    asked_for: None,
+                });
+                let count = own.as_ref().map_or(0, |share| share.count as usize);
+                (own, count)
+            }
+        };
         let part = DraftPart {
-            count: to_draft.candidates_per_iteration as usize
-                - model_share.as_ref().map_or(0, |share| share.count as usize),
+            count: to_draft.candidates_per_iteration as usize - own_share,
             first_index: 0,
             part: 0,
         };

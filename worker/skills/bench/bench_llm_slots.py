@@ -10,7 +10,7 @@ loopback answering every request with one JSON object that is at once a planning
     cargo build -p centroid-cli -p centroid-coordinator -p centroid-worker -p centroid-tests
     cd worker/skills && ../../.venv/bin/python bench/bench_llm_slots.py \\
         --point '{"arrangement": "ABAB", "dummies": 1}' [--results-before-advice-pct 50] \\
-        [--delay-ms N] [--candidates N] [--bin-dir DIR ...]
+        [--delay-ms N] [--candidates N] [--bin-dir DIR ...] [--model-share POLICY ...]
 
 ``--bin-dir`` (repeatable) runs the LLM planner with the binaries of each directory
 (``centroid``, the ``centroid-coordinator`` that ``centroid run`` starts from beside it,
@@ -18,6 +18,9 @@ and ``fake-llm``; default ``target/debug``), e.g. a build of main copied aside a
 this branch's: each round runs the heuristic (first directory) then the LLM planner of every
 directory in turn, so before and after are paired under the same load. The load average is
 printed with every run (other builds on the machine change a candidate's run time).
+``--model-share`` (repeatable: ``wait``, ``when_ready``) runs the LLM planner of every
+directory once per policy (``CENTROID_LLM_MODEL_SHARE``; binaries older than the
+setting ignore it and wait); default: the binaries' own default.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ class Run:
     slots_held_pct: float
     model_calls: int
     exit_code: int
+    #: mean seconds a candidate held its slot (how loaded the machine was)
+    slot_s_per_candidate: float = 0.0
 
 
 def start_model(
@@ -62,6 +67,7 @@ def start_model(
 def run_once(
     planner: str, bin_dir: Path, args: argparse.Namespace, out: Path, env: dict[str, str]
 ) -> Run:
+    """One ``centroid run`` of the circuit with ``planner``, its figures."""
     started = time.monotonic()
     done = subprocess.run(
         [str(bin_dir / "centroid"), "run", "--no-memory", "--seed", "1",
@@ -83,6 +89,7 @@ def run_once(
         slots_held_pct=100.0 * held / (search * SLOTS),
         model_calls=int(report.get("planner", {}).get("calls", 0)),
         exit_code=done.returncode,
+        slot_s_per_candidate=held / max(len(report["candidates"]), 1),
     )
 
 
@@ -98,6 +105,10 @@ def main() -> None:
     parser.add_argument(
         "--bin-dir", type=Path, action="append",
         help="binaries to run the LLM planner with (repeatable; default target/debug)",
+    )
+    parser.add_argument(
+        "--model-share", action="append", choices=["wait", "when_ready"],
+        help="[llm] model_share of the LLM runs (repeatable; default: the binaries')",
     )
     args = parser.parse_args()
     bin_dirs: list[Path] = args.bin_dir or [REPO / "target/debug"]
@@ -127,18 +138,27 @@ def main() -> None:
     )
     if args.results_before_advice_pct is not None:
         env["CENTROID_LLM_RESULTS_BEFORE_ADVICE_PCT"] = str(args.results_before_advice_pct)
-    # (label, planner, binaries): the heuristic once a round, the LLM planner per directory
-    setups = [("heuristic", "heuristic", bin_dirs[0])] + [
-        (f"llm {bin_dir}" if len(bin_dirs) > 1 else "llm", "llm", bin_dir)
-        for bin_dir in bin_dirs
+    # (label, planner, binaries, policy): the heuristic once a round, the LLM
+    # planner per directory and policy
+    policies: list[str | None] = args.model_share or [None]
+    setups: list[tuple[str, str, Path, str | None]] = [
+        ("heuristic", "heuristic", bin_dirs[0], None)
     ]
-    runs: dict[str, list[Run]] = {label: [] for label, _, _ in setups}
+    for bin_dir in bin_dirs:
+        for policy in policies:
+            label = "llm" + (f" {bin_dir}" if len(bin_dirs) > 1 else "")
+            label += f" {policy}" if policy else ""
+            setups.append((label, "llm", bin_dir, policy))
+    runs: dict[str, list[Run]] = {label: [] for label, _, _, _ in setups}
     loads: list[float] = []
     try:
         for index in range(args.runs):
-            for label, planner, bin_dir in setups:
-                out = work / f"{planner}-{len(runs[label])}-{bin_dir.name}"
-                run = run_once(planner, bin_dir, args, out, env)
+            for label, planner, bin_dir, policy in setups:
+                out = work / f"{planner}-{len(runs[label])}-{bin_dir.name}-{policy}"
+                run_env = dict(env)
+                if policy:
+                    run_env["CENTROID_LLM_MODEL_SHARE"] = policy
+                run = run_once(planner, bin_dir, args, out, run_env)
                 runs[label].append(run)
                 loads.append(os.getloadavg()[0])
                 print(f"{label} {index}: {run} load {loads[-1]:.1f}", flush=True)

@@ -12,7 +12,7 @@
 //! | Parsing | Parsed | ProbingRules |
 //! | ProbingRules | RulesProbed | Planning (Ending failed: undrawable devices) |
 //! | Planning | Drafted / Exhausted / PlanningFailed | Executing / Concluding / Ending failed |
-//! | Executing | ResultsSeen | Executing (draft ahead, queue more, record lost, wait) / Evaluating (all in, the model's share too) |
+//! | Executing | ResultsSeen | Executing (draft ahead, queue more, record lost, wait) / Evaluating (all in, the model's share too — or, "when ready", without a late one) |
 //! | Executing | DraftedAhead | Executing (the next iteration queued) |
 //! | Executing | ModelShareDrafted | Executing (the model's share added to the round) |
 //! | Evaluating | IterationEvaluated | Planning / Executing (drafted ahead) / ChoosingSignoff / Ending / Concluding |
@@ -48,6 +48,9 @@ use crate::model::{EventKind, JobPhase, JobRecord, ModelShare, Notice, Outcome};
 pub(crate) struct PhaseSettings {
     /// draft the next iteration while the last candidates of one run
     pub overlap_iterations: bool,
+    /// `[llm] model_share = "when_ready"`: an iteration whose rule-based share
+    /// is in closes without a late model's share, which joins the next one
+    pub model_share_when_ready: bool,
 }
 
 /// The best candidate an evaluation found.
@@ -270,7 +273,7 @@ pub(crate) fn advance(
             end(job, Outcome::Failed, &message)
         }
         (JobPhase::Executing(round), PhaseEvent::ResultsSeen(progress)) => {
-            searching(job, round, &progress)
+            searching(job, round, &progress, settings)
         }
         (
             JobPhase::Executing(round),

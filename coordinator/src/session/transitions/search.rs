@@ -98,7 +98,12 @@ pub(super) fn drafted(
 
 /// Executing: draft ahead when slots would idle; else evaluate what arrived,
 /// and move on when all is in, or queue more, or record the lost, or wait.
-pub(super) fn searching(job: &mut JobRecord, mut round: Round, progress: &Progress) -> Vec<Effect> {
+pub(super) fn searching(
+    job: &mut JobRecord,
+    mut round: Round,
+    progress: &Progress,
+    settings: PhaseSettings,
+) -> Vec<Effect> {
     if let Some(outstanding) =
         idle_slots_call_ahead(&round, &progress.finished, progress.farm_slots)
     {
@@ -117,6 +122,10 @@ pub(super) fn searching(job: &mut JobRecord, mut round: Round, progress: &Progre
         let message = "every candidate of the iteration is in";
         return move_to(job, JobPhase::Evaluating(round), message);
     }
+    if all_in && closes_without_the_model(job, &round, settings) {
+        let message = "the iteration's rule-based share is in; the model's late answer joins the next iteration";
+        return move_to(job, JobPhase::Evaluating(round), message);
+    }
     let arrived: Vec<String> = round
         .candidates
         .iter()
@@ -132,6 +141,18 @@ pub(super) fn searching(job: &mut JobRecord, mut round: Round, progress: &Progre
     effects.push(keep_round_moving(&mut round, progress));
     job.phase = JobPhase::Executing(round);
     effects
+}
+
+/// Whether `round`, its own candidates all in, ends without its model's share
+/// still awaited: `[llm] model_share = "when_ready"`, the round ran candidates
+/// of its own, and a next iteration can take the share over (the last
+/// iteration waits for it, up to the model's timeout, so the job runs its
+/// whole budget).
+fn closes_without_the_model(job: &JobRecord, round: &Round, settings: PhaseSettings) -> bool {
+    settings.model_share_when_ready
+        && round.model_share.is_some()
+        && !round.candidates.is_empty()
+        && job.iteration + 1 < job.options.max_iterations
 }
 
 pub(super) fn drafted_ahead(
@@ -197,7 +218,10 @@ pub(super) fn model_share_added(
         chosen_too,
         from_model,
     } = share;
-    round.model_share = None;
+    let asked_for = round
+        .model_share
+        .take()
+        .and_then(|awaited| awaited.asked_for);
     let all_queued = round.all_queued();
     let queued = if all_queued {
         candidates.len().min(ahead_room(window, outstanding))
@@ -206,8 +230,14 @@ pub(super) fn model_share_added(
     };
     let mut effects = Vec::new();
     if !candidates.is_empty() || !chosen_too.is_empty() {
+        let advice = match asked_for {
+            Some(asked_for) => {
+                format!("the planner's advice for iteration {asked_for} arrived late")
+            }
+            None => "the planner's advice arrived".to_string(),
+        };
         let message = format!(
-            "{} candidates added to iteration {} when the planner's advice arrived ({from_model} of the model's)",
+            "{} candidates added to iteration {} when {advice} ({from_model} of the model's)",
             candidates.len(),
             job.iteration
         );
@@ -277,6 +307,13 @@ fn next_iteration(
 ) -> Vec<Effect> {
     let mut effects = vec![passing_through(job, JobState::Iterating, "iterating")];
     let hidden = round.overlap_next.then_some(job.iteration);
+    // a model's share still awaited (the round closed without it): the next
+    // iteration takes it, recorded with the iteration its advice was asked for
+    let carried = round.model_share.map(|awaited| ModelShare {
+        count: awaited.count,
+        hidden: None,
+        asked_for: Some(awaited.advice_iteration(job.iteration)),
+    });
     job.iteration += 1;
     let data = EventData::Iteration {
         best_candidate_id: job.best_candidate_id.clone(),
@@ -293,14 +330,14 @@ fn next_iteration(
         Some(ahead) if !ahead.candidates.is_empty() || ahead.model_share.is_some() => {
             let mut next = Round::queued(ahead.candidates, ahead.enqueued as usize, now_ms);
             next.overlap_next = overlap_next(job, settings.overlap_iterations);
-            next.model_share = ahead.model_share;
+            next.model_share = ahead.model_share.or(carried);
             (
                 JobPhase::Executing(next),
                 "executing the iteration drafted ahead",
             )
         }
         _ => (
-            JobPhase::Planning(Drafting { hidden }),
+            JobPhase::Planning(Drafting { hidden, carried }),
             "planning the next iteration",
         ),
     };

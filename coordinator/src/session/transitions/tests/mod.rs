@@ -37,6 +37,13 @@ pub(super) fn ids(names: &[&str]) -> Vec<String> {
 
 pub(super) const OVERLAP: PhaseSettings = PhaseSettings {
     overlap_iterations: true,
+    model_share_when_ready: false,
+};
+
+/// Overlapping, and a late model's share joins the next iteration.
+pub(super) const WHEN_READY: PhaseSettings = PhaseSettings {
+    overlap_iterations: true,
+    model_share_when_ready: true,
 };
 
 pub(super) fn progress(

@@ -8,6 +8,7 @@ fn share(count: u32) -> Option<ModelShare> {
     Some(ModelShare {
         count,
         hidden: None,
+        asked_for: None,
     })
 }
 
@@ -200,4 +201,97 @@ fn an_iteration_drafted_ahead_keeps_its_model_s_share_awaited() {
     let next = executing(&job);
     assert_eq!(next.candidates, ids(&["n0"]));
     assert_eq!(next.model_share, share(1));
+}
+
+#[test]
+fn when_ready_a_round_whose_own_candidates_are_in_closes_and_the_next_takes_the_late_share() {
+    let mut job = round_waiting();
+    job.iteration = 1;
+    // under "wait" the round waits for the model's share
+    let mut waiting = job.clone();
+    let in_ = PhaseEvent::ResultsSeen(progress(&["c0"], 2, 4, 40));
+    advance(&mut waiting, in_.clone(), OVERLAP).unwrap();
+    assert!(matches!(waiting.phase, JobPhase::Executing(_)));
+
+    // "when ready": it closes, and the next iteration carries the share
+    advance(&mut job, in_, WHEN_READY).unwrap();
+    assert!(
+        matches!(job.phase, JobPhase::Evaluating(_)),
+        "{:?}",
+        job.phase
+    );
+    let evaluated = PhaseEvent::IterationEvaluated {
+        best: None,
+        now_ms: 50,
+    };
+    advance(&mut job, evaluated, WHEN_READY).unwrap();
+    assert_eq!(job.iteration, 2);
+    let carried = ModelShare {
+        count: 1,
+        hidden: None,
+        asked_for: Some(1),
+    };
+    assert_eq!(
+        job.phase,
+        JobPhase::Planning(Drafting {
+            hidden: None,
+            carried: Some(carried.clone()),
+        })
+    );
+
+    // iteration 2 runs its rule-based share with the carried share awaited
+    let drafted = PhaseEvent::Drafted {
+        candidates: ids(&["d0", "d1", "d2", "d3"]),
+        model_share: Some(carried.clone()),
+        window: 8,
+        now_ms: 60,
+    };
+    advance(&mut job, drafted, WHEN_READY).unwrap();
+    assert_eq!(executing(&job).model_share, Some(carried));
+
+    // the late answer joins iteration 2, said to be iteration 1's advice
+    let added = PhaseEvent::ModelShareDrafted {
+        candidates: ids(&["d4"]),
+        chosen_too: Vec::new(),
+        from_model: 1,
+        outstanding: 2,
+        window: 8,
+        now_ms: 70,
+    };
+    let effects = advance(&mut job, added, WHEN_READY).unwrap();
+    let Some(Effect::Emit(notice)) = effects.get(1) else {
+        panic!("{effects:?}")
+    };
+    assert!(
+        notice.message.contains(
+            "added to iteration 2 when the planner's advice for iteration 1 arrived late"
+        ),
+        "{}",
+        notice.message
+    );
+    let round = executing(&job);
+    assert_eq!(round.candidates, ids(&["d0", "d1", "d2", "d3", "d4"]));
+    assert_eq!(round.model_share, None);
+}
+
+#[test]
+fn when_ready_the_last_iteration_and_a_round_of_nothing_of_its_own_still_wait() {
+    let in_ = PhaseEvent::ResultsSeen(progress(&["c0"], 2, 4, 40));
+    let mut last = round_waiting();
+    last.iteration = last.options.max_iterations - 1;
+    advance(&mut last, in_, WHEN_READY).unwrap();
+    assert!(
+        matches!(last.phase, JobPhase::Executing(_)),
+        "the last iteration waits: the job runs its whole budget"
+    );
+
+    let mut nothing_own = round(&[], 0);
+    nothing_own.model_share = share(1);
+    let mut job = job_in(JobPhase::Executing(nothing_own));
+    let none_in = PhaseEvent::ResultsSeen(progress(&[], 2, 4, 40));
+    advance(&mut job, none_in, WHEN_READY).unwrap();
+    assert!(
+        matches!(job.phase, JobPhase::Executing(_)),
+        "a round whose model's share is all of it waits"
+    );
 }

@@ -35,7 +35,13 @@ fn a_job_is_parsed_then_probes_the_rules_then_plans() {
         schematic: None,
     };
     let effects = advance(&mut job, probed, OVERLAP).unwrap();
-    assert_eq!(job.phase, JobPhase::Planning(Drafting { hidden: None }));
+    assert_eq!(
+        job.phase,
+        JobPhase::Planning(Drafting {
+            hidden: None,
+            carried: None,
+        })
+    );
     assert_eq!(job.route_pitch_um, Some(0.46));
     assert!(effects.contains(&Effect::Persist));
     let Effect::Emit(probe) = &effects[0] else {
@@ -93,7 +99,10 @@ fn the_schematic_simulated_by_the_probe_is_kept_in_the_record_and_reported() {
     advance(&mut job, failed, OVERLAP).unwrap();
     assert_eq!(
         job.phase,
-        JobPhase::Planning(Drafting { hidden: None }),
+        JobPhase::Planning(Drafting {
+            hidden: None,
+            carried: None,
+        }),
         "the job goes on: its candidates fail with the reason"
     );
 }
@@ -325,7 +334,10 @@ fn an_early_draft_and_a_late_one_leave_out_the_same_evaluations() {
     assert_eq!(job.iteration, 3);
     assert_eq!(
         job.phase,
-        JobPhase::Planning(Drafting { hidden: Some(2) }),
+        JobPhase::Planning(Drafting {
+            hidden: Some(2),
+            carried: None,
+        }),
         "hidden as the early draft (DraftAhead hidden: 2) would have"
     );
     // without overlap, nothing is hidden
@@ -340,7 +352,13 @@ fn an_early_draft_and_a_late_one_leave_out_the_same_evaluations() {
         OVERLAP,
     )
     .unwrap();
-    assert_eq!(job.phase, JobPhase::Planning(Drafting { hidden: None }));
+    assert_eq!(
+        job.phase,
+        JobPhase::Planning(Drafting {
+            hidden: None,
+            carried: None,
+        })
+    );
 }
 
 #[test]
@@ -392,7 +410,13 @@ fn an_iteration_drafted_ahead_runs_next_and_one_that_found_nothing_is_planned_ag
         OVERLAP,
     )
     .unwrap();
-    assert_eq!(job.phase, JobPhase::Planning(Drafting { hidden: Some(1) }));
+    assert_eq!(
+        job.phase,
+        JobPhase::Planning(Drafting {
+            hidden: Some(1),
+            carried: None,
+        })
+    );
 }
 
 #[test]
