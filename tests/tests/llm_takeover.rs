@@ -13,6 +13,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
+use centroid_proto::v1::{GetJobResponse, JobEvent};
 use centroid_tests::fake_llm::{FakeLlm, Reply};
 use centroid_tests::{Sandbox, assert_accounted_once, event_data, small_job};
 use serde_json::{Value, json};
@@ -72,6 +73,60 @@ async fn llm_job(fake: &FakeLlm, model_share: &str) -> (Sandbox, String, tempfil
     (sandbox, job_id, config)
 }
 
+/// Polls the job's stored record until `ready` says so (within 180 s), then kills
+/// the coordinator (-9) and starts it again: the job must be resumed and completed.
+/// The number of model requests seen before the kill.
+async fn take_over_when(
+    sandbox: &mut Sandbox,
+    fake: &FakeLlm,
+    job_id: &str,
+    moment: &str,
+    ready: impl Fn(&str) -> bool,
+) -> usize {
+    let key = format!("{}:job:{job_id}", sandbox.prefix);
+    let started = std::time::Instant::now();
+    loop {
+        let record = sandbox.redis.cli(&["GET", &key]);
+        if ready(&record) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "never reached ({moment}): {record}\n{}",
+            sandbox.coordinator.logs()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let asked_before = fake.requests().len();
+    sandbox.coordinator.kill9();
+    sandbox.coordinator.restart();
+    sandbox.wait_for_workers(&["w1"]).await;
+    let done = sandbox.wait_done(job_id, Duration::from_secs(300)).await;
+    let summary = done.job.clone().unwrap();
+    assert_eq!(summary.outcome, "completed", "{summary:?}");
+    assert!(sandbox.coordinator.logs().contains("resuming job"));
+    asked_before
+}
+
+/// Every candidate counted once, none twice, and the job's budget (3 iterations of
+/// 4) run: the job and its events.
+async fn assert_budget_once(sandbox: &Sandbox, job_id: &str) -> (GetJobResponse, Vec<JobEvent>) {
+    let (job, events) = assert_accounted_once(sandbox, job_id).await;
+    let ids: HashSet<&String> = job
+        .candidates
+        .iter()
+        .map(|candidate| &candidate.candidate_id)
+        .collect();
+    assert_eq!(ids.len(), job.candidates.len(), "no candidate twice");
+    assert_eq!(
+        job.candidates.len(),
+        12,
+        "the budget, 3 iterations of 4: {:?}",
+        job.candidates
+    );
+    (job, events)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_taken_over_keeps_the_critics_last_feedback() {
     // planning 0; the critic of 0 (the feedback) and planning 1, asked at once
@@ -82,28 +137,14 @@ async fn a_job_taken_over_keeps_the_critics_last_feedback() {
     let (mut sandbox, job_id, _config) = llm_job(&fake, "when_ready").await;
 
     // killed once the critic's feedback is in the job's record
-    let key = format!("{}:job:{job_id}", sandbox.prefix);
-    let started = std::time::Instant::now();
-    loop {
-        let record = sandbox.redis.cli(&["GET", &key]);
-        if fake.requests().len() >= 3 && record.contains("MARKER-ONE") {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(180),
-            "the feedback never reached the record: {record}\n{}",
-            sandbox.coordinator.logs()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let asked_before = fake.requests().len();
-    sandbox.coordinator.kill9();
-    sandbox.coordinator.restart();
-    sandbox.wait_for_workers(&["w1"]).await;
-    let done = sandbox.wait_done(&job_id, Duration::from_secs(300)).await;
-    let summary = done.job.clone().unwrap();
-    assert_eq!(summary.outcome, "completed", "{summary:?}");
-    assert!(sandbox.coordinator.logs().contains("resuming job"));
+    let asked_before = take_over_when(
+        &mut sandbox,
+        &fake,
+        &job_id,
+        "the feedback in the record",
+        |record| fake.requests().len() >= 3 && record.contains("MARKER-ONE"),
+    )
+    .await;
 
     let requests = fake.requests();
     let after: Vec<&Value> = requests[asked_before..].iter().collect();
@@ -158,28 +199,14 @@ async fn a_job_taken_over_while_the_model_s_share_is_awaited_completes_once() {
 
     // killed while iteration 2's rule-based share runs and its advice (asked
     // with the critic's feedback on iteration 0 in the prompt) is awaited
-    let key = format!("{}:job:{job_id}", sandbox.prefix);
-    let started = std::time::Instant::now();
-    loop {
-        let record = sandbox.redis.cli(&["GET", &key]);
-        if awaiting_model_share(&record, 2, MARKER) {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(180),
-            "iteration 2 never awaited its model's share: {record}\n{}",
-            sandbox.coordinator.logs()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let asked_before = fake.requests().len();
-    sandbox.coordinator.kill9();
-    sandbox.coordinator.restart();
-    sandbox.wait_for_workers(&["w1"]).await;
-    let done = sandbox.wait_done(&job_id, Duration::from_secs(300)).await;
-    let summary = done.job.clone().unwrap();
-    assert_eq!(summary.outcome, "completed", "{summary:?}");
-    assert!(sandbox.coordinator.logs().contains("resuming job"));
+    let asked_before = take_over_when(
+        &mut sandbox,
+        &fake,
+        &job_id,
+        "iteration 2 awaiting its model's share",
+        |record| awaiting_model_share(record, 2, MARKER),
+    )
+    .await;
 
     // the advice for iteration 2 was asked again, from the record's memory
     let requests = fake.requests();
@@ -197,19 +224,7 @@ async fn a_job_taken_over_while_the_model_s_share_is_awaited_completes_once() {
         );
     }
 
-    let (job, events) = assert_accounted_once(&sandbox, &job_id).await;
-    let ids: HashSet<&String> = job
-        .candidates
-        .iter()
-        .map(|candidate| &candidate.candidate_id)
-        .collect();
-    assert_eq!(ids.len(), job.candidates.len(), "no candidate twice");
-    assert_eq!(
-        job.candidates.len(),
-        12,
-        "3 iterations of 4: {:?}",
-        job.candidates
-    );
+    let (_, events) = assert_budget_once(&sandbox, &job_id).await;
     // each iteration's model's share was added once
     let mut added: Vec<u64> = events
         .iter()
@@ -245,46 +260,20 @@ async fn a_job_taken_over_while_a_late_share_is_carried_completes_its_budget_onc
     let (mut sandbox, job_id, _config) = llm_job(&fake, "when_ready").await;
 
     // killed while iteration 1 runs and iteration 0's late answer is awaited
-    let key = format!("{}:job:{job_id}", sandbox.prefix);
-    let started = std::time::Instant::now();
-    loop {
-        let record = sandbox.redis.cli(&["GET", &key]);
-        if awaiting_carried_share(&record, 1, 0) {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(180),
-            "iteration 1 never ran with iteration 0's share carried over: {record}\n{}",
-            sandbox.coordinator.logs()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let asked_before = fake.requests().len();
-    sandbox.coordinator.kill9();
-    sandbox.coordinator.restart();
-    sandbox.wait_for_workers(&["w1"]).await;
-    let done = sandbox.wait_done(&job_id, Duration::from_secs(300)).await;
-    let summary = done.job.clone().unwrap();
-    assert_eq!(summary.outcome, "completed", "{summary:?}");
-    assert!(sandbox.coordinator.logs().contains("resuming job"));
+    let asked_before = take_over_when(
+        &mut sandbox,
+        &fake,
+        &job_id,
+        "iteration 1 running with iteration 0's share carried over",
+        |record| awaiting_carried_share(record, 1, 0),
+    )
+    .await;
     assert!(
         fake.requests().len() > asked_before,
         "the advice awaited was asked again"
     );
 
-    let (job, events) = assert_accounted_once(&sandbox, &job_id).await;
-    let ids: HashSet<&String> = job
-        .candidates
-        .iter()
-        .map(|candidate| &candidate.candidate_id)
-        .collect();
-    assert_eq!(ids.len(), job.candidates.len(), "no candidate twice");
-    assert_eq!(
-        job.candidates.len(),
-        12,
-        "the budget, 3 iterations of 4: {:?}",
-        job.candidates
-    );
+    let (job, events) = assert_budget_once(&sandbox, &job_id).await;
     // iteration 0 ran its rule-based share only; the late share joined a later one
     let of_iteration_0 = job
         .candidates
