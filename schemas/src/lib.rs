@@ -45,8 +45,8 @@ pub use issue::{InputErrors, InputIssue};
 pub use json_inputs::{InputFile, Loaded, load_drc_rules, load_netlist, load_objectives};
 pub use module_types::{CircuitModule, ModuleMember, ModuleType};
 pub use modules::recognize_modules;
-pub use parallel_units::ParallelUnits;
 pub use objectives::{DesignConstraints, DesignObjectives, Objective, ObjectiveName};
+pub use parallel_units::ParallelUnits;
 pub use parasitics::{ParasiticCut, ParasiticLayer, ParasiticOverlap, Parasitics};
 pub use performance::{
     PerformanceObjectives, PerformanceSpec, PortRoles, SchematicJunctions, TestbenchKind,

@@ -75,7 +75,9 @@ pub struct CircuitModule {
 impl CircuitModule {
     /// The members to match (each with its parallel units, [`CircuitModule::units_of`]).
     pub fn members(&self) -> impl Iterator<Item = &ModuleMember> {
-        self.devices.iter().filter(|member| member.unit_of.is_none())
+        self.devices
+            .iter()
+            .filter(|member| member.unit_of.is_none())
     }
 
     /// The other parallel units of member `device_id`, in order.

@@ -205,11 +205,15 @@ impl ModuleBuilder<'_> {
                         role: role.to_owned(),
                         unit_of: None,
                     };
-                    let units = self.units.others(&device.id).iter().map(|unit| ModuleMember {
-                        device_id: unit.clone(),
-                        role: role.to_owned(),
-                        unit_of: Some(device.id.clone()),
-                    });
+                    let units = self
+                        .units
+                        .others(&device.id)
+                        .iter()
+                        .map(|unit| ModuleMember {
+                            device_id: unit.clone(),
+                            role: role.to_owned(),
+                            unit_of: Some(device.id.clone()),
+                        });
                     std::iter::once(member).chain(units)
                 })
                 .collect(),

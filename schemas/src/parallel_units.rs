@@ -45,7 +45,9 @@ impl ParallelUnits {
                 units
                     .representative
                     .insert(device.id.clone(), first_id.clone());
-                units.representative.insert(first_id.clone(), first_id.clone());
+                units
+                    .representative
+                    .insert(first_id.clone(), first_id.clone());
                 units
                     .others
                     .entry(first_id)
@@ -100,7 +102,9 @@ pub(crate) fn same_size(a: &Device, b: &Device) -> bool {
 
 /// Devices of one size with every terminal on the same nets.
 fn join_same_nets(devices: &[Device], sets: &mut UnionFind) {
-    let mut by_nets: BTreeMap<(&str, Vec<(&str, &str)>), Vec<usize>> = BTreeMap::new();
+    /// a device's type and each terminal's net
+    type Wiring<'a> = (&'a str, Vec<(&'a str, &'a str)>);
+    let mut by_nets: BTreeMap<Wiring, Vec<usize>> = BTreeMap::new();
     for (position, device) in devices.iter().enumerate() {
         let nets = device
             .terminals

@@ -73,7 +73,12 @@ fn devices_written_out_on_the_same_nets_are_one_member() {
     assert_eq!(found.len(), 1, "{:#?}", circuit.modules);
     assert_eq!(found[0].module_type, ModuleType::MatchedCurrentSources);
     assert_eq!(found[0].members().count(), 2);
-    assert_eq!(found[0].properties["ratio"], "1:0.333", "{}", found[0].describe());
+    assert_eq!(
+        found[0].properties["ratio"],
+        "1:0.333",
+        "{}",
+        found[0].describe()
+    );
 }
 
 #[test]
