@@ -180,22 +180,56 @@ impl<'a> Draft<'a> {
     /// The rows of block instances, above the device rows: one instance a row for
     /// tall aspect ratios, else about as many rows as instances in a row; each
     /// block's instances next to each other, those of one matched module interleaved
-    /// (`matched_order`).
+    /// (`matched_order`) in whole rows of their own, as many in each: a sequence
+    /// symmetric about its middle laid row by row over full rows of one width is
+    /// point-symmetric, a common centroid in both directions.
     pub(super) fn block_rows(&self) -> Vec<Vec<String>> {
         if self.blocks.is_empty() {
             return Vec::new();
         }
-        let instances = self.matched_order();
-        let cells: Vec<(String, u64)> = instances
-            .iter()
-            .map(|instance| (instance.cell.clone(), instance.drawn.len().max(1) as u64))
-            .collect();
+        let weight = |instance: &BlockInstance| instance.drawn.len().max(1) as u64;
         let count = if self.point.aspect_ratio_pct < 75 {
-            cells.len()
+            self.blocks.len()
         } else {
-            (cells.len() as f64).sqrt().round().max(1.0) as usize
+            (self.blocks.len() as f64).sqrt().round().max(1.0) as usize
         };
-        fold(&cells, count)
+        let total: u64 = self.blocks.iter().map(weight).sum();
+        let row_weight = total.div_ceil(count as u64).max(1);
+        let mut rows = Vec::new();
+        let mut loose: Vec<(String, u64)> = Vec::new();
+        let fold_loose = |loose: &mut Vec<(String, u64)>, rows: &mut Vec<Vec<String>>| {
+            let weight: u64 = loose.iter().map(|(_, weight)| weight).sum();
+            let count = weight.div_ceil(row_weight).max(1) as usize;
+            rows.extend(fold(loose, count));
+            loose.clear();
+        };
+        for segment in self.matched_order() {
+            if let [instance] = segment[..] {
+                loose.push((instance.cell.clone(), weight(instance)));
+                continue;
+            }
+            if !loose.is_empty() {
+                fold_loose(&mut loose, &mut rows);
+            }
+            let weight: u64 = segment.iter().map(|instance| weight(instance)).sum();
+            let wanted = (weight as f64 / row_weight as f64).round().max(1.0);
+            let module_rows = (1..=segment.len())
+                .filter(|rows| segment.len() % rows == 0)
+                .min_by(|a, b| {
+                    let distance = |rows: usize| (rows as f64 - wanted).abs();
+                    distance(*a).total_cmp(&distance(*b))
+                })
+                .unwrap_or(1);
+            rows.extend(
+                segment
+                    .chunks(segment.len() / module_rows)
+                    .map(|row| row.iter().map(|instance| instance.cell.clone()).collect()),
+            );
+        }
+        if !loose.is_empty() {
+            fold_loose(&mut loose, &mut rows);
+        }
+        rows
     }
 
     /// The block instances by block cell; inside one block cell, the instances drawing
@@ -203,7 +237,8 @@ impl<'a> Draft<'a> {
     /// `m=k` instance — count as that member) side by side where the first of them
     /// stands, the members interleaved about their middle (A B A B B A B A) so that
     /// their centroids meet, as a layout engineer draws the units of matched devices.
-    fn matched_order(&self) -> Vec<&BlockInstance> {
+    /// Each segment: one matched module's instances interleaved, or one other instance.
+    fn matched_order(&self) -> Vec<Vec<&BlockInstance>> {
         let mut member_of: HashMap<&str, (usize, &str)> = HashMap::new();
         for (index, module) in self.flat.modules.iter().enumerate() {
             if !module.module_type.is_matched() {
@@ -243,9 +278,9 @@ impl<'a> Draft<'a> {
             }
             for slot in slots {
                 match slot {
-                    Err(instance) => ordered.push(instance),
+                    Err(instance) => ordered.push(vec![instance]),
                     Ok(module) => {
-                        ordered.extend(interleaved(modules.remove(&module).unwrap_or_default()))
+                        ordered.push(interleaved(modules.remove(&module).unwrap_or_default()))
                     }
                 }
             }
