@@ -291,9 +291,13 @@ impl<'a> Draft<'a> {
     /// Whether `route.nets` packs the rows of blocks again by the blocks' real sizes
     /// (which the planner does not know): the rows of `block_rows` are then a
     /// preference, kept unless a packing is smaller. Not for the tall aspect ratios,
-    /// whose one instance a row is the point's choice.
+    /// whose one instance a row is the point's choice, nor when a matched module's
+    /// instances are interleaved in rows of their own (a packing sorts blocks by
+    /// height and would scatter them).
     pub(super) fn packs_block_rows(&self) -> bool {
-        !self.blocks.is_empty() && self.point.aspect_ratio_pct >= 75
+        !self.blocks.is_empty()
+            && self.point.aspect_ratio_pct >= 75
+            && self.matched_order().iter().all(|segment| segment.len() < 2)
     }
 
     /// Each block instance as `route.nets` takes it: a pseudo-device of type `block`
