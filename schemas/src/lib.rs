@@ -22,6 +22,7 @@ pub mod modules;
 mod net_use;
 pub mod netlist;
 pub mod objectives;
+pub mod parallel_units;
 pub mod parasitics;
 pub mod passive_sizing;
 pub mod performance;
@@ -45,6 +46,7 @@ pub use json_inputs::{InputFile, Loaded, load_drc_rules, load_netlist, load_obje
 pub use module_types::{CircuitModule, ModuleMember, ModuleType};
 pub use modules::recognize_modules;
 pub use objectives::{DesignConstraints, DesignObjectives, Objective, ObjectiveName};
+pub use parallel_units::ParallelUnits;
 pub use parasitics::{ParasiticCut, ParasiticLayer, ParasiticOverlap, Parasitics};
 pub use performance::{
     PerformanceObjectives, PerformanceSpec, PortRoles, SchematicJunctions, TestbenchKind,

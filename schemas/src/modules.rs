@@ -16,6 +16,14 @@
 //!   ratio = (w·m/l) of each device over that of the reference (nf does not change it);
 //! - matched current sources: two or more MOS of one type and length sharing gate and
 //!   source nets without a reference, their gate a bias net (it drives gates of that type only).
+//!
+//! Parallel units (`parallel_units.rs`: devices of one size wired alike between the same
+//! nets — the copies of an `m=k` instance, or an `m=k` written out device by device) are
+//! one device here: recognition runs on the device standing for each set, so a module
+//! needs two or more distinct members (k parallel copies match nothing among themselves)
+//! and a member's strength is k times its unit's (a mirror whose output is 4 parallel
+//! units of its reference's size has ratio 1:4). Each member is listed with its units
+//! after it (`ModuleMember::unit_of`), so a module still draws every device.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -23,15 +31,21 @@ use serde_json::{Map, Value, json};
 
 use crate::circuit::{Circuit, Device, DeviceType};
 use crate::module_types::{CircuitModule, ModuleMember, ModuleType};
+use crate::parallel_units::{ParallelUnits, same_size, same_value};
 
 /// Recognises the modules of a flattened circuit, in a deterministic order.
 pub fn recognize_modules(circuit: &Circuit) -> Vec<CircuitModule> {
+    let units = ParallelUnits::of(circuit);
     let mos: Vec<&Device> = circuit
         .devices
         .iter()
-        .filter(|device| device.device_type.is_mos())
+        .filter(|device| device.device_type.is_mos() && units.stands_for_its_set(&device.id))
         .collect();
-    let mut builder = ModuleBuilder::default();
+    let mut builder = ModuleBuilder {
+        units: &units,
+        modules: Vec::new(),
+        counters: BTreeMap::new(),
+    };
 
     let cross_coupled = find_cross_coupled_pairs(&mos);
     let in_cross_pair: HashSet<&str> = cross_coupled
@@ -99,7 +113,11 @@ pub fn recognize_modules(circuit: &Circuit) -> Vec<CircuitModule> {
         let ratio_base = reference.unwrap_or(group[0]);
         let ratios: BTreeMap<String, f64> = group
             .iter()
-            .map(|device| (device.id.clone(), strength_ratio(device, ratio_base)))
+            .map(|device| {
+                let ratio = strength_ratio(device, ratio_base) * units.count(&device.id) as f64
+                    / units.count(&ratio_base.id) as f64;
+                (device.id.clone(), ratio)
+            })
             .collect();
         let ratio_text = group
             .iter()
@@ -154,13 +172,15 @@ pub fn recognize_modules(circuit: &Circuit) -> Vec<CircuitModule> {
     builder.modules
 }
 
-#[derive(Default)]
-struct ModuleBuilder {
+struct ModuleBuilder<'a> {
+    units: &'a ParallelUnits,
     modules: Vec<CircuitModule>,
     counters: BTreeMap<&'static str, usize>,
 }
 
-impl ModuleBuilder {
+impl ModuleBuilder<'_> {
+    /// Adds a module of `members` (devices standing for their sets), each followed by
+    /// its parallel units; returns its id.
     fn add(
         &mut self,
         module_type: ModuleType,
@@ -179,33 +199,28 @@ impl ModuleBuilder {
             module_type,
             devices: members
                 .into_iter()
-                .map(|(device, role)| ModuleMember {
-                    device_id: device.id.clone(),
-                    role: role.to_owned(),
+                .flat_map(|(device, role)| {
+                    let member = ModuleMember {
+                        device_id: device.id.clone(),
+                        role: role.to_owned(),
+                        unit_of: None,
+                    };
+                    let units = self
+                        .units
+                        .others(&device.id)
+                        .iter()
+                        .map(|unit| ModuleMember {
+                            device_id: unit.clone(),
+                            role: role.to_owned(),
+                            unit_of: Some(device.id.clone()),
+                        });
+                    std::iter::once(member).chain(units)
                 })
                 .collect(),
             properties,
         });
         id
     }
-}
-
-fn same_value(a: Option<f64>, b: Option<f64>) -> bool {
-    match (a, b) {
-        (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * a.abs().max(b.abs()),
-        (None, None) => true,
-        _ => false,
-    }
-}
-
-/// Same type, model and sizes: devices a layout engineer would match unit for unit.
-fn same_size(a: &Device, b: &Device) -> bool {
-    a.device_type == b.device_type
-        && a.model == b.model
-        && same_value(a.params.w, b.params.w)
-        && same_value(a.params.l, b.params.l)
-        && a.params.nf == b.params.nf
-        && a.params.m == b.params.m
 }
 
 fn find_cross_coupled_pairs<'a>(mos: &[&'a Device]) -> Vec<(&'a Device, &'a Device)> {

@@ -179,31 +179,125 @@ impl<'a> Draft<'a> {
 
     /// The rows of block instances, above the device rows: one instance a row for
     /// tall aspect ratios, else about as many rows as instances in a row; each
-    /// block's instances next to each other.
+    /// block's instances next to each other, those of one matched module interleaved
+    /// (`matched_order`) in whole rows of their own, as many in each: a sequence
+    /// symmetric about its middle laid row by row over full rows of one width is
+    /// point-symmetric, a common centroid in both directions.
     pub(super) fn block_rows(&self) -> Vec<Vec<String>> {
         if self.blocks.is_empty() {
             return Vec::new();
         }
+        let weight = |instance: &BlockInstance| instance.drawn.len().max(1) as u64;
+        let count = if self.point.aspect_ratio_pct < 75 {
+            self.blocks.len()
+        } else {
+            (self.blocks.len() as f64).sqrt().round().max(1.0) as usize
+        };
+        let total: u64 = self.blocks.iter().map(weight).sum();
+        let row_weight = total.div_ceil(count as u64).max(1);
+        let mut rows = Vec::new();
+        let mut loose: Vec<(String, u64)> = Vec::new();
+        let fold_loose = |loose: &mut Vec<(String, u64)>, rows: &mut Vec<Vec<String>>| {
+            let weight: u64 = loose.iter().map(|(_, weight)| weight).sum();
+            let count = weight.div_ceil(row_weight).max(1) as usize;
+            rows.extend(fold(loose, count));
+            loose.clear();
+        };
+        for segment in self.matched_order() {
+            if let [instance] = segment[..] {
+                loose.push((instance.cell.clone(), weight(instance)));
+                continue;
+            }
+            if !loose.is_empty() {
+                fold_loose(&mut loose, &mut rows);
+            }
+            let weight: u64 = segment.iter().map(|instance| weight(instance)).sum();
+            let wanted = (weight as f64 / row_weight as f64).round().max(1.0);
+            let module_rows = (1..=segment.len())
+                .filter(|rows| segment.len() % rows == 0)
+                .min_by(|a, b| {
+                    let distance = |rows: usize| (rows as f64 - wanted).abs();
+                    distance(*a).total_cmp(&distance(*b))
+                })
+                .unwrap_or(1);
+            rows.extend(
+                segment
+                    .chunks(segment.len() / module_rows)
+                    .map(|row| row.iter().map(|instance| instance.cell.clone()).collect()),
+            );
+        }
+        if !loose.is_empty() {
+            fold_loose(&mut loose, &mut rows);
+        }
+        rows
+    }
+
+    /// The block instances by block cell; inside one block cell, the instances drawing
+    /// the members of one matched module (a member's parallel units — the copies of an
+    /// `m=k` instance — count as that member) side by side where the first of them
+    /// stands, the members interleaved about their middle (A B A B B A B A) so that
+    /// their centroids meet, as a layout engineer draws the units of matched devices.
+    /// Each segment: one matched module's instances interleaved, or one other instance.
+    fn matched_order(&self) -> Vec<Vec<&BlockInstance>> {
+        let mut member_of: HashMap<&str, (usize, &str)> = HashMap::new();
+        for (index, module) in self.flat.modules.iter().enumerate() {
+            if !module.module_type.is_matched() {
+                continue;
+            }
+            for member in &module.devices {
+                let stands_for = member.unit_of.as_deref().unwrap_or(&member.device_id);
+                member_of
+                    .entry(member.device_id.as_str())
+                    .or_insert((index, stands_for));
+            }
+        }
         let mut instances: Vec<&BlockInstance> = self.blocks.iter().collect();
         instances.sort_by(|a, b| a.block_cell.cmp(&b.block_cell));
-        let cells: Vec<(String, u64)> = instances
-            .iter()
-            .map(|instance| (instance.cell.clone(), instance.drawn.len().max(1) as u64))
-            .collect();
-        let count = if self.point.aspect_ratio_pct < 75 {
-            cells.len()
-        } else {
-            (cells.len() as f64).sqrt().round().max(1.0) as usize
-        };
-        fold(&cells, count)
+        let mut ordered = Vec::with_capacity(instances.len());
+        for run in instances.chunk_by(|a, b| a.block_cell == b.block_cell) {
+            // per module: its members in order of appearance, each with its instances
+            let mut modules: BTreeMap<usize, Vec<(&str, Vec<&BlockInstance>)>> = BTreeMap::new();
+            let mut slots: Vec<Result<usize, &BlockInstance>> = Vec::new();
+            for instance in run {
+                let found = instance
+                    .drawn
+                    .iter()
+                    .find_map(|id| member_of.get(id.as_str()).copied());
+                let Some((module, member)) = found else {
+                    slots.push(Err(*instance));
+                    continue;
+                };
+                let members = modules.entry(module).or_insert_with(|| {
+                    slots.push(Ok(module));
+                    Vec::new()
+                });
+                match members.iter_mut().find(|(id, _)| *id == member) {
+                    Some((_, placed)) => placed.push(instance),
+                    None => members.push((member, vec![instance])),
+                }
+            }
+            for slot in slots {
+                match slot {
+                    Err(instance) => ordered.push(vec![instance]),
+                    Ok(module) => {
+                        ordered.push(interleaved(modules.remove(&module).unwrap_or_default()))
+                    }
+                }
+            }
+        }
+        ordered
     }
 
     /// Whether `route.nets` packs the rows of blocks again by the blocks' real sizes
     /// (which the planner does not know): the rows of `block_rows` are then a
     /// preference, kept unless a packing is smaller. Not for the tall aspect ratios,
-    /// whose one instance a row is the point's choice.
+    /// whose one instance a row is the point's choice, nor when a matched module's
+    /// instances are interleaved in rows of their own (a packing sorts blocks by
+    /// height and would scatter them).
     pub(super) fn packs_block_rows(&self) -> bool {
-        !self.blocks.is_empty() && self.point.aspect_ratio_pct >= 75
+        !self.blocks.is_empty()
+            && self.point.aspect_ratio_pct >= 75
+            && self.matched_order().iter().all(|segment| segment.len() < 2)
     }
 
     /// Each block instance as `route.nets` takes it: a pseudo-device of type `block`
@@ -242,5 +336,95 @@ impl<'a> Draft<'a> {
             listed.join(", "),
             inside.len()
         )
+    }
+}
+
+/// The members' instances in a sequence symmetric about its middle: half of each
+/// member's instances taken in turn, a member's odd one in the middle, then the first
+/// half mirrored (A×4, B×4: A B A B B A B A; both centroids at the middle).
+fn interleaved<T: Copy>(members: Vec<(&str, Vec<T>)>) -> Vec<T> {
+    let mut halves: Vec<usize> = members.iter().map(|(_, items)| items.len() / 2).collect();
+    let mut left: Vec<usize> = Vec::new();
+    while halves.iter().any(|half| *half > 0) {
+        for (member, half) in halves.iter_mut().enumerate() {
+            if *half > 0 {
+                *half -= 1;
+                left.push(member);
+            }
+        }
+    }
+    let middle = members
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, items))| items.len() % 2 == 1)
+        .map(|(member, _)| member);
+    let sequence: Vec<usize> = left
+        .iter()
+        .copied()
+        .chain(middle)
+        .chain(left.iter().rev().copied())
+        .collect();
+    let mut next = vec![0usize; members.len()];
+    sequence
+        .into_iter()
+        .map(|member| {
+            let item = members[member].1[next[member]];
+            next[member] += 1;
+            item
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::interleaved;
+
+    /// The centroid of each member's positions in the sequence.
+    fn centroids(sequence: &[(char, usize)]) -> Vec<(char, f64)> {
+        let mut found: Vec<(char, f64, f64)> = Vec::new();
+        for (position, (member, _)) in sequence.iter().enumerate() {
+            match found.iter_mut().find(|(id, _, _)| id == member) {
+                Some((_, sum, count)) => {
+                    *sum += position as f64;
+                    *count += 1.0;
+                }
+                None => found.push((*member, position as f64, 1.0)),
+            }
+        }
+        found
+            .into_iter()
+            .map(|(id, sum, count)| (id, sum / count))
+            .collect()
+    }
+
+    #[test]
+    fn matched_members_units_meet_at_the_middle() {
+        let a: Vec<(char, usize)> = (0..4).map(|unit| ('A', unit)).collect();
+        let b: Vec<(char, usize)> = (0..4).map(|unit| ('B', unit)).collect();
+        let sequence = interleaved(vec![("A", a), ("B", b)]);
+        let letters: String = sequence.iter().map(|(member, _)| *member).collect();
+        assert_eq!(letters, "ABABBABA");
+        assert!(
+            centroids(&sequence)
+                .iter()
+                .all(|(_, c)| (c - 3.5).abs() < 1e-9)
+        );
+        // every unit once
+        let mut units: Vec<(char, usize)> = sequence.clone();
+        units.sort();
+        assert_eq!(units.len(), 8);
+        units.dedup();
+        assert_eq!(units.len(), 8);
+        // odd counts: one of each in the middle; 2 + 3 units, centroids still meet
+        let c: Vec<(char, usize)> = (0..2).map(|unit| ('C', unit)).collect();
+        let d: Vec<(char, usize)> = (0..3).map(|unit| ('D', unit)).collect();
+        let sequence = interleaved(vec![("C", c), ("D", d)]);
+        let letters: String = sequence.iter().map(|(member, _)| *member).collect();
+        assert_eq!(letters, "CDDDC");
+        assert!(
+            centroids(&sequence)
+                .iter()
+                .all(|(_, c)| (c - 2.0).abs() < 1e-9)
+        );
     }
 }

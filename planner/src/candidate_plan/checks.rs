@@ -101,21 +101,39 @@ impl<'a> Draft<'a> {
         }
     }
 
-    /// Every matched module the recognition found with two drawn devices or more,
-    /// as `layout.metrics` measures them from the geometry (wherever they stand).
+    /// Every matched module the recognition found with two drawn members or more,
+    /// as `layout.metrics` measures them from the geometry (wherever they stand): a
+    /// member of parallel units is measured as one device (`units`: member → its other
+    /// drawn units).
     fn matched_groups(&self) -> Vec<Value> {
         self.flat
             .modules
             .iter()
             .filter(|module| module.module_type.is_matched())
             .filter_map(|module| {
-                let devices: Vec<String> = module
-                    .devices
-                    .iter()
-                    .filter(|member| self.drawn_anywhere(&member.device_id))
-                    .map(|member| skill_id(&member.device_id))
-                    .collect();
-                (devices.len() >= 2).then(|| json!({"module": module.id, "devices": devices}))
+                let mut devices = Vec::new();
+                let mut units = serde_json::Map::new();
+                for member in module.members() {
+                    let drawn: Vec<String> = std::iter::once(member.device_id.as_str())
+                        .chain(module.units_of(&member.device_id))
+                        .filter(|device| self.drawn_anywhere(device))
+                        .map(skill_id)
+                        .collect();
+                    let Some((first, others)) = drawn.split_first() else {
+                        continue;
+                    };
+                    if !others.is_empty() {
+                        units.insert(first.clone(), json!(others));
+                    }
+                    devices.push(first.clone());
+                }
+                (devices.len() >= 2).then(|| {
+                    let mut group = json!({"module": module.id, "devices": devices});
+                    if !units.is_empty() {
+                        group["units"] = Value::Object(units);
+                    }
+                    group
+                })
             })
             .collect()
     }

@@ -8,7 +8,10 @@ two loose devices far apart is measured as such.
   (poly ∩ active) — over every non-dummy unit of its matched module, or over its
   own device cell — in the measured cell's coordinates; without poly/active
   (resistors, capacitors) the centre of the device's bounding box.
-* Centroid error of a group: the largest distance between two of its devices'
+* Parallel units (``units``: member → its other units, devices wired alike between
+  the same nets, e.g. the copies of an ``m=k`` instance): one member; its gate centroid
+  is that of all its units together, wherever each stands.
+* Centroid error of a group: the largest distance between two of its members'
   gate centroids (0: a common centroid).
 * Structure: ``common_centroid`` / ``interdigitated`` when every device of the
   group is drawn by one module cell of that kind, else ``separate``.
@@ -145,7 +148,7 @@ def measure_groups(session: Session, cell: kdb.Cell,
     cache: dict[int, Moments] = {}
     targets: set[int] = set()
     for group in groups:
-        for device in group["devices"]:
+        for device in _all_units(group):
             name = session.devices.get(device)
             target = layout.cell(name) if name is not None else None
             if target is not None:
@@ -158,30 +161,22 @@ def measure_groups(session: Session, cell: kdb.Cell,
         missing: list[str] = []
         drawn_by: set[str] = set()
         units = 0
-        for device in group["devices"]:
-            target, placed, local_id = _located(session, cell, device, found)
-            if target is None or not placed:
-                missing.append(device)
-                continue
-            drawn_by.add(target.name)
-            rec = session.cells.get(target.name)
-            own = [u for u in (rec.units if rec is not None else [])
-                   if u.get("device_id") == local_id and not u.get("dummy")]
-            local: list[Moments] = []
-            if own:
-                for unit in own:
-                    unit_cell = layout.cell(unit["unit_cell"])
-                    origin = unit_trans(unit)
-                    local.append(_moved(_local_moments(session, unit_cell, cache), origin))
-            else:
-                local.append(_local_moments(session, target, cache))
+        parallel: dict[str, list[str]] = group.get("units") or {}
+        for member in group["devices"]:
             sx = sy = total = 0.0
-            for trans in placed:
-                for moments in local:
-                    mx, my, area = _moved(moments, trans)
-                    sx, sy, total = sx + mx, sy + my, total + area
-                    units += 1
-            centroids[device] = (sx / total, sy / total)
+            for device in [member, *parallel.get(member, [])]:
+                target, placed, local_id = _located(session, cell, device, found)
+                if target is None or not placed:
+                    missing.append(device)
+                    continue
+                drawn_by.add(target.name)
+                for trans in placed:
+                    for moments in _device_moments(session, target, local_id, cache):
+                        mx, my, area = _moved(moments, trans)
+                        sx, sy, total = sx + mx, sy + my, total + area
+                        units += 1
+            if total > 0.0:
+                centroids[member] = (sx / total, sy / total)
         error = 0.0
         names = list(centroids)
         for i, a in enumerate(names):
@@ -203,6 +198,25 @@ def measure_groups(session: Session, cell: kdb.Cell,
             "missing": missing,
         })
     return out
+
+
+def _all_units(group: dict[str, Any]) -> list[str]:
+    """Every device of a group: its members and their parallel units."""
+    parallel: dict[str, list[str]] = group.get("units") or {}
+    return [d for member in group["devices"] for d in [member, *parallel.get(member, [])]]
+
+
+def _device_moments(session: Session, target: kdb.Cell, local_id: str,
+                    cache: dict[int, Moments]) -> list[Moments]:
+    """The gate moments of device ``local_id`` in ``target``'s coordinates: one per
+    non-dummy unit of a module cell drawing it, else the device cell's own."""
+    rec = session.cells.get(target.name)
+    own = [u for u in (rec.units if rec is not None else [])
+           if u.get("device_id") == local_id and not u.get("dummy")]
+    if not own:
+        return [_local_moments(session, target, cache)]
+    return [_moved(_local_moments(session, session.layout.cell(unit["unit_cell"]), cache),
+                   unit_trans(unit)) for unit in own]
 
 
 def count_vias(session: Session, cell: kdb.Cell) -> dict[str, int]:

@@ -90,6 +90,47 @@ def test_loose_devices_are_measured_where_they_stand(loaded: Client) -> None:
     assert data["max_centroid_error_um"] == loose["centroid_error_um"]
 
 
+def gds_gates(path: str, role_layers: list[tuple[int, int]]) -> list[tuple[float, float, float]]:
+    """(x µm, y µm, area) of every gate polygon of the GDS's top cell, flattened."""
+    layout = kdb.Layout()
+    layout.read(path)
+    (top,) = layout.top_cells()
+    poly, active = (kdb.Region(top.begin_shapes_rec(layout.layer(*spec))) for spec in role_layers)
+    return [(p.bbox().center().x * layout.dbu, p.bbox().center().y * layout.dbu, float(p.area()))
+            for p in (poly & active).each_merged()]
+
+
+def test_parallel_units_are_one_member_measured_together(loaded: Client, tmp_path: Any) -> None:
+    # member A drawn as two parallel units either side of member B: one device whose
+    # centroid is that of both units, on B's (a matched pair), not two devices 12 µm apart
+    for device in ("A", "A_2", "B"):
+        loaded.call("layout.create_device", device_id=device, cell_name=f"dev_{device}", **NMOS)
+    loaded.call("layout.place", cell_name="TOP",
+                items=[{"cell": "dev_A", "x": 0, "y": 0}, {"cell": "dev_B", "x": 12, "y": 0},
+                       {"cell": "dev_A_2", "x": 24, "y": 0}])
+    data = measured(loaded, "TOP", [
+        {"module": "cm", "devices": ["A", "B"], "units": {"A": ["A_2"]}},
+        {"module": "apart", "devices": ["A", "B"]}])
+    together, apart = data["matched_groups"]
+    tech = loaded.server.session.tech
+    assert tech is not None
+    layers = [(tech.layer_for(role).layer, tech.layer_for(role).datatype)
+              for role in ("poly", "active")]
+    gds = loaded.call("layout.export", cell="TOP", path=str(tmp_path / "top.gds"))["path"]
+    points = sorted(gds_gates(gds, layers))
+    third = len(points) // 3
+    a = centroid(points[:third] + points[2 * third:])
+    b = centroid(points[third:2 * third])
+    assert together["units"] == 3 and together["missing"] == []
+    assert math.hypot(together["centroids_um"]["A"][0] - a[0],
+                      together["centroids_um"]["A"][1] - a[1]) < 2e-3
+    assert abs(together["centroids_um"]["B"][0] - b[0]) < 2e-3
+    assert together["centroid_error_um"] < 2e-3
+    # without its units, A is the left device alone: 12 µm from B
+    assert abs(apart["centroid_error_um"] - 12.0) < 2e-3
+    assert data["max_centroid_error_um"] == apart["centroid_error_um"]
+
+
 def test_vias_are_counted_through_the_hierarchy(loaded: Client) -> None:
     tech = loaded.server.session.tech
     assert tech is not None

@@ -37,7 +37,8 @@ lower by about 0.6 for the same orientation balance and dummies.  ``matching_sco
 lowest group score (None without groups).
 
 Matched groups from the geometry (argument ``matched``: the groups the circuit's
-module recognition found, ``{module, devices}``), measured wherever their devices
+module recognition found, ``{module, devices, units}``; ``units``: a member's other
+parallel units, measured with it as one device), measured wherever their devices
 stand (:mod:`centroid_skills.matched_geometry`): ``matched_groups`` (per group the
 devices' gate centroids, the centroid error in µm, whether one matched cell draws
 them) and ``max_centroid_error_um``.
@@ -271,7 +272,14 @@ def compute_metrics(session: Session, cell: kdb.Cell,
 
 MATCHED_GROUP = obj({"module": {"type": "string", "minLength": 1, "maxLength": 200},
                      "devices": {"type": "array", "minItems": 2,
-                                 "items": {"type": "string", "minLength": 1, "maxLength": 200}}},
+                                 "items": {"type": "string", "minLength": 1, "maxLength": 200}},
+                     "units": {"type": "object",
+                               "description": "member → its other parallel units (one device "
+                                              "drawn as several): measured together",
+                               "additionalProperties": {
+                                   "type": "array",
+                                   "items": {"type": "string", "minLength": 1,
+                                             "maxLength": 200}}}},
                     ["module", "devices"])
 
 
