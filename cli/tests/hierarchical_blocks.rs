@@ -10,7 +10,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod support;
-use support::{centroid, describe, python, repository};
+use support::{centroid, describe, python, spice_inputs_on_sky130};
 
 const NETLIST: &str = "\
 * Four unity buffers of one OTA and the bias stage they share (issue 26: blocks)
@@ -62,14 +62,7 @@ fn references(gds: &Path) -> Value {
 
 #[test]
 fn repeated_subcircuits_are_laid_out_once_and_referenced_per_instance() {
-    let inputs = tempfile::tempdir().unwrap();
-    std::fs::write(inputs.path().join("netlist.sp"), NETLIST).unwrap();
-    std::fs::write(inputs.path().join("objectives.json"), OBJECTIVES).unwrap();
-    std::fs::copy(
-        repository().join("examples/ota5_spice/drc_rules.json"),
-        inputs.path().join("drc_rules.json"),
-    )
-    .unwrap();
+    let inputs = spice_inputs_on_sky130(NETLIST, OBJECTIVES);
     let out = tempfile::tempdir().unwrap();
     let output = centroid()
         .args([

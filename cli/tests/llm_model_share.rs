@@ -29,16 +29,8 @@ fn the_rule_based_share_runs_while_the_model_thinks_and_its_points_join_the_iter
     let (report, stderr, out) = run_ota5(&fake, 2, "wait");
 
     // the job's events, in the order the journal holds them (stderr is no terminal)
-    let events: Vec<&str> = stderr
-        .lines()
-        .filter(|line| line.starts_with('['))
-        .collect();
-    let position = |what: &dyn Fn(&str) -> bool, name: &str| -> usize {
-        events
-            .iter()
-            .position(|line| what(line))
-            .unwrap_or_else(|| panic!("no event {name} in:\n{}", events.join("\n")))
-    };
+    let events = job_events(&stderr);
+    let position = |what: &dyn Fn(&str) -> bool, name: &str| event_position(&events, what, name);
     let rule_share_dispatched = position(
         &|line| line.contains("candidate_dispatched") && line.contains("-i1-c0"),
         "dispatching i1-c0",
@@ -157,16 +149,8 @@ fn when_ready_the_next_iteration_starts_and_the_late_points_join_it() {
     );
     let (report, stderr, out) = run_ota5(&fake, 2, "when_ready");
 
-    let events: Vec<&str> = stderr
-        .lines()
-        .filter(|line| line.starts_with('['))
-        .collect();
-    let position = |what: &dyn Fn(&str) -> bool, name: &str| -> usize {
-        events
-            .iter()
-            .position(|line| what(line))
-            .unwrap_or_else(|| panic!("no event {name} in:\n{}", events.join("\n")))
-    };
+    let events = job_events(&stderr);
+    let position = |what: &dyn Fn(&str) -> bool, name: &str| event_position(&events, what, name);
     let next_started = position(
         &|line| line.contains("candidate_dispatched") && line.contains("-i1-c0"),
         "dispatching i1-c0",
@@ -275,4 +259,22 @@ fn run_ota5(
         serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap())
             .unwrap();
     (report, stderr, out)
+}
+
+/// The job's event lines of a run's stderr, in the order the journal holds them
+/// (stderr is no terminal).
+fn job_events(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|line| line.starts_with('['))
+        .collect()
+}
+
+/// Where the first event `what` recognises is among `events` (named `name` in the
+/// failure).
+fn event_position(events: &[&str], what: &dyn Fn(&str) -> bool, name: &str) -> usize {
+    events
+        .iter()
+        .position(|line| what(line))
+        .unwrap_or_else(|| panic!("no event {name} in:\n{}", events.join("\n")))
 }

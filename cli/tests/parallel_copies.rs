@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 mod support;
-use support::{centroid, describe, repository};
+use support::{centroid, describe, spice_inputs_on_sky130};
 
 const NETLIST: &str = "\
 * A pair of m=4 stacked halves on a tail, PMOS mirror load (issue 26: parallel units)
@@ -33,14 +33,7 @@ const OBJECTIVES: &str = r#"{
 
 #[test]
 fn copies_of_a_pairs_halves_are_one_member_each_and_their_blocks_interleave() {
-    let inputs = tempfile::tempdir().unwrap();
-    std::fs::write(inputs.path().join("netlist.sp"), NETLIST).unwrap();
-    std::fs::write(inputs.path().join("objectives.json"), OBJECTIVES).unwrap();
-    std::fs::copy(
-        repository().join("examples/ota5_spice/drc_rules.json"),
-        inputs.path().join("drc_rules.json"),
-    )
-    .unwrap();
+    let inputs = spice_inputs_on_sky130(NETLIST, OBJECTIVES);
     let out = tempfile::tempdir().unwrap();
     let output = centroid()
         .args([

@@ -85,3 +85,17 @@ pub fn describe(output: &Output) -> String {
         String::from_utf8_lossy(&output.stderr)
     )
 }
+
+/// A job's input directory: `netlist.sp` and `objectives.json` as given, and the
+/// SKY130 rule set of `examples/ota5_spice`.
+pub fn spice_inputs_on_sky130(netlist: &str, objectives: &str) -> tempfile::TempDir {
+    let inputs = tempfile::tempdir().unwrap();
+    std::fs::write(inputs.path().join("netlist.sp"), netlist).unwrap();
+    std::fs::write(inputs.path().join("objectives.json"), objectives).unwrap();
+    std::fs::copy(
+        repository().join("examples/ota5_spice/drc_rules.json"),
+        inputs.path().join("drc_rules.json"),
+    )
+    .unwrap();
+    inputs
+}
