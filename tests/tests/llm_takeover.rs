@@ -134,7 +134,10 @@ async fn a_job_taken_over_keeps_the_critics_last_feedback() {
     // critique does
     let script = vec![Reply::Json(planner_and_critic_answer(FEEDBACK)); 3];
     let fake = FakeLlm::start(script, Reply::Json(planner_answer())).await;
-    let (mut sandbox, job_id, _config) = llm_job(&fake, "when_ready").await;
+    // "wait": every iteration asks its advice, so the coordinator taking over asks
+    // again (under "when_ready" the iterations left may all have their advice by
+    // the kill, and nothing is asked after it)
+    let (mut sandbox, job_id, _config) = llm_job(&fake, "wait").await;
 
     // killed once the critic's feedback is in the job's record
     let asked_before = take_over_when(
