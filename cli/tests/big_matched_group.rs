@@ -5,7 +5,7 @@
 mod support;
 
 use serde_json::Value;
-use support::{centroid, describe, repository};
+use support::{centroid, describe, one_iteration_run, read_report, repository};
 
 /// A SKY130 nmos mirror: the reference and `outputs` outputs, 2 fingers each.
 fn mirror_netlist(outputs: usize) -> String {
@@ -53,23 +53,12 @@ fn a_21_device_mirror_is_one_matched_cell_and_comes_out_clean() {
     );
 
     let out = tempfile::tempdir().unwrap();
-    let output = centroid()
-        .args([
-            "run",
-            "--no-memory",
-            "--candidates",
-            "2",
-            "--iterations",
-            "1",
-        ])
-        .args(["--slots", "2", "--seed", "3", "--out"])
-        .arg(out.path())
+    let output = one_iteration_run(2, 2, 3, out.path())
         .arg(circuit.path())
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
-    let report: Value =
-        serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
+    let report: Value = read_report(out.path());
     let best = &report["best"];
     assert_eq!(best["checks"]["drc"], "clean", "{best}");
     assert_eq!(best["checks"]["lvs"], "match", "{best}");

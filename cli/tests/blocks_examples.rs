@@ -9,7 +9,7 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use support::{centroid, describe, repository};
+use support::{centroid, describe, one_iteration_run, read_report, repository};
 
 /// Every block and the range its flattened device count must fall in.
 const BLOCKS: [(&str, std::ops::RangeInclusive<usize>); 7] = [
@@ -103,23 +103,12 @@ fn every_block_uses_the_sky130_rule_set_of_two_supply() {
 #[test]
 fn the_smallest_block_runs_to_a_clean_layout() {
     let out = tempfile::tempdir().unwrap();
-    let output = centroid()
-        .args([
-            "run",
-            "--no-memory",
-            "--candidates",
-            "2",
-            "--iterations",
-            "1",
-        ])
-        .args(["--slots", "2", "--seed", "1", "--out"])
-        .arg(out.path())
+    let output = one_iteration_run(2, 2, 1, out.path())
         .arg(blocks_dir().join(SMALLEST))
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
-    let report: Value =
-        serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
+    let report: Value = read_report(out.path());
     let best = &report["best"];
     assert_eq!(best["passed"], true, "{best}");
     assert_eq!(best["metrics"]["drc_violations"], 0, "{best}");

@@ -10,7 +10,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod support;
-use support::{centroid, describe, python, spice_inputs_on_sky130};
+use support::{describe, one_iteration_run, python, read_report, spice_inputs_on_sky130};
 
 const NETLIST: &str = "\
 * Four unity buffers of one OTA and the bias stage they share (issue 26: blocks)
@@ -64,28 +64,13 @@ fn references(gds: &Path) -> Value {
 fn repeated_subcircuits_are_laid_out_once_and_referenced_per_instance() {
     let inputs = spice_inputs_on_sky130(NETLIST, OBJECTIVES);
     let out = tempfile::tempdir().unwrap();
-    let output = centroid()
-        .args([
-            "run",
-            "--no-memory",
-            "--candidates",
-            "1",
-            "--iterations",
-            "1",
-            "--slots",
-            "1",
-            "--seed",
-            "7",
-            "--out",
-        ])
-        .arg(out.path())
+    let output = one_iteration_run(1, 1, 7, out.path())
         .arg(inputs.path())
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
 
-    let report: Value =
-        serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
+    let report: Value = read_report(out.path());
     let best = &report["best"];
     assert_eq!(best["metrics"]["drc_violations"], 0, "{report}");
     assert_eq!(best["metrics"]["lvs_match"], true, "{report}");

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 mod support;
-use support::{centroid, describe, spice_inputs_on_sky130};
+use support::{describe, one_iteration_run, read_report, spice_inputs_on_sky130};
 
 const NETLIST: &str = "\
 * A pair of m=4 stacked halves on a tail, PMOS mirror load (issue 26: parallel units)
@@ -35,27 +35,12 @@ const OBJECTIVES: &str = r#"{
 fn copies_of_a_pairs_halves_are_one_member_each_and_their_blocks_interleave() {
     let inputs = spice_inputs_on_sky130(NETLIST, OBJECTIVES);
     let out = tempfile::tempdir().unwrap();
-    let output = centroid()
-        .args([
-            "run",
-            "--no-memory",
-            "--candidates",
-            "2",
-            "--iterations",
-            "1",
-            "--slots",
-            "1",
-            "--seed",
-            "7",
-            "--out",
-        ])
-        .arg(out.path())
+    let output = one_iteration_run(2, 1, 7, out.path())
         .arg(inputs.path())
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
-    let report: Value =
-        serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
+    let report: Value = read_report(out.path());
     let candidates = report["candidates"].as_array().unwrap();
     let blocks = candidates
         .iter()

@@ -13,31 +13,13 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 mod support;
-use support::{centroid, describe, python, repository};
+use support::{describe, one_iteration_run, python, read_report, repository};
 
 fn run(circuit: &Path, out: &Path) -> Output {
-    centroid()
-        .args([
-            "run",
-            "--no-memory",
-            "--candidates",
-            "2",
-            "--iterations",
-            "1",
-            "--slots",
-            "2",
-            "--seed",
-            "1",
-            "--out",
-        ])
-        .arg(out)
+    one_iteration_run(2, 2, 1, out)
         .arg(circuit)
         .output()
         .unwrap()
-}
-
-fn report(out: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap()
 }
 
 /// `sim.run`'s own function on `dut` and `testbench` for SKY130, outside any job: the
@@ -69,7 +51,7 @@ fn the_ota_is_simulated_before_and_after_layout_and_its_extracted_netlist_simula
         "{progress}"
     );
 
-    let report = report(out.path());
+    let report = read_report(out.path());
     assert_eq!(report["tech"], "sky130");
     let best = &report["best"];
     let performance = best["performance"].as_object().expect("best.performance");
@@ -219,7 +201,7 @@ fn a_user_testbench_is_simulated_and_a_broken_one_fails_the_candidates_naming_it
             "{what}: {}",
             describe(&output)
         );
-        let report = report(out.path());
+        let report = read_report(out.path());
         for candidate in report["candidates"].as_array().unwrap() {
             assert_eq!(candidate["passed"], false, "{what}");
             let reasons = candidate["metrics"]["reasons"].to_string();
@@ -241,7 +223,7 @@ fn a_user_testbench_is_simulated_and_a_broken_one_fails_the_candidates_naming_it
         "{}",
         describe(&output)
     );
-    let report = report(out.path());
+    let report = read_report(out.path());
     let ugbw = &report["best"]["performance"]["ugbw_hz"];
     assert!(ugbw["post_layout"].as_f64().unwrap() > 1e6, "{ugbw}");
     assert!(ugbw["schematic"].as_f64().unwrap() > 1e6, "{ugbw}");
@@ -274,7 +256,7 @@ fn a_process_without_models_here_is_extracted_not_simulated_and_says_why() {
         progress.contains("not simulated: process 'ihp_sg13g2' has no simulation models"),
         "{progress}"
     );
-    let report = report(out.path());
+    let report = read_report(out.path());
     assert!(report["best"].get("performance").is_none());
     for candidate in report["candidates"].as_array().unwrap() {
         let metrics = &candidate["metrics"];

@@ -8,7 +8,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod support;
-use support::{centroid, python, repository};
+use support::{centroid, one_iteration_run, python, read_report, repository};
 
 /// Texts of the GDS (label strings), read by KLayout's own reader.
 fn gds_labels(gds: &Path) -> Vec<String> {
@@ -40,21 +40,7 @@ fn gds_labels(gds: &Path) -> Vec<String> {
 #[test]
 fn run_writes_a_clean_layout_and_a_complete_report() {
     let out = tempfile::tempdir().unwrap();
-    let output = centroid()
-        .args([
-            "run",
-            "--no-memory",
-            "--candidates",
-            "3",
-            "--iterations",
-            "1",
-            "--slots",
-            "2",
-            "--seed",
-            "7",
-            "--out",
-        ])
-        .arg(out.path())
+    let output = one_iteration_run(3, 2, 7, out.path())
         .arg(repository().join("examples/ota5"))
         .output()
         .unwrap();
@@ -67,8 +53,7 @@ fn run_writes_a_clean_layout_and_a_complete_report() {
     );
     assert!(String::from_utf8_lossy(&output.stdout).contains("passed"));
 
-    let report: Value =
-        serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
+    let report: Value = read_report(out.path());
     assert_eq!(report["circuit"], "ota5");
     assert_eq!(report["tech"], "ihp_sg13g2");
     assert_eq!(report["status"], "completed");

@@ -7,7 +7,7 @@
 mod support;
 
 use serde_json::Value;
-use support::{centroid, describe, python, repository, shared_file};
+use support::{describe, one_iteration_run, python, read_report, repository, shared_file};
 
 /// Merged n-well polygons (GDS 64/20 in the SKY130 rule set) of the GDS's top cell.
 fn nwell_count(gds: &std::path::Path) -> u64 {
@@ -32,25 +32,14 @@ fn nwell_count(gds: &std::path::Path) -> u64 {
 fn two_supplies_and_a_bulk_on_source_come_out_clean() {
     let deck = shared_file("decks/sky130/sky130A_mr.drc");
     let out = tempfile::tempdir().unwrap();
-    let output = centroid()
-        .args([
-            "run",
-            "--no-memory",
-            "--candidates",
-            "2",
-            "--iterations",
-            "1",
-        ])
-        .args(["--slots", "2", "--seed", "3", "--signoff-deck"])
+    let output = one_iteration_run(2, 2, 3, out.path())
+        .arg("--signoff-deck")
         .arg(&deck)
-        .arg("--out")
-        .arg(out.path())
         .arg(repository().join("examples/two_supply"))
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
-    let report: Value =
-        serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
+    let report: Value = read_report(out.path());
     let best = &report["best"];
     assert_eq!(
         best["checks"],

@@ -99,3 +99,22 @@ pub fn spice_inputs_on_sky130(netlist: &str, objectives: &str) -> tempfile::Temp
     .unwrap();
     inputs
 }
+
+/// `centroid run --no-memory` of one iteration of `candidates` on `slots` with
+/// `seed`, writing into `out`: give it the inputs (and any other flag), then run it.
+pub fn one_iteration_run(candidates: u32, slots: u32, seed: u64, out: &Path) -> Command {
+    let mut command = centroid();
+    command
+        .args(["run", "--no-memory", "--iterations", "1"])
+        .args(["--candidates", &candidates.to_string()])
+        .args(["--slots", &slots.to_string()])
+        .args(["--seed", &seed.to_string()])
+        .arg("--out")
+        .arg(out);
+    command
+}
+
+/// The `report.json` a run wrote into `out`.
+pub fn read_report(out: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap()
+}
