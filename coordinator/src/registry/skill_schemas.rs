@@ -24,7 +24,15 @@ const LIST_SKILLS_DEADLINES: [Duration; 3] = [
 /// How long a job's planning waits for the schemas of the live workers — the
 /// ListSkills attempts' deadlines together, so a worker that answers its last attempt
 /// is still planned for with its schemas.
-pub const SCHEMAS_WAIT: Duration = Duration::from_secs(35);
+pub const SCHEMAS_WAIT: Duration = {
+    let mut total = Duration::ZERO;
+    let mut attempt = 0;
+    while attempt < LIST_SKILLS_DEADLINES.len() {
+        total = total.saturating_add(LIST_SKILLS_DEADLINES[attempt]);
+        attempt += 1;
+    }
+    total
+};
 
 impl Registry {
     pub(super) async fn fetch_schemas(&self, worker_id: &str) {
