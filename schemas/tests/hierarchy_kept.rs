@@ -2,20 +2,11 @@
 //! its path, the subcircuit's name and each port's flat net — from SPICE (`.subckt`, X
 //! lines, `m=k` copies) and from netlist.json alike; a flat netlist keeps none.
 
-use centroid_schemas::spice::load_spice_netlist;
-use centroid_schemas::{Circuit, InputFile, SpiceOptions, load_netlist};
-use serde_json::json;
+use centroid_schemas::{Circuit, InputFile, load_netlist};
 
-fn spice(text: &str) -> Circuit {
-    let file = InputFile {
-        label: "netlist.sp".to_owned(),
-        bytes: text.as_bytes().to_vec(),
-    };
-    match load_spice_netlist(&file, &SpiceOptions::default()) {
-        Ok((loaded, _)) => loaded.value,
-        Err(errors) => panic!("{text}\n{errors}"),
-    }
-}
+mod support;
+use serde_json::json;
+use support::spice;
 
 /// (path, subcircuit, "port=net" sorted) of every instance.
 fn instances(circuit: &Circuit) -> Vec<String> {

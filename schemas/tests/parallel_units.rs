@@ -3,21 +3,10 @@
 //! written out one by one on the same nets form no matched group among themselves, and
 //! a mirror whose output is k such units has two members, of ratio k.
 
-use centroid_schemas::spice::load_spice_netlist;
-use centroid_schemas::{
-    Circuit, CircuitModule, InputFile, ModuleType, ParallelUnits, SpiceOptions,
-};
+use centroid_schemas::{Circuit, CircuitModule, ModuleType, ParallelUnits};
 
-fn spice(text: &str) -> Circuit {
-    let file = InputFile {
-        label: "netlist.sp".to_owned(),
-        bytes: text.as_bytes().to_vec(),
-    };
-    match load_spice_netlist(&file, &SpiceOptions::default()) {
-        Ok((loaded, _)) => loaded.value,
-        Err(errors) => panic!("{text}\n{errors}"),
-    }
-}
+mod support;
+use support::spice;
 
 fn matched(circuit: &Circuit) -> Vec<&CircuitModule> {
     circuit
