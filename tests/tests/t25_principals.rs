@@ -1,8 +1,9 @@
 //! Per-user access (issue 29): with a principals file beside the shared token, a job
 //! belongs to its submitter — another user cannot get, watch, fetch or cancel it
 //! (PERMISSION_DENIED with structured details), an admin can, and a user's ListJobs
-//! shows only its own; only worker principals (and admins) register workers and a
-//! worker submits nothing; every submit, cancel, register, deregister and refusal
+//! shows only its own; only worker principals (and admins) register workers — a
+//! worker fleet presents its principal's token (`--registration-token-file`) while
+//! calls to it keep the farm's — and a worker submits nothing; every submit, cancel, register, deregister and refusal
 //! is in the audit log with its actor; UNAUTHENTICATED carries structured details;
 //! a malformed principals file stops the coordinator at start, naming the file and
 //! the reason. Real coordinator, Redis, worker and KLayout over loopback.
@@ -300,6 +301,48 @@ async fn each_principal_sees_and_acts_on_its_own_jobs_and_the_log_names_it() {
         .unwrap_err();
     assert_eq!(refused.code(), tonic::Code::PermissionDenied);
 
+    // a worker fleet presents its own `worker` principal's token to the coordinator
+    // (register, heartbeat) while calls to it still need the farm's: with the first
+    // worker gone, a job runs to the end on the fleet's worker
+    worker.kill9();
+    let robot_file = dir.path().join("robot-token");
+    std::fs::write(&robot_file, format!("{ROBOT}\n")).unwrap();
+    let robot_flag = robot_file.display().to_string();
+    let mut fleet = WorkerProcess::start_with_flags(
+        dir.path(),
+        &url,
+        "w-fleet",
+        1,
+        &[
+            "--token-file",
+            &token_flag,
+            "--registration-token-file",
+            &robot_flag,
+        ],
+    );
+    let fleet_job = bob
+        .submit_job(example_request("ota5", small_job(1, 1, 4), "bob's second"))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let done = wait_done(&mut bob, &fleet_job).await;
+    assert!(
+        !done.artifacts.is_empty(),
+        "the fleet's worker ran no candidate: {done:?}\n{}",
+        fleet.logs()
+    );
+    // a worker presenting a user's token is refused and stops, saying why
+    let alice_file = dir.path().join("alice-token");
+    std::fs::write(&alice_file, format!("{ALICE}\n")).unwrap();
+    let refused = refused_worker(&url, &token_flag, &alice_file.display().to_string());
+    assert!(
+        !refused.status.success() && refused.log.contains("PERMISSION_DENIED"),
+        "a worker with a user's token: {:?}\n{}",
+        refused.status,
+        refused.log
+    );
+
     // the audit log names each actor
     let log = std::fs::read_to_string(&coordinator.log).unwrap();
     let audit: Vec<&str> = log
@@ -325,6 +368,8 @@ async fn each_principal_sees_and_acts_on_its_own_jobs_and_the_log_names_it() {
         &["robot", "deregister", "w-robot", "ok"],
         &["robot", "submit", "denied"],
         &["(shared token)", "register", "w-1", "ok"],
+        &["robot", "register", "w-fleet", "ok"],
+        &["alice", "register", "w-by-alice-fleet", "denied"],
     ] {
         assert!(
             has(words),
@@ -335,7 +380,33 @@ async fn each_principal_sees_and_acts_on_its_own_jobs_and_the_log_names_it() {
     for token in [SHARED, ALICE, BOB, OPS, ROBOT] {
         assert!(!log.contains(token), "a token leaked into the log");
     }
-    worker.kill9();
+    fleet.kill9();
+}
+
+/// How a worker that the coordinator refuses ended.
+struct RefusedWorker {
+    status: std::process::ExitStatus,
+    log: String,
+}
+
+/// Runs a (simulated) worker `w-by-alice-fleet` registering with the token of
+/// `registration_token_file` until it exits by itself (at most a minute).
+fn refused_worker(url: &str, token_file: &str, registration_token_file: &str) -> RefusedWorker {
+    let output = std::process::Command::new("timeout")
+        .arg("60")
+        .arg(binary("centroid-worker"))
+        .args(["--listen", "127.0.0.1:0", "--coordinator", url])
+        .args(["--worker-id", "w-by-alice-fleet", "--slots", "1"])
+        .args(["--simulate-candidate-ms", "100", "--token-file", token_file])
+        .args(["--registration-token-file", registration_token_file])
+        .env("CENTROID_LOG", "info")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run centroid-worker");
+    RefusedWorker {
+        status: output.status,
+        log: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
 }
 
 #[test]

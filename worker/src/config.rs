@@ -10,8 +10,8 @@ use std::path::PathBuf;
 
 use centroid_runtime::binary_settings;
 use centroid_runtime::{
-    BinaryFlags, BinarySettings, CommonFlags, CommonSettings, ConfigError, ServerFlags,
-    ServerSettings,
+    BearerToken, BinaryFlags, BinarySettings, CommonFlags, CommonSettings, ConfigError,
+    ServerFlags, ServerSettings,
 };
 use clap::Parser;
 use serde::{Deserialize, Serialize};
@@ -72,6 +72,11 @@ pub struct CommandLine {
     /// (`--slots` of them at once). Only `noop_plan` jobs run on such a worker.
     #[arg(long, env = "CENTROID_SIMULATE_CANDIDATE_MS")]
     pub simulate_candidate_ms: Option<u64>,
+    /// file holding the token this worker presents to the coordinator (register,
+    /// heartbeat, deregister): its fleet's `worker` principal's. Default: the farm
+    /// token of `--token-file` / CENTROID_TOKEN, which calls to this worker must carry
+    #[arg(long, env = "CENTROID_REGISTRATION_TOKEN_FILE")]
+    pub registration_token_file: Option<PathBuf>,
     /// `--config`, the log format, the token and TLS
     #[command(flatten)]
     #[serde(flatten)]
@@ -106,8 +111,13 @@ pub struct WorkerConfig {
     pub max_plan_steps: usize,
     /// bench/test mode: no KLayout, candidates answered ok after this many ms
     pub simulate_candidate_ms: Option<u64>,
-    /// the log format, the bearer token required on every call to this worker and
-    /// sent with every call to the coordinator, TLS
+    /// file holding the token presented to the coordinator (unset: `common.token`)
+    pub registration_token_file: Option<PathBuf>,
+    /// read from `registration_token_file` when loading; never serialized
+    #[serde(skip)]
+    pub registration_token: Option<BearerToken>,
+    /// the log format, the bearer token required on every call to this worker (and
+    /// sent with every call to the coordinator unless a registration token is set), TLS
     #[serde(flatten)]
     pub common: CommonSettings,
     /// whether callers must present a certificate, the ready file, the metrics endpoint
@@ -133,6 +143,8 @@ impl Default for WorkerConfig {
             signoff_decks: String::new(),
             max_plan_steps: 10_000,
             simulate_candidate_ms: None,
+            registration_token_file: None,
+            registration_token: None,
             common: CommonSettings::default(),
             server: ServerSettings::default(),
         }
@@ -157,8 +169,20 @@ impl WorkerConfig {
                 .map(usize::from)
                 .unwrap_or(1)
         }));
+        if let Some(path) = &config.registration_token_file {
+            config.registration_token =
+                Some(BearerToken::read_file(path).map_err(ConfigError::from)?);
+        }
         config.check()?;
         Ok(config)
+    }
+
+    /// The token sent with every call to the coordinator: the registration token
+    /// when one is configured, else the farm's.
+    pub fn coordinator_token(&self) -> Option<BearerToken> {
+        self.registration_token
+            .clone()
+            .or_else(|| self.common.token.clone())
     }
 
     fn check(&self) -> Result<(), WorkerError> {
@@ -274,6 +298,41 @@ mod tests {
         assert_eq!(config.python, PathBuf::from("/opt/py"));
         assert_eq!(config.startup_timeout_ms, 11, "a key without a flag");
         assert_eq!(config.common.log_format, LogFormat::Json);
+    }
+
+    #[test]
+    fn a_registration_token_is_what_the_worker_presents_to_the_coordinator() {
+        let directory = tempfile::tempdir().unwrap();
+        let file = directory.path().join("fleet-token");
+        std::fs::write(&file, "fleet-token\n").unwrap();
+        let farm = environment(&[("CENTROID_TOKEN", "farm-token")]);
+        let without =
+            WorkerConfig::load_with_environment(&CommandLine::default(), farm.clone()).unwrap();
+        assert_eq!(
+            without.coordinator_token(),
+            Some(BearerToken::new("farm-token").unwrap()),
+            "without one, the farm's token"
+        );
+        let command_line = CommandLine {
+            registration_token_file: Some(file),
+            ..CommandLine::default()
+        };
+        let with = WorkerConfig::load_with_environment(&command_line, farm).unwrap();
+        assert_eq!(
+            with.coordinator_token(),
+            Some(BearerToken::new("fleet-token").unwrap())
+        );
+        assert_eq!(
+            with.common.token,
+            Some(BearerToken::new("farm-token").unwrap()),
+            "calls to the worker still need the farm's token"
+        );
+        let missing = CommandLine {
+            registration_token_file: Some(directory.path().join("absent")),
+            ..CommandLine::default()
+        };
+        let error = WorkerConfig::load_with_environment(&missing, HashMap::new()).unwrap_err();
+        assert!(error.to_string().contains("absent"), "{error}");
     }
 
     #[test]

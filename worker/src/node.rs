@@ -127,7 +127,7 @@ impl Node {
                 }),
                 heartbeat_interval: Duration::from_millis(config.heartbeat_interval_ms),
                 hostname,
-                token: config.common.token.clone(),
+                token: config.coordinator_token(),
                 instance_id: uuid::Uuid::new_v4().simple().to_string(),
             };
             state.attach_registration(spawn_registration(state.clone(), settings, refused_sender));

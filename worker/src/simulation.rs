@@ -289,7 +289,7 @@ impl SimulatedNode {
                 }),
                 heartbeat_interval: Duration::from_millis(config.heartbeat_interval_ms),
                 hostname: "simulated".into(),
-                token: config.common.token.clone(),
+                token: config.coordinator_token(),
                 instance_id: uuid::Uuid::new_v4().simple().to_string(),
             };
             let (refused, refusal) = oneshot::channel();
