@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use centroid_runtime::binary_settings;
 use centroid_runtime::{
-    BinaryFlags, BinarySettings, CommonFlags, CommonSettings, ConfigError, Principals, ServerFlags,
-    ServerSettings,
+    BearerToken, BinaryFlags, BinarySettings, CommonFlags, CommonSettings, ConfigError, Principals,
+    ServerFlags, ServerSettings,
 };
 use clap::Parser;
 use serde::{Deserialize, Serialize};
@@ -80,6 +80,10 @@ pub struct CommandLine {
     /// (`[[principal]]` name, role, token_sha256), beside the shared token
     #[arg(long, env = "CENTROID_PRINCIPALS")]
     pub principals: Option<PathBuf>,
+    /// file holding the token sent with every call to a worker (what the workers'
+    /// `--token-file` holds); default: the farm's token (`--token-file`)
+    #[arg(long, env = "CENTROID_WORKER_CALL_TOKEN_FILE")]
+    pub worker_call_token_file: Option<PathBuf>,
     /// `--config`, the log format, the token and TLS
     #[command(flatten)]
     #[serde(flatten)]
@@ -153,6 +157,11 @@ pub struct CoordinatorConfig {
     /// the principals read from `principals` once, at load; never serialized
     #[serde(skip)]
     pub access: Option<Arc<Principals>>,
+    /// file holding the token sent with every call to a worker (unset: `common.token`)
+    pub worker_call_token_file: Option<PathBuf>,
+    /// read from `worker_call_token_file` once, at load; never serialized
+    #[serde(skip)]
+    pub worker_call_token: Option<BearerToken>,
 }
 
 impl Default for CoordinatorConfig {
@@ -189,6 +198,8 @@ impl Default for CoordinatorConfig {
             memory_max_cases: centroid_planner::case_memory::DEFAULT_MAX_CASES as u32,
             principals: None,
             access: None,
+            worker_call_token_file: None,
+            worker_call_token: None,
         }
     }
 }
@@ -211,7 +222,19 @@ impl CoordinatorConfig {
             let principals = Principals::read_file(path).map_err(ConfigError::from)?;
             config.access = Some(Arc::new(principals));
         }
+        if let Some(path) = &config.worker_call_token_file {
+            config.worker_call_token =
+                Some(BearerToken::read_file(path).map_err(ConfigError::from)?);
+        }
         Ok(config)
+    }
+
+    /// The token sent with every call to a worker: the worker-call token when one
+    /// is configured, else the farm's.
+    pub fn worker_call_token(&self) -> Option<BearerToken> {
+        self.worker_call_token
+            .clone()
+            .or_else(|| self.common.token.clone())
     }
 
     fn check(&self) -> Result<(), ConfigError> {
@@ -413,6 +436,36 @@ mod tests {
             CoordinatorConfig::load_with_environment(&command_line, HashMap::new()).unwrap();
         assert_eq!(config, CoordinatorConfig::default());
         CoordinatorConfig::default().check().unwrap();
+    }
+
+    #[test]
+    fn calls_to_workers_carry_the_worker_call_token_when_one_is_given() {
+        let directory = tempfile::tempdir().unwrap();
+        let file = directory.path().join("worker-calls");
+        std::fs::write(&file, "calls-token\n").unwrap();
+        let farm = HashMap::from([("CENTROID_TOKEN".to_string(), "farm-token".to_string())]);
+        let without =
+            CoordinatorConfig::load_with_environment(&CommandLine::default(), farm.clone())
+                .unwrap();
+        assert_eq!(
+            without.worker_call_token(),
+            Some(BearerToken::new("farm-token").unwrap())
+        );
+        let command_line = CommandLine {
+            worker_call_token_file: Some(file),
+            ..CommandLine::default()
+        };
+        let with = CoordinatorConfig::load_with_environment(&command_line, farm).unwrap();
+        assert_eq!(
+            with.worker_call_token(),
+            Some(BearerToken::new("calls-token").unwrap())
+        );
+        let missing = CommandLine {
+            worker_call_token_file: Some(directory.path().join("absent")),
+            ..CommandLine::default()
+        };
+        let error = CoordinatorConfig::load_with_environment(&missing, HashMap::new()).unwrap_err();
+        assert!(error.to_string().contains("absent"), "{error}");
     }
 
     #[test]

@@ -88,7 +88,7 @@ impl Coordinator {
         let registry = Registry::new(
             config.heartbeat_timeout(),
             Duration::from_millis(config.dead_worker_grace_ms),
-            config.common.token.clone(),
+            config.worker_call_token(),
             config.common.tls.clone(),
         );
         let context = Arc::new(Context::new(config, store, registry, planners, memory));

@@ -3,7 +3,8 @@
 //! that comes from a Secret (checked by running the manifest's own start script on a
 //! real redis-server); a NetworkPolicy lets only the coordinator reach Redis; the
 //! coordinator takes its Redis URL from that Secret and its principals file from a
-//! mounted Secret.
+//! mounted Secret; the workers get their own tokens (calls, registration), never
+//! the farm's.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -305,4 +306,76 @@ fn the_redis_start_script_requires_the_password_and_hides_it() {
     assert!(!command_line.contains(password), "{command_line}");
     killed.expect("redis-server killed");
     waited.expect("redis-server reaped");
+}
+
+/// The workers hold no admin token: they require the worker-call token (the
+/// coordinator's calls carry it) and register with their own `worker`
+/// principal's token, whose hash principals.toml lists; the farm's token is the
+/// coordinator's alone.
+#[test]
+fn the_workers_get_their_own_tokens_and_never_the_farms() {
+    let workers = manifest("Deployment", "centroid-worker");
+    let worker = container(&workers, "worker");
+    let secret_at = |workload: &Value, container: &Value, flag: &str| -> String {
+        let argument = container["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .find_map(|argument| argument.strip_prefix(&format!("{flag}=")))
+            .unwrap_or_else(|| panic!("no {flag} in {}", container["args"]))
+            .to_string();
+        let mount = container["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|mount| argument.starts_with(mount["mountPath"].as_str().unwrap()))
+            .unwrap_or_else(|| panic!("{argument} is not under a mount"))
+            .clone();
+        workload["spec"]["template"]["spec"]["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|volume| volume["name"] == mount["name"])
+            .map(|volume| volume["secret"]["secretName"].as_str().unwrap().to_string())
+            .unwrap_or_else(|| panic!("no Secret volume {}", mount["name"]))
+    };
+    assert_eq!(
+        secret_at(&workers, &worker, "--token-file"),
+        "centroid-worker-calls"
+    );
+    assert_eq!(
+        secret_at(&workers, &worker, "--registration-token-file"),
+        "centroid-worker-token"
+    );
+    let volumes = workers["spec"]["template"]["spec"]["volumes"].to_string();
+    assert!(!volumes.contains("\"centroid-token\""), "{volumes}");
+    let coordinators = manifest("Deployment", "centroid-coordinator");
+    let coordinator = container(&coordinators, "coordinator");
+    assert_eq!(
+        secret_at(&coordinators, &coordinator, "--worker-call-token-file"),
+        "centroid-worker-calls"
+    );
+    assert_eq!(
+        secret_at(&coordinators, &coordinator, "--token-file"),
+        "centroid-token"
+    );
+    // the worker principal's hash is that of the workers' token
+    let token = secret_generator("centroid-worker-token")["literals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .find_map(|literal| literal.strip_prefix("token="))
+        .expect("a token literal")
+        .to_string();
+    let principals = std::fs::read_to_string(kubernetes_dir().join("principals.toml")).unwrap();
+    let worker_principal = principals
+        .split("[[principal]]")
+        .find(|entry| entry.contains("role = \"worker\""))
+        .expect("a worker principal");
+    assert!(
+        worker_principal.contains(&centroid_runtime::principals::sha256_hex(token.as_bytes())),
+        "the worker principal's token_sha256 is not the SHA-256 of centroid-worker-token's token:\n{worker_principal}"
+    );
 }

@@ -1,9 +1,11 @@
 //! Per-user access (issue 29): with a principals file beside the shared token, a job
 //! belongs to its submitter — another user cannot get, watch, fetch or cancel it
 //! (PERMISSION_DENIED with structured details), an admin can, and a user's ListJobs
-//! shows only its own; only worker principals (and admins) register workers — a
-//! worker fleet presents its principal's token (`--registration-token-file`) while
-//! calls to it keep the farm's — and a worker submits nothing; every submit, cancel, register, deregister and refusal
+//! shows only its own; only worker principals (and admins) register workers — the
+//! worker fleet holds no admin token: it presents its principal's token
+//! (`--registration-token-file`) and requires the coordinator's worker-call token
+//! (`--worker-call-token-file`), which the coordinator itself refuses — and a
+//! worker submits nothing; every submit, cancel, register, deregister and refusal
 //! is in the audit log with its actor; UNAUTHENTICATED carries structured details;
 //! a malformed principals file stops the coordinator at start, naming the file and
 //! the reason. Real coordinator, Redis, worker and KLayout over loopback.
@@ -29,6 +31,9 @@ const ALICE: &str = "alice-token-5e1b";
 const BOB: &str = "bob-token-93aa";
 const OPS: &str = "ops-token-d4f0";
 const ROBOT: &str = "robot-token-1f62";
+/// what the coordinator's calls to workers carry (no principal: the coordinator
+/// refuses it)
+const WORKER_CALLS: &str = "worker-calls-token-8b3e";
 
 type Client = JobsClient<InterceptedService<Channel, AttachToken>>;
 type RegistryClient = centroid_proto::v1::coordinator_client::CoordinatorClient<
@@ -129,6 +134,8 @@ async fn each_principal_sees_and_acts_on_its_own_jobs_and_the_log_names_it() {
     let principals = dir.path().join("principals.toml");
     std::fs::write(&principals, principals_file()).unwrap();
     let token_flag = token_file.display().to_string();
+    let calls_flag = secret_file(dir.path(), "worker-calls", WORKER_CALLS);
+    let robot_flag = secret_file(dir.path(), "robot-token", ROBOT);
     let redis = RedisProcess::start(dir.path());
     let coordinator = CoordinatorProcess::start(
         dir.path(),
@@ -139,12 +146,25 @@ async fn each_principal_sees_and_acts_on_its_own_jobs_and_the_log_names_it() {
             &token_flag,
             "--principals",
             &principals.display().to_string(),
+            "--worker-call-token-file",
+            &calls_flag,
         ],
     );
     let url = coordinator.url();
-    // the worker serves and registers with the shared token (an admin)
-    let mut worker =
-        WorkerProcess::start_with_flags(dir.path(), &url, "w-1", 1, &["--token-file", &token_flag]);
+    // the worker fleet holds no admin token: it requires the worker-call token on
+    // calls to it and registers with its `worker` principal's token (robot's)
+    let mut worker = WorkerProcess::start_with_flags(
+        dir.path(),
+        &url,
+        "w-1",
+        1,
+        &[
+            "--token-file",
+            &calls_flag,
+            "--registration-token-file",
+            &robot_flag,
+        ],
+    );
 
     // UNAUTHENTICATED has the structured details of every error
     let mut anonymous = JobsClient::new(channel(&url));
@@ -163,6 +183,15 @@ async fn each_principal_sees_and_acts_on_its_own_jobs_and_the_log_names_it() {
         error.message.contains("CENTROID_TOKEN"),
         "{}",
         error.message
+    );
+    let refused = jobs_as(&url, WORKER_CALLS)
+        .list_jobs(ListJobsRequest { limit: 10 })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.code(),
+        tonic::Code::Unauthenticated,
+        "the token of calls to workers is nobody's on the coordinator"
     );
     let refused = jobs_as(&url, "nobody-token")
         .list_jobs(ListJobsRequest { limit: 10 })
@@ -301,41 +330,21 @@ async fn each_principal_sees_and_acts_on_its_own_jobs_and_the_log_names_it() {
         .unwrap_err();
     assert_eq!(refused.code(), tonic::Code::PermissionDenied);
 
-    // a worker fleet presents its own `worker` principal's token to the coordinator
-    // (register, heartbeat) while calls to it still need the farm's: with the first
-    // worker gone, a job runs to the end on the fleet's worker
-    worker.kill9();
-    let robot_file = dir.path().join("robot-token");
-    std::fs::write(&robot_file, format!("{ROBOT}\n")).unwrap();
-    let robot_flag = robot_file.display().to_string();
-    let mut fleet = WorkerProcess::start_with_flags(
-        dir.path(),
-        &url,
-        "w-fleet",
-        1,
-        &[
-            "--token-file",
-            &token_flag,
-            "--registration-token-file",
-            &robot_flag,
-        ],
-    );
-    let fleet_job = bob
-        .submit_job(example_request("ota5", small_job(1, 1, 4), "bob's second"))
+    // the shared token is an admin's: it may register a worker
+    let mut farm = registry_as(&url, SHARED);
+    farm.register_worker(registration("w-by-farm"))
         .await
-        .unwrap()
-        .into_inner()
-        .job_id;
-    let done = wait_done(&mut bob, &fleet_job).await;
-    assert!(
-        !done.artifacts.is_empty(),
-        "the fleet's worker ran no candidate: {done:?}\n{}",
-        fleet.logs()
-    );
+        .expect("the shared token registers");
+    farm.deregister_worker(centroid_proto::v1::DeregisterWorkerRequest {
+        worker_id: "w-by-farm".into(),
+        instance_id: "w-by-farm-instance".into(),
+        reason: "test over".into(),
+    })
+    .await
+    .expect("and deregisters");
     // a worker presenting a user's token is refused and stops, saying why
-    let alice_file = dir.path().join("alice-token");
-    std::fs::write(&alice_file, format!("{ALICE}\n")).unwrap();
-    let refused = refused_worker(&url, &token_flag, &alice_file.display().to_string());
+    let alice_flag = secret_file(dir.path(), "alice-token", ALICE);
+    let refused = refused_worker(&url, &calls_flag, &alice_flag);
     assert!(
         !refused.status.success() && refused.log.contains("PERMISSION_DENIED"),
         "a worker with a user's token: {:?}\n{}",
@@ -367,8 +376,8 @@ async fn each_principal_sees_and_acts_on_its_own_jobs_and_the_log_names_it() {
         &["robot", "register", "w-robot", "ok"],
         &["robot", "deregister", "w-robot", "ok"],
         &["robot", "submit", "denied"],
-        &["(shared token)", "register", "w-1", "ok"],
-        &["robot", "register", "w-fleet", "ok"],
+        &["robot", "register", "w-1", "ok"],
+        &["(shared token)", "register", "w-by-farm", "ok"],
         &["alice", "register", "w-by-alice-fleet", "denied"],
     ] {
         assert!(
@@ -377,10 +386,17 @@ async fn each_principal_sees_and_acts_on_its_own_jobs_and_the_log_names_it() {
             audit.join("\n")
         );
     }
-    for token in [SHARED, ALICE, BOB, OPS, ROBOT] {
+    for token in [SHARED, ALICE, BOB, OPS, ROBOT, WORKER_CALLS] {
         assert!(!log.contains(token), "a token leaked into the log");
     }
-    fleet.kill9();
+    worker.kill9();
+}
+
+/// `token` in the file `name` of `dir` (a mounted Secret's stand-in); its path.
+fn secret_file(dir: &std::path::Path, name: &str, token: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, format!("{token}\n")).unwrap();
+    path.display().to_string()
 }
 
 /// How a worker that the coordinator refuses ended.
