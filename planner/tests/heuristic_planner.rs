@@ -571,7 +571,7 @@ fn every_matched_cell_of_every_plan_is_a_group_of_the_space() {
 
 #[test]
 fn a_pair_takes_an_arrangement_gene_only_when_drawn_as_two_devices() {
-    let catalog = skills(&BASIC);
+    let catalog = skills(BASIC);
     // per module: (whether it has an arrangement gene, type, members, devices)
     let modules = |netlist: &str| {
         let (context, raw) = load(
