@@ -10,6 +10,8 @@
 //! partner nets and matched devices closer to a common centroid ranks above an
 //! otherwise equal one.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -23,6 +25,9 @@ pub struct GroupFigure {
     pub structure: String,
     /// the largest distance between two devices' gate centroids
     pub centroid_error_um: f64,
+    /// each member's gate centroid (x, y µm; over its units and stack segments)
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub centroids_um: BTreeMap<String, [f64; 2]>,
 }
 
 /// One block of a hierarchical layout: a subcircuit drawn once, placed `instances` times.

@@ -26,7 +26,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
-use centroid_schemas::{Circuit, TaskContext};
+use centroid_schemas::{Circuit, CircuitModule, TaskContext};
 use serde_json::Value;
 
 use crate::candidate_plan::{Draft, blocks_supported, draft_blocks};
@@ -242,7 +242,7 @@ impl HeuristicPlanner {
             modules: circuit
                 .modules
                 .iter()
-                .filter(|module| module.module_type.is_matched() && module.devices.len() == 2)
+                .filter(|module| drawn_as_a_pair(module))
                 .map(|module| module.id.clone())
                 .collect(),
             hierarchies: Vec::new(),
@@ -261,6 +261,15 @@ impl HeuristicPlanner {
             .all(|skill| skills.contains_key(*skill));
         self.route_pitch_um.filter(|_| advertised)
     }
+}
+
+/// Whether matched `module` is drawn as one common-centroid pair, the drawing that takes
+/// an arrangement (`layout.create_common_centroid_pair` of two devices): two members of
+/// one device each. A member of parallel units (`ModuleMember::unit_of`) makes it an
+/// interdigitated group of all its devices, which takes no arrangement: an arrangement
+/// gene there would change nothing drawn.
+fn drawn_as_a_pair(module: &CircuitModule) -> bool {
+    module.module_type.is_matched() && module.members().count() == 2 && module.devices.len() == 2
 }
 
 /// Whether the workers can route (then the planner needs `route.info`'s pitch first).

@@ -568,3 +568,57 @@ fn every_matched_cell_of_every_plan_is_a_group_of_the_space() {
         }
     }
 }
+
+#[test]
+fn a_pair_takes_an_arrangement_gene_only_when_drawn_as_two_devices() {
+    let catalog = skills(BASIC);
+    // per module: (whether it has an arrangement gene, type, members, devices)
+    let modules = |netlist: &str| {
+        let (context, raw) = load(
+            netlist,
+            include_str!("../../examples/ota5/drc_rules.json"),
+            include_str!("../../examples/ota5/objectives.json"),
+        );
+        let space = HeuristicPlanner::new(raw).design_space(&context, &catalog);
+        context
+            .circuit
+            .modules
+            .iter()
+            .map(|module| {
+                let members = module.members().count();
+                (
+                    space.modules.contains(&module.id),
+                    module.module_type.as_str().to_owned(),
+                    members,
+                    module.devices.len(),
+                )
+            })
+            .collect::<Vec<(bool, String, usize, usize)>>()
+    };
+    let ota5 = include_str!("../../examples/ota5/netlist.json");
+    let plain = modules(ota5);
+    assert!(
+        plain.contains(&(true, "differential_pair".into(), 2, 2))
+            && plain.contains(&(true, "current_mirror".into(), 2, 2)),
+        "{plain:?}"
+    );
+    // the pair's halves each written out as two devices on the same nets: two members of
+    // two parallel units each, drawn as one interdigitated group of four devices
+    let mut netlist: Value = serde_json::from_str(ota5).unwrap();
+    let devices = netlist["cells"][0]["devices"].as_array_mut().unwrap();
+    for half in ["M1", "M2"] {
+        let mut copy = devices
+            .iter()
+            .find(|device| device["id"] == half)
+            .unwrap()
+            .clone();
+        copy["id"] = json!(format!("{half}B"));
+        devices.push(copy);
+    }
+    let copies = modules(&netlist.to_string());
+    assert!(
+        copies.contains(&(false, "differential_pair".into(), 2, 4))
+            && copies.contains(&(true, "current_mirror".into(), 2, 2)),
+        "{copies:?}"
+    );
+}

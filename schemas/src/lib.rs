@@ -30,6 +30,7 @@ pub mod performance_check;
 mod printable_names;
 pub mod rule_lookup;
 pub mod schema_check;
+pub mod series_stacks;
 pub mod source;
 pub mod spice;
 pub mod task_context;
@@ -51,6 +52,7 @@ pub use parasitics::{ParasiticCut, ParasiticLayer, ParasiticOverlap, Parasitics}
 pub use performance::{
     PerformanceObjectives, PerformanceSpec, PortRoles, SchematicJunctions, TestbenchKind,
 };
+pub use series_stacks::SeriesStacks;
 pub use spice::{ModelMap, SpiceOptions, is_spice_path};
 pub use task_context::{InputPaths, LoadedJob, NetlistOptions, TaskContext, TaskInputs};
 pub use testbench::{TESTBENCH_FILE, UserTestbench};

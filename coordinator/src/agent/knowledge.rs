@@ -121,10 +121,9 @@ pub fn topology_of(task: &TaskContext) -> Option<&'static str> {
         .devices
         .iter()
         .any(|device| device.device_type == DeviceType::Capacitor);
-    let ratioed = circuit
-        .modules
-        .iter()
-        .any(|module| module.module_type == ModuleType::CurrentMirror && module.devices.len() > 2);
+    let ratioed = circuit.modules.iter().any(|module| {
+        module.module_type == ModuleType::CurrentMirror && module.members().count() > 2
+    });
     Some(if count(ModuleType::CrossCoupledPair) > 0 {
         topology::STRONGARM
     } else if pair && count(ModuleType::MatchedCurrentSources) > 0 && count(ModuleType::Cascode) > 1

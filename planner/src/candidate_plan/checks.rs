@@ -1,7 +1,9 @@
 //! The stages of a candidate's plan after its layout is drawn: LVS against the
 //! circuit, then DRC, the layout's metrics and the output files.
 
-use centroid_schemas::Device;
+use std::collections::HashSet;
+
+use centroid_schemas::{Device, SeriesStacks};
 use serde_json::{Value, json};
 
 use super::Draft;
@@ -104,8 +106,11 @@ impl<'a> Draft<'a> {
     /// Every matched module the recognition found with two drawn members or more,
     /// as `layout.metrics` measures them from the geometry (wherever they stand): a
     /// member of parallel units is measured as one device (`units`: member → its other
-    /// drawn units).
+    /// drawn units), and a member that is one segment of a series stack as the whole
+    /// stack (`stacked`: member → the other drawn segments of its units' stacks), so a
+    /// stack drawn as a block and one whose segments stand apart are measured alike.
     fn matched_groups(&self) -> Vec<Value> {
+        let stacks = SeriesStacks::of(self.flat);
         self.flat
             .modules
             .iter()
@@ -113,24 +118,46 @@ impl<'a> Draft<'a> {
             .filter_map(|module| {
                 let mut devices = Vec::new();
                 let mut units = serde_json::Map::new();
+                let mut stacked = serde_json::Map::new();
+                let in_module: HashSet<&str> = module
+                    .devices
+                    .iter()
+                    .map(|member| member.device_id.as_str())
+                    .collect();
                 for member in module.members() {
-                    let drawn: Vec<String> = std::iter::once(member.device_id.as_str())
+                    let drawn: Vec<&str> = std::iter::once(member.device_id.as_str())
                         .chain(module.units_of(&member.device_id))
                         .filter(|device| self.drawn_anywhere(device))
+                        .collect();
+                    let segments: Vec<String> = drawn
+                        .iter()
+                        .flat_map(|unit| stacks.others(unit))
+                        .filter(|segment| {
+                            !in_module.contains(segment) && self.drawn_anywhere(segment)
+                        })
                         .map(skill_id)
                         .collect();
                     let Some((first, others)) = drawn.split_first() else {
                         continue;
                     };
+                    let first = skill_id(first);
                     if !others.is_empty() {
+                        let others: Vec<String> =
+                            others.iter().map(|unit| skill_id(unit)).collect();
                         units.insert(first.clone(), json!(others));
                     }
-                    devices.push(first.clone());
+                    if !segments.is_empty() {
+                        stacked.insert(first.clone(), json!(segments));
+                    }
+                    devices.push(first);
                 }
                 (devices.len() >= 2).then(|| {
                     let mut group = json!({"module": module.id, "devices": devices});
                     if !units.is_empty() {
                         group["units"] = Value::Object(units);
+                    }
+                    if !stacked.is_empty() {
+                        group["stacked"] = Value::Object(stacked);
                     }
                     group
                 })

@@ -11,6 +11,12 @@ two loose devices far apart is measured as such.
 * Parallel units (``units``: member → its other units, devices wired alike between
   the same nets, e.g. the copies of an ``m=k`` instance): one member; its gate centroid
   is that of all its units together, wherever each stands.
+* Series stacks (``stacked``: member → the other segments of its units' stacks, MOS in
+  series under one gate net: one long transistor drawn as segments, e.g. a stacked-device
+  subcircuit): the member is the whole stack; its gate centroid is that of every segment,
+  so a stack drawn as a block and one whose segments stand apart in rows are measured by
+  the same rule (the segment a recognition names alone would make a flat layout look
+  matched while the rest of each stack is anywhere).
 * Centroid error of a group: the largest distance between two of its members'
   gate centroids (0: a common centroid).
 * Structure: ``common_centroid`` / ``interdigitated`` when every device of the
@@ -161,10 +167,9 @@ def measure_groups(session: Session, cell: kdb.Cell,
         missing: list[str] = []
         drawn_by: set[str] = set()
         units = 0
-        parallel: dict[str, list[str]] = group.get("units") or {}
         for member in group["devices"]:
             sx = sy = total = 0.0
-            for device in [member, *parallel.get(member, [])]:
+            for device in _member_devices(group, member):
                 target, placed, local_id = _located(session, cell, device, found)
                 if target is None or not placed:
                     missing.append(device)
@@ -200,10 +205,17 @@ def measure_groups(session: Session, cell: kdb.Cell,
     return out
 
 
-def _all_units(group: dict[str, Any]) -> list[str]:
-    """Every device of a group: its members and their parallel units."""
+def _member_devices(group: dict[str, Any], member: str) -> list[str]:
+    """The devices a member is measured by: itself, its parallel units and the other
+    segments of their series stacks."""
     parallel: dict[str, list[str]] = group.get("units") or {}
-    return [d for member in group["devices"] for d in [member, *parallel.get(member, [])]]
+    stacked: dict[str, list[str]] = group.get("stacked") or {}
+    return [member, *parallel.get(member, []), *stacked.get(member, [])]
+
+
+def _all_units(group: dict[str, Any]) -> list[str]:
+    """Every device of a group: its members, their parallel units and stack segments."""
+    return [d for member in group["devices"] for d in _member_devices(group, member)]
 
 
 def _device_moments(session: Session, target: kdb.Cell, local_id: str,

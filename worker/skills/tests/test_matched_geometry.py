@@ -131,6 +131,47 @@ def test_parallel_units_are_one_member_measured_together(loaded: Client, tmp_pat
     assert data["max_centroid_error_um"] == apart["centroid_error_um"]
 
 
+def test_a_member_that_is_a_stack_segment_is_measured_as_the_whole_stack(
+        loaded: Client, tmp_path: Any) -> None:
+    # the bottom segments A, B of two stacks drawn as one common-centroid pair (what a flat
+    # layout draws), their top segments A_top, B_top standing apart either side: the
+    # bottoms alone meet, the stacks do not
+    pair = loaded.call("layout.create_common_centroid_pair", arrangement="ABBA",
+                       device_a={"device_id": "A", **NMOS, "m": 2},
+                       device_b={"device_id": "B", **NMOS, "m": 2})["cell_name"]
+    for device in ("A_top", "B_top"):
+        loaded.call("layout.create_device", device_id=device, cell_name=f"dev_{device}", **NMOS)
+    loaded.call("layout.place", cell_name="TOP",
+                items=[{"cell": "dev_A_top", "x": -20, "y": 0}, {"cell": pair, "x": 0, "y": 0},
+                       {"cell": "dev_B_top", "x": 30, "y": 0}])
+    data = measured(loaded, "TOP", [
+        {"module": "mcs", "devices": ["A", "B"], "stacked": {"A": ["A_top"], "B": ["B_top"]}},
+        {"module": "bottoms", "devices": ["A", "B"]}])
+    stacks, bottoms = data["matched_groups"]
+    tech = loaded.server.session.tech
+    assert tech is not None
+    layers = [(tech.layer_for(role).layer, tech.layer_for(role).datatype)
+              for role in ("poly", "active")]
+    gds = loaded.call("layout.export", cell="TOP", path=str(tmp_path / "top.gds"))["path"]
+    points = sorted(gds_gates(gds, layers))
+    # the leftmost device's gates are A_top's, the rightmost B_top's, the pair's between
+    per_device = len(points) // 6  # A_top, B_top: one unit each; the pair: four
+    a_top, b_top = points[:per_device], points[-per_device:]
+    shared = points[per_device:-per_device]
+    (cx, cy), half = centroid(shared), sum(p[2] for p in shared) / 2
+    for member, top in (("A", a_top), ("B", b_top)):
+        (tx, ty), area = centroid(top), sum(p[2] for p in top)
+        expected = ((cx * half + tx * area) / (half + area), (cy * half + ty * area) / (half + area))
+        x, y = stacks["centroids_um"][member]
+        assert math.hypot(x - expected[0], y - expected[1]) < 2e-3, (member, x, y, expected)
+    assert stacks["units"] == 6 and stacks["missing"] == []
+    distance = math.dist(stacks["centroids_um"]["A"], stacks["centroids_um"]["B"])
+    assert stacks["centroid_error_um"] > 10 and abs(stacks["centroid_error_um"] - distance) < 2e-3
+    # the bottom segments alone sit on one centroid: what the flat layout was judged by
+    assert bottoms["centroid_error_um"] < 2e-3
+    assert data["max_centroid_error_um"] == stacks["centroid_error_um"]
+
+
 def test_vias_are_counted_through_the_hierarchy(loaded: Client) -> None:
     tech = loaded.server.session.tech
     assert tech is not None

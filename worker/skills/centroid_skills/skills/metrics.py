@@ -37,8 +37,10 @@ lower by about 0.6 for the same orientation balance and dummies.  ``matching_sco
 lowest group score (None without groups).
 
 Matched groups from the geometry (argument ``matched``: the groups the circuit's
-module recognition found, ``{module, devices, units}``; ``units``: a member's other
-parallel units, measured with it as one device), measured wherever their devices
+module recognition found, ``{module, devices, units, stacked}``; ``units``: a member's
+other parallel units, measured with it as one device; ``stacked``: the other segments of
+its units' series stacks, measured with it: the member is the whole stack), measured
+wherever their devices
 stand (:mod:`centroid_skills.matched_geometry`): ``matched_groups`` (per group the
 devices' gate centroids, the centroid error in µm, whether one matched cell draws
 them) and ``max_centroid_error_um``.
@@ -279,7 +281,15 @@ MATCHED_GROUP = obj({"module": {"type": "string", "minLength": 1, "maxLength": 2
                                "additionalProperties": {
                                    "type": "array",
                                    "items": {"type": "string", "minLength": 1,
-                                             "maxLength": 200}}}},
+                                             "maxLength": 200}}},
+                     "stacked": {"type": "object",
+                                 "description": "member → the other segments of its units' "
+                                                "series stacks (MOS in series under one gate "
+                                                "net): measured with it",
+                                 "additionalProperties": {
+                                     "type": "array",
+                                     "items": {"type": "string", "minLength": 1,
+                                               "maxLength": 200}}}},
                     ["module", "devices"])
 
 
