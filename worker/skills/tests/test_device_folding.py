@@ -106,7 +106,7 @@ def test_a_folding_is_no_larger_than_the_given_rows(loaded: Client,
                                                     rule_set: dict[str, Any]) -> None:
     """A chain of twelve inverters (local nets): whatever the estimate picks, given rows or a
     folding, the routed cell is no larger than the given rows routed (2 %: the estimate's
-    error is smaller than the 5 % a folding must gain)."""
+    error is smaller than the 3 % a folding must gain)."""
     client = loaded
     devices = chain_circuit(12)
     min_l = _min_l(rule_set) * 2
