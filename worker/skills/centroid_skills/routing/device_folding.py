@@ -11,12 +11,15 @@ contiguous rows of about equal width, ``k`` chosen for each kind together (so an
 pmos part come out about as long as each other) as the smallest estimated bounding box:
 
 * a row's width: its cells and the rules' gaps between them (``layout.place``'s, with the
-  planner's extra gap); its height: its tallest cell, its tap rail and clearances;
-* a channel's height: the most tracks its pins' nets need at one x (each net from its
-  leftmost to its rightmost pin in the channel; a net also in another channel or on a rail
-  reaches to the rows' nearer end, where its trunk or vertical stands), one track pitch
-  each, and the clearances either side;
-* the width of the trunk columns: one stub pitch per net in several channels.
+  planner's extra gap); its height: its tallest cell and the assembly the router builds
+  around a row of its kind (tap rail, via zone, n-well: measured once on a given row by
+  :func:`.rows.add_rails`), and at least the rule gap from the assembly below;
+* a channel's height as :func:`.stacking.stack_rows` stacks it, for the most tracks its
+  pins' nets need at one x: each net from its leftmost to its rightmost pin in the channel,
+  out to its trunk's side (left or right of the rows, nearer the mean x of all its pins)
+  when it is in another channel or on a rail too, a stub pitch further either way;
+* the trunk columns: a stub pitch per net in several channels (a supply's, the rail net of
+  several rows, one more) and a pitch either side.
 
 A cell never splits (a matched module is one cell: its common centroid stays whole); the
 order is kept, so the planner's order genes still mean left to right, row after row.  The
