@@ -375,30 +375,83 @@ def options(session: Session, rows: list[str], devices: Devices, d: Dims,
         row.width, row.height = bb.width(), bb.height() + assembly.below + assembly.above
         kept[index] = row
 
-    def stacked(counts: tuple[int, ...] | None) -> list[tuple[str, Row]]:
+    def stacked(cuts: list[list[list[Item]]] | None) -> list[tuple[str, Row]]:
         out: list[tuple[str, Row]] = []
         index = 0
         while index < len(infos):
             at = next((k for k, g in enumerate(groups) if g.first == index), None)
-            if at is None or counts is None:
+            if at is None or cuts is None:
                 out.append((rows[index], kept[index]))
                 index += 1
                 continue
             group = groups[at]
             kind = kept[index].kind
             out += [("", _placed(part, group.rail, kind, assemblies[kind], gap))
-                    for part in _cut(group.items, counts[at], gap)]
+                    for part in cuts[at]]
             index += group.count
         return out
 
-    def option(counts: tuple[int, ...] | None) -> Option:
-        stack = stacked(counts)
+    def option(cuts: list[list[list[Item]]] | None) -> Option:
+        stack = stacked(cuts)
         w, h, tracks = estimate([row for _name, row in stack], d, gap_y)
         plan: list[str | list[str]] = [name or [i.name for i in row.items] for name, row in stack]
-        return Option(w, h, counts or tuple(g.count for g in groups), plan, tracks)
+        counts = tuple(len(c) for c in cuts) if cuts else tuple(g.count for g in groups)
+        return Option(w, h, counts, plan, tracks)
 
     counts = product(*[range(1, min(MOST_ROWS, len(g.items)) + 1) for g in groups])
-    return option(None), [option(c) for c in counts]
+    choices = [option([_cut(g.items, k, gap) for g, k in zip(groups, c, strict=True)])
+               for c in counts]
+    return option(None), choices + _moved_cuts(choices, groups, option)
+
+
+#: the foldings whose cuts are moved (the smallest estimates), and how far each cut moves
+MOVED_FOLDINGS = 3
+CUT_MOVES = (-2, -1, 1, 2)
+
+
+def _moved_cuts(choices: list[Option], groups: list[Group],
+                option: Callable[[list[list[list[Item]]]], Option]) -> list[Option]:
+    """The smallest foldings with their cuts moved a cell or two where that lowers the estimate
+    (fewer nets cut apart: fewer trunks, lower channels), cut by cut, until none does."""
+    out: list[Option] = []
+    for start in sorted(choices, key=lambda c: (c.area, c.counts))[:MOVED_FOLDINGS]:
+        bounds = [_bounds(g.items, start.rows) for g in groups]
+        best = start
+        improved = True
+        while improved:
+            improved = False
+            for at, group_bounds in enumerate(bounds):
+                for b in range(len(group_bounds)):
+                    for move in CUT_MOVES:
+                        trial = [list(x) for x in bounds]
+                        trial[at][b] += move
+                        edges = [0, *trial[at], len(groups[at].items)]
+                        if any(lo >= hi for lo, hi in zip(edges, edges[1:], strict=False)):
+                            continue
+                        candidate = option([_parts(g.items, t) for g, t in zip(groups, trial, strict=True)])
+                        if candidate.area < best.area:
+                            best, bounds, improved = candidate, trial, True
+        if best is not start:
+            out.append(best)
+    return out
+
+
+def _bounds(items: list[Item], plan: list[str | list[str]]) -> list[int]:
+    """Where the group's rows of ``plan`` start in ``items`` (each row after the first)."""
+    names = {i.name for i in items}
+    starts: list[int] = []
+    at = 0
+    for entry in plan:
+        if isinstance(entry, list) and entry and entry[0] in names:
+            if at:
+                starts.append(at)
+            at += len(entry)
+    return starts
+
+
+def _parts(items: list[Item], bounds: list[int]) -> list[list[Item]]:
+    edges = [0, *bounds, len(items)]
+    return [items[lo:hi] for lo, hi in zip(edges, edges[1:], strict=False)]
 
 
 def fold(session: Session, rows: list[str], devices: Devices, d: Dims,
