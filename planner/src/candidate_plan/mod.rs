@@ -380,6 +380,18 @@ impl<'a> Draft<'a> {
         rows
     }
 
+    /// Whether `route.nets` cuts each kind's rows again by the cells' real widths and
+    /// the tracks their channels need (which the planner does not know): when the point
+    /// leaves the row counts open (no count for any kind, not one row per cell) and the
+    /// workers take it. The rows of [`Draft::rows_by_kind`] are then a preference, kept
+    /// unless a folding is smaller.
+    fn folds_device_rows(&self) -> bool {
+        self.point.aspect_ratio_pct >= 75
+            && self.point.rows.is_empty()
+            && self.units.len() > 1
+            && self.builder.takes("route.nets", "fold_device_rows")
+    }
+
     fn spacing_um(&self) -> f64 {
         self.point.spacing_nm as f64 / 1000.0
     }
@@ -419,6 +431,9 @@ impl<'a> Draft<'a> {
         }
         if self.packs_block_rows() {
             arguments["pack_block_rows"] = json!({"gap": gap});
+        }
+        if self.folds_device_rows() {
+            arguments["fold_device_rows"] = json!({"gap": gap});
         }
         if self.builder.push("route.nets", arguments, false, "") {
             self.top = Some(cell);

@@ -10,7 +10,10 @@ port at its bottom edge (:mod:`centroid_skills.routing.ports`), no labels inside
 places its instances (``layout.instantiate_block``) and routes them as ``type: block``
 devices.  With ``pack_block_rows`` the rows holding only block instances (and passive devices)
 are packed again by their real sizes before routing (:mod:`centroid_skills.routing.block_packing`):
-the planner's rows of blocks are a preference, kept unless a packing is smaller.
+the planner's rows of blocks are a preference, kept unless a packing is smaller.  With
+``fold_device_rows`` the rows of each MOS kind are cut again into as many rows as give the
+smallest estimated cell (:mod:`centroid_skills.routing.device_folding`): the planner leaves
+the count open, the given rows are kept unless a folding is smaller.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 from centroid_skills.errors import invalid
 from centroid_skills.registry import NAME, obj, skill
 from centroid_skills.routing.block_packing import packed_rows
+from centroid_skills.routing.device_folding import folded_rows
 from centroid_skills.routing.dims import routing_dims
 from centroid_skills.routing.report import record, result_dict
 from centroid_skills.routing.router import route
@@ -90,7 +94,17 @@ def info(session: Session, args: dict[str, Any]) -> dict[str, Any]:
                                                "the width of the smallest bounding box); the "
                                                "given rows are kept unless a packing is "
                                                "smaller; the result's rows name the rows "
-                                               "routed")},
+                                               "routed"),
+            "fold_device_rows": obj({"gap": {"type": "number", "minimum": 0, "default": 0,
+                                             "description": "extra gap between cells in µm, "
+                                                            "as layout.place's row gap"}},
+                                    description="cut the consecutive rows of each MOS kind (one "
+                                                "bulk net) again into as many rows, in the "
+                                                "given order, as give the smallest estimated "
+                                                "cell (the tracks its channels need counted); "
+                                                "the given rows are kept unless a folding is "
+                                                "smaller; the result's rows name the rows "
+                                                "routed")},
            ["cell_name", "rows", "devices"]))
 def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     net_types = {}
@@ -107,10 +121,16 @@ def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     rows: list[str] = list(args["rows"])
     replaced: list[str] = []
     try:
+        fold = args.get("fold_device_rows")
+        if fold is not None:
+            by_id = {dev["id"]: dev for dev in args["devices"]}
+            rows, replaced = folded_rows(session, rows, by_id, d, args["cell_name"], place,
+                                         float(fold.get("gap", 0)))
         pack = args.get("pack_block_rows")
         if pack is not None:
-            rows, replaced = packed_rows(session, rows, d, args["cell_name"], place,
-                                         float(pack.get("gap", 0)))
+            rows, packed = packed_rows(session, rows, d, args["cell_name"], place,
+                                       float(pack.get("gap", 0)))
+            replaced += packed
         res = route(session, rows, args["devices"], net_types, args["cell_name"],
                     bool(args.get("balance_partners", True)), ports or (),
                     short_nets=args.get("short_nets") or ())
@@ -122,7 +142,7 @@ def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
                 session.cells.pop(layout.cell(ci).name, None)
                 layout.delete_cell(ci)
         raise
-    for name in replaced:  # the planner's rows of blocks, packed again: no longer placed
+    for name in replaced:  # the planner's rows, folded or packed again: no longer placed
         session.cells.pop(name, None)
         layout.delete_cell(layout.cell(name).cell_index())
     record(session, res, rows, d, ports)
