@@ -27,6 +27,11 @@ fn run_with(fake: &FakeLlm, example: &str, iterations: u32, timeout_ms: u64) -> 
         .env("CENTROID_LLM_MODEL", "fake-model")
         .env("CENTROID_LLM_API_KEY", "test-key")
         .env("CENTROID_LLM_TIMEOUT_MS", timeout_ms.to_string())
+        // what becomes of each answer (used, repaired, a fallback after a failure
+        // or the timeout) whenever it comes: under "when_ready" an answer slower
+        // than the last iteration's rule-based share is replaced by a rule-based
+        // share (llm_model_share.rs tests that)
+        .env("CENTROID_LLM_MODEL_SHARE", "wait")
         .env_remove("CENTROID_CONFIG")
         .args([
             "run",
