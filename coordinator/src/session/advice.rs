@@ -6,7 +6,9 @@
 //! and the model's share is drafted when the advice arrives
 //! ([`super::model_share`]), or when the model's timeout has passed (a model
 //! that fails is a fallback). An advice no iteration takes (the job ended
-//! first) is recorded as dropped.
+//! first) is recorded as dropped — dropped-late when its share was drafted
+//! rule-based without it (`[llm] model_share = "when_ready"`, the last
+//! iteration) — with every request it sent, answered or not.
 
 use std::sync::Arc;
 use std::time::Duration;
