@@ -8,13 +8,17 @@
 //! candidates (ids, origins, points) are the same whether the model answers at
 //! once or after 2.5 s. Under "when_ready" (the default) an iteration whose
 //! rule-based share is in does not wait for a late answer: the next iteration
-//! starts, and the late points join it when they arrive.
+//! starts, and the late points join it when they arrive; in the last iteration
+//! a late share is drafted rule-based once slots would idle, and the answer is
+//! recorded as dropped-late.
 
 mod support;
 
-use std::time::Duration;
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
 
-use centroid_tests::fake_llm::{FakeLlm, Reply};
+use centroid_tests::fake_llm::{FakeLlm, Gate, Reply};
 use serde_json::{Value, json};
 use support::{centroid, llm_answer_every_role_accepts, repository};
 
@@ -126,16 +130,14 @@ fn the_candidates_are_the_same_whatever_the_model_s_latency() {
     assert_eq!(fast, slow);
 }
 
-/// How long the model takes to answer the first request in the "when ready"
-/// test: longer than iteration 0's rule-based share (two candidates of ota5 on
-/// two slots) takes to run.
-const LATE_DELAY: Duration = Duration::from_secs(12);
-
 /// "when_ready": iteration 0 closes with its rule-based share while the model
 /// thinks; iteration 1 starts at once with a rule-based share of the whole
 /// iteration, and the late answer's points join it when they arrive — drawn,
 /// recorded as the model's, with the call recorded for iteration 0. No new
-/// advice is asked while that one is outstanding; the job runs its budget.
+/// advice is asked while that one is outstanding; the job runs its budget. (The
+/// answer is held until iteration 1's first candidate is dispatched, so it
+/// comes while iteration 1's own candidates keep the slots busy, however fast
+/// the machine.)
 #[test]
 fn when_ready_the_next_iteration_starts_and_the_late_points_join_it() {
     let mut late = llm_answer_every_role_accepts();
@@ -143,11 +145,18 @@ fn when_ready_the_next_iteration_starts_and_the_late_points_join_it() {
         {"arrangement": "ABAB", "dummies": 1, "spacing_nm": 500, "why": "wider"},
         {"arrangement": "ABBA", "dummies": 1, "spacing_nm": 500, "aspect_ratio_pct": 50, "why": "taller"}
     ]);
+    let gate = Gate::default();
     let fake = FakeLlm::start_blocking(
-        vec![Reply::Delay(LATE_DELAY, Box::new(Reply::Json(late)))],
+        vec![Reply::Held(gate.clone(), Box::new(Reply::Json(late)))],
         Reply::Json(llm_answer_every_role_accepts()),
     );
-    let (report, stderr, out) = run_ota5(&fake, 2, "when_ready");
+    let run = Ota5Run {
+        iterations: 2,
+        model_share: "when_ready",
+        release: Some((&gate, "-i1-c0")),
+        ..Ota5Run::default()
+    };
+    let (report, stderr, out) = run.with(&fake);
 
     let events = job_events(&stderr);
     let position = |what: &dyn Fn(&str) -> bool, name: &str| event_position(&events, what, name);
@@ -210,6 +219,94 @@ fn when_ready_the_next_iteration_starts_and_the_late_points_join_it() {
     assert_eq!(report["planner"]["fallbacks"], 0, "{}", report["planner"]);
 }
 
+/// "when_ready" with a model that does not answer within the job: iteration 0
+/// closes with its rule-based share, iteration 1 (the last) runs a rule-based
+/// share of the whole iteration, and once its slots would idle the share still
+/// awaited (iteration 0's, carried) is drafted rule-based instead of waited
+/// for — the job runs its whole budget and ends without the model's answer,
+/// whose call is recorded as dropped-late (the request the server saw, counted
+/// once, in the transcript with its prompt and that outcome).
+#[test]
+fn when_ready_the_last_iteration_drafts_a_late_share_by_rule_and_ends_without_the_model() {
+    // never answered while the job runs: the gate is opened by no one
+    let fake = FakeLlm::start_blocking(
+        Vec::new(),
+        Reply::Held(
+            Gate::default(),
+            Box::new(Reply::Json(llm_answer_every_role_accepts())),
+        ),
+    );
+    let started = Instant::now();
+    let run = Ota5Run {
+        iterations: 2,
+        model_share: "when_ready",
+        // far longer than the job: no timeout fallback ends the wait
+        timeout_ms: 600_000,
+        release: None,
+    };
+    let (report, stderr, out) = run.with(&fake);
+    assert!(
+        started.elapsed() < Duration::from_secs(300),
+        "the job did not wait for the model"
+    );
+
+    // the budget, 2 × 4: iteration 0's rule-based share (2), then iteration 1's
+    // (4) and the late share drafted rule-based (2) — none of them the model's
+    let candidates = report["candidates"].as_array().unwrap();
+    assert_eq!(candidates.len(), 8, "{candidates:?}");
+    let in_iteration_1 = candidates
+        .iter()
+        .filter(|candidate| candidate["iteration"] == 1)
+        .count();
+    assert_eq!(in_iteration_1, 6, "{candidates:?}");
+    for candidate in candidates {
+        assert!(
+            !candidate["origin"].as_str().unwrap().starts_with("llm"),
+            "{candidate}"
+        );
+        assert!(
+            candidate["score"].is_number() || candidate["error"].is_object(),
+            "ran: {candidate}"
+        );
+    }
+    let events = job_events(&stderr);
+    event_position(
+        &events,
+        &|line| {
+            line.contains("2 candidates added to iteration 1 drafted rule-based")
+                && line.contains("the planner's advice for iteration 0 is late")
+        },
+        "the late share drafted rule-based in iteration 1",
+    );
+
+    // the one request (iteration 0's planning call; none asked while it was
+    // outstanding) == calls counted == transcript lines, recorded dropped-late
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 1, "{}", report["planner"]);
+    assert_eq!(report["planner"]["calls"].as_u64(), Some(1));
+    let transcript = std::fs::read_to_string(out.path().join("planner_transcript.jsonl")).unwrap();
+    let lines: Vec<Value> = transcript
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{transcript}");
+    let line = &lines[0];
+    assert_eq!(
+        (&line["role"], &line["iteration"], &line["outcome"]),
+        (&json!("planner"), &json!(0), &json!("dropped-late")),
+        "{line}"
+    );
+    assert_eq!(line["prompt"], requests[0]["messages"], "the prompt sent");
+    assert!(
+        line["reason"]
+            .as_str()
+            .unwrap()
+            .contains("drafted rule-based"),
+        "{line}"
+    );
+    assert_eq!(report["planner"]["fallbacks"], 0, "{}", report["planner"]);
+}
+
 /// A fake model answering every request after `delay`: iteration 0's planning the
 /// shared answer, every later call two new points.
 fn delayed_model(delay: Duration) -> FakeLlm {
@@ -233,32 +330,78 @@ fn run_ota5(
     iterations: u32,
     model_share: &str,
 ) -> (Value, String, tempfile::TempDir) {
-    let out = tempfile::tempdir().unwrap();
-    let output = centroid()
-        .env("CENTROID_LLM_BASE_URL", fake.base_url())
-        .env("CENTROID_LLM_MODEL", "fake-model")
-        .env("CENTROID_LLM_TIMEOUT_MS", "30000")
-        .env("CENTROID_LLM_MODEL_SHARE", model_share)
-        .env_remove("CENTROID_CONFIG")
-        .args(["run", "--no-memory", "--planner", "llm"])
-        .args(["--candidates", "4", "--slots", "2", "--seed", "3"])
-        .args([
-            "--patience",
-            "1000",
-            "--iterations",
-            &iterations.to_string(),
-            "--out",
-        ])
-        .arg(out.path())
-        .arg(repository().join("examples/ota5"))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap())
+    let run = Ota5Run {
+        iterations,
+        model_share,
+        ..Ota5Run::default()
+    };
+    run.with(fake)
+}
+
+/// A `centroid run --planner llm` of `examples/ota5`: 4 candidates an iteration,
+/// 2 slots, seed 3.
+struct Ota5Run<'a> {
+    iterations: u32,
+    model_share: &'a str,
+    /// the model's deadline
+    timeout_ms: u64,
+    /// a gate opened once a candidate whose id ends so is dispatched
+    release: Option<(&'a Gate, &'a str)>,
+}
+
+impl Default for Ota5Run<'_> {
+    fn default() -> Self {
+        Ota5Run {
+            iterations: 2,
+            model_share: "when_ready",
+            timeout_ms: 30_000,
+            release: None,
+        }
+    }
+}
+
+impl Ota5Run<'_> {
+    /// Runs the job with `fake` (its events read as they come, to open the gate),
+    /// which must succeed: its report.json, stderr and out dir.
+    fn with(&self, fake: &FakeLlm) -> (Value, String, tempfile::TempDir) {
+        let out = tempfile::tempdir().unwrap();
+        let mut child = centroid()
+            .env("CENTROID_LLM_BASE_URL", fake.base_url())
+            .env("CENTROID_LLM_MODEL", "fake-model")
+            .env("CENTROID_LLM_TIMEOUT_MS", self.timeout_ms.to_string())
+            .env("CENTROID_LLM_MODEL_SHARE", self.model_share)
+            .env_remove("CENTROID_CONFIG")
+            .args(["run", "--no-memory", "--planner", "llm"])
+            .args(["--candidates", "4", "--slots", "2", "--seed", "3"])
+            .args(["--patience", "1000", "--iterations"])
+            .arg(self.iterations.to_string())
+            .arg("--out")
+            .arg(out.path())
+            .arg(repository().join("examples/ota5"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
             .unwrap();
-    (report, stderr, out)
+        let mut stderr = String::new();
+        for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+            let line = line.unwrap();
+            if let Some((gate, id_end)) = self.release
+                && line.starts_with('[')
+                && line.contains("candidate_dispatched")
+                && line.contains(id_end)
+            {
+                gate.open();
+            }
+            stderr.push_str(&line);
+            stderr.push('\n');
+        }
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "{stderr}");
+        let report: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap())
+                .unwrap();
+        (report, stderr, out)
+    }
 }
 
 /// The job's event lines of a run's stderr, in the order the journal holds them

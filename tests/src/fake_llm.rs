@@ -28,8 +28,36 @@ pub enum Reply {
     StatusRetryAfter(u16, u64),
     /// the reply after a pause
     Delay(Duration, Box<Reply>),
+    /// the reply once the gate is opened (never, if it is not)
+    Held(Gate, Box<Reply>),
     /// a completion with this content and no `usage`
     NoUsage(String),
+}
+
+/// What a [`Reply::Held`] waits for: the test opens it (e.g. once the job it
+/// watches has reached a point), and every reply held by it is sent.
+#[derive(Debug, Clone)]
+pub struct Gate(Arc<tokio::sync::watch::Sender<bool>>);
+
+impl Default for Gate {
+    fn default() -> Gate {
+        Gate(Arc::new(tokio::sync::watch::Sender::new(false)))
+    }
+}
+
+impl Gate {
+    /// Lets every reply held by the gate go (those held later go at once).
+    pub fn open(&self) {
+        self.0.send_replace(true);
+    }
+
+    async fn opened(&self) {
+        let mut open = self.0.subscribe();
+        // the sender lives in `self`: the wait ends only when the gate opens
+        if open.wait_for(|open| *open).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
 }
 
 struct Script {
@@ -190,17 +218,29 @@ async fn answer(
 }
 
 async fn respond(mut reply: Reply, anthropic: bool) -> Response {
-    while let Reply::Delay(pause, inner) = reply {
-        tokio::time::sleep(pause).await;
-        reply = *inner;
+    loop {
+        reply = match reply {
+            Reply::Delay(pause, inner) => {
+                tokio::time::sleep(pause).await;
+                *inner
+            }
+            Reply::Held(gate, inner) => {
+                gate.opened().await;
+                *inner
+            }
+            other => break reply_now(other, anthropic),
+        };
     }
+}
+
+fn reply_now(reply: Reply, anthropic: bool) -> Response {
     let (content, usage) = match reply {
         Reply::Json(value) => (value.to_string(), true),
         Reply::Text(text) => (text, true),
         Reply::NoUsage(text) => (text, false),
         Reply::Status(status) => return error(status, None),
         Reply::StatusRetryAfter(status, seconds) => return error(status, Some(seconds)),
-        Reply::Delay(..) => unreachable!("unwrapped above"),
+        Reply::Delay(..) | Reply::Held(..) => unreachable!("unwrapped above"),
     };
     let body = if anthropic {
         let mut body = json!({"type": "message", "role": "assistant",

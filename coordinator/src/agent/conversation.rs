@@ -3,6 +3,7 @@
 //! recorded as an [`LlmCall`] (the session turns those into job events).
 
 use crate::agent::answers::Problems;
+use crate::agent::call_ledger;
 use crate::llm::{ChatMessage, Completion, LlmClient, LlmError};
 use centroid_planner::advice::{CallMessage, LlmCall};
 
@@ -36,7 +37,9 @@ pub async fn ask<T>(
         let role_now = if round == 0 { role } else { "repair" };
         let sent = prompt_of(&messages);
         let started = std::time::Instant::now();
-        let completion = match client.complete_traced(&messages, &trace_id).await {
+        let out = call_ledger::sent(&unanswered(client, role_now, iteration, &trace_id, &sent));
+        let completion = client.complete_traced(&messages, &trace_id).await;
+        let completion = match completion {
             Ok(completion) => completion,
             Err(error) => {
                 let duration_ms = started.elapsed().as_millis() as u64;
@@ -44,6 +47,7 @@ pub async fn ask<T>(
                     messages: sent,
                     ..failed(client, role_now, iteration, &trace_id, &error, duration_ms)
                 });
+                call_ledger::answered(out, &calls[calls.len() - 1]);
                 return Asked {
                     value: None,
                     calls,
@@ -58,6 +62,7 @@ pub async fn ask<T>(
                     answer: completion.content.clone(),
                     ..used(client, role_now, iteration, &completion, &trace_id, summary)
                 });
+                call_ledger::answered(out, &calls[calls.len() - 1]);
                 return Asked {
                     value: Some(value),
                     calls,
@@ -80,6 +85,7 @@ pub async fn ask<T>(
                         String::new(),
                     )
                 });
+                call_ledger::answered(out, &calls[calls.len() - 1]);
                 messages.push(ChatMessage::assistant(completion.content));
                 messages.push(ChatMessage::user(format!(
                     "Your answer was not valid:\n- {}\nAnswer again with the JSON object only, \
@@ -118,6 +124,35 @@ fn used(
         summary: shorten(&summary, 300),
         trace_id: trace_id.to_string(),
         messages: Vec::new(),
+        answer: String::new(),
+    }
+}
+
+/// A call sent and not answered yet (the ledger's note of it).
+fn unanswered(
+    client: &LlmClient,
+    role: &str,
+    iteration: u32,
+    trace_id: &str,
+    sent: &[CallMessage],
+) -> LlmCall {
+    LlmCall {
+        role: role.to_string(),
+        iteration,
+        model: client.model().to_string(),
+        prompt_tokens: sent
+            .iter()
+            .map(|message| crate::llm::tokens::count_tokens(&message.content) as u32)
+            .sum(),
+        completion_tokens: 0,
+        usage_estimated: true,
+        duration_ms: 0,
+        attempts: 1,
+        outcome: "failed".into(),
+        reason: "no answer yet".into(),
+        summary: String::new(),
+        trace_id: trace_id.to_string(),
+        messages: sent.to_vec(),
         answer: String::new(),
     }
 }

@@ -16,6 +16,7 @@
 //! registered skill.
 
 pub mod answers;
+pub mod call_ledger;
 mod conversation;
 pub mod knowledge;
 pub mod plan_checks;

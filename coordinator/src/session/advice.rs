@@ -6,7 +6,9 @@
 //! and the model's share is drafted when the advice arrives
 //! ([`super::model_share`]), or when the model's timeout has passed (a model
 //! that fails is a fallback). An advice no iteration takes (the job ended
-//! first) is recorded as dropped.
+//! first) is recorded as dropped — dropped-late when its share was drafted
+//! rule-based without it (`[llm] model_share = "when_ready"`, the last
+//! iteration) — with every request it sent, answered or not.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +20,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::Driver;
+use crate::agent::call_ledger::CallLedger;
 use crate::context::Interrupted;
 use crate::model::{CandidateRecord, EventKind, JobRecord};
 use centroid_planner::advice::{Advice, AdviceRequest, JournalEntry, LlmCall};
@@ -36,6 +39,10 @@ pub(super) struct PendingAdvice {
     pub(super) done: Arc<Notify>,
     /// when it was asked
     asked: Instant,
+    /// its model calls as they are sent and answered
+    ledger: CallLedger,
+    /// its share was drafted rule-based without it: no iteration takes it
+    late: bool,
 }
 
 impl PendingAdvice {
@@ -44,6 +51,27 @@ impl PendingAdvice {
         (&mut self.handle).await.unwrap_or_else(|error| {
             Advice::fallback(format!("planner task failed: {error}"), Vec::new())
         })
+    }
+
+    /// The calls of the advice abandoned before it ended, every request sent
+    /// (the server saw it): those answered as recorded, those still out with
+    /// `outcome` and `reason`.
+    fn abandoned_calls(&self, outcome: &str, reason: &str) -> Vec<LlmCall> {
+        self.ledger
+            .calls()
+            .into_iter()
+            .map(|(call, answered)| {
+                if answered {
+                    call
+                } else {
+                    LlmCall {
+                        outcome: outcome.into(),
+                        reason: reason.into(),
+                        ..call
+                    }
+                }
+            })
+            .collect()
     }
 }
 
@@ -90,7 +118,8 @@ fn ask(
     };
     let done = Arc::new(Notify::new());
     let signal = done.clone();
-    let advise = planner.clone().advise(request);
+    let ledger = CallLedger::default();
+    let advise = ledger.scope(planner.clone().advise(request));
     PendingAdvice {
         iteration,
         handle: tokio::spawn(async move {
@@ -100,51 +129,8 @@ fn ask(
         }),
         done,
         asked: Instant::now(),
-    }
-}
-
-/// The model call the job stopped waiting for: still a call made (and counted),
-/// failed with the reason, though its answer never arrived.
-fn abandoned_call(iteration: u32, kind: &PlannerKind, waited: Duration) -> LlmCall {
-    abandoned(
-        iteration,
-        kind,
-        waited,
-        "failed",
-        format!(
-            "no answer within {} ms: abandoned, the job goes on without the model's advice",
-            waited.as_millis()
-        ),
-    )
-}
-
-/// A model call no iteration took, with `outcome` and `reason`.
-fn abandoned(
-    iteration: u32,
-    kind: &PlannerKind,
-    waited: Duration,
-    outcome: &str,
-    reason: String,
-) -> LlmCall {
-    let model = match kind {
-        PlannerKind::Llm { model } => model.clone(),
-        PlannerKind::Heuristic => String::new(),
-    };
-    LlmCall {
-        role: "planner".into(),
-        iteration,
-        model,
-        prompt_tokens: 0,
-        completion_tokens: 0,
-        usage_estimated: true,
-        duration_ms: waited.as_millis() as u64,
-        attempts: 1,
-        outcome: outcome.into(),
-        reason,
-        summary: String::new(),
-        trace_id: String::new(),
-        messages: Vec::new(),
-        answer: String::new(),
+        ledger,
+        late: false,
     }
 }
 
@@ -218,9 +204,13 @@ impl Driver {
                     pending.join_mut().await
                 } else if pending.asked.elapsed() >= timeout {
                     // the client gives up at its timeout and records the call; the grace lets it
-                    let waited = pending.asked.elapsed();
+                    let reason = format!(
+                        "no answer within {} ms: abandoned, the job goes on without the model's advice",
+                        pending.asked.elapsed().as_millis()
+                    );
+                    let calls = pending.abandoned_calls("failed", &reason);
                     drop(pending);
-                    Advice::fallback("timeout", vec![abandoned_call(iteration, &kind, waited)])
+                    Advice::fallback("timeout", calls)
                 } else {
                     self.pending_advice = Some(pending);
                     return Ok(None);
@@ -377,10 +367,17 @@ impl Driver {
 
     /// Whether the iteration after `job`'s current one may be drafted ahead: the
     /// LLM planner plans it from the current one's results, so not before the
-    /// set share of them is evaluated (the rule-based planner always may).
+    /// set share of them is evaluated — but under `[llm] model_share =
+    /// "when_ready"`, where only its rule-based share is drafted ahead (as the
+    /// rule-based planner's, without the current iteration's evaluations) and
+    /// the model's advice for it is asked once it runs, the current iteration
+    /// evaluated. The rule-based planner always may.
     pub(super) async fn may_draft_ahead(&mut self, job: &JobRecord) -> Result<bool, Interrupted> {
         let planner = self.context.planner_with_inputs(job, &self.inputs);
-        if planner.kind() == PlannerKind::Heuristic || job.options.noop_plan {
+        if planner.kind() == PlannerKind::Heuristic
+            || job.options.noop_plan
+            || self.settings.model_share_when_ready
+        {
             return Ok(true);
         }
         let context = self.context.clone();
@@ -390,37 +387,66 @@ impl Driver {
     }
 
     /// Records the calls of an advice no iteration took (the job ended, or the
-    /// iteration was planned without it) as dropped.
+    /// iteration was planned without it) as dropped — "dropped-late" when its
+    /// share was drafted rule-based without it; one abandoned before its
+    /// answers came records every request it sent.
     pub(super) async fn drop_advice(
         &mut self,
         job: &JobRecord,
         mut pending: PendingAdvice,
     ) -> Result<(), Interrupted> {
         let iteration = pending.iteration;
-        let reason = format!("the advice for iteration {iteration} was not used: dropped");
+        let (outcome, reason) = if pending.late {
+            let reason = format!(
+                "the advice for iteration {iteration} came after its share was drafted rule-based: dropped"
+            );
+            ("dropped-late", reason)
+        } else {
+            let reason = format!("the advice for iteration {iteration} was not used: dropped");
+            ("dropped", reason)
+        };
         let calls: Vec<LlmCall> = if pending.handle.is_finished() {
             let advice = pending.join_mut().await;
             advice
                 .calls
                 .into_iter()
                 .map(|call| LlmCall {
-                    outcome: "dropped".into(),
+                    outcome: outcome.into(),
                     reason: reason.clone(),
                     ..call
                 })
                 .collect()
         } else {
-            let kind = self.context.planner_with_inputs(job, &self.inputs).kind();
-            vec![abandoned(
-                iteration,
-                &kind,
-                Duration::ZERO,
-                "dropped",
-                reason,
-            )]
+            let unanswered = if pending.late {
+                format!(
+                    "the advice for iteration {iteration} was late: its share was drafted \
+                     rule-based, and this answer had not come when it was dropped"
+                )
+            } else {
+                format!("{reason} before this answer came")
+            };
+            pending
+                .abandoned_calls(outcome, &unanswered)
+                .into_iter()
+                .map(|call| LlmCall {
+                    outcome: outcome.into(),
+                    ..call
+                })
+                .collect()
         };
         drop(pending);
         self.context.emit_llm_calls(job, "", &calls).await
+    }
+
+    /// The advice for `iteration`, still being asked, is late: its share was
+    /// drafted rule-based, so no iteration takes it (recorded as dropped-late
+    /// when dropped).
+    pub(super) fn advice_late(&mut self, iteration: u32) {
+        if let Some(pending) = &mut self.pending_advice
+            && pending.iteration == iteration
+        {
+            pending.late = true;
+        }
     }
 
     /// An advice still asked when the job ends, recorded as dropped.

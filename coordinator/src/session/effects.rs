@@ -1,7 +1,8 @@
 //! Carrying out a transition's effects, in order: the job record written (alone,
 //! or with candidates queued in the same store call), job events appended,
-//! candidates evaluated or recorded as lost, a draft made ahead (observed as the
-//! next event), the finished job written and forgotten.
+//! candidates evaluated or recorded as lost, a draft made ahead or a late
+//! model's share drafted rule-based (observed as the next event), the finished
+//! job written and forgotten.
 
 use std::time::Duration;
 
@@ -16,7 +17,7 @@ const RESULT_WAIT: Duration = Duration::from_millis(250);
 
 impl Driver {
     /// Carries out `effects`; the events they observed on the way (a draft made
-    /// ahead), for the driver to advance on next.
+    /// ahead, a late share drafted rule-based), for the driver to advance on next.
     pub(super) async fn apply(
         &mut self,
         job: &mut JobRecord,
@@ -53,6 +54,11 @@ impl Driver {
                     self.draft_ahead(job, iteration, hidden, outstanding)
                         .await?,
                 ),
+                Effect::DraftShareByRule => match self.draft_share_by_rule(job).await? {
+                    Some(drafted) => observed.push(drafted),
+                    // no live worker: the next look tries again
+                    None => self.wait_a_little(RESULT_WAIT).await,
+                },
                 Effect::EvaluateArrived { candidates } => {
                     self.evaluate_arrived(job, &candidates).await?;
                     self.ask_when_results_in(job).await?

@@ -18,9 +18,16 @@
 //! of the job record written with its candidates in one store call, so a
 //! coordinator taking the job over sees it; one taking over before it was added
 //! asks the advice again.
+//!
+//! Under `[llm] model_share = "when_ready"`, where no next iteration can take a
+//! late share over (the job's last iteration, or a round of nothing of its own)
+//! and slots would idle, the share is drafted rule-based instead — the
+//! journal's proposals, ids after the rule-based share's — so the job runs its
+//! whole budget without waiting; the advice, if it comes, is dropped-late.
 
 use std::sync::Arc;
 
+use centroid_planner::advice::Advice;
 use centroid_planner::candidate::Origin;
 use centroid_planner::design_point::DesignPoint;
 use centroid_planner::drafting::{DraftPart, draft_part};
@@ -33,7 +40,7 @@ use super::planning::{queue_window, report_plans};
 use super::transitions::PhaseEvent;
 use crate::context::Interrupted;
 use crate::drafting::iteration_to_draft;
-use crate::model::{CandidateRecord, JobRecord, ModelShare, Round, now_ms};
+use crate::model::{CandidateRecord, JobPhase, JobRecord, ModelShare, Round, now_ms};
 
 impl Driver {
     /// The model's share of `round` (the current iteration's), drafted once the
@@ -53,9 +60,69 @@ impl Driver {
             },
         };
         let asked_for = share.advice_iteration(job.iteration);
-        let Some(mut advice) = self.arrived_advice(job, asked_for, task, &skills).await? else {
+        let Some(advice) = self.arrived_advice(job, asked_for, task, &skills).await? else {
             return Ok(None);
         };
+        self.drafted_share(job, task, &skills, round, share, advice)
+            .await
+            .map(Some)
+    }
+
+    /// The awaited model's share of `round` (the current iteration's) drafted
+    /// rule-based — the search journal's proposals, as the rule-based share's —
+    /// because its advice is late and slots would idle where no next iteration
+    /// can take the share over (`[llm] model_share = "when_ready"`, see
+    /// `transitions::search`); the advice, when it comes, is recorded as
+    /// dropped-late. `None` while no worker is live.
+    pub(super) async fn draft_share_by_rule(
+        &mut self,
+        job: &JobRecord,
+    ) -> Result<Option<PhaseEvent>, Interrupted> {
+        let (JobPhase::Executing(round), Ok(task)) = (&job.phase, self.parsed.clone()) else {
+            return Ok(None);
+        };
+        let Some(share) = round.model_share.clone() else {
+            return Ok(None);
+        };
+        let skills = match self.skills.clone() {
+            Some(skills) => skills,
+            None => match self.live_skills(job).await? {
+                Some(skills) => skills,
+                None => return Ok(None),
+            },
+        };
+        self.advice_late(share.advice_iteration(job.iteration));
+        let event = self
+            .drafted_share(job, &task, &skills, round, &share, Advice::default())
+            .await?;
+        Ok(match event {
+            PhaseEvent::ModelShareDrafted {
+                candidates,
+                outstanding,
+                window,
+                now_ms,
+                ..
+            } => Some(PhaseEvent::ShareDraftedByRule {
+                candidates,
+                outstanding,
+                window,
+                now_ms,
+            }),
+            _ => None,
+        })
+    }
+
+    /// The model's share of `round` drafted with `advice` (its points and plan
+    /// first, the journal's to fill up), as a [`PhaseEvent::ModelShareDrafted`].
+    async fn drafted_share(
+        &mut self,
+        job: &JobRecord,
+        task: &Arc<TaskContext>,
+        skills: &SkillCatalog,
+        round: &Round,
+        share: &ModelShare,
+        mut advice: Advice,
+    ) -> Result<PhaseEvent, Interrupted> {
         advice.avoid = self.avoid.clone();
         let context = self.context.clone();
         let planner = context.planner_with_inputs(job, &self.inputs);
@@ -68,7 +135,7 @@ impl Driver {
             }
         }
         let chosen_too = self
-            .chosen_too(job, task, &skills, &advice.points, &so_far)
+            .chosen_too(job, task, skills, &advice.points, &so_far)
             .await?;
         let to_draft = iteration_to_draft(job);
         // after the rule-based share: the iteration's whole count when the
@@ -87,7 +154,7 @@ impl Driver {
         let draft = draft_part(
             planner.as_ref(),
             task,
-            &skills,
+            skills,
             &to_draft,
             part,
             &so_far,
@@ -117,14 +184,14 @@ impl Driver {
             .iter()
             .filter(|candidate_id| !finished.contains(*candidate_id))
             .count();
-        Ok(Some(PhaseEvent::ModelShareDrafted {
+        Ok(PhaseEvent::ModelShareDrafted {
             candidates: ids,
             chosen_too,
             from_model,
             outstanding,
             window: queue_window(&context, job).await,
             now_ms: now_ms(),
-        }))
+        })
     }
 
     /// The candidates of the running iteration's rule-based share at a point the

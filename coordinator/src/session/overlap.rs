@@ -69,6 +69,22 @@ pub(crate) fn idle_slots_call_ahead(
     (outstanding > 0 && outstanding < farm_slots).then_some(outstanding)
 }
 
+/// Whether `round`'s awaited model's share should be drafted without the model
+/// now, where the caller found it cannot wait for the advice (`[llm]
+/// model_share = "when_ready"` in the job's last iteration): a share is
+/// awaited, the round's own candidates are all queued, and fewer of them are
+/// out than the farm has slots (some slots would idle — at once for a round
+/// with nothing of its own).
+pub(crate) fn late_share_by_rule(
+    round: &Round,
+    finished: &HashSet<String>,
+    farm_slots: usize,
+) -> bool {
+    round.model_share.is_some()
+        && round.all_queued()
+        && out(&round.candidates, finished) < farm_slots
+}
+
 /// How many candidates of a drafted-ahead iteration go into the queue at once:
 /// what the window leaves beside the `outstanding` ones, at least one.
 pub(crate) fn ahead_room(window: usize, outstanding: usize) -> usize {
@@ -248,6 +264,34 @@ mod tests {
             None,
             "not overlapping"
         );
+    }
+
+    #[test]
+    fn a_late_share_is_drafted_by_rule_only_when_slots_would_idle() {
+        let mut round = Round::queued(ids(&["a", "b", "c"]), 3, 0);
+        let one_in: HashSet<String> = ids(&["a"]).into_iter().collect();
+        assert!(!late_share_by_rule(&round, &one_in, 4), "no share awaited");
+        round.model_share = Some(crate::model::ModelShare::default());
+        assert!(
+            late_share_by_rule(&round, &one_in, 4),
+            "two out on four slots"
+        );
+        assert!(
+            !late_share_by_rule(&round, &one_in, 2),
+            "two out on two slots: none idles"
+        );
+        let all: HashSet<String> = ids(&["a", "b", "c"]).into_iter().collect();
+        assert!(late_share_by_rule(&round, &all, 2), "all in");
+        assert!(!late_share_by_rule(&round, &all, 0), "no live slot");
+        let mut partly = round.clone();
+        partly.enqueued = 2;
+        assert!(
+            !late_share_by_rule(&partly, &all, 4),
+            "not all queued: the queue is topped up first"
+        );
+        let mut nothing_own = Round::queued(Vec::new(), 0, 0);
+        nothing_own.model_share = Some(crate::model::ModelShare::default());
+        assert!(late_share_by_rule(&nothing_own, &HashSet::new(), 1));
     }
 
     #[test]

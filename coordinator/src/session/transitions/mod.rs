@@ -12,9 +12,10 @@
 //! | Parsing | Parsed | ProbingRules |
 //! | ProbingRules | RulesProbed | Planning (Ending failed: undrawable devices) |
 //! | Planning | Drafted / Exhausted / PlanningFailed | Executing / Concluding / Ending failed |
-//! | Executing | ResultsSeen | Executing (draft ahead, queue more, record lost, wait) / Evaluating (all in, the model's share too — or, "when ready", without a late one) |
+//! | Executing | ResultsSeen | Executing (draft ahead, draft a late share by rule, queue more, record lost, wait) / Evaluating (all in, the model's share too — or, "when ready", without a late one) |
 //! | Executing | DraftedAhead | Executing (the next iteration queued) |
 //! | Executing | ModelShareDrafted | Executing (the model's share added to the round) |
+//! | Executing | ShareDraftedByRule | Executing (the late model's share, drafted rule-based, added: "when ready", last iteration) |
 //! | Evaluating | IterationEvaluated | Planning / Executing (drafted ahead) / ChoosingSignoff / Ending / Concluding |
 //! | ChoosingSignoff | SignoffChosen | Signoff / Concluding |
 //! | Signoff | ResultsSeen | Signoff / JudgingSignoff |
@@ -131,6 +132,15 @@ pub(crate) enum PhaseEvent {
         window: usize,
         now_ms: u64,
     },
+    /// the model's share of the running iteration, drafted rule-based because
+    /// the advice is late and slots would idle (see `Effect::DraftShareByRule`),
+    /// while `outstanding` of the round's queued candidates are out
+    ShareDraftedByRule {
+        candidates: Vec<String>,
+        outstanding: usize,
+        window: usize,
+        now_ms: u64,
+    },
     /// the whole iteration is evaluated; the best of the journal so far
     IterationEvaluated {
         best: Option<Best>,
@@ -184,6 +194,10 @@ pub(crate) enum Effect {
         hidden: u32,
         outstanding: usize,
     },
+    /// draft the running round's awaited model's share rule-based now (its
+    /// advice is late), the advice to be dropped when it comes, and report it
+    /// as [`PhaseEvent::ShareDraftedByRule`]
+    DraftShareByRule,
     /// evaluate these candidates (those with a result and no evaluation yet)
     EvaluateArrived {
         candidates: Vec<String>,
@@ -299,6 +313,24 @@ pub(crate) fn advance(
                 candidates,
                 chosen_too,
                 from_model,
+                by_rule: false,
+            };
+            model_share_added(job, round, share, outstanding, window, now_ms)
+        }
+        (
+            JobPhase::Executing(round),
+            PhaseEvent::ShareDraftedByRule {
+                candidates,
+                outstanding,
+                window,
+                now_ms,
+            },
+        ) => {
+            let share = ShareDrafted {
+                candidates,
+                chosen_too: Vec::new(),
+                from_model: 0,
+                by_rule: true,
             };
             model_share_added(job, round, share, outstanding, window, now_ms)
         }

@@ -12,7 +12,9 @@ use super::{Best, Effect, PhaseSettings, Progress};
 use crate::model::{
     Ahead, Drafting, EventKind, JobPhase, JobRecord, JobState, ModelShare, Notice, Outcome, Round,
 };
-use crate::session::overlap::{ahead_room, idle_slots_call_ahead, overlap_next};
+use crate::session::overlap::{
+    ahead_room, idle_slots_call_ahead, late_share_by_rule, overlap_next,
+};
 
 pub(super) fn rules_probed(
     job: &mut JobRecord,
@@ -113,6 +115,10 @@ pub(super) fn searching(
             outstanding,
         }];
     }
+    if share_by_rule_now(job, &round, progress, settings) {
+        job.phase = JobPhase::Executing(round);
+        return vec![Effect::DraftShareByRule];
+    }
     // the iteration ends when its candidates are in, the model's share included
     let all_in = round
         .candidates
@@ -145,14 +151,36 @@ pub(super) fn searching(
 
 /// Whether `round`, its own candidates all in, ends without its model's share
 /// still awaited: `[llm] model_share = "when_ready"`, the round ran candidates
-/// of its own, and a next iteration can take the share over (the last
-/// iteration waits for it, up to the model's timeout, so the job runs its
-/// whole budget).
+/// of its own, and a next iteration can take the share over (in the last
+/// iteration the share is drafted rule-based instead, see [`share_by_rule_now`]).
 fn closes_without_the_model(job: &JobRecord, round: &Round, settings: PhaseSettings) -> bool {
     settings.model_share_when_ready
         && round.model_share.is_some()
         && !round.candidates.is_empty()
-        && job.iteration + 1 < job.options.max_iterations
+        && !share_cannot_be_carried(job, round)
+}
+
+/// Whether no next iteration can take `round`'s awaited model's share over: it
+/// is the job's last iteration, or the round has no candidates of its own (it
+/// would close having run nothing).
+fn share_cannot_be_carried(job: &JobRecord, round: &Round) -> bool {
+    job.iteration + 1 >= job.options.max_iterations || round.candidates.is_empty()
+}
+
+/// Whether `round`'s model's share — still awaited, the advice late — is to be
+/// drafted rule-based now, so the job runs its whole budget without waiting:
+/// `[llm] model_share = "when_ready"`, no next iteration can take the share
+/// over, and slots would idle (see [`late_share_by_rule`]). The advice, if it
+/// comes after, is dropped.
+fn share_by_rule_now(
+    job: &JobRecord,
+    round: &Round,
+    progress: &Progress,
+    settings: PhaseSettings,
+) -> bool {
+    settings.model_share_when_ready
+        && share_cannot_be_carried(job, round)
+        && late_share_by_rule(round, &progress.finished, progress.farm_slots)
 }
 
 pub(super) fn drafted_ahead(
@@ -200,6 +228,8 @@ pub(super) struct ShareDrafted {
     pub chosen_too: Vec<String>,
     /// how many of both are the model's
     pub from_model: usize,
+    /// drafted rule-based, the model's advice being late (see [`share_by_rule_now`])
+    pub by_rule: bool,
 }
 
 /// The model's share drafted: its candidates join the running round (queued at
@@ -217,11 +247,18 @@ pub(super) fn model_share_added(
         candidates,
         chosen_too,
         from_model,
+        by_rule,
     } = share;
-    let asked_for = round
-        .model_share
-        .take()
-        .and_then(|awaited| awaited.asked_for);
+    let awaited = round.model_share.take();
+    let asked_for = awaited.as_ref().and_then(|awaited| awaited.asked_for);
+    let advice_of = awaited.map_or(job.iteration, |awaited| {
+        awaited.advice_iteration(job.iteration)
+    });
+    let cannot_carry = if round.candidates.is_empty() {
+        "the iteration has no candidates of its own"
+    } else {
+        "this is the job's last iteration"
+    };
     let all_queued = round.all_queued();
     let queued = if all_queued {
         candidates.len().min(ahead_room(window, outstanding))
@@ -236,11 +273,21 @@ pub(super) fn model_share_added(
             }
             None => "the planner's advice arrived".to_string(),
         };
-        let message = format!(
-            "{} candidates added to iteration {} when {advice} ({from_model} of the model's)",
-            candidates.len(),
-            job.iteration
-        );
+        let message = if by_rule {
+            format!(
+                "{} candidates added to iteration {} drafted rule-based: the planner's advice \
+                 for iteration {advice_of} is late, slots would idle and {cannot_carry} \
+                 (its answer, if it comes, is dropped)",
+                candidates.len(),
+                job.iteration
+            )
+        } else {
+            format!(
+                "{} candidates added to iteration {} when {advice} ({from_model} of the model's)",
+                candidates.len(),
+                job.iteration
+            )
+        };
         let data = EventData::ModelShareAdded {
             iteration: job.iteration,
             candidates: candidates.clone(),

@@ -155,6 +155,12 @@ fn every_event() -> Vec<PhaseEvent> {
             window: 2,
             now_ms: 1,
         },
+        PhaseEvent::ShareDraftedByRule {
+            candidates: ids(&["r"]),
+            outstanding: 1,
+            window: 2,
+            now_ms: 1,
+        },
         PhaseEvent::IterationEvaluated {
             best: None,
             now_ms: 1,
@@ -196,7 +202,10 @@ fn has_row(phase: &JobPhase, event: &PhaseEvent) -> bool {
         )
         | (
             P::Executing(_),
-            E::ResultsSeen(_) | E::DraftedAhead { .. } | E::ModelShareDrafted { .. },
+            E::ResultsSeen(_)
+            | E::DraftedAhead { .. }
+            | E::ModelShareDrafted { .. }
+            | E::ShareDraftedByRule { .. },
         )
         | (P::Evaluating(_), E::IterationEvaluated { .. })
         | (P::ChoosingSignoff, E::SignoffChosen { .. })
@@ -229,7 +238,7 @@ fn every_phase_answers_every_event_by_its_row_or_refuses_it_untouched() {
             }
         }
     }
-    assert_eq!(rows, 15 + 11 * 2 + 3, "rows of the table");
+    assert_eq!(rows, 16 + 11 * 2 + 3, "rows of the table");
 }
 
 #[test]

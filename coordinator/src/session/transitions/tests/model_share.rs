@@ -275,23 +275,124 @@ fn when_ready_a_round_whose_own_candidates_are_in_closes_and_the_next_takes_the_
 }
 
 #[test]
-fn when_ready_the_last_iteration_and_a_round_of_nothing_of_its_own_still_wait() {
-    let in_ = PhaseEvent::ResultsSeen(progress(&["c0"], 2, 4, 40));
+fn when_ready_the_last_iteration_drafts_a_late_share_by_rule_once_slots_would_idle() {
     let mut last = round_waiting();
     last.iteration = last.options.max_iterations - 1;
-    advance(&mut last, in_, WHEN_READY).unwrap();
-    assert!(
-        matches!(last.phase, JobPhase::Executing(_)),
-        "the last iteration waits: the job runs its whole budget"
-    );
+    let JobPhase::Executing(round) = &mut last.phase else {
+        panic!()
+    };
+    round.candidates = ids(&["c0", "c1", "c2"]);
+    round.enqueued = 3;
+    // under "wait" the last iteration waits for the model's share
+    let mut waiting = last.clone();
+    let all_in = PhaseEvent::ResultsSeen(progress(&["c0", "c1", "c2"], 2, 4, 40));
+    let effects = advance(&mut waiting, all_in, OVERLAP).unwrap();
+    assert_eq!(effects.last(), Some(&Effect::Wait), "{effects:?}");
 
-    let mut nothing_own = round(&[], 0);
-    nothing_own.model_share = share(1);
-    let mut job = job_in(JobPhase::Executing(nothing_own));
-    let none_in = PhaseEvent::ResultsSeen(progress(&[], 2, 4, 40));
-    advance(&mut job, none_in, WHEN_READY).unwrap();
+    // "when ready": not while every slot is busy
+    let busy = PhaseEvent::ResultsSeen(progress(&["c0"], 2, 4, 40));
+    let effects = advance(&mut last, busy, WHEN_READY).unwrap();
+    assert!(!effects.contains(&Effect::DraftShareByRule), "{effects:?}");
+    // one slot would idle: the late share is drafted rule-based now
+    let one_out = PhaseEvent::ResultsSeen(progress(&["c0", "c1"], 2, 4, 50));
+    let effects = advance(&mut last, one_out, WHEN_READY).unwrap();
+    assert_eq!(effects, vec![Effect::DraftShareByRule]);
+    assert_eq!(executing(&last).model_share, share(1), "still awaited");
+
+    let drafted = PhaseEvent::ShareDraftedByRule {
+        candidates: ids(&["c3"]),
+        outstanding: 1,
+        window: 4,
+        now_ms: 60,
+    };
+    let effects = advance(&mut last, drafted, WHEN_READY).unwrap();
+    assert_eq!(effects[0], Effect::EnqueueDrafted { queued: 1 });
+    let Some(Effect::Emit(notice)) = effects.get(1) else {
+        panic!("{effects:?}")
+    };
     assert!(
-        matches!(job.phase, JobPhase::Executing(_)),
-        "a round whose model's share is all of it waits"
+        notice
+            .message
+            .contains("drafted rule-based: the planner's advice for iteration 4 is late")
+            && notice.message.contains("the job's last iteration")
+            && notice.message.contains("dropped"),
+        "{}",
+        notice.message
     );
+    assert_eq!(
+        notice.data,
+        EventData::ModelShareAdded {
+            iteration: 4,
+            candidates: ids(&["c3"]),
+            chosen_too: Vec::new(),
+            from_model: 0,
+        }
+    );
+    let round = executing(&last);
+    assert_eq!(round.candidates, ids(&["c0", "c1", "c2", "c3"]));
+    assert_eq!((round.enqueued, round.model_share.clone()), (4, None));
+
+    // the iteration ends once the share drafted by rule is in: no model waited for
+    let all = PhaseEvent::ResultsSeen(progress(&["c0", "c1", "c2", "c3"], 2, 4, 70));
+    advance(&mut last, all, WHEN_READY).unwrap();
+    assert!(
+        matches!(last.phase, JobPhase::Evaluating(_)),
+        "{:?}",
+        last.phase
+    );
+}
+
+#[test]
+fn when_ready_a_round_of_nothing_of_its_own_drafts_its_late_share_by_rule_at_once() {
+    let mut nothing_own = round(&[], 0);
+    nothing_own.model_share = Some(ModelShare {
+        count: 1,
+        hidden: None,
+        asked_for: Some(2),
+    });
+    let mut job = job_in(JobPhase::Executing(nothing_own));
+    job.iteration = 3;
+    let none_in = PhaseEvent::ResultsSeen(progress(&[], 2, 4, 40));
+    let mut waiting = job.clone();
+    advance(&mut waiting, none_in.clone(), OVERLAP).unwrap();
+    assert!(
+        matches!(waiting.phase, JobPhase::Executing(_)),
+        "under \"wait\" it waits"
+    );
+    let effects = advance(&mut job, none_in, WHEN_READY).unwrap();
+    assert_eq!(effects, vec![Effect::DraftShareByRule]);
+    let drafted = PhaseEvent::ShareDraftedByRule {
+        candidates: ids(&["c0"]),
+        outstanding: 0,
+        window: 4,
+        now_ms: 50,
+    };
+    let effects = advance(&mut job, drafted, WHEN_READY).unwrap();
+    let Some(Effect::Emit(notice)) = effects.get(1) else {
+        panic!("{effects:?}")
+    };
+    assert!(
+        notice
+            .message
+            .contains("the planner's advice for iteration 2 is late")
+            && notice.message.contains("no candidates of its own"),
+        "{}",
+        notice.message
+    );
+    assert_eq!(executing(&job).candidates, ids(&["c0"]));
+
+    // a share drafted by rule that found nothing (the space exhausted) ends the wait
+    let mut exhausted = round_waiting();
+    exhausted.iteration = exhausted.options.max_iterations - 1;
+    let nothing = PhaseEvent::ShareDraftedByRule {
+        candidates: Vec::new(),
+        outstanding: 0,
+        window: 4,
+        now_ms: 50,
+    };
+    let effects = advance(&mut exhausted, nothing, WHEN_READY).unwrap();
+    assert_eq!(effects, vec![Effect::Persist]);
+    let all = PhaseEvent::ResultsSeen(progress(&["c0"], 2, 4, 60));
+    advance(&mut exhausted, all, WHEN_READY).unwrap();
+    assert!(matches!(exhausted.phase, JobPhase::Evaluating(_)));
 }
