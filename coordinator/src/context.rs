@@ -316,30 +316,6 @@ impl Context {
         }
     }
 
-    /// Appends `events` (made by [`Context::event_of`]) to the job's log in one
-    /// store call (retrying while the store is down).
-    pub(crate) async fn emit_all(
-        &self,
-        job: &JobRecord,
-        events: &[EventRecord],
-    ) -> Result<(), Interrupted> {
-        if events.is_empty() {
-            return Ok(());
-        }
-        for event in events
-            .iter()
-            .filter(|event| event.kind != EventKind::LlmCall)
-        {
-            log_event(job, event);
-        }
-        self.with_store_retry("append events", || {
-            self.store.append_events(&job.job_id, events)
-        })
-        .await?;
-        self.events_changed.notify_waiters();
-        Ok(())
-    }
-
     /// What follows an event appended by another store call than
     /// [`Context::emit`]'s: its log line, the job's watchers woken.
     pub(crate) fn event_appended(&self, job: &JobRecord, event: &EventRecord) {
@@ -429,16 +405,26 @@ fn event_type(kind: EventKind) -> &'static str {
 /// each fact a job event records (dispatches, retries, transitions, the end …).
 fn log_event(job: &JobRecord, event: &EventRecord) {
     let event_type = event_type(event.kind);
-    let data_json = if event.data.is_null() {
-        "{}".to_string()
-    } else {
-        event.data.to_string()
-    };
+    let data_json = DataJson(&event.data);
     let (kind, candidate_id, message) = (event.kind, event.candidate_id.as_str(), &event.message);
     let (iteration, state) = (event.iteration, event.state.as_str());
     if event_type == event_types::ERROR {
         tracing::warn!(session_id = %job.job_id, trace_id = %job.trace_id, candidate_id, event_type, iteration, state, event = ?kind, %data_json, "{message}");
     } else {
         tracing::info!(session_id = %job.job_id, trace_id = %job.trace_id, candidate_id, event_type, iteration, state, event = ?kind, %data_json, "{message}");
+    }
+}
+
+/// An event's data as its log line shows it: compact JSON written straight into
+/// the line (`{}` for none), not into a string of its own first.
+struct DataJson<'a>(&'a serde_json::Value);
+
+impl std::fmt::Display for DataJson<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_null() {
+            formatter.write_str("{}")
+        } else {
+            std::fmt::Display::fmt(self.0, formatter)
+        }
     }
 }

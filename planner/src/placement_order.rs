@@ -164,35 +164,39 @@ pub fn matched_groups(circuit: &Circuit) -> Vec<String> {
 /// `point`'s order of every device of `kinds`: its listed devices first (those
 /// `kinds` knows, each once), then the rest in the default order; the devices of
 /// a `bound` module stand together where its first one stands (so that two
-/// spellings of one placement are one order).
+/// spellings of one placement are one order). The order is built of references
+/// and cloned once at the end: the search completes the order of every point it
+/// draws.
 pub fn complete(point: &DesignPoint, kinds: &[KindOrder], bound: &[Vec<String>]) -> Vec<String> {
-    let known: HashSet<&String> = kinds.iter().flat_map(|kind| &kind.devices).collect();
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut order: Vec<String> = point
+    let known: HashSet<&str> = kinds
+        .iter()
+        .flat_map(|kind| &kind.devices)
+        .map(String::as_str)
+        .collect();
+    let mut seen: HashSet<&str> = HashSet::with_capacity(point.order.len());
+    let mut order: Vec<&String> = point
         .order
         .iter()
-        .filter(|device| known.contains(device) && seen.insert((*device).clone()))
-        .cloned()
+        .filter(|device| known.contains(device.as_str()) && seen.insert(device.as_str()))
         .collect();
     for device in kinds.iter().flat_map(|kind| &kind.devices) {
-        if !seen.contains(device) {
-            order.push(device.clone());
+        if !seen.contains(device.as_str()) {
+            order.push(device);
         }
     }
     for group in bound {
-        let Some(at) = order.iter().position(|device| group.contains(device)) else {
+        let Some(at) = order.iter().position(|device| group.contains(*device)) else {
             continue;
         };
-        let members: Vec<String> = group
+        let members: Vec<&String> = group
             .iter()
             .filter(|device| order.contains(device))
-            .cloned()
             .collect();
-        order.retain(|device| !group.contains(device));
+        order.retain(|device| !group.contains(*device));
         let at = at.min(order.len());
         order.splice(at..at, members);
     }
-    order
+    order.into_iter().cloned().collect()
 }
 
 /// Cuts `cells` (in order, each with a weight) into `rows` contiguous rows of
@@ -224,6 +228,101 @@ pub fn fold<T: Clone>(cells: &[(T, u64)], rows: usize) -> Vec<Vec<T>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::design_space::DesignSpace;
+    use crate::random::SplitMix64;
+
+    /// `complete` as it was written before it kept references (each device cloned
+    /// into a set of names and the order): the spelling it must still give.
+    fn reference_complete(
+        point: &DesignPoint,
+        kinds: &[KindOrder],
+        bound: &[Vec<String>],
+    ) -> Vec<String> {
+        let known: HashSet<&String> = kinds.iter().flat_map(|kind| &kind.devices).collect();
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut order: Vec<String> = point
+            .order
+            .iter()
+            .filter(|device| known.contains(device) && seen.insert((*device).clone()))
+            .cloned()
+            .collect();
+        for device in kinds.iter().flat_map(|kind| &kind.devices) {
+            if !seen.contains(device) {
+                order.push(device.clone());
+            }
+        }
+        for group in bound {
+            let Some(at) = order.iter().position(|device| group.contains(device)) else {
+                continue;
+            };
+            let members: Vec<String> = group
+                .iter()
+                .filter(|device| order.contains(device))
+                .cloned()
+                .collect();
+            order.retain(|device| !group.contains(device));
+            let at = at.min(order.len());
+            order.splice(at..at, members);
+        }
+        order
+    }
+
+    #[test]
+    fn completed_orders_are_spelled_as_before() {
+        let kind = |name: &str, devices: &[&str]| KindOrder {
+            kind: name.into(),
+            devices: devices.iter().map(|device| device.to_string()).collect(),
+            max_rows: 2,
+        };
+        let kinds = vec![
+            kind("nmos", &["M1", "M2", "M5", "M6"]),
+            kind("pmos", &["M3", "M4", "M7"]),
+        ];
+        let bound = vec![
+            vec!["M3".to_string(), "M4".to_string()],
+            vec!["M6".to_string(), "M9".to_string(), "M1".to_string()],
+        ];
+        let space = DesignSpace {
+            arrangements: vec!["ABBA".into()],
+            finger_splits: vec![1],
+            dummies: vec![0],
+            guard_rings: vec![false],
+            row_orders: 1,
+            spacings_nm: vec![0],
+            aspect_ratios_pct: vec![100],
+            kinds: kinds.clone(),
+            modules: vec![],
+            bound: vec![],
+            groups: vec![],
+            hierarchies: Vec::new(),
+            blocks: Default::default(),
+        };
+        let mut rng = SplitMix64::new(29);
+        for round in 0..500 {
+            let mut point = space.random_point(&mut rng);
+            // written orders: partial, repeated, with devices the space does not know
+            match round % 4 {
+                0 => point.order.truncate(round % 7),
+                1 => point.order.push(point.order[round % 3].clone()),
+                2 => point.order.insert(round % 5, "M9".into()),
+                _ => point.order.reverse(),
+            }
+            for bound in [&bound[..], &[]] {
+                assert_eq!(
+                    complete(&point, &kinds, bound),
+                    reference_complete(&point, &kinds, bound),
+                    "{:?}",
+                    point.order
+                );
+            }
+        }
+        let mut point = space.default_point();
+        point.order.clear();
+        assert_eq!(
+            complete(&point, &kinds, &bound),
+            reference_complete(&point, &kinds, &bound)
+        );
+    }
 
     #[test]
     fn folding_balances_the_weight_and_keeps_the_order() {

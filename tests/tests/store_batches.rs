@@ -1,4 +1,5 @@
 //! Several records read or written in one store call, a result recorded with its event,
+//! candidates written with their events,
 //! and a delivery seeing the job record as last written — against the in-process store and
 //! the Redis store on a real redis-server.
 
@@ -80,6 +81,22 @@ async fn batches(store: Arc<dyn Store>) {
         .map(|(_, event)| event.kind)
         .collect();
     assert_eq!(kinds, vec![EventKind::Evaluation, EventKind::Iteration]);
+    // candidates written with the events that report them, in one call
+    let mut evaluated = written[2].clone();
+    evaluated.parent_id = "job-m-c1".into();
+    let reported = event(EventKind::Evaluation, false);
+    store
+        .put_candidates_reported("job-m", std::slice::from_ref(&evaluated), &[reported])
+        .await
+        .unwrap();
+    let read = store
+        .get_candidates("job-m", &ids(&["job-m-c2"]))
+        .await
+        .unwrap();
+    assert_eq!(read, vec![Some(evaluated)], "the candidate rewritten");
+    let all = store.events_after("job-m", None, 100).await.unwrap();
+    assert_eq!(all.len(), 4, "the reporting event appended");
+    assert_eq!(all[3].1.kind, EventKind::Evaluation);
     let results = store
         .get_results("job-m", &ids(&["job-m-c1", "job-m-c0"]))
         .await

@@ -185,13 +185,13 @@ impl Driver {
     }
 
     /// Writes new evaluations into the stored candidates (which keep their plans)
-    /// and the journal cache, and reports each.
+    /// and the journal cache, and reports each: the candidates and their events in
+    /// one store call.
     async fn store_evaluations(
         &self,
         job: &JobRecord,
         evaluations: &[(String, Evaluation)],
     ) -> Result<(), Interrupted> {
-        self.write_evaluations(job, evaluations).await?;
         let events: Vec<EventRecord> = evaluations
             .iter()
             .map(|(candidate_id, evaluation)| {
@@ -200,15 +200,20 @@ impl Driver {
                 Context::event_of(job, EventKind::Evaluation, candidate_id, message, data)
             })
             .collect();
-        self.context.emit_all(job, &events).await
+        self.write_evaluations(job, evaluations, &events).await?;
+        for event in &events {
+            self.context.event_appended(job, event);
+        }
+        Ok(())
     }
 
-    /// Writes evaluations into the stored candidates (which keep their plans; read
-    /// and written back in one store call each) and the journal cache.
+    /// Writes evaluations into the stored candidates (which keep their plans; read,
+    /// then written back with `events` in one store call) and the journal cache.
     async fn write_evaluations(
         &self,
         job: &JobRecord,
         evaluations: &[(String, Evaluation)],
+        events: &[EventRecord],
     ) -> Result<(), Interrupted> {
         if evaluations.is_empty() {
             return Ok(());
@@ -231,7 +236,9 @@ impl Driver {
             written.push(stored);
         }
         context
-            .with_store_retry("write evaluations", || store.put_candidates(&written))
+            .with_store_retry("write evaluations", || {
+                store.put_candidates_reported(&job.job_id, &written, events)
+            })
             .await?;
         for (candidate_id, evaluation) in evaluations {
             self.journal.set_evaluation(candidate_id, evaluation);
@@ -259,7 +266,7 @@ impl Driver {
             .map(|index| (ids[index].clone(), evaluations[index].clone()))
             .collect();
         for chunk in changed.chunks(RECORDS_PER_CALL) {
-            self.write_evaluations(job, chunk).await?;
+            self.write_evaluations(job, chunk, &[]).await?;
         }
         Ok(candidates)
     }

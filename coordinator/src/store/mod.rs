@@ -77,6 +77,18 @@ pub trait JobRecords: Send + Sync + 'static {
         }
         Ok(())
     }
+    /// Writes several candidates of job `job_id` and appends `events` to its log
+    /// (the Redis store: one atomic round trip, all or none) — evaluations stored
+    /// with their events.
+    async fn put_candidates_reported(
+        &self,
+        job_id: &str,
+        candidates: &[CandidateRecord],
+        events: &[EventRecord],
+    ) -> StoreResult<()> {
+        self.put_candidates(candidates).await?;
+        self.append_events(job_id, events).await
+    }
     /// Several candidates of a job, in the order of `candidate_ids` (one store call
     /// in Redis).
     async fn get_candidates(

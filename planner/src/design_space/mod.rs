@@ -169,10 +169,22 @@ impl DesignSpace {
         } else {
             String::new()
         };
+        // every field but the order and the hierarchy (made anew) cloned once
         let mut canonical = DesignPoint {
+            arrangement: point.arrangement.clone(),
+            finger_split: point.finger_split,
+            dummies: point.dummies,
+            guard_ring: point.guard_ring,
+            row_order: point.row_order,
+            spacing_nm: point.spacing_nm,
+            aspect_ratio_pct: point.aspect_ratio_pct,
             order: self.full_order(point),
+            rows: point.rows.clone(),
+            module_arrangements: point.module_arrangements.clone(),
+            module_dummies: point.module_dummies.clone(),
+            module_rings: point.module_rings.clone(),
             hierarchy,
-            ..point.clone()
+            blocks: point.blocks.clone(),
         };
         canonical
             .module_arrangements

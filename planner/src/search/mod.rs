@@ -14,8 +14,12 @@ use crate::evaluation::Evaluation;
 use crate::random::SplitMix64;
 
 mod block_variants;
+mod draw_image;
+mod point_set;
 use block_variants::combined_points;
 pub use block_variants::{BlockRecord, BlockVariant, VARIANTS_KEPT, block_records};
+use draw_image::DrawImage;
+use point_set::PointSet;
 
 /// A node of the journal.
 #[derive(Debug, Clone)]
@@ -236,7 +240,7 @@ impl Journal {
             SplitMix64::new(seed ^ (iteration as u64).wrapping_mul(0xA24B_AED4_963E_E407));
         // a point names its whole order, so that two spellings of one layout are one point
         let whole = |point: &DesignPoint| space.canonical(point);
-        let mut seen: HashSet<DesignPoint> = self
+        let mut seen: PointSet = self
             .nodes
             .iter()
             .filter(|node| node.is_point())
@@ -244,17 +248,16 @@ impl Journal {
             .chain(avoid.iter().map(whole))
             .collect();
         let mut proposals = Vec::new();
-        let accept = |mut proposal: Proposal,
-                      seen: &mut HashSet<DesignPoint>,
-                      proposals: &mut Vec<Proposal>| {
-            proposal.point = whole(&proposal.point);
-            if proposals.len() < count && seen.insert(proposal.point.clone()) {
-                proposals.push(proposal);
-                true
-            } else {
-                false
-            }
-        };
+        let accept =
+            |mut proposal: Proposal, seen: &mut PointSet, proposals: &mut Vec<Proposal>| {
+                proposal.point = whole(&proposal.point);
+                if proposals.len() < count && seen.add(&proposal.point) {
+                    proposals.push(proposal);
+                    true
+                } else {
+                    false
+                }
+            };
         for proposal in preset {
             accept(proposal, &mut seen, &mut proposals);
         }
@@ -335,19 +338,29 @@ impl Journal {
                 }
             }
         }
+        // new drafts until the iteration is full, or every point a draw can give is
+        // proposed or tried (no draw could be accepted: the same points as drawing
+        // on to the limit of tries)
+        let image = DrawImage::of(space);
+        let mut covered = image
+            .as_ref()
+            .map_or(0, |image| seen.count(|point| image.holds(point)));
         let mut tries = 0;
-        while proposals.len() < count && tries < count * 50 && (seen.len() as u64) < space.size() {
+        while proposals.len() < count
+            && tries < count * 50
+            && (seen.len() as u64) < space.size()
+            && image.as_ref().is_none_or(|image| covered < image.size())
+        {
             tries += 1;
             let point = space.random_point(&mut rng);
-            accept(
-                Proposal {
-                    point,
-                    parent_id: String::new(),
-                    origin: Origin::Draft,
-                },
-                &mut seen,
-                &mut proposals,
-            );
+            let proposal = Proposal {
+                point,
+                parent_id: String::new(),
+                origin: Origin::Draft,
+            };
+            if accept(proposal, &mut seen, &mut proposals) {
+                covered += 1;
+            }
         }
         proposals
     }

@@ -166,3 +166,173 @@ fn preset_points_come_first_and_avoided_points_never() {
         "a point that failed on a similar circuit is not drafted"
     );
 }
+
+/// A space whose points spell their order, rows, module arrangements, groups'
+/// dummies and rings and a bound pair: every gene the canonical spelling folds.
+fn large_space() -> DesignSpace {
+    use crate::kind_order::KindOrder;
+    let kind = |name: &str, devices: &[&str], max_rows: u32| KindOrder {
+        kind: name.into(),
+        devices: devices.iter().map(|device| device.to_string()).collect(),
+        max_rows,
+    };
+    DesignSpace {
+        kinds: vec![
+            kind("nmos", &["M1", "M2", "M5", "M6", "M7"], 2),
+            kind("pmos", &["M3", "M4", "M8"], 1),
+        ],
+        modules: vec!["dp".into(), "mirror".into()],
+        bound: vec![vec!["M3".into(), "M4".into()]],
+        groups: vec!["dp".into(), "mirror".into()],
+        ..space()
+    }
+}
+
+/// A stable digest (FNV-1a) of the proposals: keys, parents and origins, in order.
+fn digest(proposals: &[Proposal]) -> u64 {
+    proposals
+        .iter()
+        .flat_map(|proposal| {
+            format!(
+                "{}|{}|{}\n",
+                proposal.point.key(),
+                proposal.parent_id,
+                proposal.origin.as_str()
+            )
+            .into_bytes()
+        })
+        .fold(0xCBF2_9CE4_8422_2325_u64, |digest, byte| {
+            (digest ^ u64::from(byte)).wrapping_mul(0x0100_0000_01B3)
+        })
+}
+
+#[test]
+fn large_iterations_draft_the_points_they_drafted_before() {
+    // the digests of what the search drafted before its draft loop was made cheaper
+    // (main 55fbe9e): the same seed must keep drafting the same points
+    let space = large_space();
+    let first = Journal::from_candidates(&[]).propose(&space, 2_000, 29, 0, vec![], &[]);
+    assert_eq!(first.len(), 2_000);
+    let candidates: Vec<CandidateRecord> = first
+        .iter()
+        .enumerate()
+        .map(|(index, proposal)| {
+            let passed = index % 5 != 0;
+            let reasons: &[&str] = if passed { &[] } else { &["DRC violations: 2"] };
+            let score = (index * 7_919 % 1_000) as f64 / 1_000.0;
+            let id = format!("c{index:04}");
+            record(&id, "", proposal.point.clone(), score, passed, reasons)
+        })
+        .collect();
+    let second = Journal::from_candidates(&candidates).propose(&space, 2_000, 29, 1, vec![], &[]);
+    let keys: HashSet<String> = first
+        .iter()
+        .chain(&second)
+        .map(|proposal| proposal.point.key())
+        .collect();
+    assert_eq!(keys.len(), first.len() + second.len(), "no point twice");
+    assert_eq!(second.len(), 2_000);
+    assert_eq!(
+        (digest(&first), digest(&second)),
+        (0x8ec5_3051_c3be_8c7b, 0xdd90_eb72_205f_1433)
+    );
+}
+
+/// A flat space of 1,536 drawable points: a bound pair, a module, two groups.
+fn drawable_space() -> DesignSpace {
+    use crate::kind_order::KindOrder;
+    let kind = |name: &str, devices: &[&str], max_rows: u32| KindOrder {
+        kind: name.into(),
+        devices: devices.iter().map(|device| device.to_string()).collect(),
+        max_rows,
+    };
+    DesignSpace {
+        arrangements: vec!["ABBA".into(), "ABAB".into()],
+        dummies: vec![0, 1],
+        spacings_nm: vec![0],
+        aspect_ratios_pct: vec![100],
+        kinds: vec![
+            kind("nmos", &["M1", "M2", "M5"], 2),
+            kind("pmos", &["M3", "M4", "M8"], 1),
+        ],
+        modules: vec!["dp".into()],
+        bound: vec![vec!["M3".into(), "M4".into()]],
+        groups: vec!["dp".into(), "mirror".into()],
+        ..space()
+    }
+}
+
+#[test]
+fn the_draw_image_counts_every_point_random_draws_give() {
+    use super::draw_image::DrawImage;
+    let space = drawable_space();
+    let image = DrawImage::of(&space).expect("known for a flat space");
+    // arrangements 2 × 2 (dp's), splits 2, dummies 2, rings 2, row orders 2,
+    // nmos orders 3! × rows 2, pmos orders 2! (M3 M4 one unit)
+    assert_eq!(image.size(), 4 * 2 * 2 * 2 * 2 * 6 * 2 * 2);
+    let mut rng = SplitMix64::new(29);
+    let mut drawn: HashSet<String> = HashSet::new();
+    for _ in 0..60_000 {
+        let point = space.canonical(&space.random_point(&mut rng));
+        assert!(image.holds(&point), "{point:?}");
+        drawn.insert(point.key());
+    }
+    assert_eq!(
+        drawn.len() as u64,
+        image.size(),
+        "every drawable point drawn"
+    );
+    // what only mutations give is not drawable
+    let mut own_dummies = space.canonical(&space.default_point());
+    own_dummies
+        .module_dummies
+        .insert("mirror".into(), 1 - own_dummies.dummies);
+    assert!(!image.holds(&space.canonical(&own_dummies)));
+    let mut split = space.canonical(&space.default_point());
+    split.order = ["M1", "M2", "M5", "M3", "M8", "M4"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert!(!image.holds(&split), "a bound module is drawn together");
+    let across = DesignSpace {
+        bound: vec![vec!["M1".into(), "M3".into()]],
+        ..space.clone()
+    };
+    assert!(
+        DrawImage::of(&across).is_none(),
+        "bound across kinds: unknown"
+    );
+}
+
+/// The first iteration as the search drafted it before it knew what draws give:
+/// the default point, then random draws to the limit of tries.
+fn reference_first_iteration(space: &DesignSpace, count: usize, seed: u64) -> Vec<DesignPoint> {
+    let mut rng = SplitMix64::new(seed);
+    let default = space.canonical(&space.default_point());
+    let mut seen: HashSet<DesignPoint> = HashSet::from([default.clone()]);
+    let mut points = vec![default];
+    let mut tries = 0;
+    while points.len() < count && tries < count * 50 && (seen.len() as u64) < space.size() {
+        tries += 1;
+        let point = space.canonical(&space.random_point(&mut rng));
+        if seen.insert(point.clone()) {
+            points.push(point);
+        }
+    }
+    points
+}
+
+#[test]
+fn an_exhausted_space_drafts_what_drawing_on_drafted() {
+    // more candidates than drawable points: the loop stops once it has them all
+    // instead of drawing to its limit (18,432 spellings counted), same points
+    let space = drawable_space();
+    let count = 1_700;
+    let proposals = Journal::from_candidates(&[]).propose(&space, count, 3, 0, vec![], &[]);
+    assert_eq!(proposals.len(), 1_536, "every drawable point once");
+    let points: Vec<DesignPoint> = proposals
+        .into_iter()
+        .map(|proposal| proposal.point)
+        .collect();
+    assert_eq!(points, reference_first_iteration(&space, count, 3));
+}

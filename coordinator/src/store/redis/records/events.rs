@@ -1,11 +1,12 @@
-//! A job's event log in Redis: a stream trimmed to `max_events`.
+//! A job's event log in Redis: a stream trimmed to `max_events`; events appended
+//! with the candidate records they report (evaluations).
 
 use redis::Value;
 
 use super::super::RedisStore;
 use super::super::codec::{corrupt, from_json, stream_entries, to_json};
 use crate::error::StoreResult;
-use crate::model::EventRecord;
+use crate::model::{CandidateRecord, EventRecord};
 
 impl RedisStore {
     pub(super) async fn append_event(
@@ -37,9 +38,47 @@ impl RedisStore {
         if events.is_empty() {
             return Ok(());
         }
-        let key = self.job_key(job_id, "events");
         let mut pipe = redis::pipe();
         pipe.atomic();
+        self.push_events(&mut pipe, job_id, events);
+        pipe.query_async::<()>(&mut self.conn()).await?;
+        Ok(())
+    }
+
+    /// The HSETs of the candidates (of job `job_id`) and the XADDs of the events
+    /// in one atomic pipeline (MULTI/EXEC).
+    pub(super) async fn put_candidates_reported(
+        &self,
+        job_id: &str,
+        candidates: &[CandidateRecord],
+        events: &[EventRecord],
+    ) -> StoreResult<()> {
+        if candidates.is_empty() && events.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        pipe.atomic();
+        let key = self.job_key(job_id, "candidates");
+        for candidate in candidates {
+            pipe.cmd("HSET")
+                .arg(&key)
+                .arg(&candidate.candidate_id)
+                .arg(to_json(candidate))
+                .ignore();
+        }
+        if !candidates.is_empty() {
+            pipe.cmd("PEXPIRE").arg(&key).arg(self.ttl_ms()).ignore();
+        }
+        if !events.is_empty() {
+            self.push_events(&mut pipe, job_id, events);
+        }
+        pipe.query_async::<()>(&mut self.conn()).await?;
+        Ok(())
+    }
+
+    /// The XADDs of `events` to the job's log, and its expiry.
+    fn push_events(&self, pipe: &mut redis::Pipeline, job_id: &str, events: &[EventRecord]) {
+        let key = self.job_key(job_id, "events");
         for event in events {
             pipe.cmd("XADD")
                 .arg(&key)
@@ -52,8 +91,6 @@ impl RedisStore {
                 .ignore();
         }
         pipe.cmd("PEXPIRE").arg(&key).arg(self.ttl_ms()).ignore();
-        pipe.query_async::<()>(&mut self.conn()).await?;
-        Ok(())
     }
 
     pub(super) async fn events_after(

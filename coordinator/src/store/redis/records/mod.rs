@@ -88,6 +88,15 @@ impl JobRecords for RedisStore {
         RedisStore::put_candidates(self, candidates).await
     }
 
+    async fn put_candidates_reported(
+        &self,
+        job_id: &str,
+        candidates: &[CandidateRecord],
+        events: &[EventRecord],
+    ) -> StoreResult<()> {
+        RedisStore::put_candidates_reported(self, job_id, candidates, events).await
+    }
+
     async fn get_candidates(
         &self,
         job_id: &str,
