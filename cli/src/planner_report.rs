@@ -20,7 +20,7 @@ pub struct TranscriptLine {
     /// the model that served the call (empty for a note that is no call)
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub model: String,
-    /// `used`, `rejected`, `failed` or `dropped` (empty for a note)
+    /// `used`, `rejected`, `failed`, `dropped` or `dropped-late` (empty for a note)
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub outcome: String,
     #[serde(default)]
@@ -87,7 +87,7 @@ pub struct PlannerReport {
     pub requested: Option<String>,
     /// every model call made, whatever became of it
     pub calls: u32,
-    /// the calls by outcome: `used`, `rejected`, `failed`, `dropped`
+    /// the calls by outcome: `used`, `rejected`, `failed`, `dropped`, `dropped-late`
     #[serde(default)]
     pub calls_by_outcome: BTreeMap<String, u32>,
     /// the calls by role: `planner`, `repair`, `critic`, `meta`, `react`

@@ -92,8 +92,9 @@ pub struct LlmCall {
     pub usage_estimated: bool,
     pub duration_ms: u64,
     pub attempts: u32,
-    /// `used`, `rejected` (the answer failed validation), `failed` (no answer)
-    /// or `dropped` (answered, but no iteration took the advice)
+    /// `used`, `rejected` (the answer failed validation), `failed` (no answer),
+    /// `dropped` (answered, but no iteration took the advice) or `dropped-late`
+    /// (its share was drafted by rule before it came, under `model_share = "when_ready"`)
     pub outcome: String,
     /// why the answer was rejected or the call failed (empty when used)
     pub reason: String,
