@@ -10,7 +10,10 @@ use std::process::Command;
 use serde_json::Value;
 
 mod support;
-use support::{describe, one_iteration_run, python, read_report, spice_inputs_on_sky130};
+use support::{
+    AREA_AND_MATCHING_ONE_ITERATION, describe, one_iteration_run, python, read_report,
+    spice_inputs_on_sky130,
+};
 
 const NETLIST: &str = "\
 * Four unity buffers of one OTA and the bias stage they share (issue 26: blocks)
@@ -36,12 +39,6 @@ X4 o3 out out vb ota
 .end
 ";
 
-const OBJECTIVES: &str = r#"{
-  "schema_version": "1.0.0",
-  "objectives": [{"name": "area_min", "weight": 0.5}, {"name": "matching_max", "weight": 0.5}],
-  "constraints": {"max_iterations": 1, "max_area": 100000, "min_matching_score": 0.0}
-}"#;
-
 /// Per cell of the GDS: how many times other cells reference it.
 fn references(gds: &Path) -> Value {
     let script = "import sys, json, klayout.db as db\n\
@@ -62,7 +59,7 @@ fn references(gds: &Path) -> Value {
 
 #[test]
 fn repeated_subcircuits_are_laid_out_once_and_referenced_per_instance() {
-    let inputs = spice_inputs_on_sky130(NETLIST, OBJECTIVES);
+    let inputs = spice_inputs_on_sky130(NETLIST, AREA_AND_MATCHING_ONE_ITERATION);
     let out = tempfile::tempdir().unwrap();
     let output = one_iteration_run(1, 1, 7, out.path())
         .arg(inputs.path())

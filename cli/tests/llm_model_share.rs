@@ -206,16 +206,8 @@ fn when_ready_the_next_iteration_starts_and_the_late_points_join_it() {
 
     // one request (iteration 0's advice; none asked while it was outstanding),
     // counted once and in the transcript with the iteration it was asked for
-    let requests = fake.requests();
-    assert_eq!(requests.len(), 1, "{}", report["planner"]);
-    assert_eq!(report["planner"]["calls"].as_u64(), Some(1));
-    let transcript = std::fs::read_to_string(out.path().join("planner_transcript.jsonl")).unwrap();
-    let lines: Vec<Value> = transcript
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
-    assert_eq!(lines.len(), 1, "{transcript}");
-    assert_eq!(lines[0]["iteration"], 0, "{transcript}");
+    let (line, _) = the_one_call(&fake, &report, out.path());
+    assert_eq!(line["iteration"], 0, "{line}");
     assert_eq!(report["planner"]["fallbacks"], 0, "{}", report["planner"]);
 }
 
@@ -281,22 +273,13 @@ fn when_ready_the_last_iteration_drafts_a_late_share_by_rule_and_ends_without_th
 
     // the one request (iteration 0's planning call; none asked while it was
     // outstanding) == calls counted == transcript lines, recorded dropped-late
-    let requests = fake.requests();
-    assert_eq!(requests.len(), 1, "{}", report["planner"]);
-    assert_eq!(report["planner"]["calls"].as_u64(), Some(1));
-    let transcript = std::fs::read_to_string(out.path().join("planner_transcript.jsonl")).unwrap();
-    let lines: Vec<Value> = transcript
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
-    assert_eq!(lines.len(), 1, "{transcript}");
-    let line = &lines[0];
+    let (line, request) = the_one_call(&fake, &report, out.path());
     assert_eq!(
         (&line["role"], &line["iteration"], &line["outcome"]),
         (&json!("planner"), &json!(0), &json!("dropped-late")),
         "{line}"
     );
-    assert_eq!(line["prompt"], requests[0]["messages"], "the prompt sent");
+    assert_eq!(line["prompt"], request["messages"], "the prompt sent");
     assert!(
         line["reason"]
             .as_str()
@@ -305,6 +288,21 @@ fn when_ready_the_last_iteration_drafts_a_late_share_by_rule_and_ends_without_th
         "{line}"
     );
     assert_eq!(report["planner"]["fallbacks"], 0, "{}", report["planner"]);
+}
+
+/// The job's one model call: the server saw one request, report.json counts one
+/// call and the transcript (in `out`) has one line. That line and the request.
+fn the_one_call(fake: &FakeLlm, report: &Value, out: &std::path::Path) -> (Value, Value) {
+    let mut requests = fake.requests();
+    assert_eq!(requests.len(), 1, "{}", report["planner"]);
+    assert_eq!(report["planner"]["calls"].as_u64(), Some(1));
+    let transcript = std::fs::read_to_string(out.join("planner_transcript.jsonl")).unwrap();
+    let mut lines: Vec<Value> = transcript
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{transcript}");
+    (lines.remove(0), requests.remove(0))
 }
 
 /// A fake model answering every request after `delay`: iteration 0's planning the

@@ -6,7 +6,10 @@
 use serde_json::Value;
 
 mod support;
-use support::{describe, one_iteration_run, read_report, spice_inputs_on_sky130};
+use support::{
+    AREA_AND_MATCHING_ONE_ITERATION, describe, one_iteration_run, read_report,
+    spice_inputs_on_sky130,
+};
 
 const NETLIST: &str = "\
 * A pair of m=4 stacked halves on a tail, PMOS mirror load (issue 26: parallel units)
@@ -25,15 +28,9 @@ M5 tail vb vss vss sky130_fd_pr__nfet_01v8 w=2u l=1u nf=2
 .end
 ";
 
-const OBJECTIVES: &str = r#"{
-  "schema_version": "1.0.0",
-  "objectives": [{"name": "area_min", "weight": 0.5}, {"name": "matching_max", "weight": 0.5}],
-  "constraints": {"max_iterations": 1, "max_area": 100000, "min_matching_score": 0.0}
-}"#;
-
 #[test]
 fn copies_of_a_pairs_halves_are_one_member_each_and_their_blocks_interleave() {
-    let inputs = spice_inputs_on_sky130(NETLIST, OBJECTIVES);
+    let inputs = spice_inputs_on_sky130(NETLIST, AREA_AND_MATCHING_ONE_ITERATION);
     let out = tempfile::tempdir().unwrap();
     let output = one_iteration_run(2, 1, 7, out.path())
         .arg(inputs.path())

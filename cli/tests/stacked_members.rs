@@ -10,7 +10,10 @@ use std::process::Command;
 use serde_json::Value;
 
 mod support;
-use support::{describe, one_iteration_run, python, read_report, spice_inputs_on_sky130};
+use support::{
+    AREA_AND_MATCHING_ONE_ITERATION, describe, one_iteration_run, python, read_report,
+    spice_inputs_on_sky130,
+};
 
 const INSTANCES: &str = "\
 * Four matched current sources, each a stack of two segments (issue 26: stacked members)
@@ -43,12 +46,6 @@ MDB nd vb vss vss sky130_fd_pr__nfet_01v8 w=1u l=0.5u
 .ends sources
 .end
 ";
-
-const OBJECTIVES: &str = r#"{
-  "schema_version": "1.0.0",
-  "objectives": [{"name": "area_min", "weight": 0.5}, {"name": "matching_max", "weight": 0.5}],
-  "constraints": {"max_iterations": 1, "max_area": 100000, "min_matching_score": 0.0}
-}"#;
 
 /// Gate centroids read from a GDS (poly ∩ active, µm): for every cell whose name matches
 /// one of the patterns, one `[x, y, area]` per placement in the top cell.
@@ -138,7 +135,7 @@ fn largest_distance(points: &[[f64; 2]]) -> f64 {
 /// Runs the job on `netlist` and checks every candidate whose layout is kept; returns
 /// the hierarchies (`blocks`, `flat`) of the layouts checked.
 fn checked_layouts(netlist: &str) -> Vec<String> {
-    let inputs = spice_inputs_on_sky130(netlist, OBJECTIVES);
+    let inputs = spice_inputs_on_sky130(netlist, AREA_AND_MATCHING_ONE_ITERATION);
     let out = tempfile::tempdir().unwrap();
     let output = one_iteration_run(2, 2, 7, out.path())
         .arg(inputs.path())

@@ -86,6 +86,14 @@ pub fn describe(output: &Output) -> String {
     )
 }
 
+/// Objectives of one iteration weighing area and matching alike, any matching
+/// accepted and a generous area bound: the run keeps what the layouts measure.
+pub const AREA_AND_MATCHING_ONE_ITERATION: &str = r#"{
+  "schema_version": "1.0.0",
+  "objectives": [{"name": "area_min", "weight": 0.5}, {"name": "matching_max", "weight": 0.5}],
+  "constraints": {"max_iterations": 1, "max_area": 100000, "min_matching_score": 0.0}
+}"#;
+
 /// A job's input directory: `netlist.sp` and `objectives.json` as given, and the
 /// SKY130 rule set of `examples/ota5_spice`.
 pub fn spice_inputs_on_sky130(netlist: &str, objectives: &str) -> tempfile::TempDir {
