@@ -39,7 +39,7 @@ import klayout.db as kdb
 from centroid_skills import abut
 from centroid_skills.routing.dims import Dims
 from centroid_skills.routing.rows import PIN_TERMINAL, RowInfo, add_rails, assign_nets
-from centroid_skills.routing.terminals import Term, collect_terms
+from centroid_skills.routing.terminals import Term, collect_terms, instance_terms
 from centroid_skills.session import Session
 
 #: the most rows one kind is folded into
@@ -90,16 +90,6 @@ class Group:
     rail: str
 
 
-def _terms(session: Session, inst: kdb.Instance) -> list[Term]:
-    terms: list[Term] = []
-    if inst.is_regular_array():
-        for trans in inst.cell_inst.each_trans():
-            collect_terms(session, inst.cell, trans, terms)
-    else:
-        collect_terms(session, inst.cell, inst.cell_inst.trans, terms)
-    return terms
-
-
 def _net(t: Term, devices: Devices, rail: str | None) -> str | None:
     if t.device is None:
         return rail
@@ -115,7 +105,7 @@ def _row(session: Session, cell: kdb.Cell, devices: Devices) -> tuple[list[Item]
     kinds: set[str] = set()
     raw: list[tuple[kdb.Instance, list[Term]]] = []
     for inst in insts:
-        terms = _terms(session, inst)
+        terms = instance_terms(session, inst)
         raw.append((inst, terms))
         for t in terms:
             kinds.add(t.mos or "other")

@@ -100,3 +100,13 @@ def collect_terms(session: Session, cell: kdb.Cell, trans: kdb.Trans, out: list[
         else:
             collect_terms(session, inst.cell, trans * inst.cell_inst.trans, out, depth + 1)
 
+
+def instance_terms(session: Session, inst: kdb.Instance) -> list[Term]:
+    """The terminals of a placed instance (each element of a regular array)."""
+    terms: list[Term] = []
+    if inst.is_regular_array():
+        for trans in inst.cell_inst.each_trans():
+            collect_terms(session, inst.cell, trans, terms)
+    else:
+        collect_terms(session, inst.cell, inst.cell_inst.trans, terms)
+    return terms

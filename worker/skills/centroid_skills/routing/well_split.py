@@ -17,7 +17,7 @@ import klayout.db as kdb
 
 from centroid_skills import abut
 from centroid_skills.errors import invalid
-from centroid_skills.routing.terminals import Term, collect_terms
+from centroid_skills.routing.terminals import instance_terms
 from centroid_skills.session import Session
 from centroid_skills.skills import placement
 
@@ -28,22 +28,12 @@ def bulk_of(device: dict[str, Any]) -> str | None:
     return (device.get("terminals") or {}).get("b")
 
 
-def _instance_terms(session: Session, inst: kdb.Instance) -> list[Term]:
-    terms: list[Term] = []
-    if inst.is_regular_array():
-        for trans in inst.cell_inst.each_trans():
-            collect_terms(session, inst.cell, trans, terms)
-    else:
-        collect_terms(session, inst.cell, inst.cell_inst.trans, terms)
-    return terms
-
-
 def _instance_bulk(session: Session, row: str, inst: kdb.Instance, devices: Devices,
                    mos_types: set[str]) -> str | None:
     """The one bulk net of the MOS devices in ``inst`` (``None``: only dummies or passives);
     adds their types to ``mos_types``."""
     nets: dict[str, list[str]] = {}
-    for t in _instance_terms(session, inst):
+    for t in instance_terms(session, inst):
         if t.mos:
             mos_types.add(t.mos)
         if t.mos and t.device is not None and t.device in devices:
