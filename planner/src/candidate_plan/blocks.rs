@@ -49,8 +49,9 @@ pub(crate) fn block_cell(subcircuit: &str) -> String {
 
 /// `tech.load`, every block of `hierarchy` bottom up, and the draft of the top with
 /// its block instances: what a flat plan's draft is after `tech.load`. A block is
-/// drawn from its own point (`block_orders`: the order of each block with one, by
-/// local ids), else from `point` (its order: `order`'s, the flat placement order).
+/// drawn in its order of `block_orders` (by local ids: its own point's, else its own
+/// default order), else in `order`'s (the flat placement order) — and from its own
+/// point's knobs, else `point`'s.
 pub(crate) fn draft_blocks<'a>(
     (flat, hierarchy): (&'a Circuit, &'a Hierarchy),
     point: &'a DesignPoint,
