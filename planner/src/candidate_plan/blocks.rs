@@ -183,10 +183,13 @@ impl<'a> Draft<'a> {
     /// block's instances next to each other, those of one matched module interleaved
     /// (`matched_order`) in whole rows of their own, as many in each: a sequence
     /// symmetric about its middle laid row by row over full rows of one width is
-    /// point-symmetric, a common centroid in both directions.
-    pub(super) fn block_rows(&self) -> Vec<Vec<String>> {
+    /// point-symmetric, a common centroid in both directions. With the rows, per such
+    /// module the indices (into them) of its rows: rows a packing moves whole, one
+    /// above the other (`pack_block_rows`' `whole_rows`).
+    pub(super) fn block_rows(&self) -> (Vec<Vec<String>>, Vec<Vec<usize>>) {
+        let mut modules = Vec::new();
         if self.blocks.is_empty() {
-            return Vec::new();
+            return (Vec::new(), modules);
         }
         let weight = |instance: &BlockInstance| instance.drawn.len().max(1) as u64;
         let count = if self.point.aspect_ratio_pct < 75 {
@@ -221,16 +224,18 @@ impl<'a> Draft<'a> {
                     distance(*a).total_cmp(&distance(*b))
                 })
                 .unwrap_or(1);
+            let first = rows.len();
             rows.extend(
                 segment
                     .chunks(segment.len() / module_rows)
                     .map(|row| row.iter().map(|instance| instance.cell.clone()).collect()),
             );
+            modules.push((first..rows.len()).collect());
         }
         if !loose.is_empty() {
             fold_loose(&mut loose, &mut rows);
         }
-        rows
+        (rows, modules)
     }
 
     /// The block instances by block cell; inside one block cell, the instances drawing
@@ -292,13 +297,17 @@ impl<'a> Draft<'a> {
     /// Whether `route.nets` packs the rows of blocks again by the blocks' real sizes
     /// (which the planner does not know): the rows of `block_rows` are then a
     /// preference, kept unless a packing is smaller. Not for the tall aspect ratios,
-    /// whose one instance a row is the point's choice, nor when a matched module's
-    /// instances are interleaved in rows of their own (a packing sorts blocks by
-    /// height and would scatter them).
+    /// whose one instance a row is the point's choice. When a matched module's
+    /// instances are interleaved in rows of their own, only for workers that keep
+    /// such rows whole (`whole_rows`: a packing sorts blocks by height and would
+    /// scatter them).
     pub(super) fn packs_block_rows(&self) -> bool {
         !self.blocks.is_empty()
             && self.point.aspect_ratio_pct >= 75
-            && self.matched_order().iter().all(|segment| segment.len() < 2)
+            && (self.matched_order().iter().all(|segment| segment.len() < 2)
+                || self
+                    .builder
+                    .takes_field("route.nets", "pack_block_rows", "whole_rows"))
     }
 
     /// Each block instance as `route.nets` takes it: a pseudo-device of type `block`
