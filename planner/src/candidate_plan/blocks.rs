@@ -187,9 +187,8 @@ impl<'a> Draft<'a> {
     /// module the indices (into them) of its rows: rows a packing moves whole, one
     /// above the other (`pack_block_rows`' `whole_rows`).
     pub(super) fn block_rows(&self) -> (Vec<Vec<String>>, Vec<Vec<usize>>) {
-        let mut modules = Vec::new();
         if self.blocks.is_empty() {
-            return (Vec::new(), modules);
+            return (Vec::new(), Vec::new());
         }
         let weight = |instance: &BlockInstance| instance.drawn.len().max(1) as u64;
         let count = if self.point.aspect_ratio_pct < 75 {
@@ -207,7 +206,8 @@ impl<'a> Draft<'a> {
             rows.extend(fold(loose, count));
             loose.clear();
         };
-        for segment in self.matched_order() {
+        let mut module_rows_of: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (module, segment) in self.matched_order() {
             if let [instance] = segment[..] {
                 loose.push((instance.cell.clone(), weight(instance)));
                 continue;
@@ -230,12 +230,16 @@ impl<'a> Draft<'a> {
                     .chunks(segment.len() / module_rows)
                     .map(|row| row.iter().map(|instance| instance.cell.clone()).collect()),
             );
-            modules.push((first..rows.len()).collect());
+            let module = module.map_or(usize::MAX - first, |module| module);
+            module_rows_of
+                .entry(module)
+                .or_default()
+                .extend(first..rows.len());
         }
         if !loose.is_empty() {
             fold_loose(&mut loose, &mut rows);
         }
-        (rows, modules)
+        (rows, module_rows_of.into_values().collect())
     }
 
     /// The block instances by block cell; inside one block cell, the instances drawing
@@ -243,8 +247,10 @@ impl<'a> Draft<'a> {
     /// `m=k` instance — count as that member) side by side where the first of them
     /// stands, the members interleaved about their middle (A B A B B A B A) so that
     /// their centroids meet, as a layout engineer draws the units of matched devices.
-    /// Each segment: one matched module's instances interleaved, or one other instance.
-    fn matched_order(&self) -> Vec<Vec<&BlockInstance>> {
+    /// Each segment: one matched module's instances interleaved (with the module's
+    /// index: a module drawn by instances of two blocks has a segment in each), or one
+    /// other instance.
+    fn matched_order(&self) -> Vec<(Option<usize>, Vec<&BlockInstance>)> {
         let mut member_of: HashMap<&str, (usize, &str)> = HashMap::new();
         for (index, module) in self.flat.modules.iter().enumerate() {
             if !module.module_type.is_matched() {
@@ -284,10 +290,11 @@ impl<'a> Draft<'a> {
             }
             for slot in slots {
                 match slot {
-                    Err(instance) => ordered.push(vec![instance]),
-                    Ok(module) => {
-                        ordered.push(interleaved(modules.remove(&module).unwrap_or_default()))
-                    }
+                    Err(instance) => ordered.push((None, vec![instance])),
+                    Ok(module) => ordered.push((
+                        Some(module),
+                        interleaved(modules.remove(&module).unwrap_or_default()),
+                    )),
                 }
             }
         }
@@ -304,7 +311,10 @@ impl<'a> Draft<'a> {
     pub(super) fn packs_block_rows(&self) -> bool {
         !self.blocks.is_empty()
             && self.point.aspect_ratio_pct >= 75
-            && (self.matched_order().iter().all(|segment| segment.len() < 2)
+            && (self
+                .matched_order()
+                .iter()
+                .all(|(_, segment)| segment.len() < 2)
                 || self
                     .builder
                     .takes_field("route.nets", "pack_block_rows", "whole_rows"))

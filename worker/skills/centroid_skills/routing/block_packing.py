@@ -25,8 +25,10 @@ rather than alone in a row of its own:
 
 Rows named *whole* (a matched module's instances interleaved in rows of their own, its
 members' centroids meeting only as the rows stand) are never taken apart: each group of them
-is one tile, its rows kept in order in consecutive shelves at one x.  Tiles of ``k`` rows
-stand side by side in bands of ``k`` shelves (widest first, next fit); one-row tiles and the
+is one tile, its rows kept in order in consecutive shelves, centred on one axis as the
+planner had them.  Tiles of ``k`` rows all as wide stand side by side in bands of ``k``
+shelves (widest first, next fit; a tile of rows of different widths has a band of its own);
+one-row tiles and the
 other instances are then packed first fit into shelves of their own, tallest first (a tile
 as wide as its row), so that short rows of different modules share a shelf instead of each
 leaving the rest of the parent's width empty.  ``W`` is then chosen among the widths above,
@@ -195,7 +197,11 @@ def _tile_shelves(tiles: list[Tile], loose: list[Item], width: int,
     multi = sorted((t for t in tiles if len(t.rows) > 1), key=lambda t: (-len(t.rows), -t.width))
     band: list[list[Item]] = []
     for tile in multi:
-        if band and len(band) == len(tile.rows) and \
+        # each shelf is centred on the parent's axis: side by side, tiles keep their rows
+        # one above the other only when every row of the band is as wide
+        even = len({_row_width(row, gap) for row in tile.rows}) == 1
+        if even and band and len(band) == len(tile.rows) and \
+                len({_row_width(row, gap) for row in band}) == 1 and \
                 _row_width(band[0] + tile.rows[0], gap) <= width:
             for shelf, row in zip(band, tile.rows, strict=True):
                 shelf.extend(row)
