@@ -230,11 +230,13 @@ impl<'a> Draft<'a> {
                     .chunks(segment.len() / module_rows)
                     .map(|row| row.iter().map(|instance| instance.cell.clone()).collect()),
             );
-            let module = module.map_or(usize::MAX - first, |module| module);
-            module_rows_of
-                .entry(module)
-                .or_default()
-                .extend(first..rows.len());
+            // (a run of two or more instances is always a matched module's)
+            if let Some(module) = module {
+                module_rows_of
+                    .entry(module)
+                    .or_default()
+                    .extend(first..rows.len());
+            }
         }
         if !loose.is_empty() {
             fold_loose(&mut loose, &mut rows);

@@ -25,14 +25,14 @@ rather than alone in a row of its own:
 
 Rows named *whole* (a matched module's instances interleaved in rows of their own, its
 members' centroids meeting only as the rows stand) are never taken apart: each group of them
-is one tile, its rows kept in order in consecutive shelves, centred on one axis as the
-planner had them.  Tiles of ``k`` rows all as wide stand side by side in bands of ``k``
-shelves (widest first, next fit; a tile of rows of different widths has a band of its own);
-one-row tiles and the
-other instances are then packed first fit into shelves of their own, tallest first (a tile
-as wide as its row), so that short rows of different modules share a shelf instead of each
-leaving the rest of the parent's width empty.  ``W`` is then chosen among the widths above,
-the tiles' widths and those of two tiles side by side.
+is one tile, its rows kept in order in consecutive shelves, each shelf centred on the
+parent's axis as the planner's rows were.  Tiles of ``k`` rows all as wide stand side by
+side in bands of ``k`` shelves (widest first, next fit; a tile of rows of different widths
+has a band of its own); one-row tiles and the other instances are then packed first fit
+into shelves of their own, tallest first (a tile as wide as its row), so that short rows of
+different modules share a shelf instead of each leaving the rest of the parent's width
+empty.  ``W`` is then chosen among the widths above, the tiles' widths and those of two
+tiles side by side.
 
 The packed shelves replace those rows where the first of them stood (the parent's MOS
 rows keep their places); same input, same shelves.
@@ -171,8 +171,7 @@ class Tile:
     """Rows kept whole (bottom to top), each its instances in order."""
 
     rows: list[list[Item]]
-    width: int
-    height: int  # of its tallest row: what a one-row tile needs of a shelf
+    width: int  # of its widest row
 
 
 def _tiles(row_items: list[list[Item]], whole: list[list[int]],
@@ -182,8 +181,7 @@ def _tiles(row_items: list[list[Item]], whole: list[list[int]],
     tiles = []
     for group in whole:
         rows = [row_items[r] for r in group]
-        tiles.append(Tile(rows, max(_row_width(r, gap) for r in rows),
-                          max(i.height for r in rows for i in r)))
+        tiles.append(Tile(rows, max(_row_width(r, gap) for r in rows)))
     kept = {r for group in whole for r in group}
     loose = [i for r, items in enumerate(row_items) if r not in kept for i in items]
     return tiles, loose
