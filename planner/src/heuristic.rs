@@ -326,15 +326,20 @@ impl Planner for HeuristicPlanner {
             .filter(|_| point.builds_blocks() && !self.hierarchies(context, skills).is_empty());
         let mut draft = match blocks {
             Some((hierarchy, pitch_um)) => {
-                // the order of each block drawn from its own point, by local ids
+                // the order of each block, by local ids: its own point's, else its own
+                // default order (as `DesignSpace::inherited` has it)
                 let placements = self.block_placements(hierarchy);
-                let block_orders: BTreeMap<String, Vec<String>> = point
-                    .blocks
+                let no_order = DesignPoint {
+                    order: Vec::new(),
+                    blocks: BTreeMap::new(),
+                    ..point.clone()
+                };
+                let block_orders: BTreeMap<String, Vec<String>> = placements
                     .iter()
-                    .filter_map(|(subcircuit, own)| {
-                        let placement = placements.get(subcircuit)?;
+                    .map(|(subcircuit, placement)| {
+                        let own = point.blocks.get(subcircuit).unwrap_or(&no_order);
                         let order = complete(own, &placement.kinds, &placement.bound);
-                        Some((subcircuit.clone(), order))
+                        (subcircuit.clone(), order)
                     })
                     .collect();
                 draft_blocks(

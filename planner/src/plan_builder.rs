@@ -99,6 +99,16 @@ impl<'a> PlanBuilder<'a> {
         })
     }
 
+    /// Whether the workers' `skill` takes `field` inside its object argument `argument`.
+    pub fn takes_field(&self, skill: &str, argument: &str, field: &str) -> bool {
+        self.skills.get(skill).is_some_and(|schema| {
+            schema
+                .pointer(&format!("/properties/{argument}/properties"))
+                .and_then(Value::as_object)
+                .is_some_and(|properties| properties.contains_key(field))
+        })
+    }
+
     /// Adds a step (fitted to the schema); returns whether it was added.
     pub fn push(
         &mut self,

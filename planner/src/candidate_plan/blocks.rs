@@ -49,8 +49,9 @@ pub(crate) fn block_cell(subcircuit: &str) -> String {
 
 /// `tech.load`, every block of `hierarchy` bottom up, and the draft of the top with
 /// its block instances: what a flat plan's draft is after `tech.load`. A block is
-/// drawn from its own point (`block_orders`: the order of each block with one, by
-/// local ids), else from `point` (its order: `order`'s, the flat placement order).
+/// drawn in its order of `block_orders` (by local ids: its own point's, else its own
+/// default order), else in `order`'s (the flat placement order) — and from its own
+/// point's knobs, else `point`'s.
 pub(crate) fn draft_blocks<'a>(
     (flat, hierarchy): (&'a Circuit, &'a Hierarchy),
     point: &'a DesignPoint,
@@ -182,10 +183,12 @@ impl<'a> Draft<'a> {
     /// block's instances next to each other, those of one matched module interleaved
     /// (`matched_order`) in whole rows of their own, as many in each: a sequence
     /// symmetric about its middle laid row by row over full rows of one width is
-    /// point-symmetric, a common centroid in both directions.
-    pub(super) fn block_rows(&self) -> Vec<Vec<String>> {
+    /// point-symmetric, a common centroid in both directions. With the rows, per such
+    /// module the indices (into them) of its rows: rows a packing moves whole, one
+    /// above the other (`pack_block_rows`' `whole_rows`).
+    pub(super) fn block_rows(&self) -> (Vec<Vec<String>>, Vec<Vec<usize>>) {
         if self.blocks.is_empty() {
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         }
         let weight = |instance: &BlockInstance| instance.drawn.len().max(1) as u64;
         let count = if self.point.aspect_ratio_pct < 75 {
@@ -203,7 +206,8 @@ impl<'a> Draft<'a> {
             rows.extend(fold(loose, count));
             loose.clear();
         };
-        for segment in self.matched_order() {
+        let mut module_rows_of: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (module, segment) in self.matched_order() {
             if let [instance] = segment[..] {
                 loose.push((instance.cell.clone(), weight(instance)));
                 continue;
@@ -220,16 +224,24 @@ impl<'a> Draft<'a> {
                     distance(*a).total_cmp(&distance(*b))
                 })
                 .unwrap_or(1);
+            let first = rows.len();
             rows.extend(
                 segment
                     .chunks(segment.len() / module_rows)
                     .map(|row| row.iter().map(|instance| instance.cell.clone()).collect()),
             );
+            // (a run of two or more instances is always a matched module's)
+            if let Some(module) = module {
+                module_rows_of
+                    .entry(module)
+                    .or_default()
+                    .extend(first..rows.len());
+            }
         }
         if !loose.is_empty() {
             fold_loose(&mut loose, &mut rows);
         }
-        rows
+        (rows, module_rows_of.into_values().collect())
     }
 
     /// The block instances by block cell; inside one block cell, the instances drawing
@@ -237,8 +249,10 @@ impl<'a> Draft<'a> {
     /// `m=k` instance — count as that member) side by side where the first of them
     /// stands, the members interleaved about their middle (A B A B B A B A) so that
     /// their centroids meet, as a layout engineer draws the units of matched devices.
-    /// Each segment: one matched module's instances interleaved, or one other instance.
-    fn matched_order(&self) -> Vec<Vec<&BlockInstance>> {
+    /// Each segment: one matched module's instances interleaved (with the module's
+    /// index: a module drawn by instances of two blocks has a segment in each), or one
+    /// other instance.
+    fn matched_order(&self) -> Vec<(Option<usize>, Vec<&BlockInstance>)> {
         let mut member_of: HashMap<&str, (usize, &str)> = HashMap::new();
         for (index, module) in self.flat.modules.iter().enumerate() {
             if !module.module_type.is_matched() {
@@ -278,10 +292,11 @@ impl<'a> Draft<'a> {
             }
             for slot in slots {
                 match slot {
-                    Err(instance) => ordered.push(vec![instance]),
-                    Ok(module) => {
-                        ordered.push(interleaved(modules.remove(&module).unwrap_or_default()))
-                    }
+                    Err(instance) => ordered.push((None, vec![instance])),
+                    Ok(module) => ordered.push((
+                        Some(module),
+                        interleaved(modules.remove(&module).unwrap_or_default()),
+                    )),
                 }
             }
         }
@@ -291,13 +306,20 @@ impl<'a> Draft<'a> {
     /// Whether `route.nets` packs the rows of blocks again by the blocks' real sizes
     /// (which the planner does not know): the rows of `block_rows` are then a
     /// preference, kept unless a packing is smaller. Not for the tall aspect ratios,
-    /// whose one instance a row is the point's choice, nor when a matched module's
-    /// instances are interleaved in rows of their own (a packing sorts blocks by
-    /// height and would scatter them).
+    /// whose one instance a row is the point's choice. When a matched module's
+    /// instances are interleaved in rows of their own, only for workers that keep
+    /// such rows whole (`whole_rows`: a packing sorts blocks by height and would
+    /// scatter them).
     pub(super) fn packs_block_rows(&self) -> bool {
         !self.blocks.is_empty()
             && self.point.aspect_ratio_pct >= 75
-            && self.matched_order().iter().all(|segment| segment.len() < 2)
+            && (self
+                .matched_order()
+                .iter()
+                .all(|(_, segment)| segment.len() < 2)
+                || self
+                    .builder
+                    .takes_field("route.nets", "pack_block_rows", "whole_rows"))
     }
 
     /// Each block instance as `route.nets` takes it: a pseudo-device of type `block`

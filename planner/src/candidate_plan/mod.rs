@@ -404,7 +404,17 @@ impl<'a> Draft<'a> {
         let gap = pitch_um + self.spacing_um();
         let mut row_cells = Vec::new();
         let mut rows = self.rows_by_kind();
-        rows.extend(self.block_rows());
+        let (block_rows, modules) = self.block_rows();
+        let whole_rows: Vec<Vec<String>> = modules
+            .iter()
+            .map(|module| {
+                module
+                    .iter()
+                    .map(|row| format!("{}ROW{}", self.target.prefix, rows.len() + row))
+                    .collect()
+            })
+            .collect();
+        rows.extend(block_rows);
         for (index, cells) in rows.iter().enumerate() {
             let row_cell = format!("{}ROW{index}", self.target.prefix);
             let arguments = json!({"cell_name": row_cell, "rows": [{"cells": cells, "gap": gap}]});
@@ -430,7 +440,11 @@ impl<'a> Draft<'a> {
             arguments["ports"] = json!(self.target.ports);
         }
         if self.packs_block_rows() {
-            arguments["pack_block_rows"] = json!({"gap": gap});
+            arguments["pack_block_rows"] = if whole_rows.is_empty() {
+                json!({"gap": gap})
+            } else {
+                json!({"gap": gap, "whole_rows": whole_rows})
+            };
         }
         if self.folds_device_rows() {
             arguments["fold_device_rows"] = json!({"gap": gap});

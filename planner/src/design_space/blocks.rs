@@ -1,11 +1,11 @@
 //! The blocks of a hierarchical circuit in the design space (issue 26): each block
 //! explores its own knobs (its space is that of its subcircuit on its own, computed
 //! as a flat circuit's) while the top's knobs mean the parent's floorplan. A block
-//! without its own point inherits the top's knobs and the top's order of its
-//! representative's devices ([`DesignSpace::inherited`]); one spelling per layout
-//! leaves such a block without an entry.
+//! without its own point inherits the top's knobs and its own space's default order
+//! ([`DesignSpace::inherited`]); one spelling per layout leaves such a block without
+//! an entry.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -25,24 +25,16 @@ pub struct BlockSpace {
 
 impl DesignSpace {
     /// The point block `subcircuit` is drawn from when `top` gives it none: the top's
-    /// knobs, the top's order of the block's devices (local ids), the top's genes of
-    /// the block's modules. `None` for a subcircuit that is no block of the space.
+    /// knobs, the block's own default order (its devices arranged on their own: a
+    /// series stack in chain order, each inner node between its two devices), the
+    /// top's genes of the block's modules. Not the top's order of the representative's
+    /// devices: that order arranges the flat circuit (matched modules across every
+    /// instance, rows too long to arrange by nets), and a block drawn in it had its
+    /// inner nets cross each other in its channel (a four-device stack in the order
+    /// 3 1 4 2). `None` for a subcircuit that is no block of the space.
     pub fn inherited(&self, top: &DesignPoint, subcircuit: &str) -> Option<DesignPoint> {
         let block = self.blocks.get(subcircuit)?;
-        let prefix = format!("{}/", block.path);
-        let own: HashSet<&str> = block
-            .space
-            .kinds
-            .iter()
-            .flat_map(|kind| kind.devices.iter().map(String::as_str))
-            .collect();
-        let order = self
-            .full_order(top)
-            .iter()
-            .filter_map(|id| id.strip_prefix(&prefix))
-            .filter(|id| own.contains(id))
-            .map(str::to_string)
-            .collect();
+        let order = block.space.default_order();
         let modules = &block.space.modules;
         let groups = &block.space.groups;
         Some(DesignPoint {
@@ -233,7 +225,8 @@ pub(crate) mod tests {
         };
         let inherited = space.inherited(&top, "amp").unwrap();
         assert_eq!(inherited.aspect_ratio_pct, 50);
-        assert_eq!(inherited.order, ["M2", "M1", "M3"]);
+        // the block's own default order, whatever the top's order of its devices
+        assert_eq!(inherited.order, ["M1", "M2", "M3"]);
         assert!(inherited.hierarchy.is_empty() && inherited.blocks.is_empty());
         // written out as its own point, it is the same layout: one spelling, no entry
         let spelled = DesignPoint {

@@ -23,6 +23,17 @@ rather than alone in a row of its own:
 * the gaps between instances are those ``layout.place`` leaves (the rules' gap, at least
   the planner's extra ``gap``), so the packed shelves are what ``layout.place`` would draw.
 
+Rows named *whole* (a matched module's instances interleaved in rows of their own, its
+members' centroids meeting only as the rows stand) are never taken apart: each group of them
+is one tile, its rows kept in order in consecutive shelves, each shelf centred on the
+parent's axis as the planner's rows were.  Tiles of ``k`` rows all as wide stand side by
+side in bands of ``k`` shelves (widest first, next fit; a tile of rows of different widths
+has a band of its own); one-row tiles and the other instances are then packed first fit
+into shelves of their own, tallest first (a tile as wide as its row), so that short rows of
+different modules share a shelf instead of each leaving the rest of the parent's width
+empty.  ``W`` is then chosen among the widths above, the tiles' widths and those of two
+tiles side by side.
+
 The packed shelves replace those rows where the first of them stood (the parent's MOS
 rows keep their places); same input, same shelves.
 """
@@ -155,10 +166,74 @@ def _widths(items: list[Item], floor: int, gap: Callable[[Item, Item], int]) -> 
     return sorted(w for w in widths if w >= floor)
 
 
+@dataclass(frozen=True)
+class Tile:
+    """Rows kept whole (bottom to top), each its instances in order."""
+
+    rows: list[list[Item]]
+    width: int  # of its widest row
+
+
+def _tiles(row_items: list[list[Item]], whole: list[list[int]],
+           gap: Callable[[Item, Item], int]) -> tuple[list[Tile], list[Item]]:
+    """The tiles of the ``whole`` groups (indices into ``row_items``) and the other rows'
+    instances."""
+    tiles = []
+    for group in whole:
+        rows = [row_items[r] for r in group]
+        tiles.append(Tile(rows, max(_row_width(r, gap) for r in rows)))
+    kept = {r for group in whole for r in group}
+    loose = [i for r, items in enumerate(row_items) if r not in kept for i in items]
+    return tiles, loose
+
+
+def _tile_shelves(tiles: list[Tile], loose: list[Item], width: int,
+                  gap: Callable[[Item, Item], int]) -> list[list[Item]]:
+    """Bands of the tiles of two rows or more (by row count, widest first, next fit), then
+    one-row tiles and loose instances first fit, tallest first, into shelves of ``width``."""
+    shelves: list[list[Item]] = []
+    multi = sorted((t for t in tiles if len(t.rows) > 1), key=lambda t: (-len(t.rows), -t.width))
+    band: list[list[Item]] = []
+    for tile in multi:
+        # each shelf is centred on the parent's axis: side by side, tiles keep their rows
+        # one above the other only when every row of the band is as wide
+        even = len({_row_width(row, gap) for row in tile.rows}) == 1
+        if even and band and len(band) == len(tile.rows) and \
+                len({_row_width(row, gap) for row in band}) == 1 and \
+                _row_width(band[0] + tile.rows[0], gap) <= width:
+            for shelf, row in zip(band, tile.rows, strict=True):
+                shelf.extend(row)
+            continue
+        band = [list(row) for row in tile.rows]
+        shelves.extend(band)
+    units: list[list[Item]] = [t.rows[0] for t in tiles if len(t.rows) == 1]
+    units += [[i] for i in loose]
+    units.sort(key=lambda u: (-max(i.height for i in u), -_row_width(u, gap), u[0].block, u[0].order))
+    singles: list[list[Item]] = []
+    for unit in units:
+        fit = next((s for s in singles if _row_width(s + unit, gap) <= width), None)
+        if fit is None:
+            singles.append(list(unit))
+        else:
+            fit.extend(unit)
+    return shelves + singles
+
+
+def _tile_widths(tiles: list[Tile], floor: int, gap: Callable[[Item, Item], int]) -> set[int]:
+    """The tiles' widths and those of every two side by side."""
+    widths = {t.width for t in tiles}
+    for a in tiles:
+        for b in tiles:
+            if a is not b:
+                widths.add(_row_width(a.rows[0] + b.rows[0], gap))
+    return {w for w in widths if w >= floor}
+
+
 def pack(session: Session, rows: list[kdb.Cell], own: list[tuple[int, int]], d: Dims,
-         extra_gap: int) -> Packing | None:
+         extra_gap: int, whole: list[list[int]] | None = None) -> Packing | None:
     """The packing of the rows of blocks ``rows`` (beside the own rows ``own``) with the
-    smallest estimated bounding box; ``None`` when the planner's rows are as small."""
+    smallest estimated bounding box; ``None`` when the planner's rows are as small.
+    ``whole``: groups of rows (indices into ``rows``) kept whole, one above the other."""
     tech = session.need_tech()
     layout = session.layout
     items = _items(session, rows)
@@ -180,12 +255,21 @@ def pack(session: Session, rows: list[kdb.Cell], own: list[tuple[int, int]], d: 
 
     margins = (2 * 3 * d.px, 2 * d.py + 2 * d.c_out)
     by_name = {i.name: i for i in items}
-    planner = _estimate([[by_name[inst.cell.name] for inst in sorted(r.each_inst(), key=lambda i: i.bbox().left)]
-                         for r in rows], own, margins, gap)
-    ordered = sorted(items, key=lambda i: (-i.height, i.block, i.order))
-    floor = max([i.width for i in items] + [w for w, _h in own])
-    choices = [_estimate(_shelves(ordered, w, gap), own, margins, gap)
-               for w in _widths(ordered, floor, gap)]
+    row_items = [[by_name[inst.cell.name] for inst in sorted(r.each_inst(), key=lambda i: i.bbox().left)]
+                 for r in rows]
+    planner = _estimate(row_items, own, margins, gap)
+    if whole:
+        tiles, loose = _tiles(row_items, whole, gap)
+        floor = max([t.width for t in tiles] + [i.width for i in loose] + [w for w, _h in own])
+        ordered = sorted(loose, key=lambda i: (-i.height, i.block, i.order))
+        widths = set(_widths(ordered, floor, gap)) | _tile_widths(tiles, floor, gap)
+        choices = [_estimate(_tile_shelves(tiles, loose, w, gap), own, margins, gap)
+                   for w in sorted(widths)]
+    else:
+        ordered = sorted(items, key=lambda i: (-i.height, i.block, i.order))
+        floor = max([i.width for i in items] + [w for w, _h in own])
+        choices = [_estimate(_shelves(ordered, w, gap), own, margins, gap)
+                   for w in _widths(ordered, floor, gap)]
     fitting = [p for p in choices if p.aspect <= MAX_ASPECT]
     if fitting:
         best = min(fitting, key=lambda p: (p.area, p.width))
@@ -197,20 +281,28 @@ def pack(session: Session, rows: list[kdb.Cell], own: list[tuple[int, int]], d: 
 
 
 def packed_rows(session: Session, rows: list[str], d: Dims, cell_name: str,
-                place: Callable[[Session, dict[str, Any]], Any], extra_gap_um: float
-                ) -> tuple[list[str], list[str]]:
+                place: Callable[[Session, dict[str, Any]], Any], extra_gap_um: float,
+                whole_rows: list[list[str]] | None = None) -> tuple[list[str], list[str]]:
     """``rows`` with its rows of blocks packed by real size (new row cells drawn by
     ``place``, ``layout.place``'s skill function, with the extra gap ``extra_gap_um``), and
     the row cells the packing replaced (to drop once routed); ``rows`` unchanged and no
-    cell to drop when there is nothing to pack or the planner's rows are as small."""
+    cell to drop when there is nothing to pack or the planner's rows are as small.
+    ``whole_rows``: groups of row names kept whole, one above the other (a group naming a
+    row that is not one of blocks is left out: its rows are not packed at all)."""
     tech = session.need_tech()
     cells = [session.any_cell(name) for name in rows]
     of_blocks = [i for i, cell in enumerate(cells) if packable(session, cell)]
+    groups = [group for group in whole_rows or [] if group]
+    packable_names = {rows[i] for i in of_blocks}
+    left_out = {name for group in groups if not set(group) <= packable_names for name in group}
+    of_blocks = [i for i in of_blocks if rows[i] not in left_out]
     if not any(_holds_blocks(session, cells[i]) for i in of_blocks):
         return rows, []
     own = [(c.bbox().width(), c.bbox().height()) for i, c in enumerate(cells) if i not in of_blocks]
     extra = tech.snap_up(extra_gap_um * 1000)
-    packing = pack(session, [cells[i] for i in of_blocks], own, d, extra)
+    at_row = {rows[i]: k for k, i in enumerate(of_blocks)}
+    whole = [[at_row[name] for name in group] for group in groups if set(group) <= at_row.keys()]
+    packing = pack(session, [cells[i] for i in of_blocks], own, d, extra, whole)
     if packing is None:
         return rows, []
     new_rows: list[str] = []

@@ -88,7 +88,18 @@ def info(session: Session, args: dict[str, Any]) -> dict[str, Any]:
                                      "pin at its bottom edge; no net labels inside a block"},
             "pack_block_rows": obj({"gap": {"type": "number", "minimum": 0, "default": 0,
                                             "description": "extra gap between blocks in µm, "
-                                                           "as layout.place's row gap"}},
+                                                           "as layout.place's row gap"},
+                                    "whole_rows": {"type": "array",
+                                                   "items": {"type": "array", "minItems": 1,
+                                                             "items": {"type": "string",
+                                                                       "minLength": 1}},
+                                                   "description": "groups of rows (names "
+                                                                  "among rows) never taken "
+                                                                  "apart: each group's rows "
+                                                                  "stay one above the other, "
+                                                                  "at one x (a matched "
+                                                                  "module's interleaved "
+                                                                  "instances)"}},
                                    description="pack the rows holding only block instances "
                                                "and passive devices again by their real sizes (tallest first, "
                                                "the width of the smallest bounding box); the "
@@ -129,7 +140,7 @@ def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
         pack = args.get("pack_block_rows")
         if pack is not None:
             rows, packed = packed_rows(session, rows, d, args["cell_name"], place,
-                                       float(pack.get("gap", 0)))
+                                       float(pack.get("gap", 0)), pack.get("whole_rows"))
             replaced += packed
         res = route(session, rows, args["devices"], net_types, args["cell_name"],
                     bool(args.get("balance_partners", True)), ports or (),
