@@ -415,9 +415,16 @@ impl<'a> Draft<'a> {
             })
             .collect();
         rows.extend(block_rows);
+        let shares_diffusion = self.builder.takes("layout.place", "devices");
         for (index, cells) in rows.iter().enumerate() {
             let row_cell = format!("{}ROW{index}", self.target.prefix);
-            let arguments = json!({"cell_name": row_cell, "rows": [{"cells": cells, "gap": gap}]});
+            let mut arguments =
+                json!({"cell_name": row_cell, "rows": [{"cells": cells, "gap": gap}]});
+            let row_devices = self.single_devices_of(cells);
+            if shares_diffusion && row_devices.len() > 1 {
+                // neighbours facing one net stand on one diffusion (a series stack's inner nodes)
+                arguments["devices"] = json!(row_devices);
+            }
             if self.builder.push("layout.place", arguments, false, "") {
                 row_cells.push(row_cell);
             }
@@ -453,6 +460,25 @@ impl<'a> Draft<'a> {
             self.top = Some(cell);
             self.routed = true;
         }
+    }
+
+    /// The MOS devices drawn one per cell among `cells` (their ids and terminals as
+    /// `route.nets` takes them), for `layout.place` to put neighbours facing one net on
+    /// one diffusion.
+    fn single_devices_of(&self, cells: &[String]) -> Vec<Value> {
+        let ids: HashSet<&str> = self
+            .units
+            .iter()
+            .filter(|unit| {
+                unit.devices.len() == 1 && matches!(unit.kind, RowKind::Nmos | RowKind::Pmos)
+            })
+            .filter(|unit| cells.contains(&unit.cell))
+            .map(|unit| unit.devices[0].as_str())
+            .collect();
+        self.drawn_devices()
+            .filter(|device| ids.contains(device.id.as_str()))
+            .map(|device| json!({"id": skill_id(&device.id), "type": device.device_type.as_str(), "terminals": device.terminals}))
+            .collect()
     }
 
     /// Placement into TOP without routing (when the workers cannot route).
