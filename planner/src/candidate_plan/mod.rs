@@ -20,6 +20,7 @@ mod blocks;
 mod checks;
 pub(crate) use blocks::{block_cell, blocks_supported, draft_blocks};
 pub(crate) use checks::device_spec;
+mod row_devices;
 mod simulation;
 
 /// The cell a draft lays out: its name, the prefix of every cell it draws (names
@@ -460,25 +461,6 @@ impl<'a> Draft<'a> {
             self.top = Some(cell);
             self.routed = true;
         }
-    }
-
-    /// The MOS devices drawn one per cell among `cells` (their ids and terminals as
-    /// `route.nets` takes them), for `layout.place` to put neighbours facing one net on
-    /// one diffusion.
-    fn single_devices_of(&self, cells: &[String]) -> Vec<Value> {
-        let ids: HashSet<&str> = self
-            .units
-            .iter()
-            .filter(|unit| {
-                unit.devices.len() == 1 && matches!(unit.kind, RowKind::Nmos | RowKind::Pmos)
-            })
-            .filter(|unit| cells.contains(&unit.cell))
-            .map(|unit| unit.devices[0].as_str())
-            .collect();
-        self.drawn_devices()
-            .filter(|device| ids.contains(device.id.as_str()))
-            .map(|device| json!({"id": skill_id(&device.id), "type": device.device_type.as_str(), "terminals": device.terminals}))
-            .collect()
     }
 
     /// Placement into TOP without routing (when the workers cannot route).
