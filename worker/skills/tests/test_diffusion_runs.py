@@ -1,7 +1,7 @@
 """Series stacks on one diffusion (issue 26): ``layout.place`` given the row's devices puts
 neighbours facing one net on one diffusion — read from the drawn geometry on every rule set:
 fewer diffusion pieces, a narrower row than the same cells placed with rule gaps, DRC
-clean and LVS clean once routed; a neighbour on another gate net keeps its gap."""
+clean and LVS clean once routed (also on the rule sets scaled by 1.5); a neighbour on another gate net keeps its gap."""
 
 from __future__ import annotations
 
@@ -62,14 +62,26 @@ def routed_clean(client: Client, row: str, devices: list[dict[str, Any]], length
                       nets=[{"name": "gnd", "net_type": "ground"}])["cell_name"]
     drc = client.call("drc.run", cell=top)
     assert drc["total"] == 0, drc["violations"][:3]
-    lvs = client.call("lvs.run", cell=top, devices=[dict(d, l=length) for d in devices])
+    session = client.server.session
+    drawn = {str(rec.params.get("device_id")): rec.params["l_um"] * 1e-6
+             for rec in session.cells.values() if rec.kind == "nmos"}  # L on the rule set's grid
+    lvs = client.call("lvs.run", cell=top, devices=[dict(d, l=drawn.get(d["id"], length))
+                                                    for d in devices])
     assert lvs["match"], {k: lvs.get(k) for k in ("device_mismatches", "net_mismatches")}
 
 
 @pytest.mark.parametrize("nf", [1, 2])
 def test_a_series_stack_shares_its_inner_regions(loaded: Client, rule_set: dict[str, Any],
                                                  nf: int) -> None:
-    length = _min_l(rule_set) * 2
+    check_stack(loaded, _min_l(rule_set) * 2, nf)
+
+
+def test_a_series_stack_on_scaled_rules(client: Client, scaled_rules: dict[str, Any]) -> None:
+    client.call("tech.load", rules=scaled_rules)
+    check_stack(client, 0.75e-6, 2)  # the renamed layers hide the poly width: 1.5 × 0.5 µm
+
+
+def check_stack(loaded: Client, length: float, nf: int) -> None:
     devices = stack(f"S{nf}", 4, nf)
     gapped = place_row(loaded, devices, f"G{nf}", False, length)
     shared = place_row(loaded, stack(f"S{nf}", 4, nf), f"H{nf}", True, length)
