@@ -151,6 +151,40 @@ def _merged(a: dict[str, set[str]], b: dict[str, set[str]]) -> dict[str, set[str
     return out
 
 
+def _stub_constraints(ups: list[Stub], downs: list[Stub], d: Dims) -> dict[str, set[str]]:
+    """Precedence from stubs of both sides closer than a pitch: the one coming up from below
+    ends on a track below the one coming down (their metal-2 bars would overlap)."""
+    before: dict[str, set[str]] = {}
+    for u in ups:
+        for w in downs:
+            if w.kind == "rail" or u.net == w.net or abs(u.x - w.x) >= d.px:
+                continue
+            before.setdefault(w.net, set()).add(u.net)
+    return before
+
+
+def _clear_ports(ups: list[Stub], downs: list[Stub], d: Dims, tech: Technology) -> bool:
+    """Moves each free port stub (a block's port, not fixed under a vertical or a rail)
+    standing within a pitch of another net's stub coming down to the nearest x of its range
+    a pitch from every such stub and every other stub coming up, so it adds no precedence
+    between the two sides; returns whether any moved."""
+    moved = False
+    for s in ups:
+        if not s.term.port or s.through:
+            continue
+        taken = [w.x for w in downs if w.kind != "rail" and w.net != s.net]
+        if all(abs(s.x - t) >= d.px for t in taken):
+            continue
+        taken += [u.x for u in ups if u is not s]
+        options = [s.lo, s.hi] + [x for t in taken for x in (tech.snap_up(t + d.px), tech.snap_down(t - d.px))]
+        fits = [x for x in options
+                if s.lo <= x <= s.hi and all(abs(x - t) >= d.px for t in taken)]
+        if fits:
+            s.pref = min(fits, key=lambda x: (abs(x - s.x), x))
+            moved = True
+    return moved
+
+
 def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology,
                  partners: list[tuple[str, str]] | None = None, bands: list[Band] | None = None
                  ) -> dict[str, tuple[int, int, int]] | None:
@@ -208,18 +242,16 @@ def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Techno
     loose = [p for p in partners or () if not set(p) & joined]
     choices = [list(partners or ())] + ([loose] if len(loose) < len(partners or ()) else [])
     if assign_x(ups, d.px, tech) and assign_x(downs, d.px, tech):
-        before: dict[str, set[str]] = {}
-        for u in ups:
-            for w in downs:
-                if w.kind == "rail" or u.net == w.net or abs(u.x - w.x) >= d.px:
-                    continue
-                before.setdefault(w.net, set()).add(u.net)
-        for pairs in choices:
-            entries = entries_for(pairs)
-            res = _left_edge(entries, _merged(before, band_constraints(bands, entries, d, tech)),
-                             d, tech, joined)
-            if res is not None:
-                return res
+        for _attempt in range(2):  # then with the ports moved clear of the stubs above
+            before = _stub_constraints(ups, downs, d)
+            for pairs in choices:
+                entries = entries_for(pairs)
+                res = _left_edge(entries, _merged(before, band_constraints(bands, entries, d, tech)),
+                                 d, tech, joined)
+                if res is not None:
+                    return res
+            if not _clear_ports(ups, downs, d, tech) or not assign_x(ups, d.px, tech):
+                break
     if not assign_x(lst, d.px, tech):
         return None
     for pairs in choices:
