@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import klayout.db as kdb
 
 from centroid_skills.errors import SkillError, conflict
-from centroid_skills.routing.channels import Stub, plan_channel
+from centroid_skills.routing.channels import Stub, order_cycle, plan_channel
 from centroid_skills.routing.dims import Dims
 from centroid_skills.routing.ports import column_ports, place_rail_ports, port_stubs, rail_ports
 from centroid_skills.routing.rows import Devices, RowInfo
@@ -182,19 +182,26 @@ def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[li
     return trunk_x, trunk_hw
 
 
-def _widest_vertical(stubs: list[Stub], verticals: list[Vertical], ch: int) -> str | None:
-    """Of the nets with a vertical in channel ``ch``, the one whose stubs and verticals there
-    spread widest (its track crosses most bands), or None."""
+def _vertical_to_move(stubs: list[Stub], verticals: list[Vertical], ch: int,
+                      cycle: Sequence[str] = ()) -> str | None:
+    """Of the nets with a vertical in channel ``ch`` (those in ``cycle``, the nets whose
+    track order has no solution, when any of them has one), the one to move: a net passing
+    through the channel (a vertical arriving from below and one leaving upward, at two x no
+    other track may span) first, then the one whose stubs and verticals there spread widest
+    (its track crosses most bands); None when no net has a vertical there."""
     xs: dict[str, list[int]] = {}
+    sides: dict[str, set[int]] = {}
     for v in verticals:
         if v.ch in (ch, ch - 1):
             xs.setdefault(v.net, []).append(v.x)
+            sides.setdefault(v.net, set()).add(v.ch)
     for s in stubs:
         if s.net in xs:
             xs[s.net].append(s.pref)
     if not xs:
         return None
-    return max(sorted(xs), key=lambda n: max(xs[n]) - min(xs[n]))
+    among = sorted(n for n in xs if n in cycle) or sorted(xs)
+    return max(among, key=lambda n: (len(sides[n]) == 2, max(xs[n]) - min(xs[n])))
 
 
 def plan_channels(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, str],
@@ -280,7 +287,9 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
         if failed is None:
             return ChannelPlan(stubs, tracks, trunk_x, trunk_hw, term_count, single_pin, places,
                                in_columns, verticals, rail_nets)
-        widest = _widest_vertical(stubs[failed], verticals, failed)
+        bands = channel_bands(verticals, failed)
+        widest = _vertical_to_move(stubs[failed], verticals, failed,
+                                   order_cycle(stubs[failed], trunk_x, d, tech, bands))
         if widest is not None:  # its vertical moves on; past its last position, a trunk instead
             moves_left -= 1
             key = next((widest, v.ch) for v in verticals

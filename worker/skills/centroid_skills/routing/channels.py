@@ -185,6 +185,80 @@ def _clear_ports(ups: list[Stub], downs: list[Stub], d: Dims, tech: Technology) 
     return moved
 
 
+def _entries(lst: list[Stub], trunk_x: dict[str, int], bands: list[Band],
+             pairs: list[tuple[str, str]]) -> list[tuple[int, int, str]]:
+    """The span (left, right, net) of every net needing a track in a channel: its stubs, its
+    verticals and its trunk; partner ``pairs`` on the same side get the union of theirs."""
+    xs_all = [s.x for s in lst]
+
+    def same_side(a: str, b: str) -> bool:
+        """Both without a trunk, or both trunks in the same column."""
+        if (a in trunk_x) != (b in trunk_x):
+            return False
+        if a not in trunk_x:
+            return True
+        return (trunk_x[a] < min(xs_all)) == (trunk_x[b] < min(xs_all))
+
+    spans: dict[str, list[int]] = {}
+    for s in lst:
+        if s.kind != "rail":
+            spans.setdefault(s.net, []).append(s.x)
+    for net, x, _up in bands:
+        spans.setdefault(net, []).extend((x, x))  # a vertical alone still needs its track
+    span: dict[str, tuple[int, int]] = {}
+    for net, xs in spans.items():
+        if len(xs) < 2 and net not in trunk_x:
+            continue
+        left, right = min(xs), max(xs)
+        if net in trunk_x:
+            left, right = min(left, trunk_x[net]), max(right, trunk_x[net])
+        span[net] = (left, right)
+    for a, b in pairs:
+        if a in span and b in span and same_side(a, b):
+            both = (min(span[a][0], span[b][0]), max(span[a][1], span[b][1]))
+            span[a] = span[b] = both
+    return [(lr[0], lr[1], net) for net, lr in span.items()]
+
+
+def _cycle(before: dict[str, set[str]]) -> list[str]:
+    """The nets of one cycle of the precedence ``before`` (empty when there is none)."""
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    path: list[str] = []
+
+    def visit(n: str) -> list[str]:
+        state[n] = 1
+        path.append(n)
+        for p in sorted(before.get(n, ())):
+            if state.get(p) == 1:
+                return path[path.index(p):]
+            if p not in state:
+                found = visit(p)
+                if found:
+                    return found
+        state[n] = 2
+        path.pop()
+        return []
+
+    for n in sorted(before):
+        if n not in state:
+            found = visit(n)
+            if found:
+                return found
+    return []
+
+
+def order_cycle(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology,
+                bands: list[Band]) -> list[str]:
+    """Why a channel has no plan: the nets of one cycle of its track-order constraints
+    (stubs of both sides, verticals; partners unbalanced), or [] when none is found."""
+    ups = [s for s in lst if s.kind == "up"]
+    downs = [s for s in lst if s.kind != "up" or s.through]
+    if not (assign_x(ups, d.px, tech) and assign_x(downs, d.px, tech)):
+        return []
+    entries = _entries(lst, trunk_x, bands, [])
+    return _cycle(_merged(_stub_constraints(ups, downs, d), band_constraints(bands, entries, d, tech)))
+
+
 def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology,
                  partners: list[tuple[str, str]] | None = None, bands: list[Band] | None = None
                  ) -> dict[str, tuple[int, int, int]] | None:
@@ -207,35 +281,8 @@ def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Techno
     ups = [s for s in lst if s.kind == "up"]
     downs = [s for s in lst if s.kind != "up" or s.through]
 
-    def same_side(a: str, b: str) -> bool:
-        """Both without a trunk, or both trunks in the same column."""
-        if (a in trunk_x) != (b in trunk_x):
-            return False
-        if a not in trunk_x:
-            return True
-        xs = [s.x for s in lst]
-        return (trunk_x[a] < min(xs)) == (trunk_x[b] < min(xs))
-
     def entries_for(pairs: list[tuple[str, str]]) -> list[tuple[int, int, str]]:
-        spans: dict[str, list[int]] = {}
-        for s in lst:
-            if s.kind != "rail":
-                spans.setdefault(s.net, []).append(s.x)
-        for net, x, _up in bands:
-            spans.setdefault(net, []).extend((x, x))  # a vertical alone still needs its track
-        span: dict[str, tuple[int, int]] = {}
-        for net, xs in spans.items():
-            if len(xs) < 2 and net not in trunk_x:
-                continue
-            left, right = min(xs), max(xs)
-            if net in trunk_x:
-                left, right = min(left, trunk_x[net]), max(right, trunk_x[net])
-            span[net] = (left, right)
-        for a, b in pairs:
-            if a in span and b in span and same_side(a, b):
-                both = (min(span[a][0], span[b][0]), max(span[a][1], span[b][1]))
-                span[a] = span[b] = both
-        return [(lr[0], lr[1], net) for net, lr in span.items()]
+        return _entries(lst, trunk_x, bands, pairs)
 
     # two partners each with a vertical here: their balanced spans may each cross the
     # other's vertical (no order of their tracks); then those two keep their own spans

@@ -146,6 +146,8 @@ def place_verticals(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list
             else:
                 x = _gap_candidate(pref, k, row_gaps_here)
             want.append((x, net))
+        if _moved(gaps[row], infos[row].dx) is None:
+            want = _within(sorted(want), left, right, pitch, tech)
         last = None
         for x, net in sorted(want):
             if last is not None and x < last + pitch:
@@ -153,6 +155,9 @@ def place_verticals(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list
             if row == 0 and net in pinned:
                 x = clear_x(x, [o for o, n in downs if n != net], d.px)
             row_gaps_here = _moved(gaps[row], infos[row].dx)
+            if row_gaps_here is None and x > right:  # pushed past the rows: no room
+                failed.add(net)
+                continue
             if row_gaps_here is not None:
                 fit = _in_gaps(x, row_gaps_here)
                 if fit is None or (row == 0 and net in pinned and fit != x):
@@ -162,6 +167,22 @@ def place_verticals(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list
             out.append(Vertical(net, row, x))
             last = x
     return out, failed
+
+
+def _within(want: list[tuple[int, str]], left: int, right: int, pitch: int,
+            tech: Technology) -> list[tuple[int, str]]:
+    """Verticals over one free row (sorted by x) a pitch apart, pushed right where closer, and
+    back left from the rows' right end where that pushed them past it."""
+    xs: list[int] = []
+    for x, _net in want:
+        xs.append(x if not xs or x >= xs[-1] + pitch else tech.snap_up(xs[-1] + pitch))
+    limit = right
+    for i in range(len(xs) - 1, -1, -1):
+        if xs[i] <= limit:
+            break
+        xs[i] = max(limit, left)
+        limit = tech.snap_down(xs[i] - pitch)
+    return [(x, net) for x, (_x, net) in zip(xs, want, strict=True)]
 
 
 def _moved(gaps: Gaps, dx: int) -> Gaps:
