@@ -135,9 +135,13 @@ def place_verticals(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list
         for net, chans in nets.items():
             if row not in chans or row + 1 not in chans:
                 continue
-            near = xs.get((net, row), []) + xs.get((net, row + 1), []) or every.get(net, [0])
+            if len(chans) > 2:  # passing through a channel: every vertical of the net at one x
+                near = every.get(net, [0])
+                k = sum(tries.get((net, r), 0) for r in chans)
+            else:
+                near = xs.get((net, row), []) + xs.get((net, row + 1), []) or every.get(net, [0])
+                k = tries.get((net, row), 0)
             pref = tech.snap(sum(near) / len(near))
-            k = tries.get((net, row), 0)
             row_gaps_here = _moved(gaps[row], infos[row].dx)
             if row_gaps_here is None:
                 x = min(max(candidate_x(pref, k, pitch), left), right)
