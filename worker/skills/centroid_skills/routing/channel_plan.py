@@ -14,7 +14,14 @@ import klayout.db as kdb
 from centroid_skills.errors import SkillError, conflict
 from centroid_skills.routing.channels import Stub, order_cycle, plan_channel
 from centroid_skills.routing.dims import Dims
-from centroid_skills.routing.ports import column_ports, place_rail_ports, port_stubs, rail_ports
+from centroid_skills.routing.ports import (
+    column_ports,
+    place_rail_ports,
+    port_stubs,
+    rail_ports,
+    tap_ports,
+    tap_stubs,
+)
 from centroid_skills.routing.rows import Devices, RowInfo
 from centroid_skills.routing.verticals import (
     CANDIDATES,
@@ -134,6 +141,15 @@ def _places(stubs: list[list[Stub]], infos: list[RowInfo]) -> dict[str, set[tupl
     return places
 
 
+def _tapped(places: dict[str, set[tuple[str, int]]], taps: dict[str, int]
+            ) -> dict[str, set[tuple[str, int]]]:
+    """``places`` with each tapped net's rail counted as the channel under its row."""
+    out = dict(places)
+    for net, row in taps.items():
+        out[net] = (places[net] - {("rail", row)}) | {("ch", row)}
+    return out
+
+
 def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[list[Stub]],
                  trunk_nets: list[str], net_types: dict[str, str], short: set[str] | None = None
                  ) -> tuple[dict[str, int], dict[str, int]]:
@@ -248,7 +264,10 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
                                 [p for p in ports if p not in in_columns]), infos)
     for net in in_columns:
         places.setdefault(net, set()).add(("port", 0))
-    vnets = vertical_nets(places, gaps)
+    # a port on the rail of one row above row 0: verticals up to a tap on that rail
+    taps = tap_ports(ports, places, infos)
+    vnets = vertical_nets(_tapped(places, taps), gaps)
+    taps = {n: r for n, r in taps.items() if n in vnets}
     all_ports, column_nets = list(ports), list(in_columns)
     rail_nets = rail_ports(column_nets, places, infos) if to_rail else []
     trunk_nets = sorted((n for n, p in places.items()
@@ -264,6 +283,8 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
         ports = [p for p in all_ports if p not in in_columns]
         pinned = {p for p in column_nets if p in vnets}
         stubs = make_stubs(tech, d, infos, term_count, single_pin, ports, port_room)
+        for ch, tap in tap_stubs(tech, d, infos, taps):
+            stubs[ch].append(tap)
         trunk_x, trunk_hw = place_trunks(tech, d, infos, stubs, trunk_nets, net_types, short)
         verticals, no_room = place_verticals(tech, d, infos, stubs, vnets, moved, pinned, gaps)
         pin_ports(stubs, verticals, pinned)
@@ -272,6 +293,7 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
             rail_nets = [p for p in rail_nets if p not in missed]
             for net in no_room:
                 del vnets[net]
+                taps.pop(net, None)
             trunk_nets = sorted([*trunk_nets, *missed, *no_room],
                                 key=lambda n: (net_types.get(n) not in SUPPLY_TYPES,
                                                n not in (short or ()), n))
@@ -303,6 +325,7 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
                 {v.net for v in verticals if v.ch in (failed, failed - 1)})
             for net in given_up:
                 del vnets[net]
+                taps.pop(net, None)
             trunk_nets = sorted([*trunk_nets, *given_up],
                                 key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
             continue

@@ -108,6 +108,8 @@ def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack:
                 continue
             if s.kind == "down":
                 vy = info.via_y + info.dy
+                if s.term.tap:  # up from the track to a via-1 on the rail
+                    p.via_stack_1(x, box.top)
                 if s.term.role == "metal1":
                     p.put(p.m1, kdb.Box(x - d.hs1, vy, x + d.hs1, box.top))
                     p.via_stack_1(x, vy)

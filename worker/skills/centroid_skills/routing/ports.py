@@ -4,6 +4,9 @@ row like any down-going metal-2 pin.
 
 A port on the bottom row's rail net with no other place (its pins drop onto that rail) is a
 metal-2 pin straight up through channel 0 to a via-1 on the rail (:func:`place_rail_ports`).
+A port on the rail net of one row above row 0 (and of no other row) reaches that rail over
+the rows below it on verticals (:mod:`.verticals`): a tap stub comes down from the rail into
+the channel under it, like a pin of that row, with a via-1 on the rail (:func:`tap_stubs`).
 A port whose net has no stub in channel 0 (its pins go up into higher channels, or drop
 onto a rail) is otherwise the foot of its net's trunk: the trunk column goes on down to the cell's
 bottom edge, so the net needs no track in channel 0 (:func:`column_ports`).  The other
@@ -110,3 +113,36 @@ def place_rail_ports(d: Dims, tech: Technology, infos: list[RowInfo], stubs: lis
         s.through = True
         taken.append(x)
     return missed
+
+
+def tap_ports(ports: Sequence[str], places: dict[str, set[tuple[str, int]]],
+              infos: list[RowInfo]) -> dict[str, int]:
+    """The ports on the rail net of exactly one row, above row 0, with the row: each may
+    reach its rail through a tap stub in the channel under that row and verticals."""
+    out: dict[str, int] = {}
+    for p in ports:
+        rails = [i for i, info in enumerate(infos)
+                 if info.rail is not None and info.rail_net == p]
+        if len(rails) == 1 and rails[0] > 0 and ("rail", rails[0]) in places.get(p, set()):
+            out[p] = rails[0]
+    return out
+
+
+def tap_stubs(tech: Technology, d: Dims, infos: list[RowInfo], taps: dict[str, int]
+              ) -> list[tuple[int, Stub]]:
+    """One stub per tapped net (:func:`tap_ports`) coming down from its row's rail into the
+    channel under that row: a metal-2 bar from a via-1 on the rail, anywhere along the
+    rail, preferably at its middle; as (channel, stub)."""
+    out = []
+    for net, row in sorted(taps.items()):
+        info = infos[row]
+        assert info.rail is not None
+        metal = info.rail.metal.moved(kdb.Vector(0, info.rail_dy))
+        cy = metal.center().y
+        box = kdb.Box(metal.left, cy, metal.right, cy)
+        term = Term("", net, "metal2", box, box, None, net=net, tap=True)
+        lo = tech.snap_up(metal.left + info.dx + max(d.hp1, d.hp2))
+        hi = tech.snap_down(metal.right + info.dx - max(d.hp1, d.hp2))
+        pref = tech.snap(min(max((metal.left + metal.right) // 2 + info.dx, lo), hi))
+        out.append((row, Stub(net, term, row, "down", lo, hi, pref)))
+    return out
