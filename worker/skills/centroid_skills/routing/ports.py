@@ -4,9 +4,9 @@ row like any down-going metal-2 pin.
 
 A port on the bottom row's rail net with no other place (its pins drop onto that rail) is a
 metal-2 pin straight up through channel 0 to a via-1 on the rail (:func:`place_rail_ports`).
-A port on the rail net of one row above row 0 (and of no other row) reaches that rail over
-the rows below it on verticals (:mod:`.verticals`): a tap stub comes down from the rail into
-the channel under it, like a pin of that row, with a via-1 on the rail (:func:`tap_stubs`).
+A port on the rail net of row 1 (and of no other row) reaches that rail over row 0 on a
+vertical (:mod:`.verticals`): a tap stub comes down from the rail into channel 1, like a pin
+of row 1, with a via-1 on the rail (:func:`tap_stubs`).
 A port whose net has no stub in channel 0 (its pins go up into higher channels, or drop
 onto a rail) is otherwise the foot of its net's trunk: the trunk column goes on down to the cell's
 bottom edge, so the net needs no track in channel 0 (:func:`column_ports`).  The other
@@ -117,14 +117,15 @@ def place_rail_ports(d: Dims, tech: Technology, infos: list[RowInfo], stubs: lis
 
 def tap_ports(ports: Sequence[str], places: dict[str, set[tuple[str, int]]],
               infos: list[RowInfo]) -> dict[str, int]:
-    """The ports on the rail net of exactly one row, above row 0, with the row: each may
-    reach its rail through a tap stub in the channel under that row and verticals."""
+    """The ports on the rail net of exactly one row, row 1, with the row: each may reach its
+    rail through a tap stub in channel 1 and a vertical over row 0 (not over several rows:
+    a net passing through a channel on verticals blocks its x there for every other track)."""
     out: dict[str, int] = {}
     for p in ports:
         rails = [i for i, info in enumerate(infos)
                  if info.rail is not None and info.rail_net == p]
-        if len(rails) == 1 and rails[0] > 0 and ("rail", rails[0]) in places.get(p, set()):
-            out[p] = rails[0]
+        if rails == [1] and ("rail", 1) in places.get(p, set()):
+            out[p] = 1
     return out
 
 
