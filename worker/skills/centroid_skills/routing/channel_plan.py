@@ -59,6 +59,7 @@ class ChannelPlan:
     column_ports: list[str] = field(default_factory=list)  # ports drawn as their trunk's foot
     verticals: list[Vertical] = field(default_factory=list)  # track-layer wires over rows
     rail_ports: list[str] = field(default_factory=list)  # ports going straight up to rail 0
+    taps: list[str] = field(default_factory=list)  # ports reaching row 1's rail by a tap
 
 
 def partner_nets(infos: list[RowInfo], devices: Devices, balance: bool) -> list[tuple[str, str]]:
@@ -226,19 +227,34 @@ def plan_channels(tech: Technology, d: Dims, infos: list[RowInfo], net_types: di
     """Stubs, trunks, verticals and tracks of every channel: with verticals where ``gaps``
     (per row, :func:`.verticals.row_gaps`) leaves room for them, and if no plan is found
     with them, as before either existed: trunks only, no port straight up to a rail (the
-    rows' shifts reset)."""
-    try:
-        return _plan(tech, d, infos, net_types, partners, ports, list(gaps), short)
-    except SkillError:
+    rows' shifts reset).  Where a port could reach its rail through a tap
+    (:func:`.ports.tap_ports`), the plan is made with and without taps and the one with
+    fewer (then narrower) trunk columns kept (with taps on a tie): a tap's vertical may
+    crowd out other nets' verticals."""
+    found: list[tuple[ChannelPlan, list[int]]] = []
+    tap_net = infos[1].rail_net if len(infos) > 1 and infos[1].rail is not None else None
+    for taps in (True, False) if tap_net in ports else (False,):
         for info in infos:
             info.dx = 0
+        try:
+            plan = _plan(tech, d, infos, net_types, partners, ports, list(gaps), short, taps=taps)
+        except SkillError:
+            continue
+        found.append((plan, [info.dx for info in infos]))
+    if found:
+        plan, shifts = min(found, key=lambda f: (len(f[0].trunk_x), sum(f[0].trunk_hw.values())))
+        for info, dx in zip(infos, shifts, strict=True):
+            info.dx = dx
+        return plan
+    for info in infos:
+        info.dx = 0
     return _plan(tech, d, infos, net_types, partners, ports, [[] for _ in infos], short,
-                 to_rail=False)
+                 to_rail=False, taps=False)
 
 
 def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, str],
           partners: list[tuple[str, str]], ports: Sequence[str], gaps: list[Gaps],
-          short: set[str] | None = None, to_rail: bool = True) -> ChannelPlan:
+          short: set[str] | None = None, to_rail: bool = True, taps: bool = True) -> ChannelPlan:
     """Stubs, trunks and tracks of every channel.  Nets in two or more places (channels,
     rails) get a vertical over each row between their channels where every such row has room
     (``gaps``) and the net has no rail, else a trunk, supply nets first in their column.
@@ -265,9 +281,9 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
     for net in in_columns:
         places.setdefault(net, set()).add(("port", 0))
     # a port on the rail of one row above row 0: verticals up to a tap on that rail
-    taps = tap_ports(ports, places, infos)
-    vnets = vertical_nets(_tapped(places, taps), gaps)
-    taps = {n: r for n, r in taps.items() if n in vnets}
+    tapped = tap_ports(ports, places, infos) if taps else {}
+    vnets = vertical_nets(_tapped(places, tapped), gaps)
+    tapped = {n: r for n, r in tapped.items() if n in vnets}
     all_ports, column_nets = list(ports), list(in_columns)
     rail_nets = rail_ports(column_nets, places, infos) if to_rail else []
     trunk_nets = sorted((n for n, p in places.items()
@@ -283,7 +299,7 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
         ports = [p for p in all_ports if p not in in_columns]
         pinned = {p for p in column_nets if p in vnets}
         stubs = make_stubs(tech, d, infos, term_count, single_pin, ports, port_room)
-        for ch, tap in tap_stubs(tech, d, infos, taps):
+        for ch, tap in tap_stubs(tech, d, infos, tapped):
             stubs[ch].append(tap)
         trunk_x, trunk_hw = place_trunks(tech, d, infos, stubs, trunk_nets, net_types, short)
         verticals, no_room = place_verticals(tech, d, infos, stubs, vnets, moved, pinned, gaps)
@@ -293,7 +309,7 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
             rail_nets = [p for p in rail_nets if p not in missed]
             for net in no_room:
                 del vnets[net]
-                taps.pop(net, None)
+                tapped.pop(net, None)
             trunk_nets = sorted([*trunk_nets, *missed, *no_room],
                                 key=lambda n: (net_types.get(n) not in SUPPLY_TYPES,
                                                n not in (short or ()), n))
@@ -308,7 +324,7 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
             tracks.append(assigned)
         if failed is None:
             return ChannelPlan(stubs, tracks, trunk_x, trunk_hw, term_count, single_pin, places,
-                               in_columns, verticals, rail_nets)
+                               in_columns, verticals, rail_nets, sorted(tapped))
         bands = channel_bands(verticals, failed)
         widest = _vertical_to_move(stubs[failed], verticals, failed,
                                    order_cycle(stubs[failed], trunk_x, d, tech, bands))
@@ -325,7 +341,7 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
                 {v.net for v in verticals if v.ch in (failed, failed - 1)})
             for net in given_up:
                 del vnets[net]
-                taps.pop(net, None)
+                tapped.pop(net, None)
             trunk_nets = sorted([*trunk_nets, *given_up],
                                 key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
             continue
