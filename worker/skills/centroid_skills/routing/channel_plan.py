@@ -19,6 +19,7 @@ from centroid_skills.routing.ports import (
     place_rail_ports,
     port_stubs,
     rail_ports,
+    tap_over_verticals,
     tap_ports,
     tap_stubs,
 )
@@ -304,6 +305,7 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
         trunk_x, trunk_hw = place_trunks(tech, d, infos, stubs, trunk_nets, net_types, short)
         verticals, no_room = place_verticals(tech, d, infos, stubs, vnets, moved, pinned, gaps)
         pin_ports(stubs, verticals, pinned)
+        tap_over_verticals(stubs, verticals)
         missed = place_rail_ports(d, tech, infos, stubs, rail_nets)
         if missed or no_room:  # no room over the rail or a row: a trunk column after all
             rail_nets = [p for p in rail_nets if p not in missed]

@@ -30,6 +30,7 @@ from centroid_skills.routing.channels import Stub, clear_x, coming_down_x
 from centroid_skills.routing.dims import Dims
 from centroid_skills.routing.rows import RowInfo
 from centroid_skills.routing.terminals import Term
+from centroid_skills.routing.verticals import Vertical
 from centroid_skills.tech import Technology
 
 
@@ -147,3 +148,14 @@ def tap_stubs(tech: Technology, d: Dims, infos: list[RowInfo], taps: dict[str, i
         pref = tech.snap(min(max((metal.left + metal.right) // 2 + info.dx, lo), hi))
         out.append((row, Stub(net, term, row, "down", lo, hi, pref)))
     return out
+
+
+def tap_over_verticals(stubs: list[list[Stub]], verticals: Sequence[Vertical]) -> None:
+    """Each tap stub prefers the x of its net's vertical arriving in its channel (within the
+    rail), so the net's track there shrinks to a point and crosses no other stub."""
+    at = {(v.net, v.ch + 1): v.x for v in verticals}
+    for ch, lst in enumerate(stubs):
+        for s in lst:
+            x = at.get((s.net, ch))
+            if s.term.tap and x is not None:
+                s.pref = min(max(x, s.lo), s.hi)
