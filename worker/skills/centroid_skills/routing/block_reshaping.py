@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from centroid_skills.errors import SkillError
 from centroid_skills.routing.block_packing import choose, packable, run_widths
 from centroid_skills.routing.dims import Dims
 from centroid_skills.session import Session, um
@@ -93,9 +94,9 @@ class Variants:
         self.cell_name = cell_name
         self.skills = skills
 
-    def capacitor(self, plate: Plate, length: int, name: str) -> str:
+    def capacitor(self, plate: Plate, length: int, name: str) -> str | None:
         """A capacitor cell ``name`` of plate length ``length`` nm, narrower than ``plate``'s
-        by as much, its plate area at least the original's."""
+        by as much, its plate area at least the original's (``None``: no such plate)."""
         session = self.session
         tech = session.need_tech()
         rec = session.cells[plate.cell]
@@ -111,29 +112,63 @@ class Variants:
                 return name
             _drop(session, [name])
             width += step
-        raise RuntimeError(f"no plate {um(length)} um long holds the area of {plate.cell}")
+        return None
 
-    def build(self, plate: Plate, instance: str, device_id: str, target: int, k: int) -> str:
-        """The instance cell of ``plate.block`` drawn ``target`` nm wide (about)."""
+    def build(self, plate: Plate, instance: str, device_id: str, target: int, k: int) -> dict[str, str] | None:
+        """``plate.block`` drawn again about ``target`` nm wide: the new cells by the names
+        they replace (the instance, the block, the capacitor and its row); ``None`` when no
+        plate of that length holds the area or the block does not route."""
         session = self.session
-        block = session.any_cell(plate.block)
-        grow = target - block.bbox().width()
+        grow = target - session.any_cell(plate.block).bbox().width()
         length = session.need_tech().nm(session.cells[plate.cell].params["l"]) + grow
         base = f"{self.cell_name}_V{k}"
-        cap_name = self.capacitor(plate, length, session.unique_name(f"{base}_{plate.cell}"))
-        row = session.unique_name(f"{base}_{plate.row}")
-        cells = [cap_name if i.cell.name == plate.cell else i.cell.name
+        cap = self.capacitor(plate, length, session.unique_name(f"{base}_{plate.cell}"))
+        if cap is None:
+            return None
+        made = {plate.cell: cap, plate.row: session.unique_name(f"{base}_{plate.row}")}
+        cells = [cap if i.cell.name == plate.cell else i.cell.name
                  for i in sorted(session.any_cell(plate.row).each_inst(), key=lambda i: i.bbox().left)]
-        self.skills["place"](session, {"cell_name": row,
+        self.skills["place"](session, {"cell_name": made[plate.row],
                                        "rows": [{"cells": cells, "gap": _row_gap(session, plate.row)}]})
         args = dict(session.cells[plate.block].params["route_args"])
-        args["cell_name"] = session.unique_name(f"{base}_{plate.block}")
-        args["rows"] = [row if r == plate.row else r for r in args["rows"]]
-        self.skills["route"](session, args)
-        name = session.unique_name(f"{base}_{instance}")
-        self.skills["instantiate_block"](session, {"block": args["cell_name"], "device_id": device_id,
-                                                   "cell_name": name})
-        return name
+        args["cell_name"] = made[plate.block] = session.unique_name(f"{base}_{plate.block}")
+        args["rows"] = [made[plate.row] if r == plate.row else r for r in args["rows"]]
+        try:
+            self.skills["route"](session, args)
+        except SkillError:  # the route left nothing behind: drop the row and the plate
+            _drop(session, [made[plate.row]])
+            return None
+        made[instance] = session.unique_name(f"{base}_{instance}")
+        self.skills["instantiate_block"](session, {"block": made[plate.block], "device_id": device_id,
+                                                   "cell_name": made[instance]})
+        return made
+
+
+def _rename(session: Session, made: dict[str, str]) -> None:
+    """The cells ``made`` take the names of those they replaced (dropped): the block keeps
+    its name in the parent's figures."""
+    made = dict(made)
+    for old, new in list(made.items()):  # the cells named after a new one (a block's rails)
+        for cell in session.layout.each_cell():
+            if cell.name.startswith(f"{new}_"):
+                made[old + cell.name[len(new):]] = cell.name
+    for old, new in made.items():
+        if session.layout.cell(old) is not None:
+            continue
+        session.layout.cell(new).name = old
+        rec = session.cells.pop(new, None)
+        if rec is not None:
+            rec.name = old
+            session.cells[old] = rec
+    back = {new: old for old, new in made.items() if session.layout.cell(old) is not None}
+    for rec in session.cells.values():
+        if rec.kind != "block":
+            continue
+        if rec.params.get("block") in back:
+            rec.params["block"] = back[rec.params["block"]]
+        for params in (rec.params, rec.params.get("route_args") or {}):
+            if "rows" in params:
+                params["rows"] = [back.get(r, r) for r in params["rows"]]
 
 
 def reshaped_rows(session: Session, rows: list[str], d: Dims, cell_name: str, skills: dict[str, Skill],
@@ -182,8 +217,13 @@ def reshaped_rows(session: Session, rows: list[str], d: Dims, cell_name: str, sk
         options: list[tuple[int, str, str]] = [(estimate(block_rows), instance, parent_row)]
         variants = Variants(session, cell_name, skills)
         device_id = str(session.cells[instance].params["device_id"])
+        made: dict[str, dict[str, str]] = {instance: {}}
         for k, target in enumerate(targets):
-            name = variants.build(plate, instance, device_id, target, k)
+            variant = variants.build(plate, instance, device_id, target, k)
+            if variant is None:
+                continue
+            name = variant[instance]
+            made[name] = variant
             row = session.unique_name(f"{cell_name}_V{k}_{parent_row}")
             skills["place"](session, {"cell_name": row, "rows": [{"cells": [
                 name if c == instance else c for c in row_cells], "gap": _row_gap(session, parent_row)}]})
@@ -197,6 +237,7 @@ def reshaped_rows(session: Session, rows: list[str], d: Dims, cell_name: str, sk
         if best[1] == instance:
             continue
         _drop(session, [instance])  # the block drawn before, now used nowhere
+        _rename(session, made[best[1]])
         rows = [best[2] if r == parent_row else r for r in rows]
         cells[at] = session.any_cell(best[2])
         replaced.append(parent_row)
