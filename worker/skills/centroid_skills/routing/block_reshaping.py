@@ -172,10 +172,11 @@ def _rename(session: Session, made: dict[str, str]) -> None:
 
 
 def reshaped_rows(session: Session, rows: list[str], d: Dims, cell_name: str, skills: dict[str, Skill],
-                  extra_gap_um: float) -> tuple[list[str], list[str]]:
+                  extra_gap_um: float, whole_rows: list[list[str]] | None = None) -> tuple[list[str], list[str]]:
     """``rows`` with each block instanced once whose width a plate capacitor sets replaced
     by the variant whose packing is estimated smallest (its parent row placed again, by
-    ``skills["place"]``), and the row cells replaced (to drop once routed)."""
+    ``skills["place"]``), and the row cells replaced (to drop once routed).  A block in a
+    row kept whole (``whole_rows``) is left as it is."""
     tech = session.need_tech()
     extra = tech.snap_up(extra_gap_um * 1000)
     cells = [session.any_cell(name) for name in rows]
@@ -197,6 +198,8 @@ def reshaped_rows(session: Session, rows: list[str], d: Dims, cell_name: str, sk
         if plate is None:
             continue
         instance = names[0]
+        if any(rows[instances[instance]] in group for group in whole_rows or []):
+            continue
         width = session.any_cell(block).bbox().width()
         targets = sorted({w for other, widths in runs.items() if other != block for w in widths
                           if width < w <= MOST_WIDENING * width})

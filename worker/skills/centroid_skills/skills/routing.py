@@ -145,7 +145,7 @@ def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
             skills = {"place": place, "route": nets, "create_device": create_device,
                       "instantiate_block": instantiate_block}
             rows, reshaped = reshaped_rows(session, rows, d, args["cell_name"], skills,
-                                           float(pack.get("gap", 0)))
+                                           float(pack.get("gap", 0)), pack.get("whole_rows"))
             replaced += reshaped
             rows, packed = packed_rows(session, rows, d, args["cell_name"], place,
                                        float(pack.get("gap", 0)), pack.get("whole_rows"))
