@@ -9,19 +9,22 @@ GDS, the bias instance is a block wider and lower than the one drawn before (a r
 switches wide), its capacitor's plates overlap over at least the area they did before (the
 same capacitance), the new cells carry the names of those they replaced, and the parent
 is smaller than the same rows packed with the bias block as it was; the same call gives
-the same layout."""
+the same layout; on SKY130 clean under the foundry's deck too."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 import klayout.db as kdb
 import pytest
-from helpers import RULE_SET_IDS, RULE_SET_PATHS, Client, load_rule_set
+from helpers import REPO_ROOT, RULE_SET_IDS, RULE_SET_PATHS, Client, load_rule_set, shared_file
 from test_blocks import SIZE, SUPPLIES, check_clean, flat_devices, route_items
 
 from centroid_skills.routing import block_reshaping
+from centroid_skills.skills import signoff
 
 SWITCH = [("M1", "nmos", {"d": "a", "g": "en", "s": "b", "b": "vss"})]
 SWITCHES = 32
@@ -129,3 +132,18 @@ def test_a_bias_block_is_drawn_as_wide_as_a_run_of_its_neighbours(path: Path, tm
     kept = parent(path)[1]
     assert routed["width_um"] * routed["height_um"] < 0.95 * kept["width_um"] * kept["height_um"], \
         (routed["bbox_um"], kept["bbox_um"])
+
+
+@pytest.mark.signoff
+def test_the_reshaped_block_passes_the_foundry_deck(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parent with the reshaped bias block is clean under SKY130's own deck."""
+    if shutil.which(os.environ.get(signoff.BINARY_ENV) or signoff.DEFAULT_BINARY) is None:
+        pytest.fail("no klayout binary on PATH: `make signoff` installs it")
+    deck = shared_file("decks/sky130/sky130A_mr.drc")
+    monkeypatch.setenv(signoff.DECKS_ENV, str(deck))
+    client, _routed, _flat, _plate = parent(REPO_ROOT / "examples" / "pdk" / "sky130.json")
+    gds = client.call("layout.export", cell="TOP", path=str(tmp_path / "top.gds"))["path"]
+    data = client.call("signoff.run", deck=deck.name, gds_path=gds,
+                       report_path=str(tmp_path / "signoff.lyrdb"))
+    assert data["ran"] and data["top_cell"] == "TOP" and data["rules_reported"] > 100
+    assert data["violations"] == 0, data["by_rule"]
