@@ -11,7 +11,9 @@ its row placed again with the same gaps, the block routed again with its own
 ``route.nets`` arguments and instanced under a new name.  The variant whose packing is
 estimated smallest (:func:`.block_packing.choose`) replaces the instance in the parent's
 rows; the other variants' cells are dropped, and when a variant was chosen, the block it
-replaces.
+replaces — whose names the variant's cells then take (block, instance, plate, row, rails), so
+the parent's figures and the search's block records still name the block.  Both sides of
+that choice are packings by the same estimate: no margin for its error is asked.
 
 Only the capacitor changes: its value, its nets and the block's other rows are as they
 were; same input, same variants.
