@@ -20,8 +20,6 @@ should.
 
 from __future__ import annotations
 
-from typing import Any
-
 import klayout.db as kdb
 
 MOS_CLASSES = ("NMOS", "PMOS")
@@ -58,8 +56,11 @@ def _inner_pair(net: kdb.Net, fingers: dict[int, int]) -> tuple[kdb.Device, kdb.
     return (a, b) if _segment_alike(a, b, fingers) else None
 
 
-def _chains(circuit: kdb.Circuit, fingers: dict[int, int]) -> list[list[Any]]:
-    """Each chain as [device, ...] in series order with its inner nets between them."""
+Chain = tuple[list[kdb.Device], list[kdb.Net]]  # segments in series order, inner nets between
+
+
+def _chains(circuit: kdb.Circuit, fingers: dict[int, int]) -> list[Chain]:
+    """Every maximal chain of the circuit (a ring of inner nets has no end: left alone)."""
     links: dict[int, list[tuple[int, kdb.Net]]] = {}  # device id -> (neighbour id, inner net)
     devices: dict[int, kdb.Device] = {}
     for net in circuit.each_net():
@@ -70,11 +71,11 @@ def _chains(circuit: kdb.Circuit, fingers: dict[int, int]) -> list[list[Any]]:
         devices[a.id()], devices[b.id()] = a, b
         links.setdefault(a.id(), []).append((b.id(), net))
         links.setdefault(b.id(), []).append((a.id(), net))
-    chains: list[list[Any]] = []
+    chains: list[Chain] = []
     seen: set[int] = set()
     for start in sorted(links):
         if start in seen or len(links[start]) != 1:
-            continue  # chains start at an end (a ring of inner nets has none: left alone)
+            continue  # a chain starts at an end
         order, inner, here, prev = [start], [], start, -1
         seen.add(start)
         while True:
@@ -85,7 +86,7 @@ def _chains(circuit: kdb.Circuit, fingers: dict[int, int]) -> list[list[Any]]:
             order.append(here)
             inner.append(net)
             seen.add(here)
-        chains.append([[devices[i] for i in order], inner])
+        chains.append(([devices[i] for i in order], inner))
     return chains
 
 
