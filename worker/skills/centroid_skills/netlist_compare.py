@@ -4,9 +4,12 @@
 Nets whose label names a schematic net are paired by name before matching, so an open,
 a short or a label on the wrong net is reported against the right names. Compared
 parameters: MOS W and L, resistor W, L and R (relative tolerance), gate fingers per
-device when both sides count them; capacitors by type and connectivity only. Devices the
-comparer leaves unpaired because their parameters differ are paired again (same nets, or
-the only one of their class on each side) and reported as parameter mismatches.
+device when both sides count them; capacitors by type and connectivity only. Chains of
+identical MOS in series (a stacked cell's segments) are one device on both sides first
+(``series_chains.py``): the comparer pairs their inner nets badly when such stacks are
+drawn in parallel. Devices the comparer leaves unpaired because their parameters differ
+are paired again (same nets, or the only one of their class on each side) and reported as
+parameter mismatches.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 import klayout.db as kdb
+
+from centroid_skills.series_chains import reduce_series_chains
 
 
 def set_tolerances(nl: kdb.Netlist, tol: float) -> None:
@@ -99,6 +104,10 @@ def compare(layout_nl: kdb.Netlist, schematic: kdb.Netlist, tol: float,
             fingers: tuple[dict[int, int], dict[int, int]] | None = None) -> dict[str, Any]:
     set_tolerances(layout_nl, tol)
     set_tolerances(schematic, tol)
+    reduced = (reduce_series_chains(layout_nl, fingers[0] if fingers else {}),
+               reduce_series_chains(schematic, fingers[1] if fingers else {}))
+    if fingers is not None:
+        fingers = reduced
     comp = kdb.NetlistComparer()
     comp.max_branch_complexity = 500
     comp.max_depth = 16

@@ -310,6 +310,8 @@ def test_partner_nets_get_equal_track_spans(tmp_path: Path) -> None:
         trs = ch["tracks_um"]
         for a, b in routed["partner_nets"]:
             if a in trs and b in trs and not routed["nets"][a]["trunk"] and not routed["nets"][b]["trunk"]:
+                if routed["nets"][a]["verticals"] and routed["nets"][b]["verticals"]:
+                    continue  # two partners leaving on verticals may keep their own spans
                 assert trs[a]["x"] == trs[b]["x"], (a, b, trs[a], trs[b])
                 checked += 1
     assert checked >= 1

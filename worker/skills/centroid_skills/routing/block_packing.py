@@ -234,6 +234,14 @@ def pack(session: Session, rows: list[kdb.Cell], own: list[tuple[int, int]], d: 
     """The packing of the rows of blocks ``rows`` (beside the own rows ``own``) with the
     smallest estimated bounding box; ``None`` when the planner's rows are as small.
     ``whole``: groups of rows (indices into ``rows``) kept whole, one above the other."""
+    chosen = choose(session, rows, own, d, extra_gap, whole)
+    return None if chosen is None else chosen[1]
+
+
+def choose(session: Session, rows: list[kdb.Cell], own: list[tuple[int, int]], d: Dims,
+           extra_gap: int, whole: list[list[int]] | None = None) -> tuple[Packing, Packing | None] | None:
+    """The planner's rows as estimated and the packing :func:`pack` chooses (``None``: the
+    planner's rows are as small); ``None`` when there are fewer than two instances."""
     tech = session.need_tech()
     layout = session.layout
     items = _items(session, rows)
@@ -276,8 +284,24 @@ def pack(session: Session, rows: list[kdb.Cell], own: list[tuple[int, int]], d: 
     else:
         best = min(choices, key=lambda p: (p.aspect, p.area))
     if planner.aspect <= MAX_ASPECT and best.area >= (1 - ESTIMATE_ERROR) * planner.area:
-        return None
-    return best
+        return planner, None
+    return planner, best
+
+
+def run_widths(session: Session, rows: list[kdb.Cell], extra_gap: int) -> dict[str, list[int]]:
+    """Per block of the rows ``rows``: the widths of runs of 1, 2, … of its instances side
+    by side (as many as it has), the gaps ``layout.place`` leaves between them."""
+    tech = session.need_tech()
+    items = _items(session, rows)
+    cache: dict[int, abut.Extents] = {}
+    runs: dict[str, list[int]] = {}
+    for block in dict.fromkeys(i.block for i in items):
+        mine = [i for i in items if i.block == block]
+        e = abut.extents(tech, session.layout, session.layout.cell(mine[0].name), cache)
+        e = e.moved(kdb.Trans(-e.bbox.left, -e.bbox.bottom))
+        gap = abut.required_gap(tech, e, e, "x", extra_gap)
+        runs[block] = [k * mine[0].width + (k - 1) * gap for k in range(1, len(mine) + 1)]
+    return runs
 
 
 def packed_rows(session: Session, rows: list[str], d: Dims, cell_name: str,

@@ -12,9 +12,17 @@ from dataclasses import dataclass, field
 import klayout.db as kdb
 
 from centroid_skills.errors import SkillError, conflict
-from centroid_skills.routing.channels import Stub, plan_channel
+from centroid_skills.routing.channels import Stub, order_cycle, plan_channel
 from centroid_skills.routing.dims import Dims
-from centroid_skills.routing.ports import column_ports, place_rail_ports, port_stubs, rail_ports
+from centroid_skills.routing.ports import (
+    column_ports,
+    place_rail_ports,
+    port_stubs,
+    rail_ports,
+    tap_over_verticals,
+    tap_ports,
+    tap_stubs,
+)
 from centroid_skills.routing.rows import Devices, RowInfo
 from centroid_skills.routing.verticals import (
     CANDIDATES,
@@ -52,6 +60,7 @@ class ChannelPlan:
     column_ports: list[str] = field(default_factory=list)  # ports drawn as their trunk's foot
     verticals: list[Vertical] = field(default_factory=list)  # track-layer wires over rows
     rail_ports: list[str] = field(default_factory=list)  # ports going straight up to rail 0
+    taps: list[str] = field(default_factory=list)  # ports reaching row 1's rail by a tap
 
 
 def partner_nets(infos: list[RowInfo], devices: Devices, balance: bool) -> list[tuple[str, str]]:
@@ -134,6 +143,15 @@ def _places(stubs: list[list[Stub]], infos: list[RowInfo]) -> dict[str, set[tupl
     return places
 
 
+def _tapped(places: dict[str, set[tuple[str, int]]], taps: dict[str, int]
+            ) -> dict[str, set[tuple[str, int]]]:
+    """``places`` with each tapped net's rail counted as the channel under its row."""
+    out = dict(places)
+    for net, row in taps.items():
+        out[net] = (places[net] - {("rail", row)}) | {("ch", row)}
+    return out
+
+
 def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[list[Stub]],
                  trunk_nets: list[str], net_types: dict[str, str], short: set[str] | None = None
                  ) -> tuple[dict[str, int], dict[str, int]]:
@@ -182,19 +200,26 @@ def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[li
     return trunk_x, trunk_hw
 
 
-def _widest_vertical(stubs: list[Stub], verticals: list[Vertical], ch: int) -> str | None:
-    """Of the nets with a vertical in channel ``ch``, the one whose stubs and verticals there
-    spread widest (its track crosses most bands), or None."""
+def _vertical_to_move(stubs: list[Stub], verticals: list[Vertical], ch: int,
+                      cycle: Sequence[str] = ()) -> str | None:
+    """Of the nets with a vertical in channel ``ch`` (those in ``cycle``, the nets whose
+    track order has no solution, when any of them has one), the one to move: a net passing
+    through the channel (a vertical arriving from below and one leaving upward, at two x no
+    other track may span) first, then the one whose stubs and verticals there spread widest
+    (its track crosses most bands); None when no net has a vertical there."""
     xs: dict[str, list[int]] = {}
+    sides: dict[str, set[int]] = {}
     for v in verticals:
         if v.ch in (ch, ch - 1):
             xs.setdefault(v.net, []).append(v.x)
+            sides.setdefault(v.net, set()).add(v.ch)
     for s in stubs:
         if s.net in xs:
             xs[s.net].append(s.pref)
     if not xs:
         return None
-    return max(sorted(xs), key=lambda n: max(xs[n]) - min(xs[n]))
+    among = sorted(n for n in xs if n in cycle) or sorted(xs)
+    return max(among, key=lambda n: (len(sides[n]) == 2, max(xs[n]) - min(xs[n])))
 
 
 def plan_channels(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, str],
@@ -203,19 +228,34 @@ def plan_channels(tech: Technology, d: Dims, infos: list[RowInfo], net_types: di
     """Stubs, trunks, verticals and tracks of every channel: with verticals where ``gaps``
     (per row, :func:`.verticals.row_gaps`) leaves room for them, and if no plan is found
     with them, as before either existed: trunks only, no port straight up to a rail (the
-    rows' shifts reset)."""
-    try:
-        return _plan(tech, d, infos, net_types, partners, ports, list(gaps), short)
-    except SkillError:
+    rows' shifts reset).  Where a port could reach its rail through a tap
+    (:func:`.ports.tap_ports`), the plan is made with and without taps and the one with
+    fewer (then narrower) trunk columns kept (with taps on a tie): a tap's vertical may
+    crowd out other nets' verticals."""
+    found: list[tuple[ChannelPlan, list[int]]] = []
+    tap_net = infos[1].rail_net if len(infos) > 1 and infos[1].rail is not None else None
+    for taps in (True, False) if tap_net in ports else (False,):
         for info in infos:
             info.dx = 0
+        try:
+            plan = _plan(tech, d, infos, net_types, partners, ports, list(gaps), short, taps=taps)
+        except SkillError:
+            continue
+        found.append((plan, [info.dx for info in infos]))
+    if found:
+        plan, shifts = min(found, key=lambda f: (len(f[0].trunk_x), sum(f[0].trunk_hw.values())))
+        for info, dx in zip(infos, shifts, strict=True):
+            info.dx = dx
+        return plan
+    for info in infos:
+        info.dx = 0
     return _plan(tech, d, infos, net_types, partners, ports, [[] for _ in infos], short,
-                 to_rail=False)
+                 to_rail=False, taps=False)
 
 
 def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, str],
           partners: list[tuple[str, str]], ports: Sequence[str], gaps: list[Gaps],
-          short: set[str] | None = None, to_rail: bool = True) -> ChannelPlan:
+          short: set[str] | None = None, to_rail: bool = True, taps: bool = True) -> ChannelPlan:
     """Stubs, trunks and tracks of every channel.  Nets in two or more places (channels,
     rails) get a vertical over each row between their channels where every such row has room
     (``gaps``) and the net has no rail, else a trunk, supply nets first in their column.
@@ -241,7 +281,10 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
                                 [p for p in ports if p not in in_columns]), infos)
     for net in in_columns:
         places.setdefault(net, set()).add(("port", 0))
-    vnets = vertical_nets(places, gaps)
+    # a port on the rail of one row above row 0: verticals up to a tap on that rail
+    tapped = tap_ports(ports, places, infos) if taps else {}
+    vnets = vertical_nets(_tapped(places, tapped), gaps)
+    tapped = {n: r for n, r in tapped.items() if n in vnets}
     all_ports, column_nets = list(ports), list(in_columns)
     rail_nets = rail_ports(column_nets, places, infos) if to_rail else []
     trunk_nets = sorted((n for n, p in places.items()
@@ -257,14 +300,18 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
         ports = [p for p in all_ports if p not in in_columns]
         pinned = {p for p in column_nets if p in vnets}
         stubs = make_stubs(tech, d, infos, term_count, single_pin, ports, port_room)
+        for ch, tap in tap_stubs(tech, d, infos, tapped):
+            stubs[ch].append(tap)
         trunk_x, trunk_hw = place_trunks(tech, d, infos, stubs, trunk_nets, net_types, short)
         verticals, no_room = place_verticals(tech, d, infos, stubs, vnets, moved, pinned, gaps)
         pin_ports(stubs, verticals, pinned)
+        tap_over_verticals(stubs, verticals)
         missed = place_rail_ports(d, tech, infos, stubs, rail_nets)
         if missed or no_room:  # no room over the rail or a row: a trunk column after all
             rail_nets = [p for p in rail_nets if p not in missed]
             for net in no_room:
                 del vnets[net]
+                tapped.pop(net, None)
             trunk_nets = sorted([*trunk_nets, *missed, *no_room],
                                 key=lambda n: (net_types.get(n) not in SUPPLY_TYPES,
                                                n not in (short or ()), n))
@@ -279,8 +326,10 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
             tracks.append(assigned)
         if failed is None:
             return ChannelPlan(stubs, tracks, trunk_x, trunk_hw, term_count, single_pin, places,
-                               in_columns, verticals, rail_nets)
-        widest = _widest_vertical(stubs[failed], verticals, failed)
+                               in_columns, verticals, rail_nets, sorted(tapped))
+        bands = channel_bands(verticals, failed)
+        widest = _vertical_to_move(stubs[failed], verticals, failed,
+                                   order_cycle(stubs[failed], trunk_x, d, tech, bands))
         if widest is not None:  # its vertical moves on; past its last position, a trunk instead
             moves_left -= 1
             key = next((widest, v.ch) for v in verticals
@@ -294,6 +343,7 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
                 {v.net for v in verticals if v.ch in (failed, failed - 1)})
             for net in given_up:
                 del vnets[net]
+                tapped.pop(net, None)
             trunk_nets = sorted([*trunk_nets, *given_up],
                                 key=lambda n: (net_types.get(n) not in SUPPLY_TYPES, n))
             continue

@@ -151,6 +151,114 @@ def _merged(a: dict[str, set[str]], b: dict[str, set[str]]) -> dict[str, set[str
     return out
 
 
+def _stub_constraints(ups: list[Stub], downs: list[Stub], d: Dims) -> dict[str, set[str]]:
+    """Precedence from stubs of both sides closer than a pitch: the one coming up from below
+    ends on a track below the one coming down (their metal-2 bars would overlap)."""
+    before: dict[str, set[str]] = {}
+    for u in ups:
+        for w in downs:
+            if w.kind == "rail" or u.net == w.net or abs(u.x - w.x) >= d.px:
+                continue
+            before.setdefault(w.net, set()).add(u.net)
+    return before
+
+
+def _clear_ports(ups: list[Stub], downs: list[Stub], d: Dims, tech: Technology) -> bool:
+    """Moves each free port stub (a block's port, not fixed under a vertical or a rail)
+    standing within a pitch of another net's stub coming down to the nearest x of its range
+    a pitch from every such stub and every other stub coming up, so it adds no precedence
+    between the two sides; returns whether any moved."""
+    moved = False
+    for s in ups:
+        if not s.term.port or s.through:
+            continue
+        taken = [w.x for w in downs if w.kind != "rail" and w.net != s.net]
+        if all(abs(s.x - t) >= d.px for t in taken):
+            continue
+        taken += [u.x for u in ups if u is not s]
+        options = [s.lo, s.hi] + [x for t in taken for x in (tech.snap_up(t + d.px), tech.snap_down(t - d.px))]
+        fits = [x for x in options
+                if s.lo <= x <= s.hi and all(abs(x - t) >= d.px for t in taken)]
+        if fits:
+            s.pref = min(fits, key=lambda x: (abs(x - s.x), x))
+            moved = True
+    return moved
+
+
+def _entries(lst: list[Stub], trunk_x: dict[str, int], bands: list[Band],
+             pairs: list[tuple[str, str]]) -> list[tuple[int, int, str]]:
+    """The span (left, right, net) of every net needing a track in a channel: its stubs, its
+    verticals and its trunk; partner ``pairs`` on the same side get the union of theirs."""
+    xs_all = [s.x for s in lst]
+
+    def same_side(a: str, b: str) -> bool:
+        """Both without a trunk, or both trunks in the same column."""
+        if (a in trunk_x) != (b in trunk_x):
+            return False
+        if a not in trunk_x:
+            return True
+        return (trunk_x[a] < min(xs_all)) == (trunk_x[b] < min(xs_all))
+
+    spans: dict[str, list[int]] = {}
+    for s in lst:
+        if s.kind != "rail":
+            spans.setdefault(s.net, []).append(s.x)
+    for net, x, _up in bands:
+        spans.setdefault(net, []).extend((x, x))  # a vertical alone still needs its track
+    span: dict[str, tuple[int, int]] = {}
+    for net, xs in spans.items():
+        if len(xs) < 2 and net not in trunk_x:
+            continue
+        left, right = min(xs), max(xs)
+        if net in trunk_x:
+            left, right = min(left, trunk_x[net]), max(right, trunk_x[net])
+        span[net] = (left, right)
+    for a, b in pairs:
+        if a in span and b in span and same_side(a, b):
+            both = (min(span[a][0], span[b][0]), max(span[a][1], span[b][1]))
+            span[a] = span[b] = both
+    return [(lr[0], lr[1], net) for net, lr in span.items()]
+
+
+def _cycle(before: dict[str, set[str]]) -> list[str]:
+    """The nets of one cycle of the precedence ``before`` (empty when there is none)."""
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    path: list[str] = []
+
+    def visit(n: str) -> list[str]:
+        state[n] = 1
+        path.append(n)
+        for p in sorted(before.get(n, ())):
+            if state.get(p) == 1:
+                return path[path.index(p):]
+            if p not in state:
+                found = visit(p)
+                if found:
+                    return found
+        state[n] = 2
+        path.pop()
+        return []
+
+    for n in sorted(before):
+        if n not in state:
+            found = visit(n)
+            if found:
+                return found
+    return []
+
+
+def order_cycle(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology,
+                bands: list[Band]) -> list[str]:
+    """Why a channel has no plan: the nets of one cycle of its track-order constraints
+    (stubs of both sides, verticals; partners unbalanced), or [] when none is found."""
+    ups = [s for s in lst if s.kind == "up"]
+    downs = [s for s in lst if s.kind != "up" or s.through]
+    if not (assign_x(ups, d.px, tech) and assign_x(downs, d.px, tech)):
+        return []
+    entries = _entries(lst, trunk_x, bands, [])
+    return _cycle(_merged(_stub_constraints(ups, downs, d), band_constraints(bands, entries, d, tech)))
+
+
 def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology,
                  partners: list[tuple[str, str]] | None = None, bands: list[Band] | None = None
                  ) -> dict[str, tuple[int, int, int]] | None:
@@ -173,53 +281,24 @@ def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Techno
     ups = [s for s in lst if s.kind == "up"]
     downs = [s for s in lst if s.kind != "up" or s.through]
 
-    def same_side(a: str, b: str) -> bool:
-        """Both without a trunk, or both trunks in the same column."""
-        if (a in trunk_x) != (b in trunk_x):
-            return False
-        if a not in trunk_x:
-            return True
-        xs = [s.x for s in lst]
-        return (trunk_x[a] < min(xs)) == (trunk_x[b] < min(xs))
-
     def entries_for(pairs: list[tuple[str, str]]) -> list[tuple[int, int, str]]:
-        spans: dict[str, list[int]] = {}
-        for s in lst:
-            if s.kind != "rail":
-                spans.setdefault(s.net, []).append(s.x)
-        for net, x, _up in bands:
-            spans.setdefault(net, []).extend((x, x))  # a vertical alone still needs its track
-        span: dict[str, tuple[int, int]] = {}
-        for net, xs in spans.items():
-            if len(xs) < 2 and net not in trunk_x:
-                continue
-            left, right = min(xs), max(xs)
-            if net in trunk_x:
-                left, right = min(left, trunk_x[net]), max(right, trunk_x[net])
-            span[net] = (left, right)
-        for a, b in pairs:
-            if a in span and b in span and same_side(a, b):
-                both = (min(span[a][0], span[b][0]), max(span[a][1], span[b][1]))
-                span[a] = span[b] = both
-        return [(lr[0], lr[1], net) for net, lr in span.items()]
+        return _entries(lst, trunk_x, bands, pairs)
 
     # two partners each with a vertical here: their balanced spans may each cross the
     # other's vertical (no order of their tracks); then those two keep their own spans
     loose = [p for p in partners or () if not set(p) & joined]
     choices = [list(partners or ())] + ([loose] if len(loose) < len(partners or ()) else [])
     if assign_x(ups, d.px, tech) and assign_x(downs, d.px, tech):
-        before: dict[str, set[str]] = {}
-        for u in ups:
-            for w in downs:
-                if w.kind == "rail" or u.net == w.net or abs(u.x - w.x) >= d.px:
-                    continue
-                before.setdefault(w.net, set()).add(u.net)
-        for pairs in choices:
-            entries = entries_for(pairs)
-            res = _left_edge(entries, _merged(before, band_constraints(bands, entries, d, tech)),
-                             d, tech, joined)
-            if res is not None:
-                return res
+        for _attempt in range(2):  # then with the ports moved clear of the stubs above
+            before = _stub_constraints(ups, downs, d)
+            for pairs in choices:
+                entries = entries_for(pairs)
+                res = _left_edge(entries, _merged(before, band_constraints(bands, entries, d, tech)),
+                                 d, tech, joined)
+                if res is not None:
+                    return res
+            if not _clear_ports(ups, downs, d, tech) or not assign_x(ups, d.px, tech):
+                break
     if not assign_x(lst, d.px, tech):
         return None
     for pairs in choices:

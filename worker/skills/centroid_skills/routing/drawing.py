@@ -108,6 +108,8 @@ def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack:
                 continue
             if s.kind == "down":
                 vy = info.via_y + info.dy
+                if s.term.tap:  # up from the track to a via-1 on the rail
+                    p.via_stack_1(x, box.top)
                 if s.term.role == "metal1":
                     p.put(p.m1, kdb.Box(x - d.hs1, vy, x + d.hs1, box.top))
                     p.via_stack_1(x, vy)
@@ -268,23 +270,31 @@ def draw_ports(tech: Technology, p: Painter, infos: list[RowInfo], plan: Channel
     box).  The bottom is low enough for the shortest pin to hold the metal-2 minimum area
     alone (a parent may leave a port unconnected)."""
     d = p.d
-    spans: list[tuple[str, int, int, int]] = []  # net, left, right, top
+    area = tech.area("metal2")
+    shortest = tech.snap_up(area / (2 * d.hs2))
+
+    def below_pad(pad: int) -> int:
+        """How far a pin ending in a metal-2 pad of half size ``pad`` reaches below its top
+        for the pin and the pad together to hold the layer's minimum area."""
+        return pad + tech.snap_up(max(0, area - 4 * pad * pad) / (2 * d.hs2))
+
+    spans: list[tuple[str, int, int, int, int]] = []  # net, left, right, top, shortest
     for s in plan.stubs[0] if plan.stubs else []:
         if s.term.port and s.net in plan.rail_ports:
             rail_y = infos[0].placed_rail_metal().center().y
             p.via_stack_1(s.x, rail_y)
-            spans.append((s.net, s.x - d.hs2, s.x + d.hs2, rail_y))
-        elif s.term.port:
-            spans.append((s.net, s.x - d.hs2, s.x + d.hs2, stack.track_y[0][s.net]))
+            spans.append((s.net, s.x - d.hs2, s.x + d.hs2, rail_y, below_pad(d.hp2)))
+        elif s.term.port:  # up to its track via, whose metal-2 pad joins it
+            spans.append((s.net, s.x - d.hs2, s.x + d.hs2, stack.track_y[0][s.net],
+                          below_pad(d.hp2h)))
     for net in plan.column_ports:
         x, hw = plan.trunk_x[net], plan.trunk_hw[net]
-        spans.append((net, x - hw, x + hw, min(trunk_ys(infos, plan, stack, net))))
+        spans.append((net, x - hw, x + hw, min(trunk_ys(infos, plan, stack, net)), shortest))
     if not spans:
         return []
-    shortest = tech.snap_up(tech.area("metal2") / (2 * d.hs2))
-    bottom = min(port_bottom(p), min(top for _n, _l, _r, top in spans) - shortest)
+    bottom = min(port_bottom(p), min(top - short for _n, _l, _r, top, short in spans))
     pins: PortPins = []
-    for net, left, right, top in spans:
+    for net, left, right, top, _short in spans:
         box = kdb.Box(left, bottom, right, top)
         p.put(p.m2, box)
         p.add_wire(net, top - bottom)

@@ -4,6 +4,9 @@ row like any down-going metal-2 pin.
 
 A port on the bottom row's rail net with no other place (its pins drop onto that rail) is a
 metal-2 pin straight up through channel 0 to a via-1 on the rail (:func:`place_rail_ports`).
+A port on the rail net of row 1 (and of no other row) reaches that rail over row 0 on a
+vertical (:mod:`.verticals`): a tap stub comes down from the rail into channel 1, like a pin
+of row 1, with a via-1 on the rail (:func:`tap_stubs`).
 A port whose net has no stub in channel 0 (its pins go up into higher channels, or drop
 onto a rail) is otherwise the foot of its net's trunk: the trunk column goes on down to the cell's
 bottom edge, so the net needs no track in channel 0 (:func:`column_ports`).  The other
@@ -27,6 +30,7 @@ from centroid_skills.routing.channels import Stub, clear_x, coming_down_x
 from centroid_skills.routing.dims import Dims
 from centroid_skills.routing.rows import RowInfo
 from centroid_skills.routing.terminals import Term
+from centroid_skills.routing.verticals import Vertical
 from centroid_skills.tech import Technology
 
 
@@ -110,3 +114,48 @@ def place_rail_ports(d: Dims, tech: Technology, infos: list[RowInfo], stubs: lis
         s.through = True
         taken.append(x)
     return missed
+
+
+def tap_ports(ports: Sequence[str], places: dict[str, set[tuple[str, int]]],
+              infos: list[RowInfo]) -> dict[str, int]:
+    """The ports on the rail net of exactly one row, row 1, with the row: each may reach its
+    rail through a tap stub in channel 1 and a vertical over row 0 (not over several rows:
+    a net passing through a channel on verticals blocks its x there for every other track)."""
+    out: dict[str, int] = {}
+    for p in ports:
+        rails = [i for i, info in enumerate(infos)
+                 if info.rail is not None and info.rail_net == p]
+        if rails == [1] and ("rail", 1) in places.get(p, set()):
+            out[p] = 1
+    return out
+
+
+def tap_stubs(tech: Technology, d: Dims, infos: list[RowInfo], taps: dict[str, int]
+              ) -> list[tuple[int, Stub]]:
+    """One stub per tapped net (:func:`tap_ports`) coming down from its row's rail into the
+    channel under that row: a metal-2 bar from a via-1 on the rail, anywhere along the
+    rail, preferably at its middle; as (channel, stub)."""
+    out = []
+    for net, row in sorted(taps.items()):
+        info = infos[row]
+        assert info.rail is not None
+        metal = info.rail.metal.moved(kdb.Vector(0, info.rail_dy))
+        cy = metal.center().y
+        box = kdb.Box(metal.left, cy, metal.right, cy)
+        term = Term("", net, "metal2", box, box, None, net=net, tap=True)
+        lo = tech.snap_up(metal.left + info.dx + max(d.hp1, d.hp2))
+        hi = tech.snap_down(metal.right + info.dx - max(d.hp1, d.hp2))
+        pref = tech.snap(min(max((metal.left + metal.right) // 2 + info.dx, lo), hi))
+        out.append((row, Stub(net, term, row, "down", lo, hi, pref)))
+    return out
+
+
+def tap_over_verticals(stubs: list[list[Stub]], verticals: Sequence[Vertical]) -> None:
+    """Each tap stub prefers the x of its net's vertical arriving in its channel (within the
+    rail), so the net's track there shrinks to a point and crosses no other stub."""
+    at = {(v.net, v.ch + 1): v.x for v in verticals}
+    for ch, lst in enumerate(stubs):
+        for s in lst:
+            x = at.get((s.net, ch))
+            if s.term.tap and x is not None:
+                s.pref = min(max(x, s.lo), s.hi)

@@ -35,6 +35,7 @@ class Term:
     of_block: bool = False  # a port pin of a block instance (pin = the port's net in the block)
     port: bool = False  # a port of the routed cell itself (drawn by :mod:`.ports`)
     flipped: bool = False  # a block instance turned upside down: its ports at its top edge
+    tap: bool = False  # a port's way onto a rail above row 0 (:func:`.ports.tap_stubs`)
 
     @property
     def up(self) -> bool:

@@ -135,9 +135,13 @@ def place_verticals(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list
         for net, chans in nets.items():
             if row not in chans or row + 1 not in chans:
                 continue
-            near = xs.get((net, row), []) + xs.get((net, row + 1), []) or every.get(net, [0])
+            if len(chans) > 2:  # passing through a channel: every vertical of the net at one x
+                near = every.get(net, [0])
+                k = sum(tries.get((net, r), 0) for r in chans)
+            else:
+                near = xs.get((net, row), []) + xs.get((net, row + 1), []) or every.get(net, [0])
+                k = tries.get((net, row), 0)
             pref = tech.snap(sum(near) / len(near))
-            k = tries.get((net, row), 0)
             row_gaps_here = _moved(gaps[row], infos[row].dx)
             if row_gaps_here is None:
                 x = min(max(candidate_x(pref, k, pitch), left), right)
@@ -146,6 +150,8 @@ def place_verticals(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list
             else:
                 x = _gap_candidate(pref, k, row_gaps_here)
             want.append((x, net))
+        if _moved(gaps[row], infos[row].dx) is None:
+            want = _within(sorted(want), left, right, pitch, tech)
         last = None
         for x, net in sorted(want):
             if last is not None and x < last + pitch:
@@ -153,6 +159,9 @@ def place_verticals(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list
             if row == 0 and net in pinned:
                 x = clear_x(x, [o for o, n in downs if n != net], d.px)
             row_gaps_here = _moved(gaps[row], infos[row].dx)
+            if row_gaps_here is None and x > right:  # pushed past the rows: no room
+                failed.add(net)
+                continue
             if row_gaps_here is not None:
                 fit = _in_gaps(x, row_gaps_here)
                 if fit is None or (row == 0 and net in pinned and fit != x):
@@ -162,6 +171,22 @@ def place_verticals(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list
             out.append(Vertical(net, row, x))
             last = x
     return out, failed
+
+
+def _within(want: list[tuple[int, str]], left: int, right: int, pitch: int,
+            tech: Technology) -> list[tuple[int, str]]:
+    """Verticals over one free row (sorted by x) a pitch apart, pushed right where closer, and
+    back left from the rows' right end where that pushed them past it."""
+    xs: list[int] = []
+    for x, _net in want:
+        xs.append(x if not xs or x >= xs[-1] + pitch else tech.snap_up(xs[-1] + pitch))
+    limit = right
+    for i in range(len(xs) - 1, -1, -1):
+        if xs[i] <= limit:
+            break
+        xs[i] = max(limit, left)
+        limit = tech.snap_down(xs[i] - pitch)
+    return [(x, net) for x, (_x, net) in zip(xs, want, strict=True)]
 
 
 def _moved(gaps: Gaps, dx: int) -> Gaps:

@@ -87,7 +87,8 @@ def cell_summary(session: Session, rec: CellRecord) -> dict[str, Any]:
         "width_um": um(bbox.width()),
         "height_um": um(bbox.height()),
         "pins": {p.name: p.to_dict() for p in rec.pins},
-        "params": rec.params,
+        # a block's recorded route.nets arguments (block_reshaping) stay in the session
+        "params": {k: v for k, v in rec.params.items() if k != "route_args"},
     }
 
 

@@ -23,7 +23,10 @@ Extraction (:class:`klayout.db.LayoutToNetlist`, flat), every layer found by rol
 
 Before comparing: devices whose S, D and G sit on one net are dummies and are removed;
 parallel devices are combined (``combine_devices``: fingers and m add up W; the
-segments of a folded resistor add up L, the nets between them are removed).
+segments of a folded resistor add up L, the nets between them are removed); then, on
+both sides, every chain of identical MOS in series (one gate, bulk, W, L; its inner nodes
+joining nothing else) is one device of the chain's length (``series_chains.py``), so
+``devices_after_combine`` and ``schematic_devices`` count such a stack once.
 
 The schematic is built from the flattened circuit (``devices`` as ``centroid validate``
 prints them): one MOS4 per instance with W = w (per instance, so that m instances and

@@ -23,11 +23,14 @@ from typing import Any
 from centroid_skills.errors import invalid
 from centroid_skills.registry import NAME, obj, skill
 from centroid_skills.routing.block_packing import packed_rows
+from centroid_skills.routing.block_reshaping import reshaped_rows
 from centroid_skills.routing.device_folding import folded_rows
 from centroid_skills.routing.dims import routing_dims
 from centroid_skills.routing.report import record, result_dict
 from centroid_skills.routing.router import route
 from centroid_skills.session import Session, um
+from centroid_skills.skills.blocks import instantiate_block
+from centroid_skills.skills.devices import create_device
 from centroid_skills.skills.placement import DEVICE_ITEM, place
 
 
@@ -128,6 +131,11 @@ def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
                                          float(fold.get("gap", 0)))
         pack = args.get("pack_block_rows")
         if pack is not None:
+            skills = {"place": place, "route": nets, "create_device": create_device,
+                      "instantiate_block": instantiate_block}
+            rows, reshaped = reshaped_rows(session, rows, d, args["cell_name"], skills,
+                                           float(pack.get("gap", 0)), pack.get("whole_rows"))
+            replaced += reshaped
             rows, packed = packed_rows(session, rows, d, args["cell_name"], place,
                                        float(pack.get("gap", 0)), pack.get("whole_rows"))
             replaced += packed
@@ -145,7 +153,10 @@ def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     for name in replaced:  # the planner's rows, folded or packed again: no longer placed
         session.cells.pop(name, None)
         layout.delete_cell(layout.cell(name).cell_index())
-    record(session, res, rows, d, ports)
+    rec = record(session, res, rows, d, ports)
+    if ports is not None:  # a block: how to route it again (its rows as routed)
+        rec.params["route_args"] = {k: v for k, v in args.items()
+                                    if k not in ("fold_device_rows", "pack_block_rows")} | {"rows": rows}
     out = result_dict(session, res, d)
     out["rows"] = rows
     return out
