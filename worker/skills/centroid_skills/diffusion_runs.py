@@ -17,7 +17,9 @@ the terminals, the geometry is the generator's.  Even fingers end in S on both s
 a stack of devices ``d-i1``, ``i1-i2``, ``i2-i3``, ``i3-s`` pairs up (``d i1 | i1 … ``):
 every other inner node shared; parallel devices on one source run whole.  Odd fingers
 end in S and D: a pair shares when the left one is mirrored (its source on the right).
-Whether a boundary may be shared is decided by :func:`shared_diffusion.boundary_fits`
+The bulk net (a source on the supply, dropping onto the row's tap rail) is never the
+shared one: it gains little there and moved the routing of our own blocks (``bandgap``'s
+amplifier, 2.9 % larger, BENCHMARKS.md).  Whether a boundary may be shared is decided by :func:`shared_diffusion.boundary_fits`
 (the pair drawn in a scratch cell, checked against every rule): a rule set that does not
 allow it keeps the rule gap.
 """
@@ -69,7 +71,8 @@ def _facing(a: _Device, b: _Device, net: str | None) -> str | None:
         return None
     if a.terminals.get("b") != b.terminals.get("b"):
         return None
-    ends_b = (b.terminals["s"], b.terminals["d"])
+    bulk = a.terminals.get("b")
+    ends_b = [n for n in (b.terminals["s"], b.terminals["d"]) if n != bulk]
     if net is not None:
         return net if net in ends_b else None
     return next((n for n in (a.terminals["s"], a.terminals["d"]) if n in ends_b), None)

@@ -115,6 +115,18 @@ def test_another_gate_net_keeps_the_gap(loaded: Client, rule_set: dict[str, Any]
     routed_clean(loaded, row, devices, length)
 
 
+def test_a_source_on_the_bulk_net_keeps_the_gap(client: Client, toy_rules: dict[str, Any]) -> None:
+    """Two devices on one gate whose sources are their bulk (a supply on the tap rail): not
+    shared (it moved the routing of larger blocks for little)."""
+    client.call("tech.load", rules=toy_rules)
+    length = _min_l(toy_rules) * 2
+    devices = [{"id": f"B{k}", "type": "nmos", "w": 1.68e-6, "nf": 2, "m": 1,
+                "terminals": {"d": f"o{k}", "g": "g", "s": "gnd", "b": "gnd"}} for k in range(2)]
+    row = place_row(client, devices, "BB", True, length)
+    assert diffusion_pieces(client, row) == 2
+    routed_clean(client, row, devices, length)
+
+
 def test_drain_facing_drain_is_read_swapped(client: Client, toy_rules: dict[str, Any]) -> None:
     """Two devices sharing their drain net: the right one is drawn as it is, its pins read
     the other way round, so the router reaches each net once and LVS matches."""
