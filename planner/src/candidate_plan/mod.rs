@@ -20,6 +20,7 @@ mod blocks;
 mod checks;
 pub(crate) use blocks::{block_cell, blocks_supported, draft_blocks};
 pub(crate) use checks::device_spec;
+mod row_devices;
 mod simulation;
 
 /// The cell a draft lays out: its name, the prefix of every cell it draws (names
@@ -415,9 +416,16 @@ impl<'a> Draft<'a> {
             })
             .collect();
         rows.extend(block_rows);
+        let shares_diffusion = self.builder.takes("layout.place", "devices");
         for (index, cells) in rows.iter().enumerate() {
             let row_cell = format!("{}ROW{index}", self.target.prefix);
-            let arguments = json!({"cell_name": row_cell, "rows": [{"cells": cells, "gap": gap}]});
+            let mut arguments =
+                json!({"cell_name": row_cell, "rows": [{"cells": cells, "gap": gap}]});
+            let row_devices = self.single_devices_of(cells);
+            if shares_diffusion && row_devices.len() > 1 {
+                // neighbours facing one net stand on one diffusion (a series stack's inner nodes)
+                arguments["devices"] = json!(row_devices);
+            }
             if self.builder.push("layout.place", arguments, false, "") {
                 row_cells.push(row_cell);
             }

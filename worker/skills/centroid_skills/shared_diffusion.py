@@ -38,7 +38,8 @@ from centroid_skills.tech import Technology
 #: roles whose shapes, where two units share a region, carry only the shared nets
 _CUT_PREFIXES = ("via", "contact")
 
-#: verdicts of boundaries tried: (rule-set fingerprint, unit key, mirrors, kind) -> fits
+#: verdicts of boundaries tried: (rule-set fingerprint, the unit's parameters but its device,
+#: mirrors, kind) -> fits
 _VERDICTS: dict[tuple[object, ...], bool] = {}
 _MAX_VERDICTS = 4096
 
@@ -215,8 +216,8 @@ def boundary_fits(session: Session, rec: CellRecord, shape: UnitShape,
     from centroid_skills.skills.drc import run_checks  # the DRC skill family's checker
 
     tech = session.need_tech()
-    key = (_fingerprint(tech), rec.params.get("type"), rec.params.get("w"), rec.params.get("l"),
-           rec.params.get("nf"), left_mirrored, right_mirrored, same_drain)
+    drawn = tuple(sorted((k, str(v)) for k, v in rec.params.items() if k != "device_id"))
+    key = (_fingerprint(tech), drawn, left_mirrored, right_mirrored, same_drain)
     if key in _VERDICTS:
         return _VERDICTS[key]
     layout = session.layout

@@ -15,6 +15,10 @@ from centroid_skills.session import Session, unit_trans
 
 DEVICE_KINDS = ("nmos", "pmos", "resistor", "capacitor")
 MODULE_KINDS = ("common_centroid", "interdigitated", "device_row")
+#: a row's neighbours on one diffusion (:mod:`centroid_skills.diffusion_runs`): units, no module
+RUN_KIND = "diffusion_run"
+#: a swapped unit's pins read the other way round (its drain net on the generator's ``S``)
+SWAPPED_PINS = {"S": "D", "D": "S"}
 
 
 @dataclass
@@ -61,7 +65,7 @@ def collect_terms(session: Session, cell: kdb.Cell, trans: kdb.Trans, out: list[
         for p in rec.pins:
             out.append(Term(dev, p.name, p.role, p.box.transformed(trans), block, mos))
         return
-    if rec is not None and rec.kind in MODULE_KINDS:
+    if rec is not None and (rec.kind in MODULE_KINDS or rec.kind == RUN_KIND):
         for u in rec.units:
             ucell = layout.cell(u["unit_cell"])
             urec = session.cells.get(u["unit_cell"])
@@ -73,12 +77,14 @@ def collect_terms(session: Session, cell: kdb.Cell, trans: kdb.Trans, out: list[
             dev = None if u.get("dummy") else u["device_id"]
             first = len(out)
             joined = u.get("joined", ())  # reached through an earlier unit's pin (shared diffusion)
+            swapped = SWAPPED_PINS if u.get("swapped") else {}
             for p in urec.pins:
                 if p.name not in joined:
-                    out.append(Term(dev, p.name, p.role, p.box.transformed(ut), block, mos,
-                                    mirrored=ut.is_mirror()))
-            for t in out[first:]:
-                t.module = cell.name
+                    out.append(Term(dev, swapped.get(p.name, p.name), p.role, p.box.transformed(ut),
+                                    block, mos, mirrored=ut.is_mirror()))
+            if rec.kind in MODULE_KINDS:
+                for t in out[first:]:
+                    t.module = cell.name
         return
     if rec is not None and rec.kind == "block":
         dev = rec.params.get("device_id")

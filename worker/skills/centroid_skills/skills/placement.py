@@ -7,7 +7,10 @@
 * ``rows``: rows bottom to top; cells in a row left to right, bboxes bottom-aligned,
   each row centred on ``axis_x``; gaps between neighbours and between rows are the
   smallest the rules allow (:mod:`centroid_skills.abut`), wells/implants of the same
-  layer that end up closer than their spacing are bridged.
+  layer that end up closer than their spacing are bridged.  Given ``devices`` (their
+  terminals, as ``route.nets`` takes them), neighbouring MOS cells of a row whose facing
+  terminals are one net stand on one diffusion (:mod:`centroid_skills.diffusion_runs`):
+  each such run is placed as one cell.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 
 import klayout.db as kdb
 
-from centroid_skills import abut
+from centroid_skills import abut, diffusion_runs
 from centroid_skills.errors import conflict, invalid
 from centroid_skills.registry import NAME, obj, skill
 from centroid_skills.session import CellRecord, Pin, Session, box_um, um
@@ -31,6 +34,16 @@ ITEM = obj({"cell": NAME, "name": NAME, "x": {"type": "number"}, "y": {"type": "
             "orientation": {"enum": list(ORIENTATIONS), "default": "R0"},
             "anchor": {"enum": ["bbox", "origin"], "default": "bbox"}},
            ["cell", "x", "y"])
+DEVICE_ITEM = {
+    "type": "object", "required": ["id", "type", "terminals"],
+    "properties": {
+        "id": {"type": "string", "minLength": 1, "maxLength": 200},
+        "type": {"enum": ["nmos", "pmos", "resistor", "capacitor", "block"],
+                 "description": "block: an instance from layout.instantiate_block; its terminals "
+                                "map each port net inside the block to a net here"},
+        "terminals": {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}},
+    },
+}
 ROW = obj({"cells": {"type": "array", "minItems": 1, "items": NAME},
            "gap": {"type": "number", "minimum": 0, "description": "extra gap in µm"}},
           ["cells"])
@@ -157,7 +170,10 @@ def place_rows(session: Session, rows: list[dict[str, Any]], axis_x: int, row_ga
          "rows": {"type": "array", "minItems": 1, "items": ROW},
          "axis_x": {"type": "number", "default": 0, "description": "symmetry axis x in µm"},
          "row_gap": {"type": "number", "minimum": 0, "default": 0},
-         "check_spacing": {"type": "boolean", "default": True}},
+         "check_spacing": {"type": "boolean", "default": True},
+         "devices": {"type": "array", "items": DEVICE_ITEM,
+                     "description": "the devices of the rows' cells (as route.nets takes them): "
+                                    "neighbours facing one net share their source/drain region"}},
         ["cell_name"]),
 )
 def place(session: Session, args: dict[str, Any]) -> dict[str, Any]:
@@ -168,6 +184,10 @@ def place(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     if "items" in args:
         placed = place_items(session, args["items"], bool(args.get("check_spacing", True)))
     else:
+        if args.get("devices"):
+            by_id = {str(dev["id"]): dev for dev in args["devices"]}
+            args = {**args, "rows": [{**row, "cells": diffusion_runs.share_row(session, list(row["cells"]), by_id)}
+                                     for row in args["rows"]]}
         placed = place_rows(session, args["rows"], tech.snap(float(args.get("axis_x", 0)) * 1000),
                             tech.snap_up(float(args.get("row_gap", 0)) * 1000))
     if "rows" in args:  # instance names: the cell name when it is placed once

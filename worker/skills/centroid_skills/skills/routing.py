@@ -31,18 +31,7 @@ from centroid_skills.routing.router import route
 from centroid_skills.session import Session, um
 from centroid_skills.skills.blocks import instantiate_block
 from centroid_skills.skills.devices import create_device
-from centroid_skills.skills.placement import place
-
-DEVICE_ITEM = {
-    "type": "object", "required": ["id", "type", "terminals"],
-    "properties": {
-        "id": {"type": "string", "minLength": 1, "maxLength": 200},
-        "type": {"enum": ["nmos", "pmos", "resistor", "capacitor", "block"],
-                 "description": "block: an instance from layout.instantiate_block; its terminals "
-                                "map each port net inside the block to a net here"},
-        "terminals": {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}},
-    },
-}
+from centroid_skills.skills.placement import DEVICE_ITEM, place
 
 
 @skill("route.info",
