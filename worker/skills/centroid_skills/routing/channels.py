@@ -46,9 +46,50 @@ def assign_x(stubs: list[Stub], pitch: int, tech: Technology) -> bool:
     for s in order:
         x = s.lo if last is None else max(s.lo, tech.snap_up(last + pitch))
         if x > s.hi:
-            return False
+            return _searched_x(stubs, pitch, tech)
         s.x = x
         last = x
+    return True
+
+
+#: orders tried by :func:`_searched_x` before a channel's stubs count as not spaceable
+SEARCH_NODES = 4000
+
+
+def _searched_x(stubs: list[Stub], pitch: int, tech: Technology) -> bool:
+    """Every stub an x in [lo, hi], one pitch apart, by a depth-first search over the order of
+    the stubs left to right (earliest deadline first at each step, each stub at its lowest
+    x): the deadline order alone puts a stub of a wide range after a fixed one (a port under
+    its vertical) to its right even where a pitch is free before it.  At most
+    :data:`SEARCH_NODES` steps; returns whether an order was found (the stubs' x set)."""
+    nodes = 0
+    placed: dict[int, int] = {}  # id(stub) -> x
+
+    def fits(x: int, rest: list[Stub]) -> bool:
+        nxt = tech.snap_up(x + pitch)
+        return all(max(t.lo, nxt) <= t.hi for t in rest)
+
+    def search(last: int | None, rest: list[Stub]) -> bool:
+        nonlocal nodes
+        if not rest:
+            return True
+        for s in sorted(rest, key=lambda s: (s.hi, s.lo)):
+            nodes += 1
+            if nodes > SEARCH_NODES:
+                return False
+            x = s.lo if last is None else max(s.lo, tech.snap_up(last + pitch))
+            others = [t for t in rest if t is not s]
+            if x > s.hi or not fits(x, others):
+                continue
+            placed[id(s)] = x
+            if search(x, others):
+                return True
+        return False
+
+    if not search(None, list(stubs)):
+        return False
+    for s in stubs:
+        s.x = placed[id(s)]
     return True
 
 
