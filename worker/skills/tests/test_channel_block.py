@@ -111,15 +111,17 @@ def flat(path: str, nets: dict[str, str], size: dict[str, dict[str, Any]]) -> li
 
 
 def test_a_wide_stub_stands_before_fixed_ones() -> None:
-    """Two stubs fixed a pitch apart and one whose range ends under the second: the deadline
-    order puts it after both (no room); it fits before the first."""
+    """Two ports fixed under their verticals a pitch apart and a stub whose range ends under
+    the second: the deadline order puts it after both (no room); searched, it stands before
+    the first."""
     term = Term(None, "x", "metal2", kdb.Box(), kdb.Box(), None)
 
     def stub(net: str, lo: int, hi: int, pref: int) -> Stub:
-        return Stub(net, term, 0, "down", lo, hi, pref)
+        return Stub(net, term, 0, "down", lo, hi, pref, through=lo == hi)
 
     stubs = [stub("a", 460, 460, 460), stub("b", 920, 920, 920), stub("c", -1000, 930, 700)]
-    assert assign_x(stubs, 460, _Grid())  # type: ignore[arg-type]
+    assert not assign_x(stubs, 460, _Grid())  # type: ignore[arg-type]
+    assert assign_x(stubs, 460, _Grid(), search=True)  # type: ignore[arg-type]
     xs = sorted(s.x for s in stubs)
     assert all(b - a >= 460 for a, b in zip(xs, xs[1:], strict=False))
     assert all(s.lo <= s.x <= s.hi for s in stubs)

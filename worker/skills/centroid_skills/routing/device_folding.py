@@ -22,7 +22,10 @@ pmos part come out about as long as each other) as the smallest estimated boundi
   several rows, one more) and a pitch either side.
 
 A cell never splits (a matched module is one cell: its common centroid stays whole); the
-order is kept, so the planner's order genes still mean left to right, row after row.  The
+order is kept, so the planner's order genes still mean left to right, row after row within
+each kind; the rows of the smallest foldings may be stacked in another order of the kinds
+(a pmos row between two nmos parts: the nets shared by each part and the pmos row do not
+pass through the channel between the parts) where that is estimated smaller.  The
 planner's rows are kept unless the estimate of a folding is smaller by more than the
 estimate's error; same input, same rows.
 """
@@ -437,7 +440,8 @@ def _reordered(choices: list[Option], d: Dims, gap_y: Callable[[Row, Row], int])
     """The smallest foldings with their rows stacked in the order of smallest estimate, where
     that is not the order cut: a row of another kind between two parts of one kind keeps the
     nets shared by each part and that row out of the channel between the parts (they would
-    pass through it on their way to the far row).  Each row keeps its cells' order."""
+    pass through it on their way to the far row).  Each row keeps its cells' order, each
+    kind its rows' order bottom to top (the rows kept as given theirs too)."""
     out: list[Option] = []
     for start in sorted(choices, key=lambda c: (c.area, c.counts))[:MOST_REORDERED]:
         if not 2 < len(start.stack) <= MOST_REORDERED_ROWS:
@@ -445,6 +449,9 @@ def _reordered(choices: list[Option], d: Dims, gap_y: Callable[[Row, Row], int])
         best = start
         for order in permutations(range(len(start.stack))):
             rows = [start.stack[i] for i in order]
+            if any(rows[a].kind == rows[b].kind and order[a] > order[b]
+                   for a in range(len(rows)) for b in range(a + 1, len(rows))):
+                continue  # one kind's rows stay bottom to top in their order
             w, h, tracks = estimate(rows, d, gap_y)
             if w * h < best.area:
                 best = Option(w, h, start.counts, [start.rows[i] for i in order], tracks, tuple(rows))
