@@ -60,9 +60,10 @@ SEARCH_NODES = 4000
 def _searched_x(stubs: list[Stub], pitch: int, tech: Technology) -> bool:
     """Every stub an x in [lo, hi], one pitch apart, by a depth-first search over the order of
     the stubs left to right (earliest deadline first at each step, each stub at its
-    preferred x, else its lowest): the deadline order alone puts a stub of a wide range after a fixed one (a port under
-    its vertical) to its right even where a pitch is free before it.  At most
-    :data:`SEARCH_NODES` steps; returns whether an order was found (the stubs' x set)."""
+    preferred x, else its lowest): the deadline order alone puts a stub of a wide range
+    after a fixed one (a port under its vertical) to its right even where a pitch is free
+    before it.  At most :data:`SEARCH_NODES` steps; returns whether an order was found (the
+    stubs' x set)."""
     nodes = 0
     placed: dict[int, int] = {}  # id(stub) -> x
 
