@@ -231,19 +231,28 @@ def plan_channels(tech: Technology, d: Dims, infos: list[RowInfo], net_types: di
     rows' shifts reset).  Where a port could reach its rail through a tap
     (:func:`.ports.tap_ports`), the plan is made with and without taps and the one with
     fewer (then narrower) trunk columns kept (with taps on a tie): a tap's vertical may
-    crowd out other nets' verticals."""
-    found: list[tuple[ChannelPlan, list[int]]] = []
+    crowd out other nets' verticals.  Where every such plan has a trunk, both are made once
+    more with the stubs' order searched where a channel finds no spacing
+    (:func:`.channels.plan_channel`'s ``search``), and kept only with fewer trunks: the
+    search finds other plans (other stubs' x) than the channel's own fallbacks, not always
+    smaller ones."""
+    found: list[tuple[ChannelPlan, list[int], bool]] = []  # plan, row shifts, searched
     tap_net = infos[1].rail_net if len(infos) > 1 and infos[1].rail is not None else None
-    for taps in (True, False) if tap_net in ports else (False,):
-        for info in infos:
-            info.dx = 0
-        try:
-            plan = _plan(tech, d, infos, net_types, partners, ports, list(gaps), short, taps=taps)
-        except SkillError:
-            continue
-        found.append((plan, [info.dx for info in infos]))
+    for search in (False, True):
+        if search and (not found or not all(f[0].trunk_x for f in found)):
+            break  # no trunk to save (or nothing planned with verticals at all)
+        for taps in (True, False) if tap_net in ports else (False,):
+            for info in infos:
+                info.dx = 0
+            try:
+                plan = _plan(tech, d, infos, net_types, partners, ports, list(gaps), short,
+                             taps=taps, search=search)
+            except SkillError:
+                continue
+            found.append((plan, [info.dx for info in infos], search))
     if found:
-        plan, shifts = min(found, key=lambda f: (len(f[0].trunk_x), sum(f[0].trunk_hw.values())))
+        plan, shifts, _searched = min(found, key=lambda f: (
+            len(f[0].trunk_x), f[2], sum(f[0].trunk_hw.values())))
         for info, dx in zip(infos, shifts, strict=True):
             info.dx = dx
         return plan
@@ -255,7 +264,8 @@ def plan_channels(tech: Technology, d: Dims, infos: list[RowInfo], net_types: di
 
 def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, str],
           partners: list[tuple[str, str]], ports: Sequence[str], gaps: list[Gaps],
-          short: set[str] | None = None, to_rail: bool = True, taps: bool = True) -> ChannelPlan:
+          short: set[str] | None = None, to_rail: bool = True, taps: bool = True,
+          search: bool = False) -> ChannelPlan:
     """Stubs, trunks and tracks of every channel.  Nets in two or more places (channels,
     rails) get a vertical over each row between their channels where every such row has room
     (``gaps``) and the net has no rail, else a trunk, supply nets first in their column.
@@ -319,7 +329,8 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
         tracks: list[Tracks] = []
         failed = None
         for ch, lst in enumerate(stubs):
-            assigned = plan_channel(lst, trunk_x, d, tech, partners, channel_bands(verticals, ch))
+            assigned = plan_channel(lst, trunk_x, d, tech, partners, channel_bands(verticals, ch),
+                                    search)
             if assigned is None:
                 failed = ch
                 break

@@ -24,9 +24,10 @@ class Stub:
     through: bool = False  # fixed at ``pref``, kept a pitch from the stubs of both sides
 
 
-def assign_x(stubs: list[Stub], pitch: int, tech: Technology) -> bool:
+def assign_x(stubs: list[Stub], pitch: int, tech: Technology, search: bool = False) -> bool:
     """Give every stub an x in [lo, hi], one pitch apart.  First by preference, then
-    earliest-deadline-first.  Returns False when impossible."""
+    earliest-deadline-first, then (``search``, and a port fixed under its vertical among
+    them) by :func:`_searched_x`.  Returns False when impossible."""
     order = sorted(stubs, key=lambda s: (s.pref, s.lo, s.hi))
     last = None
     ok = True
@@ -45,10 +46,53 @@ def assign_x(stubs: list[Stub], pitch: int, tech: Technology) -> bool:
     last = None
     for s in order:
         x = s.lo if last is None else max(s.lo, tech.snap_up(last + pitch))
-        if x > s.hi:
-            return False
+        if x > s.hi:  # a port fixed under its vertical may leave room before it
+            return search and any(t.through for t in stubs) and _searched_x(stubs, pitch, tech)
         s.x = x
         last = x
+    return True
+
+
+#: orders tried by :func:`_searched_x` before a channel's stubs count as not spaceable
+SEARCH_NODES = 4000
+
+
+def _searched_x(stubs: list[Stub], pitch: int, tech: Technology) -> bool:
+    """Every stub an x in [lo, hi], one pitch apart, by a depth-first search over the order of
+    the stubs left to right (earliest deadline first at each step, each stub at its
+    preferred x, else its lowest): the deadline order alone puts a stub of a wide range
+    after a fixed one (a port under its vertical) to its right even where a pitch is free
+    before it.  At most :data:`SEARCH_NODES` steps; returns whether an order was found (the
+    stubs' x set)."""
+    nodes = 0
+    placed: dict[int, int] = {}  # id(stub) -> x
+
+    def fits(x: int, rest: list[Stub]) -> bool:
+        nxt = tech.snap_up(x + pitch)
+        return all(max(t.lo, nxt) <= t.hi for t in rest)
+
+    def search(last: int | None, rest: list[Stub]) -> bool:
+        nonlocal nodes
+        if not rest:
+            return True
+        for s in sorted(rest, key=lambda s: (s.hi, s.lo)):
+            low = s.lo if last is None else max(s.lo, tech.snap_up(last + pitch))
+            others = [t for t in rest if t is not s]
+            for x in sorted({max(low, min(s.pref, s.hi)), low}, reverse=True):
+                nodes += 1
+                if nodes > SEARCH_NODES:
+                    return False
+                if x > s.hi or not fits(x, others):
+                    continue
+                placed[id(s)] = x
+                if search(x, others):
+                    return True
+        return False
+
+    if not search(None, list(stubs)):
+        return False
+    for s in stubs:
+        s.x = placed[id(s)]
     return True
 
 
@@ -260,8 +304,20 @@ def order_cycle(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technol
 
 
 def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology,
-                 partners: list[tuple[str, str]] | None = None, bands: list[Band] | None = None
-                 ) -> dict[str, tuple[int, int, int]] | None:
+                 partners: list[tuple[str, str]] | None = None, bands: list[Band] | None = None,
+                 search: bool = False) -> dict[str, tuple[int, int, int]] | None:
+    """x of every stub and the track of every net in one channel (:func:`_planned`); where
+    no plan is found and ``search`` is on, once more with the stubs' order searched
+    (:func:`_searched_x`)."""
+    found = _planned(lst, trunk_x, d, tech, partners, bands, False)
+    if found is None and search:
+        return _planned(lst, trunk_x, d, tech, partners, bands, True)
+    return found
+
+
+def _planned(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology,
+             partners: list[tuple[str, str]] | None, bands: list[Band] | None, search: bool
+             ) -> dict[str, tuple[int, int, int]] | None:
     """x of every stub and the track of every net in one channel.
 
     Stubs coming from below (up) and from above (down, rail) are spaced among
@@ -288,7 +344,7 @@ def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Techno
     # other's vertical (no order of their tracks); then those two keep their own spans
     loose = [p for p in partners or () if not set(p) & joined]
     choices = [list(partners or ())] + ([loose] if len(loose) < len(partners or ()) else [])
-    if assign_x(ups, d.px, tech) and assign_x(downs, d.px, tech):
+    if assign_x(ups, d.px, tech, search) and assign_x(downs, d.px, tech, search):
         for _attempt in range(2):  # then with the ports moved clear of the stubs above
             before = _stub_constraints(ups, downs, d)
             for pairs in choices:
@@ -297,9 +353,9 @@ def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Techno
                                  d, tech, joined)
                 if res is not None:
                     return res
-            if not _clear_ports(ups, downs, d, tech) or not assign_x(ups, d.px, tech):
+            if not _clear_ports(ups, downs, d, tech) or not assign_x(ups, d.px, tech, search):
                 break
-    if not assign_x(lst, d.px, tech):
+    if not assign_x(lst, d.px, tech, search):
         return None
     for pairs in choices:
         entries = entries_for(pairs)

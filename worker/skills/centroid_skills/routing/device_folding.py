@@ -22,7 +22,10 @@ pmos part come out about as long as each other) as the smallest estimated boundi
   several rows, one more) and a pitch either side.
 
 A cell never splits (a matched module is one cell: its common centroid stays whole); the
-order is kept, so the planner's order genes still mean left to right, row after row.  The
+order is kept, so the planner's order genes still mean left to right, row after row within
+each kind; the rows of the smallest foldings may be stacked in another order of the kinds
+(a pmos row between two nmos parts: the nets shared by each part and the pmos row do not
+pass through the channel between the parts) where that is estimated smaller.  The
 planner's rows are kept unless the estimate of a folding is smaller by more than the
 estimate's error; same input, same rows.
 """
@@ -31,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import product
+from itertools import permutations, product
 from typing import Any
 
 import klayout.db as kdb
@@ -310,6 +313,7 @@ class Option:
     counts: tuple[int, ...]
     rows: list[str | list[str]]
     tracks: list[int]
+    stack: tuple[Row, ...] = field(default=(), compare=False)  # the rows as estimated
 
     @property
     def area(self) -> int:
@@ -386,12 +390,13 @@ def options(session: Session, rows: list[str], devices: Devices, d: Dims,
         w, h, tracks = estimate([row for _name, row in stack], d, gap_y)
         plan: list[str | list[str]] = [name or [i.name for i in row.items] for name, row in stack]
         counts = tuple(len(c) for c in cuts) if cuts else tuple(g.count for g in groups)
-        return Option(w, h, counts, plan, tracks)
+        return Option(w, h, counts, plan, tracks, tuple(row for _name, row in stack))
 
     counts = product(*[range(1, min(MOST_ROWS, len(g.items)) + 1) for g in groups])
     choices = [option([_cut(g.items, k, gap) for g, k in zip(groups, c, strict=True)])
                for c in counts]
-    return option(None), choices + _moved_cuts(choices, groups, option)
+    choices += _moved_cuts(choices, groups, option)
+    return option(None), choices + _reordered(choices, d, gap_y)
 
 
 #: the foldings whose cuts are moved (the smallest estimates), and how far each cut moves
@@ -421,6 +426,35 @@ def _moved_cuts(choices: list[Option], groups: list[Group],
                         candidate = option([_parts(g.items, t) for g, t in zip(groups, trial, strict=True)])
                         if candidate.area < best.area:
                             best, bounds, improved = candidate, trial, True
+        if best is not start:
+            out.append(best)
+    return out
+
+
+#: the foldings whose rows are stacked in every other order, and the most rows that are
+MOST_REORDERED = 3
+MOST_REORDERED_ROWS = 5
+
+
+def _reordered(choices: list[Option], d: Dims, gap_y: Callable[[Row, Row], int]) -> list[Option]:
+    """The smallest foldings with their rows stacked in the order of smallest estimate, where
+    that is not the order cut: a row of another kind between two parts of one kind keeps the
+    nets shared by each part and that row out of the channel between the parts (they would
+    pass through it on their way to the far row).  Each row keeps its cells' order, each
+    kind its rows' order bottom to top (the rows kept as given theirs too)."""
+    out: list[Option] = []
+    for start in sorted(choices, key=lambda c: (c.area, c.counts))[:MOST_REORDERED]:
+        if not 2 < len(start.stack) <= MOST_REORDERED_ROWS:
+            continue
+        best = start
+        for order in permutations(range(len(start.stack))):
+            rows = [start.stack[i] for i in order]
+            if any(rows[a].kind == rows[b].kind and order[a] > order[b]
+                   for a in range(len(rows)) for b in range(a + 1, len(rows))):
+                continue  # one kind's rows stay bottom to top in their order
+            w, h, tracks = estimate(rows, d, gap_y)
+            if w * h < best.area:
+                best = Option(w, h, start.counts, [start.rows[i] for i in order], tracks, tuple(rows))
         if best is not start:
             out.append(best)
     return out
