@@ -112,12 +112,20 @@ async fn batches(store: Arc<dyn Store>) {
         .await
         .unwrap();
     assert_eq!(results, vec![None, Some(result("job-m-c0", "w1"))]);
-    assert_eq!(candidates, vec![Some(written[0].clone()), None], "plans kept");
+    assert_eq!(
+        candidates,
+        vec![Some(written[0].clone()), None],
+        "plans kept"
+    );
     let (results, candidates) = store
         .results_and_candidates("job-m", &ids(&["job-m-c0"]), &[])
         .await
         .unwrap();
-    assert_eq!((results.len(), candidates.len()), (1, 0), "no candidate asked");
+    assert_eq!(
+        (results.len(), candidates.len()),
+        (1, 0),
+        "no candidate asked"
+    );
     let (results, candidates) = store
         .results_and_candidates("job-m", &[], &ids(&["job-m-c2"]))
         .await

@@ -156,7 +156,13 @@ impl Driver {
         job: &JobRecord,
         task: &TaskContext,
         selected: &[ToEvaluate],
-    ) -> Result<(HashMap<String, CandidateResult>, HashMap<String, Evaluation>), Interrupted> {
+    ) -> Result<
+        (
+            HashMap<String, CandidateResult>,
+            HashMap<String, Evaluation>,
+        ),
+        Interrupted,
+    > {
         let context = &self.context;
         let store = &context.store;
         let (mut results, mut evaluations) = (HashMap::new(), HashMap::new());
@@ -186,7 +192,8 @@ impl Driver {
                 let Some(result) = result else { continue };
                 if !selected.evaluated {
                     let candidate_id = &selected.candidate_id;
-                    let mut record = record.ok_or_else(|| missing_candidate(&job.job_id, candidate_id))?;
+                    let mut record =
+                        record.ok_or_else(|| missing_candidate(&job.job_id, candidate_id))?;
                     let evaluation = evaluator::evaluate_against(
                         &task.objectives,
                         &result,
@@ -256,7 +263,8 @@ impl Driver {
             .await?;
         for record in written {
             if let Some(evaluation) = &record.evaluation {
-                self.journal.set_evaluation(&record.candidate_id, evaluation);
+                self.journal
+                    .set_evaluation(&record.candidate_id, evaluation);
             }
         }
         for event in events {

@@ -95,7 +95,11 @@ impl JournalCache {
 
     /// Those of `candidate_ids` cached as of `iteration` without an evaluation;
     /// `None` when one of `candidate_ids` is not cached (the caller reads the store).
-    pub(super) fn unevaluated(&self, candidate_ids: &[String], iteration: u32) -> Option<Vec<String>> {
+    pub(super) fn unevaluated(
+        &self,
+        candidate_ids: &[String],
+        iteration: u32,
+    ) -> Option<Vec<String>> {
         let records = self.lock();
         let mut unevaluated = Vec::new();
         for candidate_id in candidate_ids {

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use centroid_coordinator::model::{
-    CandidateRecord, CandidateResult, CandidateStatus, DesignPoint, EventJson, EventKind, EventRecord,
-    JobInputs, JobOptions, JobRecord, JobState, Origin, Plan, PlanStep, StepOutcome,
+    CandidateRecord, CandidateResult, CandidateStatus, DesignPoint, EventJson, EventKind,
+    EventRecord, JobInputs, JobOptions, JobRecord, JobState, Origin, Plan, PlanStep, StepOutcome,
 };
 use centroid_coordinator::store::RedisStore;
 use centroid_coordinator::store::redis::RedisStoreSettings;
