@@ -1,8 +1,10 @@
 //! Giving freed heap memory back to the system after a large request. glibc's
 //! allocator keeps what a request freed in its arenas (a refused 50 MB or
 //! 100,000-device submission left the coordinator at 550–600 MB resident for
-//! good); `malloc_trim` returns the free pages of every arena. Other allocators
-//! return memory on their own: there it does nothing.
+//! good); `malloc_trim` returns the free pages of every arena. The coordinator
+//! binary allocates with mimalloc (`main.rs`), whose heap this does not reach (what
+//! mimalloc keeps after a large request: BENCHMARKS.md, issue 29, farm-cpu); it
+//! still trims what glibc allocates, there and in other binaries linking this crate.
 
 /// Inputs at least this large are followed by a trim.
 pub const LARGE_REQUEST_BYTES: usize = 1024 * 1024;
