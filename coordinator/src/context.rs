@@ -22,7 +22,7 @@ use crate::config::CoordinatorConfig;
 use crate::error::StoreError;
 use crate::farm_load::FarmLoad;
 use crate::metrics::CoordinatorMetrics;
-use crate::model::{EventKind, EventRecord, JobInputs, JobRecord, Notice, now_ms};
+use crate::model::{EventJson, EventKind, EventRecord, JobInputs, JobRecord, Notice, now_ms};
 use crate::planner::PlannerFactory;
 use crate::registry::Registry;
 use crate::store::Store;
@@ -311,7 +311,7 @@ impl Context {
             candidate_id: candidate_id.to_string(),
             iteration: job.iteration,
             message: message.into(),
-            data: data.to_value(),
+            data: EventJson::of(&data),
             last: kind.is_last(),
         }
     }
@@ -362,7 +362,7 @@ impl Context {
             candidate_id: candidate_id.to_string(),
             iteration: job.iteration,
             message: notice.message.clone(),
-            data: notice.data.to_value(),
+            data: EventJson::of(&notice.data),
             last: notice.kind.is_last(),
         };
         self.append_event(job, event).await
@@ -400,9 +400,26 @@ fn event_type(kind: EventKind) -> &'static str {
     }
 }
 
+/// The tracing target of the log lines of per-candidate events (a candidate
+/// dispatched, finished, evaluated): logged at debug, so a farm dispatching thousands
+/// of candidates a second does not write a line for each at the default `info`;
+/// `CENTROID_LOG=info,centroid::candidate_events=debug` shows them.
+pub const CANDIDATE_EVENTS_TARGET: &str = "centroid::candidate_events";
+
+/// Whether an event reports one candidate's ordinary course (its dispatch, its
+/// finish, its evaluation) rather than the job's, a retry or a failure.
+fn is_per_candidate(kind: EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::CandidateDispatched | EventKind::CandidateFinished | EventKind::Evaluation
+    )
+}
+
 /// Every job event is also a log line of its class (the JSON log's `event_type`),
-/// with the job's session and trace ids and the event's data — the one log line of
-/// each fact a job event records (dispatches, retries, transitions, the end …).
+/// with the job's session and trace ids and the event's data (its JSON text as
+/// stored) — the one log line of each fact a job event records (dispatches,
+/// retries, transitions, the end …). Errors at warn, per-candidate events at debug
+/// ([`CANDIDATE_EVENTS_TARGET`]), the rest at info.
 fn log_event(job: &JobRecord, event: &EventRecord) {
     let event_type = event_type(event.kind);
     let data_json = DataJson(&event.data);
@@ -410,21 +427,22 @@ fn log_event(job: &JobRecord, event: &EventRecord) {
     let (iteration, state) = (event.iteration, event.state.as_str());
     if event_type == event_types::ERROR {
         tracing::warn!(session_id = %job.job_id, trace_id = %job.trace_id, candidate_id, event_type, iteration, state, event = ?kind, %data_json, "{message}");
+    } else if is_per_candidate(kind) {
+        tracing::debug!(target: CANDIDATE_EVENTS_TARGET, session_id = %job.job_id, trace_id = %job.trace_id, candidate_id, event_type, iteration, state, event = ?kind, %data_json, "{message}");
     } else {
         tracing::info!(session_id = %job.job_id, trace_id = %job.trace_id, candidate_id, event_type, iteration, state, event = ?kind, %data_json, "{message}");
     }
 }
 
-/// An event's data as its log line shows it: compact JSON written straight into
-/// the line (`{}` for none), not into a string of its own first.
-struct DataJson<'a>(&'a serde_json::Value);
+/// An event's data as its log line shows it: the stored JSON text (`{}` for none).
+struct DataJson<'a>(&'a EventJson);
 
 impl std::fmt::Display for DataJson<'_> {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.0.is_null() {
             formatter.write_str("{}")
         } else {
-            std::fmt::Display::fmt(self.0, formatter)
+            formatter.write_str(self.0.as_str())
         }
     }
 }

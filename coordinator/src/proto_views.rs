@@ -79,7 +79,7 @@ pub fn job_event(job_id: &str, cursor: String, event: EventRecord) -> JobEvent {
         data_json: if event.data.is_null() {
             String::new()
         } else {
-            event.data.to_string()
+            event.data.as_str().to_string()
         },
         last: event.last,
     }

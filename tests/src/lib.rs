@@ -13,7 +13,8 @@ mod processes;
 pub mod simulated_worker;
 
 pub use processes::{
-    CoordinatorProcess, RedisProcess, RedisTls, TEST_COORDINATOR_FLAGS, WorkerProcess,
+    CANDIDATE_EVENTS_LOGGED, CoordinatorProcess, RedisProcess, RedisTls, TEST_COORDINATOR_FLAGS,
+    WorkerProcess,
 };
 
 use std::path::{Path, PathBuf};
@@ -155,14 +156,25 @@ pub struct Sandbox {
 impl Sandbox {
     /// Redis + coordinator (no worker yet).
     pub fn start(coordinator_flags: &[&str]) -> Sandbox {
+        Sandbox::start_with_log_filter(coordinator_flags, "info")
+    }
+
+    /// As [`Sandbox::start`], the coordinator logging by `log_filter` (`CENTROID_LOG`).
+    pub fn start_with_log_filter(coordinator_flags: &[&str], log_filter: &str) -> Sandbox {
         let dir = tempfile::Builder::new()
             .prefix("centroid-sandbox-")
             .tempdir()
             .expect("sandbox dir");
         let redis = RedisProcess::start(dir.path());
         let prefix = format!("t{}", std::process::id());
-        let coordinator =
-            CoordinatorProcess::start(dir.path(), &redis.url(), &prefix, coordinator_flags);
+        let coordinator = CoordinatorProcess::start_with_log_filter(
+            dir.path(),
+            &redis.url(),
+            &prefix,
+            "coordinator-test",
+            coordinator_flags,
+            log_filter,
+        );
         Sandbox {
             dir,
             redis,

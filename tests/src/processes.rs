@@ -206,6 +206,11 @@ pub const TEST_COORDINATOR_FLAGS: &[&str] = &[
     "2500",
 ];
 
+/// A coordinator's log filter that adds the log lines of per-candidate events
+/// (dispatched, finished, evaluated: debug, under their own target) to the default
+/// `info` — what a test reading those lines starts its coordinators with.
+pub const CANDIDATE_EVENTS_LOGGED: &str = "info,centroid::candidate_events=debug";
+
 /// The coordinator binary: `$CENTROID_BENCH_COORDINATOR` when set (a bench pairing
 /// a coordinator built from other code with this one), else this build's.
 fn coordinator_binary() -> PathBuf {
@@ -222,6 +227,8 @@ pub struct CoordinatorProcess {
     prefix: String,
     consumer: String,
     extra: Vec<String>,
+    /// `CENTROID_LOG` of the process
+    log_filter: String,
     dir: PathBuf,
     pub log: PathBuf,
     starts: u32,
@@ -240,8 +247,22 @@ impl CoordinatorProcess {
         consumer: &str,
         extra: &[&str],
     ) -> CoordinatorProcess {
+        CoordinatorProcess::start_with_log_filter(dir, redis_url, prefix, consumer, extra, "info")
+    }
+
+    /// As [`CoordinatorProcess::start_named`], logging by `log_filter` (`CENTROID_LOG`)
+    /// instead of `info`: e.g. [`CANDIDATE_EVENTS_LOGGED`].
+    pub fn start_with_log_filter(
+        dir: &Path,
+        redis_url: &str,
+        prefix: &str,
+        consumer: &str,
+        extra: &[&str],
+        log_filter: &str,
+    ) -> CoordinatorProcess {
         std::fs::create_dir_all(dir).expect("coordinator dir");
         let mut coordinator = CoordinatorProcess {
+            log_filter: log_filter.to_string(),
             child: None,
             address: "127.0.0.1:0".into(),
             redis_url: redis_url.to_string(),
@@ -279,7 +300,7 @@ impl CoordinatorProcess {
             .args(&self.extra)
             .arg("--ready-file")
             .arg(&ready)
-            .env("CENTROID_LOG", "info")
+            .env("CENTROID_LOG", &self.log_filter)
             .current_dir(&self.dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -1,5 +1,5 @@
 //! Several records read or written in one store call, a result recorded with its event,
-//! candidates written with their events,
+//! candidates written with their events, results read with their candidates,
 //! and a delivery seeing the job record as last written — against the in-process store and
 //! the Redis store on a real redis-server.
 
@@ -102,6 +102,36 @@ async fn batches(store: Arc<dyn Store>) {
         .await
         .unwrap();
     assert_eq!(results, vec![None, Some(result("job-m-c0", "w1"))]);
+    // results and candidates read together, each in the order asked
+    let (results, candidates) = store
+        .results_and_candidates(
+            "job-m",
+            &ids(&["job-m-c1", "job-m-c0"]),
+            &ids(&["job-m-c0", "job-m-none"]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(results, vec![None, Some(result("job-m-c0", "w1"))]);
+    assert_eq!(
+        candidates,
+        vec![Some(written[0].clone()), None],
+        "plans kept"
+    );
+    let (results, candidates) = store
+        .results_and_candidates("job-m", &ids(&["job-m-c0"]), &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        (results.len(), candidates.len()),
+        (1, 0),
+        "no candidate asked"
+    );
+    let (results, candidates) = store
+        .results_and_candidates("job-m", &[], &ids(&["job-m-c2"]))
+        .await
+        .unwrap();
+    assert!(results.is_empty());
+    assert_eq!(candidates[0].as_ref().unwrap().candidate_id, "job-m-c2");
 
     // a delivery reads the job record as last written, each time
     let before = store.deliver("job-m", "job-m-c1").await.unwrap();

@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 use centroid_proto::v1::GetJobRequest;
 use centroid_proto::v1::jobs_client::JobsClient;
 use centroid_runtime::trace_context;
-use centroid_tests::{CoordinatorProcess, RedisProcess, WorkerProcess, example_request, small_job};
+use centroid_tests::{
+    CANDIDATE_EVENTS_LOGGED, CoordinatorProcess, RedisProcess, WorkerProcess, example_request,
+    small_job,
+};
 use serde_json::Value;
 
 const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -61,7 +64,15 @@ async fn a_jobs_trace_id_follows_it_through_coordinator_worker_and_klayout() {
     let dir = tempfile::tempdir().unwrap();
     let json_logs = ["--log-format", "json"];
     let redis = RedisProcess::start(dir.path());
-    let coordinator = CoordinatorProcess::start(dir.path(), &redis.url(), "trace", &json_logs);
+    // with the per-candidate events' lines (debug): the candidate's TOOL_CALL and EVALUATION
+    let coordinator = CoordinatorProcess::start_with_log_filter(
+        dir.path(),
+        &redis.url(),
+        "trace",
+        "coordinator-test",
+        &json_logs,
+        CANDIDATE_EVENTS_LOGGED,
+    );
     let mut worker =
         WorkerProcess::start_with_flags(dir.path(), &coordinator.url(), "w-trace", 1, &json_logs);
 

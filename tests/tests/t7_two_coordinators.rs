@@ -5,18 +5,22 @@
 use std::time::Duration;
 
 use centroid_proto::v1::{GetJobRequest, SubmitJobRequest};
-use centroid_tests::{CoordinatorProcess, Sandbox, client_for, repository_root, sleep_job};
+use centroid_tests::{
+    CANDIDATE_EVENTS_LOGGED, CoordinatorProcess, Sandbox, client_for, repository_root, sleep_job,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_submitted_to_a_coordinator_without_workers_runs_on_the_other_ones() {
-    let mut sandbox = Sandbox::start(&[]);
+    // the dispatches' log lines (per candidate: debug) are what tells who dispatched
+    let mut sandbox = Sandbox::start_with_log_filter(&[], CANDIDATE_EVENTS_LOGGED);
     sandbox.add_worker("w1", 2).await;
-    let second = CoordinatorProcess::start_named(
+    let second = CoordinatorProcess::start_with_log_filter(
         &sandbox.dir.path().join("second"),
         &sandbox.redis.url(),
         &sandbox.prefix,
         "coordinator-second",
         &[],
+        CANDIDATE_EVENTS_LOGGED,
     );
     let mut client = client_for(&second.url()).await.unwrap();
     let dir = repository_root().join("examples/ota5");

@@ -71,15 +71,17 @@ pub(super) async fn record(context: &Context, job: &JobRecord, finished: Finishe
         return true;
     }
     context.metrics.candidate_recorded(&result);
-    tracing::info!(
-        session_id = job_id,
-        candidate_id = %candidate_id,
-        ok = result.ok,
-        worker_id = %result.worker_id,
-        drc_violations = measured.drc_violations,
-        duration_ms = result.duration_ms,
-        "candidate finished"
-    );
+    // a finish is logged with its event (debug, per candidate); a failed run here too
+    if !result.ok {
+        tracing::info!(
+            session_id = job_id,
+            candidate_id = %candidate_id,
+            worker_id = %result.worker_id,
+            error_code = %result.error_code,
+            duration_ms = result.duration_ms,
+            "candidate failed"
+        );
+    }
     if artifacts.is_empty() {
         context.event_appended(job, &event);
     } else {

@@ -8,6 +8,7 @@ use centroid_planner::run_report::RunReport;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod event_json;
 mod job_phase;
 mod listing;
 
@@ -16,6 +17,7 @@ pub use centroid_planner::design_point::DesignPoint;
 pub use centroid_planner::evaluation::{Evaluation, SignoffVerdict};
 pub use centroid_planner::plan::{Plan, PlanStep};
 pub use centroid_planner::run_report::StepOutcome;
+pub use event_json::EventJson;
 pub use job_phase::{Ahead, Drafting, JobPhase, JobState, ModelShare, Notice, Outcome, Round};
 pub use listing::{candidate_listed, result_listed};
 
@@ -332,8 +334,9 @@ pub struct EventRecord {
     pub iteration: u32,
     #[serde(default)]
     pub message: String,
+    /// the data as JSON text (`null`: none), serialised once
     #[serde(default)]
-    pub data: Value,
+    pub data: EventJson,
     #[serde(default)]
     pub last: bool,
 }

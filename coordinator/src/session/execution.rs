@@ -130,90 +130,93 @@ impl Driver {
         current: impl Fn(&CandidateRecord) -> bool,
     ) -> Result<(Vec<CandidateRecord>, HashMap<String, CandidateResult>), Interrupted> {
         let mut candidates = self.journal.read(&self.context, &job.job_id).await?;
-        let selected = candidates
-            .iter_mut()
+        let selected: Vec<ToEvaluate> = candidates
+            .iter()
             .filter(|candidate| current(candidate))
+            .map(|candidate| ToEvaluate {
+                candidate_id: candidate.candidate_id.clone(),
+                evaluated: candidate.evaluation.is_some(),
+            })
             .collect();
-        let results = self.evaluate_records(job, task, selected).await?;
+        let (results, mut evaluations) = self.evaluate_results(job, task, &selected).await?;
+        for candidate in &mut candidates {
+            if let Some(evaluation) = evaluations.remove(&candidate.candidate_id) {
+                candidate.evaluation = Some(evaluation);
+            }
+        }
         Ok((candidates, results))
     }
 
-    /// Reads the results of `records` (a few per store call); each one with a
-    /// result and no evaluation yet is evaluated, stored and reported. Returns the
-    /// results read.
-    async fn evaluate_records(
+    /// Reads the results of `selected` with the stored candidates of those not
+    /// evaluated yet (one store call per few); each one with a result and no
+    /// evaluation is evaluated, stored and reported. Returns the results read and the
+    /// new evaluations.
+    async fn evaluate_results(
         &self,
         job: &JobRecord,
         task: &TaskContext,
-        mut records: Vec<&mut CandidateRecord>,
-    ) -> Result<HashMap<String, CandidateResult>, Interrupted> {
+        selected: &[ToEvaluate],
+    ) -> Result<
+        (
+            HashMap<String, CandidateResult>,
+            HashMap<String, Evaluation>,
+        ),
+        Interrupted,
+    > {
         let context = &self.context;
         let store = &context.store;
-        let mut results = HashMap::new();
-        for chunk in records.chunks_mut(RECORDS_PER_CALL) {
+        let (mut results, mut evaluations) = (HashMap::new(), HashMap::new());
+        for chunk in selected.chunks(RECORDS_PER_CALL) {
             let ids: Vec<String> = chunk
                 .iter()
-                .map(|candidate| candidate.candidate_id.clone())
+                .map(|selected| selected.candidate_id.clone())
                 .collect();
-            let read = context
-                .with_store_retry("read results", || store.get_results(&job.job_id, &ids))
+            let unevaluated: Vec<String> = chunk
+                .iter()
+                .filter(|selected| !selected.evaluated)
+                .map(|selected| selected.candidate_id.clone())
+                .collect();
+            let (read, stored) = context
+                .with_store_retry("read results and candidates", || {
+                    store.results_and_candidates(&job.job_id, &ids, &unevaluated)
+                })
                 .await?;
-            let mut evaluated = Vec::new();
-            for (candidate, result) in chunk.iter_mut().zip(read) {
+            // the stored candidates come in the order of `unevaluated`
+            let mut stored = stored.into_iter();
+            let (mut written, mut events) = (Vec::new(), Vec::new());
+            for (selected, result) in chunk.iter().zip(read) {
+                let record = match selected.evaluated {
+                    true => None,
+                    false => stored.next().flatten(),
+                };
                 let Some(result) = result else { continue };
-                if candidate.evaluation.is_none() {
+                if !selected.evaluated {
+                    let candidate_id = &selected.candidate_id;
+                    let mut record =
+                        record.ok_or_else(|| missing_candidate(&job.job_id, candidate_id))?;
                     let evaluation = evaluator::evaluate_against(
                         &task.objectives,
                         &result,
                         job.schematic.as_ref(),
                     );
-                    evaluated.push((candidate.candidate_id.clone(), evaluation));
+                    events.push(evaluation_event(job, candidate_id, &evaluation));
+                    record.evaluation = Some(evaluation.clone());
+                    written.push(record);
+                    evaluations.insert(candidate_id.clone(), evaluation);
                 }
-                results.insert(candidate.candidate_id.clone(), result);
+                results.insert(selected.candidate_id.clone(), result);
             }
-            self.store_evaluations(job, &evaluated).await?;
-            for candidate in chunk.iter_mut() {
-                if let Some((_, evaluation)) = evaluated
-                    .iter()
-                    .find(|(candidate_id, _)| *candidate_id == candidate.candidate_id)
-                {
-                    candidate.evaluation = Some(evaluation.clone());
-                }
-            }
+            self.write_evaluated(job, &written, &events).await?;
         }
-        Ok(results)
-    }
-
-    /// Writes new evaluations into the stored candidates (which keep their plans)
-    /// and the journal cache, and reports each: the candidates and their events in
-    /// one store call.
-    async fn store_evaluations(
-        &self,
-        job: &JobRecord,
-        evaluations: &[(String, Evaluation)],
-    ) -> Result<(), Interrupted> {
-        let events: Vec<EventRecord> = evaluations
-            .iter()
-            .map(|(candidate_id, evaluation)| {
-                let message = evaluation_message(evaluation);
-                let data = EventData::Evaluated(Box::new(evaluation.clone()));
-                Context::event_of(job, EventKind::Evaluation, candidate_id, message, data)
-            })
-            .collect();
-        self.write_evaluations(job, evaluations, &events).await?;
-        for event in &events {
-            self.context.event_appended(job, event);
-        }
-        Ok(())
+        Ok((results, evaluations))
     }
 
     /// Writes evaluations into the stored candidates (which keep their plans; read,
-    /// then written back with `events` in one store call) and the journal cache.
+    /// then written back in one store call) and the journal cache.
     async fn write_evaluations(
         &self,
         job: &JobRecord,
         evaluations: &[(String, Evaluation)],
-        events: &[EventRecord],
     ) -> Result<(), Interrupted> {
         if evaluations.is_empty() {
             return Ok(());
@@ -235,13 +238,37 @@ impl Driver {
             stored.evaluation = Some(evaluation.clone());
             written.push(stored);
         }
+        self.write_evaluated(job, &written, &[]).await
+    }
+
+    /// Writes candidates with their new evaluations and `events` (which report them)
+    /// in one store call, then into the journal cache; the events are logged and
+    /// their watchers woken.
+    async fn write_evaluated(
+        &self,
+        job: &JobRecord,
+        written: &[CandidateRecord],
+        events: &[EventRecord],
+    ) -> Result<(), Interrupted> {
+        if written.is_empty() && events.is_empty() {
+            return Ok(());
+        }
+        let context = &self.context;
         context
             .with_store_retry("write evaluations", || {
-                store.put_candidates_reported(&job.job_id, &written, events)
+                context
+                    .store
+                    .put_candidates_reported(&job.job_id, written, events)
             })
             .await?;
-        for (candidate_id, evaluation) in evaluations {
-            self.journal.set_evaluation(candidate_id, evaluation);
+        for record in written {
+            if let Some(evaluation) = &record.evaluation {
+                self.journal
+                    .set_evaluation(&record.candidate_id, evaluation);
+            }
+        }
+        for event in events {
+            context.event_appended(job, event);
         }
         Ok(())
     }
@@ -266,7 +293,7 @@ impl Driver {
             .map(|index| (ids[index].clone(), evaluations[index].clone()))
             .collect();
         for chunk in changed.chunks(RECORDS_PER_CALL) {
-            self.write_evaluations(job, chunk, &[]).await?;
+            self.write_evaluations(job, chunk).await?;
         }
         Ok(candidates)
     }
@@ -288,10 +315,16 @@ impl Driver {
         };
         let iteration = job.iteration;
         // the cache knows them all (the usual case): only the new ones are touched
-        if let Some(mut unevaluated) = self.journal.unevaluated(candidate_ids, iteration) {
-            if !unevaluated.is_empty() {
-                self.evaluate_records(job, task, unevaluated.iter_mut().collect())
-                    .await?;
+        if let Some(unevaluated) = self.journal.unevaluated(candidate_ids, iteration) {
+            let selected: Vec<ToEvaluate> = unevaluated
+                .into_iter()
+                .map(|candidate_id| ToEvaluate {
+                    candidate_id,
+                    evaluated: false,
+                })
+                .collect();
+            if !selected.is_empty() {
+                self.evaluate_results(job, task, &selected).await?;
             }
             return Ok(());
         }
@@ -373,6 +406,19 @@ async fn enqueue(
         .await?;
     context.queue_changed.notify_waiters();
     Ok(())
+}
+
+/// A candidate whose result is read for its evaluation, and whether it has one.
+struct ToEvaluate {
+    candidate_id: String,
+    evaluated: bool,
+}
+
+/// The `Evaluation` event reporting a candidate's new evaluation.
+fn evaluation_event(job: &JobRecord, candidate_id: &str, evaluation: &Evaluation) -> EventRecord {
+    let message = evaluation_message(evaluation);
+    let data = EventData::Evaluated(Box::new(evaluation.clone()));
+    Context::event_of(job, EventKind::Evaluation, candidate_id, message, data)
 }
 
 /// A candidate the job's round names is not in the store: the job cannot go on.

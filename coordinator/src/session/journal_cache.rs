@@ -93,19 +93,19 @@ impl JournalCache {
         }
     }
 
-    /// The cached records of `candidate_ids` of `iteration` without an evaluation;
+    /// Those of `candidate_ids` cached as of `iteration` without an evaluation;
     /// `None` when one of `candidate_ids` is not cached (the caller reads the store).
     pub(super) fn unevaluated(
         &self,
         candidate_ids: &[String],
         iteration: u32,
-    ) -> Option<Vec<CandidateRecord>> {
+    ) -> Option<Vec<String>> {
         let records = self.lock();
         let mut unevaluated = Vec::new();
         for candidate_id in candidate_ids {
             let record = records.get(candidate_id)?;
             if record.iteration == iteration && record.evaluation.is_none() {
-                unevaluated.push(record.clone());
+                unevaluated.push(candidate_id.clone());
             }
         }
         Some(unevaluated)

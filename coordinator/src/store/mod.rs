@@ -25,6 +25,10 @@ use crate::model::{
     WorkerCard,
 };
 
+/// Results and candidates read together ([`JobRecords::results_and_candidates`]),
+/// `None` where one is not stored.
+pub type ResultsAndCandidates = (Vec<Option<CandidateResult>>, Vec<Option<CandidateRecord>>);
+
 /// The records of jobs and workers: jobs with their inputs, candidates, results,
 /// events and artifacts, the job and worker leases.
 #[tonic::async_trait]
@@ -149,6 +153,20 @@ pub trait JobRecords: Send + Sync + 'static {
             results.push(self.get_result(job_id, candidate_id).await?);
         }
         Ok(results)
+    }
+    /// The results of `result_ids` and the stored candidates (with their plans) of
+    /// `candidate_ids`, each in its order: what evaluating arrived results reads,
+    /// as one store call (the Redis store: both HMGETs in one round trip).
+    async fn results_and_candidates(
+        &self,
+        job_id: &str,
+        result_ids: &[String],
+        candidate_ids: &[String],
+    ) -> StoreResult<ResultsAndCandidates> {
+        Ok((
+            self.get_results(job_id, result_ids).await?,
+            self.get_candidates(job_id, candidate_ids).await?,
+        ))
     }
     /// Ids of the candidates with a result (cheap: no result bodies).
     async fn result_ids(&self, job_id: &str) -> StoreResult<Vec<String>>;

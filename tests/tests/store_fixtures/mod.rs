@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use centroid_coordinator::model::{
-    CandidateRecord, CandidateResult, CandidateStatus, DesignPoint, EventKind, EventRecord,
-    JobInputs, JobOptions, JobRecord, JobState, Origin, Plan, PlanStep, StepOutcome,
+    CandidateRecord, CandidateResult, CandidateStatus, DesignPoint, EventJson, EventKind,
+    EventRecord, JobInputs, JobOptions, JobRecord, JobState, Origin, Plan, PlanStep, StepOutcome,
 };
 use centroid_coordinator::store::RedisStore;
 use centroid_coordinator::store::redis::RedisStoreSettings;
@@ -115,7 +115,7 @@ pub fn event(kind: EventKind, last: bool) -> EventRecord {
         candidate_id: String::new(),
         iteration: 0,
         message: String::new(),
-        data: serde_json::Value::Null,
+        data: EventJson::null(),
         last,
     }
 }

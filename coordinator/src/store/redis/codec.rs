@@ -39,6 +39,15 @@ pub(super) async fn hash_records<T: serde::de::DeserializeOwned>(
         .arg(fields)
         .query_async(&mut conn)
         .await?;
+    records_of(key, texts)
+}
+
+/// The JSON records of an HMGET reply of hash `key`, `None` where a field is missing;
+/// a record that does not parse is corrupt.
+pub(super) fn records_of<T: serde::de::DeserializeOwned>(
+    key: &str,
+    texts: Vec<Option<String>>,
+) -> StoreResult<Vec<Option<T>>> {
     texts
         .into_iter()
         .map(|text| text.map(|text| from_json(key, &text)).transpose())

@@ -19,7 +19,7 @@ use crate::error::StoreResult;
 use crate::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, WorkerCard,
 };
-use crate::store::{DispatchReads, JobRecords};
+use crate::store::{DispatchReads, JobRecords, ResultsAndCandidates};
 
 #[tonic::async_trait]
 impl JobRecords for RedisStore {
@@ -131,6 +131,15 @@ impl JobRecords for RedisStore {
         candidate_id: &str,
     ) -> StoreResult<Option<CandidateResult>> {
         RedisStore::get_result(self, job_id, candidate_id).await
+    }
+
+    async fn results_and_candidates(
+        &self,
+        job_id: &str,
+        result_ids: &[String],
+        candidate_ids: &[String],
+    ) -> StoreResult<ResultsAndCandidates> {
+        RedisStore::results_and_candidates(self, job_id, result_ids, candidate_ids).await
     }
 
     async fn record_result(&self, job_id: &str, result: &CandidateResult) -> StoreResult<bool> {

@@ -6,9 +6,10 @@ use std::collections::HashMap;
 use redis::AsyncCommands;
 
 use super::super::RedisStore;
-use super::super::codec::{corrupt, from_json, hash_records, to_json};
+use super::super::codec::{corrupt, from_json, hash_records, records_of, to_json};
 use crate::error::StoreResult;
 use crate::model::{CandidateResult, EventRecord, result_listed};
+use crate::store::ResultsAndCandidates;
 
 impl RedisStore {
     /// The job's results by candidate id, each parsed by `read`.
@@ -91,6 +92,34 @@ impl RedisStore {
     ) -> StoreResult<Vec<Option<CandidateResult>>> {
         let key = self.job_key(job_id, "results");
         hash_records(self.conn(), &key, candidate_ids).await
+    }
+
+    /// HMGET of the results and HMGET of the candidates in one pipeline.
+    pub(super) async fn results_and_candidates(
+        &self,
+        job_id: &str,
+        result_ids: &[String],
+        candidate_ids: &[String],
+    ) -> StoreResult<ResultsAndCandidates> {
+        let results_key = self.job_key(job_id, "results");
+        let candidates_key = self.job_key(job_id, "candidates");
+        let mut pipe = redis::pipe();
+        // HMGET needs a field: an empty list asks for none (its reply is left out)
+        for (key, ids) in [(&results_key, result_ids), (&candidates_key, candidate_ids)] {
+            if !ids.is_empty() {
+                pipe.cmd("HMGET").arg(key).arg(ids);
+            }
+        }
+        let mut replies: Vec<Vec<Option<String>>> = pipe.query_async(&mut self.conn()).await?;
+        let candidate_texts = match candidate_ids.is_empty() {
+            true => Vec::new(),
+            false => replies.pop().unwrap_or_default(),
+        };
+        let result_texts = replies.pop().unwrap_or_default();
+        Ok((
+            records_of(&results_key, result_texts)?,
+            records_of(&candidates_key, candidate_texts)?,
+        ))
     }
 
     pub(super) async fn has_result(&self, job_id: &str, candidate_id: &str) -> StoreResult<bool> {
