@@ -18,9 +18,9 @@ from typing import Any
 
 import klayout.db as kdb
 import pytest
+from block_fixture import routed_block, two_instances_clean
 from helpers import RULE_SET_IDS, RULE_SET_PATHS, Client, load_rule_set
 from rust_plans import min_gate_length_m
-from test_blocks import check_clean
 
 from centroid_skills.routing.dims import routing_dims
 
@@ -45,24 +45,7 @@ def sizes(rules: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def ota_block(client: Client, size: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The planner's OTA block (the steps of ``centroid plan`` for the bank)."""
-    def dev(i: str) -> dict[str, Any]:
-        return {"device_id": i, "type": TERMS[i][0], **size[i]}
-
-    client.call("layout.create_common_centroid_pair", device_a=dev("M1"), device_b=dev("M2"),
-                arrangement="ABBA", share_diffusion=False, cell_name="B_dp")
-    client.call("layout.create_common_centroid_pair", device_a=dev("M3"), device_b=dev("M4"),
-                arrangement="ABBA", share_diffusion=True, cell_name="B_cm")
-    client.call("layout.create_device", cell_name="B_M5", **dev("M5"))
-    client.call("layout.add_dummies", cell="B_cm", count=1)
-    client.call("layout.add_dummies", cell="B_dp", count=1)
-    pitch = client.call("route.info")["pitch_um"]
-    client.call("layout.place", cell_name="B_ROW0", rows=[{"cells": ["B_dp", "B_M5"], "gap": pitch}])
-    client.call("layout.place", cell_name="B_ROW1", rows=[{"cells": ["B_cm"], "gap": pitch}])
-    devices = [{"id": i, "type": t, "terminals": terms} for i, (t, terms) in TERMS.items()]
-    return client.call("route.nets", cell_name="BLK", rows=["B_ROW0", "B_ROW1"], devices=devices,
-                       nets=[{"name": "vss", "net_type": "ground"},
-                             {"name": "vdd", "net_type": "power"}],
-                       ports=PORTS, fold_device_rows={"gap": pitch})
+    return routed_block(client, TERMS, size, [["dp", "M5"], ["cm"]], PORTS)
 
 
 def beside_rows(client: Client, folder: Path) -> list[kdb.Box]:
@@ -89,12 +72,6 @@ def beside_rows(client: Client, folder: Path) -> list[kdb.Box]:
     return out
 
 
-def flat(path: str, nets: dict[str, str], size: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"id": f"{path}/{i}", "type": t, **size[i],
-             "terminals": {k: nets.get(n, f"{path}/{n}") for k, n in terms.items()}}
-            for i, (t, terms) in TERMS.items()]
-
-
 @pytest.mark.parametrize("path", RULE_SET_PATHS, ids=RULE_SET_IDS)
 def test_the_planners_ota_block_has_no_column(path: Path, tmp_path: Path) -> None:
     rules = load_rule_set(path)
@@ -109,11 +86,4 @@ def test_the_planners_ota_block_has_no_column(path: Path, tmp_path: Path) -> Non
     # two instances side by side in a parent, its own nets per instance
     wiring = {f"X{k}": {"inp": f"inp{k}", "inn": f"inn{k}", "out": f"out{k}", "vbias": "vbias",
                         "vdd": "vdd", "vss": "vss"} for k in range(2)}
-    cells = [client.call("layout.instantiate_block", block="BLK", device_id=inst,
-                         cell_name=f"I_{inst}")["cell"] for inst in wiring]
-    pitch = client.call("route.info")["pitch_um"]
-    client.call("layout.place", cell_name="TOP_ROW0", rows=[{"cells": cells, "gap": pitch}])
-    client.call("route.nets", cell_name="TOP", rows=["TOP_ROW0"],
-                devices=[{"id": i, "type": "block", "terminals": t} for i, t in wiring.items()],
-                nets=[{"name": "vdd", "net_type": "power"}, {"name": "vss", "net_type": "ground"}])
-    check_clean(client, "TOP", [d for inst, nets in wiring.items() for d in flat(inst, nets, size)])
+    two_instances_clean(client, wiring, TERMS, size)
