@@ -246,6 +246,7 @@ impl HeuristicPlanner {
                 .map(|module| module.id.clone())
                 .collect(),
             hierarchies: Vec::new(),
+            top_devices: Vec::new(),
             blocks: BTreeMap::new(),
         }
     }
@@ -299,6 +300,13 @@ impl Planner for HeuristicPlanner {
                     };
                     (block.subcircuit.clone(), block_space)
                 })
+                .collect();
+            let top = &hierarchy.top;
+            space.top_devices = top
+                .circuit
+                .devices
+                .iter()
+                .map(|device| top.flat_id(&device.id))
                 .collect();
         }
         space

@@ -295,6 +295,7 @@ mod tests {
             bound: vec![],
             groups: vec![],
             hierarchies: Vec::new(),
+            top_devices: Vec::new(),
             blocks: Default::default(),
         };
         let mut rng = SplitMix64::new(29);

@@ -425,6 +425,7 @@ mod tests {
             bound: Vec::new(),
             groups: Vec::new(),
             hierarchies: Vec::new(),
+            top_devices: Vec::new(),
             blocks: Default::default(),
         };
         let line = journal_lines(&[entry(point.clone())], Some(&space));

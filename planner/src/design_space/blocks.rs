@@ -5,7 +5,7 @@
 //! ([`DesignSpace::inherited`]); one spelling per layout leaves such a block without
 //! an entry.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -54,6 +54,28 @@ impl DesignSpace {
             Some(own) => Some(own.clone()),
             None => self.inherited(top, subcircuit),
         }
+    }
+
+    /// The point's full order as the layout depends on it: for a point laid out as
+    /// blocks, the top's own devices in the point's order and the devices drawn inside
+    /// blocks (which the top's order does not arrange) in the default order after
+    /// them — so two points whose orders differ only inside blocks are one point;
+    /// else the full order.
+    pub(super) fn top_order(&self, point: &DesignPoint) -> Vec<String> {
+        let order = self.full_order(point);
+        if self.blocks.is_empty() || !point.builds_blocks() {
+            return order;
+        }
+        let own: HashSet<&str> = self.top_devices.iter().map(String::as_str).collect();
+        let drawn_by_top = DesignPoint {
+            order: order
+                .into_iter()
+                .filter(|device| own.contains(device.as_str()))
+                .collect(),
+            blocks: BTreeMap::new(),
+            ..point.clone()
+        };
+        self.full_order(&drawn_by_top)
     }
 
     /// Each block's own point in its space's spelling; none for a flat point, for a
@@ -176,6 +198,7 @@ pub(crate) mod tests {
             bound: vec![],
             groups: vec![],
             hierarchies: Vec::new(),
+            top_devices: Vec::new(),
             blocks: BTreeMap::new(),
         }
     }
@@ -210,6 +233,7 @@ pub(crate) mod tests {
                 },
             ],
             hierarchies: vec!["blocks".into(), "flat".into()],
+            top_devices: vec!["MC".into()],
             blocks: [("amp".into(), block("X1")), ("bias".into(), block("X2"))].into(),
             ..block_space()
         }
@@ -253,6 +277,37 @@ pub(crate) mod tests {
             ..with_own
         };
         assert!(space.canonical(&flat).blocks.is_empty());
+    }
+
+    #[test]
+    fn orders_that_differ_only_inside_blocks_are_one_point_when_laid_out_as_blocks() {
+        let space = space();
+        let listed = |ids: &[&str]| ids.iter().map(|id| id.to_string()).collect::<Vec<_>>();
+        let first = DesignPoint {
+            order: listed(&["X1/M1", "X2/M2", "MC", "X1/M2", "X2/M1", "X2/M3", "X1/M3"]),
+            ..space.default_point()
+        };
+        let second = DesignPoint {
+            order: listed(&["MC", "X2/M1", "X1/M2", "X2/M2", "X1/M1", "X1/M3", "X2/M3"]),
+            ..space.default_point()
+        };
+        assert!(first.builds_blocks());
+        let canonical = space.canonical(&first);
+        assert_eq!(canonical.key(), space.canonical(&second).key());
+        assert_eq!(
+            canonical.key(),
+            space.canonical(&space.default_point()).key()
+        );
+        assert_eq!(space.canonical(&canonical), canonical, "one spelling");
+        // laid out flat, the top's order arranges every device: two points
+        let flat = |point: &DesignPoint| {
+            space.canonical(&DesignPoint {
+                hierarchy: String::new(),
+                ..point.clone()
+            })
+        };
+        assert_ne!(flat(&first).key(), flat(&second).key());
+        assert_eq!(flat(&first).order, first.order);
     }
 
     #[test]

@@ -48,6 +48,10 @@ pub struct DesignSpace {
     /// each block's own space by subcircuit, when blocks are offered (empty else)
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub blocks: BTreeMap<String, BlockSpace>,
+    /// the devices the top draws itself when laid out as blocks (flat ids; the rest
+    /// are drawn inside blocks, in their own orders): empty without blocks
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub top_devices: Vec<String>,
 }
 
 /// The coordinates a mutation may change (one more, `hierarchy`, when the space
@@ -178,7 +182,7 @@ impl DesignSpace {
             row_order: point.row_order,
             spacing_nm: point.spacing_nm,
             aspect_ratio_pct: point.aspect_ratio_pct,
-            order: self.full_order(point),
+            order: self.top_order(point),
             rows: point.rows.clone(),
             module_arrangements: point.module_arrangements.clone(),
             module_dummies: point.module_dummies.clone(),

@@ -27,6 +27,7 @@ pub(crate) fn space() -> DesignSpace {
         bound: vec![],
         groups: vec!["dp".into(), "mirror".into()],
         hierarchies: Vec::new(),
+        top_devices: Vec::new(),
         blocks: BTreeMap::new(),
     }
 }

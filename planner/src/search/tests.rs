@@ -17,6 +17,7 @@ fn space() -> DesignSpace {
         bound: vec![],
         groups: vec![],
         hierarchies: Vec::new(),
+        top_devices: Vec::new(),
         blocks: Default::default(),
     }
 }

@@ -1,0 +1,130 @@
+//! One key per layout of a hierarchical circuit laid out as blocks (issue 26): the
+//! top's order arranges only the top's own devices (each block is drawn in its own
+//! point's order or its own default), so two points whose top orders differ only in
+//! the devices drawn inside blocks are one layout, one key, one candidate.
+
+use std::collections::HashSet;
+
+use centroid_planner::evaluation::Evaluation;
+use centroid_planner::heuristic::HeuristicPlanner;
+use centroid_planner::plan::Plan;
+use centroid_planner::planner::Planner;
+use centroid_planner::search::Journal;
+use centroid_planner::{CandidateRecord, DesignPoint, Origin};
+
+mod support;
+use support::{load, netlist, skills};
+
+fn plan_json(plan: &Plan) -> String {
+    serde_json::to_string(plan).unwrap()
+}
+
+#[test]
+fn top_orders_that_differ_only_inside_blocks_draw_one_plan_under_one_key() {
+    let (context, raw) = load(&netlist());
+    let planner = HeuristicPlanner::new(raw).with_route_pitch(Some(0.5));
+    let catalog = skills(true);
+    let space = planner.design_space(&context, &catalog);
+    let point = space.default_point();
+    assert!(point.builds_blocks());
+    assert!(space.top_devices.contains(&"MC".to_string()));
+    // the devices drawn inside blocks, reversed among themselves
+    let order = space.full_order(&point);
+    let inside: Vec<usize> = (0..order.len())
+        .filter(|at| !space.top_devices.contains(&order[*at]))
+        .collect();
+    assert!(inside.len() > 2, "{order:?}");
+    let mut reordered = order.clone();
+    for (at, from) in inside.iter().zip(inside.iter().rev()) {
+        reordered[*at] = order[*from].clone();
+    }
+    assert_ne!(reordered, order);
+    let other = DesignPoint {
+        order: reordered,
+        ..point.clone()
+    };
+    let drawn = |point: &DesignPoint| plan_json(&planner.plan(&context, point, &catalog).unwrap());
+    assert_eq!(drawn(&point), drawn(&other), "one layout");
+    assert_eq!(
+        space.canonical(&point).key(),
+        space.canonical(&other).key(),
+        "one key"
+    );
+    // the canonical point draws that layout too
+    assert_eq!(drawn(&space.canonical(&other)), drawn(&point));
+    // laid out flat, the same orders are two layouts and two keys
+    let flat = |point: &DesignPoint| DesignPoint {
+        hierarchy: String::new(),
+        ..point.clone()
+    };
+    assert_ne!(drawn(&flat(&point)), drawn(&flat(&other)));
+    assert_ne!(
+        space.canonical(&flat(&point)).key(),
+        space.canonical(&flat(&other)).key()
+    );
+}
+
+fn evaluated(point: DesignPoint) -> CandidateRecord {
+    CandidateRecord {
+        candidate_id: "c1".into(),
+        job_id: "j".into(),
+        iteration: 0,
+        parent_id: String::new(),
+        origin: Origin::Draft,
+        design_point: point,
+        plan: Plan::default(),
+        required_skills: vec![],
+        evaluation: Some(Evaluation {
+            score: 0.5,
+            passed: true,
+            drc_violations: 0,
+            lvs: String::new(),
+            area_um2: 1.0,
+            area_score: 1.0,
+            matching_score: 1.0,
+            reasons: Vec::new(),
+            drc_by_rule: Default::default(),
+            lvs_mismatches: Vec::new(),
+            signoff: None,
+            layout: None,
+            performance: None,
+            parasitics: None,
+            electrical: None,
+            performance_share: None,
+        }),
+    }
+}
+
+/// A point but its top order: two proposals alike in this and in their plan are one
+/// layout drafted twice for the top's order alone.
+fn but_the_order(point: &DesignPoint) -> DesignPoint {
+    DesignPoint {
+        order: Vec::new(),
+        ..point.clone()
+    }
+}
+
+#[test]
+fn an_iteration_of_a_blocks_layout_drafts_no_layout_twice_for_the_top_order() {
+    let (context, raw) = load(&netlist());
+    let planner = HeuristicPlanner::new(raw).with_route_pitch(Some(0.5));
+    let catalog = skills(true);
+    let space = planner.design_space(&context, &catalog);
+    let tried = space.canonical(&space.default_point());
+    let journal = Journal::from_candidates(&[evaluated(tried.clone())]);
+    let drawn = |point: &DesignPoint| plan_json(&planner.plan(&context, point, &catalog).unwrap());
+    for seed in 1..=3 {
+        let proposals = journal.propose(&space, 24, seed, 1, vec![], &[]);
+        assert_eq!(proposals.len(), 24);
+        let mut layouts = HashSet::from([(drawn(&tried), but_the_order(&tried))]);
+        for proposal in &proposals {
+            let point = &proposal.point;
+            assert!(
+                layouts.insert((drawn(point), but_the_order(point))),
+                "seed {seed}: {:?} {} draws a layout drafted already",
+                proposal.origin,
+                serde_json::to_string(point).unwrap()
+            );
+        }
+    }
+}
