@@ -27,7 +27,6 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -35,31 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import klayout.db as kdb  # noqa: E402
 from bench_blocks import draw_bank, flat_devices  # noqa: E402
 from helpers import REPO_ROOT, Client, load_rule_set  # noqa: E402
-
-import centroid_skills.routing.router as router  # noqa: E402
-
-SEEN: dict[str, Any] = {}  # the last routing call's dims, rows, tracks, stack and plan
-_stack_rows = router.stack_rows
-_plan_channels = router.plan_channels
-
-
-def _seen_stack(*args: Any) -> Any:
-    stack = _stack_rows(*args)
-    SEEN.update(d=args[1], infos=args[2], tracks=args[3], stack=stack)
-    return stack
-
-
-def _seen_plan(*args: Any, **kwargs: Any) -> Any:
-    SEEN["plan"] = _plan_channels(*args, **kwargs)
-    return SEEN["plan"]
-
-
-router.stack_rows = _seen_stack
-router.plan_channels = _seen_plan
-
-
-def um(nm: int) -> float:
-    return nm / 1000
+from route_record import SEEN, um  # noqa: E402  (wraps the router: SEEN)
 
 
 def breakdown(client: Client, cell: str, label: str) -> None:

@@ -17,36 +17,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from helpers import Client  # noqa: E402
+from route_record import SEEN, um  # noqa: E402  (wraps the router: SEEN)
 from rust_plans import substituted  # noqa: E402
-
-import centroid_skills.routing.router as router  # noqa: E402
-
-SEEN: dict[str, Any] = {}  # the last routing call's rows, plan and stack
-_plan_channels = router.plan_channels
-_stack_rows = router.stack_rows
-
-
-def _seen_plan(*args: Any, **kwargs: Any) -> Any:
-    SEEN.update(infos=args[2], plan=_plan_channels(*args, **kwargs))
-    return SEEN["plan"]
-
-
-def _seen_stack(*args: Any) -> Any:
-    SEEN["stack"] = _stack_rows(*args)
-    return SEEN["stack"]
-
-
-router.plan_channels = _seen_plan
-router.stack_rows = _seen_stack
-
-
-def um(nm: int) -> float:
-    return nm / 1000
 
 
 def print_route(client: Client, cell: str, seconds: float) -> None:
