@@ -5,8 +5,10 @@ parent, routed and checked DRC/LVS clean against its flat devices."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import klayout.db as kdb
 from helpers import Client
 from test_blocks import check_clean
 
@@ -42,6 +44,14 @@ def routed_block(client: Client, terms: Terms, size: dict[str, dict[str, Any]],
                        nets=[{"name": "vss", "net_type": "ground"},
                              {"name": "vdd", "net_type": "power"}],
                        ports=ports, fold_device_rows={"gap": pitch})
+
+
+def exported_block(client: Client, folder: Path) -> tuple[kdb.Layout, kdb.Cell]:
+    """Block ``BLK`` written to GDS under ``folder`` and read back: the layout and the cell."""
+    path = client.call("layout.export", cell="BLK", path=str(folder / "blk.gds"))["path"]
+    layout = kdb.Layout()
+    layout.read(path)
+    return layout, layout.cell("BLK")
 
 
 def flat(path: str, nets: dict[str, str], terms: Terms,

@@ -18,7 +18,7 @@ from typing import Any
 
 import klayout.db as kdb
 import pytest
-from block_fixture import routed_block, two_instances_clean
+from block_fixture import exported_block, routed_block, two_instances_clean
 from helpers import RULE_SET_IDS, RULE_SET_PATHS, Client, load_rule_set
 from rust_plans import min_gate_length_m
 
@@ -53,10 +53,7 @@ def beside_rows(client: Client, folder: Path) -> list[kdb.Box]:
     rows (wholly left or right of every row), read back from the written GDS."""
     tech = client.server.session.need_tech()
     d = routing_dims(tech)
-    path = client.call("layout.export", cell="BLK", path=str(folder / "blk.gds"))["path"]
-    layout = kdb.Layout()
-    layout.read(path)
-    cell = layout.cell("BLK")
+    layout, cell = exported_block(client, folder)
     rows = [i.bbox() for i in cell.each_inst() if "_ROW" in i.cell.name]
     left, right = min(b.left for b in rows), max(b.right for b in rows)
     out = []

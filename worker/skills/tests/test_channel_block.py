@@ -17,7 +17,7 @@ from typing import Any
 
 import klayout.db as kdb
 import pytest
-from block_fixture import routed_block, two_instances_clean
+from block_fixture import exported_block, routed_block, two_instances_clean
 from helpers import RULE_SET_IDS, RULE_SET_PATHS, Client, load_rule_set
 from rust_plans import min_gate_length_m
 
@@ -68,10 +68,7 @@ def columns_beside_rows(client: Client, folder: Path) -> int:
     """Metal-2 shapes of the block standing wholly beside its rows and reaching over at least
     two of them (the trunk columns), read back from the written GDS."""
     tech = client.server.session.need_tech()
-    path = client.call("layout.export", cell="BLK", path=str(folder / "blk.gds"))["path"]
-    layout = kdb.Layout()
-    layout.read(path)
-    cell = layout.cell("BLK")
+    layout, cell = exported_block(client, folder)
     rows = [i.bbox() for i in cell.each_inst()]
     left, right = min(b.left for b in rows), max(b.right for b in rows)
     m2 = tech.require("metal2")
