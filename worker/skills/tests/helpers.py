@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from centroid_skills.server import Server
+from centroid_skills.skills import signoff
 
 SKILLS_DIR = Path(__file__).resolve().parents[1]
 REPO_ROOT = SKILLS_DIR.parents[1]
@@ -37,6 +39,26 @@ def shared_file(relative: str) -> Path:
                     f"checkout ({REPO_ROOT.parent / 'shared'}) or set {SHARED_DIR_ENV} to the "
                     f"folder that holds {relative}", pytrace=False)
     return path
+
+
+def foundry_deck(relative: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A foundry deck of the shared folder made the one ``signoff.run`` finds; the test FAILS
+    when the ``klayout`` binary that runs decks is missing."""
+    if shutil.which(os.environ.get(signoff.BINARY_ENV) or signoff.DEFAULT_BINARY) is None:
+        pytest.fail("no klayout binary on PATH: `make signoff` installs it")
+    deck = shared_file(relative)
+    monkeypatch.setenv(signoff.DECKS_ENV, str(deck))
+    return deck
+
+
+def assert_top_deck_clean(client: Client, deck: Path, folder: Path) -> None:
+    """``TOP`` written under ``folder`` and run through ``deck``: it ran on TOP, reported
+    the deck's rules, and found no violation."""
+    gds = client.call("layout.export", cell="TOP", path=str(folder / "top.gds"))["path"]
+    data = client.call("signoff.run", deck=deck.name, gds_path=gds,
+                       report_path=str(folder / "signoff.lyrdb"))
+    assert data["ran"] and data["top_cell"] == "TOP" and data["rules_reported"] > 100
+    assert data["violations"] == 0, data["by_rule"]
 
 
 def rule_set_paths() -> list[Path]:

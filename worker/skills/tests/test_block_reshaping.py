@@ -13,18 +13,23 @@ the same layout; on SKY130 clean under the foundry's deck too."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import klayout.db as kdb
 import pytest
-from helpers import REPO_ROOT, RULE_SET_IDS, RULE_SET_PATHS, Client, load_rule_set, shared_file
+from helpers import (
+    REPO_ROOT,
+    RULE_SET_IDS,
+    RULE_SET_PATHS,
+    Client,
+    assert_top_deck_clean,
+    foundry_deck,
+    load_rule_set,
+)
 from test_blocks import SIZE, SUPPLIES, check_clean, flat_devices, route_items
 
 from centroid_skills.routing import block_reshaping
-from centroid_skills.skills import signoff
 
 SWITCH = [("M1", "nmos", {"d": "a", "g": "en", "s": "b", "b": "vss"})]
 SWITCHES = 32
@@ -138,13 +143,6 @@ def test_a_bias_block_is_drawn_as_wide_as_a_run_of_its_neighbours(path: Path, tm
 @pytest.mark.signoff
 def test_the_reshaped_block_passes_the_foundry_deck(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The parent with the reshaped bias block is clean under SKY130's own deck."""
-    if shutil.which(os.environ.get(signoff.BINARY_ENV) or signoff.DEFAULT_BINARY) is None:
-        pytest.fail("no klayout binary on PATH: `make signoff` installs it")
-    deck = shared_file("decks/sky130/sky130A_mr.drc")
-    monkeypatch.setenv(signoff.DECKS_ENV, str(deck))
+    deck = foundry_deck("decks/sky130/sky130A_mr.drc", monkeypatch)
     client, _routed, _flat, _plate = parent(REPO_ROOT / "examples" / "pdk" / "sky130.json")
-    gds = client.call("layout.export", cell="TOP", path=str(tmp_path / "top.gds"))["path"]
-    data = client.call("signoff.run", deck=deck.name, gds_path=gds,
-                       report_path=str(tmp_path / "signoff.lyrdb"))
-    assert data["ran"] and data["top_cell"] == "TOP" and data["rules_reported"] > 100
-    assert data["violations"] == 0, data["by_rule"]
+    assert_top_deck_clean(client, deck, tmp_path)

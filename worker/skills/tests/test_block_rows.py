@@ -13,17 +13,21 @@ of equal blocks in equal rows keeps the planner's rows."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import klayout.db as kdb
 import pytest
-from helpers import REPO_ROOT, RULE_SET_IDS, RULE_SET_PATHS, Client, load_rule_set, shared_file
+from helpers import (
+    REPO_ROOT,
+    RULE_SET_IDS,
+    RULE_SET_PATHS,
+    Client,
+    assert_top_deck_clean,
+    foundry_deck,
+    load_rule_set,
+)
 from test_blocks import OTA, SUPPLIES, check_clean, flat_devices, make_rows, ota_block, route_items
-
-from centroid_skills.skills import signoff
 
 SWITCH = [("M1", "nmos", {"d": "a", "g": "en", "s": "b", "b": "vss"})]
 SWITCHES = 9
@@ -133,14 +137,7 @@ def test_equal_blocks_in_equal_rows_keep_the_planners_rows() -> None:
 @pytest.mark.signoff
 def test_packed_rows_pass_the_foundry_deck(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The packed parent's GDS is clean under SKY130's own deck."""
-    if shutil.which(os.environ.get(signoff.BINARY_ENV) or signoff.DEFAULT_BINARY) is None:
-        pytest.fail("no klayout binary on PATH: `make signoff` installs it")
-    deck = shared_file("decks/sky130/sky130A_mr.drc")
-    monkeypatch.setenv(signoff.DECKS_ENV, str(deck))
+    deck = foundry_deck("decks/sky130/sky130A_mr.drc", monkeypatch)
     client, routed, _flat = parent(REPO_ROOT / "examples" / "pdk" / "sky130.json", pack=True)
     assert routed["rows"] != ["TOP_ROW0", "TOP_ROW1", "TOP_ROW2", "TOP_ROW3"]
-    gds = client.call("layout.export", cell="TOP", path=str(tmp_path / "top.gds"))["path"]
-    data = client.call("signoff.run", deck=deck.name, gds_path=gds,
-                       report_path=str(tmp_path / "signoff.lyrdb"))
-    assert data["ran"] and data["top_cell"] == "TOP" and data["rules_reported"] > 100
-    assert data["violations"] == 0, data["by_rule"]
+    assert_top_deck_clean(client, deck, tmp_path)

@@ -8,16 +8,20 @@ are metal 1)."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import klayout.db as kdb
 import pytest
-from helpers import REPO_ROOT, RULE_SET_IDS, RULE_SET_PATHS, Client, load_rule_set, shared_file
-
-from centroid_skills.skills import signoff
+from helpers import (
+    REPO_ROOT,
+    RULE_SET_IDS,
+    RULE_SET_PATHS,
+    Client,
+    assert_top_deck_clean,
+    foundry_deck,
+    load_rule_set,
+)
 
 EXAMPLES = RULE_SET_PATHS  # the example rule sets (SKY130, GF180, IHP) and the toy set
 
@@ -309,15 +313,8 @@ def test_matched_pair_inside_blocks_is_measured(client: Client) -> None:
 def test_foundry_deck_on_the_hierarchical_layout(pdk: str, deck: str, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The three OTA instances' GDS (the block once) is clean under the foundry's deck."""
-    if shutil.which(os.environ.get(signoff.BINARY_ENV) or signoff.DEFAULT_BINARY) is None:
-        pytest.fail("no klayout binary on PATH: `make signoff` installs it")
-    path = shared_file(deck)
-    monkeypatch.setenv(signoff.DECKS_ENV, str(path))
+    path = foundry_deck(deck, monkeypatch)
     client = Client()
     client.call("tech.load", rules=load_rule_set(REPO_ROOT / "examples" / "pdk" / f"{pdk}.json"))
     chain_of_three(client)
-    gds = client.call("layout.export", cell="TOP", path=str(tmp_path / "top.gds"))["path"]
-    data = client.call("signoff.run", deck=path.name, gds_path=gds,
-                       report_path=str(tmp_path / "signoff.lyrdb"))
-    assert data["ran"] and data["top_cell"] == "TOP" and data["rules_reported"] > 100
-    assert data["violations"] == 0, data["by_rule"]
+    assert_top_deck_clean(client, path, tmp_path)
