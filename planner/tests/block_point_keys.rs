@@ -77,20 +77,10 @@ fn evaluated(point: DesignPoint) -> CandidateRecord {
         evaluation: Some(Evaluation {
             score: 0.5,
             passed: true,
-            drc_violations: 0,
-            lvs: String::new(),
             area_um2: 1.0,
             area_score: 1.0,
             matching_score: 1.0,
-            reasons: Vec::new(),
-            drc_by_rule: Default::default(),
-            lvs_mismatches: Vec::new(),
-            signoff: None,
-            layout: None,
-            performance: None,
-            parasitics: None,
-            electrical: None,
-            performance_share: None,
+            ..Evaluation::default()
         }),
     }
 }
