@@ -4,6 +4,7 @@ vertical constraints between stubs from below and from above)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from centroid_skills.routing.dims import Dims, track_reach
@@ -114,12 +115,18 @@ def coming_down_x(stubs: list[Stub], d: Dims, tech: Technology) -> list[tuple[in
 
 
 def _left_edge(entries: list[tuple[int, int, str]], before: dict[str, set[str]],
-               d: Dims, tech: Technology, joined: set[str]) -> dict[str, tuple[int, int, int]] | None:
+               d: Dims, tech: Technology, joined: set[str],
+               low: set[str] | None = None, bars: Sequence[tuple[int, str]] = ()
+               ) -> dict[str, tuple[int, int, int]] | None:
     """Tracks for net spans (left, right, net); ``before[b]``: nets whose track must be
     below b's.  Lowest fitting track in topological order; None on a cycle.  Two spans
     share a track when the tracks as drawn (reaching past their end vias,
     :func:`.dims.track_reach`; ``joined``: nets with a vertical here) keep the layer's
-    spacing."""
+    spacing.  With ``low`` (a set, filled with them) a level holds a second track on metal 1
+    (:func:`.dims.with_low_tracks`), for a net without a vertical here, where the track
+    layer's is taken: clear of every other net's metal-1 stub coming up through the channel
+    (``bars``: x and net), unless that stub's net already has its track on a lower level
+    (the stub ends there, below the metal-1 track)."""
     nets = {e[2]: e for e in entries}
     level: dict[str, int] = {}
     visiting: set[str] = set()
@@ -145,19 +152,37 @@ def _left_edge(entries: list[tuple[int, int, str]], before: dict[str, set[str]],
     for n in nets:
         if lvl(n) is None:
             return None
-    occupied: list[list[tuple[int, int]]] = []  # per track: drawn extents
+    if low is not None:
+        low.clear()
+    occupied: dict[tuple[int, bool], list[tuple[int, int]]] = {}  # (level, low): extents
     out: dict[str, tuple[int, int, int]] = {}
-    for left, right, net in sorted(entries, key=lambda e: (level[e[2]], e[0], e[2])):
-        reach = track_reach(tech, d, left, right, net in joined)
+
+    def fits(net: str, t: int, left: int, right: int, on_low: bool) -> tuple[int, int] | None:
+        """The drawn extent of ``net``'s track on level ``t`` and that layer, if it fits."""
+        half, _end, _area, space = d.reach_of(on_low)
+        reach = track_reach(tech, d, left, right, net in joined, on_low)
         lo, hi = left - reach, right + reach
+        if not all(lo - r >= space or l_ - hi >= space for l_, r in occupied.get((t, on_low), [])):
+            return None
+        if on_low and any(n != net and (n not in out or out[n][0] >= t)
+                          and lo - (x + d.hp1) < d.s1 and (x - d.hp1) - hi < d.s1
+                          for x, n in bars):
+            return None
+        return lo, hi
+
+    for left, right, net in sorted(entries, key=lambda e: (level[e[2]], e[0], e[2])):
         t = 1 + max((out[p][0] for p in before.get(net, ()) if p in out), default=-1)
+        layers = (False, True) if low is not None and net not in joined else (False,)
         while True:
-            while t >= len(occupied):
-                occupied.append([])
-            if all(lo - r >= d.sh or l_ - hi >= d.sh for l_, r in occupied[t]):
+            placed = next(((on_low, ext) for on_low in layers
+                           if (ext := fits(net, t, left, right, on_low)) is not None), None)
+            if placed is not None:
                 break
             t += 1
-        occupied[t].append((lo, hi))
+        on_low, ext = placed
+        occupied.setdefault((t, on_low), []).append(ext)
+        if on_low and low is not None:
+            low.add(net)
         out[net] = (t, left, right)
     return out
 
@@ -305,19 +330,29 @@ def order_cycle(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technol
 
 def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology,
                  partners: list[tuple[str, str]] | None = None, bands: list[Band] | None = None,
-                 search: bool = False) -> dict[str, tuple[int, int, int]] | None:
+                 search: bool = False, low: set[str] | None = None
+                 ) -> dict[str, tuple[int, int, int]] | None:
     """x of every stub and the track of every net in one channel (:func:`_planned`); where
     no plan is found and ``search`` is on, once more with the stubs' order searched
-    (:func:`_searched_x`)."""
-    found = _planned(lst, trunk_x, d, tech, partners, bands, False)
+    (:func:`_searched_x`).  ``low`` (where the rule set has a second track layer,
+    ``d.low_role``): filled with the nets whose track is on metal 1."""
+    low = low if d.low_role is not None else None
+    found = _planned(lst, trunk_x, d, tech, partners, bands, False, low)
     if found is None and search:
-        return _planned(lst, trunk_x, d, tech, partners, bands, True)
+        return _planned(lst, trunk_x, d, tech, partners, bands, True, low)
     return found
 
 
+def metal1_bars(lst: list[Stub]) -> list[tuple[int, str]]:
+    """The metal-1 stubs coming up through a channel to their track (x, net): a metal-1 pin
+    going up where the tracks are not metal 1 (:func:`.drawing.draw_stubs`)."""
+    return [(s.x, s.net) for s in lst
+            if s.kind == "up" and s.term.role == "metal1" and not s.term.port]
+
+
 def _planned(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology,
-             partners: list[tuple[str, str]] | None, bands: list[Band] | None, search: bool
-             ) -> dict[str, tuple[int, int, int]] | None:
+             partners: list[tuple[str, str]] | None, bands: list[Band] | None, search: bool,
+             low: set[str] | None = None) -> dict[str, tuple[int, int, int]] | None:
     """x of every stub and the track of every net in one channel.
 
     Stubs coming from below (up) and from above (down, rail) are spaced among
@@ -350,7 +385,7 @@ def _planned(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology
             for pairs in choices:
                 entries = entries_for(pairs)
                 res = _left_edge(entries, _merged(before, band_constraints(bands, entries, d, tech)),
-                                 d, tech, joined)
+                                 d, tech, joined, low, metal1_bars(lst))
                 if res is not None:
                     return res
             if not _clear_ports(ups, downs, d, tech) or not assign_x(ups, d.px, tech, search):
@@ -359,7 +394,8 @@ def _planned(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology
         return None
     for pairs in choices:
         entries = entries_for(pairs)
-        res = _left_edge(entries, band_constraints(bands, entries, d, tech), d, tech, joined)
+        res = _left_edge(entries, band_constraints(bands, entries, d, tech), d, tech, joined,
+                         low, metal1_bars(lst))
         if res is not None:
             return res
     return None

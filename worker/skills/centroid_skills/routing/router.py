@@ -101,13 +101,13 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     # are metal 1 themselves, else right under their track via (their metal-1 bar crosses
     # the lower tracks)
     via_rows = m1_up if d.h_role == "metal1" else [False] * len(m1_up)
-    stack = stack_rows(tech, d, infos, plan.tracks, via_rows, m1_up)
+    stack = stack_rows(tech, d, infos, plan.tracks, via_rows, m1_up, plan.low)
 
     draw_rows(tech, layout, top, infos)
     painter = Painter(tech, layout, d)
     draw_stubs(painter, infos, plan.stubs, stack)
-    draw_track_vias(painter, plan.stubs, stack)
-    first_tracks = draw_tracks(tech, painter, plan.tracks, stack, plan.verticals)
+    draw_track_vias(painter, plan, stack)
+    first_tracks = draw_tracks(tech, painter, plan, stack)
     draw_trunks(painter, infos, plan, stack)
     draw_verticals(painter, plan, stack)
     port_pins = draw_ports(tech, painter, infos, plan, stack) if ports else []
