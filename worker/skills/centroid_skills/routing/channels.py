@@ -4,11 +4,11 @@ vertical constraints between stubs from below and from above)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from centroid_skills.routing.dims import Dims, track_reach
 from centroid_skills.routing.terminals import Term
+from centroid_skills.routing.track_packing import merged, metal1_bars, pack_tracks
 from centroid_skills.tech import Technology
 
 
@@ -114,79 +114,6 @@ def coming_down_x(stubs: list[Stub], d: Dims, tech: Technology) -> list[tuple[in
     return [(s.x if spaced else s.pref, s.net) for s in coming]
 
 
-def _left_edge(entries: list[tuple[int, int, str]], before: dict[str, set[str]],
-               d: Dims, tech: Technology, joined: set[str],
-               low: set[str] | None = None, bars: Sequence[tuple[int, str]] = ()
-               ) -> dict[str, tuple[int, int, int]] | None:
-    """Tracks for net spans (left, right, net); ``before[b]``: nets whose track must be
-    below b's.  Lowest fitting track in topological order; None on a cycle.  Two spans
-    share a track when the tracks as drawn (reaching past their end vias,
-    :func:`.dims.track_reach`; ``joined``: nets with a vertical here) keep the layer's
-    spacing.  With ``low`` (a set, filled with them) a level holds a second track on metal 1
-    (:func:`.dims.with_low_tracks`), for a net without a vertical here, where the track
-    layer's is taken: clear of every other net's metal-1 stub coming up through the channel
-    (``bars``: x and net), unless that stub's net already has its track on a lower level
-    (the stub ends there, below the metal-1 track)."""
-    nets = {e[2]: e for e in entries}
-    level: dict[str, int] = {}
-    visiting: set[str] = set()
-
-    def lvl(n: str) -> int | None:
-        if n in level:
-            return level[n]
-        if n in visiting:
-            return None
-        visiting.add(n)
-        best = 0
-        for p in before.get(n, ()):
-            if p not in nets:
-                continue
-            v = lvl(p)
-            if v is None:
-                return None
-            best = max(best, v + 1)
-        visiting.discard(n)
-        level[n] = best
-        return best
-
-    for n in nets:
-        if lvl(n) is None:
-            return None
-    if low is not None:
-        low.clear()
-    occupied: dict[tuple[int, bool], list[tuple[int, int]]] = {}  # (level, low): extents
-    out: dict[str, tuple[int, int, int]] = {}
-
-    def fits(net: str, t: int, left: int, right: int, on_low: bool) -> tuple[int, int] | None:
-        """The drawn extent of ``net``'s track on level ``t`` and that layer, if it fits."""
-        half, _end, _area, space = d.reach_of(on_low)
-        reach = track_reach(tech, d, left, right, net in joined, on_low)
-        lo, hi = left - reach, right + reach
-        if not all(lo - r >= space or l_ - hi >= space for l_, r in occupied.get((t, on_low), [])):
-            return None
-        if on_low and any(n != net and (n not in out or out[n][0] >= t)
-                          and lo - (x + d.hp1) < d.s1 and (x - d.hp1) - hi < d.s1
-                          for x, n in bars):
-            return None
-        return lo, hi
-
-    for left, right, net in sorted(entries, key=lambda e: (level[e[2]], e[0], e[2])):
-        t = 1 + max((out[p][0] for p in before.get(net, ()) if p in out), default=-1)
-        layers = (False, True) if low is not None and net not in joined else (False,)
-        while True:
-            placed = next(((on_low, ext) for on_low in layers
-                           if (ext := fits(net, t, left, right, on_low)) is not None), None)
-            if placed is not None:
-                break
-            t += 1
-        on_low, ext = placed
-        occupied.setdefault((t, on_low), []).append(ext)
-        if on_low and low is not None:
-            low.add(net)
-        out[net] = (t, left, right)
-    return out
-
-
 Band = tuple[str, int, bool]  # a vertical in a channel: net, x, whether it leaves upward
 
 
@@ -211,13 +138,6 @@ def band_constraints(bands: list[Band], entries: list[tuple[int, int, str]], d: 
             else:
                 before.setdefault(net, set()).add(vnet)
     return before
-
-
-def _merged(a: dict[str, set[str]], b: dict[str, set[str]]) -> dict[str, set[str]]:
-    out = {k: set(v) for k, v in a.items()}
-    for k, v in b.items():
-        out.setdefault(k, set()).update(v)
-    return out
 
 
 def _stub_constraints(ups: list[Stub], downs: list[Stub], d: Dims) -> dict[str, set[str]]:
@@ -325,7 +245,7 @@ def order_cycle(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technol
     if not (assign_x(ups, d.px, tech) and assign_x(downs, d.px, tech)):
         return []
     entries = _entries(lst, trunk_x, bands, [])
-    return _cycle(_merged(_stub_constraints(ups, downs, d), band_constraints(bands, entries, d, tech)))
+    return _cycle(merged(_stub_constraints(ups, downs, d), band_constraints(bands, entries, d, tech)))
 
 
 def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology,
@@ -343,13 +263,6 @@ def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Techno
     return found
 
 
-def metal1_bars(lst: list[Stub]) -> list[tuple[int, str]]:
-    """The metal-1 stubs coming up through a channel to their track (x, net): a metal-1 pin
-    going up where the tracks are not metal 1 (:func:`.drawing.draw_stubs`)."""
-    return [(s.x, s.net) for s in lst
-            if s.kind == "up" and s.term.role == "metal1" and not s.term.port]
-
-
 def _planned(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology,
              partners: list[tuple[str, str]] | None, bands: list[Band] | None, search: bool,
              low: set[str] | None = None) -> dict[str, tuple[int, int, int]] | None:
@@ -364,7 +277,9 @@ def _planned(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology
     pair); both tracks get the union of their spans, so partner nets carry the same
     track length (not two partners with verticals here whose balanced spans would leave
     the tracks no order: they keep their own spans).  ``bands``: the verticals in the channel; a net's span reaches each of its
-    verticals, whose bands no other track may cross (:func:`band_constraints`)."""
+    verticals, whose bands no other track of the track layer may cross
+    (:func:`band_constraints`).  ``low``: filled with the nets whose track is on metal 1
+    (:func:`.track_packing.pack_tracks`)."""
     bands = bands or []
     joined = {b[0] for b in bands}
     if not lst and not bands:
@@ -384,8 +299,8 @@ def _planned(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology
             before = _stub_constraints(ups, downs, d)
             for pairs in choices:
                 entries = entries_for(pairs)
-                res = _left_edge(entries, _merged(before, band_constraints(bands, entries, d, tech)),
-                                 d, tech, joined, low, metal1_bars(lst))
+                res = pack_tracks(entries, before, band_constraints(bands, entries, d, tech),
+                                  d, tech, joined, low, metal1_bars(lst))
                 if res is not None:
                     return res
             if not _clear_ports(ups, downs, d, tech) or not assign_x(ups, d.px, tech, search):
@@ -394,8 +309,8 @@ def _planned(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology
         return None
     for pairs in choices:
         entries = entries_for(pairs)
-        res = _left_edge(entries, band_constraints(bands, entries, d, tech), d, tech, joined,
-                         low, metal1_bars(lst))
+        res = pack_tracks(entries, {}, band_constraints(bands, entries, d, tech), d, tech,
+                          joined, low, metal1_bars(lst))
         if res is not None:
             return res
     return None
