@@ -35,9 +35,12 @@ def metal1_bars(lst: list[Stub]) -> list[tuple[int, str]]:
 
 def _left_edge(entries: Spans, before: Precedence, d: Dims, tech: Technology, joined: set[str],
                low: set[str] | None = None, bars: Sequence[tuple[int, str]] = (),
-               only_low: frozenset[str] = frozenset()) -> Levels | None:
+               only_low: frozenset[str] = frozenset(), bands: Precedence | None = None
+               ) -> Levels | None:
     """Tracks for net spans (left, right, net); ``before[b]``: nets whose track must be
-    below b's.  Lowest fitting track in topological order; None on a cycle.  Two spans
+    below b's, ``bands`` the same for the verticals' bands (binding two tracks of the track
+    layer only: a vertical does not cross a metal-1 track).  Lowest fitting track in
+    topological order; None on a cycle.  Two spans
     share a track when the tracks as drawn (reaching past their end vias,
     :func:`.dims.track_reach`; ``joined``: nets with a vertical here) keep the layer's
     spacing.  With ``low`` (a set, filled with them) a level holds a second track on metal 1
@@ -47,6 +50,8 @@ def _left_edge(entries: Spans, before: Precedence, d: Dims, tech: Technology, jo
     (the stub ends there, below the metal-1 track).  The nets of ``only_low`` go on metal 1
     alone."""
     nets = {e[2]: e for e in entries}
+    bands = bands or {}
+    every = merged(before, bands)
     level: dict[str, int] = {}
     visiting: set[str] = set()
 
@@ -57,7 +62,7 @@ def _left_edge(entries: Spans, before: Precedence, d: Dims, tech: Technology, jo
             return None
         visiting.add(n)
         best = 0
-        for p in before.get(n, ()):
+        for p in every.get(n, ()):
             if p not in nets:
                 continue
             v = lvl(p)
@@ -89,26 +94,32 @@ def _left_edge(entries: Spans, before: Precedence, d: Dims, tech: Technology, jo
             return None
         return lo, hi
 
+    on_metal1: set[str] = set()
     for left, right, net in sorted(entries, key=lambda e: (level[e[2]], e[0], e[2])):
-        t = 1 + max((out[p][0] for p in before.get(net, ()) if p in out), default=-1)
+        lowest = 1 + max((out[p][0] for p in before.get(net, ()) if p in out), default=-1)
+        banded = 1 + max((out[p][0] for p in bands.get(net, ())
+                          if p in out and p not in on_metal1), default=-1)
         if net in only_low:
             layers: tuple[bool, ...] = (True,)
         else:
             layers = (False, True) if low is not None and net not in joined else (False,)
+        # the first level each layer may take: on the track layer above the bands' too
+        first = {on_low: lowest if on_low else max(lowest, banded) for on_low in layers}
+        t = min(first.values())
         while True:
-            placed = next(((on_low, ext) for on_low in layers
-                           if (ext := fits(net, t, left, right, on_low)) is not None), None)
+            placed = next(((on_low, ext) for on_low in layers if t >= first[on_low]
+                           and (ext := fits(net, t, left, right, on_low)) is not None), None)
             if placed is not None:
                 break
             t += 1
         on_low, ext = placed
         occupied.setdefault((t, on_low), []).append(ext)
-        if on_low and low is not None:
-            low.add(net)
+        if on_low:
+            on_metal1.add(net)
         out[net] = (t, left, right)
+    if low is not None:
+        low.update(on_metal1)
     return out
-
-
 
 
 def _clear_of_bars(d: Dims, tech: Technology, span: tuple[int, int, str],
@@ -135,7 +146,7 @@ def pack_tracks(entries: Spans, before: Precedence, bands: Precedence, d: Dims,
     the verticals' bands constrain and that is clear of every metal-1 stub (``bars``) on
     metal 1, free of those constraints, and the packing with fewer levels kept (on a tie,
     the one without)."""
-    res = _left_edge(entries, merged(before, bands), d, tech, joined, low, bars)
+    res = _left_edge(entries, before, d, tech, joined, low, bars, bands=bands)
     if low is None:
         return res
     banded = {n for b, below in bands.items() for n in (b, *below)}
@@ -145,7 +156,7 @@ def pack_tracks(entries: Spans, before: Precedence, bands: Precedence, d: Dims,
         return res
     loose = {b: {n for n in below if n not in free} for b, below in bands.items() if b not in free}
     low_free: set[str] = set()
-    alt = _left_edge(entries, merged(before, loose), d, tech, joined, low_free, bars, free)
+    alt = _left_edge(entries, before, d, tech, joined, low_free, bars, free, loose)
     if alt is None or (res is not None and _levels(alt) >= _levels(res)):
         if res is None:  # the first packing's low set is stale
             low.clear()
