@@ -5,13 +5,16 @@ port pins (:mod:`.ports`) and a name label per net."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import klayout.db as kdb
 
-from centroid_skills.routing.channel_plan import ChannelPlan
+from centroid_skills.routing.channel_plan import ChannelPlan, Tracks
 from centroid_skills.routing.channels import Stub
 from centroid_skills.routing.dims import Dims, track_reach
 from centroid_skills.routing.rows import RowInfo
 from centroid_skills.routing.stacking import Stack
+from centroid_skills.routing.verticals import Vertical
 from centroid_skills.tech import Technology
 
 LabelShapes = dict[str, tuple[str, kdb.Box]]  # net -> (role, box in the top cell) its label sits on
@@ -172,24 +175,25 @@ def draw_track_vias(p: Painter, plan: ChannelPlan, stack: Stack) -> None:
                     p.put(p.m2, kdb.Box(cl[0] - pad, y - pad, cl[-1] + pad, y + pad))
 
 
-def draw_tracks(tech: Technology, p: Painter, plan: ChannelPlan, stack: Stack) -> LabelShapes:
-    """Every track, on its layer (the track layer, or metal 1 for the nets of
-    ``plan.low``): past its end vias by the along margin, and long enough for the minimum
-    area of its layer (unless joined to a vertical).  Returns each net's first track (its
-    label's place)."""
+def draw_tracks(tech: Technology, p: Painter, tracks: list[Tracks], stack: Stack,
+                verticals: Sequence[Vertical] = (), low: Sequence[set[str]] = ()) -> LabelShapes:
+    """Every track, on its layer (the track layer, or metal 1 for the nets of ``low``, per
+    channel): past its end vias by the along margin, and long enough for the minimum area of
+    its layer (unless joined to a vertical).  Returns each net's first track (its label's
+    place)."""
     d = p.d
     first: LabelShapes = {}
-    for ch, channel_tracks in enumerate(plan.tracks):
-        joined = {v.net for v in plan.verticals if v.ch in (ch, ch - 1)}
+    for ch, channel_tracks in enumerate(tracks):
+        joined = {v.net for v in verticals if v.ch in (ch, ch - 1)}
         for net, (_k, left, right) in channel_tracks.items():
             y = stack.track_y[ch][net]
-            low = on_low(plan, ch, net)
-            half = d.reach_of(low)[0]
-            ext = track_reach(tech, d, left, right, net in joined, low)
+            on_metal1 = ch < len(low) and net in low[ch]
+            half = d.reach_of(on_metal1)[0]
+            ext = track_reach(tech, d, left, right, net in joined, on_metal1)
             tb = kdb.Box(left - ext, y - half, right + ext, y + half)
-            p.put(p.m1 if low else p.h, tb)
+            p.put(p.m1 if on_metal1 else p.h, tb)
             p.add_wire(net, right - left)
-            first.setdefault(net, ("metal1" if low else d.h_role, tb))
+            first.setdefault(net, ("metal1" if on_metal1 else d.h_role, tb))
     return first
 
 

@@ -107,7 +107,7 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     painter = Painter(tech, layout, d)
     draw_stubs(painter, infos, plan.stubs, stack)
     draw_track_vias(painter, plan, stack)
-    first_tracks = draw_tracks(tech, painter, plan, stack)
+    first_tracks = draw_tracks(tech, painter, plan.tracks, stack, plan.verticals, plan.low)
     draw_trunks(painter, infos, plan, stack)
     draw_verticals(painter, plan, stack)
     port_pins = draw_ports(tech, painter, infos, plan, stack) if ports else []
