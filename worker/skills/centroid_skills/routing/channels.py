@@ -279,7 +279,8 @@ def _planned(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology
     the tracks no order: they keep their own spans).  ``bands``: the verticals in the channel; a net's span reaches each of its
     verticals, whose bands no other track of the track layer may cross
     (:func:`band_constraints`).  ``low``: filled with the nets whose track is on metal 1
-    (:func:`.track_packing.pack_tracks`)."""
+    (:func:`.track_packing.pack_tracks`; not a partner net: both sides of a matched pair
+    keep the track layer, as on one layer)."""
     bands = bands or []
     joined = {b[0] for b in bands}
     if not lst and not bands:
@@ -293,6 +294,7 @@ def _planned(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology
     # two partners each with a vertical here: their balanced spans may each cross the
     # other's vertical (no order of their tracks); then those two keep their own spans
     loose = [p for p in partners or () if not set(p) & joined]
+    matched = frozenset(n for p in partners or () for n in p)  # both sides on one layer
     choices = [list(partners or ())] + ([loose] if len(loose) < len(partners or ()) else [])
     if assign_x(ups, d.px, tech, search) and assign_x(downs, d.px, tech, search):
         for _attempt in range(2):  # then with the ports moved clear of the stubs above
@@ -300,7 +302,7 @@ def _planned(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology
             for pairs in choices:
                 entries = entries_for(pairs)
                 res = pack_tracks(entries, before, band_constraints(bands, entries, d, tech),
-                                  d, tech, joined, low, metal1_bars(lst))
+                                  d, tech, joined, low, metal1_bars(lst), matched)
                 if res is not None:
                     return res
             if not _clear_ports(ups, downs, d, tech) or not assign_x(ups, d.px, tech, search):
@@ -310,7 +312,7 @@ def _planned(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology
     for pairs in choices:
         entries = entries_for(pairs)
         res = pack_tracks(entries, {}, band_constraints(bands, entries, d, tech), d, tech,
-                          joined, low, metal1_bars(lst))
+                          joined, low, metal1_bars(lst), matched)
         if res is not None:
             return res
     return None

@@ -35,8 +35,8 @@ def metal1_bars(lst: list[Stub]) -> list[tuple[int, str]]:
 
 def _left_edge(entries: Spans, before: Precedence, d: Dims, tech: Technology, joined: set[str],
                low: set[str] | None = None, bars: Sequence[tuple[int, str]] = (),
-               only_low: frozenset[str] = frozenset(), bands: Precedence | None = None
-               ) -> Levels | None:
+               only_low: frozenset[str] = frozenset(), bands: Precedence | None = None,
+               upper: frozenset[str] = frozenset()) -> Levels | None:
     """Tracks for net spans (left, right, net); ``before[b]``: nets whose track must be
     below b's, ``bands`` the same for the verticals' bands (binding two tracks of the track
     layer only: a vertical does not cross a metal-1 track).  Lowest fitting track in
@@ -48,7 +48,7 @@ def _left_edge(entries: Spans, before: Precedence, d: Dims, tech: Technology, jo
     layer's is taken: clear of every other net's metal-1 stub coming up through the channel
     (``bars``: x and net), unless that stub's net already has its track on a lower level
     (the stub ends there, below the metal-1 track).  The nets of ``only_low`` go on metal 1
-    alone."""
+    alone, those of ``upper`` on the track layer alone."""
     nets = {e[2]: e for e in entries}
     bands = bands or {}
     every = merged(before, bands)
@@ -102,7 +102,8 @@ def _left_edge(entries: Spans, before: Precedence, d: Dims, tech: Technology, jo
         if net in only_low:
             layers: tuple[bool, ...] = (True,)
         else:
-            layers = (False, True) if low is not None and net not in joined else (False,)
+            layers = ((False, True) if low is not None and net not in joined and net not in upper
+                      else (False,))
         # the first level each layer may take: on the track layer above the bands' too
         first = {on_low: lowest if on_low else max(lowest, banded) for on_low in layers}
         t = min(first.values())
@@ -139,24 +140,27 @@ def _levels(res: Levels) -> int:
 
 def pack_tracks(entries: Spans, before: Precedence, bands: Precedence, d: Dims,
                 tech: Technology, joined: set[str], low: set[str] | None = None,
-                bars: Sequence[tuple[int, str]] = ()) -> Levels | None:
+                bars: Sequence[tuple[int, str]] = (), upper: frozenset[str] = frozenset()
+                ) -> Levels | None:
     """The level of every span under the precedence of the stubs (``before``) and of the
     verticals (``bands``, :func:`.channels.band_constraints`); None on a cycle.  With
     ``low`` (a set, filled with the nets put on metal 1) also packed with every net that
     the verticals' bands constrain and that is clear of every metal-1 stub (``bars``) on
     metal 1, free of those constraints, and the packing with fewer levels kept (on a tie,
-    the one without)."""
-    res = _left_edge(entries, before, d, tech, joined, low, bars, bands=bands)
+    the one without).  The nets of ``upper`` (e.g. a matched pair's: both sides on one
+    layer) and of ``joined`` (with a vertical here) stay on the track layer."""
+    res = _left_edge(entries, before, d, tech, joined, low, bars, bands=bands, upper=upper)
     if low is None:
         return res
     banded = {n for b, below in bands.items() for n in (b, *below)}
     free = frozenset(e[2] for e in entries
-                     if e[2] in banded and e[2] not in joined and _clear_of_bars(d, tech, e, bars))
+                     if e[2] in banded and e[2] not in joined | upper
+                     and _clear_of_bars(d, tech, e, bars))
     if not free:
         return res
     loose = {b: {n for n in below if n not in free} for b, below in bands.items() if b not in free}
     low_free: set[str] = set()
-    alt = _left_edge(entries, before, d, tech, joined, low_free, bars, free, loose)
+    alt = _left_edge(entries, before, d, tech, joined, low_free, bars, free, loose, upper)
     if alt is None or (res is not None and _levels(alt) >= _levels(res)):
         if res is None:  # the first packing's low set is stale
             low.clear()
