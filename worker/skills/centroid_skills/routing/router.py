@@ -7,7 +7,8 @@ their supply rails and every net routed.
 Structure, bottom to top, for every row ``r`` (all coordinates rule-derived):
 
 * **channel r**: horizontal tracks (metal3 when the rule set has via2 + metal3, else
-  metal1), one net per track segment (left-edge packing);
+  metal1), one net per track segment (left-edge packing, :mod:`.track_packing`); with
+  metal3, a level also holds a metal1 track beside it (via1 from the metal2 stubs);
 * **rail r** (MOS rows only): a tap strip with a metal-1 rail (substrate tap under
   nmos rows, well tap in an nwell drawn over the whole pmos row), on the row's bulk
   net, so every device's bulk terminal reaches its supply through the tap;
