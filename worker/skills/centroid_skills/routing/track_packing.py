@@ -39,16 +39,16 @@ def _left_edge(entries: Spans, before: Precedence, d: Dims, tech: Technology, jo
                upper: frozenset[str] = frozenset()) -> Levels | None:
     """Tracks for net spans (left, right, net); ``before[b]``: nets whose track must be
     below b's, ``bands`` the same for the verticals' bands (binding two tracks of the track
-    layer only: a vertical does not cross a metal-1 track).  Lowest fitting track in
-    topological order; None on a cycle.  Two spans
-    share a track when the tracks as drawn (reaching past their end vias,
-    :func:`.dims.track_reach`; ``joined``: nets with a vertical here) keep the layer's
-    spacing.  With ``low`` (a set, filled with them) a level holds a second track on metal 1
-    (:func:`.dims.with_low_tracks`), for a net without a vertical here, where the track
-    layer's is taken: clear of every other net's metal-1 stub coming up through the channel
-    (``bars``: x and net), unless that stub's net already has its track on a lower level
-    (the stub ends there, below the metal-1 track).  The nets of ``only_low`` go on metal 1
-    alone, those of ``upper`` on the track layer alone."""
+    layer only: a vertical does not cross a metal-1 track).  Each net in topological order
+    takes the lowest level where its track fits (the track layer first); None on a cycle.
+    Two spans share a level of one layer when the tracks as drawn (reaching past their end
+    vias, :func:`.dims.track_reach`; ``joined``: nets with a vertical here) keep the
+    layer's spacing.  With ``low`` (a set, filled with them) a level holds a second track on
+    metal 1 (:func:`.dims.with_low_tracks`) for a net without a vertical here: clear of
+    every other net's metal-1 stub coming up through the channel (``bars``: x and net),
+    unless that stub's net already has its track on a lower level (the stub ends there,
+    below the metal-1 track; the channel's pitch keeps the stub's via pad clear).  The nets
+    of ``only_low`` go on metal 1 alone, those of ``upper`` on the track layer alone."""
     nets = {e[2]: e for e in entries}
     bands = bands or {}
     every = merged(before, bands)
