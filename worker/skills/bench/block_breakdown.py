@@ -52,7 +52,9 @@ def breakdown(client: Client, cell: str, label: str) -> None:
               f"{um(info.top - info.bottom):.2f} high ({um(cb.bottom - info.bottom):.2f} below the "
               f"cells: rail {um(rail):.2f} + via zone)")
     for ch, n in enumerate(stack.n_tracks):
-        print(f"   channel {ch}: {n} tracks, nets {sorted(SEEN['tracks'][ch])}")
+        low = sorted(plan.low[ch]) if ch < len(plan.low) else []
+        print(f"   channel {ch}: {n} tracks, nets {sorted(SEEN['tracks'][ch])}"
+              + (f", on metal 1 {low}" if low else ""))
     prev = bb.bottom
     for i, info in enumerate(infos):
         print(f"   below row {i}'s assembly: {um(info.bottom + info.dy - prev):.2f}")

@@ -2,6 +2,7 @@
 in-process skill server, and for each ``route.nets`` the routed cell's size, its trunk
 columns, verticals, taps and rail ports, its rows and the tracks of every channel (read from
 the router's own plan and stack); then DRC, LVS and the metrics as the job would see them.
+Tracks on metal 1 (the second track layer) are listed per channel.
 A routing change is measured on the same plan in seconds, without the coordinator; a job's
 best candidate is the plan's candidate of the same index (same seed, same objectives).
 
@@ -35,8 +36,10 @@ def print_route(client: Client, cell: str, seconds: float) -> None:
         cb = info.cell.bbox()
         print(f"   row {i} {info.kind}: {um(cb.width()):.2f} x {um(cb.height()):.2f}")
     for ch, tracks in enumerate(plan.tracks):
+        low = plan.low[ch] if ch < len(plan.low) else set()
         print(f"   channel {ch}: {stack.n_tracks[ch]} tracks, "
-              f"{ {net: k for net, (k, _l, _r) in sorted(tracks.items(), key=lambda kv: kv[1][0])} }")
+              f"{ {net: k for net, (k, _l, _r) in sorted(tracks.items(), key=lambda kv: kv[1][0])} }"
+              + (f", on metal 1 {sorted(low)}" if low else ""))
 
 
 def main() -> int:

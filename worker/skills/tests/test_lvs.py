@@ -93,10 +93,11 @@ def ota5_plans(params: dict[str, Any]) -> list[Any]:
     return [example_request("ota5", params["pdk"])]
 
 
-def track_layer_index(client: Client, route: dict[str, Any]) -> int:
+def track_layer_index(client: Client, track: dict[str, Any]) -> int:
+    """The layer of one track of the route's report (metal 3, or metal 1 beside it)."""
     tech = client.server.session.tech
     assert tech is not None
-    return tech.role_index(client.server.session.layout, route["track_layer"])
+    return tech.role_index(client.server.session.layout, track["layer"])
 
 
 @pytest.mark.rust_plans(requests=ota5_plans)
@@ -109,7 +110,7 @@ def test_clean_then_open(pdk: str, tmp_path: Path) -> None:
     tr = ch["tracks_um"]["tail"]
     layout = client.server.session.layout
     top = layout.cell(route["cell_name"])
-    li = track_layer_index(client, route)
+    li = track_layer_index(client, tr)
     probe = kdb.Point(int(round(tr["x"][1] * 1000)), int(round(tr["y"] * 1000)))
     victims = [s for s in top.shapes(li).each() if s.polygon.inside(probe) or s.bbox().contains(probe)]
     assert victims
@@ -126,7 +127,8 @@ def test_clean_then_open(pdk: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("pdk", ["ihp_sg13g2", "sky130"])
 def test_short(pdk: str, tmp_path: Path) -> None:
     client, route, lvs_args = routed(pdk, tmp_path)
-    # two nets on neighbouring tracks of one channel, bridged where their spans overlap
+    # two nets on neighbouring tracks of one layer in one channel, bridged where their spans
+    # overlap
     pair = None
     for ch in route["channels"]:
         trs = ch["tracks_um"]
@@ -134,7 +136,8 @@ def test_short(pdk: str, tmp_path: Path) -> None:
             for b in trs:
                 ta, tb = trs[a], trs[b]
                 lo, hi = max(ta["x"][0], tb["x"][0]), min(ta["x"][1], tb["x"][1])
-                if a < b and hi > lo and ch["track_of"][b] == ch["track_of"][a] + 1:
+                if (a < b and hi > lo and ch["track_of"][b] == ch["track_of"][a] + 1
+                        and ta["layer"] == tb["layer"]):
                     pair = (a, b, (lo + hi) / 2, ta, tb)
     assert pair is not None
     a, b, x, ta, tb = pair
@@ -142,7 +145,7 @@ def test_short(pdk: str, tmp_path: Path) -> None:
     layout = client.server.session.layout
     top = layout.cell(route["cell_name"])
     box = kdb.DBox(x - hw, ta["y"], x + hw, tb["y"]).to_itype(layout.dbu)
-    top.shapes(track_layer_index(client, route)).insert(box)
+    top.shapes(track_layer_index(client, ta)).insert(box)
     r = client.call("lvs.run", **lvs_args)
     assert not r["match"]
     named = set(r["unmatched_nets_layout"]) | set(r["unmatched_nets_schematic"]) | {

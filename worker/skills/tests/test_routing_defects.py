@@ -139,18 +139,22 @@ def test_tracks_on_one_track_keep_their_spacing_as_drawn(
     for net, kind, q in stubs:
         x = tech.snap(q * d.px / 16)
         lst.append(Stub(net, term, 0, kind, x, x, x))
-    tracks = plan_channel(lst, {}, d, tech, partners)
+    low: set[str] = set()  # the nets on metal-1 tracks, where the rule set has metal 3
+    tracks = plan_channel(lst, {}, d, tech, partners, low=low)
     if tracks is None:
         return
     layout = kdb.Layout()
     layout.dbu = DBU_UM
     painter = Painter(tech, layout, d)
-    stack = Stack([{net: k * d.py for net, (k, _l, _r) in tracks.items()}], [None], [len(tracks)])
-    draw_tracks(tech, painter, [tracks], stack)
-    drawn = painter.shapes[painter.h].merged()
-    assert drawn.count() == len(tracks), (name, "tracks of two nets touch")
-    too_close = drawn.space_check(d.sh)
-    assert too_close.is_empty(), (name, d.sh, [str(e) for e in too_close.each()][:3])
+    pitch = d.pyl if low else d.py
+    stack = Stack([{net: k * pitch for net, (k, _l, _r) in tracks.items()}], [None], [len(tracks)])
+    draw_tracks(tech, painter, [tracks], stack, low=[low])
+    layers = [(painter.h, d.sh, set(tracks) - low)] + ([(painter.m1, d.s1, low)] if low else [])
+    for li, space, nets in layers:
+        drawn = painter.shapes[li].merged()
+        assert drawn.count() == len(nets), (name, "tracks of two nets touch")
+        too_close = drawn.space_check(space)
+        assert too_close.is_empty(), (name, space, [str(e) for e in too_close.each()][:3])
 
 
 # --------------------------------------------------------------------------------------------

@@ -61,6 +61,7 @@ class ChannelPlan:
     verticals: list[Vertical] = field(default_factory=list)  # track-layer wires over rows
     rail_ports: list[str] = field(default_factory=list)  # ports going straight up to rail 0
     taps: list[str] = field(default_factory=list)  # ports reaching row 1's rail by a tap
+    low: list[set[str]] = field(default_factory=list)  # per channel: nets on metal-1 tracks
 
 
 def partner_nets(infos: list[RowInfo], devices: Devices, balance: bool) -> list[tuple[str, str]]:
@@ -327,17 +328,19 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
                                                n not in (short or ()), n))
             continue
         tracks: list[Tracks] = []
+        low: list[set[str]] = []
         failed = None
         for ch, lst in enumerate(stubs):
+            low.append(set())
             assigned = plan_channel(lst, trunk_x, d, tech, partners, channel_bands(verticals, ch),
-                                    search)
+                                    search, low[-1])
             if assigned is None:
                 failed = ch
                 break
             tracks.append(assigned)
         if failed is None:
             return ChannelPlan(stubs, tracks, trunk_x, trunk_hw, term_count, single_pin, places,
-                               in_columns, verticals, rail_nets, sorted(tapped))
+                               in_columns, verticals, rail_nets, sorted(tapped), low)
         bands = channel_bands(verticals, failed)
         widest = _vertical_to_move(stubs[failed], verticals, failed,
                                    order_cycle(stubs[failed], trunk_x, d, tech, bands))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from centroid_skills.routing.dims import Dims, track_reach
 from centroid_skills.routing.terminals import Term
+from centroid_skills.routing.track_packing import merged, metal1_bars, pack_tracks
 from centroid_skills.tech import Technology
 
 
@@ -113,55 +114,6 @@ def coming_down_x(stubs: list[Stub], d: Dims, tech: Technology) -> list[tuple[in
     return [(s.x if spaced else s.pref, s.net) for s in coming]
 
 
-def _left_edge(entries: list[tuple[int, int, str]], before: dict[str, set[str]],
-               d: Dims, tech: Technology, joined: set[str]) -> dict[str, tuple[int, int, int]] | None:
-    """Tracks for net spans (left, right, net); ``before[b]``: nets whose track must be
-    below b's.  Lowest fitting track in topological order; None on a cycle.  Two spans
-    share a track when the tracks as drawn (reaching past their end vias,
-    :func:`.dims.track_reach`; ``joined``: nets with a vertical here) keep the layer's
-    spacing."""
-    nets = {e[2]: e for e in entries}
-    level: dict[str, int] = {}
-    visiting: set[str] = set()
-
-    def lvl(n: str) -> int | None:
-        if n in level:
-            return level[n]
-        if n in visiting:
-            return None
-        visiting.add(n)
-        best = 0
-        for p in before.get(n, ()):
-            if p not in nets:
-                continue
-            v = lvl(p)
-            if v is None:
-                return None
-            best = max(best, v + 1)
-        visiting.discard(n)
-        level[n] = best
-        return best
-
-    for n in nets:
-        if lvl(n) is None:
-            return None
-    occupied: list[list[tuple[int, int]]] = []  # per track: drawn extents
-    out: dict[str, tuple[int, int, int]] = {}
-    for left, right, net in sorted(entries, key=lambda e: (level[e[2]], e[0], e[2])):
-        reach = track_reach(tech, d, left, right, net in joined)
-        lo, hi = left - reach, right + reach
-        t = 1 + max((out[p][0] for p in before.get(net, ()) if p in out), default=-1)
-        while True:
-            while t >= len(occupied):
-                occupied.append([])
-            if all(lo - r >= d.sh or l_ - hi >= d.sh for l_, r in occupied[t]):
-                break
-            t += 1
-        occupied[t].append((lo, hi))
-        out[net] = (t, left, right)
-    return out
-
-
 Band = tuple[str, int, bool]  # a vertical in a channel: net, x, whether it leaves upward
 
 
@@ -186,13 +138,6 @@ def band_constraints(bands: list[Band], entries: list[tuple[int, int, str]], d: 
             else:
                 before.setdefault(net, set()).add(vnet)
     return before
-
-
-def _merged(a: dict[str, set[str]], b: dict[str, set[str]]) -> dict[str, set[str]]:
-    out = {k: set(v) for k, v in a.items()}
-    for k, v in b.items():
-        out.setdefault(k, set()).update(v)
-    return out
 
 
 def _stub_constraints(ups: list[Stub], downs: list[Stub], d: Dims) -> dict[str, set[str]]:
@@ -300,24 +245,27 @@ def order_cycle(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technol
     if not (assign_x(ups, d.px, tech) and assign_x(downs, d.px, tech)):
         return []
     entries = _entries(lst, trunk_x, bands, [])
-    return _cycle(_merged(_stub_constraints(ups, downs, d), band_constraints(bands, entries, d, tech)))
+    return _cycle(merged(_stub_constraints(ups, downs, d), band_constraints(bands, entries, d, tech)))
 
 
 def plan_channel(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology,
                  partners: list[tuple[str, str]] | None = None, bands: list[Band] | None = None,
-                 search: bool = False) -> dict[str, tuple[int, int, int]] | None:
+                 search: bool = False, low: set[str] | None = None
+                 ) -> dict[str, tuple[int, int, int]] | None:
     """x of every stub and the track of every net in one channel (:func:`_planned`); where
     no plan is found and ``search`` is on, once more with the stubs' order searched
-    (:func:`_searched_x`)."""
-    found = _planned(lst, trunk_x, d, tech, partners, bands, False)
+    (:func:`_searched_x`).  ``low`` (where the rule set has a second track layer,
+    ``d.low_role``): filled with the nets whose track is on metal 1."""
+    low = low if d.low_role is not None else None
+    found = _planned(lst, trunk_x, d, tech, partners, bands, False, low)
     if found is None and search:
-        return _planned(lst, trunk_x, d, tech, partners, bands, True)
+        return _planned(lst, trunk_x, d, tech, partners, bands, True, low)
     return found
 
 
 def _planned(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology,
-             partners: list[tuple[str, str]] | None, bands: list[Band] | None, search: bool
-             ) -> dict[str, tuple[int, int, int]] | None:
+             partners: list[tuple[str, str]] | None, bands: list[Band] | None, search: bool,
+             low: set[str] | None = None) -> dict[str, tuple[int, int, int]] | None:
     """x of every stub and the track of every net in one channel.
 
     Stubs coming from below (up) and from above (down, rail) are spaced among
@@ -329,7 +277,10 @@ def _planned(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology
     pair); both tracks get the union of their spans, so partner nets carry the same
     track length (not two partners with verticals here whose balanced spans would leave
     the tracks no order: they keep their own spans).  ``bands``: the verticals in the channel; a net's span reaches each of its
-    verticals, whose bands no other track may cross (:func:`band_constraints`)."""
+    verticals, whose bands no other track of the track layer may cross
+    (:func:`band_constraints`).  ``low``: filled with the nets whose track is on metal 1
+    (:func:`.track_packing.pack_tracks`; not a partner net: both sides of a matched pair
+    keep the track layer, as on one layer)."""
     bands = bands or []
     joined = {b[0] for b in bands}
     if not lst and not bands:
@@ -343,14 +294,15 @@ def _planned(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology
     # two partners each with a vertical here: their balanced spans may each cross the
     # other's vertical (no order of their tracks); then those two keep their own spans
     loose = [p for p in partners or () if not set(p) & joined]
+    matched = frozenset(n for p in partners or () for n in p)  # both sides on one layer
     choices = [list(partners or ())] + ([loose] if len(loose) < len(partners or ()) else [])
     if assign_x(ups, d.px, tech, search) and assign_x(downs, d.px, tech, search):
         for _attempt in range(2):  # then with the ports moved clear of the stubs above
             before = _stub_constraints(ups, downs, d)
             for pairs in choices:
                 entries = entries_for(pairs)
-                res = _left_edge(entries, _merged(before, band_constraints(bands, entries, d, tech)),
-                                 d, tech, joined)
+                res = pack_tracks(entries, before, band_constraints(bands, entries, d, tech),
+                                  d, tech, joined, low, metal1_bars(lst), matched)
                 if res is not None:
                     return res
             if not _clear_ports(ups, downs, d, tech) or not assign_x(ups, d.px, tech, search):
@@ -359,7 +311,8 @@ def _planned(lst: list[Stub], trunk_x: dict[str, int], d: Dims, tech: Technology
         return None
     for pairs in choices:
         entries = entries_for(pairs)
-        res = _left_edge(entries, band_constraints(bands, entries, d, tech), d, tech, joined)
+        res = pack_tracks(entries, {}, band_constraints(bands, entries, d, tech), d, tech,
+                          joined, low, metal1_bars(lst), matched)
         if res is not None:
             return res
     return None

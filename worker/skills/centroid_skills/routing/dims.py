@@ -10,7 +10,7 @@ sides); tracks keep their narrow width and reach past their end vias by the alon
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from centroid_skills.cuts import along_margin, cut_rules, pad_margin
 from centroid_skills.rules import cover, draw_rules
@@ -44,6 +44,20 @@ class Dims:
     he: int = 0  # half extension of a track past its end via centres (along margin)
     track_area: int = 0  # minimum area of a track island (nm²)
     stack_low: int = 0  # how far a via-1 stack's metal-2 pad on a track reaches below it (area)
+    # the second track layer, metal 1 under metal-3 tracks (None: one layer, the tracks' own)
+    low_role: str | None = None
+    hl: int = 0  # half width of a metal-1 track (encloses via 1, as its pads do)
+    hel: int = 0  # half extension of a metal-1 track past its end via centres
+    low_area: int = 0  # minimum area of a metal-1 track island (nm²)
+    pyl: int = 0  # track pitch of a channel holding metal-1 tracks (both layers' needs)
+    hvl: int = 0  # half height of what sits on a track in such a channel
+
+    def reach_of(self, low: bool) -> tuple[int, int, int, int]:
+        """Half width, along margin, minimum area and spacing of a track on the track layer
+        (``low``: on metal 1, the second layer)."""
+        if low:
+            return self.hl, self.hel, self.low_area, self.s1
+        return self.hh, self.he, self.track_area, self.sh
 
     def cut(self, c: int, v: int) -> tuple[int, int]:
         lo = c - (v // 2 // self.g) * self.g
@@ -107,11 +121,27 @@ def routing_dims(tech: Technology) -> Dims:
         if roles & routing and tech.can_exist(rule.layer, None) and (
                 rule.layer2 is None or tech.can_exist(rule.layer2, None)):
             c_out = max(c_out, tech.nm(rule.min))
-    return Dims(g=g, h_role=h_role, h_via=h_via, v1=v1, vh=vh, hs1=hs1, hs2=hs2, hp1=hp1,
-                hp2=hp2, hp2h=hp2h, hh=hh, ht=ht, hstack=hstack, hvt=hvt,
-                px=tech.snap_up(px), py=tech.snap_up(py), c_out=tech.snap_up(c_out),
-                s1=s1, s2=s2, sh=sh, he=he, track_area=tech.area(h_role),
-                stack_low=max(hp2, tech.snap_up(tech.area("metal2") / (2 * hp2)) - hp2))
+    d = Dims(g=g, h_role=h_role, h_via=h_via, v1=v1, vh=vh, hs1=hs1, hs2=hs2, hp1=hp1,
+             hp2=hp2, hp2h=hp2h, hh=hh, ht=ht, hstack=hstack, hvt=hvt,
+             px=tech.snap_up(px), py=tech.snap_up(py), c_out=tech.snap_up(c_out),
+             s1=s1, s2=s2, sh=sh, he=he, track_area=tech.area(h_role),
+             stack_low=max(hp2, tech.snap_up(tech.area("metal2") / (2 * hp2)) - hp2))
+    return with_low_tracks(tech, d, v1s) if use_m3 else d
+
+
+def with_low_tracks(tech: Technology, d: Dims, v1s: int) -> Dims:
+    """``d`` with metal 1 as a second track layer under the metal-3 tracks: a metal-1 track
+    as wide as the metal-1 tracks of a rule set without metal 3 (enclosing via 1 like its
+    pads), and the pitch of a channel holding both: metal-1 tracks their width and spacing
+    apart, via-1 cuts theirs, the metal-2 pads of via 1 and of the track via a metal-2
+    spacing apart, and a via-1 stack's metal-1 pad (a metal-1 stub coming up to its track)
+    the metal-1 spacing from a metal-1 track one level higher."""
+    hl = max(_half(tech, d.v1, cover(tech, "metal1", "via1"), tech.width("metal1")), d.hp1)
+    hel = _track_end(tech, d.v1, hl, "metal1", "via1")
+    pyl = max(d.py, 2 * hl + d.s1, d.v1 + v1s, 2 * d.hp2 + d.s2, d.hp2 + d.hp2h + d.s2,
+              d.hp1 + hl + d.s1)
+    return replace(d, low_role="metal1", hl=hl, hel=hel, low_area=tech.area("metal1"),
+                   pyl=tech.snap_up(pyl), hvl=max(d.hvt, hl, d.hp2))
 
 
 def wide_clearance(tech: Technology, d: Dims, widths: dict[str, int]) -> int:
@@ -126,12 +156,14 @@ def wide_clearance(tech: Technology, d: Dims, widths: dict[str, int]) -> int:
     return tech.snap_up(c_out)
 
 
-def track_reach(tech: Technology, d: Dims, left: int, right: int, joined: bool = False) -> int:
+def track_reach(tech: Technology, d: Dims, left: int, right: int, joined: bool = False,
+                low: bool = False) -> int:
     """How far a track drawn from via centre ``left`` to via centre ``right`` reaches past
     each of them: the along margin of its end vias, and far enough for the minimum area of
     its layer (what is drawn, and what its neighbours on the same track must keep clear of);
     a track ``joined`` to a vertical (:mod:`.verticals`) is one shape with it, its area
-    no concern."""
+    no concern.  ``low``: a metal-1 track (:func:`with_low_tracks`)."""
+    half, end, area, _space = d.reach_of(low)
     if joined:
-        return d.he
-    return max(d.he, tech.snap_up((d.track_area / (2 * d.hh) - (right - left)) / 2))
+        return end
+    return max(end, tech.snap_up((area / (2 * half) - (right - left)) / 2))

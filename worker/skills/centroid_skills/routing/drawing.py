@@ -21,6 +21,16 @@ LabelShapes = dict[str, tuple[str, kdb.Box]]  # net -> (role, box in the top cel
 PortPins = list[tuple[str, kdb.Box]]  # (net, pin box in the routed cell)
 
 
+def via_pad(d: Dims, low: bool) -> int:
+    """Half size of the metal-2 pad of a track via (``low``: of a via 1 on a metal-1 track)."""
+    return d.hp2 if low else d.hp2h
+
+
+def on_low(plan: ChannelPlan, ch: int, net: str) -> bool:
+    """Whether ``net``'s track in channel ``ch`` is on metal 1, the second track layer."""
+    return ch < len(plan.low) and net in plan.low[ch]
+
+
 class Painter:
     """The routing shapes of one call, per layer (merged when written into the top cell),
     and the wire length per net (nm along the centre lines)."""
@@ -59,11 +69,16 @@ class Painter:
         self.via1_cut(x, y)
         self.put(self.m2, kdb.Box(x - d.hp2, y - d.hp2, x + d.hp2, y + d.hp2))
 
-    def via_track(self, x: int, y: int) -> None:
-        """A track via at (x, y) with its metal-2 pad (the track encloses it)."""
+    def via_track(self, x: int, y: int, low: bool = False) -> None:
+        """A track via at (x, y) with its metal-2 pad (the track encloses it); ``low``: on a
+        metal-1 track, a via 1."""
         d = self.d
-        self.track_cut(x, y)
-        self.put(self.m2, kdb.Box(x - d.hp2h, y - d.hp2h, x + d.hp2h, y + d.hp2h))
+        if low:
+            self.via1_cut(x, y)
+        else:
+            self.track_cut(x, y)
+        pad = via_pad(d, low)
+        self.put(self.m2, kdb.Box(x - pad, y - pad, x + pad, y + pad))
 
     def flush(self, top: kdb.Cell) -> None:
         """Writes the merged shapes of every layer into ``top``."""
@@ -134,11 +149,11 @@ def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack:
                 p.add_wire(s.net, ty - box.bottom)
 
 
-def draw_track_vias(p: Painter, stubs: list[list[Stub]], stack: Stack) -> None:
+def draw_track_vias(p: Painter, plan: ChannelPlan, stack: Stack) -> None:
     """One track via per cluster of same-net stubs closer than a pitch (stubs from below
     and above may come that close); a metal-2 bar at the track joins the cluster."""
     d = p.d
-    for ch, lst in enumerate(stubs):
+    for ch, lst in enumerate(plan.stubs):
         by_net: dict[str, list[int]] = {}
         for s in lst:
             if s.kind != "rail" and s.net in stack.track_y[ch]:
@@ -152,28 +167,33 @@ def draw_track_vias(p: Painter, stubs: list[list[Stub]], stack: Stack) -> None:
                     clusters[-1].append(x)
                 else:
                     clusters.append([x])
+            low = on_low(plan, ch, net)
+            pad = via_pad(d, low)
             for cl in clusters:
-                p.via_track(cl[0], y)
+                p.via_track(cl[0], y, low)
                 if len(cl) > 1:
-                    p.put(p.m2, kdb.Box(cl[0] - d.hp2h, y - d.hp2h, cl[-1] + d.hp2h, y + d.hp2h))
+                    p.put(p.m2, kdb.Box(cl[0] - pad, y - pad, cl[-1] + pad, y + pad))
 
 
 def draw_tracks(tech: Technology, p: Painter, tracks: list[Tracks], stack: Stack,
-                verticals: Sequence[Vertical] = ()) -> LabelShapes:
-    """Every track: past its end vias by the along margin, and long enough for the minimum
-    area of its layer (unless joined to a vertical).  Returns each net's first track (its
-    label's place)."""
+                verticals: Sequence[Vertical] = (), low: Sequence[set[str]] = ()) -> LabelShapes:
+    """Every track, on its layer (the track layer, or metal 1 for the nets of ``low``, per
+    channel): past its end vias by the along margin, and long enough for the minimum area of
+    its layer (unless joined to a vertical).  Returns each net's first track (its label's
+    place)."""
     d = p.d
     first: LabelShapes = {}
     for ch, channel_tracks in enumerate(tracks):
         joined = {v.net for v in verticals if v.ch in (ch, ch - 1)}
         for net, (_k, left, right) in channel_tracks.items():
             y = stack.track_y[ch][net]
-            ext = track_reach(tech, d, left, right, net in joined)
-            tb = kdb.Box(left - ext, y - d.hh, right + ext, y + d.hh)
-            p.put(p.h, tb)
+            on_metal1 = ch < len(low) and net in low[ch]
+            half = d.reach_of(on_metal1)[0]
+            ext = track_reach(tech, d, left, right, net in joined, on_metal1)
+            tb = kdb.Box(left - ext, y - half, right + ext, y + half)
+            p.put(p.m1 if on_metal1 else p.h, tb)
             p.add_wire(net, right - left)
-            first.setdefault(net, (d.h_role, tb))
+            first.setdefault(net, ("metal1" if on_metal1 else d.h_role, tb))
     return first
 
 
@@ -193,8 +213,8 @@ def draw_trunks(p: Painter, infos: list[RowInfo], plan: ChannelPlan, stack: Stac
         for ch in range(len(plan.tracks)):
             if net in stack.track_y[ch]:
                 y = stack.track_y[ch][net]
-                if d.h_role == "metal1":
-                    p.track_cut(x, y)
+                if d.h_role == "metal1" or on_low(plan, ch, net):
+                    p.via1_cut(x, y)  # the trunk is the via's metal-2 pad
                 else:
                     p.via_track(x, y)
         for info in infos:
@@ -254,7 +274,7 @@ def port_bottom(p: Painter) -> int:
     """The routed cell's lowest y once everything but the ports is drawn: channel 0 is the
     bottom of the stack, so its tracks, track-via pads and trunk ends are the lowest shapes."""
     d = p.d
-    lowest = -max(d.ht, d.hvt, d.hh, d.hp2h)
+    lowest = -max(d.ht, d.hvt, d.hh, d.hp2h, d.hvl)
     for region in p.shapes.values():
         if not region.is_empty():
             lowest = min(lowest, region.bbox().bottom)
@@ -286,7 +306,7 @@ def draw_ports(tech: Technology, p: Painter, infos: list[RowInfo], plan: Channel
             spans.append((s.net, s.x - d.hs2, s.x + d.hs2, rail_y, below_pad(d.hp2)))
         elif s.term.port:  # up to its track via, whose metal-2 pad joins it
             spans.append((s.net, s.x - d.hs2, s.x + d.hs2, stack.track_y[0][s.net],
-                          below_pad(d.hp2h)))
+                          below_pad(via_pad(d, on_low(plan, 0, s.net)))))
     for net in plan.column_ports:
         x, hw = plan.trunk_x[net], plan.trunk_hw[net]
         spans.append((net, x - hw, x + hw, min(trunk_ys(infos, plan, stack, net)), shortest))

@@ -65,9 +65,12 @@ def channel_reports(d: Dims, plan: ChannelPlan, stack: Stack) -> list[dict[str, 
             "channel": ch, "tracks": stack.n_tracks[ch], "nets": sorted(tracks),
             "stubs": len(plan.stubs[ch]),
             "track_of": {net: k for net, (k, _l, _r) in tracks.items()},
+            "pitch_um": um(stack.pitch[ch]) if ch < len(stack.pitch) else um(d.py),
             "tracks_um": {net: {"y": um(stack.track_y[ch][net]), "x": [um(left), um(right)],
-                                "half_width": um(d.hh)}
-                          for net, (_k, left, right) in sorted(tracks.items())}})
+                                "half_width": um(d.reach_of(low)[0]),
+                                "layer": "metal1" if low else d.h_role}
+                          for net, (_k, left, right) in sorted(tracks.items())
+                          for low in [ch < len(plan.low) and net in plan.low[ch]]}})
     return channels
 
 

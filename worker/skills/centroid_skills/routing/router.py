@@ -7,7 +7,8 @@ their supply rails and every net routed.
 Structure, bottom to top, for every row ``r`` (all coordinates rule-derived):
 
 * **channel r**: horizontal tracks (metal3 when the rule set has via2 + metal3, else
-  metal1), one net per track segment (left-edge packing);
+  metal1), one net per track segment (left-edge packing, :mod:`.track_packing`); with
+  metal3, a level also holds a metal1 track beside it (via1 from the metal2 stubs);
 * **rail r** (MOS rows only): a tap strip with a metal-1 rail (substrate tap under
   nmos rows, well tap in an nwell drawn over the whole pmos row), on the row's bulk
   net, so every device's bulk terminal reaches its supply through the tap;
@@ -101,13 +102,13 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     # are metal 1 themselves, else right under their track via (their metal-1 bar crosses
     # the lower tracks)
     via_rows = m1_up if d.h_role == "metal1" else [False] * len(m1_up)
-    stack = stack_rows(tech, d, infos, plan.tracks, via_rows, m1_up)
+    stack = stack_rows(tech, d, infos, plan.tracks, via_rows, m1_up, plan.low)
 
     draw_rows(tech, layout, top, infos)
     painter = Painter(tech, layout, d)
     draw_stubs(painter, infos, plan.stubs, stack)
-    draw_track_vias(painter, plan.stubs, stack)
-    first_tracks = draw_tracks(tech, painter, plan.tracks, stack, plan.verticals)
+    draw_track_vias(painter, plan, stack)
+    first_tracks = draw_tracks(tech, painter, plan.tracks, stack, plan.verticals, plan.low)
     draw_trunks(painter, infos, plan, stack)
     draw_verticals(painter, plan, stack)
     port_pins = draw_ports(tech, painter, infos, plan, stack) if ports else []

@@ -151,6 +151,8 @@ def with_wide_clearance(tech: Technology, layout: kdb.Layout, d: Dims, infos: li
     """``d`` with the clearance raised to the wide-metal spacing of the widest metal the
     routing draws (tracks, supply trunks, rails) or the rows already hold."""
     widths = {d.h_role: 2 * d.hh, "metal2": 2 * (d.ht + tech.snap_up(d.px / 2))}
+    if d.low_role is not None:
+        widths[d.low_role] = max(widths.get(d.low_role, 0), 2 * d.hl)
     if any(info.is_mos for info in infos):
         widths["metal1"] = max(widths.get("metal1", 0), 2 * rail_half_height(tech, d))
     for info in infos:

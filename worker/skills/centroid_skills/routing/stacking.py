@@ -4,7 +4,7 @@ into it) and each row at least the rule gap above the row below it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import klayout.db as kdb
 
@@ -22,6 +22,7 @@ class Stack:
     track_y: list[dict[str, int]]  # per channel: net -> y of its track
     via_up_y: list[int | None]  # per channel: y of the vias of pins going up into it
     n_tracks: list[int]  # per channel
+    pitch: list[int] = field(default_factory=list)  # per channel: its track pitch
 
 
 def track_count(tracks: Tracks) -> int:
@@ -29,7 +30,8 @@ def track_count(tracks: Tracks) -> int:
 
 
 def stack_rows(tech: Technology, d: Dims, infos: list[RowInfo], tracks: list[Tracks],
-               via_rows: list[bool], m1_up: list[bool] | None = None) -> Stack:
+               via_rows: list[bool], m1_up: list[bool] | None = None,
+               low: list[set[str]] | None = None) -> Stack:
     """Channel 0 at y = 0, then for every row: the via zone of the metal-1 pins going up
     from the row below (only where ``via_rows[ch]``: a row of blocks has metal-2 pins
     only, which go straight up), the channel's tracks, the row itself (its ``dy``) at the
@@ -37,28 +39,33 @@ def stack_rows(tech: Technology, d: Dims, infos: list[RowInfo], tracks: list[Tra
     channel above the top row.  ``m1_up``: channels metal-1 pins come up into; without a
     via row there, their via-1 stands on their track, so the lowest track keeps its pads
     (a track's half height, a via-1 stack's metal-2 pad long enough for the layer's minimum
-    area: ``d.stack_low``) the clearance above the row."""
+    area: ``d.stack_low``) the clearance above the row.  ``low``: per channel, the nets on
+    metal-1 tracks (:func:`.dims.with_low_tracks`); a channel holding any has the pitch and
+    half height of both track layers (``d.pyl``, ``d.hvl``)."""
     stack = Stack([], [], [])
     prev_top: int | None = None
     prev_ext: abut.Extents | None = None
     for ch, channel_tracks in enumerate(tracks):
         n_tracks = track_count(channel_tracks)
+        two = bool(low and ch < len(low) and low[ch])
+        py, hvt = (d.pyl, d.hvl) if two else (d.py, d.hvt)
         if prev_top is None:
             y_g = None
             y0 = 0
-            content_top = y0 + (n_tracks - 1) * d.py + d.hvt if n_tracks else 0
+            content_top = y0 + (n_tracks - 1) * py + hvt if n_tracks else 0
         elif via_rows[ch]:
             y_g = prev_top + d.c_out + d.hstack
-            y0 = y_g + d.hstack + d.c_out + d.hvt
-            content_top = y0 + (n_tracks - 1) * d.py + d.hvt if n_tracks else y_g + d.hstack
+            y0 = y_g + d.hstack + d.c_out + hvt
+            content_top = y0 + (n_tracks - 1) * py + hvt if n_tracks else y_g + d.hstack
         else:
             y_g = None
             stacked = m1_up is not None and m1_up[ch]
-            y0 = prev_top + d.c_out + (max(d.hvt, d.hstack, d.stack_low) if stacked else d.hvt)
-            content_top = y0 + (n_tracks - 1) * d.py + d.hvt if n_tracks else prev_top
+            y0 = prev_top + d.c_out + (max(hvt, d.hstack, d.stack_low) if stacked else hvt)
+            content_top = y0 + (n_tracks - 1) * py + hvt if n_tracks else prev_top
         stack.via_up_y.append(y_g)
-        stack.track_y.append({net: y0 + k * d.py for net, (k, _l, _r) in channel_tracks.items()})
+        stack.track_y.append({net: y0 + k * py for net, (k, _l, _r) in channel_tracks.items()})
         stack.n_tracks.append(n_tracks)
+        stack.pitch.append(py)
         if ch < len(infos):
             info = infos[ch]
             want_bottom = content_top + d.c_out
