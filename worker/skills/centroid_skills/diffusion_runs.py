@@ -14,8 +14,11 @@ shared here are S|S: the physical source ends of both units on one net.  A MOS i
 symmetric, so a unit whose *drain* net is the shared one is drawn as it is with its pins
 ``S`` and ``D`` read the other way round (``swapped``): the router and the netlist see
 the terminals, the geometry is the generator's.  Even fingers end in S on both sides, so
-a stack of devices ``d-i1``, ``i1-i2``, ``i2-i3``, ``i3-s`` pairs up (``d i1 | i1 … ``):
-every other inner node shared; parallel devices on one source run whole.  Odd fingers
+a stack of devices ``d-i1``, ``i1-i2``, ``i2-i3``, ``i3-s`` of such units pairs up
+(``d i1 | i1 … ``): every other inner node shared; parallel devices on one source run
+whole.  Three or more devices of two fingers in series are therefore drawn finger by
+finger as one cell instead (:mod:`centroid_skills.series_stacks`: every inner node
+shared), where the rule set allows it; wider units keep the pairs.  Odd fingers
 end in S and D: a pair shares when the left one is mirrored (its source on the right).
 The bulk net (a source on the supply, dropping onto the row's tap rail) is never the
 shared one: it gains little there and moved the routing of our own blocks (``bandgap``'s

@@ -22,9 +22,9 @@ two devices.
 
 Only stacks of three or more devices are drawn so (two share their one inner node as a
 run already), each device of two fingers, all alike (type, W, L), on one gate and one
-bulk net, the inner nodes never the bulk.  The cell is drawn once per rule set and
-stack size and checked against every rule (density excepted); a stack that does not
-pass is left to the runs.
+bulk net, the inner nodes never the bulk.  The first stack of a unit and size drawn on
+a rule set is checked against every rule (density excepted); where it does not pass, the
+stacks of that unit and size are left to the runs.
 """
 
 from __future__ import annotations

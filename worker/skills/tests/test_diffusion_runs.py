@@ -7,12 +7,13 @@ Two-finger devices in series (three or more) are one diffusion drawn finger by f
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
 from helpers import Client
 
-from centroid_skills import shared_diffusion
+from centroid_skills import series_stacks, shared_diffusion
 
 
 def stack(tag: str, count: int, nf: int, gates: list[str] | None = None) -> list[dict[str, Any]]:
@@ -175,3 +176,23 @@ def test_drain_facing_drain_is_read_swapped(client: Client, toy_rules: dict[str,
     assert [u["swapped"] for u in rec.units] == [True, True]
     assert diffusion_pieces(client, row) == 1
     routed_clean(client, row, devices, length)
+
+
+@pytest.mark.parametrize("count", range(2, 11))
+def test_the_walk_uses_each_device_twice_and_its_straps_nest(count: int) -> None:
+    """Every gate of the walk lies between neighbouring nodes (one device), each device
+    twice; a node's metal-1 bus spans only regions of nodes nested inside it, so no strap
+    of another node crosses it at its level; the stack's ends are single regions."""
+    regions = series_stacks.walk(count)
+    assert len(regions) == 2 * count + 1 and regions[0] == regions[-1]
+    gates = [min(a, b) for a, b in itertools.pairwise(regions)]
+    assert all(abs(a - b) == 1 for a, b in itertools.pairwise(regions))
+    assert sorted(gates) == sorted(list(range(count)) * 2)
+    assert regions.count(0) == regions.count(count) == 1
+    for node in range(1, count):
+        level = series_stacks.level(count, node)
+        assert level is not None
+        at = [i for i, n in enumerate(regions) if n == node]
+        for i in range(at[0] + 1, at[-1]):  # every strap under the bus ends above it
+            other = series_stacks.level(count, regions[i])
+            assert regions[i] == node or other is None or other < level
