@@ -83,10 +83,10 @@ def _facing(a: _Device, b: _Device, net: str | None) -> str | None:
 
 def _stack_at(found: list[_Device | None], i: int
               ) -> tuple[list[series_stacks.StackDevice], list[str]] | None:
-    """The longest series stack of two-finger devices alike from cell ``i`` on (at least
+    """The longest series stack of one- or two-finger devices alike from cell ``i`` on (at least
     :data:`series_stacks.MIN_DEVICES`), with its nodes end to end."""
     first = found[i]
-    if first is None or first.shape.fingers != series_stacks.STACK_FINGERS:
+    if first is None or first.shape.fingers not in series_stacks.STACK_FINGERS:
         return None
     best = None
     j = i + 1

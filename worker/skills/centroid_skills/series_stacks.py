@@ -1,4 +1,5 @@
-"""A series stack of two-finger devices drawn finger by finger on one diffusion (issue 26).
+"""A series stack of one- or two-finger devices drawn finger by finger on one diffusion
+(issue 26).
 
 A unit of two fingers reads S G D G S: both its ends are one net, so neighbouring units of
 a stack ``d-i1, i1-i2, i2-i3, i3-s`` share only every other inner node
@@ -18,11 +19,12 @@ below, the innermost right under the drain bars (where a unit's source bus is), 
 enclosing one a level lower (the straps of an outer node stand outside the spans of the
 inner ones, so no two cross).  The stack costs a gate pitch per finger and one metal-1
 level per nesting depth beyond the first instead of a unit width and a rule gap per
-two devices.
+two devices.  Devices of one finger (S G D: a run pairs them, the left one mirrored) are
+simply drawn end to end, ``d i1 i2 i3 s``, each inner node one region under its own strap.
 
 Only stacks of three or more devices are drawn so (two share their one inner node as a
-run already), each device of two fingers, all alike (type, W, L), on one gate and one
-bulk net, the inner nodes never the bulk.  The first stack of a unit and size drawn on
+run already), each device of one or two fingers, all alike (type, W, L), on one gate and
+one bulk net, the inner nodes never the bulk.  The first stack of a unit and size drawn on
 a rule set is checked against every rule (density excepted); where it does not pass, the
 stacks of that unit and size are left to the runs.
 """
@@ -35,8 +37,8 @@ from centroid_skills.mos import RegionMetal, draw_mos
 from centroid_skills.routing.terminals import STACK_KIND
 from centroid_skills.session import CellRecord, Pin, Session
 
-#: fingers per device of a stack drawn finger by finger
-STACK_FINGERS = 2
+#: fingers per device of the stacks drawn finger by finger
+STACK_FINGERS = (1, 2)
 #: the fewest devices drawn as a stack (two share their inner node as a run)
 MIN_DEVICES = 3
 
@@ -83,21 +85,25 @@ def chain_nodes(devices: list[StackDevice]) -> list[str] | None:
     return nodes
 
 
-def walk(count: int) -> list[int]:
-    """The node index of each source/drain region, left to right, of ``count`` devices of
-    two fingers drawn from the middle node out to each end and back."""
+def walk(count: int, fingers: int) -> list[int]:
+    """The node index of each source/drain region, left to right, of ``count`` devices:
+    of one finger end to end, of two from the middle node out to each end and back."""
+    if fingers == 1:
+        return list(range(count + 1))
     c = count // 2
     right = list(range(c, count + 1)) + list(range(count - 1, c - 1, -1))
     left = list(range(c - 1, -1, -1)) + list(range(1, c + 1))
     return right + left
 
 
-def level(count: int, node: int) -> int | None:
+def level(count: int, fingers: int, node: int) -> int | None:
     """The metal-1 bus level of a node (0: right under the drain bars, the source bus's
     place), ``None`` for the stack's ends (a via onto a metal-2 bar)."""
     c = count // 2
     if node in (0, count):
         return None
+    if fingers == 1:  # one region: its strap alone
+        return 0
     if node > c:
         return count - 1 - node
     if node < c:
@@ -105,9 +111,9 @@ def level(count: int, node: int) -> int | None:
     return max(count - 1 - c, c - 1, 0)
 
 
-def region_plan(nodes: list[str]) -> list[RegionMetal]:
+def region_plan(nodes: list[str], fingers: int) -> list[RegionMetal]:
     count = len(nodes) - 1
-    return [RegionMetal(nodes[j], level(count, j)) for j in walk(count)]
+    return [RegionMetal(nodes[j], level(count, fingers, j)) for j in walk(count, fingers)]
 
 
 def _fingerprint(session: Session) -> object:
@@ -127,11 +133,12 @@ def draw_stack(session: Session, devices: list[StackDevice], nodes: list[str]) -
         return None
     nf = int(unit.params["nf"])
     w_nm, l_nm = tech.nm(unit.params["w"]), tech.nm(unit.params["l"])
-    fingers = STACK_FINGERS * len(devices)
+    per_device = int(unit.params["fingers"])
+    fingers = per_device * len(devices)
     finger_w = tech.snap(w_nm / nf)
     cell = session.new_cell(session.unique_name(f"{devices[0].cell}_stack"))
     pins, info = draw_mos(session, cell, str(unit.params["type"]), finger_w * fingers, l_nm,
-                          fingers, 1, regions=region_plan(nodes))
+                          fingers, 1, regions=region_plan(nodes, per_device))
     if key not in _VERDICTS:
         types = sorted({r.type for r in tech.rules} - {"density"})
         if len(_VERDICTS) >= _MAX_VERDICTS:

@@ -105,15 +105,15 @@ def check_stack(loaded: Client, length: float, nf: int) -> None:
     unit_active = shape.active[1] - shape.active[0]
     unit_width = session.layout.cell(unit.name).bbox().width()
     cells = [u["cell"] for u in loaded.call("layout.cell_info", cell=shared)["units"]]
-    if nf == 2:
-        # two fingers each, drawn finger by finger: one diffusion, every inner node shared,
-        # narrower than the two pairs sharing i1 and i3 (without even the gap between them)
+    if nf <= 2:
+        # one or two fingers each, drawn finger by finger: one diffusion, every inner node
+        # shared, narrower than the two pairs sharing i1 and i3 (without even the gap between them)
         assert diffusion_pieces(loaded, shared) == 1
         assert [session.cells[c].kind for c in cells] == ["series_stack"]
         assert active_widths(loaded, shared) == [4 * unit_active - 3 * shape.region]
         assert width(loaded, shared) < 2 * (2 * unit_width - shape.region)
     else:
-        # S G D G S … units (even fingers) or S G D (odd): pairs facing an inner node share it
+        # S G D G S G D G S units: pairs facing an inner node share it
         assert diffusion_pieces(loaded, shared) == 2
         assert [session.cells[c].kind for c in cells] == ["diffusion_run"] * 2
         assert [session.cells[c].params["net"] for c in cells] == ["i1", "i3"]
@@ -125,17 +125,20 @@ def check_stack(loaded: Client, length: float, nf: int) -> None:
     routed_clean(loaded, shared, devices, length)
 
 
-@pytest.mark.parametrize("count", [3, 5, 8])
-def test_a_longer_stack_is_one_diffusion(loaded: Client, rule_set: dict[str, Any], count: int) -> None:
-    """Three to eight two-finger devices in series: one piece of diffusion of a gate pitch
-    per finger, DRC clean, routed DRC and LVS clean."""
+@pytest.mark.parametrize(("count", "nf"), [(3, 2), (5, 2), (8, 2), (5, 1)])
+def test_a_longer_stack_is_one_diffusion(loaded: Client, rule_set: dict[str, Any], count: int,
+                                         nf: int) -> None:
+    """Three to eight devices of one or two fingers in series: one piece of diffusion of a
+    gate pitch per finger, DRC clean, routed DRC and LVS clean."""
     length = _min_l(rule_set) * 2
-    devices = stack(f"L{count}", count, 2)
-    row = place_row(loaded, devices, f"L{count}", True, length)
+    tag = f"L{count}{nf}"
+    devices = stack(tag, count, nf)
+    row = place_row(loaded, devices, tag, True, length)
     session = loaded.server.session
-    shape = shared_diffusion.unit_shape(session, session.cells[f"L{count}_L{count}M0"])
+    shape = shared_diffusion.unit_shape(session, session.cells[f"{tag}_{tag}M0"])
     assert shape is not None
-    assert active_widths(loaded, row) == [2 * count * shape.gate + (2 * count + 1) * shape.region]
+    fingers = nf * count
+    assert active_widths(loaded, row) == [fingers * shape.gate + (fingers + 1) * shape.region]
     drc = loaded.call("drc.run", cell=row)
     assert drc["total"] == 0, drc["violations"][:3]
     routed_clean(loaded, row, devices, length)
@@ -183,16 +186,16 @@ def test_the_walk_uses_each_device_twice_and_its_straps_nest(count: int) -> None
     """Every gate of the walk lies between neighbouring nodes (one device), each device
     twice; a node's metal-1 bus spans only regions of nodes nested inside it, so no strap
     of another node crosses it at its level; the stack's ends are single regions."""
-    regions = series_stacks.walk(count)
+    regions = series_stacks.walk(count, 2)
     assert len(regions) == 2 * count + 1 and regions[0] == regions[-1]
     gates = [min(a, b) for a, b in itertools.pairwise(regions)]
     assert all(abs(a - b) == 1 for a, b in itertools.pairwise(regions))
     assert sorted(gates) == sorted(list(range(count)) * 2)
     assert regions.count(0) == regions.count(count) == 1
     for node in range(1, count):
-        level = series_stacks.level(count, node)
+        level = series_stacks.level(count, 2, node)
         assert level is not None
         at = [i for i, n in enumerate(regions) if n == node]
         for i in range(at[0] + 1, at[-1]):  # every strap under the bus ends above it
-            other = series_stacks.level(count, regions[i])
+            other = series_stacks.level(count, 2, regions[i])
             assert regions[i] == node or other is None or other < level
