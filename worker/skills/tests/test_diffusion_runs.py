@@ -14,6 +14,7 @@ import pytest
 from helpers import Client
 
 from centroid_skills import series_stacks, shared_diffusion
+from centroid_skills.skills import lvs
 
 
 def stack(tag: str, count: int, nf: int, gates: list[str] | None = None) -> list[dict[str, Any]]:
@@ -139,6 +140,14 @@ def test_a_longer_stack_is_one_diffusion(loaded: Client, rule_set: dict[str, Any
     assert shape is not None
     fingers = nf * count
     assert active_widths(loaded, row) == [fingers * shape.gate + (fingers + 1) * shape.region]
+    # the repeated regions of a node are strapped: the extracted fingers combine into one
+    # device each, between the stack's count + 1 nodes (an open strap leaves more)
+    extracted = lvs.extract(session, session.layout.cell(row))
+    top = extracted.netlist.top_circuit()
+    assert top is not None
+    mos = list(top.each_device())
+    assert len(mos) == count and {extracted.fingers[d.id()] for d in mos} == {nf}
+    assert len({d.net_for_terminal(t).cluster_id for d in mos for t in "SD"}) == count + 1
     drc = loaded.call("drc.run", cell=row)
     assert drc["total"] == 0, drc["violations"][:3]
     routed_clean(loaded, row, devices, length)
