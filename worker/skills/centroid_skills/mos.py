@@ -21,7 +21,8 @@ device; the skill itself is in :mod:`centroid_skills.skills.devices`.
   nets than S and D on the regions (:mod:`centroid_skills.series_stacks`: a series stack
   finger by finger): a region's strap carries a via-1 onto its net's metal-2 bar below the
   diffusion (as the drain), or runs down to its net's metal-1 bus ``level`` buses below the
-  source bus (level 0: where the source bus is); the pins are then named by the nets.
+  source bus (level 0: where the source bus is); the pins are then named by the nets, the
+  gate strap's (``G``) last.
 
 Cut enclosures follow :mod:`centroid_skills.cuts`: the straps and buses are lines with
 their cuts in a row, so each reaches past its last cut by the along margin (line-end and
@@ -323,7 +324,7 @@ def _draw_mos_once(session: Session, cell: kdb.Cell, mos_type: str, w_nm: int, l
     elif plain:
         pins = [pt.pin("S", "metal1", s_bus), pt.pin("D", "metal2", bars["D"]),
                 pt.pin("G", "metal1", strap)]
-    else:  # one pin per net: its metal-2 bar, else its metal-1 bus
+    else:  # one pin per net: its metal-2 bar, else its metal-1 bus; the gate strap's last
         pins = [pt.pin(net, "metal2", bar) for net, bar in bars.items()]
         pins += [pt.pin(net, "metal1", bus) for net, bus in buses.items() if net not in bars]
         pins.append(pt.pin("G", "metal1", strap))

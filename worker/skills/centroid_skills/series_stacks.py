@@ -149,7 +149,9 @@ def draw_stack(session: Session, devices: list[StackDevice], nodes: list[str]) -
         cell.delete()
         return None
     rec = CellRecord(name=cell.name, kind=STACK_KIND)
-    rec.pins = [_device_pin(pin, devices) for pin in pins]
+    *regions, gate = pins  # the gate strap's pin comes last
+    rec.pins = [_device_pin(pin, devices) for pin in regions]
+    rec.pins.append(Pin(f"{devices[0].device_id}.G", gate.layer, gate.role, gate.box))
     rec.params = {"type": unit.params["type"], "devices": [d.device_id for d in devices],
                   "nodes": nodes, "fingers": fingers, "gate_pitch_um": info["gate_pitch_um"],
                   # what the devices measure drawn alone (``layout.metrics``' device area)
@@ -160,10 +162,8 @@ def draw_stack(session: Session, devices: list[StackDevice], nodes: list[str]) -
 
 
 def _device_pin(pin: Pin, devices: list[StackDevice]) -> Pin:
-    """A pin of the drawn stack (named by its net, or ``G``) as one device's terminal:
-    ``<device>.<S|D|G>``."""
-    if pin.name == "G":
-        return Pin(f"{devices[0].device_id}.G", pin.layer, pin.role, pin.box)
+    """A source/drain pin of the drawn stack (named by its net) as one device's terminal:
+    ``<device>.<S|D>``."""
     for dev in devices:
         for terminal in ("d", "s"):
             if dev.terminals[terminal] == pin.name:
