@@ -14,8 +14,11 @@ shared here are S|S: the physical source ends of both units on one net.  A MOS i
 symmetric, so a unit whose *drain* net is the shared one is drawn as it is with its pins
 ``S`` and ``D`` read the other way round (``swapped``): the router and the netlist see
 the terminals, the geometry is the generator's.  Even fingers end in S on both sides, so
-a stack of devices ``d-i1``, ``i1-i2``, ``i2-i3``, ``i3-s`` pairs up (``d i1 | i1 … ``):
-every other inner node shared; parallel devices on one source run whole.  Odd fingers
+a stack of devices ``d-i1``, ``i1-i2``, ``i2-i3``, ``i3-s`` of such units pairs up
+(``d i1 | i1 … ``): every other inner node shared; parallel devices on one source run
+whole.  Three or more devices of two fingers in series are therefore drawn finger by
+finger as one cell instead (:mod:`centroid_skills.series_stacks`: every inner node
+shared), where the rule set allows it; wider units keep the pairs.  Odd fingers
 end in S and D: a pair shares when the left one is mirrored (its source on the right).
 The bulk net (a source on the supply, dropping onto the row's tap rail) is never the
 shared one: it gains little there and moved the routing of our own blocks (``bandgap``'s
@@ -31,7 +34,7 @@ from typing import Any
 
 import klayout.db as kdb
 
-from centroid_skills import abut, shared_diffusion
+from centroid_skills import abut, series_stacks, shared_diffusion
 from centroid_skills.routing.terminals import RUN_KIND, SWAPPED_PINS
 from centroid_skills.session import CellRecord, Pin, Session, um
 
@@ -78,6 +81,31 @@ def _facing(a: _Device, b: _Device, net: str | None) -> str | None:
     return next((n for n in (a.terminals["s"], a.terminals["d"]) if n in ends_b), None)
 
 
+def _stack_at(found: list[_Device | None], i: int
+              ) -> tuple[list[series_stacks.StackDevice], list[str]] | None:
+    """The longest series stack of one- or two-finger devices alike from cell ``i`` on (at least
+    :data:`series_stacks.MIN_DEVICES`), with its nodes end to end."""
+    first = found[i]
+    if first is None or first.shape.fingers not in series_stacks.STACK_FINGERS:
+        return None
+    best = None
+    j = i + 1
+    while j < len(found):
+        dev = found[j]
+        if dev is None or dev.drawn_as != first.drawn_as or any(
+                dev.terminals.get(t) != first.terminals.get(t) for t in "gb"):
+            break
+        chain = [series_stacks.StackDevice(d.cell, d.rec, d.terminals)
+                 for d in found[i:j + 1] if d is not None]
+        nodes = series_stacks.chain_nodes(chain)
+        if nodes is None:
+            break
+        if len(chain) >= series_stacks.MIN_DEVICES:
+            best = (chain, nodes)
+        j += 1
+    return best
+
+
 def share_row(session: Session, cells: list[str], devices: Devices) -> list[str]:
     """The row's cells with every run of neighbours sharing diffusion replaced by its run
     cell (left to right, as given)."""
@@ -85,6 +113,12 @@ def share_row(session: Session, cells: list[str], devices: Devices) -> list[str]
     out: list[str] = []
     i = 0
     while i < len(cells):
+        stack = _stack_at(found, i)
+        drawn = None if stack is None else series_stacks.draw_stack(session, *stack)
+        if stack is not None and drawn is not None:
+            out.append(drawn)
+            i += len(stack[0])
+            continue
         first = found[i]
         run: list[_Device] = [] if first is None else [first]
         net: str | None = None

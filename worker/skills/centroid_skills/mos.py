@@ -17,6 +17,13 @@ device; the skill itself is in :mod:`centroid_skills.skills.devices`.
   bus; pins ``TIE``, the gate strap, and ``TIE_S``, the source bus) -- used for
   dummies at row ends; same pitch as the device.
 
+* ``regions`` (:class:`RegionMetal`, one per source/drain region left to right) draws other
+  nets than S and D on the regions (:mod:`centroid_skills.series_stacks`: a series stack
+  finger by finger): a region's strap carries a via-1 onto its net's metal-2 bar below the
+  diffusion (as the drain), or runs down to its net's metal-1 bus ``level`` buses below the
+  source bus (level 0: where the source bus is); the pins are then named by the nets, the
+  gate strap's (``G``) last.
+
 Cut enclosures follow :mod:`centroid_skills.cuts`: the straps and buses are lines with
 their cuts in a row, so each reaches past its last cut by the along margin (line-end and
 adjacent-side rules); small islands (a one-finger drain bus or gate strap, a drain strap)
@@ -25,6 +32,7 @@ grow to the layer's minimum area; the diffusion grows (longer source/drain) to i
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import klayout.db as kdb
@@ -35,6 +43,25 @@ from centroid_skills.errors import invalid
 from centroid_skills.rules import DrawRules, cover, draw_rules
 from centroid_skills.session import Pin, Session, um
 from centroid_skills.tech import Technology
+
+
+@dataclass(frozen=True)
+class RegionMetal:
+    """How one source/drain region is strapped: its net and either a via-1 onto the net's
+    metal-2 bar (``level`` ``None``) or a metal-1 bus ``level`` buses below the source bus."""
+
+    net: str
+    level: int | None
+
+
+def plain_regions(fingers: int) -> list[RegionMetal]:
+    """S G D G S …: sources on the metal-1 source bus, drains on the metal-2 drain bus."""
+    return [RegionMetal("S", 0) if i % 2 == 0 else RegionMetal("D", None) for i in range(fingers + 1)]
+
+
+def bus_pitch(tech: Technology, r: DrawRules) -> int:
+    """How far a metal-1 bus of one level stands below the one of the level above."""
+    return tech.snap_up(r.m1w) + tech.snap_up(r.m1s)
 
 
 def _strip(tech: Technology, r: DrawRules) -> tuple[int, int, int]:
@@ -167,17 +194,18 @@ def density_relief(tech: Technology, layout: kdb.Layout, cell: kdb.Cell) -> int:
 
 
 def draw_mos(session: Session, cell: kdb.Cell, mos_type: str, w_nm: int, l_nm: int, nf: int,
-             m: int, dummy: bool = False) -> tuple[list[Pin], dict[str, Any]]:
+             m: int, dummy: bool = False, regions: list[RegionMetal] | None = None
+             ) -> tuple[list[Pin], dict[str, Any]]:
     tech = session.need_tech()
     extra = 0
     for _ in range(8):
-        pins, info = _draw_mos_once(session, cell, mos_type, w_nm, l_nm, nf, m, dummy, extra)
+        pins, info = _draw_mos_once(session, cell, mos_type, w_nm, l_nm, nf, m, dummy, extra, regions)
         more = density_relief(tech, session.layout, cell)
         if more == 0:
             return pins, info
         extra += more
         cell.clear()
-    return _draw_mos_once(session, cell, mos_type, w_nm, l_nm, nf, m, dummy, extra)
+    return _draw_mos_once(session, cell, mos_type, w_nm, l_nm, nf, m, dummy, extra, regions)
 
 
 def cut_row_bar(tech: Technology, cr: CutRules, cuts: list[kdb.Box], bottom: int, top: int,
@@ -196,44 +224,53 @@ def cut_row_bar(tech: Technology, cr: CutRules, cuts: list[kdb.Box], bottom: int
 
 
 def _draw_mos_once(session: Session, cell: kdb.Cell, mos_type: str, w_nm: int, l_nm: int,
-                   nf: int, m: int, dummy: bool, extra_gap: int) -> tuple[list[Pin], dict[str, Any]]:
+                   nf: int, m: int, dummy: bool, extra_gap: int,
+                   regions: list[RegionMetal] | None = None) -> tuple[list[Pin], dict[str, Any]]:
     tech = session.need_tech()
     p = mos_plan(tech, w_nm, l_nm, nf, m, mos_type, extra_gap)
     r: DrawRules = p["r"]
     pt = Painter(session, cell)
     wf, length, d, pitch, fingers = p["wf"], p["l"], p["d"], p["pitch"], p["fingers"]
+    plain = regions is None
+    plan = plain_regions(fingers) if regions is None else regions
+    if len(plan) != fingers + 1:
+        raise invalid(f"{len(plan)} region nets for {fingers} fingers", fingers=fingers)
     active = pt.box("active", kdb.Box(0, 0, p["act_len"], wf))
-    # S/D regions, contacts, straps
-    s_strips: list[kdb.Box] = []
-    d_strips: list[kdb.Box] = []
-    vias: list[kdb.Box] = []
-    for i in range(fingers + 1):
+    bus_h = tech.snap_up(r.m1w)
+    # S/D regions, contacts, straps; per net its straps (metal-1 buses) or vias (metal-2 bars)
+    bus_straps: dict[tuple[str, int], list[kdb.Box]] = {}
+    net_vias: dict[str, list[kdb.Box]] = {}
+    for i, region in enumerate(plan):
         x0 = i * pitch
         sx0 = x0 + p["sx"]
-        is_source = i % 2 == 0
         for k in range(p["n_ct"]):
             y = p["ct_y0"] + k * (r.cont + r.cs)
             pt.box("contact", kdb.Box(sx0 + p["sc"], y, sx0 + p["sc"] + r.cont, y + r.cont))
         top = p["strip_top"]
         if dummy and i == 0:
             top = p["pc_y"] - p["smy"]  # the first source strap joins the gate strap
-        if is_source:
-            strip = kdb.Box(sx0, p["s_bus_bot"], sx0 + p["strip_w"], top)
-            s_strips.append(strip)
+        vx = sx0 + p["sv"]
+        via = kdb.Box(vx, p["via_bot"], vx + r.v1, p["via_top"])
+        if region.level is not None:
+            bottom = p["s_bus_bot"] - region.level * bus_pitch(tech, r)
+            strip = kdb.Box(sx0, bottom, sx0 + p["strip_w"], top)
+            bus_straps.setdefault((region.net, region.level), []).append(strip)
             if dummy and i == 0:  # a via-1 ties the drain bus to the source
-                vx = sx0 + p["sv"]
-                vias.append(pt.box("via1", kdb.Box(vx, p["via_bot"], vx + r.v1, p["via_top"])))
+                net_vias.setdefault("D", []).append(pt.box("via1", via))
         else:
             strip = kdb.Box(sx0, p["d_strip_bot"], sx0 + p["strip_w"], top)
-            d_strips.append(strip)
-            vx = sx0 + p["sv"]
-            vias.append(pt.box("via1", kdb.Box(vx, p["via_bot"], vx + r.v1, p["via_top"])))
+            net_vias.setdefault(region.net, []).append(pt.box("via1", via))
         pt.box("metal1", strip)
-    s_bus = pt.box("metal1", kdb.Box(s_strips[0].left, p["s_bus_bot"], s_strips[-1].right,
-                                     p["s_bus_top"]))
-    m2_bus = cut_row_bar(tech, cut_rules(tech, "metal2", "via1"), vias, p["m2_bot"], p["m2_top"],
-                         r.m2w, tech.area("metal2"))
-    m2_bus = pt.box("metal2", grow_to_width(m2_bus, r.m2w, tech))
+    buses: dict[str, kdb.Box] = {}
+    for (net, level), strips in bus_straps.items():
+        bottom = p["s_bus_bot"] - level * bus_pitch(tech, r)
+        buses[net] = pt.box("metal1", kdb.Box(strips[0].left, bottom, strips[-1].right, bottom + bus_h))
+    bars: dict[str, kdb.Box] = {}
+    for net, vias in net_vias.items():
+        bar = cut_row_bar(tech, cut_rules(tech, "metal2", "via1"), vias, p["m2_bot"], p["m2_top"],
+                          r.m2w, tech.area("metal2"))
+        bars[net] = pt.box("metal2", grow_to_width(bar, r.m2w, tech))
+    s_bus = buses.get("S", kdb.Box())
     # gates, poly bus, poly contacts, gate strap
     pcs: list[kdb.Box] = []
     gates_left = d
@@ -253,7 +290,8 @@ def _draw_mos_once(session: Session, cell: kdb.Cell, mos_type: str, w_nm: int, l
     smx, smy = p["smx"], p["smy"]
     strap = kdb.Box(pcs[0].left - smx, pc_y - smy, pcs[-1].right + smx, pc_y + r.cont + smy)
     if dummy:  # the strap reaches the first source strap: gate, source and drain on one net
-        strap = kdb.Box(min(strap.left, s_strips[0].left), strap.bottom, strap.right, strap.top)
+        strap = kdb.Box(min(strap.left, bus_straps[("S", 0)][0].left), strap.bottom, strap.right,
+                        strap.top)
     if strap.height() < r.m1w:
         strap = kdb.Box(strap.left, strap.bottom, strap.right, strap.bottom + tech.snap_up(r.m1w))
     strap = grow_to_area(grow_to_width(strap, r.m1w, tech), tech.area("metal1"), tech)
@@ -283,9 +321,13 @@ def _draw_mos_once(session: Session, cell: kdb.Cell, mos_type: str, w_nm: int, l
         pt.box("nwell", grow_to_area(well, tech.area("nwell"), tech))
     if dummy:  # its source bus too: a row's router drops it onto the supply rail below
         pins = [pt.pin("TIE", "metal1", strap), pt.pin("TIE_S", "metal1", s_bus)]
-    else:
-        pins = [pt.pin("S", "metal1", s_bus), pt.pin("D", "metal2", m2_bus),
+    elif plain:
+        pins = [pt.pin("S", "metal1", s_bus), pt.pin("D", "metal2", bars["D"]),
                 pt.pin("G", "metal1", strap)]
+    else:  # one pin per net: its metal-2 bar, else its metal-1 bus; the gate strap's last
+        pins = [pt.pin(net, "metal2", bar) for net, bar in bars.items()]
+        pins += [pt.pin(net, "metal1", bus) for net, bus in buses.items() if net not in bars]
+        pins.append(pt.pin("G", "metal1", strap))
     info = {"finger_w_um": um(wf), "l_um": um(length), "fingers": fingers,
             "w_drawn_um": um(wf * nf), "gate_pitch_um": um(pitch),
             "active_area_um2": round(active.area() * 1e-6, 6),

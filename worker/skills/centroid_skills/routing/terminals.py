@@ -17,6 +17,9 @@ DEVICE_KINDS = ("nmos", "pmos", "resistor", "capacitor")
 MODULE_KINDS = ("common_centroid", "interdigitated", "device_row")
 #: a row's neighbours on one diffusion (:mod:`centroid_skills.diffusion_runs`): units, no module
 RUN_KIND = "diffusion_run"
+#: a series stack drawn finger by finger (:mod:`centroid_skills.series_stacks`): pins
+#: ``<device>.<S|D|G>``, no units
+STACK_KIND = "series_stack"
 #: a swapped unit's pins read the other way round (its drain net on the generator's ``S``)
 SWAPPED_PINS = {"S": "D", "D": "S"}
 
@@ -85,6 +88,13 @@ def collect_terms(session: Session, cell: kdb.Cell, trans: kdb.Trans, out: list[
             if rec.kind in MODULE_KINDS:
                 for t in out[first:]:
                     t.module = cell.name
+        return
+    if rec is not None and rec.kind == STACK_KIND:
+        block = cell.bbox().transformed(trans)
+        for p in rec.pins:
+            dev, name = p.name.rsplit(".", 1)
+            out.append(Term(dev, name, p.role, p.box.transformed(trans), block, str(rec.params["type"]),
+                            mirrored=trans.is_mirror()))
         return
     if rec is not None and rec.kind == "block":
         dev = rec.params.get("device_id")

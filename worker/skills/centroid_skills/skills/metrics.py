@@ -3,7 +3,8 @@
 Area
   * ``bbox_area_um2``: area of the cell's bounding box.
   * ``device_area_um2``: sum of the bbox areas of every device-cell instance in the
-    hierarchy (units and plain devices); dummies are not the circuit's devices: their
+    hierarchy (units and plain devices; a series stack drawn finger by finger counts its
+    devices' cells as each measures drawn alone); dummies are not the circuit's devices: their
     cells count in ``dummy_area_um2`` / ``dummy_instances``, so a dummy costs the layout
     its area instead of raising its utilisation.
   * ``utilisation`` = device_area / bbox_area.
@@ -64,6 +65,7 @@ import klayout.db as kdb
 
 from centroid_skills.matched_geometry import count_vias, measure_groups
 from centroid_skills.registry import NAME, obj, skill
+from centroid_skills.routing.terminals import STACK_KIND
 from centroid_skills.session import CellRecord, Session, box_um, um, unit_trans
 
 DEVICE_KINDS = ("nmos", "pmos", "resistor", "capacitor")
@@ -78,6 +80,9 @@ def collect(session: Session, cell: kdb.Cell, trans: kdb.Trans,
     rec = session.cells.get(cell.name)
     if rec is not None and rec.kind in DEVICE_KINDS:
         (dummy_areas if rec.params.get("dummy") else areas).append(cell.bbox().area())
+        return
+    if rec is not None and rec.kind == STACK_KIND:  # its devices as each measures drawn alone
+        areas.extend(int(a) for a in rec.params["device_areas_nm2"])
         return
     if rec is not None and rec.groups:
         for g in rec.groups:
