@@ -220,6 +220,18 @@ pub enum SpiceError {
         value: String,
         why: String,
     },
+    #[error(
+        "{element}: nr={fingers} describes a finger (MOM) capacitor, which Centroid does not draw; give its capacitance (c=…, drawn as metal-1 and metal-2 plates sized from the rule set) or the plates' w=… and l=…, e.g. c=100f"
+    )]
+    FingerCapacitor { element: String, fingers: String },
+    #[error("{element}: series={series} must be a whole number of resistor segments, 1 or more")]
+    SeriesSegments { element: String, series: String },
+    #[error("{element}: series={series} segments in series are drawn as {drawn}")]
+    SeriesDrawnAsOneBar {
+        element: String,
+        series: String,
+        drawn: String,
+    },
     #[error("parameter {name} of {element} is ignored: Centroid reads {known}")]
     IgnoredParam {
         name: String,
