@@ -3,7 +3,7 @@
 //! by value only (sized from the rule set), subcircuit parameters in sizes, `.include` and
 //! `.lib`, three-node MOS lines, case, instance lines without their X, sources and
 //! devices Centroid has no generator for, `\` continuations and `//` comments, values by
-//! parameter name, micrometre lengths, a mismatched `.ends`, Spectre.
+//! parameter name, micrometre lengths, a mismatched `.ends` (Spectre: `spice_spectre.rs`).
 
 use std::sync::LazyLock;
 
@@ -470,21 +470,11 @@ fn lengths_all_a_millimetre_or_more_are_micrometres() {
 }
 
 #[test]
-fn a_mismatched_ends_name_is_a_warning_and_spectre_is_refused() {
+fn a_mismatched_ends_name_is_a_warning() {
     let read = read(".subckt ota a b\nM1 a b b b nmos w=1u l=0.15u\n.ends opamp\n");
     assert!(read.warnings.contains(
         &"netlist.sp:3:7: .ends opamp ends subcircuit ota, the one open (a name after .ends should repeat it)".to_owned()
     ), "{:#?}", read.warnings);
-    let errors = errors_with(
-        "// Generated for: spectre\nsimulator lang=spectre\nsubckt ota a b\nM1 (a b b b) nch l=1u w=1u\nends ota\n",
-        Some(&SKY130),
-    );
-    assert_eq!(
-        errors,
-        [
-            "netlist.sp:2:1: \"simulator\" starts a Spectre statement; Centroid reads SPICE/CDL netlists (.subckt … .ends, nodes without parentheses): export the netlist as CDL or HSPICE (the file is not read further)"
-        ]
-    );
 }
 
 #[test]

@@ -47,10 +47,6 @@ pub enum SpiceError {
         "{name} is read as an instance of subcircuit {subckt}: an instance line starts with X (X{name} …)"
     )]
     InstanceWithoutX { name: String, subckt: String },
-    #[error(
-        "\"{found}\" starts a Spectre statement; Centroid reads SPICE/CDL netlists (.subckt … .ends, nodes without parentheses): export the netlist as CDL or HSPICE (the file is not read further)"
-    )]
-    SpectreSyntax { found: String },
     #[error("expected {what} after {element}, found {found}")]
     ExpectedItems {
         what: String,
