@@ -21,7 +21,7 @@ use crate::inputs::{SpiceArgs, report_input_errors, report_warnings};
 
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
-    /// The SPICE/CDL netlist (.sp, .spice, .cir, .cdl), or a circuit directory holding one.
+    /// The SPICE/CDL (or Spectre) netlist (.sp, .spice, .cir, .cdl, .scs), or a circuit directory holding one.
     netlist: PathBuf,
     /// The rule set whose "models" table maps model names and which sizes R and C given by
     /// value (default: drc_rules.json next to the netlist, when there is one).

@@ -15,11 +15,11 @@ use clap::Args;
 
 #[derive(Debug, Clone, Args)]
 pub struct InputArgs {
-    /// Circuit directory holding netlist.json (or netlist.sp, .spice, .cir, .cdl),
+    /// Circuit directory holding netlist.json (or netlist.sp, .spice, .cir, .cdl, .scs),
     /// drc_rules.json and objectives.json.
     pub dir: Option<PathBuf>,
     /// The netlist elsewhere (overrides DIR's): netlist.json, or SPICE/CDL by its
-    /// extension (.sp, .spice, .cir, .cdl).
+    /// extension (.sp, .spice, .cir, .cdl; .scs for Spectre).
     #[arg(long, value_name = "FILE")]
     pub netlist: Option<PathBuf>,
     /// drc_rules.json elsewhere (overrides DIR/drc_rules.json).

@@ -11,6 +11,9 @@ use crate::circuit::{
 use crate::net_use::type_supplies_by_use;
 use crate::netlist::{CellDef, NetlistDocument};
 
+/// What joins a passive's id and the number of one of its units (`R2.m1`).
+pub const PASSIVE_UNIT: &str = ".m";
+
 /// Flattens the top cell. `document` must have passed `check_netlist`.
 /// Returns the circuit (without modules) and warnings as (pointer, message).
 pub(crate) fn flatten(document: &NetlistDocument) -> (Circuit, Vec<(String, String)>) {
@@ -170,19 +173,37 @@ impl<'a> Flattener<'a> {
                 .iter()
                 .map(|(terminal, net)| (terminal.clone(), resolve(net)))
                 .collect();
-            self.devices.push(Device {
-                id: format!("{prefix}{}", device.id),
-                device_type: device.device_type,
-                model: device.model.clone(),
-                params: DeviceParams {
-                    w: device.w,
-                    l: device.l,
-                    m: device.m.map_or(1, |m| m as u32),
-                    nf: device.nf.map_or(1, |nf| nf as u32),
-                    value: device.value,
-                },
-                terminals,
-            });
+            let m = device.m.map_or(1, |m| m as u32);
+            let params = DeviceParams {
+                w: device.w,
+                l: device.l,
+                m,
+                nf: device.nf.map_or(1, |nf| nf as u32),
+                value: device.value,
+            };
+            let id = format!("{prefix}{}", device.id);
+            if device.device_type.is_mos() || m == 1 {
+                self.devices.push(Device {
+                    id,
+                    device_type: device.device_type,
+                    model: device.model.clone(),
+                    params,
+                    terminals,
+                });
+                continue;
+            }
+            // a resistor or capacitor of m units: m devices in parallel (`R2.m1` …),
+            // drawn and compared as an m=k written out device by device (a MOS's units
+            // are fingers of its one cell)
+            for unit in 1..=m {
+                self.devices.push(Device {
+                    id: format!("{id}{PASSIVE_UNIT}{unit}"),
+                    device_type: device.device_type,
+                    model: device.model.clone(),
+                    params: DeviceParams { m: 1, ..params },
+                    terminals: terminals.clone(),
+                });
+            }
         }
         for (subcell_index, subcell) in cell.subcells.iter().enumerate() {
             let (target_index, target) = self.cells[subcell.cell.as_str()];
@@ -237,7 +258,14 @@ pub(crate) fn definition_pointer(document: &serde_json::Value, flat_id: &str) ->
                 .position(|item| item.get(key).and_then(serde_json::Value::as_str) == Some(name))
         };
         if path.peek().is_none() {
-            let device = named("devices", "id")?;
+            let device = named("devices", "id").or_else(|| {
+                // one unit of a passive's m (`R2.m1`): the passive's definition
+                let (stem, unit) = name.rsplit_once(PASSIVE_UNIT)?;
+                unit.parse::<u32>().ok()?;
+                cell.get("devices")?.as_array()?.iter().position(|item| {
+                    item.get("id").and_then(serde_json::Value::as_str) == Some(stem)
+                })
+            })?;
             return Some(format!("/cells/{cell_index}/devices/{device}"));
         }
         let subcell = named("subcells", "name")?;

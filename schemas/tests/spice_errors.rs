@@ -167,12 +167,10 @@ const CASES: &[(&str, &[&str])] = &[
             "netlist.sp:2:1: unsupported element \"A1\" (an element kind SPICE does not define): Centroid lays out M (MOS), R, C and X (subcircuit) lines; an instance of a subcircuit is written X<name> node… <subcircuit>",
         ],
     ),
-    // spectre
+    // spectre: read, its problems at the file's line and column
     (
-        "subckt amp a b\nM1 (a b 0 0) nch w=1u l=1u\nends amp\n",
-        &[
-            "netlist.sp:1:1: \"subckt\" starts a Spectre statement; Centroid reads SPICE/CDL netlists (.subckt … .ends, nodes without parentheses): export the netlist as CDL or HSPICE (the file is not read further)",
-        ],
+        "subckt amp a b\nM1 (a b 0 0) nch w=1u\nends amp\n",
+        &["netlist.sp:2:1: M1: expected l=… (the gate length), e.g. l=500n"],
     ),
     // bad_expression
     (

@@ -47,10 +47,6 @@ pub enum SpiceError {
         "{name} is read as an instance of subcircuit {subckt}: an instance line starts with X (X{name} …)"
     )]
     InstanceWithoutX { name: String, subckt: String },
-    #[error(
-        "\"{found}\" starts a Spectre statement; Centroid reads SPICE/CDL netlists (.subckt … .ends, nodes without parentheses): export the netlist as CDL or HSPICE (the file is not read further)"
-    )]
-    SpectreSyntax { found: String },
     #[error("expected {what} after {element}, found {found}")]
     ExpectedItems {
         what: String,
@@ -219,6 +215,18 @@ pub enum SpiceError {
         element: String,
         value: String,
         why: String,
+    },
+    #[error(
+        "{element}: nr={fingers} describes a finger (MOM) capacitor, which Centroid does not draw; give its capacitance (c=…, drawn as metal-1 and metal-2 plates sized from the rule set) or the plates' w=… and l=…, e.g. c=100f"
+    )]
+    FingerCapacitor { element: String, fingers: String },
+    #[error("{element}: series={series} must be a whole number of resistor segments, 1 or more")]
+    SeriesSegments { element: String, series: String },
+    #[error("{element}: series={series} segments in series are drawn as {drawn}")]
+    SeriesDrawnAsOneBar {
+        element: String,
+        series: String,
+        drawn: String,
     },
     #[error("parameter {name} of {element} is ignored: Centroid reads {known}")]
     IgnoredParam {

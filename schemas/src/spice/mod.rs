@@ -24,6 +24,7 @@ mod models;
 mod parser;
 mod scope;
 mod sizes;
+mod spectre;
 
 use std::path::Path;
 
@@ -40,8 +41,9 @@ pub use models::{ModelMap, device_type_named};
 use build::{BuildOptions, SourceMap};
 use error::{Problems, sort_and_dedup};
 
-/// File extensions read as SPICE/CDL (case-insensitive).
-pub const SPICE_EXTENSIONS: [&str; 4] = ["sp", "spice", "cir", "cdl"];
+/// File extensions read as SPICE/CDL (case-insensitive); `.scs` is Spectre, read by the same
+/// reader (a Spectre statement switches it to that dialect).
+pub const SPICE_EXTENSIONS: [&str; 5] = ["sp", "spice", "cir", "cdl", "scs"];
 
 /// True when the path (or label) ends in a SPICE extension.
 pub fn is_spice_path(path: &Path) -> bool {

@@ -197,7 +197,9 @@ enum Guess {
 }
 
 /// The usual names: `nmos`/`pmos`, `*nfet*`/`*pfet*`, `*nch*`/`*pch*` and `*nmos*`/`*pmos*`;
-/// `res*`/`*_res*`, `*cap*`; with `first_letter`, `n*`/`p*` as the last resort.
+/// `res*`/`*_res*`, `r*poly*` and `*ppolyf*`/`*npolyf*` (PDK poly resistors such as
+/// `rppolywo_m`, `ppolyf_u`), `*cap*`, `*mom*` and `*mim*`; with `first_letter`, `n*`/`p*`
+/// as the last resort.
 fn usual_name(model: &str, first_letter: bool) -> Guess {
     let name = model.to_lowercase();
     let contains_any = |patterns: &[&str]| patterns.iter().any(|pattern| name.contains(pattern));
@@ -206,9 +208,11 @@ fn usual_name(model: &str, first_letter: bool) -> Guess {
         (DeviceType::Pmos, contains_any(&["pmos", "pfet", "pch"])),
         (
             DeviceType::Resistor,
-            name.starts_with("res") || contains_any(&["_res", "resistor"]),
+            name.starts_with("res")
+                || contains_any(&["_res", "resistor", "ppolyf", "npolyf"])
+                || (name.starts_with('r') && name.contains("poly")),
         ),
-        (DeviceType::Capacitor, contains_any(&["cap"])),
+        (DeviceType::Capacitor, contains_any(&["cap", "mom", "mim"])),
     ];
     let matching: Vec<DeviceType> = candidates
         .iter()
@@ -302,5 +306,18 @@ mod tests {
             resolver.resolve(Some("sky130_fd_pr__cap_mim_m3_1"), Usage::Instance),
             Ok(Some(DeviceType::Capacitor))
         );
+        for (model, expected) in [
+            ("rppolywo_m", DeviceType::Resistor),
+            ("rnpolywo", DeviceType::Resistor),
+            ("ppolyf_u_1k", DeviceType::Resistor),
+            ("cfmom_2t", DeviceType::Capacitor),
+            ("mimcap_1p0", DeviceType::Capacitor),
+        ] {
+            assert_eq!(
+                resolver.resolve(Some(model), Usage::Instance),
+                Ok(Some(expected)),
+                "{model}"
+            );
+        }
     }
 }

@@ -11,6 +11,7 @@ use crate::spice::error::{Problems, SpiceError};
 use crate::spice::expr::{Expr, looks_numeric, parse_expression};
 use crate::spice::lexer::{Token, TokenKind, tokenize};
 use crate::spice::lines::LogicalLine;
+use crate::spice::spectre::{starts_spectre, without_parentheses};
 
 /// A name as written, with where.
 #[derive(Debug, Clone, PartialEq)]
@@ -109,9 +110,6 @@ pub(crate) fn parse_deck(lines: &[LogicalLine], problems: &mut Problems) -> Deck
         problems,
     };
     for line in lines {
-        if parser.spectre {
-            break;
-        }
         // A line with an unterminated quote or brace was reported and is not read further.
         let tokens = tokenize(line, parser.problems).unwrap_or_default();
         if !tokens.is_empty() {
@@ -132,8 +130,8 @@ pub(super) struct DeckParser<'a> {
     pub(super) deck: Deck,
     pub(super) open: Option<Subckt>,
     pub(super) in_control: bool,
-    /// A Spectre statement was found: the rest of the file is in a dialect not read.
-    spectre: bool,
+    /// The lines are Spectre (a Spectre statement was found, or `simulator lang=spectre`).
+    pub(super) spectre: bool,
     /// The names (lower case) of every `.subckt` of the file, wherever it is defined: a
     /// line of another letter that calls one is an instance written without its X.
     subckt_names: HashSet<String>,
@@ -146,18 +144,19 @@ fn subckt_names(lines: &[LogicalLine]) -> HashSet<String> {
         .iter()
         .filter_map(|line| {
             let mut words = line.text.split_whitespace();
-            let keyword = words.next()?;
-            keyword
-                .eq_ignore_ascii_case(".subckt")
+            let mut keyword = words.next()?;
+            if keyword.eq_ignore_ascii_case("inline") {
+                keyword = words.next()?;
+            }
+            [".subckt", "subckt", "topckt"]
+                .iter()
+                .any(|subckt| keyword.eq_ignore_ascii_case(subckt))
                 .then(|| words.next())
                 .flatten()
-                .map(str::to_lowercase)
+                .map(|name| name.trim_end_matches('(').to_lowercase())
         })
         .collect()
 }
-
-/// The first word of a Spectre netlist's statements (a dialect Centroid does not read).
-const SPECTRE_KEYWORDS: [&str; 4] = ["subckt", "topckt", "simulator", "ends"];
 
 /// A token's location in its line.
 pub(super) fn at(line: &LogicalLine, token: &Token) -> TextLocation {
@@ -220,15 +219,9 @@ impl DeckParser<'_> {
             self.directive(line, tokens);
             return;
         }
-        if SPECTRE_KEYWORDS
-            .iter()
-            .any(|keyword| first.text.eq_ignore_ascii_case(keyword))
-        {
-            let error = SpiceError::SpectreSyntax {
-                found: first.text.clone(),
-            };
-            self.problems.error(at(line, first), error);
-            self.spectre = true;
+        self.spectre |= starts_spectre(first);
+        if self.spectre {
+            self.spectre_statement(line, &without_parentheses(tokens));
             return;
         }
         let letter = initial.to_ascii_lowercase();
@@ -268,6 +261,12 @@ impl DeckParser<'_> {
                 return;
             }
         };
+        self.add_element(line, tokens, kind);
+    }
+
+    /// The element of `tokens` into the open subcircuit (or the top level); a name used
+    /// twice in one scope is an error.
+    pub(super) fn add_element(&mut self, line: &LogicalLine, tokens: &[Token], kind: ElementKind) {
         if let Some(element) = self.element(line, tokens, kind) {
             let scope = self.scope_name();
             let body = self.body();

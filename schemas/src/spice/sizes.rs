@@ -1,6 +1,9 @@
 //! The sizes of one device line: `w`, `l` (× `.option scale`), `nf`, the multiplicity
 //! (`m` × `mult` × `multi`; Spectre/PDK `mf` when none of them is given) and an R or C
-//! value. A resistor or capacitor given by its value without `w` and `l` is sized from the
+//! value. PDK resistor cells' names are read too: `lr`/`wr` are the bar's `l`/`w`,
+//! `series=N` segments in series are one bar N times as long, `para=N` segments in
+//! parallel are N units; a capacitor with `nr` fingers (a MOM capacitor) is refused with
+//! what to give instead. A resistor or capacitor given by its value without `w` and `l` is sized from the
 //! rule set (`crate::passive_sizing`), with a warning saying how it will be drawn; an
 //! error names what the rule set lacks to size it.
 
@@ -37,6 +40,19 @@ struct Read {
     mf: Option<(f64, TextLocation)>,
     value: Option<(f64, TextLocation)>,
     nfin: Option<String>,
+    /// a resistor's `series=N`: N segments in series
+    series: Option<(f64, TextLocation)>,
+    /// a capacitor's `nr=…`: the fingers of a MOM capacitor
+    fingers: Option<String>,
+}
+
+/// A PDK cell's name for a size Centroid reads under another: a resistor's `lr`/`wr`.
+fn canonical_key(device_type: DeviceType, key: &str) -> &str {
+    match (device_type, key) {
+        (DeviceType::Resistor, "lr") => "l",
+        (DeviceType::Resistor, "wr") => "w",
+        _ => key,
+    }
 }
 
 impl Builder<'_, '_> {
@@ -50,6 +66,17 @@ impl Builder<'_, '_> {
         device: &mut Map<String, Value>,
     ) -> bool {
         let mut read = self.read_params(element, device_type, scope);
+        self.series_segments(element, &mut read);
+        if let Some(fingers) = &read.fingers
+            && read.value.is_none()
+        {
+            let error = SpiceError::FingerCapacitor {
+                element: element.name.text.clone(),
+                fingers: fingers.clone(),
+            };
+            self.problems.error(element.name.at, error);
+            return false;
+        }
         if let Some((value, at)) = read.value {
             device.insert("value".to_owned(), json!(tidy(value)));
             self.locations.insert(format!("{pointer}/value"), at);
@@ -125,16 +152,22 @@ impl Builder<'_, '_> {
             read.value = Some((number, value.at));
         }
         for param in &element.params {
-            let key = param.name.key();
+            let key = canonical_key(device_type, &param.name.key()).to_owned();
+            let pdk_key = match device_type {
+                DeviceType::Resistor => matches!(key.as_str(), "series" | "para"),
+                DeviceType::Capacitor => key == "nr",
+                _ => false,
+            };
             let known = matches!(key.as_str(), "w" | "l" | "nf" | "mf" | "nfin")
+                || pdk_key
                 || MULTIPLIERS.contains(&key.as_str())
                 || value_keys.contains(&key.as_str());
             if !known {
                 if !QUIETLY_IGNORED.contains(&key.as_str()) {
-                    let known = if device_type.is_mos() {
-                        "w, l, nf and m"
-                    } else {
-                        "w, l, m and the value"
+                    let known = match device_type {
+                        DeviceType::Nmos | DeviceType::Pmos => "w, l, nf and m",
+                        DeviceType::Resistor => "w (wr), l (lr), m, series, para and the value",
+                        DeviceType::Capacitor => "w, l, m and the value",
                     };
                     self.problems.warning(
                         param.name.at,
@@ -156,6 +189,13 @@ impl Builder<'_, '_> {
                 read.sound = false;
                 continue;
             };
+            if key == "nr" {
+                read.fingers = Some(
+                    self.number(scope, value, &param.name.text)
+                        .map_or_else(|| "…".to_owned(), |nr| nr.to_string()),
+                );
+                continue;
+            }
             if key == "nfin" {
                 read.nfin = Some(
                     self.number(scope, value, &param.name.text)
@@ -175,7 +215,8 @@ impl Builder<'_, '_> {
                 "l" => read.fields.insert("l", (number * self.scale, value.at)),
                 "nf" => read.fields.insert("nf", (number, value.at)),
                 "mf" => read.mf.replace((number, value.at)),
-                key if MULTIPLIERS.contains(&key) => {
+                "series" => read.series.replace((number, value.at)),
+                key if MULTIPLIERS.contains(&key) || key == "para" => {
                     let (before, at) = read.multiplicity.unwrap_or((1.0, value.at));
                     read.multiplicity.replace((before * number, at))
                 }
@@ -183,6 +224,40 @@ impl Builder<'_, '_> {
             };
         }
         read
+    }
+
+    /// A resistor's `series=N` segments (N ≥ 1, whole): one bar N times as long, said in
+    /// a warning; anything else is an error.
+    fn series_segments(&mut self, element: &Element, read: &mut Read) {
+        let Some((segments, at)) = read.series else {
+            return;
+        };
+        if segments < 1.0 || segments.fract() != 0.0 {
+            let error = SpiceError::SeriesSegments {
+                element: element.name.text.clone(),
+                series: segments.to_string(),
+            };
+            self.problems.error(at, error);
+            read.sound = false;
+            return;
+        }
+        if segments == 1.0 {
+            return;
+        }
+        if let Some((l, l_at)) = read.fields.get("l").copied() {
+            let drawn = format!(
+                "one bar {} µm long ({segments} × {} µm)",
+                micrometres(RuleLookup::nm(l * segments)),
+                micrometres(RuleLookup::nm(l))
+            );
+            let warning = SpiceError::SeriesDrawnAsOneBar {
+                element: element.name.text.clone(),
+                series: segments.to_string(),
+                drawn,
+            };
+            self.problems.warning(at, warning);
+            read.fields.insert("l", (l * segments, l_at));
+        }
     }
 
     /// w and l of a resistor or capacitor from its value and the rule set.

@@ -1,0 +1,113 @@
+//! Netlists exported from a foundry PDK's schematic (HSPICE from a Virtuoso-style flow,
+//! written for these tests): transistors, resistors and capacitors called as X
+//! instances of the PDK's cells, resistor cells sized by `lr`/`wr` with `series` and
+//! `para` segments, a finger (MOM) capacitor refused with what to give instead; a
+//! passive's `m` units are devices of their own.
+
+use centroid_schemas::spice::load_spice_netlist;
+use centroid_schemas::{Circuit, DrcRuleSet, InputFile, SpiceOptions, load_drc_rules};
+
+fn sky130() -> DrcRuleSet {
+    let file = InputFile {
+        label: "drc_rules.json".to_owned(),
+        bytes: include_bytes!("../../examples/pdk/sky130.json").to_vec(),
+    };
+    load_drc_rules(&file).unwrap().value
+}
+
+fn load(text: &str) -> Result<(Circuit, Vec<String>), Vec<String>> {
+    let rules = sky130();
+    let options = SpiceOptions {
+        rules: Some(&rules),
+        ..SpiceOptions::default()
+    };
+    let file = InputFile {
+        label: "netlist.sp".to_owned(),
+        bytes: text.as_bytes().to_vec(),
+    };
+    match load_spice_netlist(&file, &options) {
+        Ok((loaded, _)) => Ok((
+            loaded.value,
+            loaded.warnings.iter().map(ToString::to_string).collect(),
+        )),
+        Err(errors) => Err(errors.issues.iter().map(ToString::to_string).collect()),
+    }
+}
+
+const DIVIDER: &str = "** exported from a schematic\n\
+    .subckt divider top mid bot vss\n\
+    xr1 top mid vss rppolywo_m lr=6u wr=0.4u multi=1 m=1 series=3 segspace=250e-9\n\
+    xr2 mid bot vss rppolywo_m lr=10u wr=1u multi=1 m=1 para=2 segspace=250e-9\n\
+    xm1 bot mid vss vss nch_lvt_mac l=0.5u w=2u multi=1 nf=2\n\
+    xm2 top mid top top pch_mac l=0.5u w=4u multi=1 nf=2\n\
+    .ends divider\n";
+
+#[test]
+fn pdk_resistor_cells_are_read_by_their_lr_wr_series_and_para() {
+    let (circuit, warnings) = load(DIVIDER).unwrap_or_else(|errors| panic!("{errors:#?}"));
+    let r1 = circuit.device("xr1").unwrap();
+    assert_eq!(r1.device_type.as_str(), "resistor");
+    // three 6 µm segments in series: one bar 18 µm long, 0.4 µm wide
+    assert!(
+        (r1.params.l.unwrap() - 18e-6).abs() < 1e-12,
+        "{:?}",
+        r1.params
+    );
+    assert!((r1.params.w.unwrap() - 0.4e-6).abs() < 1e-12);
+    assert_eq!(r1.params.m, 1);
+    assert_eq!(r1.terminal("p"), Some("top"));
+    assert_eq!(r1.terminal("n"), Some("mid"));
+    // two segments in parallel: two units of the 10 µm bar, each a device of its own
+    // (a passive's m units are drawn as devices side by side)
+    assert!(circuit.device("xr2").is_none());
+    for unit in ["xr2.m1", "xr2.m2"] {
+        let r2 = circuit.device(unit).unwrap();
+        assert!((r2.params.l.unwrap() - 10e-6).abs() < 1e-12);
+        assert!((r2.params.w.unwrap() - 1e-6).abs() < 1e-12);
+        assert_eq!(r2.params.m, 1);
+        assert_eq!(r2.terminal("p"), Some("mid"));
+        assert_eq!(r2.terminal("n"), Some("bot"));
+    }
+    assert_eq!(circuit.device("xm1").unwrap().device_type.as_str(), "nmos");
+    assert_eq!(circuit.device("xm2").unwrap().device_type.as_str(), "pmos");
+    assert!(
+        warnings.iter().any(|warning| warning
+            == "netlist.sp:3:61: xr1: series=3 segments in series are drawn as one bar 18 µm long (3 × 6 µm)"),
+        "{warnings:#?}"
+    );
+    // the segment spacing is named as ignored, with what is read instead
+    assert!(
+        warnings.iter().any(|warning| warning.contains(
+            "parameter segspace of xr1 is ignored: Centroid reads w (wr), l (lr), m, series, para and the value"
+        )),
+        "{warnings:#?}"
+    );
+}
+
+#[test]
+fn a_finger_capacitor_is_refused_once_with_what_to_give_instead() {
+    let text = ".subckt filt a b\n\
+        xc1 a b cfmom_2t nr=46 lr=1e-6 w=70e-9 s=70e-9 stm=2 spm=6 multi=1\n\
+        xc2 a b cfmom_2t nr=46 lr=1e-6 c=100f\n\
+        .ends filt\n";
+    let errors = load(text).unwrap_err();
+    assert_eq!(
+        errors,
+        [
+            "netlist.sp:2:1: xc1: nr=46 describes a finger (MOM) capacitor, which Centroid does not draw; give its capacitance (c=…, drawn as metal-1 and metal-2 plates sized from the rule set) or the plates' w=… and l=…, e.g. c=100f"
+        ],
+        "one error for xc1 (not one per missing size), none for xc2, given by its value"
+    );
+}
+
+#[test]
+fn series_must_be_a_whole_number_of_segments() {
+    let text = ".subckt r a b\n\
+        xr1 a b rppolywo_m lr=6u wr=0.4u series=2.5\n\
+        .ends r\n";
+    let errors = load(text).unwrap_err();
+    assert_eq!(
+        errors,
+        ["netlist.sp:2:41: xr1: series=2.5 must be a whole number of resistor segments, 1 or more"]
+    );
+}
