@@ -1,8 +1,8 @@
 //! The plan of a hierarchical circuit laid out as blocks (issue 26): each distinct
 //! subcircuit laid out once into its own routed cell with ports, one
-//! `layout.instantiate_block` per instance, the top placing its devices and the
-//! instances and routing them with block pseudo-devices, LVS on the flat devices;
-//! and the flat point's plan as before.
+//! `layout.instantiate_block` per instance, the top placing the instances (its own
+//! devices among them, as a block of their own) and routing them with block
+//! pseudo-devices, LVS on the flat devices; and the flat point's plan as before.
 
 use std::collections::{BTreeMap, BTreeSet};
 
