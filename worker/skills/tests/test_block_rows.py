@@ -29,8 +29,6 @@ from helpers import (
 )
 from test_blocks import OTA, SUPPLIES, check_clean, flat_devices, make_rows, ota_block, route_items
 
-from centroid_skills.routing.block_packing import Item, _shelves
-
 SWITCH = [("M1", "nmos", {"d": "a", "g": "en", "s": "b", "b": "vss"})]
 SWITCHES = 9
 PLATE = {"id": "CP", "type": "capacitor", "w": 4e-6, "l": 4e-6, "nf": 1, "m": 1,
@@ -134,22 +132,6 @@ def test_equal_blocks_in_equal_rows_keep_the_planners_rows() -> None:
                                   for i, t in terminals.items()],
                          pack_block_rows={"gap": pitch})
     assert routed["rows"] == rows
-
-
-def test_first_fit_puts_a_short_instance_left_at_the_end_on_a_lower_shelf() -> None:
-    """Shelves tallest first: with first fit, a short instance (a parent's small block of
-    its own devices) that no longer fits beside the last tall one takes the end of a lower
-    shelf that has room; next fit gives it a shelf of its own."""
-    wide = Item("I_A", "BLK_A", 60, 10, 0)
-    wider = Item("I_B", "BLK_B", 70, 10, 1)
-    short = Item("I_own", "BLK_own", 35, 5, 2)
-
-    def names(first_fit: bool) -> list[list[str]]:
-        shelves = _shelves([wide, wider, short], 100, lambda _a, _b: 2, first_fit=first_fit)
-        return [[item.name for item in shelf] for shelf in shelves]
-
-    assert names(first_fit=True) == [["I_A", "I_own"], ["I_B"]]
-    assert names(first_fit=False) == [["I_A"], ["I_B"], ["I_own"]]
 
 
 @pytest.mark.signoff

@@ -9,10 +9,7 @@ rather than alone in a row of its own:
 
 * instances sorted by height, tallest first (a block's instances stay together: equal
   height, then the block, then the planner's order), each shelf filled left to right until
-  the next instance would pass the width ``W`` (next-fit decreasing height) — or each
-  instance put at the end of the first shelf it still fits on (first fit: a short instance
-  left at the end fills a lower shelf's end) when that packing's estimate is smaller than
-  next fit's by more than the estimate's error (:data:`ESTIMATE_ERROR`);
+  the next instance would pass the width ``W`` (next-fit decreasing height);
 * ``W`` is chosen among the widths where a shelf's content changes (the widest instance or
   row of the parent's own devices, and every run of ``k`` instances of one block side by
   side): the one whose estimated bounding box is the smallest, its width and height within
@@ -124,25 +121,17 @@ def _items(session: Session, rows: list[kdb.Cell]) -> list[Item]:
     return items
 
 
-def _shelves(items: list[Item], width: int, gap: Callable[[Item, Item], int],
-             first_fit: bool = False) -> list[list[Item]]:
-    """Next fit: ``items`` in order (tallest first), a new shelf when the next one would
-    pass ``width``. First fit: each at the end of the first shelf it still fits on, else
-    on a new shelf — a short instance left over at the end (a parent's small block of its
-    own devices) fills a lower shelf's end rather than standing alone on a shelf."""
+def _shelves(items: list[Item], width: int, gap: Callable[[Item, Item], int]) -> list[list[Item]]:
+    """Next fit: ``items`` in order, a new shelf when the next one would pass ``width``."""
     shelves: list[list[Item]] = []
-    used: list[int] = []
+    used = 0
     for item in items:
-        open_shelves = range(len(shelves)) if first_fit else range(len(shelves))[-1:]
-        for k in open_shelves:
-            wider = gap(shelves[k][-1], item) + item.width
-            if used[k] + wider <= width:
-                shelves[k].append(item)
-                used[k] += wider
-                break
+        if shelves and used + gap(shelves[-1][-1], item) + item.width <= width:
+            used += gap(shelves[-1][-1], item) + item.width
+            shelves[-1].append(item)
         else:
             shelves.append([item])
-            used.append(item.width)
+            used = item.width
     return shelves
 
 
@@ -287,26 +276,16 @@ def choose(session: Session, rows: list[kdb.Cell], own: list[tuple[int, int]], d
     else:
         ordered = sorted(items, key=lambda i: (-i.height, i.block, i.order))
         floor = max([i.width for i in items] + [w for w, _h in own])
-        widths = _widths(ordered, floor, gap)
-        choices = [_estimate(_shelves(ordered, w, gap), own, margins, gap) for w in widths]
-        # first fit scatters a block's instances and the members of a matched module more:
-        # only when it saves more than the estimate's error over next fit
-        first_fit = [_estimate(_shelves(ordered, w, gap, first_fit=True), own, margins, gap)
-                     for w in widths]
-        if _smallest(first_fit).area < (1 - ESTIMATE_ERROR) * _smallest(choices).area:
-            choices = first_fit
-    best = _smallest(choices)
+        choices = [_estimate(_shelves(ordered, w, gap), own, margins, gap)
+                   for w in _widths(ordered, floor, gap)]
+    fitting = [p for p in choices if p.aspect <= MAX_ASPECT]
+    if fitting:
+        best = min(fitting, key=lambda p: (p.area, p.width))
+    else:
+        best = min(choices, key=lambda p: (p.aspect, p.area))
     if planner.aspect <= MAX_ASPECT and best.area >= (1 - ESTIMATE_ERROR) * planner.area:
         return planner, None
     return planner, best
-
-
-def _smallest(choices: list[Packing]) -> Packing:
-    """The smallest packing within :data:`MAX_ASPECT`, else the one nearest a square."""
-    fitting = [p for p in choices if p.aspect <= MAX_ASPECT]
-    if fitting:
-        return min(fitting, key=lambda p: (p.area, p.width))
-    return min(choices, key=lambda p: (p.aspect, p.area))
 
 
 def run_widths(session: Session, rows: list[kdb.Cell], extra_gap: int) -> dict[str, list[int]]:
