@@ -191,3 +191,48 @@ fn one_own_device_stays_in_the_top_and_a_flat_point_is_as_before() {
     assert_eq!(steps(&plan, "route.nets").len(), 1);
     assert!(steps(&plan, "layout.instantiate_block").is_empty());
 }
+
+#[test]
+fn a_blocks_own_devices_are_a_block_inside_it() {
+    // a two-stage buffer of two OTAs and two devices of its own, instanced twice
+    let mos = |id: &str, d: &str, g: &str| {
+        json!({"id": id, "type": "nmos", "w": 2e-6, "l": 5e-7, "nf": 2,
+               "terminals": {"d": d, "g": g, "s": "vss", "b": "vss"}})
+    };
+    let mut netlist = netlist();
+    let cells = netlist["cells"].as_array_mut().unwrap();
+    cells[0]["subcells"] = json!([
+        {"name": "Y1", "cell": "pair", "connections": {"in": "in", "out": "mid", "vb": "vb", "vdd": "vdd", "vss": "vss"}},
+        {"name": "Y2", "cell": "pair", "connections": {"in": "mid", "out": "out", "vb": "vb", "vdd": "vdd", "vss": "vss"}}
+    ]);
+    cells.push(json!({"name": "pair", "ports": ["in", "out", "vb", "vdd", "vss"],
+        "devices": [mos("MP", "m", "vb"), mos("MQ", "out", "m")],
+        "subcells": [
+            {"name": "X1", "cell": "ota", "connections": {"inp": "in", "inn": "m", "out": "m", "vbias": "vb", "vdd": "vdd", "vss": "vss"}},
+            {"name": "X2", "cell": "ota", "connections": {"inp": "m", "inn": "out", "out": "out", "vbias": "vb", "vdd": "vdd", "vss": "vss"}}]}));
+    let (context, raw) = load(&netlist);
+    let planner = HeuristicPlanner::new(raw).with_route_pitch(Some(0.5));
+    let catalog = skills(true);
+    let space = planner.design_space(&context, &catalog);
+    assert_eq!(space.blocks["pair_own_nmos"].path, "Y1");
+    let plan = planner
+        .plan(&context, &space.default_point(), &catalog)
+        .unwrap();
+    let routed: Vec<&str> = steps(&plan, "route.nets")
+        .iter()
+        .map(|arguments| arguments["cell_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(routed, ["BLK_ota", "BLK_pair_own_nmos", "BLK_pair", "TOP"]);
+    let own = route(&plan, "BLK_pair_own_nmos");
+    assert_eq!(device_ids(own), ["MP", "MQ"]);
+    // m joins them and the OTAs: a port; out and vb the pair's ports
+    assert_eq!(strings(&own["ports"]), ["m", "out", "vb", "vss"]);
+    assert_eq!(
+        device_ids(route(&plan, "BLK_pair")),
+        ["X1", "X2", "own_nmos"]
+    );
+    // the top keeps MC (one device of its own); LVS: 2 pairs × (2 OTAs × 5 + 2) + MC
+    assert!(device_ids(route(&plan, "TOP")).contains(&"MC".to_string()));
+    let lvs = steps(&plan, "lvs.run");
+    assert_eq!(lvs[0]["devices"].as_array().unwrap().len(), 25);
+}
