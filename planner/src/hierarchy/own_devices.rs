@@ -9,7 +9,7 @@
 //! The hierarchy splits the top's own devices only: inside a block placing a few
 //! instances, its own rows were about as wide as the rows of instances, and blocks of
 //! their own, each with its rails and its channel, made the block larger (a nested
-//! two-stage amplifier: 672 → 751 µm²).
+//! two-stage amplifier block: 703 → 751 µm², the whole circuit 1,861 → 2,036 µm²).
 //!
 //! Such a block is no subcircuit of the netlist: LVS flattens the layout, so a cell
 //! that groups devices differently from the netlist is fine. It keeps the parent's
