@@ -36,8 +36,13 @@ fn each_block_is_drawn_from_its_own_point_and_the_top_from_the_top_knobs() {
     let planner = HeuristicPlanner::new(raw).with_route_pitch(Some(0.5));
     let catalog = skills(true);
     let space = planner.design_space(&context, &catalog);
-    assert_eq!(space.blocks.keys().collect::<Vec<_>>(), ["bias", "ota"]);
+    // (the top's own devices MC and XS/MS: a block of their own, at the top's path)
+    assert_eq!(
+        space.blocks.keys().collect::<Vec<_>>(),
+        ["bias", "chain_own_nmos", "ota"]
+    );
     assert_eq!(space.blocks["ota"].path, "X1");
+    assert_eq!(space.blocks["chain_own_nmos"].path, "");
     // each block's space is its subcircuit's, by local ids
     let ota_devices: Vec<&String> = space.blocks["ota"]
         .space

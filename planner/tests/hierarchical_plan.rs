@@ -1,8 +1,8 @@
 //! The plan of a hierarchical circuit laid out as blocks (issue 26): each distinct
 //! subcircuit laid out once into its own routed cell with ports, one
-//! `layout.instantiate_block` per instance, the top placing its devices and the
-//! instances and routing them with block pseudo-devices, LVS on the flat devices;
-//! and the flat point's plan as before.
+//! `layout.instantiate_block` per instance, the top placing the instances (its own
+//! devices among them, as a block of their own) and routing them with block
+//! pseudo-devices, LVS on the flat devices; and the flat point's plan as before.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -88,13 +88,16 @@ fn blocks_are_laid_out_once_and_instanced_per_instance() {
         .iter()
         .map(|arguments| arguments["cell_name"].as_str().unwrap())
         .collect();
-    assert_eq!(routed, ["BLK_ota", "BLK_bias", "TOP"]);
+    // the top's own devices (MC, and XS/MS of a one-device subcircuit): one more
+    // block, its ports the nets it shares with the top's ports and blocks
+    assert_eq!(routed, ["BLK_ota", "BLK_bias", "BLK_chain_own_nmos", "TOP"]);
     assert_eq!(
         strings(&routes[0]["ports"]),
         ["inp", "inn", "out", "vbias", "vdd", "vss"]
     );
     assert_eq!(strings(&routes[1]["ports"]), ["vb", "vdd", "vss"]);
-    assert!(routes[2].get("ports").is_none());
+    assert_eq!(strings(&routes[2]["ports"]), ["o1", "out", "vb", "vss"]);
+    assert!(routes[3].get("ports").is_none());
     let ota_devices: Vec<&str> = routes[0]["devices"]
         .as_array()
         .unwrap()
@@ -120,6 +123,7 @@ fn blocks_are_laid_out_once_and_instanced_per_instance() {
         ("BLK_ota", "X2"),
         ("BLK_ota", "X3"),
         ("BLK_bias", "XB"),
+        ("BLK_chain_own_nmos", "own_nmos"),
     ]
     .iter()
     .map(|(block, id)| (block.to_string(), id.to_string(), format!("I_{id}")))
@@ -137,8 +141,8 @@ fn blocks_are_laid_out_once_and_instanced_per_instance() {
         .unwrap();
     assert!(bias_routed < first_instance);
 
-    // the top routes its own devices and one block pseudo-device per instance
-    let top_devices: BTreeMap<String, (String, Value)> = routes[2]["devices"]
+    // the top routes one block pseudo-device per instance, its own devices' block too
+    let top_devices: BTreeMap<String, (String, Value)> = routes[3]["devices"]
         .as_array()
         .unwrap()
         .iter()
@@ -153,8 +157,8 @@ fn blocks_are_laid_out_once_and_instanced_per_instance() {
         })
         .collect();
     let ids: Vec<&String> = top_devices.keys().collect();
-    assert_eq!(ids, ["MC", "X1", "X2", "X3", "XB", "XS_MS"]);
-    assert_eq!(top_devices["X2"].0, "block");
+    assert_eq!(ids, ["X1", "X2", "X3", "XB", "own_nmos"]);
+    assert!(top_devices.values().all(|(kind, _)| kind == "block"));
     assert_eq!(
         top_devices["X2"].1,
         json!({"inp": "o1", "inn": "o2", "out": "o2", "vbias": "vb", "vdd": "vdd", "vss": "vss"})
@@ -196,13 +200,16 @@ fn the_rows_of_blocks_are_packed_again_by_the_workers_unless_the_aspect_is_tall(
     };
     // the blocks place no blocks; the top packs its rows of blocks with the row gap
     let gap = 0.5 + f64::from(point.spacing_nm) / 1000.0;
-    assert_eq!(packing(&point), [None, None, Some(json!({"gap": gap}))]);
+    assert_eq!(
+        packing(&point),
+        [None, None, None, Some(json!({"gap": gap}))]
+    );
     // one instance a row is the tall point's own choice: kept
     let tall = DesignPoint {
         aspect_ratio_pct: 50,
         ..point.clone()
     };
-    assert_eq!(packing(&tall), [None, None, None]);
+    assert_eq!(packing(&tall), [None, None, None, None]);
 }
 
 #[test]

@@ -163,9 +163,13 @@ impl<'a> Draft<'a> {
             {
                 continue;
             }
+            // (a parent's own devices, drawn as a block of the top, keep their ids)
             let drawn: Vec<String> = inside
                 .iter()
-                .map(|id| format!("{}/{id}", child.path))
+                .map(|id| match child.path.as_str() {
+                    "" => id.clone(),
+                    path => format!("{path}/{id}"),
+                })
                 .collect();
             self.inside_blocks.extend(drawn.iter().cloned());
             self.blocks.push(BlockInstance {

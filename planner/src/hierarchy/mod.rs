@@ -9,7 +9,10 @@
 //! even where an instance joins two of them); its first instance is its
 //! representative, whose flat devices give the point's order, the matched modules
 //! and the net types. Devices of instances that are no block stay flat in the nearest
-//! block above them (local ids like `X5/M1`).
+//! block above them (local ids like `X5/M1`). A top that places blocks and draws two
+//! devices or more of its own draws them as synthetic blocks, one per row kind, which
+//! it places like the others (`own_devices.rs`): no full-width rows of its own under
+//! the packed rows of blocks.
 //!
 //! Each block has a design space of its own: its scope's circuit's, computed as a
 //! flat circuit's (`DesignSpace::blocks`). A point's own point for a block gives its
@@ -26,6 +29,10 @@ use centroid_schemas::{
 };
 
 use crate::placement_order::is_drawable;
+use crate::plan_builder::cell_name;
+
+mod own_devices;
+use own_devices::split_own_devices;
 
 /// The fewest drawable devices a subcircuit's instance holds to be laid out as a block.
 pub const MIN_BLOCK_DEVICES: usize = 2;
@@ -121,6 +128,22 @@ impl Hierarchy {
                 instances: all.len(),
             });
         }
+        let mut top = scope_of(
+            circuit,
+            (&circuit.devices, &circuit.instances),
+            &names,
+            (String::new(), circuit.name.clone(), circuit.ports.clone()),
+            |net| net.to_string(),
+        );
+        // the top's own devices: blocks of their own beside its other blocks (not a
+        // block's: inside one, its own rows are about as wide as its few instances, and
+        // blocks of their own, each with its rails and channel, made it larger)
+        let mut taken: HashSet<String> = circuit
+            .subcircuits
+            .iter()
+            .map(|subcircuit| cell_name("BLK", &subcircuit.name))
+            .collect();
+        blocks.extend(split_own_devices(&mut top, &circuit.name, 1, &mut taken));
         order_bottom_up(&mut blocks);
         // bottom up: a block exposes the ports its devices or its blocks' exposed
         // ports touch; a parent joins only those
@@ -140,13 +163,6 @@ impl Hierarchy {
                 block.ports.iter().cloned().collect(),
             );
         }
-        let mut top = scope_of(
-            circuit,
-            (&circuit.devices, &circuit.instances),
-            &names,
-            (String::new(), circuit.name.clone(), circuit.ports.clone()),
-            |net| net.to_string(),
-        );
         keep_exposed(&mut top, &exposed);
         Some(Hierarchy { blocks, top })
     }
