@@ -14,6 +14,7 @@ mod build;
 mod bulk_default;
 mod devices;
 mod directives;
+mod element_items;
 mod error;
 mod expr;
 mod foreign;
