@@ -4,6 +4,9 @@
 //! last, so that a failing simulation leaves the layout, its checks and its GDS
 //! behind.
 
+use std::collections::HashSet;
+
+use centroid_schemas::Circuit;
 use serde_json::json;
 
 use super::Draft;
@@ -19,7 +22,11 @@ impl<'a> Draft<'a> {
         if !self.builder.has("check.electrical") {
             return;
         }
-        let arguments = json!({"cell": top, "supplies": supplies, "grounds": grounds});
+        let mut arguments = json!({"cell": top, "supplies": supplies, "grounds": grounds});
+        let by_design = gate_only_nets(self.flat);
+        if by_design > 0 && self.builder.takes("check.electrical", "gate_only_nets") {
+            arguments["gate_only_nets"] = json!(by_design);
+        }
         self.builder.push("check.electrical", arguments, false, "");
     }
 
@@ -93,4 +100,26 @@ impl<'a> Draft<'a> {
             "",
         );
     }
+}
+
+/// The circuit's own nets (not its ports) that reach MOS gates only: by design (a clock or
+/// bias the netlist leaves internal), so as many floating gates in the layout are the
+/// circuit's, not the layout's (`check.electrical`'s `gate_only_nets`).
+pub(crate) fn gate_only_nets(circuit: &Circuit) -> usize {
+    let mos: HashSet<&str> = circuit
+        .devices
+        .iter()
+        .filter(|device| device.device_type.is_mos())
+        .map(|device| device.id.as_str())
+        .collect();
+    circuit
+        .nets
+        .iter()
+        .filter(|net| !circuit.ports.contains(&net.name) && !net.connections.is_empty())
+        .filter(|net| {
+            net.connections.iter().all(|connection| {
+                connection.terminal_name == "g" && mos.contains(connection.device_id.as_str())
+            })
+        })
+        .count()
 }

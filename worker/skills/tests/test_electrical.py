@@ -55,6 +55,28 @@ def test_floating_and_untied_devices_are_named(client: Client, tmp_path: Path) -
     assert failed["error"]["code"] == "CONFLICT" and failed["error"]["details"]["reason"] == "electrical"
 
 
+def test_gate_only_nets_of_the_circuit_are_no_issue(client: Client) -> None:
+    client.call("tech.load", rules=load_rule_set(REPO_ROOT / "examples" / "pdk" / "sky130.json"))
+    # two transistors whose gate straps reach nothing: two floating gates in the layout
+    for name in ("N1", "N2"):
+        client.call("layout.create_device", type="nmos", w=1e-6, l=5e-7, nf=1, cell_name=name)
+    client.call("layout.place", cell_name="T", items=[{"cell": "N1", "x": 0, "y": 0},
+                                                      {"cell": "N2", "x": 10, "y": 0}])
+    assert electrical(client, "T")["counts"]["floating_gate"] == 2
+    # a circuit with two gate-only nets of its own (a clock left internal): the layout's are
+    # those, no issue (the unconnected sources and drains still are)
+    report = electrical(client, "T", gate_only_nets=2)
+    assert report["counts"]["floating_gate"] == 0, report
+    assert all(issue["reason"] != "floating_gate" for issue in report["issues"]), report
+    assert report["counts"]["single_connection"] > 0
+    assert [issue["reason"] for issue in report["by_design"]] == ["floating_gate"] * 2
+    # one gate-only net in the circuit, two in the layout: the layout floats one of its own,
+    # both are issues
+    report = electrical(client, "T", gate_only_nets=1)
+    assert report["counts"]["floating_gate"] == 2, report
+    assert report["by_design"] == []
+
+
 def test_a_net_shorted_to_a_supply_is_named(client: Client) -> None:
     client.call("tech.load", rules=load_rule_set(REPO_ROOT / "examples" / "pdk" / "sky130.json"))
     client.call("layout.add_shapes", cell="T", create=True, shapes=[{"role": "metal1", "box": [0, 0, 10, 1]}])
