@@ -6,6 +6,7 @@ port pins (:mod:`.ports`) and a name label per net."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import klayout.db as kdb
 
@@ -19,6 +20,16 @@ from centroid_skills.tech import Technology
 
 LabelShapes = dict[str, tuple[str, kdb.Box]]  # net -> (role, box in the top cell) its label sits on
 PortPins = list[tuple[str, kdb.Box]]  # (net, pin box in the routed cell)
+
+
+@dataclass
+class Drawn:
+    """What drawing one plan left besides its shapes: wire length per net (nm), the shape
+    each net's label sits on (none in a block) and a block's port pins."""
+
+    wire: dict[str, int]
+    labels: LabelShapes
+    ports: PortPins
 
 
 def via_pad(d: Dims, low: bool) -> int:
@@ -151,13 +162,20 @@ def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack:
 
 def draw_track_vias(p: Painter, plan: ChannelPlan, stack: Stack) -> None:
     """One track via per cluster of same-net stubs closer than a pitch (stubs from below
-    and above may come that close); a metal-2 bar at the track joins the cluster."""
+    and above may come that close); a metal-2 bar at the track joins the cluster.  On a
+    metal-1 track the via is a via 1: where a metal-1 pin comes up into the cluster with no
+    via row, it sits on that pin's own via 1 (:func:`draw_stubs`), not a cut's space from
+    it."""
     d = p.d
     for ch, lst in enumerate(plan.stubs):
         by_net: dict[str, list[int]] = {}
+        at: dict[str, set[int]] = {}  # net -> x of its metal-1 pins' via 1 on the track
         for s in lst:
             if s.kind != "rail" and s.net in stack.track_y[ch]:
                 by_net.setdefault(s.net, []).append(s.x)
+                if (s.kind == "up" and s.term.role == "metal1" and stack.via_up_y[ch] is None
+                        and not s.term.port):
+                    at.setdefault(s.net, set()).add(s.x)
         for net, xs in by_net.items():
             xs.sort()
             y = stack.track_y[ch][net]
@@ -170,7 +188,8 @@ def draw_track_vias(p: Painter, plan: ChannelPlan, stack: Stack) -> None:
             low = on_low(plan, ch, net)
             pad = via_pad(d, low)
             for cl in clusters:
-                p.via_track(cl[0], y, low)
+                p.via_track(min((x for x in cl if x in at.get(net, ())), default=cl[0])
+                            if low else cl[0], y, low)
                 if len(cl) > 1:
                     p.put(p.m2, kdb.Box(cl[0] - pad, y - pad, cl[-1] + pad, y + pad))
 
@@ -320,3 +339,21 @@ def draw_ports(tech: Technology, p: Painter, infos: list[RowInfo], plan: Channel
         p.add_wire(net, top - bottom)
         pins.append((net, box))
     return pins
+
+
+def draw_routed(tech: Technology, layout: kdb.Layout, top: kdb.Cell, d: Dims,
+                infos: list[RowInfo], plan: ChannelPlan, stack: Stack, block: bool) -> Drawn:
+    """Everything of one planned and stacked routing call into ``top``: rows, stubs, track
+    vias, tracks, trunks, verticals, a ``block``'s port pins (else a label per net)."""
+    draw_rows(tech, layout, top, infos)
+    painter = Painter(tech, layout, d)
+    draw_stubs(painter, infos, plan.stubs, stack)
+    draw_track_vias(painter, plan, stack)
+    first_tracks = draw_tracks(tech, painter, plan.tracks, stack, plan.verticals, plan.low)
+    draw_trunks(painter, infos, plan, stack)
+    draw_verticals(painter, plan, stack)
+    port_pins = draw_ports(tech, painter, infos, plan, stack) if block else []
+    painter.flush(top)
+    labels = {} if block else label_shapes(infos, first_tracks)
+    draw_labels(tech, layout, top, labels)
+    return Drawn(painter.wire, labels, port_pins)

@@ -40,20 +40,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from centroid_skills.routing.channel_plan import partner_nets, plan_channels
+from centroid_skills.routing.channel_plan import partner_nets
 from centroid_skills.routing.dims import routing_dims
-from centroid_skills.routing.drawing import (
-    Painter,
-    draw_labels,
-    draw_ports,
-    draw_rows,
-    draw_stubs,
-    draw_track_vias,
-    draw_tracks,
-    draw_trunks,
-    draw_verticals,
-    label_shapes,
-)
+from centroid_skills.routing.plan_choice import planned_route
 from centroid_skills.routing.report import (
     Result,
     channel_reports,
@@ -62,7 +51,6 @@ from centroid_skills.routing.report import (
 )
 from centroid_skills.routing.row_pairs import turn_block_rows
 from centroid_skills.routing.rows import ExtentsCache, add_rails, collect_rows, with_wide_clearance
-from centroid_skills.routing.stacking import stack_rows
 from centroid_skills.routing.verticals import row_gaps
 from centroid_skills.session import Session
 
@@ -83,7 +71,8 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     in pairs so two share a channel (:mod:`.row_pairs`), raise the clearance for wide
     metal, draw the rails and measure the rows, plan stubs, trunks and tracks of every
     channel (:mod:`.channel_plan`), stack channels and rows (:mod:`.stacking`), draw
-    (:mod:`.drawing`), report (:mod:`.report`)."""
+    (:mod:`.drawing`) -- a top cell that joins nets by verticals also with trunks only,
+    the smaller kept (:mod:`.plan_choice`) -- and report (:mod:`.report`)."""
     tech = session.need_tech()
     layout = session.layout
     by_id = {dev["id"]: dev for dev in devices}
@@ -96,28 +85,11 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     short = set(short_nets)
     partners = [p for p in partner_nets(infos, by_id, balance_partners) if not short & set(p)]
     gaps = row_gaps(tech, layout, d, infos)
-    plan = plan_channels(tech, d, infos, net_types, partners, ports, gaps, short)
-    m1_up = [any(s.kind == "up" and s.term.role == "metal1" for s in lst) for lst in plan.stubs]
-    # metal-1 pins going up take their via-1 in a via row above their row where the tracks
-    # are metal 1 themselves, else right under their track via (their metal-1 bar crosses
-    # the lower tracks)
-    via_rows = m1_up if d.h_role == "metal1" else [False] * len(m1_up)
-    stack = stack_rows(tech, d, infos, plan.tracks, via_rows, m1_up, plan.low)
+    plan, stack, drawn = planned_route(tech, layout, top, d, infos, net_types, partners, ports,
+                                       gaps, short)
 
-    draw_rows(tech, layout, top, infos)
-    painter = Painter(tech, layout, d)
-    draw_stubs(painter, infos, plan.stubs, stack)
-    draw_track_vias(painter, plan, stack)
-    first_tracks = draw_tracks(tech, painter, plan.tracks, stack, plan.verticals, plan.low)
-    draw_trunks(painter, infos, plan, stack)
-    draw_verticals(painter, plan, stack)
-    port_pins = draw_ports(tech, painter, infos, plan, stack) if ports else []
-    painter.flush(top)
-    labels = {} if ports else label_shapes(infos, first_tracks)
-    draw_labels(tech, layout, top, labels)
-
-    return Result(top, nets=net_reports(tech, plan, painter.wire, labels),
+    return Result(top, nets=net_reports(tech, plan, drawn.wire, drawn.labels),
                   channels=channel_reports(d, plan, stack), trunks=len(plan.trunk_x),
                   verticals=len(plan.verticals),
                   modules=module_reports(infos, plan.stubs),
-                  partners=[list(p) for p in partners], clearance=d.c_out, ports=port_pins)
+                  partners=[list(p) for p in partners], clearance=d.c_out, ports=drawn.ports)
