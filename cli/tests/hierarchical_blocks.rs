@@ -5,15 +5,11 @@
 //! instance.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
 mod support;
-use support::{
-    AREA_AND_MATCHING_ONE_ITERATION, describe, one_iteration_run, python, read_report,
-    spice_inputs_on_sky130,
-};
+use support::{python_on_gds, run_spice_on_sky130};
 
 const NETLIST: &str = "\
 * Four unity buffers of one OTA and the bias stage they share (issue 26: blocks)
@@ -48,26 +44,12 @@ fn references(gds: &Path) -> Value {
                   \x20   for inst in cell.each_inst():\n\
                   \x20       counts[layout.cell(inst.cell_index).name] += inst.size()\n\
                   print(json.dumps(counts))\n";
-    let output = Command::new(python())
-        .args(["-c", script])
-        .arg(gds)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", describe(&output));
-    serde_json::from_slice(&output.stdout).unwrap()
+    serde_json::from_str(&python_on_gds(script, gds)).unwrap()
 }
 
 #[test]
 fn repeated_subcircuits_are_laid_out_once_and_referenced_per_instance() {
-    let inputs = spice_inputs_on_sky130(NETLIST, AREA_AND_MATCHING_ONE_ITERATION);
-    let out = tempfile::tempdir().unwrap();
-    let output = one_iteration_run(1, 1, 7, out.path())
-        .arg(inputs.path())
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
-
-    let report: Value = read_report(out.path());
+    let (out, report) = run_spice_on_sky130(NETLIST, 1, 1, 7);
     let best = &report["best"];
     assert_eq!(best["metrics"]["drc_violations"], 0, "{report}");
     assert_eq!(best["metrics"]["lvs_match"], true, "{report}");

@@ -8,15 +8,11 @@
 //! common-centroid structures with their centroids met.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
 mod support;
-use support::{
-    AREA_AND_MATCHING_ONE_ITERATION, describe, one_iteration_run, python, read_report,
-    spice_inputs_on_sky130,
-};
+use support::{python_on_gds, run_spice_on_sky130};
 
 const NETLIST: &str = "\
 * A two-stage amplifier: its input pair, mirror and tail are the top's own devices (issue 26)
@@ -74,26 +70,12 @@ print(json.dumps({'cells': sorted(seen), 'width': box.width(), 'height': box.hei
 ";
 
 fn loose_cells(gds: &Path) -> Value {
-    let output = Command::new(python())
-        .args(["-c", LOOSE_CELLS])
-        .arg(gds)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", describe(&output));
-    serde_json::from_slice(&output.stdout).unwrap()
+    serde_json::from_str(&python_on_gds(LOOSE_CELLS, gds)).unwrap()
 }
 
 #[test]
 fn the_tops_own_devices_are_packed_as_blocks_beside_the_others() {
-    let inputs = spice_inputs_on_sky130(NETLIST, AREA_AND_MATCHING_ONE_ITERATION);
-    let out = tempfile::tempdir().unwrap();
-    let output = one_iteration_run(1, 1, 7, out.path())
-        .arg(inputs.path())
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
-
-    let report: Value = read_report(out.path());
+    let (out, report) = run_spice_on_sky130(NETLIST, 1, 1, 7);
     let metrics = &report["best"]["metrics"];
     assert_eq!(metrics["drc_violations"], 0, "{report}");
     assert_eq!(metrics["lvs_match"], true, "{report}");

@@ -6,10 +6,7 @@
 use serde_json::Value;
 
 mod support;
-use support::{
-    AREA_AND_MATCHING_ONE_ITERATION, describe, one_iteration_run, read_report,
-    spice_inputs_on_sky130,
-};
+use support::run_spice_on_sky130;
 
 const NETLIST: &str = "\
 * A pair of m=4 stacked halves on a tail, PMOS mirror load (issue 26: parallel units)
@@ -30,14 +27,7 @@ M5 tail vb vss vss sky130_fd_pr__nfet_01v8 w=2u l=1u nf=2
 
 #[test]
 fn copies_of_a_pairs_halves_are_one_member_each_and_their_blocks_interleave() {
-    let inputs = spice_inputs_on_sky130(NETLIST, AREA_AND_MATCHING_ONE_ITERATION);
-    let out = tempfile::tempdir().unwrap();
-    let output = one_iteration_run(2, 1, 7, out.path())
-        .arg(inputs.path())
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
-    let report: Value = read_report(out.path());
+    let (_out, report) = run_spice_on_sky130(NETLIST, 2, 1, 7);
     let candidates = report["candidates"].as_array().unwrap();
     let blocks = candidates
         .iter()

@@ -5,15 +5,8 @@
 //! drawn (the layout's resistors read back from the GDS) and the layout is DRC-clean and
 //! LVS-matched (on main, `m=2` on a resistor drew one bar: LVS "parameters differ").
 
-use std::process::Command;
-
-use serde_json::Value;
-
 mod support;
-use support::{
-    AREA_AND_MATCHING_ONE_ITERATION, describe, one_iteration_run, python, read_report,
-    spice_inputs_on_sky130,
-};
+use support::{python_on_gds, run_spice_on_sky130};
 
 const NETLIST: &str = "\
 ** a divider and its buffer, as a schematic export writes them
@@ -38,13 +31,7 @@ fn resistor_bodies(gds: &std::path::Path) -> Vec<(f64, f64)> {
                   for body in (poly & marker).merged().each():\n\
                   \x20   box = body.bbox()\n\
                   \x20   print(min(box.width(), box.height()) * layout.dbu, max(box.width(), box.height()) * layout.dbu)\n";
-    let output = Command::new(python())
-        .args(["-c", script])
-        .arg(gds)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", describe(&output));
-    let mut bodies: Vec<(f64, f64)> = String::from_utf8_lossy(&output.stdout)
+    let mut bodies: Vec<(f64, f64)> = python_on_gds(script, gds)
         .lines()
         .map(|line| {
             let mut numbers = line.split_whitespace().map(|n| n.parse::<f64>().unwrap());
@@ -57,14 +44,7 @@ fn resistor_bodies(gds: &std::path::Path) -> Vec<(f64, f64)> {
 
 #[test]
 fn pdk_cells_and_every_unit_of_a_passive_are_drawn_drc_and_lvs_clean() {
-    let inputs = spice_inputs_on_sky130(NETLIST, AREA_AND_MATCHING_ONE_ITERATION);
-    let out = tempfile::tempdir().unwrap();
-    let output = one_iteration_run(2, 1, 7, out.path())
-        .arg(inputs.path())
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
-    let report: Value = read_report(out.path());
+    let (out, report) = run_spice_on_sky130(NETLIST, 2, 1, 7);
     let best = &report["best"]["metrics"];
     assert_eq!(best["drc_violations"], 0, "{best}");
     assert_eq!(best["lvs_match"], true, "{best}");

@@ -4,34 +4,12 @@
 //! `parameters`, `model … type=n`, `simulator lang=spice` sections, problems at the
 //! file's own line and column.
 
-use centroid_schemas::spice::load_spice_netlist;
-use centroid_schemas::{Circuit, DrcRuleSet, InputFile, SpiceOptions, load_drc_rules};
+use centroid_schemas::Circuit;
 
-fn sky130() -> DrcRuleSet {
-    let file = InputFile {
-        label: "drc_rules.json".to_owned(),
-        bytes: include_bytes!("../../examples/pdk/sky130.json").to_vec(),
-    };
-    load_drc_rules(&file).unwrap().value
-}
+mod support;
 
 fn load(text: &str) -> Result<(Circuit, Vec<String>), Vec<String>> {
-    let rules = sky130();
-    let options = SpiceOptions {
-        rules: Some(&rules),
-        ..SpiceOptions::default()
-    };
-    let file = InputFile {
-        label: "netlist.scs".to_owned(),
-        bytes: text.as_bytes().to_vec(),
-    };
-    match load_spice_netlist(&file, &options) {
-        Ok((loaded, _)) => Ok((
-            loaded.value,
-            loaded.warnings.iter().map(ToString::to_string).collect(),
-        )),
-        Err(errors) => Err(errors.issues.iter().map(ToString::to_string).collect()),
-    }
+    support::load_on_sky130("netlist.scs", text)
 }
 
 const LATCH: &str = "\

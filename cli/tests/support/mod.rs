@@ -126,3 +126,35 @@ pub fn one_iteration_run(candidates: u32, slots: u32, seed: u64, out: &Path) -> 
 pub fn read_report(out: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap()
 }
+
+/// `centroid run --no-memory` of `netlist` on SKY130 with area and matching objectives, one
+/// iteration of `candidates` on `slots` with `seed`; asserts exit 0. The output directory
+/// (kept while the value lives) and its report.json.
+pub fn run_spice_on_sky130(
+    netlist: &str,
+    candidates: u32,
+    slots: u32,
+    seed: u64,
+) -> (tempfile::TempDir, serde_json::Value) {
+    let inputs = spice_inputs_on_sky130(netlist, AREA_AND_MATCHING_ONE_ITERATION);
+    let out = tempfile::tempdir().unwrap();
+    let output = one_iteration_run(candidates, slots, seed, out.path())
+        .arg(inputs.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let report = read_report(out.path());
+    (out, report)
+}
+
+/// What a Python `script` run with the venv's interpreter (KLayout's module) prints for
+/// `gds` (its `sys.argv[1]`); asserts it succeeded.
+pub fn python_on_gds(script: &str, gds: &Path) -> String {
+    let output = Command::new(python())
+        .args(["-c", script])
+        .arg(gds)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
