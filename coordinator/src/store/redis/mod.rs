@@ -13,6 +13,7 @@
 //! | `P:job:{id}:owner` | string | the coordinator driving the job (lease, PX = lease timeout) |
 //! | `P:job:{id}:candidates` | hash | candidate id → candidate record (JSON) |
 //! | `P:job:{id}:results` | hash | candidate id → result (JSON), written with HSETNX: first result wins |
+//! | `P:job:{id}:finished` | list | the ids of the results, in the order recorded (appended with each) |
 //! | `P:job:{id}:deliveries` | hash | candidate id → delivery counter |
 //! | `P:job:{id}:events` | stream | the job's event log (MAXLEN ~ `max_events`) |
 //! | `P:job:{id}:artifacts` | hash | `{candidate}/{name}` → bytes (only the best candidates' ones) |
@@ -175,21 +176,30 @@ impl RedisStore {
     }
 
     pub(super) async fn touch_job_keys(&self, pipe: &mut redis::Pipeline, job_id: &str) {
-        for suffix in [
-            "",
-            "inputs",
-            "candidates",
-            "results",
-            "deliveries",
-            "events",
-            "artifacts",
-            "artifact_index",
-            "cancel",
-        ] {
+        for suffix in self.job_key_suffixes() {
             pipe.cmd("PEXPIRE")
                 .arg(self.job_key(job_id, suffix))
                 .arg(self.ttl_ms())
                 .ignore();
         }
     }
+
+    /// The suffixes of a job's keys (`P:job:{id}` first): what gets the job's TTL.
+    pub(super) fn job_key_suffixes(&self) -> [&'static str; 10] {
+        JOB_KEY_SUFFIXES
+    }
 }
+
+/// The suffixes of a job's keys, `P:job:{id}` (the job record) first.
+const JOB_KEY_SUFFIXES: [&str; 10] = [
+    "",
+    "inputs",
+    "candidates",
+    "results",
+    "finished",
+    "deliveries",
+    "events",
+    "artifacts",
+    "artifact_index",
+    "cancel",
+];
