@@ -137,7 +137,7 @@ async fn redis_result_ids_since_and_top_up() {
 async fn redis_delivery_reads_the_view() {
     let dir = tempfile::tempdir().unwrap();
     let redis = RedisProcess::start(dir.path());
-    let store = redis_store(&redis, "view").await;
+    let store: Arc<dyn Store> = Arc::new(redis_store(&redis, "view").await);
     let mut running = job("job-v", 30);
     store.create_job(&running, &inputs()).await.unwrap();
     let drafted: Vec<CandidateRecord> = (0..2).map(|index| candidate("job-v", index)).collect();
