@@ -6,6 +6,7 @@
 //! taken once the whole iteration is in.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use centroid_planner::job_events::EventData;
 use centroid_schemas::TaskContext;
@@ -49,13 +50,13 @@ impl Driver {
         })
     }
 
-    /// Ids of the job's candidates with a result.
-    pub(super) async fn finished_ids(&self, job_id: &str) -> Result<HashSet<String>, Interrupted> {
-        let context = &self.context;
-        let ids = context
-            .with_store_retry("read result ids", || context.store.result_ids(job_id))
-            .await?;
-        Ok(ids.into_iter().collect())
+    /// Ids of the job's candidates with a result (only those recorded since the
+    /// last look are read: [`super::finished_ids`]).
+    pub(super) async fn finished_ids(
+        &self,
+        job_id: &str,
+    ) -> Result<Arc<HashSet<String>>, Interrupted> {
+        self.finished.read(&self.context, job_id).await
     }
 
     /// Stores the drafted candidates and the job record and puts the first
@@ -71,27 +72,22 @@ impl Driver {
         Ok(())
     }
 
-    /// Puts these stored candidates into the work queue with the job record.
+    /// Puts these stored candidates into the work queue with the job record (one
+    /// store call; the candidates, stored when drafted, are neither read nor
+    /// written again); wakes the dispatchers.
     pub(super) async fn enqueue_more(
         &self,
         job: &JobRecord,
         candidate_ids: &[String],
     ) -> Result<(), Interrupted> {
         let context = &self.context;
-        // only the records needed (each holds its plan), a few per store call
-        let mut records = Vec::with_capacity(candidate_ids.len());
-        for chunk in candidate_ids.chunks(RECORDS_PER_CALL) {
-            let read = context
-                .with_store_retry("read candidates", || {
-                    context.store.get_candidates(&job.job_id, chunk)
-                })
-                .await?;
-            for (candidate_id, record) in chunk.iter().zip(read) {
-                records.push(record.ok_or_else(|| missing_candidate(&job.job_id, candidate_id))?);
-            }
-        }
-        enqueue(context, job, &records, records.len()).await?;
-        tracing::debug!(session_id = %job.job_id, added = records.len(), "queue topped up");
+        context
+            .with_store_retry("enqueue candidates", || {
+                context.store.enqueue_stored(job, candidate_ids)
+            })
+            .await?;
+        context.queue_changed.notify_waiters();
+        tracing::debug!(session_id = %job.job_id, added = candidate_ids.len(), "queue topped up");
         Ok(())
     }
 
@@ -423,9 +419,7 @@ fn evaluation_event(job: &JobRecord, candidate_id: &str, evaluation: &Evaluation
 
 /// A candidate the job's round names is not in the store: the job cannot go on.
 fn missing_candidate(job_id: &str, candidate_id: &str) -> Interrupted {
-    Interrupted::Store(crate::error::StoreError::Missing {
-        key: format!("job {job_id} candidate {candidate_id}"),
-    })
+    Interrupted::Store(crate::store::missing_candidate(job_id, candidate_id))
 }
 
 /// One line on an evaluation for the job's events.

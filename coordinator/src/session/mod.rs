@@ -15,6 +15,7 @@ mod advice;
 mod effects;
 mod ending;
 mod execution;
+mod finished_ids;
 mod journal_cache;
 mod lease;
 mod model_share;
@@ -67,6 +68,8 @@ pub(crate) struct Driver {
     knowledge_reported: bool,
     /// the job's candidates as read so far (without plans)
     journal: journal_cache::JournalCache,
+    /// the job's candidates with a result, as read so far
+    finished: finished_ids::FinishedIds,
     /// candidates drafted and not stored yet (`Effect::EnqueueDrafted` stores them)
     drafted: Vec<CandidateRecord>,
 }
@@ -135,6 +138,7 @@ impl Driver {
             history: Vec::new(),
             knowledge_reported: false,
             journal: journal_cache::JournalCache::default(),
+            finished: finished_ids::FinishedIds::default(),
             drafted: Vec::new(),
         };
         Some((driver, job))

@@ -68,6 +68,20 @@ pub trait JobRecords: Send + Sync + 'static {
         candidates: &[CandidateRecord],
         queued: usize,
     ) -> StoreResult<()>;
+    /// Atomically: enqueues a queue entry for each of the job's stored candidates
+    /// `candidate_ids` and writes the job record — a round's top-up, its
+    /// candidates stored when it was drafted (none read or written again). When one
+    /// of them is not stored, nothing is written: [`StoreError::Missing`](crate::error::StoreError::Missing)
+    /// names it.
+    async fn enqueue_stored(&self, job: &JobRecord, candidate_ids: &[String]) -> StoreResult<()> {
+        let stored = self.get_candidates(&job.job_id, candidate_ids).await?;
+        let mut candidates = Vec::with_capacity(stored.len());
+        for (candidate_id, candidate) in candidate_ids.iter().zip(stored) {
+            candidates.push(candidate.ok_or_else(|| missing_candidate(&job.job_id, candidate_id))?);
+        }
+        self.enqueue_iteration(job, &candidates, candidates.len())
+            .await
+    }
     async fn put_candidate(&self, candidate: &CandidateRecord) -> StoreResult<()>;
     async fn get_candidate(
         &self,
@@ -170,6 +184,19 @@ pub trait JobRecords: Send + Sync + 'static {
     }
     /// Ids of the candidates with a result (cheap: no result bodies).
     async fn result_ids(&self, job_id: &str) -> StoreResult<Vec<String>>;
+    /// The ids of the results recorded after the first `seen` of the job's results,
+    /// in the order they were recorded — what a reader that keeps the ids it has
+    /// seen (the job's driver, looking every few ms) needs, instead of every id of
+    /// the job at each look. A store that keeps no order (or whose order misses a
+    /// result) answers with every id ([`ResultIdsSince::All`]).
+    async fn result_ids_since(&self, job_id: &str, seen: usize) -> StoreResult<ResultIdsSince> {
+        let _ = seen;
+        let ids = self.result_ids(job_id).await?;
+        Ok(ResultIdsSince::All {
+            next: ids.len(),
+            ids,
+        })
+    }
     /// (candidates, candidates with a result) of a job, without reading the bodies.
     async fn candidate_counts(&self, job_id: &str) -> StoreResult<(usize, usize)> {
         Ok((
@@ -231,6 +258,24 @@ pub trait JobRecords: Send + Sync + 'static {
     async fn put_worker_card(&self, card: &WorkerCard, ttl: Duration) -> StoreResult<()>;
     /// Cards of the workers seen within their ttl, by any coordinator.
     async fn worker_cards(&self) -> StoreResult<Vec<WorkerCard>>;
+}
+
+/// A candidate a job's round names that is not stored.
+pub(crate) fn missing_candidate(job_id: &str, candidate_id: &str) -> crate::error::StoreError {
+    crate::error::StoreError::Missing {
+        key: format!("job {job_id} candidate {candidate_id}"),
+    }
+}
+
+/// The result ids a reader has not seen yet ([`JobRecords::result_ids_since`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResultIdsSince {
+    /// the ids recorded after the first `seen`, oldest first: the reader now has
+    /// seen `seen + new.len()`
+    New(Vec<String>),
+    /// every result id of the job (the order kept does not cover them all); the
+    /// reader's next read starts at `next`
+    All { ids: Vec<String>, next: usize },
 }
 
 /// A delivery's count and the records its candidate needs before it runs

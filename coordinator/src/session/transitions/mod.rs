@@ -27,6 +27,7 @@
 //! | any but Finished | Cancelled | Finished cancelled |
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use centroid_planner::job_events::EventData;
 use centroid_planner::performance::SchematicSimulation;
@@ -65,8 +66,8 @@ pub(crate) struct Best {
 /// Where a round's candidates stand, as the driver read it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Progress {
-    /// ids of the job's candidates with a result
-    pub finished: HashSet<String>,
+    /// ids of the job's candidates with a result (the driver's copy, shared)
+    pub finished: Arc<HashSet<String>>,
     /// live slots of the farm
     pub farm_slots: usize,
     /// how many of one job's candidates may wait in the queue at once

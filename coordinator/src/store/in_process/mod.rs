@@ -65,6 +65,8 @@ struct Inner {
     active: HashSet<String>,
     candidates: HashMap<String, BTreeMap<String, Packed>>,
     results: HashMap<String, HashMap<String, Packed>>,
+    /// per job, the ids of `results` in the order recorded
+    finished: HashMap<String, Vec<String>>,
     deliveries: HashMap<(String, String), u32>,
     events: HashMap<String, Vec<EventRecord>>,
     artifacts: HashMap<String, ArtifactMap>,

@@ -10,7 +10,7 @@ use crate::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, QueueEntry,
     WorkerCard, candidate_listed, result_listed,
 };
-use crate::store::JobRecords;
+use crate::store::{JobRecords, ResultIdsSince, missing_candidate};
 
 #[tonic::async_trait]
 impl JobRecords for InProcessStore {
@@ -29,6 +29,7 @@ impl JobRecords for InProcessStore {
                 inner.inputs.remove(&oldest);
                 inner.candidates.remove(&oldest);
                 inner.results.remove(&oldest);
+                inner.finished.remove(&oldest);
                 inner.events.remove(&oldest);
                 inner.artifacts.remove(&oldest);
             }
@@ -158,6 +159,29 @@ impl JobRecords for InProcessStore {
         Ok(())
     }
 
+    async fn enqueue_stored(&self, job: &JobRecord, candidate_ids: &[String]) -> StoreResult<()> {
+        let mut inner = self.lock();
+        let stored = inner.candidates.get(&job.job_id);
+        if let Some(missing) = candidate_ids
+            .iter()
+            .find(|candidate_id| !stored.is_some_and(|stored| stored.contains_key(*candidate_id)))
+        {
+            return Err(missing_candidate(&job.job_id, missing));
+        }
+        for candidate_id in candidate_ids {
+            inner.next_entry += 1;
+            let entry = QueueEntry {
+                entry_id: inner.next_entry.to_string(),
+                job_id: job.job_id.clone(),
+                candidate_id: candidate_id.clone(),
+                weight: job.options.weight(),
+            };
+            inner.queue.push_back(entry);
+        }
+        inner.jobs.insert(job.job_id.clone(), job.clone());
+        Ok(())
+    }
+
     async fn put_candidate(&self, candidate: &CandidateRecord) -> StoreResult<()> {
         self.lock()
             .candidates
@@ -217,6 +241,11 @@ impl JobRecords for InProcessStore {
             return Ok(false);
         }
         results.insert(result.candidate_id.clone(), Packed::of(result));
+        inner
+            .finished
+            .entry(job_id.to_string())
+            .or_default()
+            .push(result.candidate_id.clone());
         Ok(true)
     }
 
@@ -253,6 +282,14 @@ impl JobRecords for InProcessStore {
             .get(job_id)
             .map(|results| results.keys().cloned().collect())
             .unwrap_or_default())
+    }
+
+    async fn result_ids_since(&self, job_id: &str, seen: usize) -> StoreResult<ResultIdsSince> {
+        let inner = self.lock();
+        let finished = inner.finished.get(job_id).map_or(&[][..], Vec::as_slice);
+        Ok(ResultIdsSince::New(
+            finished.get(seen..).unwrap_or_default().to_vec(),
+        ))
     }
 
     async fn bump_deliveries(&self, job_id: &str, candidate_id: &str) -> StoreResult<u32> {

@@ -8,11 +8,13 @@
 //! | `P:jobs:active` | set | ids of unfinished jobs (a restarted coordinator resumes them) |
 //! | `P:jobs:weights` | hash | unfinished job id → its weight in the share of the slots |
 //! | `P:job:{id}` | string | the job record (JSON) |
+//! | `P:job:{id}:delivery` | string | the job record without its rounds' candidate ids, written with it (what a delivery reads) |
 //! | `P:job:{id}:inputs` | string | the three input files (JSON) |
 //! | `P:job:{id}:cancel` | string | the cancellation reason, once requested |
 //! | `P:job:{id}:owner` | string | the coordinator driving the job (lease, PX = lease timeout) |
 //! | `P:job:{id}:candidates` | hash | candidate id → candidate record (JSON) |
 //! | `P:job:{id}:results` | hash | candidate id → result (JSON), written with HSETNX: first result wins |
+//! | `P:job:{id}:finished` | list | the ids of the results, in the order recorded (appended with each) |
 //! | `P:job:{id}:deliveries` | hash | candidate id → delivery counter |
 //! | `P:job:{id}:events` | stream | the job's event log (MAXLEN ~ `max_events`) |
 //! | `P:job:{id}:artifacts` | hash | `{candidate}/{name}` → bytes (only the best candidates' ones) |
@@ -35,6 +37,7 @@ use redis::Value;
 use redis::aio::ConnectionManager;
 
 use crate::error::StoreResult;
+use crate::model::JobRecord;
 
 pub const GROUP: &str = "dispatch";
 
@@ -174,22 +177,45 @@ impl RedisStore {
         }
     }
 
+    /// SET of the job record and of its delivery view
+    /// ([`delivered_jobs::delivery_view`]), into `pipe`.
+    pub(super) fn set_job(&self, pipe: &mut redis::Pipeline, job: &JobRecord) {
+        pipe.cmd("SET")
+            .arg(self.job_key(&job.job_id, ""))
+            .arg(codec::to_json(job))
+            .ignore();
+        pipe.cmd("SET")
+            .arg(self.job_key(&job.job_id, "delivery"))
+            .arg(codec::to_json(&delivered_jobs::delivery_view(job)))
+            .ignore();
+    }
+
     pub(super) async fn touch_job_keys(&self, pipe: &mut redis::Pipeline, job_id: &str) {
-        for suffix in [
-            "",
-            "inputs",
-            "candidates",
-            "results",
-            "deliveries",
-            "events",
-            "artifacts",
-            "artifact_index",
-            "cancel",
-        ] {
+        for suffix in self.job_key_suffixes() {
             pipe.cmd("PEXPIRE")
                 .arg(self.job_key(job_id, suffix))
                 .arg(self.ttl_ms())
                 .ignore();
         }
     }
+
+    /// The suffixes of a job's keys (`P:job:{id}` first): what gets the job's TTL.
+    pub(super) fn job_key_suffixes(&self) -> [&'static str; 11] {
+        JOB_KEY_SUFFIXES
+    }
 }
+
+/// The suffixes of a job's keys, `P:job:{id}` (the job record) first.
+const JOB_KEY_SUFFIXES: [&str; 11] = [
+    "",
+    "delivery",
+    "inputs",
+    "candidates",
+    "results",
+    "finished",
+    "deliveries",
+    "events",
+    "artifacts",
+    "artifact_index",
+    "cancel",
+];

@@ -53,7 +53,7 @@ pub(super) fn progress(
     now_ms: u64,
 ) -> Progress {
     Progress {
-        finished: finished.iter().map(|name| name.to_string()).collect(),
+        finished: Arc::new(finished.iter().map(|name| name.to_string()).collect()),
         farm_slots,
         window,
         now_ms,

@@ -7,8 +7,10 @@ use redis::AsyncCommands;
 
 use super::super::RedisStore;
 use super::super::codec::{corrupt, from_json, hash_records, to_json};
+use super::super::delivered_jobs::delivery_view;
 use crate::error::StoreResult;
 use crate::model::{CandidateRecord, JobRecord, candidate_listed};
+use crate::store::missing_candidate;
 
 impl RedisStore {
     /// The job's candidates, each parsed by `read`, sorted by id.
@@ -58,13 +60,56 @@ impl RedisStore {
                 .arg(job.options.weight())
                 .ignore();
         }
-        pipe.cmd("SET")
-            .arg(self.job_key(&job.job_id, ""))
-            .arg(to_json(job))
-            .ignore();
+        self.set_job(&mut pipe, job);
         self.touch_job_keys(&mut pipe, &job.job_id).await;
         pipe.query_async::<()>(&mut self.conn()).await?;
         Ok(())
+    }
+
+    /// One script: every candidate checked (HEXISTS), then an XADD each and the
+    /// SETs of the job record and its delivery view (KEYS[3] and KEYS[4], the
+    /// first of the job's keys), the job's keys' TTLs refreshed; nothing written
+    /// when one is missing (the script returns its id).
+    pub(super) async fn enqueue_stored(
+        &self,
+        job: &JobRecord,
+        candidate_ids: &[String],
+    ) -> StoreResult<()> {
+        const SCRIPT: &str = r"for index = 7, #ARGV do
+                if redis.call('HEXISTS', KEYS[1], ARGV[index]) == 0 then return ARGV[index] end
+              end
+              for index = 7, #ARGV do
+                redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*',
+                  'job', ARGV[1], 'candidate', ARGV[index], 'weight', ARGV[2])
+              end
+              redis.call('SET', KEYS[3], ARGV[5])
+              redis.call('SET', KEYS[4], ARGV[6])
+              for index = 3, #KEYS do redis.call('PEXPIRE', KEYS[index], ARGV[4]) end
+              return false";
+        let job_id = &job.job_id;
+        let mut script = redis::cmd("EVAL");
+        script.arg(SCRIPT);
+        let touched = self.job_key_suffixes();
+        script
+            .arg(2 + touched.len())
+            .arg(self.job_key(job_id, "candidates"))
+            .arg(self.key("queue"));
+        for suffix in touched {
+            script.arg(self.job_key(job_id, suffix));
+        }
+        script
+            .arg(job_id)
+            .arg(job.options.weight())
+            .arg(self.settings.max_queue)
+            .arg(self.ttl_ms())
+            .arg(to_json(job))
+            .arg(to_json(&delivery_view(job)))
+            .arg(candidate_ids);
+        let missing: Option<String> = script.query_async(&mut self.conn()).await?;
+        match missing {
+            Some(candidate_id) => Err(missing_candidate(job_id, &candidate_id)),
+            None => Ok(()),
+        }
     }
 
     pub(super) async fn put_candidate(&self, candidate: &CandidateRecord) -> StoreResult<()> {

@@ -1,6 +1,9 @@
 //! A queue entry's delivery in Redis: its counter bumped and the records its
-//! candidate needs read, in one round trip (the job record parsed again only when
-//! its text changed: [`DeliveredJobs`](super::super::delivered_jobs::DeliveredJobs)).
+//! candidate needs read, in one round trip — the job as its delivery view, parsed
+//! again only when its text changed ([`super::super::delivered_jobs`]); a job
+//! without a view (written by an earlier coordinator) is read whole.
+
+use redis::AsyncCommands;
 
 use super::super::RedisStore;
 use super::super::codec::from_json;
@@ -13,7 +16,7 @@ impl RedisStore {
         job_id: &str,
         candidate_id: &str,
     ) -> StoreResult<DispatchReads> {
-        let job_key = self.job_key(job_id, "");
+        let view_key = self.job_key(job_id, "delivery");
         let candidates_key = self.job_key(job_id, "candidates");
         let deliveries_key = self.job_key(job_id, "deliveries");
         let mut pipe = redis::pipe();
@@ -25,7 +28,7 @@ impl RedisStore {
             .arg(&deliveries_key)
             .arg(self.ttl_ms())
             .ignore();
-        pipe.cmd("GET").arg(&job_key);
+        pipe.cmd("GET").arg(&view_key);
         pipe.cmd("GET").arg(self.job_key(job_id, "cancel"));
         pipe.cmd("HGET").arg(&candidates_key).arg(candidate_id);
         pipe.cmd("HEXISTS")
@@ -38,10 +41,14 @@ impl RedisStore {
             Option<String>,
             bool,
         ) = pipe.query_async(&mut self.conn()).await?;
+        let job = match job {
+            Some(view) => Some(view),
+            None => self.conn().get(self.job_key(job_id, "")).await?,
+        };
         Ok(DispatchReads {
             deliveries: deliveries.max(0) as u32,
             job: job
-                .map(|text| self.delivered_jobs.parsed(&job_key, job_id, text))
+                .map(|text| self.delivered_jobs.parsed(&view_key, job_id, text))
                 .transpose()?,
             cancel,
             candidate: candidate

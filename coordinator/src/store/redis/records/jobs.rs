@@ -15,10 +15,7 @@ impl RedisStore {
     pub(super) async fn create_job(&self, job: &JobRecord, inputs: &JobInputs) -> StoreResult<()> {
         let mut pipe = redis::pipe();
         pipe.atomic();
-        pipe.cmd("SET")
-            .arg(self.job_key(&job.job_id, ""))
-            .arg(to_json(job))
-            .ignore();
+        self.set_job(&mut pipe, job);
         pipe.cmd("SET")
             .arg(self.job_key(&job.job_id, "inputs"))
             .arg(to_json(inputs))
@@ -48,14 +45,16 @@ impl RedisStore {
     }
 
     pub(super) async fn put_job(&self, job: &JobRecord) -> StoreResult<()> {
-        let _: () = self
-            .conn()
-            .pset_ex(
-                self.job_key(&job.job_id, ""),
-                to_json(job),
-                self.settings.job_ttl.as_millis() as u64,
-            )
-            .await?;
+        let mut pipe = redis::pipe();
+        pipe.atomic();
+        self.set_job(&mut pipe, job);
+        for suffix in ["", "delivery"] {
+            pipe.cmd("PEXPIRE")
+                .arg(self.job_key(&job.job_id, suffix))
+                .arg(self.ttl_ms())
+                .ignore();
+        }
+        pipe.query_async::<()>(&mut self.conn()).await?;
         Ok(())
     }
 
@@ -167,10 +166,7 @@ impl RedisStore {
     pub(super) async fn finish_job(&self, job: &JobRecord) -> StoreResult<()> {
         let mut pipe = redis::pipe();
         pipe.atomic();
-        pipe.cmd("SET")
-            .arg(self.job_key(&job.job_id, ""))
-            .arg(to_json(job))
-            .ignore();
+        self.set_job(&mut pipe, job);
         pipe.cmd("SREM")
             .arg(self.key("jobs:active"))
             .arg(&job.job_id)

@@ -19,7 +19,7 @@ use crate::error::StoreResult;
 use crate::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, WorkerCard,
 };
-use crate::store::{DispatchReads, JobRecords, ResultsAndCandidates};
+use crate::store::{DispatchReads, JobRecords, ResultIdsSince, ResultsAndCandidates};
 
 #[tonic::async_trait]
 impl JobRecords for RedisStore {
@@ -78,6 +78,10 @@ impl JobRecords for RedisStore {
         queued: usize,
     ) -> StoreResult<()> {
         RedisStore::enqueue_iteration(self, job, candidates, queued).await
+    }
+
+    async fn enqueue_stored(&self, job: &JobRecord, candidate_ids: &[String]) -> StoreResult<()> {
+        RedisStore::enqueue_stored(self, job, candidate_ids).await
     }
 
     async fn put_candidate(&self, candidate: &CandidateRecord) -> StoreResult<()> {
@@ -177,6 +181,10 @@ impl JobRecords for RedisStore {
 
     async fn result_ids(&self, job_id: &str) -> StoreResult<Vec<String>> {
         RedisStore::result_ids(self, job_id).await
+    }
+
+    async fn result_ids_since(&self, job_id: &str, seen: usize) -> StoreResult<ResultIdsSince> {
+        RedisStore::result_ids_since(self, job_id, seen).await
     }
 
     async fn candidate_counts(&self, job_id: &str) -> StoreResult<(usize, usize)> {

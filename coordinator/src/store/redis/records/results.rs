@@ -1,5 +1,6 @@
-//! Candidate results in Redis: recorded once (HSETNX, the first wins), read one,
-//! several or all, counted.
+//! Candidate results in Redis: recorded once (HSETNX, the first wins) with the
+//! candidate's id appended to the job's finished ids (read by the job's driver
+//! from where it last stopped), read one, several or all, counted.
 
 use std::collections::HashMap;
 
@@ -9,7 +10,7 @@ use super::super::RedisStore;
 use super::super::codec::{corrupt, from_json, hash_records, records_of, to_json};
 use crate::error::StoreResult;
 use crate::model::{CandidateResult, EventRecord, result_listed};
-use crate::store::ResultsAndCandidates;
+use crate::store::{ResultIdsSince, ResultsAndCandidates};
 
 impl RedisStore {
     /// The job's results by candidate id, each parsed by `read`.
@@ -38,24 +39,35 @@ impl RedisStore {
         text.map(|text| from_json(&key, &text)).transpose()
     }
 
+    /// HSETNX of the result; when it set it, its id appended to the job's list of
+    /// finished ids (one script: both or neither).
     pub(super) async fn record_result(
         &self,
         job_id: &str,
         result: &CandidateResult,
     ) -> StoreResult<bool> {
-        let key = self.job_key(job_id, "results");
-        let mut pipe = redis::pipe();
-        pipe.cmd("HSETNX")
-            .arg(&key)
+        const SCRIPT: &str = r"local recorded = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+              redis.call('PEXPIRE', KEYS[1], ARGV[3])
+              if recorded == 1 then
+                redis.call('RPUSH', KEYS[2], ARGV[1])
+                redis.call('PEXPIRE', KEYS[2], ARGV[3])
+              end
+              return recorded";
+        let recorded: i64 = redis::cmd("EVAL")
+            .arg(SCRIPT)
+            .arg(2)
+            .arg(self.job_key(job_id, "results"))
+            .arg(self.job_key(job_id, "finished"))
             .arg(&result.candidate_id)
-            .arg(to_json(result));
-        pipe.cmd("PEXPIRE").arg(&key).arg(self.ttl_ms()).ignore();
-        let (recorded,): (bool,) = pipe.query_async(&mut self.conn()).await?;
-        Ok(recorded)
+            .arg(to_json(result))
+            .arg(self.ttl_ms())
+            .query_async(&mut self.conn())
+            .await?;
+        Ok(recorded == 1)
     }
 
-    /// HSETNX of the result and, when it set it, XADD of the event, as one script
-    /// (one round trip, atomic).
+    /// HSETNX of the result and, when it set it, its id appended to the finished
+    /// ids and XADD of the event, as one script (one round trip, atomic).
     pub(super) async fn record_result_reported(
         &self,
         job_id: &str,
@@ -65,15 +77,18 @@ impl RedisStore {
         const SCRIPT: &str = r"local recorded = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
               redis.call('PEXPIRE', KEYS[1], ARGV[3])
               if recorded == 1 then
+                redis.call('RPUSH', KEYS[3], ARGV[1])
+                redis.call('PEXPIRE', KEYS[3], ARGV[3])
                 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'e', ARGV[5])
                 redis.call('PEXPIRE', KEYS[2], ARGV[3])
               end
               return recorded";
         let recorded: i64 = redis::cmd("EVAL")
             .arg(SCRIPT)
-            .arg(2)
+            .arg(3)
             .arg(self.job_key(job_id, "results"))
             .arg(self.job_key(job_id, "events"))
+            .arg(self.job_key(job_id, "finished"))
             .arg(&result.candidate_id)
             .arg(to_json(result))
             .arg(self.ttl_ms())
@@ -146,6 +161,33 @@ impl RedisStore {
 
     pub(super) async fn result_ids(&self, job_id: &str) -> StoreResult<Vec<String>> {
         Ok(self.conn().hkeys(self.job_key(job_id, "results")).await?)
+    }
+
+    /// LRANGE of the finished ids after the first `seen`, with HLEN of the results
+    /// (one MULTI/EXEC: the two agree, every result being recorded with its id).
+    /// When they do not — a result recorded without its id (by a coordinator of an
+    /// earlier version), or the list shorter than `seen` — every id (HKEYS).
+    pub(super) async fn result_ids_since(
+        &self,
+        job_id: &str,
+        seen: usize,
+    ) -> StoreResult<ResultIdsSince> {
+        let results_key = self.job_key(job_id, "results");
+        let finished_key = self.job_key(job_id, "finished");
+        let mut pipe = redis::pipe();
+        pipe.atomic();
+        pipe.cmd("LRANGE").arg(&finished_key).arg(seen).arg(-1);
+        pipe.cmd("LLEN").arg(&finished_key);
+        pipe.cmd("HLEN").arg(&results_key);
+        let (new, listed, results): (Vec<String>, usize, usize) =
+            pipe.query_async(&mut self.conn()).await?;
+        if seen + new.len() == listed && listed == results {
+            return Ok(ResultIdsSince::New(new));
+        }
+        Ok(ResultIdsSince::All {
+            ids: self.result_ids(job_id).await?,
+            next: listed,
+        })
     }
 
     pub(super) async fn candidate_counts(&self, job_id: &str) -> StoreResult<(usize, usize)> {
