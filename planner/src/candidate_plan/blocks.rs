@@ -42,6 +42,22 @@ pub(crate) fn blocks_supported(skills: &SkillCatalog) -> bool {
     skills.contains_key("layout.instantiate_block") && takes_ports
 }
 
+/// The packing ranks a point may choose for the top's block instances (`route.nets`'
+/// `pack_block_rows.rank`: 0 the packing with the smallest estimate, then the next
+/// ones; issue 26): three where the workers take a rank, else only the first.
+pub(crate) fn pack_ranks(skills: &SkillCatalog) -> Vec<u32> {
+    let takes_rank = skills.get("route.nets").is_some_and(|schema| {
+        schema
+            .pointer("/properties/pack_block_rows/properties/rank")
+            .is_some()
+    });
+    if takes_rank {
+        vec![0, 1, 2]
+    } else {
+        Vec::new()
+    }
+}
+
 /// The routed cell of a block (`layout.metrics` names its figures by it).
 pub(crate) fn block_cell(subcircuit: &str) -> String {
     cell_name("BLK", subcircuit)
@@ -314,6 +330,16 @@ impl<'a> Draft<'a> {
     /// instances are interleaved in rows of their own, only for workers that keep
     /// such rows whole (`whole_rows`: a packing sorts blocks by height and would
     /// scatter them).
+    /// The packing rank `route.nets` is sent with the rows of blocks: the point's,
+    /// when not the first and the workers take it (none otherwise: main's plan).
+    pub(super) fn pack_rank(&self) -> Option<u32> {
+        (self.point.pack_rank > 0
+            && self
+                .builder
+                .takes_field("route.nets", "pack_block_rows", "rank"))
+        .then_some(self.point.pack_rank)
+    }
+
     pub(super) fn packs_block_rows(&self) -> bool {
         !self.blocks.is_empty()
             && self.point.aspect_ratio_pct >= 75

@@ -52,6 +52,11 @@ pub struct DesignSpace {
     /// are drawn inside blocks, in their own orders): empty without blocks
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub top_devices: Vec<String>,
+    /// the packings of the top's block instances a point may take (`pack_rank`), the
+    /// smallest estimate first: offered where the top packs its rows of blocks and the
+    /// workers take a rank (empty: only the first)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pack_ranks: Vec<u32>,
 }
 
 /// The coordinates a mutation may change (one more, `hierarchy`, when the space
@@ -100,6 +105,7 @@ impl DesignSpace {
             module_rings: BTreeMap::new(),
             hierarchy: spelled(self.hierarchies.first().map_or("", String::as_str)),
             blocks: BTreeMap::new(),
+            pack_rank: 0,
         }
     }
 
@@ -152,9 +158,20 @@ impl DesignSpace {
                 spelled(self.hierarchies.first().map_or("", String::as_str))
             },
             blocks: BTreeMap::new(),
+            pack_rank: 0,
         };
+        // drawn only when there is a choice: the random points of spaces without
+        // packings stay as they were for a seed
+        if self.offers_pack_ranks() && point.builds_blocks() {
+            point.pack_rank = *rng.pick(&self.pack_ranks);
+        }
         self.random_blocks(&mut point, rng);
         point
+    }
+
+    /// Whether points choose among packings of the top's block instances.
+    fn offers_pack_ranks(&self) -> bool {
+        self.pack_ranks.len() > 1
     }
 
     /// The point's order of every device of the space: its listed devices first
@@ -187,6 +204,11 @@ impl DesignSpace {
             module_arrangements: point.module_arrangements.clone(),
             module_dummies: point.module_dummies.clone(),
             module_rings: point.module_rings.clone(),
+            pack_rank: if point.builds_blocks() && self.pack_ranks.contains(&point.pack_rank) {
+                point.pack_rank
+            } else {
+                0
+            },
             hierarchy,
             blocks: point.blocks.clone(),
         };
@@ -215,7 +237,8 @@ impl DesignSpace {
         }
         let original = self.canonical(point);
         let mut mutated = original.clone();
-        let genes = GENES + u64::from(self.hierarchies.len() > 1);
+        let hierarchies = self.hierarchies.len() > 1;
+        let genes = GENES + u64::from(hierarchies) + u64::from(self.offers_pack_ranks());
         for _ in 0..16 {
             match rng.below(genes) {
                 0 => mutated.arrangement = rng.pick(&self.arrangements).clone(),
@@ -229,7 +252,10 @@ impl DesignSpace {
                 8 => self.mutate_rows(&mut mutated.rows, rng),
                 9 => self.mutate_module(&mut mutated.module_arrangements, rng),
                 10 => self.mutate_group(&mut mutated, rng),
-                _ => mutated.hierarchy = spelled(rng.pick::<String>(&self.hierarchies)),
+                GENES if hierarchies => {
+                    mutated.hierarchy = spelled(rng.pick::<String>(&self.hierarchies))
+                }
+                _ => mutated.pack_rank = *rng.pick(&self.pack_ranks),
             }
             mutated = self.canonical(&mutated);
             if mutated != original {
@@ -377,9 +403,13 @@ impl DesignSpace {
             module_rings: BTreeMap::new(),
             hierarchy: first.hierarchy.clone(),
             blocks: BTreeMap::new(),
+            pack_rank: first.pack_rank,
         };
         if self.hierarchies.len() > 1 && coin() {
             child.hierarchy = second.hierarchy.clone();
+        }
+        if self.offers_pack_ranks() && coin() {
+            child.pack_rank = second.pack_rank;
         }
         for kind in &self.kinds {
             let pick = if coin() { first } else { second };
@@ -423,6 +453,7 @@ impl DesignSpace {
             self.spacings_nm.len() as u64,
             self.aspect_ratios_pct.len() as u64,
             self.hierarchies.len() as u64,
+            self.pack_ranks.len() as u64,
         ];
         let orders = self.kinds.iter().flat_map(|kind| {
             (1..=kind.devices.len() as u64).chain([u64::from(kind.max_rows.max(1))])
