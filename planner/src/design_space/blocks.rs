@@ -201,6 +201,7 @@ pub(crate) mod tests {
             groups: vec![],
             hierarchies: Vec::new(),
             top_devices: Vec::new(),
+            pack_ranks: Vec::new(),
             blocks: BTreeMap::new(),
         }
     }

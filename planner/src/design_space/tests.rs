@@ -28,6 +28,7 @@ pub(crate) fn space() -> DesignSpace {
         groups: vec!["dp".into(), "mirror".into()],
         hierarchies: Vec::new(),
         top_devices: Vec::new(),
+        pack_ranks: Vec::new(),
         blocks: BTreeMap::new(),
     }
 }
