@@ -60,6 +60,11 @@ fn is_zero(rank: &u32) -> bool {
     *rank == 0
 }
 
+/// The aspect ratio (percent) from which a parent's rows of blocks are one instance
+/// a row below it, the point's choice; from it up the workers pack them again
+/// (`pack_block_rows`), and a point's `pack_rank` means something.
+pub const PACKED_FROM_ASPECT_PCT: u32 = 75;
+
 /// The `hierarchy` of a point laid out as blocks.
 pub const BLOCKS: &str = "blocks";
 /// The `hierarchy` of a flat layout as the design space and a written point name it.

@@ -118,6 +118,12 @@ fn a_point_of_rank_one_asks_the_top_for_the_next_packing() {
         ..next.clone()
     };
     assert_eq!(space.canonical(&flat).pack_rank, 0);
+    // nor does a tall point, one instance a row, whose rows are not packed again
+    let tall = DesignPoint {
+        aspect_ratio_pct: 50,
+        ..next.clone()
+    };
+    assert_eq!(space.canonical(&tall).pack_rank, 0);
 }
 
 #[test]

@@ -10,7 +10,7 @@ use centroid_schemas::Circuit;
 use serde_json::{Value, json};
 
 use super::{Draft, Target};
-use crate::design_point::DesignPoint;
+use crate::design_point::{DesignPoint, PACKED_FROM_ASPECT_PCT};
 use crate::hierarchy::{ChildBlock, Hierarchy, Scope};
 use crate::placement_order::fold;
 use crate::plan_builder::{PlanBuilder, TOP_CELL, cell_name, skill_id};
@@ -342,7 +342,7 @@ impl<'a> Draft<'a> {
 
     pub(super) fn packs_block_rows(&self) -> bool {
         !self.blocks.is_empty()
-            && self.point.aspect_ratio_pct >= 75
+            && self.point.aspect_ratio_pct >= PACKED_FROM_ASPECT_PCT
             && (self
                 .matched_order()
                 .iter()

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::design_point::{BLOCKS, DesignPoint};
+use crate::design_point::{BLOCKS, DesignPoint, PACKED_FROM_ASPECT_PCT};
 use crate::kind_order::KindOrder;
 use crate::placement_order::complete;
 use crate::random::SplitMix64;
@@ -204,7 +204,11 @@ impl DesignSpace {
             module_arrangements: point.module_arrangements.clone(),
             module_dummies: point.module_dummies.clone(),
             module_rings: point.module_rings.clone(),
-            pack_rank: if point.builds_blocks() && self.pack_ranks.contains(&point.pack_rank) {
+            // a rank only where the top's rows of blocks are packed
+            pack_rank: if point.builds_blocks()
+                && point.aspect_ratio_pct >= PACKED_FROM_ASPECT_PCT
+                && self.pack_ranks.contains(&point.pack_rank)
+            {
                 point.pack_rank
             } else {
                 0
