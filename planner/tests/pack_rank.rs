@@ -20,7 +20,8 @@ fn mos(id: &str, kind: &str, d: &str, g: &str, s: &str, b: &str) -> Value {
            "terminals": {"d": d, "g": g, "s": s, "b": b}})
 }
 
-/// A top of four instances of a two-device stage, chained, and one device of its own.
+/// A top of four instances of a stage (two inverters: a block of blocks), chained,
+/// and one device of its own.
 fn chain() -> Value {
     let stage = |k: usize| {
         json!({"name": format!("X{k}"), "cell": "stage",
@@ -33,7 +34,11 @@ fn chain() -> Value {
             {"name": "chain", "ports": ["n0", "n4", "vb", "vdd", "vss"],
              "devices": [mos("M9", "nmos", "n4", "vb", "vss", "vss")],
              "subcells": (0..4).map(stage).collect::<Vec<_>>()},
-            {"name": "stage", "ports": ["a", "y", "vdd", "vss"], "devices": [
+            {"name": "stage", "ports": ["a", "y", "vdd", "vss"], "devices": [],
+             "subcells": [
+                {"name": "XI1", "cell": "inv", "connections": {"a": "a", "y": "m", "vdd": "vdd", "vss": "vss"}},
+                {"name": "XI2", "cell": "inv", "connections": {"a": "m", "y": "y", "vdd": "vdd", "vss": "vss"}}]},
+            {"name": "inv", "ports": ["a", "y", "vdd", "vss"], "devices": [
                 mos("MN", "nmos", "y", "a", "vss", "vss"),
                 mos("MP", "pmos", "y", "a", "vdd", "vdd")]}
         ]
@@ -97,10 +102,12 @@ fn a_point_of_rank_one_asks_the_top_for_the_next_packing() {
     assert_ne!(next.key(), default.key());
     let second = packings(&planner, &next, &with_rank);
     assert_eq!(second.last().unwrap()["rank"], 1, "{second:?}");
+    // the stage block packs its inverters as it would alone: no rank
+    let blocks = &second[..second.len() - 1];
+    assert!(blocks.iter().any(Value::is_object), "{second:?}");
     assert!(
-        second[..second.len() - 1]
-            .iter()
-            .all(|pack| pack.get("rank").is_none())
+        blocks.iter().all(|pack| pack.get("rank").is_none()),
+        "{second:?}"
     );
 
     // workers without a rank: none offered, none sent

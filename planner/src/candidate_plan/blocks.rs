@@ -323,6 +323,19 @@ impl<'a> Draft<'a> {
         ordered
     }
 
+    /// The packing rank `route.nets` is sent with the rows of blocks: the point's,
+    /// for the top (no ports; a block drawn from the top's point when it has none of
+    /// its own packs as it would alone) when not the first and the workers take it
+    /// (none otherwise: main's plan).
+    pub(super) fn pack_rank(&self) -> Option<u32> {
+        (self.point.pack_rank > 0
+            && self.target.ports.is_empty()
+            && self
+                .builder
+                .takes_field("route.nets", "pack_block_rows", "rank"))
+        .then_some(self.point.pack_rank)
+    }
+
     /// Whether `route.nets` packs the rows of blocks again by the blocks' real sizes
     /// (which the planner does not know): the rows of `block_rows` are then a
     /// preference, kept unless a packing is smaller. Not for the tall aspect ratios,
@@ -330,16 +343,6 @@ impl<'a> Draft<'a> {
     /// instances are interleaved in rows of their own, only for workers that keep
     /// such rows whole (`whole_rows`: a packing sorts blocks by height and would
     /// scatter them).
-    /// The packing rank `route.nets` is sent with the rows of blocks: the point's,
-    /// when not the first and the workers take it (none otherwise: main's plan).
-    pub(super) fn pack_rank(&self) -> Option<u32> {
-        (self.point.pack_rank > 0
-            && self
-                .builder
-                .takes_field("route.nets", "pack_block_rows", "rank"))
-        .then_some(self.point.pack_rank)
-    }
-
     pub(super) fn packs_block_rows(&self) -> bool {
         !self.blocks.is_empty()
             && self.point.aspect_ratio_pct >= PACKED_FROM_ASPECT_PCT
