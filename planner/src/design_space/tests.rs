@@ -1,5 +1,7 @@
 //! Random points, mutation, crossover and the canonical spelling of a point.
 
+use std::collections::HashSet;
+
 use super::*;
 
 pub(crate) fn space() -> DesignSpace {
