@@ -49,7 +49,21 @@ pub struct DesignPoint {
     /// otherwise mean the parent's floorplan
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub blocks: BTreeMap<String, DesignPoint>,
+    /// which of the packings of the parent's block instances `route.nets` weighs it
+    /// takes (`pack_block_rows`' `rank`): 0 the smallest estimate, 1 the next, …
+    /// (issue 26: the estimate misjudges; the farm tries the next-best for real)
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pack_rank: u32,
 }
+
+fn is_zero(rank: &u32) -> bool {
+    *rank == 0
+}
+
+/// The aspect ratio (percent) from which a parent's rows of blocks are one instance
+/// a row below it, the point's choice; from it up the workers pack them again
+/// (`pack_block_rows`), and a point's `pack_rank` means something.
+pub const PACKED_FROM_ASPECT_PCT: u32 = 75;
 
 /// The `hierarchy` of a point laid out as blocks.
 pub const BLOCKS: &str = "blocks";
@@ -112,6 +126,10 @@ impl DesignPoint {
         // appended only for blocks: the keys of flat points stay as they were
         if self.builds_blocks() {
             key.push_str("/hblocks");
+        }
+        // appended only when not the first packing: the keys of other points stay as they were
+        if self.pack_rank > 0 {
+            key.push_str(&format!("/k{}", self.pack_rank));
         }
         if self.order.is_empty()
             && self.rows.is_empty()

@@ -29,7 +29,7 @@ use std::sync::OnceLock;
 use centroid_schemas::{Circuit, CircuitModule, TaskContext};
 use serde_json::Value;
 
-use crate::candidate_plan::{Draft, blocks_supported, draft_blocks};
+use crate::candidate_plan::{Draft, blocks_supported, draft_blocks, pack_ranks};
 use crate::design_point::{BLOCKS, DesignPoint, FLAT};
 use crate::design_space::{BlockSpace, DesignSpace};
 use crate::device_units::{RowKind, is_mos};
@@ -248,6 +248,7 @@ impl HeuristicPlanner {
             hierarchies: Vec::new(),
             top_devices: Vec::new(),
             blocks: BTreeMap::new(),
+            pack_ranks: Vec::new(),
         }
     }
 
@@ -301,6 +302,8 @@ impl Planner for HeuristicPlanner {
                     (block.subcircuit.clone(), block_space)
                 })
                 .collect();
+            // the top packs its rows of blocks: the next-best packings are a choice
+            space.pack_ranks = pack_ranks(skills);
             let top = &hierarchy.top;
             space.top_devices = top
                 .circuit

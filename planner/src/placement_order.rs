@@ -296,6 +296,7 @@ mod tests {
             groups: vec![],
             hierarchies: Vec::new(),
             top_devices: Vec::new(),
+            pack_ranks: Vec::new(),
             blocks: Default::default(),
         };
         let mut rng = SplitMix64::new(29);

@@ -44,6 +44,12 @@ pub fn design_point(value: &Value, space: &DesignSpace) -> Result<DesignPoint, P
         &space.aspect_ratios_pct,
         default.aspect_ratio_pct,
     );
+    let ranks = if space.pack_ranks.is_empty() {
+        vec![0]
+    } else {
+        space.pack_ranks.clone()
+    };
+    let pack_rank = number("pack_rank", &ranks, default.pack_rank);
     let arrangement = match object.get("arrangement") {
         None => default.arrangement.clone(),
         Some(Value::String(name)) if space.arrangements.contains(name) => name.clone(),
@@ -118,6 +124,7 @@ pub fn design_point(value: &Value, space: &DesignSpace) -> Result<DesignPoint, P
         module_arrangements,
         module_dummies,
         module_rings,
+        pack_rank,
         hierarchy,
         blocks,
     })

@@ -88,6 +88,7 @@ fn point(arrangement: &str) -> DesignPoint {
         module_rings: Default::default(),
         hierarchy: String::new(),
         blocks: Default::default(),
+        pack_rank: 0,
     }
 }
 

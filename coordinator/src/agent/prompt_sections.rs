@@ -173,6 +173,15 @@ pub fn design_space(space: &DesignSpace) -> String {
             space.hierarchies
         ),
     );
+    knob(
+        space.pack_ranks.len() > 1,
+        format!(
+            "- pack_rank (with hierarchy \"blocks\"): which packing of the top's block \
+             instances into rows the router takes, 0 = the smallest estimated bbox, 1 = \
+             the next, …; the estimate misjudges, another rank may route smaller; one of {:?}",
+            space.pack_ranks
+        ),
+    );
     for kind in &space.kinds {
         let _ = write!(
             text,

@@ -427,6 +427,7 @@ mod tests {
             hierarchies: Vec::new(),
             top_devices: Vec::new(),
             blocks: Default::default(),
+            pack_ranks: Vec::new(),
         };
         let line = journal_lines(&[entry(point.clone())], Some(&space));
         for expected in [

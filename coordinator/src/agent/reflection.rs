@@ -74,6 +74,7 @@ mod tests {
                 module_rings: Default::default(),
                 hierarchy: String::new(),
                 blocks: Default::default(),
+                pack_rank: 0,
             },
             passed,
             score: 0.0,

@@ -173,6 +173,7 @@ mod tests {
                 module_rings: Default::default(),
                 hierarchy: String::new(),
                 blocks: Default::default(),
+                pack_rank: 0,
             },
             plan: plan(),
             required_skills: vec!["tech.load".into()],

@@ -10,7 +10,7 @@ use centroid_schemas::Circuit;
 use serde_json::{Value, json};
 
 use super::{Draft, Target};
-use crate::design_point::DesignPoint;
+use crate::design_point::{DesignPoint, PACKED_FROM_ASPECT_PCT};
 use crate::hierarchy::{ChildBlock, Hierarchy, Scope};
 use crate::placement_order::fold;
 use crate::plan_builder::{PlanBuilder, TOP_CELL, cell_name, skill_id};
@@ -40,6 +40,22 @@ pub(crate) fn blocks_supported(skills: &SkillCatalog) -> bool {
             .is_some_and(|properties| properties.contains_key("ports"))
     });
     skills.contains_key("layout.instantiate_block") && takes_ports
+}
+
+/// The packing ranks a point may choose for the top's block instances (`route.nets`'
+/// `pack_block_rows.rank`: 0 the packing with the smallest estimate, then the next
+/// ones; issue 26): three where the workers take a rank, else only the first.
+pub(crate) fn pack_ranks(skills: &SkillCatalog) -> Vec<u32> {
+    let takes_rank = skills.get("route.nets").is_some_and(|schema| {
+        schema
+            .pointer("/properties/pack_block_rows/properties/rank")
+            .is_some()
+    });
+    if takes_rank {
+        vec![0, 1, 2]
+    } else {
+        Vec::new()
+    }
 }
 
 /// The routed cell of a block (`layout.metrics` names its figures by it).
@@ -307,6 +323,19 @@ impl<'a> Draft<'a> {
         ordered
     }
 
+    /// The packing rank `route.nets` is sent with the rows of blocks: the point's,
+    /// for the top (no ports; a block drawn from the top's point when it has none of
+    /// its own packs as it would alone) when not the first and the workers take it
+    /// (none otherwise: main's plan).
+    pub(super) fn pack_rank(&self) -> Option<u32> {
+        (self.point.pack_rank > 0
+            && self.target.ports.is_empty()
+            && self
+                .builder
+                .takes_field("route.nets", "pack_block_rows", "rank"))
+        .then_some(self.point.pack_rank)
+    }
+
     /// Whether `route.nets` packs the rows of blocks again by the blocks' real sizes
     /// (which the planner does not know): the rows of `block_rows` are then a
     /// preference, kept unless a packing is smaller. Not for the tall aspect ratios,
@@ -316,7 +345,7 @@ impl<'a> Draft<'a> {
     /// scatter them).
     pub(super) fn packs_block_rows(&self) -> bool {
         !self.blocks.is_empty()
-            && self.point.aspect_ratio_pct >= 75
+            && self.point.aspect_ratio_pct >= PACKED_FROM_ASPECT_PCT
             && (self
                 .matched_order()
                 .iter()

@@ -17,7 +17,7 @@ use crate::skill_catalog::SkillCatalog;
 
 mod blocks;
 mod checks;
-pub(crate) use blocks::{block_cell, blocks_supported, draft_blocks};
+pub(crate) use blocks::{block_cell, blocks_supported, draft_blocks, pack_ranks};
 pub(crate) use checks::device_spec;
 mod row_devices;
 mod rows;

@@ -136,6 +136,9 @@ impl Draft<'_> {
             } else {
                 json!({"gap": gap, "whole_rows": whole_rows})
             };
+            if let Some(rank) = self.pack_rank() {
+                arguments["pack_block_rows"]["rank"] = json!(rank);
+            }
         }
         if self.folds_device_rows() {
             arguments["fold_device_rows"] = json!({"gap": gap});

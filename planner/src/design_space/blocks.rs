@@ -44,6 +44,8 @@ impl DesignSpace {
             module_rings: kept(&top.module_rings, groups),
             hierarchy: String::new(),
             blocks: BTreeMap::new(),
+            // the top's packing choice is the top's: a block packs as it would alone
+            pack_rank: 0,
             ..top.clone()
         })
     }
@@ -199,6 +201,7 @@ pub(crate) mod tests {
             groups: vec![],
             hierarchies: Vec::new(),
             top_devices: Vec::new(),
+            pack_ranks: Vec::new(),
             blocks: BTreeMap::new(),
         }
     }

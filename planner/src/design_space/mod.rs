@@ -5,19 +5,21 @@
 //! hierarchical circuit laid out as blocks, each block's own space (`blocks.rs`).
 //! Random points, mutations and crossovers over it, all deterministic for a seed.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::design_point::{BLOCKS, DesignPoint};
+use crate::design_point::{BLOCKS, DesignPoint, PACKED_FROM_ASPECT_PCT};
 use crate::kind_order::KindOrder;
 use crate::placement_order::complete;
 use crate::random::SplitMix64;
 
 mod blocks;
+mod gene_moves;
 pub use blocks::BlockSpace;
 #[cfg(test)]
 pub(crate) use blocks::tests::space as space_with_blocks;
+use gene_moves::{fold_groups, order_crossover, shuffle};
 
 /// The values each coordinate of a [`DesignPoint`] may take for one task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,6 +54,11 @@ pub struct DesignSpace {
     /// are drawn inside blocks, in their own orders): empty without blocks
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub top_devices: Vec<String>,
+    /// the packings of the top's block instances a point may take (`pack_rank`), the
+    /// smallest estimate first: offered where the top packs its rows of blocks and the
+    /// workers take a rank (empty: only the first)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pack_ranks: Vec<u32>,
 }
 
 /// The coordinates a mutation may change (one more, `hierarchy`, when the space
@@ -100,6 +107,7 @@ impl DesignSpace {
             module_rings: BTreeMap::new(),
             hierarchy: spelled(self.hierarchies.first().map_or("", String::as_str)),
             blocks: BTreeMap::new(),
+            pack_rank: 0,
         }
     }
 
@@ -152,9 +160,20 @@ impl DesignSpace {
                 spelled(self.hierarchies.first().map_or("", String::as_str))
             },
             blocks: BTreeMap::new(),
+            pack_rank: 0,
         };
+        // drawn only when there is a choice: the random points of spaces without
+        // packings stay as they were for a seed
+        if self.offers_pack_ranks() && point.builds_blocks() {
+            point.pack_rank = *rng.pick(&self.pack_ranks);
+        }
         self.random_blocks(&mut point, rng);
         point
+    }
+
+    /// Whether points choose among packings of the top's block instances.
+    fn offers_pack_ranks(&self) -> bool {
+        self.pack_ranks.len() > 1
     }
 
     /// The point's order of every device of the space: its listed devices first
@@ -187,6 +206,15 @@ impl DesignSpace {
             module_arrangements: point.module_arrangements.clone(),
             module_dummies: point.module_dummies.clone(),
             module_rings: point.module_rings.clone(),
+            // a rank only where the top's rows of blocks are packed
+            pack_rank: if point.builds_blocks()
+                && point.aspect_ratio_pct >= PACKED_FROM_ASPECT_PCT
+                && self.pack_ranks.contains(&point.pack_rank)
+            {
+                point.pack_rank
+            } else {
+                0
+            },
             hierarchy,
             blocks: point.blocks.clone(),
         };
@@ -215,7 +243,8 @@ impl DesignSpace {
         }
         let original = self.canonical(point);
         let mut mutated = original.clone();
-        let genes = GENES + u64::from(self.hierarchies.len() > 1);
+        let hierarchies = self.hierarchies.len() > 1;
+        let genes = GENES + u64::from(hierarchies) + u64::from(self.offers_pack_ranks());
         for _ in 0..16 {
             match rng.below(genes) {
                 0 => mutated.arrangement = rng.pick(&self.arrangements).clone(),
@@ -229,7 +258,10 @@ impl DesignSpace {
                 8 => self.mutate_rows(&mut mutated.rows, rng),
                 9 => self.mutate_module(&mut mutated.module_arrangements, rng),
                 10 => self.mutate_group(&mut mutated, rng),
-                _ => mutated.hierarchy = spelled(rng.pick::<String>(&self.hierarchies)),
+                GENES if hierarchies => {
+                    mutated.hierarchy = spelled(rng.pick::<String>(&self.hierarchies))
+                }
+                _ => mutated.pack_rank = *rng.pick(&self.pack_ranks),
             }
             mutated = self.canonical(&mutated);
             if mutated != original {
@@ -377,9 +409,13 @@ impl DesignSpace {
             module_rings: BTreeMap::new(),
             hierarchy: first.hierarchy.clone(),
             blocks: BTreeMap::new(),
+            pack_rank: first.pack_rank,
         };
         if self.hierarchies.len() > 1 && coin() {
             child.hierarchy = second.hierarchy.clone();
+        }
+        if self.offers_pack_ranks() && coin() {
+            child.pack_rank = second.pack_rank;
         }
         for kind in &self.kinds {
             let pick = if coin() { first } else { second };
@@ -423,6 +459,7 @@ impl DesignSpace {
             self.spacings_nm.len() as u64,
             self.aspect_ratios_pct.len() as u64,
             self.hierarchies.len() as u64,
+            self.pack_ranks.len() as u64,
         ];
         let orders = self.kinds.iter().flat_map(|kind| {
             (1..=kind.devices.len() as u64).chain([u64::from(kind.max_rows.max(1))])
@@ -440,59 +477,6 @@ impl DesignSpace {
             .chain(self.blocks.values().map(|block| block.space.size()))
             .fold(1u64, |size, factor| size.saturating_mul(factor.max(1)))
     }
-}
-
-/// One spelling of a per-group choice (dummies or ring): `global` applies to every
-/// group without an entry in `overrides`. Every matched cell is a group, so when
-/// there are groups, `global` takes the first group's value and `overrides` holds
-/// the groups that differ; without groups, only entries equal to `global` go.
-fn fold_groups<T: Copy + PartialEq>(
-    groups: &[String],
-    global: &mut T,
-    overrides: &mut BTreeMap<String, T>,
-) {
-    let Some(first) = groups.first() else {
-        overrides.retain(|_, value| *value != *global);
-        return;
-    };
-    let value_of = |module: &String| overrides.get(module).copied().unwrap_or(*global);
-    let first_value = value_of(first);
-    let differing: BTreeMap<String, T> = groups
-        .iter()
-        .map(|module| (module.clone(), value_of(module)))
-        .filter(|(_, value)| *value != first_value)
-        .collect();
-    *global = first_value;
-    *overrides = differing;
-}
-
-fn shuffle<T>(items: &mut [T], rng: &mut SplitMix64) {
-    for index in (1..items.len()).rev() {
-        let other = rng.below(index as u64 + 1) as usize;
-        items.swap(index, other);
-    }
-}
-
-/// Order crossover (OX1): `first[a..b]` stays where it is, the remaining places
-/// take the other devices in the order `second` lists them.
-fn order_crossover(first: &[String], second: &[String], rng: &mut SplitMix64) -> Vec<String> {
-    if first.len() < 2 || first.len() != second.len() {
-        return first.to_vec();
-    }
-    let a = rng.below(first.len() as u64) as usize;
-    let b = rng.below(first.len() as u64) as usize;
-    let (low, high) = (a.min(b), a.max(b));
-    let kept: HashSet<&String> = first[low..=high].iter().collect();
-    let mut rest = second.iter().filter(|device| !kept.contains(device));
-    (0..first.len())
-        .map(|index| {
-            if (low..=high).contains(&index) {
-                first[index].clone()
-            } else {
-                rest.next().cloned().unwrap_or_else(|| first[index].clone())
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! Random points, mutation, crossover and the canonical spelling of a point.
 
+use std::collections::HashSet;
+
 use super::*;
 
 pub(crate) fn space() -> DesignSpace {
@@ -28,6 +30,7 @@ pub(crate) fn space() -> DesignSpace {
         groups: vec!["dp".into(), "mirror".into()],
         hierarchies: Vec::new(),
         top_devices: Vec::new(),
+        pack_ranks: Vec::new(),
         blocks: BTreeMap::new(),
     }
 }

@@ -286,6 +286,24 @@ impl Journal {
                 );
             }
             let elite = self.elite(count.max(4));
+            // the best point with the next packing of the top's blocks not tried yet:
+            // the packing's estimate misjudges both ways, routing it tells (issue 26)
+            if let Some(best) = elite.first().filter(|node| node.point.builds_blocks()) {
+                for rank in &space.pack_ranks {
+                    let point = DesignPoint {
+                        pack_rank: *rank,
+                        ..best.point.clone()
+                    };
+                    let proposal = Proposal {
+                        point,
+                        parent_id: best.candidate_id.clone(),
+                        origin: Origin::Improve,
+                    };
+                    if accept(proposal, &mut seen, &mut proposals) {
+                        break;
+                    }
+                }
+            }
             if !space.blocks.is_empty() {
                 let records = block_records(self.nodes.iter(), space, VARIANTS_KEPT);
                 let combinations = (count / 4).max(1);

@@ -18,6 +18,7 @@ fn space() -> DesignSpace {
         groups: vec![],
         hierarchies: Vec::new(),
         top_devices: Vec::new(),
+        pack_ranks: Vec::new(),
         blocks: Default::default(),
     }
 }
@@ -336,4 +337,49 @@ fn an_exhausted_space_drafts_what_drawing_on_drafted() {
         .map(|proposal| proposal.point)
         .collect();
     assert_eq!(points, reference_first_iteration(&space, count, 3));
+}
+
+#[test]
+fn the_best_blocks_point_is_tried_with_its_next_packings_one_an_iteration() {
+    let space = DesignSpace {
+        pack_ranks: vec![0, 1, 2],
+        ..crate::design_space::space_with_blocks()
+    };
+    let best = space.canonical(&space.default_point());
+    assert!(best.builds_blocks() && best.pack_rank == 0);
+    let journal = Journal::from_candidates(&[record("c0", "", best.clone(), 0.9, true, &[])]);
+    let proposals = journal.propose(&space, 4, 7, 1, vec![], &[]);
+    let next = DesignPoint {
+        pack_rank: 1,
+        ..best.clone()
+    };
+    let tried = proposals
+        .iter()
+        .find(|proposal| proposal.point == next)
+        .expect("the best with the next packing");
+    assert_eq!(
+        (tried.origin, tried.parent_id.as_str()),
+        (Origin::Improve, "c0")
+    );
+    assert_eq!(proposals, journal.propose(&space, 4, 7, 1, vec![], &[]));
+    // with rank 1 tried too, rank 2 is next
+    let journal = Journal::from_candidates(&[
+        record("c0", "", best.clone(), 0.9, true, &[]),
+        record("c1", "c0", next, 0.8, true, &[]),
+    ]);
+    let proposals = journal.propose(&space, 4, 7, 2, vec![], &[]);
+    assert!(proposals.iter().any(|proposal| proposal.point
+        == DesignPoint {
+            pack_rank: 2,
+            ..best.clone()
+        }));
+    // a space without packing ranks proposes no such point
+    let without = crate::design_space::space_with_blocks();
+    let journal = Journal::from_candidates(&[record("c0", "", best.clone(), 0.9, true, &[])]);
+    assert!(
+        journal
+            .propose(&without, 4, 7, 1, vec![], &[])
+            .iter()
+            .all(|proposal| proposal.point.pack_rank == 0)
+    );
 }

@@ -59,6 +59,7 @@ pub fn candidate(job_id: &str, index: usize) -> CandidateRecord {
             module_rings: Default::default(),
             hierarchy: String::new(),
             blocks: Default::default(),
+            pack_rank: 0,
         },
         plan: plan(),
         required_skills: vec![],

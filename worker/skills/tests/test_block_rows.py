@@ -35,10 +35,11 @@ PLATE = {"id": "CP", "type": "capacitor", "w": 4e-6, "l": 4e-6, "nf": 1, "m": 1,
          "terminals": {"p": "c5", "n": "gnd"}}
 
 
-def parent(path: Path, pack: bool) -> tuple[Client, dict[str, Any], list[dict[str, Any]]]:
+def parent(path: Path, pack: bool, rank: int | None = None
+           ) -> tuple[Client, dict[str, Any], list[dict[str, Any]]]:
     """The OTA and switch blocks, their instances in rows folded by count, the parent routed
-    into TOP (rows of blocks packed again with ``pack``); the route result and the flat
-    devices."""
+    into TOP (rows of blocks packed again with ``pack``, the packing of rank ``rank`` when
+    given); the route result and the flat devices."""
     client = Client()
     client.call("tech.load", rules=load_rule_set(path))
     pitch = client.call("route.info")["pitch_um"]
@@ -64,7 +65,7 @@ def parent(path: Path, pack: bool) -> tuple[Client, dict[str, Any], list[dict[st
         "devices": [{"id": i, "type": "block", "terminals": t} for i, t in terminals.items()]
         + [{k: PLATE[k] for k in ("id", "type", "terminals")}]}
     if pack:
-        arguments["pack_block_rows"] = {"gap": pitch}
+        arguments["pack_block_rows"] = {"gap": pitch} if rank is None else {"gap": pitch, "rank": rank}
     routed = client.call("route.nets", **arguments)
     flat: list[dict[str, Any]] = [PLATE]
     for inst, ports in terminals.items():

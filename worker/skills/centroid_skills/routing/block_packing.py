@@ -230,18 +230,51 @@ def _tile_widths(tiles: list[Tile], floor: int, gap: Callable[[Item, Item], int]
 
 
 def pack(session: Session, rows: list[kdb.Cell], own: list[tuple[int, int]], d: Dims,
-         extra_gap: int, whole: list[list[int]] | None = None) -> Packing | None:
+         extra_gap: int, whole: list[list[int]] | None = None, rank: int = 0) -> Packing | None:
     """The packing of the rows of blocks ``rows`` (beside the own rows ``own``) with the
     smallest estimated bounding box; ``None`` when the planner's rows are as small.
-    ``whole``: groups of rows (indices into ``rows``) kept whole, one above the other."""
-    chosen = choose(session, rows, own, d, extra_gap, whole)
-    return None if chosen is None else chosen[1]
+    ``whole``: groups of rows (indices into ``rows``) kept whole, one above the other.
+    ``rank``: the packing :func:`ranked` puts there instead (0: the choice above; a rank
+    past the last: the last)."""
+    packings = ranked(session, rows, own, d, extra_gap, whole)
+    if not packings:
+        return None
+    planner, chosen = packings[min(rank, len(packings) - 1)]
+    return None if planner else chosen
+
+
+def ranked(session: Session, rows: list[kdb.Cell], own: list[tuple[int, int]], d: Dims,
+           extra_gap: int, whole: list[list[int]] | None = None) -> list[tuple[bool, Packing]]:
+    """The distinct candidate packings (``True``: the planner's rows), the one
+    :func:`choose` chooses first, then the others by estimated area (those within
+    :data:`MAX_ASPECT` first); empty when there are fewer than two instances."""
+    chosen = _candidates(session, rows, own, d, extra_gap, whole)
+    if chosen is None:
+        return []
+    planner, best, choices = chosen
+    first = planner if best is None else best
+    rest = sorted([planner, *choices], key=lambda p: (p.aspect > MAX_ASPECT, p.area, p.width))
+    out: list[tuple[bool, Packing]] = []
+    seen: list[list[list[str]]] = []
+    for packing in [first, *rest]:
+        if packing.rows not in seen:
+            seen.append(packing.rows)
+            out.append((packing.rows == planner.rows, packing))
+    return out
 
 
 def choose(session: Session, rows: list[kdb.Cell], own: list[tuple[int, int]], d: Dims,
            extra_gap: int, whole: list[list[int]] | None = None) -> tuple[Packing, Packing | None] | None:
     """The planner's rows as estimated and the packing :func:`pack` chooses (``None``: the
     planner's rows are as small); ``None`` when there are fewer than two instances."""
+    chosen = _candidates(session, rows, own, d, extra_gap, whole)
+    return None if chosen is None else chosen[:2]
+
+
+def _candidates(session: Session, rows: list[kdb.Cell], own: list[tuple[int, int]], d: Dims,
+                extra_gap: int, whole: list[list[int]] | None = None
+                ) -> tuple[Packing, Packing | None, list[Packing]] | None:
+    """:func:`choose`'s answer and every packing it weighed."""
     tech = session.need_tech()
     layout = session.layout
     items = _items(session, rows)
@@ -284,8 +317,8 @@ def choose(session: Session, rows: list[kdb.Cell], own: list[tuple[int, int]], d
     else:
         best = min(choices, key=lambda p: (p.aspect, p.area))
     if planner.aspect <= MAX_ASPECT and best.area >= (1 - ESTIMATE_ERROR) * planner.area:
-        return planner, None
-    return planner, best
+        return planner, None, choices
+    return planner, best, choices
 
 
 def run_widths(session: Session, rows: list[kdb.Cell], extra_gap: int) -> dict[str, list[int]]:
@@ -306,13 +339,14 @@ def run_widths(session: Session, rows: list[kdb.Cell], extra_gap: int) -> dict[s
 
 def packed_rows(session: Session, rows: list[str], d: Dims, cell_name: str,
                 place: Callable[[Session, dict[str, Any]], Any], extra_gap_um: float,
-                whole_rows: list[list[str]] | None = None) -> tuple[list[str], list[str]]:
+                whole_rows: list[list[str]] | None = None, rank: int = 0) -> tuple[list[str], list[str]]:
     """``rows`` with its rows of blocks packed by real size (new row cells drawn by
     ``place``, ``layout.place``'s skill function, with the extra gap ``extra_gap_um``), and
     the row cells the packing replaced (to drop once routed); ``rows`` unchanged and no
     cell to drop when there is nothing to pack or the planner's rows are as small.
     ``whole_rows``: groups of row names kept whole, one above the other (a group naming a
-    row that is not one of blocks is left out: its rows are not packed at all)."""
+    row that is not one of blocks is left out: its rows are not packed at all).  ``rank``:
+    the rank-th of the distinct packings weighed (:func:`ranked`; 0: the smallest estimate)."""
     tech = session.need_tech()
     cells = [session.any_cell(name) for name in rows]
     of_blocks = [i for i, cell in enumerate(cells) if packable(session, cell)]
@@ -326,7 +360,7 @@ def packed_rows(session: Session, rows: list[str], d: Dims, cell_name: str,
     extra = tech.snap_up(extra_gap_um * 1000)
     at_row = {rows[i]: k for k, i in enumerate(of_blocks)}
     whole = [[at_row[name] for name in group] for group in groups if set(group) <= at_row.keys()]
-    packing = pack(session, [cells[i] for i in of_blocks], own, d, extra, whole)
+    packing = pack(session, [cells[i] for i in of_blocks], own, d, extra, whole, rank)
     if packing is None:
         return rows, []
     new_rows: list[str] = []

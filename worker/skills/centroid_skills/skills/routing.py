@@ -91,7 +91,14 @@ def info(session: Session, args: dict[str, Any]) -> dict[str, Any]:
                                                                   "stay one above the other, "
                                                                   "at one x (a matched "
                                                                   "module's interleaved "
-                                                                  "instances)"}},
+                                                                  "instances)"},
+                                    "rank": {"type": "integer", "minimum": 0, "default": 0,
+                                             "maximum": 1000,
+                                             "description": "which of the distinct packings "
+                                                            "weighed: 0 the smallest estimate "
+                                                            "(or the given rows), 1 the next "
+                                                            "smallest, …; past the last, the "
+                                                            "last"}},
                                    description="pack the rows holding only block instances "
                                                "and passive devices again by their real sizes (tallest first, "
                                                "the width of the smallest bounding box); the "
@@ -137,7 +144,8 @@ def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
                                            float(pack.get("gap", 0)), pack.get("whole_rows"))
             replaced += reshaped
             rows, packed = packed_rows(session, rows, d, args["cell_name"], place,
-                                       float(pack.get("gap", 0)), pack.get("whole_rows"))
+                                       float(pack.get("gap", 0)), pack.get("whole_rows"),
+                                       int(pack.get("rank", 0)))
             replaced += packed
         res = route(session, rows, args["devices"], net_types, args["cell_name"],
                     bool(args.get("balance_partners", True)), ports or (),
