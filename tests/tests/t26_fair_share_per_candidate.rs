@@ -65,7 +65,10 @@ async fn wait_all_done(sandbox: &Sandbox, jobs: &[String]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn six_jobs_submitted_together_share_every_second() {
     let mut sandbox = Sandbox::start(&[]);
-    sandbox.add_worker("w1", SLOTS).await;
+    // the six jobs wait for a worker, so that all six are queued when the slots come
+    // (with the worker first, the first job ran alone for as long as the others took to
+    // be submitted — under load most of a second — and finished before the others had
+    // run together for three seconds)
     let mut jobs = Vec::new();
     for _ in 0..6 {
         jobs.push(
@@ -74,6 +77,7 @@ async fn six_jobs_submitted_together_share_every_second() {
                 .await,
         );
     }
+    sandbox.add_worker("w1", SLOTS).await;
     wait_all_done(&sandbox, &jobs).await;
     let mut times = Vec::new();
     for job_id in &jobs {
