@@ -9,22 +9,11 @@ use std::path::Path;
 use serde_json::Value;
 
 mod support;
-use support::{python_on_gds, run_spice_on_sky130};
+use support::{OTA_AND_BIAS_SUBCKTS, python_on_gds, run_spice_on_sky130};
 
-const NETLIST: &str = "\
-* Four unity buffers of one OTA and the bias stage they share (issue 26: blocks)
-.global vdd vss
-.subckt ota inp inn out vbias
-M1 n1 inp tail vss sky130_fd_pr__nfet_01v8 w=2u l=0.5u nf=2
-M2 out inn tail vss sky130_fd_pr__nfet_01v8 w=2u l=0.5u nf=2
-M3 n1 n1 vdd vdd sky130_fd_pr__pfet_01v8 w=2u l=0.5u nf=2
-M4 out n1 vdd vdd sky130_fd_pr__pfet_01v8 w=2u l=0.5u nf=2
-M5 tail vbias vss vss sky130_fd_pr__nfet_01v8 w=2u l=1u nf=2
-.ends ota
-.subckt bias vb ibias
-MB1 vb vb vss vss sky130_fd_pr__nfet_01v8 w=2u l=1u nf=2
-MB2 vb ibias vdd vdd sky130_fd_pr__pfet_01v8 w=2u l=1u nf=2
-.ends bias
+/// The circuit: the OTA and bias subcircuits of `support`, then the top.
+fn netlist() -> String {
+    let top = "\
 .subckt chain in out ibias
 XB vb ibias bias
 X1 in o1 o1 vb ota
@@ -34,6 +23,10 @@ X4 o3 out out vb ota
 .ends chain
 .end
 ";
+    format!(
+        "* Four unity buffers of one OTA and the bias stage they share (issue 26: blocks)\n{OTA_AND_BIAS_SUBCKTS}{top}"
+    )
+}
 
 /// Per cell of the GDS: how many times other cells reference it.
 fn references(gds: &Path) -> Value {
@@ -49,7 +42,7 @@ fn references(gds: &Path) -> Value {
 
 #[test]
 fn repeated_subcircuits_are_laid_out_once_and_referenced_per_instance() {
-    let (out, report) = run_spice_on_sky130(NETLIST, 1, 1, 7);
+    let (out, report) = run_spice_on_sky130(&netlist(), 1, 1, 7);
     let best = &report["best"];
     assert_eq!(best["metrics"]["drc_violations"], 0, "{report}");
     assert_eq!(best["metrics"]["lvs_match"], true, "{report}");

@@ -12,19 +12,11 @@ use centroid_planner::plan::Plan;
 use centroid_planner::planner::Planner;
 
 mod support;
-use support::{load, netlist, skills, steps, strings};
+use support::{buffer, load, mos, netlist, skills, steps, strings};
 
 /// Two buffer OTAs and a bias block beside the top's own first stage: an nmos input
 /// pair with its tail, a pmos mirror load.
 fn amplifier() -> Value {
-    let mos = |id: &str, kind: &str, d: &str, g: &str, s: &str, b: &str| {
-        json!({"id": id, "type": kind, "w": 2e-6, "l": 5e-7, "nf": 2,
-               "terminals": {"d": d, "g": g, "s": s, "b": b}})
-    };
-    let buffer = |name: &str, input: &str, output: &str| {
-        json!({"name": name, "cell": "ota", "connections":
-               {"inp": input, "inn": output, "out": output, "vbias": "vb", "vdd": "vdd", "vss": "vss"}})
-    };
     let mut netlist = netlist();
     let cells = netlist["cells"].as_array_mut().unwrap();
     cells[0] = json!({"name": "amp", "ports": ["inp", "inn", "out", "vdd", "vss"],
@@ -197,10 +189,6 @@ fn a_blocks_own_devices_stay_in_its_rows() {
     // a two-stage buffer of two OTAs and two devices of its own, instanced twice: its
     // own rows are about as wide as its two instances (blocks of their own, each with
     // rails and a channel, made such a block larger), so they stay rows of the block
-    let mos = |id: &str, d: &str, g: &str| {
-        json!({"id": id, "type": "nmos", "w": 2e-6, "l": 5e-7, "nf": 2,
-               "terminals": {"d": d, "g": g, "s": "vss", "b": "vss"}})
-    };
     let mut netlist = netlist();
     let cells = netlist["cells"].as_array_mut().unwrap();
     cells[0]["subcells"] = json!([
@@ -208,7 +196,7 @@ fn a_blocks_own_devices_stay_in_its_rows() {
         {"name": "Y2", "cell": "pair", "connections": {"in": "mid", "out": "out", "vb": "vb", "vdd": "vdd", "vss": "vss"}}
     ]);
     cells.push(json!({"name": "pair", "ports": ["in", "out", "vb", "vdd", "vss"],
-        "devices": [mos("MP", "m", "vb"), mos("MQ", "out", "m")],
+        "devices": [mos("MP", "nmos", "m", "vb", "vss", "vss"), mos("MQ", "nmos", "out", "m", "vss", "vss")],
         "subcells": [
             {"name": "X1", "cell": "ota", "connections": {"inp": "in", "inn": "m", "out": "m", "vbias": "vb", "vdd": "vdd", "vss": "vss"}},
             {"name": "X2", "cell": "ota", "connections": {"inp": "m", "inn": "out", "out": "out", "vbias": "vb", "vdd": "vdd", "vss": "vss"}}]}));

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use centroid_proto::v1::{GetJobResponse, JobEvent, JobOptions, SubmitJobRequest, WatchJobRequest};
+use centroid_proto::v1::{GetJobResponse, JobEvent, JobOptions, SubmitJobRequest};
 
 use crate::{Sandbox, repository_root};
 
@@ -126,15 +126,7 @@ pub async fn wait_for_event(
     what: &str,
     predicate: impl Fn(&JobEvent) -> bool,
 ) -> JobEvent {
-    let mut client = sandbox.client().await.expect("connect");
-    let mut stream = client
-        .watch_job(WatchJobRequest {
-            job_id: job_id.to_string(),
-            after_cursor: String::new(),
-        })
-        .await
-        .expect("watch")
-        .into_inner();
+    let mut stream = sandbox.watch(job_id).await;
     let started = Instant::now();
     loop {
         let left = timeout.saturating_sub(started.elapsed());

@@ -311,17 +311,22 @@ impl Sandbox {
         }
     }
 
-    /// Every event of the job from the beginning (WatchJob ends after the last one).
-    pub async fn events(&self, job_id: &str) -> Vec<JobEvent> {
+    /// WatchJob of the job from its first event.
+    pub async fn watch(&self, job_id: &str) -> tonic::Streaming<JobEvent> {
         let mut client = self.client().await.expect("connect");
-        let mut stream = client
+        client
             .watch_job(WatchJobRequest {
                 job_id: job_id.to_string(),
                 after_cursor: String::new(),
             })
             .await
             .expect("watch")
-            .into_inner();
+            .into_inner()
+    }
+
+    /// Every event of the job from the beginning (WatchJob ends after the last one).
+    pub async fn events(&self, job_id: &str) -> Vec<JobEvent> {
+        let mut stream = self.watch(job_id).await;
         let mut events = Vec::new();
         while let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(30), stream.message())
             .await

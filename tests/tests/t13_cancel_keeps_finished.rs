@@ -15,14 +15,7 @@ async fn cancelling_a_job_keeps_the_results_of_the_candidates_that_finished() {
     let job_id = sandbox.submit_example("ota5", sleep_job(8, 1, 3_000)).await;
     // follow the job live until two candidates have finished
     let mut jobs = sandbox.client().await.unwrap();
-    let mut stream = jobs
-        .watch_job(WatchJobRequest {
-            job_id: job_id.clone(),
-            after_cursor: String::new(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = sandbox.watch(&job_id).await;
     let mut finished = 0;
     while finished < 2 {
         let event = tokio::time::timeout(Duration::from_secs(60), stream.message())

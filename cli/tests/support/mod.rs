@@ -158,3 +158,20 @@ pub fn python_on_gds(script: &str, gds: &Path) -> String {
     assert!(output.status.success(), "{}", describe(&output));
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
+
+/// A five-transistor OTA (`ota inp inn out vbias`) and its two-device bias stage (`bias vb
+/// ibias`) on SKY130 cells, with the global supplies: the subcircuits the blocks tests
+/// instantiate.
+pub const OTA_AND_BIAS_SUBCKTS: &str = ".global vdd vss
+.subckt ota inp inn out vbias
+M1 n1 inp tail vss sky130_fd_pr__nfet_01v8 w=2u l=0.5u nf=2
+M2 out inn tail vss sky130_fd_pr__nfet_01v8 w=2u l=0.5u nf=2
+M3 n1 n1 vdd vdd sky130_fd_pr__pfet_01v8 w=2u l=0.5u nf=2
+M4 out n1 vdd vdd sky130_fd_pr__pfet_01v8 w=2u l=0.5u nf=2
+M5 tail vbias vss vss sky130_fd_pr__nfet_01v8 w=2u l=1u nf=2
+.ends ota
+.subckt bias vb ibias
+MB1 vb vb vss vss sky130_fd_pr__nfet_01v8 w=2u l=1u nf=2
+MB2 vb ibias vdd vdd sky130_fd_pr__pfet_01v8 w=2u l=1u nf=2
+.ends bias
+";

@@ -9,17 +9,21 @@ use centroid_planner::heuristic::RawInputs;
 use centroid_planner::plan::Plan;
 use centroid_planner::skill_catalog::SkillCatalog;
 
+/// A MOS device of the test netlists (2 µm / 0.5 µm, two fingers).
+pub fn mos(id: &str, kind: &str, d: &str, g: &str, s: &str, b: &str) -> Value {
+    json!({"id": id, "type": kind, "w": 2e-6, "l": 5e-7, "nf": 2,
+           "terminals": {"d": d, "g": g, "s": s, "b": b}})
+}
+
+/// An instance `name` of the `ota` cell as a unity buffer from `input` to `output`.
+pub fn buffer(name: &str, input: &str, output: &str) -> Value {
+    json!({"name": name, "cell": "ota", "connections":
+           {"inp": input, "inn": output, "out": output, "vbias": "vb", "vdd": "vdd", "vss": "vss"}})
+}
+
 /// A five-transistor OTA instanced three times as a chain of buffers, a two-device
 /// bias subcircuit once, a one-device subcircuit (stays flat) and a loose device.
 pub fn netlist() -> Value {
-    let mos = |id: &str, kind: &str, d: &str, g: &str, s: &str, b: &str| {
-        json!({"id": id, "type": kind, "w": 2e-6, "l": 5e-7, "nf": 2,
-               "terminals": {"d": d, "g": g, "s": s, "b": b}})
-    };
-    let buffer = |name: &str, input: &str, output: &str| {
-        json!({"name": name, "cell": "ota", "connections":
-               {"inp": input, "inn": output, "out": output, "vbias": "vb", "vdd": "vdd", "vss": "vss"}})
-    };
     json!({
         "schema_version": "1.1.0",
         "top": "chain",
