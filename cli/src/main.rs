@@ -21,6 +21,7 @@ mod progress;
 mod remote;
 mod report;
 mod report_blocks;
+mod report_building;
 mod report_html;
 mod report_performance;
 mod report_sections;

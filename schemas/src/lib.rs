@@ -21,6 +21,7 @@ pub mod module_types;
 pub mod modules;
 mod net_use;
 pub mod netlist;
+mod netlist_hierarchy;
 pub mod objectives;
 pub mod parallel_units;
 pub mod parasitics;
