@@ -2,6 +2,8 @@
 //! out, shared by the tests of blocks plans (`hierarchical_plan.rs`, `block_points.rs`).
 #![allow(dead_code)] // each test binary uses its own part
 
+pub mod ota5;
+
 use centroid_schemas::{InputFile, TaskContext, TaskInputs};
 use serde_json::{Value, json};
 
