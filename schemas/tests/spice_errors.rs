@@ -200,7 +200,7 @@ const CASES: &[(&str, &[&str])] = &[
     ),
     // subckt_multiplicity
     (
-        ".subckt inv a\nM1 a a a a nmos w=1u l=1u\n.ends\n.subckt top p\nX1 p inv m=2.5\nX2 p inv m=2 mult=0\n.ends\n",
+        ".subckt inv a\nM1 a a a a nmos w=1u l=1u\n.ends\n.subckt top p\nX1 p inv m=2.5\nX2 p inv mult=0\n.ends\n",
         &[
             "netlist.sp:5:10: X1: m=2.5 on a subcircuit instance must be a whole number of parallel copies from 1 to 10000",
             "netlist.sp:6:10: X2: m=0 on a subcircuit instance must be a whole number of parallel copies from 1 to 10000",

@@ -352,19 +352,26 @@ fn model_tables_come_first_then_the_map_then_model_cards_then_usual_names() {
 #[test]
 fn x_lines_to_device_models_and_option_scale_read_pdk_style_netlists() {
     // As a schematic editor writes SKY130 netlists: devices are X instances of the PDK's
-    // model subcircuits, sizes in microns under `.option scale=1e-6`.
+    // model subcircuits, sizes in microns under `.option scale=1e-6`, and xschem writes
+    // `mult=N m=N` — the models take `mult` for their mismatch only, `m` makes the copies.
     let text = ".option scale=1e-6\n\
                 .subckt cell d g s\n\
-                XM1 d g s s sky130_fd_pr__nfet_01v8 L=0.15 W=1 nf=1 ad=0.29 as=0.29 mult=2 m=1\n\
+                XM1 d g s s sky130_fd_pr__nfet_01v8 L=0.15 W=1 nf=1 ad=0.29 as=0.29 mult=3 m=3\n\
+                XM2 d g s s sky130_fd_pr__nfet_01v8 L=0.15 W=1 nf=1 mult=2 m=1\n\
                 XR1 d s s sky130_fd_pr__res_high_po_0p35 L=3.5 W=0.35 mult=1 m=1\n\
                 .ends\n";
     let read = read(text);
     assert_eq!(
         devices(&read.circuit),
         vec![
-            "XM1 nmos w=1e-6 l=1.5e-7 nf=1 m=2 b=s d=d g=g s=s",
+            "XM1 nmos w=1e-6 l=1.5e-7 nf=1 m=3 b=s d=d g=g s=s",
+            "XM2 nmos w=1e-6 l=1.5e-7 nf=1 m=1 b=s d=d g=g s=s",
             "XR1 resistor w=3.5e-7 l=3.5e-6 nf=1 m=1 n=s p=d",
         ]
+    );
+    assert_eq!(
+        read.warnings,
+        ["netlist.sp:4:58: XM2: mult=2 is not counted: m=1 is the instance's multiplicity (mult is the model's own parameter, as SKY130's mismatch factor that xschem writes beside m)"]
     );
 }
 

@@ -82,6 +82,7 @@ fn net_of(circuit: &Circuit, id: &str, terminal: &str) -> String {
 
 #[test]
 fn m_on_an_instance_is_that_many_copies_of_one_cell_each_with_its_own_nets() {
+    // `mult=2 m=2` as xschem writes it beside every SKY130 device: two copies, not four
     let read = read(
         ".subckt stack d g s b\n\
          mi1 d g mid b nmos w=1u l=0.5u\n\
@@ -90,8 +91,10 @@ fn m_on_an_instance_is_that_many_copies_of_one_cell_each_with_its_own_nets() {
          .subckt amp out in vss\n\
          X1 out in vss vss stack m=2 mult=2\n\
          X2 out in vss vss stack M=1\n\
+         X3 out in vss vss stack multi=3\n\
          .ends\n",
     );
+    assert!(read.warnings.is_empty(), "{:?}", read.warnings);
     let cells = read.document["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 2, "one cell for the stack: {cells:#?}");
     let names: Vec<&str> = cells[0]["subcells"]
@@ -100,16 +103,16 @@ fn m_on_an_instance_is_that_many_copies_of_one_cell_each_with_its_own_nets() {
         .iter()
         .map(|subcell| subcell["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["X1.m1", "X1.m2", "X1.m3", "X1.m4", "X2"]);
-    assert_eq!(read.circuit.devices.len(), 10);
-    // each copy has its own internal net: four stacks in parallel, not one of wide devices
-    let middles: std::collections::BTreeSet<String> = ["X1.m1", "X1.m2", "X1.m3", "X1.m4"]
+    assert_eq!(names, ["X1.m1", "X1.m2", "X2", "X3.m1", "X3.m2", "X3.m3"]);
+    assert_eq!(read.circuit.devices.len(), 12);
+    // each copy has its own internal net: stacks in parallel, not one of wide devices
+    let middles: std::collections::BTreeSet<String> = ["X1.m1", "X1.m2", "X3.m1", "X3.m2"]
         .iter()
         .map(|copy| net_of(&read.circuit, &format!("{copy}/mi1"), "s"))
         .collect();
     assert_eq!(middles.len(), 4, "{middles:?}");
-    assert_eq!(device(&read.circuit, "X1.m3/mi2").params.m, 1);
-    assert_eq!(net_of(&read.circuit, "X1.m3/mi1", "d"), "out");
+    assert_eq!(device(&read.circuit, "X3.m3/mi2").params.m, 1);
+    assert_eq!(net_of(&read.circuit, "X3.m3/mi1", "d"), "out");
 }
 
 #[test]

@@ -228,6 +228,15 @@ pub enum SpiceError {
         series: String,
         drawn: String,
     },
+    #[error(
+        "{element}: {name}={value} is not counted: m={m} is the instance's multiplicity ({name} is the model's own parameter, as SKY130's mismatch factor that xschem writes beside m)"
+    )]
+    MultiplierBesideM {
+        element: String,
+        name: String,
+        value: String,
+        m: String,
+    },
     #[error("parameter {name} of {element} is ignored: Centroid reads {known}")]
     IgnoredParam {
         name: String,

@@ -1,7 +1,8 @@
 //! Instances of the netlist's subcircuits: an X line (or a line of another letter calling
 //! a subcircuit) → subcell instances of the cell built for its parameter values.
 //! Parameters on the line override the subcircuit's, those of its `.subckt` line and those
-//! of its own `.param` lines. `m=k` (or `mult`, `multi`; their product) makes k parallel
+//! of its own `.param` lines. `m=k` (or `mult`, `multi` when no `m` is written:
+//! [`Multipliers`]) makes k parallel
 //! copies `X1.m1` … `X1.mk` of the one cell: what SPICE means by it — k instances, each
 //! with its own internal nets. Multiplying the devices inside instead would join the
 //! copies' internal nets (k stacks of series transistors would become one stack of wide
@@ -12,7 +13,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::{Map, Value, json};
 
-use crate::issue::{name_list, pointer_join};
+use crate::issue::{TextLocation, name_list, pointer_join};
 use crate::netlist::MAX_MULTIPLICITY;
 use crate::spice::build::Builder;
 use crate::spice::error::SpiceError;
@@ -21,6 +22,58 @@ use crate::spice::scope::Scope;
 
 /// Parameter names that multiply an instance (SPICE `m`, HSPICE `mult`, Spectre `multi`).
 pub(super) const MULTIPLIERS: [&str; 3] = ["m", "mult", "multi"];
+
+/// The multipliers written on one line. The count is `m` when it is written, else `mult`,
+/// else `multi` — not their product: xschem writes `mult=N m=N` on every SKY130 device,
+/// where `mult` is the model's mismatch factor and `m` the copies, so a product would
+/// count N² devices. A `mult`/`multi` beside `m` with another value is not counted (a
+/// warning says so).
+#[derive(Default)]
+pub(super) struct Multipliers {
+    /// (name, value, where), as written
+    written: Vec<(String, f64, TextLocation)>,
+}
+
+impl Multipliers {
+    pub(super) fn note(&mut self, key: &str, number: f64, at: TextLocation) {
+        self.written.push((key.to_owned(), number, at));
+    }
+
+    /// The count and where it was written (`None`: no multiplier written).
+    pub(super) fn count(&self) -> Option<(f64, TextLocation)> {
+        MULTIPLIERS.iter().find_map(|name| {
+            self.written
+                .iter()
+                .find(|(key, _, _)| key == name)
+                .map(|(_, number, at)| (*number, *at))
+        })
+    }
+
+    /// The warnings of multipliers written beside the counted `m` with another value.
+    pub(super) fn not_counted(&self, element: &str) -> Vec<(TextLocation, SpiceError)> {
+        let Some((m, _)) = self
+            .written
+            .iter()
+            .find(|(key, _, _)| key == "m")
+            .map(|(_, m, at)| (*m, at))
+        else {
+            return Vec::new();
+        };
+        self.written
+            .iter()
+            .filter(|(key, number, _)| key != "m" && *number != m)
+            .map(|(key, number, at)| {
+                let warning = SpiceError::MultiplierBesideM {
+                    element: element.to_owned(),
+                    name: key.clone(),
+                    value: number.to_string(),
+                    m: m.to_string(),
+                };
+                (*at, warning)
+            })
+            .collect()
+    }
+}
 
 impl<'d> Builder<'d, '_> {
     /// The subcell instances of an X line calling subcircuit `index`: one, or k copies.
@@ -115,8 +168,7 @@ impl<'d> Builder<'d, '_> {
         let declared = || subckt.params.iter().chain(&subckt.body.params);
         let mut fixed = HashMap::new();
         let mut sound = true;
-        let mut multiplicity = 1.0;
-        let mut multiplier_at = None;
+        let mut multipliers = Multipliers::default();
         for param in &element.params {
             let key = param.name.key();
             let Some(value) = &param.value else {
@@ -126,10 +178,9 @@ impl<'d> Builder<'d, '_> {
             let number = self.number(scope, value, &param.name.text);
             if MULTIPLIERS.contains(&key.as_str()) {
                 match number {
-                    Some(number) => multiplicity *= number,
+                    Some(number) => multipliers.note(&key, number, param.name.at),
                     None => sound = false,
                 }
-                multiplier_at.get_or_insert(param.name.at);
             } else if declared().any(|declared| declared.name.key() == key) {
                 match number {
                     Some(number) => {
@@ -148,6 +199,13 @@ impl<'d> Builder<'d, '_> {
                 sound = false;
             }
         }
+        for (at, warning) in multipliers.not_counted(&element.name.text) {
+            self.problems.warning(at, warning);
+        }
+        let (multiplicity, multiplier_at) = match multipliers.count() {
+            Some((multiplicity, at)) => (multiplicity, Some(at)),
+            None => (1.0, None),
+        };
         let whole = multiplicity.fract() == 0.0 && (1.0..=MAX_MULTIPLICITY).contains(&multiplicity);
         if let Some(at) = multiplier_at
             && sound

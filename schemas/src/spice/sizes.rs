@@ -1,5 +1,6 @@
 //! The sizes of one device line: `w`, `l` (× `.option scale`), `nf`, the multiplicity
-//! (`m` × `mult` × `multi`; Spectre/PDK `mf` when none of them is given) and an R or C
+//! (`m`, else `mult`, else `multi`: [`Multipliers`]; Spectre/PDK `mf` when none of them is
+//! given; × a resistor's `para`) and an R or C
 //! value. PDK resistor cells' names are read too: `lr`/`wr` are the bar's `l`/`w`,
 //! `series=N` segments in series are one bar N times as long, `para=N` segments in
 //! parallel are N units; a capacitor with `nr` fingers (a MOM capacitor) is refused with
@@ -17,7 +18,7 @@ use crate::passive_sizing::{size_capacitor, size_resistor};
 use crate::rule_lookup::{RuleLookup, micrometres};
 use crate::spice::build::Builder;
 use crate::spice::error::SpiceError;
-use crate::spice::instances::MULTIPLIERS;
+use crate::spice::instances::{MULTIPLIERS, Multipliers};
 use crate::spice::parser::Element;
 use crate::spice::scope::Scope;
 
@@ -36,7 +37,9 @@ struct Read {
     fields: HashMap<&'static str, (f64, TextLocation)>,
     /// w and l written on the line, readable or not.
     written: HashSet<&'static str>,
-    multiplicity: Option<(f64, TextLocation)>,
+    multipliers: Multipliers,
+    /// a resistor's `para=N`: N segments in parallel
+    para: Option<(f64, TextLocation)>,
     mf: Option<(f64, TextLocation)>,
     value: Option<(f64, TextLocation)>,
     nfin: Option<String>,
@@ -81,7 +84,14 @@ impl Builder<'_, '_> {
             device.insert("value".to_owned(), json!(tidy(value)));
             self.locations.insert(format!("{pointer}/value"), at);
         }
-        if let Some((m, at)) = read.multiplicity.or(read.mf) {
+        for (at, warning) in read.multipliers.not_counted(&element.name.text) {
+            self.problems.warning(at, warning);
+        }
+        let multiplicity = match (read.multipliers.count().or(read.mf), read.para) {
+            (Some((m, at)), Some((para, _))) => Some((m * para, at)),
+            (counted, para) => counted.or(para),
+        };
+        if let Some((m, at)) = multiplicity {
             device.insert("m".to_owned(), whole_or_float(m));
             self.locations.insert(format!("{pointer}/m"), at);
         }
@@ -216,9 +226,10 @@ impl Builder<'_, '_> {
                 "nf" => read.fields.insert("nf", (number, value.at)),
                 "mf" => read.mf.replace((number, value.at)),
                 "series" => read.series.replace((number, value.at)),
-                key if MULTIPLIERS.contains(&key) || key == "para" => {
-                    let (before, at) = read.multiplicity.unwrap_or((1.0, value.at));
-                    read.multiplicity.replace((before * number, at))
+                "para" => read.para.replace((number, value.at)),
+                key if MULTIPLIERS.contains(&key) => {
+                    read.multipliers.note(key, number, value.at);
+                    None
                 }
                 _ => read.value.replace((number, value.at)),
             };

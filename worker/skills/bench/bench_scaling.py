@@ -232,7 +232,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="10,50,100,250,500,1000")
     parser.add_argument("--flat", action="store_true", help="M lines only, no subcircuit")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per job")
-    parser.add_argument("--parallel", type=int, default=500, help="devices of the 2- vs 8-slot job (0: skip)")
+    parser.add_argument("--parallel", type=int, default=500, help="devices of the job run on several slot counts (0: skip)")
+    parser.add_argument("--parallel-slots", default="1,2,8", help="the slot counts of that job")
     parser.add_argument("--steps", action="store_true", help="seconds per step group of the draft candidate")
     parser.add_argument("--centroid", type=Path, help="the centroid binary (default: target/release, else debug)")
     args = parser.parse_args()
@@ -256,10 +257,25 @@ def main() -> None:
                   run_job(centroid, circuit, scratch / f"out{devices}", 1, 1, args.timeout))
     if args.parallel:
         circuit = write_circuit(args.parallel, args.flat, scratch / f"bank{args.parallel}")
-        for slots in (2, 8):
+        walls: dict[int, float] = {}
+        for slots in [int(n) for n in args.parallel_slots.split(",")]:
             row = run_job(centroid, circuit, scratch / f"out{args.parallel}_s{slots}", 8, slots, args.timeout)
             print_row(f"{args.parallel}, 8 candidates, {slots} slots", row)
+            if row["exit"] == 0:
+                walls[slots] = row["wall_s"]
+        print_speed_ups(walls)
 
+
+def print_speed_ups(walls: dict[int, float]) -> None:
+    """Wall time of the fewest slots over each slot count's (the parallel speed-up)."""
+    if len(walls) < 2:
+        return
+    fewest = min(walls)
+    print()
+    print(f"| slots | wall s | speed-up over {fewest} slot(s) |")
+    print("|---:|---:|---:|")
+    for slots, wall in sorted(walls.items()):
+        print(f"| {slots} | {wall:.1f} | {walls[fewest] / wall:.2f}× |", flush=True)
 
 if __name__ == "__main__":
     main()
