@@ -30,6 +30,18 @@ fn read(text: &str) -> Read {
     read_with(text, &SpiceOptions::default())
 }
 
+/// The errors of a netlist the reader refuses, as printed.
+fn load_error(text: &str) -> String {
+    let file = InputFile {
+        label: "netlist.sp".to_owned(),
+        bytes: text.as_bytes().to_vec(),
+    };
+    match load_spice_netlist(&file, &SpiceOptions::default()) {
+        Ok(_) => panic!("read without an error: {text}"),
+        Err(errors) => errors.to_string(),
+    }
+}
+
 /// (id, type, w, l, nf, m, terminals as "t=net" sorted) of every flattened device.
 fn devices(circuit: &Circuit) -> Vec<String> {
     circuit
@@ -371,8 +383,35 @@ fn x_lines_to_device_models_and_option_scale_read_pdk_style_netlists() {
     );
     assert_eq!(
         read.warnings,
-        ["netlist.sp:4:58: XM2: mult=2 is not counted: m=1 is the instance's multiplicity (mult is the model's own parameter, as SKY130's mismatch factor that xschem writes beside m)"]
+        [
+            "netlist.sp:4:58: XM2: mult=2 is not counted: m=1 is the instance's multiplicity (mult is the model's own parameter, as SKY130's mismatch factor that xschem writes beside m)"
+        ]
     );
+}
+
+#[test]
+fn a_sky130_fixed_width_resistor_without_w_takes_the_width_its_name_says() {
+    // xschem's SKY130 poly resistors: the cell's name carries the width, the line L= alone
+    let text = ".subckt divider top mid vss\n\
+                XR1 top mid vss sky130_fd_pr__res_high_po_0p35 L=8.4 mult=1 m=1\n\
+                XR2 mid vss vss sky130_fd_pr__res_xhigh_po_5p73 L=20 W=1 mult=1 m=1\n\
+                .ends\n";
+    let read = read(text);
+    assert_eq!(
+        devices(&read.circuit),
+        vec![
+            "XR1 resistor w=3.5e-7 l=8.4e-6 nf=1 m=1 n=mid p=top",
+            "XR2 resistor w=1e-6 l=2e-5 nf=1 m=1 n=vss p=mid",
+        ]
+    );
+    assert!(
+        read.warnings.contains(&"netlist.sp:2:17: XR1: no w given: the bar is 0.35 µm wide, as its cell's name sky130_fd_pr__res_high_po_0p35 says (write w=… to say otherwise)".to_owned()),
+        "{:?}",
+        read.warnings
+    );
+    // a resistor cell whose name says no width still needs w (or a value)
+    let error = load_error(".subckt r a b\nXR1 a b b sky130_fd_pr__res_high_po L=8.4\n.ends\n");
+    assert!(error.contains("XR1: expected w="), "{error}");
 }
 
 #[test]

@@ -237,6 +237,14 @@ pub enum SpiceError {
         value: String,
         m: String,
     },
+    #[error(
+        "{element}: no w given: the bar is {width} wide, as its cell's name {model} says (write w=… to say otherwise)"
+    )]
+    WidthFromModelName {
+        element: String,
+        model: String,
+        width: String,
+    },
     #[error("parameter {name} of {element} is ignored: Centroid reads {known}")]
     IgnoredParam {
         name: String,

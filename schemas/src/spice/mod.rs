@@ -21,6 +21,7 @@ mod foreign;
 mod instances;
 mod lexer;
 mod lines;
+mod model_widths;
 mod models;
 mod parser;
 mod scope;

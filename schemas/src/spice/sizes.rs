@@ -19,6 +19,7 @@ use crate::rule_lookup::{RuleLookup, micrometres};
 use crate::spice::build::Builder;
 use crate::spice::error::SpiceError;
 use crate::spice::instances::{MULTIPLIERS, Multipliers};
+use crate::spice::model_widths::width_in_model_name;
 use crate::spice::parser::Element;
 use crate::spice::scope::Scope;
 
@@ -69,6 +70,7 @@ impl Builder<'_, '_> {
         device: &mut Map<String, Value>,
     ) -> bool {
         let mut read = self.read_params(element, device_type, scope);
+        self.width_from_model_name(element, device_type, &mut read);
         self.series_segments(element, &mut read);
         if let Some(fingers) = &read.fingers
             && read.value.is_none()
@@ -235,6 +237,34 @@ impl Builder<'_, '_> {
             };
         }
         read
+    }
+
+    /// A resistor without `w` or a value whose cell's name says its width (SKY130's
+    /// fixed-width poly resistors): that width, said in a warning.
+    fn width_from_model_name(
+        &mut self,
+        element: &Element,
+        device_type: DeviceType,
+        read: &mut Read,
+    ) {
+        if device_type != DeviceType::Resistor || read.written.contains("w") || read.value.is_some()
+        {
+            return;
+        }
+        let Some(model) = &element.target else {
+            return;
+        };
+        let Some(width) = width_in_model_name(&model.text) else {
+            return;
+        };
+        read.fields.insert("w", (width, model.at));
+        read.written.insert("w");
+        let warning = SpiceError::WidthFromModelName {
+            element: element.name.text.clone(),
+            model: model.text.clone(),
+            width: format!("{} µm", micrometres((width * 1e9).round() as i64)),
+        };
+        self.problems.warning(model.at, warning);
     }
 
     /// A resistor's `series=N` segments (N ≥ 1, whole): one bar N times as long, said in
