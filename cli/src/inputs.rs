@@ -39,7 +39,7 @@ pub struct InputArgs {
 /// How a SPICE/CDL netlist is read.
 #[derive(Debug, Clone, Default, Args)]
 pub struct SpiceArgs {
-    /// SPICE netlists: the subcircuit to lay out (default: the last one in the file).
+    /// SPICE netlists: the subcircuit to lay out (default: the last one no subcircuit instantiates).
     #[arg(long, value_name = "NAME")]
     pub top: Option<String>,
     /// SPICE netlists: a JSON object mapping model names to nmos, pmos, resistor or

@@ -71,7 +71,7 @@ impl InputPaths {
 /// How a netlist is read beyond its own text (SPICE/CDL netlists only).
 #[derive(Debug, Clone, Default)]
 pub struct NetlistOptions {
-    /// The subcircuit to lay out (default: the last one in the file).
+    /// The subcircuit to lay out (default: the last one no subcircuit instantiates).
     pub top: Option<String>,
     /// `--model-map FILE`: model names → device types, after the rule set's `models` table.
     pub model_map: Option<ModelMap>,

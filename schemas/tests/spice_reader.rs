@@ -390,6 +390,27 @@ fn x_lines_to_device_models_and_option_scale_read_pdk_style_netlists() {
 }
 
 #[test]
+fn the_default_top_is_the_last_subcircuit_no_other_instantiates() {
+    // xschem writes the top first and its symbols' subcircuits after it
+    let text = ".subckt top in out vss\n\
+                x1 in mid vss inv\n\
+                x2 mid out vss inv\n\
+                .ends\n\
+                .subckt inv a y vss\n\
+                M1 y a vss vss nmos w=1u l=0.15u\n\
+                .ends\n";
+    let read = read(text);
+    assert_eq!(read.document["top"], "top");
+    assert_eq!(read.circuit.devices.len(), 2);
+    // two unrelated subcircuits: the last one, as before
+    let read = read_with(
+        ".subckt a p\nM1 p p p p nmos w=1u l=1u\n.ends\n.subckt b q\nM1 q q q q nmos w=1u l=1u\n.ends\n",
+        &SpiceOptions::default(),
+    );
+    assert_eq!(read.document["top"], "b");
+}
+
+#[test]
 fn a_sky130_fixed_width_resistor_without_w_takes_the_width_its_name_says() {
     // xschem's SKY130 poly resistors: the cell's name carries the width, the line L= alone
     let text = ".subckt divider top mid vss\n\
@@ -405,7 +426,7 @@ fn a_sky130_fixed_width_resistor_without_w_takes_the_width_its_name_says() {
         ]
     );
     assert!(
-        read.warnings.contains(&"netlist.sp:2:17: XR1: no w given: the bar is 0.35 µm wide, as its cell's name sky130_fd_pr__res_high_po_0p35 says (write w=… to say otherwise)".to_owned()),
+        read.warnings.contains(&"netlist.sp:2:17: XR1: no w given: the bar is 0.35 µm wide, as its cell's name sky130_fd_pr__res_high_po_0p35 says — so is every line of sky130_fd_pr__res_high_po_0p35 without w (write w=… to say otherwise)".to_owned()),
         "{:?}",
         read.warnings
     );

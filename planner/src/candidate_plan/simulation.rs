@@ -27,6 +27,11 @@ impl<'a> Draft<'a> {
         if by_design > 0 && self.builder.takes("check.electrical", "gate_only_nets") {
             arguments["gate_only_nets"] = json!(by_design);
         }
+        let rails: HashSet<&str> = supplies.iter().chain(grounds).map(String::as_str).collect();
+        let dummies = circuit_dummies(self.flat, &rails);
+        if dummies > 0 && self.builder.takes("check.electrical", "circuit_dummies") {
+            arguments["circuit_dummies"] = json!(dummies);
+        }
         self.builder.push("check.electrical", arguments, false, "");
     }
 
@@ -122,4 +127,23 @@ pub(crate) fn gate_only_nets(circuit: &Circuit) -> usize {
             })
         })
         .count()
+}
+
+/// The circuit's own dummies off the rails: gate fingers of MOS devices whose drain, gate
+/// and source are one net that is not a supply or ground (a device the netlist shorts on a
+/// signal net, e.g. a start-up circuit's), so as many floating dummies in the layout are
+/// the circuit's, not the layout's (`check.electrical`'s `circuit_dummies`).
+pub(crate) fn circuit_dummies(circuit: &Circuit, rails: &HashSet<&str>) -> usize {
+    circuit
+        .devices
+        .iter()
+        .filter(|device| device.device_type.is_mos())
+        .filter(|device| {
+            let gate = device.terminal("g");
+            gate.is_some_and(|gate| !rails.contains(gate))
+                && device.terminal("d") == gate
+                && device.terminal("s") == gate
+        })
+        .map(|device| (device.params.m * device.params.nf) as usize)
+        .sum()
 }

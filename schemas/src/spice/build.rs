@@ -71,6 +71,7 @@ pub(crate) fn build(
             .collect(),
         scale: options.scale,
         lengths: Vec::new(),
+        widths_from_names: HashSet::new(),
         cells: Vec::new(),
         taken_names: deck
             .subckts
@@ -117,6 +118,8 @@ pub(super) struct Builder<'d, 'p> {
     pub(super) scale: f64,
     /// Every w and l read, as written (before the scale), with where.
     pub(super) lengths: Vec<(f64, TextLocation)>,
+    /// Model names whose width was read from the name (warned once each).
+    pub(super) widths_from_names: HashSet<String>,
     /// JSON cells by index; None while a cell is being built.
     cells: Vec<Option<Value>>,
     taken_names: HashSet<String>,
@@ -151,6 +154,24 @@ impl<'d> Builder<'d, '_> {
                 .entry(name.key())
                 .or_insert_with(|| name.text.clone());
         }
+    }
+
+    /// The subcircuit laid out when none is named: the last one that no subcircuit
+    /// instantiates — the top of its hierarchy whether the file writes it last (as most
+    /// decks) or first (as xschem does, its symbols' subcircuits after it).
+    fn default_top(&self) -> usize {
+        let deck = self.deck;
+        let instantiated: HashSet<usize> = deck
+            .subckts
+            .iter()
+            .flat_map(|subckt| &subckt.body.elements)
+            .filter_map(|element| element.target.as_ref())
+            .filter_map(|target| self.subckt_index.get(&target.key()).copied())
+            .collect();
+        (0..deck.subckts.len())
+            .rev()
+            .find(|index| !instantiated.contains(index))
+            .unwrap_or(deck.subckts.len() - 1)
     }
 
     /// Builds the top cell and everything it reaches; returns the top cell's name.
@@ -189,7 +210,7 @@ impl<'d> Builder<'d, '_> {
                     return String::new();
                 }
             },
-            None => deck.subckts.len() - 1,
+            None => self.default_top(),
         };
         let subckt = &deck.subckts[index];
         let ignored = deck

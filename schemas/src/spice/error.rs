@@ -238,7 +238,7 @@ pub enum SpiceError {
         m: String,
     },
     #[error(
-        "{element}: no w given: the bar is {width} wide, as its cell's name {model} says (write w=… to say otherwise)"
+        "{element}: no w given: the bar is {width} wide, as its cell's name {model} says — so is every line of {model} without w (write w=… to say otherwise)"
     )]
     WidthFromModelName {
         element: String,

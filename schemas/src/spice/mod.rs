@@ -62,7 +62,7 @@ pub fn is_spice_path(path: &Path) -> bool {
 /// the rule set that sizes resistors and capacitors given by their value.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SpiceOptions<'a> {
-    /// The subcircuit to lay out (default: the last one in the file).
+    /// The subcircuit to lay out (default: the last one that no subcircuit instantiates).
     pub top: Option<&'a str>,
     /// The rule set, when it loaded (R and C lines given by value only are sized from it).
     pub rules: Option<&'a DrcRuleSet>,

@@ -240,7 +240,7 @@ impl Builder<'_, '_> {
     }
 
     /// A resistor without `w` or a value whose cell's name says its width (SKY130's
-    /// fixed-width poly resistors): that width, said in a warning.
+    /// fixed-width poly resistors): that width, said in a warning (once per cell name).
     fn width_from_model_name(
         &mut self,
         element: &Element,
@@ -259,6 +259,9 @@ impl Builder<'_, '_> {
         };
         read.fields.insert("w", (width, model.at));
         read.written.insert("w");
+        if !self.widths_from_names.insert(model.key()) {
+            return;
+        }
         let warning = SpiceError::WidthFromModelName {
             element: element.name.text.clone(),
             model: model.text.clone(),

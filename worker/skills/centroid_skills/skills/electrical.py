@@ -23,6 +23,15 @@ are not ports). A net inside a block carries no label, so such a net is found fl
 the layout too; up to that many floating gates are the circuit's, not the layout's (LVS
 compares the topology): they are listed as ``by_design`` and are no issue. More than that
 are all issues.
+
+``circuit_dummies``: likewise, the gate fingers of the circuit's own devices whose drain,
+gate and source are one net off the rails (a netlist's shorted device on a signal net): up
+to that many floating dummies are the circuit's (``by_design``), more are all issues.
+
+Groups of resistors and capacitors that carry no current (a ring of dummy resistors on
+the ground) are set aside before devices are combined, as LVS does (``inert_passives.py``):
+combined in the extraction's order, a ring leaves a dangling inner net that is the
+circuit's, not the layout's (LVS compares the groups with the schematic's).
 """
 
 from __future__ import annotations
@@ -76,6 +85,10 @@ CHECK_SCHEMA = obj(
         "gate_only_nets": {"type": "integer", "minimum": 0, "maximum": 1_000_000, "default": 0,
                            "description": "the circuit's own nets that reach MOS gates only (by "
                                           "design): as many floating gates are no issue"},
+        "circuit_dummies": {"type": "integer", "minimum": 0, "maximum": 1_000_000, "default": 0,
+                            "description": "gate fingers of the circuit's own devices shorted "
+                                           "(D = G = S) on a net off the rails: as many floating "
+                                           "dummies are no issue"},
     },
     ["cell"],
 )
@@ -87,16 +100,19 @@ CHECK_SCHEMA = obj(
        CHECK_SCHEMA)
 def check_electrical(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     cell = session.any_cell(args["cell"])
-    ex = extract(session, cell)
+    ex = extract(session, cell, set_aside_inert=True)
     issues = find_issues(ex, set(args.get("supplies") or []), set(args.get("grounds") or []))
-    floating = [i for i in issues if i["reason"] == "floating_gate"]
     by_design: list[dict[str, Any]] = []
-    if floating and len(floating) <= int(args.get("gate_only_nets", 0)):
-        by_design = floating
-        issues = [i for i in issues if i["reason"] != "floating_gate"]
+    for reason, allowed in (("floating_gate", args.get("gate_only_nets", 0)),
+                            ("floating_dummy", args.get("circuit_dummies", 0))):
+        found = [i for i in issues if i["reason"] == reason]
+        if found and len(found) <= int(allowed):
+            by_design += found
+            issues = [i for i in issues if i["reason"] != reason]
     counts = {reason: sum(1 for i in issues if i["reason"] == reason) for reason in REASONS}
     result = {"cell": cell.name, "clean": not issues, "counts": counts, "issues": issues,
-              "by_design": by_design, "dummies": len(ex.dummies), "devices": ex.devices_extracted}
+              "by_design": by_design, "dummies": len(ex.dummies), "devices": ex.devices_extracted,
+              "inert_passive_groups": len(ex.inert)}
     if issues and args.get("fail_on_issue"):
         raise SkillError("CONFLICT", f"{len(issues)} electrical issues in {cell.name}: "
                          + ", ".join(f"{i['reason']} {i['item']}" for i in issues[:5]),

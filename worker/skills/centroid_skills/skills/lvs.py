@@ -22,6 +22,8 @@ Extraction (:class:`klayout.db.LayoutToNetlist`, flat), every layer found by rol
   net names from text labels on ``<metal>_label`` layers (or on the metal itself).
 
 Before comparing: devices whose S, D and G sit on one net are dummies and are removed;
+groups of resistors and capacitors that carry no current (a ring of dummy resistors on the
+ground) are set aside on both sides and compared as groups (``inert_passives.py``);
 parallel devices are combined (``combine_devices``: fingers and m add up W; the
 segments of a folded resistor add up L, the nets between them are removed); then, on
 both sides, every chain of identical MOS in series (one gate, bulk, W, L; its inner nodes
@@ -47,6 +49,7 @@ import klayout.db as kdb
 
 from centroid_skills import junctions_by_net
 from centroid_skills.errors import invalid
+from centroid_skills.inert_passives import InertGroup, remove_inert_groups, unpaired
 from centroid_skills.junctions_by_net import DeviceJunctions
 from centroid_skills.netlist_compare import compare
 from centroid_skills.registry import NAME, obj, skill
@@ -74,6 +77,8 @@ class Extraction:
     # are the mean of source and drain: junctions_by_net.py)
     junctions: dict[int, DeviceJunctions] = field(default_factory=dict)
     substrate_net: str | None = None  # expanded name of the substrate's net (outside every well)
+    # groups of passives carrying no current, set aside before combining (LVS only)
+    inert: list[InertGroup] = field(default_factory=list)
 
 
 def metal_stack(tech: Technology) -> list[str]:
@@ -97,7 +102,7 @@ def _capacitor_cells(session: Session) -> list[int]:
     return out
 
 
-def extract(session: Session, cell: kdb.Cell) -> Extraction:
+def extract(session: Session, cell: kdb.Cell, set_aside_inert: bool = False) -> Extraction:
     tech = session.need_tech()
     layout = session.layout
     # detached (flat) mode: flat booleans on an analog cell are much faster than deep ones
@@ -235,6 +240,9 @@ def extract(session: Session, cell: kdb.Cell) -> Extraction:
                 dummies.append((dev.device_class().name, dev.net_for_terminal("G").name or ""))
                 top.remove_device(dev)
                 removed += 1
+    inert: list[InertGroup] = []
+    if top is not None and set_aside_inert:  # LVS: labels are the layout's only names
+        inert = remove_inert_groups(top, lambda net: bool(net.name), lambda net: net.name or "")
     counts = _finger_counts(top, {}) if top is not None else {}
     joints = [n.cluster_id for n in top.each_net() if n.terminal_count() >= 2] if top is not None else []
     diffusions = junctions_by_net.by_net(top, _mos_key) if top is not None else {}
@@ -243,7 +251,7 @@ def extract(session: Session, cell: kdb.Cell) -> Extraction:
         _remove_absorbed_joints(top, joints)
     fingers = _fingers_after(top, counts) if top is not None else {}
     junctions = junctions_by_net.per_device(top, _mos_key, diffusions) if top is not None else {}
-    return Extraction(l2n, netlist, removed, extracted, fingers, dummies, junctions, substrate_net)
+    return Extraction(l2n, netlist, removed, extracted, fingers, dummies, junctions, substrate_net, inert)
 
 
 def _remove_absorbed_joints(top: kdb.Circuit, cluster_ids: list[int]) -> None:
@@ -298,9 +306,11 @@ def device_params(dev: dict[str, Any]) -> dict[str, Any]:
     return p
 
 
-def build_schematic(tech: Technology, devices: list[dict[str, Any]],
-                    name: str) -> tuple[kdb.Netlist, dict[int, int]]:
-    """The schematic netlist (parallel devices combined) and its gate fingers per device."""
+def build_schematic(tech: Technology, devices: list[dict[str, Any]], name: str,
+                    labelled: set[str]) -> tuple[kdb.Netlist, dict[int, int], list[InertGroup]]:
+    """The schematic netlist (parallel devices combined), its gate fingers per device and
+    the groups of passives carrying no current it set aside (``labelled``: the nets the
+    layout labels)."""
     nl = kdb.Netlist()
     circuit = kdb.Circuit()
     circuit.name = name
@@ -373,9 +383,11 @@ def build_schematic(tech: Technology, devices: list[dict[str, Any]],
         if dev.device_class().name in ("NMOS", "PMOS") and len(
                 {dev.net_for_terminal(t).expanded_name() for t in ("S", "D", "G")}) == 1:
             circuit.remove_device(dev)
+    inert = remove_inert_groups(circuit, lambda n: n.name in labelled,
+                                lambda n: n.name if n.name in labelled else "")
     counts = _finger_counts(circuit, weight)
     nl.combine_devices()
-    return nl, _fingers_after(circuit, counts)
+    return nl, _fingers_after(circuit, counts), inert
 
 
 LVS_SCHEMA = obj(
@@ -413,16 +425,23 @@ def lvs_run(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     tech = session.need_tech()
     cell = session.any_cell(args["cell"])
     tol = float(args.get("tolerance", 0.01))
-    schematic, sch_fingers = build_schematic(tech, args["devices"], args.get("circuit_name") or cell.name)
-    ex = extract(session, cell)
-    result = compare(ex.netlist, schematic, tol, (ex.fingers, sch_fingers))
+    ex = extract(session, cell, set_aside_inert=True)
     top = ex.netlist.top_circuit()
     labels = sorted({n.name for n in top.each_net() if n.name}) if top is not None else []
+    schematic, sch_fingers, sch_inert = build_schematic(
+        tech, args["devices"], args.get("circuit_name") or cell.name, set(labels))
+    result = compare(ex.netlist, schematic, tol, (ex.fingers, sch_fingers))
+    only_layout, only_schematic = unpaired(ex.inert, sch_inert, tol)
+    if only_layout or only_schematic:
+        result["match"] = False
+        result["unmatched_devices_layout"] += [group.as_dict() for group in only_layout]
+        result["unmatched_devices_schematic"] += [group.as_dict() for group in only_schematic]
     schematic_nets = sorted(n.name for n in schematic.top_circuit().each_net())
     result.update({
         "cell": cell.name,
         "devices_extracted": ex.devices_extracted,
         "dummies_removed": ex.dummies_removed,
+        "inert_passive_groups": len(ex.inert),
         "devices_after_combine": len(list(top.each_device())) if top is not None else 0,
         "schematic_devices": len(list(schematic.top_circuit().each_device())),
         "unlabelled_nets": [n for n in schematic_nets if n not in labels],
