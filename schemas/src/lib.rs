@@ -19,6 +19,7 @@ pub mod json_inputs;
 pub mod layer_roles;
 pub mod module_types;
 pub mod modules;
+pub mod mom_capacitance;
 mod net_use;
 pub mod netlist;
 mod netlist_hierarchy;

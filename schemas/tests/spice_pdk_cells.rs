@@ -1,7 +1,7 @@
 //! Netlists exported from a foundry PDK's schematic (HSPICE from a Virtuoso-style flow,
 //! written for these tests): transistors, resistors and capacitors called as X
 //! instances of the PDK's cells, resistor cells sized by `lr`/`wr` with `series` and
-//! `para` segments, a finger (MOM) capacitor refused with what to give instead; a
+//! `para` segments, a finger (MOM) capacitor read as its comb's value; a
 //! passive's `m` units are devices of their own.
 
 use centroid_schemas::Circuit;
@@ -63,18 +63,54 @@ fn pdk_resistor_cells_are_read_by_their_lr_wr_series_and_para() {
 }
 
 #[test]
-fn a_finger_capacitor_is_refused_once_with_what_to_give_instead() {
+fn a_finger_capacitor_is_read_as_its_combs_value_from_the_rule_sets_coupling() {
     let text = ".subckt filt a b\n\
-        xc1 a b cfmom_2t nr=46 lr=1e-6 w=70e-9 s=70e-9 stm=2 spm=6 multi=1\n\
+        xc1 a b cfmom_2t nr=46 lr=1e-6 w=70e-9 s=70e-9 stm=2 spm=6 multi=1 ftip=140e-9\n\
         xc2 a b cfmom_2t nr=46 lr=1e-6 c=100f\n\
         .ends filt\n";
-    let errors = load(text).unwrap_err();
+    let (circuit, warnings) = load(text).unwrap_or_else(|errors| panic!("{errors:#?}"));
+    // metals 2 to 6 by the rule set's roles: met1, met2, met3 (the process has no more),
+    // their coupling at their reference spacing (70 nm is closer than any of them):
+    // 45 gaps of 1 µm × (112.82 + 113.64 + 105.71) aF/µm = 14.95 fF
+    let c1 = circuit.device("xc1").unwrap();
+    assert_eq!(c1.device_type.as_str(), "capacitor");
+    let rules = support::sky130();
+    let plate = centroid_schemas::passive_sizing::size_capacitor(&rules, 45.0 * 332.17e-18, None, None)
+        .unwrap();
+    assert!((c1.params.w.unwrap() - plate.0).abs() < 1e-12, "{:?} vs {plate:?}", c1.params);
+    assert!((c1.params.l.unwrap() - plate.1).abs() < 1e-12, "{:?} vs {plate:?}", c1.params);
+    assert!(
+        warnings.iter().any(|warning| warning.contains(
+            "xc1: the nr=46 finger capacitor is 14.9476 fF by the rule set's same-layer coupling of met1, met2, met3"
+        )),
+        "{warnings:#?}"
+    );
+    // given by its value, the value is drawn
+    let c2 = circuit.device("xc2").unwrap();
+    let plate2 = centroid_schemas::passive_sizing::size_capacitor(&rules, 100e-15, None, None).unwrap();
+    assert!((c2.params.w.unwrap() - plate2.0).abs() < 1e-12);
+}
+
+#[test]
+fn a_finger_capacitor_without_the_rule_sets_coupling_is_refused_with_what_is_missing() {
+    let mut rules = support::sky130();
+    rules.parasitics = None;
+    let options = centroid_schemas::SpiceOptions {
+        rules: Some(&rules),
+        ..centroid_schemas::SpiceOptions::default()
+    };
+    let file = centroid_schemas::InputFile {
+        label: "netlist.sp".to_owned(),
+        bytes: b".subckt filt a b\nxc1 a b cfmom_2t nr=46 lr=1e-6 w=70e-9 s=70e-9 stm=2 spm=3\n.ends\n"
+            .to_vec(),
+    };
+    let errors = centroid_schemas::spice::load_spice_netlist(&file, &options).unwrap_err();
+    let errors: Vec<String> = errors.issues.iter().map(ToString::to_string).collect();
     assert_eq!(
         errors,
         [
-            "netlist.sp:2:1: xc1: nr=46 describes a finger (MOM) capacitor, which Centroid does not draw; give its capacitance (c=…, drawn as metal-1 and metal-2 plates sized from the rule set) or the plates' w=… and l=…, e.g. c=100f"
-        ],
-        "one error for xc1 (not one per missing size), none for xc2, given by its value"
+            "netlist.sp:2:1: xc1: nr=46 describes a finger (MOM) capacitor, drawn as the metal-1 and metal-2 plates of its value: reading its value from its fingers needs the rule set's same-layer coupling of met1, met2 (parasitics.layers.<layer>.coupling_af_um and coupling_spacing_m, rule set 1.4.0); or give its capacitance c=…"
+        ]
     );
 }
 

@@ -217,9 +217,22 @@ pub enum SpiceError {
         why: String,
     },
     #[error(
-        "{element}: nr={fingers} describes a finger (MOM) capacitor, which Centroid does not draw; give its capacitance (c=…, drawn as metal-1 and metal-2 plates sized from the rule set) or the plates' w=… and l=…, e.g. c=100f"
+        "{element}: nr={fingers} describes a finger (MOM) capacitor, drawn as the metal-1 and metal-2 plates of its value: {why}"
     )]
-    FingerCapacitor { element: String, fingers: String },
+    FingerCapacitor {
+        element: String,
+        fingers: String,
+        why: String,
+    },
+    #[error(
+        "{element}: the nr={fingers} finger capacitor is {value} by the rule set's same-layer coupling of {metals} (neighbouring fingers only: a lower bound), drawn as metal-1 and metal-2 plates of that value"
+    )]
+    FingerCapacitorValue {
+        element: String,
+        fingers: String,
+        value: String,
+        metals: String,
+    },
     #[error("{element}: series={series} must be a whole number of resistor segments, 1 or more")]
     SeriesSegments { element: String, series: String },
     #[error("{element}: series={series} segments in series are drawn as {drawn}")]

@@ -3,8 +3,8 @@
 //! given; × a resistor's `para`) and an R or C
 //! value. PDK resistor cells' names are read too: `lr`/`wr` are the bar's `l`/`w`,
 //! `series=N` segments in series are one bar N times as long, `para=N` segments in
-//! parallel are N units; a capacitor with `nr` fingers (a MOM capacitor) is refused with
-//! what to give instead. A resistor or capacitor given by its value without `w` and `l` is sized from the
+//! parallel are N units; a capacitor with `nr` fingers (a MOM capacitor) is read as the
+//! value of its comb (`finger_capacitors.rs`). A resistor or capacitor given by its value without `w` and `l` is sized from the
 //! rule set (`crate::passive_sizing`), with a warning saying how it will be drawn; an
 //! error names what the rule set lacks to size it.
 
@@ -18,6 +18,7 @@ use crate::passive_sizing::{size_capacitor, size_resistor};
 use crate::rule_lookup::{RuleLookup, micrometres};
 use crate::spice::build::Builder;
 use crate::spice::error::SpiceError;
+use crate::spice::finger_capacitors::{FINGER_KEYS, FingerParams};
 use crate::spice::instances::{MULTIPLIERS, Multipliers};
 use crate::spice::model_widths::width_in_model_name;
 use crate::spice::parser::Element;
@@ -46,8 +47,8 @@ struct Read {
     nfin: Option<String>,
     /// a resistor's `series=N`: N segments in series
     series: Option<(f64, TextLocation)>,
-    /// a capacitor's `nr=…`: the fingers of a MOM capacitor
-    fingers: Option<String>,
+    /// a capacitor's `nr=…`, `lr=…`, …: a finger (MOM) capacitor
+    fingers: FingerParams,
 }
 
 /// A PDK cell's name for a size Centroid reads under another: a resistor's `lr`/`wr`.
@@ -72,15 +73,16 @@ impl Builder<'_, '_> {
         let mut read = self.read_params(element, device_type, scope);
         self.width_from_model_name(element, device_type, &mut read);
         self.series_segments(element, &mut read);
-        if let Some(fingers) = &read.fingers
-            && read.value.is_none()
-        {
-            let error = SpiceError::FingerCapacitor {
-                element: element.name.text.clone(),
-                fingers: fingers.clone(),
+        if read.fingers.fingers.is_some() && read.value.is_none() {
+            // its w is a finger's: the plates of its value are sized from the rule set
+            let Some(value) = self.finger_capacitor(element, &read.fingers, self.scale) else {
+                return false;
             };
-            self.problems.error(element.name.at, error);
-            return false;
+            read.value = Some(value);
+            for field in ["w", "l"] {
+                read.fields.remove(field);
+                read.written.remove(field);
+            }
         }
         if let Some((value, at)) = read.value {
             device.insert("value".to_owned(), json!(tidy(value)));
@@ -167,7 +169,7 @@ impl Builder<'_, '_> {
             let key = canonical_key(device_type, &param.name.key()).to_owned();
             let pdk_key = match device_type {
                 DeviceType::Resistor => matches!(key.as_str(), "series" | "para"),
-                DeviceType::Capacitor => key == "nr",
+                DeviceType::Capacitor => FINGER_KEYS.contains(&key.as_str()),
                 _ => false,
             };
             let known = matches!(key.as_str(), "w" | "l" | "nf" | "mf" | "nfin")
@@ -201,11 +203,9 @@ impl Builder<'_, '_> {
                 read.sound = false;
                 continue;
             };
-            if key == "nr" {
-                read.fingers = Some(
-                    self.number(scope, value, &param.name.text)
-                        .map_or_else(|| "…".to_owned(), |nr| nr.to_string()),
-                );
+            if device_type == DeviceType::Capacitor && FINGER_KEYS.contains(&key.as_str()) {
+                let number = self.number(scope, value, &param.name.text);
+                read.fingers.note(&key, number, value.at);
                 continue;
             }
             if key == "nfin" {
@@ -385,7 +385,7 @@ fn size_fields(device_type: DeviceType) -> [(&'static str, &'static str, &'stati
 }
 
 /// `10 kΩ`, `60 fF`, `1.5 pF`.
-fn engineering(value: f64, unit: &str) -> String {
+pub(super) fn engineering(value: f64, unit: &str) -> String {
     const PREFIXES: [(f64, &str); 9] = [
         (1e12, "T"),
         (1e9, "G"),
