@@ -67,10 +67,12 @@ def find_inert_groups(circuit: kdb.Circuit, labelled: Callable[[kdb.Net], bool],
 
     outside: dict[int, set[str]] = {}
     inside_nets: dict[str, kdb.Net] = {}
+    on_inside_net: set[int] = set()
     for net in circuit.each_net():
         if _inside(net, labelled):
             inside_nets[net.expanded_name()] = net
             ids = [ref.device().id() for ref in net.each_terminal()]
+            on_inside_net.update(ids)
             for other in ids[1:]:
                 parent[root(other)] = root(ids[0])
     for device in passives:
@@ -85,7 +87,9 @@ def find_inert_groups(circuit: kdb.Circuit, labelled: Callable[[kdb.Net], bool],
     groups = []
     for devices in members.values():
         touched = set().union(*(outside.get(d.id(), set()) for d in devices))
-        if len(touched) != 1:  # a group touching nothing is left to the comparison
+        # a group touching nothing, or a lone device shorted on one net (no net inside),
+        # is left to the comparison
+        if len(touched) != 1 or not any(d.id() in on_inside_net for d in devices):
             continue
         classes = tuple(sorted({d.device_class().name for d in devices}))
         squares = sum(d.parameter("L") / d.parameter("W") for d in devices
