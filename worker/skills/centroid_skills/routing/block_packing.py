@@ -40,6 +40,8 @@ rows keep their places); same input, same shelves.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -61,6 +63,8 @@ ESTIMATE_ERROR = 0.05
 
 #: device cells a shelf of blocks may hold beside them: no rail, no well
 PASSIVES = ("resistor", "capacitor")
+#: the suffix a netlist's ``m=`` gives each parallel copy of one device
+COPY_SUFFIX = re.compile(r"\.m\d+$")
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,7 @@ class Item:
     width: int
     height: int
     order: int  # its place in the planner's rows
+    device: str = ""  # the device it draws (parallel copies ``x.m1``, ``x.m2``: ``x``)
 
 
 @dataclass
@@ -111,13 +116,22 @@ def _holds_blocks(session: Session, cell: kdb.Cell) -> bool:
     return any(_block_of(session, i.cell.name) not in (None, i.cell.name) for i in cell.each_inst())
 
 
+def _device_of(session: Session, name: str) -> str:
+    """The device a cell draws: a block instance's device id without the copy suffix the
+    netlist gives parallel copies (``.m<k>``), else the cell's own name."""
+    rec = session.cells.get(name)
+    device = rec.params.get("device_id") if rec is not None else None
+    return COPY_SUFFIX.sub("", str(device)) if device else name
+
+
 def _items(session: Session, rows: list[kdb.Cell]) -> list[Item]:
     items: list[Item] = []
     for row in rows:
         for inst in sorted(row.each_inst(), key=lambda i: (i.bbox().left, i.bbox().bottom)):
             bb = inst.cell.bbox()
             block = str(_block_of(session, inst.cell.name))
-            items.append(Item(inst.cell.name, block, bb.width(), bb.height(), len(items)))
+            items.append(Item(inst.cell.name, block, bb.width(), bb.height(), len(items),
+                              _device_of(session, inst.cell.name)))
     return items
 
 
@@ -190,22 +204,26 @@ def _tiles(row_items: list[list[Item]], whole: list[list[int]],
 def _tile_shelves(tiles: list[Tile], loose: list[Item], width: int,
                   gap: Callable[[Item, Item], int]) -> list[list[Item]]:
     """Bands of the tiles of two rows or more (by row count, widest first, next fit), then
-    one-row tiles and loose instances first fit, tallest first, into shelves of ``width``."""
-    shelves: list[list[Item]] = []
+    one-row tiles and loose instances first fit, tallest first, into shelves of ``width``;
+    a shelf of those then flanked by the halves of a row of a band of one tile where they fit
+    (:func:`_flank`)."""
+    bands: list[list[list[Item]]] = []
+    alone: list[bool] = []  # whether the band holds one tile
     multi = sorted((t for t in tiles if len(t.rows) > 1), key=lambda t: (-len(t.rows), -t.width))
-    band: list[list[Item]] = []
     for tile in multi:
         # each shelf is centred on the parent's axis: side by side, tiles keep their rows
         # one above the other only when every row of the band is as wide
         even = len({_row_width(row, gap) for row in tile.rows}) == 1
+        band = bands[-1] if bands else []
         if even and band and len(band) == len(tile.rows) and \
                 len({_row_width(row, gap) for row in band}) == 1 and \
                 _row_width(band[0] + tile.rows[0], gap) <= width:
             for shelf, row in zip(band, tile.rows, strict=True):
                 shelf.extend(row)
+            alone[-1] = False
             continue
-        band = [list(row) for row in tile.rows]
-        shelves.extend(band)
+        bands.append([list(row) for row in tile.rows])
+        alone.append(True)
     units: list[list[Item]] = [t.rows[0] for t in tiles if len(t.rows) == 1]
     units += [[i] for i in loose]
     units.sort(key=lambda u: (-max(i.height for i in u), -_row_width(u, gap), u[0].block, u[0].order))
@@ -216,7 +234,44 @@ def _tile_shelves(tiles: list[Tile], loose: list[Item], width: int,
             singles.append(list(unit))
         else:
             fit.extend(unit)
-    return shelves + singles
+    for band, one in zip(bands, alone, strict=True):
+        if one:
+            _flank(band, singles, width, gap)
+    return [shelf for band in bands for shelf in band] + singles
+
+
+def _halves(row: list[Item]) -> tuple[list[Item], list[Item]] | None:
+    """``row`` cut at its middle when every device has as many instances in either half,
+    else ``None``.  Centred on the axis with a shelf between them, the halves move apart by
+    the same distance, so every device's centroid stays where it was."""
+    middle = len(row) // 2
+    if len(row) % 2 or not row:
+        return None
+    left, right = row[:middle], row[middle:]
+    if Counter(i.device for i in left) != Counter(i.device for i in right):
+        return None
+    return left, right
+
+
+def _flank(band: list[list[Item]], singles: list[list[Item]], width: int,
+           gap: Callable[[Item, Item], int]) -> None:
+    """Each row of ``band`` (one tile's rows, bottom to top) whose halves keep its devices'
+    centroids (:func:`_halves`) takes between them the shelf of ``singles`` (one-row tiles,
+    loose instances: nothing of theirs is matched across rows) that fits in ``width`` and
+    saves the most height; that shelf leaves ``singles``.  The tile's rows stay in order in
+    consecutive shelves, each device's centroid where it was."""
+    for at, row in enumerate(band):
+        halves = _halves(row)
+        if halves is None:
+            continue
+        left, right = halves
+        tall = max(i.height for i in row)
+        fits = [s for s in singles if _row_width(left + s + right, gap) <= width]
+        if not fits:
+            continue
+        shelf = max(fits, key=lambda s: (min(tall, max(i.height for i in s)), _row_width(s, gap)))
+        singles.remove(shelf)
+        band[at] = left + shelf + right
 
 
 def _tile_widths(tiles: list[Tile], floor: int, gap: Callable[[Item, Item], int]) -> set[int]:
