@@ -31,7 +31,13 @@ side in bands of ``k`` shelves (widest first, next fit; a tile of rows of differ
 has a band of its own); one-row tiles and the other instances are then packed first fit
 into shelves of their own, tallest first (a tile as wide as its row), so that short rows of
 different modules share a shelf instead of each leaving the rest of the parent's width
-empty.  ``W`` is then chosen among the widths above, the tiles' widths and those of two
+empty.  A row of a tile in a band of its own whose two halves hold the same devices (as
+many instances of each: a member's parallel copies, ``x.m1`` and ``x.m2``, one either side)
+then takes one of those shelves between its halves where they fit in ``W`` — the shelf
+saving the most height: the row stands centred as before, its halves moved apart by the same
+distance, so every device's centroid stays where it was and the tile's rows stay in order in
+consecutive shelves (a lone short row of a module no longer costs a shelf and a channel of
+its own).  ``W`` is then chosen among the widths above, the tiles' widths and those of two
 tiles side by side.
 
 The packed shelves replace those rows where the first of them stood (the parent's MOS
