@@ -6,11 +6,12 @@ The parent holds the instances of one switch block as a planner draws two matche
 ``MIRROR`` in two rows — one member of two parallel copies (``XM.m1``, ``XM.m2``, the names
 a netlist's ``m=2`` gives) alone in the bottom row, its partners interleaved in a row of
 eight above — and ``BANK``, one row of four.  Packed with the modules' rows named whole, on
-SKY130 and IHP SG13G2: DRC and LVS clean; read back from the written GDS, two rows instead
-of three: the mirror's copies stand at both ends of the bank's row, directly under the
-partners' row, and every member's x centroid is where it was (on the parent's axis); the
-bounding box smaller than the given rows routed as they are.  A row whose halves hold
-different devices (one copy each of two devices) is never cut: its centroids would move."""
+SKY130, IHP SG13G2 and GF180: DRC and LVS clean; read back from the written GDS, two rows
+instead of three: the mirror's copies stand at both ends of the bank's row, directly under
+the partners' row, and every member's x centroid is where it was (on the parent's axis);
+the bounding box smaller than the given rows routed as they are; SKY130's foundry deck
+clean.  A row whose halves hold different devices (one copy each of two devices) is never
+cut: its centroids would move."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from test_blocks import SUPPLIES, check_clean, flat_devices, make_rows, route_it
 from centroid_skills.routing.block_packing import Item, _halves
 
 PDK = REPO_ROOT / "examples" / "pdk"
+PDKS = ["sky130", "ihp_sg13g2", "gf180mcu"]
 #: module -> its rows (bottom to top), each a sequence of members; ``M``: two copies of one
 #: device alone in its row
 MODULES = {"MIRROR": ["MM", "ABCDDCBA"], "BANK": ["EFFE"]}
@@ -73,8 +75,7 @@ def parent(path: Path, whole: bool) -> tuple[Client, dict[str, Any], list[dict[s
     return client, routed, flat, member_of
 
 
-@pytest.mark.parametrize("path", [PDK / "sky130.json", PDK / "ihp_sg13g2.json"],
-                         ids=["sky130", "ihp_sg13g2"])
+@pytest.mark.parametrize("path", [PDK / f"{name}.json" for name in PDKS], ids=PDKS)
 def test_short_row_of_a_tile_flanks_another_shelf(path: Path, tmp_path: Path) -> None:
     client, packed, flat, member_of = parent(path, whole=True)
     check_clean(client, "TOP", flat)
