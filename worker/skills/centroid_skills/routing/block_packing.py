@@ -49,13 +49,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import klayout.db as kdb
 
 from centroid_skills import abut
 from centroid_skills.routing.dims import Dims
+from centroid_skills.routing.shelf_order import Weights, reordered
 from centroid_skills.session import Session
 
 #: a packing's width and height stay within this factor of each other (else the planner's
@@ -92,6 +93,9 @@ class Packing:
     rows: list[list[str]]
     width: int
     height: int
+    #: the rows of each unit its order may move (a tile's band, kept together), bottom to
+    #: top; empty: every row a unit of its own
+    units: list[int] = field(default_factory=list)
 
     @property
     def area(self) -> int:
@@ -208,7 +212,7 @@ def _tiles(row_items: list[list[Item]], whole: list[list[int]],
 
 
 def _tile_shelves(tiles: list[Tile], loose: list[Item], width: int,
-                  gap: Callable[[Item, Item], int]) -> list[list[Item]]:
+                  gap: Callable[[Item, Item], int]) -> list[list[list[Item]]]:
     """Bands of the tiles of two rows or more (by row count, widest first, next fit), then
     one-row tiles and loose instances first fit, tallest first, into shelves of ``width``;
     a shelf of those then flanked by the halves of a row of a band of one tile where they fit
@@ -243,7 +247,7 @@ def _tile_shelves(tiles: list[Tile], loose: list[Item], width: int,
     for band, one in zip(bands, alone, strict=True):
         if one:
             _flank(band, singles, width, gap)
-    return [shelf for band in bands for shelf in band] + singles
+    return bands + [[shelf] for shelf in singles]
 
 
 def _halves(row: list[Item]) -> tuple[list[Item], list[Item]] | None:
@@ -365,8 +369,12 @@ def _candidates(session: Session, rows: list[kdb.Cell], own: list[tuple[int, int
         floor = max([t.width for t in tiles] + [i.width for i in loose] + [w for w, _h in own])
         ordered = sorted(loose, key=lambda i: (-i.height, i.block, i.order))
         widths = set(_widths(ordered, floor, gap)) | _tile_widths(tiles, floor, gap)
-        choices = [_estimate(_tile_shelves(tiles, loose, w, gap), own, margins, gap)
-                   for w in sorted(widths)]
+        choices = []
+        for w in sorted(widths):
+            units = _tile_shelves(tiles, loose, w, gap)
+            packing = _estimate([shelf for unit in units for shelf in unit], own, margins, gap)
+            packing.units = [len(unit) for unit in units]
+            choices.append(packing)
     else:
         ordered = sorted(items, key=lambda i: (-i.height, i.block, i.order))
         floor = max([i.width for i in items] + [w for w, _h in own])
@@ -398,16 +406,38 @@ def run_widths(session: Session, rows: list[kdb.Cell], extra_gap: int) -> dict[s
     return runs
 
 
+def _nets_of(session: Session, shelves: list[list[str]], devices: list[dict[str, Any]]
+             ) -> dict[str, frozenset[str] | None]:
+    """Each instance's nets that some other device also touches (a net of one device needs
+    no track); ``None`` for a passive device (its shelf is never turned)."""
+    terminals = {dev["id"]: set((dev.get("terminals") or {}).values()) for dev in devices}
+    touched = Counter(net for nets in terminals.values() for net in nets)
+    out: dict[str, frozenset[str] | None] = {}
+    for name in (n for shelf in shelves for n in shelf):
+        rec = session.cells.get(name)
+        if rec is None or rec.kind != "block":
+            out[name] = None
+            continue
+        nets = terminals.get(str(rec.params.get("device_id")), set())
+        out[name] = frozenset(net for net in nets if touched[net] > 1)
+    return out
+
+
 def packed_rows(session: Session, rows: list[str], d: Dims, cell_name: str,
                 place: Callable[[Session, dict[str, Any]], Any], extra_gap_um: float,
-                whole_rows: list[list[str]] | None = None, rank: int = 0) -> tuple[list[str], list[str]]:
+                whole_rows: list[list[str]] | None = None, rank: int = 0,
+                devices: list[dict[str, Any]] | None = None,
+                has_ports: bool = False) -> tuple[list[str], list[str]]:
     """``rows`` with its rows of blocks packed by real size (new row cells drawn by
     ``place``, ``layout.place``'s skill function, with the extra gap ``extra_gap_um``), and
     the row cells the packing replaced (to drop once routed); ``rows`` unchanged and no
     cell to drop when there is nothing to pack or the planner's rows are as small.
     ``whole_rows``: groups of row names kept whole, one above the other (a group naming a
     row that is not one of blocks is left out: its rows are not packed at all).  ``rank``:
-    the rank-th of the distinct packings weighed (:func:`ranked`; 0: the smallest estimate)."""
+    the rank-th of the distinct packings weighed (:func:`ranked`; 0: the smallest estimate).
+    ``devices``: the cell's devices (``route.nets``' list): the packed shelves then stand in
+    the order whose channels hold the fewest nets (:mod:`.shelf_order`; ``has_ports``: a
+    block, its rows paired from row 1)."""
     tech = session.need_tech()
     cells = [session.any_cell(name) for name in rows]
     of_blocks = [i for i, cell in enumerate(cells) if packable(session, cell)]
@@ -424,12 +454,17 @@ def packed_rows(session: Session, rows: list[str], d: Dims, cell_name: str,
     packing = pack(session, [cells[i] for i in of_blocks], own, d, extra, whole, rank)
     if packing is None:
         return rows, []
+    at = of_blocks[0]
+    shelves = packing.rows
+    if devices is not None:
+        weights = Weights(d.py * packing.width, d.px * packing.height)
+        shelves = reordered(shelves, packing.units, _nets_of(session, shelves, devices),
+                            1 if has_ports and at == 0 else 0, weights)
     new_rows: list[str] = []
-    for shelf in packing.rows:
+    for shelf in shelves:
         name = session.unique_name(f"{cell_name}_BROW{len(new_rows)}")
         place(session, {"cell_name": name, "rows": [{"cells": shelf, "gap": extra_gap_um}]})
         new_rows.append(name)
-    at = of_blocks[0]
     kept = [name for i, name in enumerate(rows) if i not in of_blocks]
     before = [name for i, name in enumerate(rows) if i not in of_blocks and i < at]
     return before + new_rows + kept[len(before):], [rows[i] for i in of_blocks]

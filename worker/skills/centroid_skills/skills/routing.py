@@ -145,7 +145,7 @@ def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
             replaced += reshaped
             rows, packed = packed_rows(session, rows, d, args["cell_name"], place,
                                        float(pack.get("gap", 0)), pack.get("whole_rows"),
-                                       int(pack.get("rank", 0)))
+                                       int(pack.get("rank", 0)), args["devices"], ports is not None)
             replaced += packed
         res = route(session, rows, args["devices"], net_types, args["cell_name"],
                     bool(args.get("balance_partners", True)), ports or (),

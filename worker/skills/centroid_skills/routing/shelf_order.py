@@ -1,0 +1,155 @@
+"""The order of a parent's packed shelves of blocks: shelves sharing nets made neighbours
+(issue 26).
+
+The packing (:mod:`.block_packing`) fixes which instances share a shelf, not the order of
+the shelves.  Routed, two shelves of blocks one above the other are turned to share one
+channel (:mod:`.row_pairs`: pairs taken bottom up); a channel holds a track for each net of
+the rows facing it, and a net in more than one channel also takes a trunk column beside the
+rows.  So the order decides the tracks and the columns: four rows of one differential pair's
+copies paired among themselves share their inputs and outputs, each paired with an unrelated
+shelf carries both shelves' nets.
+
+The order's units are the packing's: a band of a tile's rows (kept in order, never taken
+apart) or one shelf.  Its cost counts, per channel, the nets of the rows facing it (a pair's
+union) and the nets in more than one channel, weighed as the area they add (tracks: the
+track pitch times the packing's width; columns: the column pitch times its height).  The
+order is searched from the packing's own (bands first, then shelves tallest first): a unit
+moved or two swapped while that lowers the cost; another order only when it costs strictly
+less, so a parent whose shelves share nothing keeps the packing's order.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+#: up to this many units every order is weighed (7! = 5,040 orders), beyond it a descent
+EXHAUSTIVE = 7
+
+
+@dataclass(frozen=True)
+class Weights:
+    """What a track and a trunk column add to the packing's area (nm²)."""
+
+    track: int  # track pitch × the packing's width
+    column: int  # column pitch × the packing's height
+
+
+def channels(rows: list[frozenset[str] | None], first: int) -> list[frozenset[str]]:
+    """The nets of each channel of ``rows`` (bottom to top; ``None``: a row that is not of
+    blocks only, never turned): rows of blocks paired bottom up from row ``first`` as
+    :func:`.row_pairs.pair_rows` pairs them, a pair's channel holding both rows' nets, any
+    other row its own."""
+    out: list[frozenset[str]] = []
+    r = 0
+    while r < len(rows):
+        here = rows[r] or frozenset()
+        if r >= first and r + 1 < len(rows) and rows[r] is not None and rows[r + 1] is not None:
+            out.append(here | (rows[r + 1] or frozenset()))
+            r += 2
+        else:
+            out.append(here)
+            r += 1
+    return out
+
+
+def cost(rows: list[frozenset[str] | None], first: int, weights: Weights) -> int:
+    """The area the channels' tracks and the trunk columns of ``rows`` add (one track per
+    net of a channel, one column per net in more than one channel)."""
+    chans = channels(rows, first)
+    spread = Counter(net for chan in chans for net in chan)
+    tracks = sum(len(chan) for chan in chans)
+    columns = sum(1 for count in spread.values() if count > 1)
+    return tracks * weights.track + columns * weights.column
+
+
+def order(units: list[list[frozenset[str] | None]], first: int, weights: Weights) -> list[int]:
+    """The order of ``units`` (each a unit's rows' nets, bottom to top) with the smallest
+    :func:`cost`: every order when there are at most :data:`EXHAUSTIVE` units, else a
+    descent (one unit moved or two swapped while the cost falls) from the given order, from
+    it reversed and from each unit followed greedily by the unit sharing the most nets with
+    the row below; the given order unless another costs strictly less."""
+
+    def of(sequence: list[int] | tuple[int, ...]) -> int:
+        return cost([row for u in sequence for row in units[u]], first, weights)
+
+    given = list(range(len(units)))
+    best, best_cost = given, of(given)
+    if len(units) <= EXHAUSTIVE:
+        for sequence in itertools.permutations(given):
+            c = of(sequence)
+            if c < best_cost:
+                best, best_cost = list(sequence), c
+        return best
+    for start in [given, given[::-1], *(_greedy(units, u) for u in given)]:
+        found, c = _descent(start, of)
+        if c < best_cost:
+            best, best_cost = found, c
+    return best
+
+
+def _greedy(units: list[list[frozenset[str] | None]], start: int) -> list[int]:
+    """``start`` first, then each time the unit whose bottom row shares the most nets with
+    the top row so far (the first of equals)."""
+    sequence = [start]
+    left = [u for u in range(len(units)) if u != start]
+    while left:
+        top = units[sequence[-1]][-1] or frozenset()
+        nxt = max(left, key=lambda u: (len(top & (units[u][0] or frozenset())), -u))
+        sequence.append(nxt)
+        left.remove(nxt)
+    return sequence
+
+
+def _descent(start: list[int], of: Callable[[list[int]], int]) -> tuple[list[int], int]:
+    """From ``start``, the first neighbour that costs less, until none does."""
+    best, best_cost = start, of(start)
+    improved = True
+    while improved:
+        improved = False
+        for candidate in _neighbours(best):
+            c = of(candidate)
+            if c < best_cost:
+                best, best_cost, improved = candidate, c, True
+                break
+    return best, best_cost
+
+
+def _neighbours(sequence: list[int]) -> list[list[int]]:
+    """Every order one move (a unit taken out and put elsewhere) or one swap away."""
+    out: list[list[int]] = []
+    n = len(sequence)
+    for i in range(n):
+        rest = sequence[:i] + sequence[i + 1:]
+        for j in range(n):
+            if j != i:
+                out.append(rest[:j] + [sequence[i]] + rest[j:])
+        for j in range(i + 1, n):
+            swapped = list(sequence)
+            swapped[i], swapped[j] = swapped[j], swapped[i]
+            out.append(swapped)
+    return out
+
+
+def reordered(shelves: list[list[str]], units: list[int], nets: dict[str, frozenset[str] | None],
+              first: int, weights: Weights) -> list[list[str]]:
+    """``shelves`` (instance names, bottom to top) in the order :func:`order` finds; ``units``:
+    the shelves of each unit, bottom to top (empty: one each); ``nets``: each instance's nets
+    (``None``: a passive device, its shelf never turned)."""
+    sizes = units or [1] * len(shelves)
+    grouped: list[list[list[str]]] = []
+    at = 0
+    for size in sizes:
+        grouped.append(shelves[at:at + size])
+        at += size
+
+    def of(shelf: list[str]) -> frozenset[str] | None:
+        found = [nets.get(name) for name in shelf]
+        if any(n is None for n in found):
+            return None
+        return frozenset().union(*[n for n in found if n is not None])
+
+    sequence = order([[of(shelf) for shelf in unit] for unit in grouped], first, weights)
+    return [shelf for u in sequence for shelf in grouped[u]]
