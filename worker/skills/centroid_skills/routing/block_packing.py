@@ -436,8 +436,8 @@ def packed_rows(session: Session, rows: list[str], d: Dims, cell_name: str,
     row that is not one of blocks is left out: its rows are not packed at all).  ``rank``:
     the rank-th of the distinct packings weighed (:func:`ranked`; 0: the smallest estimate).
     ``devices``: the cell's devices (``route.nets``' list): the packed shelves then stand in
-    the order whose channels hold the fewest nets (:mod:`.shelf_order`; ``has_ports``: a
-    block, its rows paired from row 1)."""
+    the order whose channels hold the fewest nets, when it saves more than the estimate's
+    error (:mod:`.shelf_order`; ``has_ports``: a block, its rows paired from row 1)."""
     tech = session.need_tech()
     cells = [session.any_cell(name) for name in rows]
     of_blocks = [i for i, cell in enumerate(cells) if packable(session, cell)]
@@ -459,7 +459,8 @@ def packed_rows(session: Session, rows: list[str], d: Dims, cell_name: str,
     if devices is not None:
         weights = Weights(d.py * packing.width, d.px * packing.height)
         shelves = reordered(shelves, packing.units, _nets_of(session, shelves, devices),
-                            1 if has_ports and at == 0 else 0, weights)
+                            1 if has_ports and at == 0 else 0, weights,
+                            int(ESTIMATE_ERROR * packing.area))
     new_rows: list[str] = []
     for shelf in shelves:
         name = session.unique_name(f"{cell_name}_BROW{len(new_rows)}")

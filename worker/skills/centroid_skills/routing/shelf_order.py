@@ -13,9 +13,13 @@ The order's units are the packing's: a band of a tile's rows (kept in order, nev
 apart) or one shelf.  Its cost counts, per channel, the nets of the rows facing it (a pair's
 union) and the nets in more than one channel, weighed as the area they add (tracks: the
 track pitch times the packing's width; columns: the column pitch times its height).  The
-order is searched from the packing's own (bands first, then shelves tallest first): a unit
-moved or two swapped while that lowers the cost; another order only when it costs strictly
-less, so a parent whose shelves share nothing keeps the packing's order.
+order is searched among every order of up to seven units, else by descents (a unit moved or
+two swapped while that lowers the cost) from the packing's own order (bands first, then
+shelves tallest first), from it reversed and from greedy chains of shelves sharing nets;
+another order is taken only when it saves more than the margin its caller gives (the
+packing's estimate error: the cost counts nets, where a channel's tracks are levels that
+nets side by side share and a top cell joins some nets by verticals instead of columns), so
+a parent whose shelves share nothing keeps the packing's order.
 """
 
 from __future__ import annotations
@@ -65,12 +69,13 @@ def cost(rows: list[frozenset[str] | None], first: int, weights: Weights) -> int
     return tracks * weights.track + columns * weights.column
 
 
-def order(units: list[list[frozenset[str] | None]], first: int, weights: Weights) -> list[int]:
+def order(units: list[list[frozenset[str] | None]], first: int, weights: Weights,
+          margin: int = 0) -> list[int]:
     """The order of ``units`` (each a unit's rows' nets, bottom to top) with the smallest
     :func:`cost`: every order when there are at most :data:`EXHAUSTIVE` units, else a
     descent (one unit moved or two swapped while the cost falls) from the given order, from
     it reversed and from each unit followed greedily by the unit sharing the most nets with
-    the row below; the given order unless another costs strictly less."""
+    the row below; the given order unless another costs less by more than ``margin``."""
 
     def of(sequence: list[int] | tuple[int, ...]) -> int:
         return cost([row for u in sequence for row in units[u]], first, weights)
@@ -82,12 +87,12 @@ def order(units: list[list[frozenset[str] | None]], first: int, weights: Weights
             c = of(sequence)
             if c < best_cost:
                 best, best_cost = list(sequence), c
-        return best
-    for start in [given, given[::-1], *(_greedy(units, u) for u in given)]:
-        found, c = _descent(start, of)
-        if c < best_cost:
-            best, best_cost = found, c
-    return best
+    else:
+        for start in [given, given[::-1], *(_greedy(units, u) for u in given)]:
+            found, c = _descent(start, of)
+            if c < best_cost:
+                best, best_cost = found, c
+    return best if of(given) - best_cost > margin else given
 
 
 def _greedy(units: list[list[frozenset[str] | None]], start: int) -> list[int]:
@@ -134,10 +139,11 @@ def _neighbours(sequence: list[int]) -> list[list[int]]:
 
 
 def reordered(shelves: list[list[str]], units: list[int], nets: dict[str, frozenset[str] | None],
-              first: int, weights: Weights) -> list[list[str]]:
+              first: int, weights: Weights, margin: int = 0) -> list[list[str]]:
     """``shelves`` (instance names, bottom to top) in the order :func:`order` finds; ``units``:
     the shelves of each unit, bottom to top (empty: one each); ``nets``: each instance's nets
-    (``None``: a passive device, its shelf never turned)."""
+    (``None``: a passive device, its shelf never turned); ``margin``: what another order
+    must save (nm²) to be taken."""
     sizes = units or [1] * len(shelves)
     grouped: list[list[list[str]]] = []
     at = 0
@@ -151,5 +157,5 @@ def reordered(shelves: list[list[str]], units: list[int], nets: dict[str, frozen
             return None
         return frozenset().union(*[n for n in found if n is not None])
 
-    sequence = order([[of(shelf) for shelf in unit] for unit in grouped], first, weights)
+    sequence = order([[of(shelf) for shelf in unit] for unit in grouped], first, weights, margin)
     return [shelf for u in sequence for shelf in grouped[u]]
