@@ -216,7 +216,8 @@ def _tile_shelves(tiles: list[Tile], loose: list[Item], width: int,
     """Bands of the tiles of two rows or more (by row count, widest first, next fit), then
     one-row tiles and loose instances first fit, tallest first, into shelves of ``width``;
     a shelf of those then flanked by the halves of a row of a band of one tile where they fit
-    (:func:`_flank`)."""
+    (:func:`_flank`).  The units their order may move: each band (its shelves, bottom to
+    top), then each other shelf alone."""
     bands: list[list[list[Item]]] = []
     alone: list[bool] = []  # whether the band holds one tile
     multi = sorted((t for t in tiles if len(t.rows) > 1), key=lambda t: (-len(t.rows), -t.width))
