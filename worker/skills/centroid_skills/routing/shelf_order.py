@@ -29,8 +29,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-#: up to this many units every order is weighed (7! = 5,040 orders), beyond it a descent
+#: up to this many units every order is weighed (7! = 5,040 orders), beyond it descents
 EXHAUSTIVE = 7
+#: the orders the descents may weigh in all (bounds the time of a parent of many shelves)
+BUDGET = 20_000
 
 
 @dataclass(frozen=True)
@@ -75,9 +77,13 @@ def order(units: list[list[frozenset[str] | None]], first: int, weights: Weights
     :func:`cost`: every order when there are at most :data:`EXHAUSTIVE` units, else a
     descent (one unit moved or two swapped while the cost falls) from the given order, from
     it reversed and from each unit followed greedily by the unit sharing the most nets with
-    the row below; the given order unless another costs less by more than ``margin``."""
+    the row below, until :data:`BUDGET` orders are weighed; the given order unless another
+    costs less by more than ``margin``."""
+
+    spent = [0]
 
     def of(sequence: list[int] | tuple[int, ...]) -> int:
+        spent[0] += 1
         return cost([row for u in sequence for row in units[u]], first, weights)
 
     given = list(range(len(units)))
@@ -89,7 +95,9 @@ def order(units: list[list[frozenset[str] | None]], first: int, weights: Weights
                 best, best_cost = list(sequence), c
     else:
         for start in [given, given[::-1], *(_greedy(units, u) for u in given)]:
-            found, c = _descent(start, of)
+            if spent[0] >= BUDGET:
+                break
+            found, c = _descent(start, of, lambda: spent[0] >= BUDGET)
             if c < best_cost:
                 best, best_cost = found, c
     return best if of(given) - best_cost > margin else given
@@ -108,11 +116,13 @@ def _greedy(units: list[list[frozenset[str] | None]], start: int) -> list[int]:
     return sequence
 
 
-def _descent(start: list[int], of: Callable[[list[int]], int]) -> tuple[list[int], int]:
-    """From ``start``, the first neighbour that costs less, until none does."""
+def _descent(start: list[int], of: Callable[[list[int]], int],
+             spent: Callable[[], bool]) -> tuple[list[int], int]:
+    """From ``start``, the first neighbour that costs less, until none does or the budget
+    is ``spent``."""
     best, best_cost = start, of(start)
     improved = True
-    while improved:
+    while improved and not spent():
         improved = False
         for candidate in _neighbours(best):
             c = of(candidate)
