@@ -10,8 +10,9 @@ together (rows of blocks share a channel in pairs): on SKY130, IHP SG13G2 and GF
 and LVS clean; read back from the written GDS, the rows of ``Y1`` and ``Y2`` neighbours and
 those of ``X1`` and ``X2`` too, the mirror's rows still consecutive; the bounding box smaller
 than the same shelves routed in the packing's own order (bands first, then shelves as
-given).  The cost counts each channel's nets and the nets in more than one channel; an
-order is taken only when it saves more than the margin."""
+given; ``route.nets`` routes both orders and keeps the smaller).  The cost counts each
+channel's nets and the nets in more than one channel; an order is taken only when it saves
+more than the margin."""
 
 from __future__ import annotations
 

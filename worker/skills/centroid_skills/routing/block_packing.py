@@ -428,7 +428,7 @@ def packed_rows(session: Session, rows: list[str], d: Dims, cell_name: str,
                 place: Callable[[Session, dict[str, Any]], Any], extra_gap_um: float,
                 whole_rows: list[list[str]] | None = None, rank: int = 0,
                 devices: list[dict[str, Any]] | None = None,
-                has_ports: bool = False) -> tuple[list[str], list[str]]:
+                has_ports: bool = False) -> tuple[list[str], list[str], list[str] | None]:
     """``rows`` with its rows of blocks packed by real size (new row cells drawn by
     ``place``, ``layout.place``'s skill function, with the extra gap ``extra_gap_um``), and
     the row cells the packing replaced (to drop once routed); ``rows`` unchanged and no
@@ -436,9 +436,10 @@ def packed_rows(session: Session, rows: list[str], d: Dims, cell_name: str,
     ``whole_rows``: groups of row names kept whole, one above the other (a group naming a
     row that is not one of blocks is left out: its rows are not packed at all).  ``rank``:
     the rank-th of the distinct packings weighed (:func:`ranked`; 0: the smallest estimate).
-    ``devices``: the cell's devices (``route.nets``' list): the packed shelves then stand in
-    the order whose channels hold the fewest nets, when it saves more than the estimate's
-    error (:mod:`.shelf_order`; ``has_ports``: a block, its rows paired from row 1)."""
+    ``devices``: the cell's devices (``route.nets``' list): the rows in the order whose
+    channels hold the fewest nets (:mod:`.shelf_order`; ``has_ports``: a block, its rows
+    paired from row 1) come third when it is not the packing's own (else ``None``), for the
+    caller to route both and keep the smaller."""
     tech = session.need_tech()
     cells = [session.any_cell(name) for name in rows]
     of_blocks = [i for i, cell in enumerate(cells) if packable(session, cell)]
@@ -447,26 +448,30 @@ def packed_rows(session: Session, rows: list[str], d: Dims, cell_name: str,
     left_out = {name for group in groups if not set(group) <= packable_names for name in group}
     of_blocks = [i for i in of_blocks if rows[i] not in left_out]
     if not any(_holds_blocks(session, cells[i]) for i in of_blocks):
-        return rows, []
+        return rows, [], None
     own = [(c.bbox().width(), c.bbox().height()) for i, c in enumerate(cells) if i not in of_blocks]
     extra = tech.snap_up(extra_gap_um * 1000)
     at_row = {rows[i]: k for k, i in enumerate(of_blocks)}
     whole = [[at_row[name] for name in group] for group in groups if set(group) <= at_row.keys()]
     packing = pack(session, [cells[i] for i in of_blocks], own, d, extra, whole, rank)
     if packing is None:
-        return rows, []
+        return rows, [], None
     at = of_blocks[0]
-    shelves = packing.rows
-    if devices is not None:
-        weights = Weights(d.py * packing.width, d.px * packing.height)
-        shelves = reordered(shelves, packing.units, _nets_of(session, shelves, devices),
-                            1 if has_ports and at == 0 else 0, weights,
-                            int(ESTIMATE_ERROR * packing.area))
     new_rows: list[str] = []
-    for shelf in shelves:
+    for shelf in packing.rows:
         name = session.unique_name(f"{cell_name}_BROW{len(new_rows)}")
         place(session, {"cell_name": name, "rows": [{"cells": shelf, "gap": extra_gap_um}]})
         new_rows.append(name)
+    other: list[str] | None = None
+    if devices is not None:
+        weights = Weights(d.py * packing.width, d.px * packing.height)
+        shelves = reordered(packing.rows, packing.units, _nets_of(session, packing.rows, devices),
+                            1 if has_ports and at == 0 else 0, weights)
+        if shelves != packing.rows:
+            other = [new_rows[packing.rows.index(shelf)] for shelf in shelves]
     kept = [name for i, name in enumerate(rows) if i not in of_blocks]
     before = [name for i, name in enumerate(rows) if i not in of_blocks and i < at]
-    return before + new_rows + kept[len(before):], [rows[i] for i in of_blocks]
+    replaced = [rows[i] for i in of_blocks]
+    if other is not None:
+        other = before + other + kept[len(before):]
+    return before + new_rows + kept[len(before):], replaced, other

@@ -15,11 +15,11 @@ union) and the nets in more than one channel, weighed as the area they add (trac
 track pitch times the packing's width; columns: the column pitch times its height).  The
 order is searched among every order of up to seven units, else by descents (a unit moved or
 two swapped while that lowers the cost) from the packing's own order (bands first, then
-shelves tallest first), from it reversed and from greedy chains of shelves sharing nets;
-another order is taken only when it saves more than the margin its caller gives (the
-packing's estimate error: the cost counts nets, where a channel's tracks are levels that
-nets side by side share and a top cell joins some nets by verticals instead of columns), so
-a parent whose shelves share nothing keeps the packing's order.
+shelves tallest first), from it reversed and from greedy chains of shelves sharing nets.
+The cost counts nets, where a channel's tracks are levels that nets side by side share, and
+a top cell joins some nets by verticals instead of columns: so a cheaper order is routed as
+well as the packing's own and the smaller routed cell kept (:func:`smallest_route`; a tie
+keeps the packing's order), and a parent whose shelves share nothing keeps its order.
 """
 
 from __future__ import annotations
@@ -28,6 +28,12 @@ import itertools
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from centroid_skills.errors import SkillError
+from centroid_skills.session import Session
+
+R = TypeVar("R", bound=Any)
 
 #: up to this many units every order is weighed (7! = 5,040 orders), beyond it descents
 EXHAUSTIVE = 7
@@ -153,7 +159,7 @@ def reordered(shelves: list[list[str]], units: list[int], nets: dict[str, frozen
     """``shelves`` (instance names, bottom to top) in the order :func:`order` finds; ``units``:
     the shelves of each unit, bottom to top (empty: one each); ``nets``: each instance's nets
     (``None``: a passive device, its shelf never turned); ``margin``: what another order
-    must save (nm²) to be taken."""
+    must save (nm²) by the cost to be taken."""
     sizes = units or [1] * len(shelves)
     grouped: list[list[list[str]]] = []
     at = 0
@@ -169,3 +175,41 @@ def reordered(shelves: list[list[str]], units: list[int], nets: dict[str, frozen
 
     sequence = order([[of(shelf) for shelf in unit] for unit in grouped], first, weights, margin)
     return [shelf for u in sequence for shelf in grouped[u]]
+
+
+def _drop_cells_since(session: Session, before: set[int]) -> None:
+    """Deletes the cells made since ``before`` (cell indexes) and their records."""
+    layout = session.layout
+    for ci in sorted({c.cell_index() for c in layout.each_cell()} - before, reverse=True):
+        if layout.is_valid_cell_index(ci):
+            session.cells.pop(layout.cell(ci).name, None)
+            layout.delete_cell(ci)
+
+
+def smallest_route(session: Session, orders: list[list[str]],
+                   route_rows: Callable[[list[str]], R]) -> tuple[R, list[str]]:
+    """``route_rows`` (one routing call: its result's ``cell`` the routed cell) on the first
+    of ``orders`` (the packing's own) or, when another order of the same rows routes
+    smaller, on that one; the result kept and its order.  The other orders are routed first
+    (a failure leaves them out), their cells dropped; the kept order routed again when it
+    was not the last one routed (rows of blocks are turned in place for each order)."""
+    layout = session.layout
+    tried: list[tuple[int, int]] = []  # (area, index)
+    for k, rows in enumerate(orders[1:], start=1):
+        before = {c.cell_index() for c in layout.each_cell()}
+        try:
+            box = route_rows(rows).cell.bbox()
+        except SkillError:
+            _drop_cells_since(session, before)
+            continue
+        tried.append((box.width() * box.height(), k))
+        _drop_cells_since(session, before)
+    before = {c.cell_index() for c in layout.each_cell()}
+    res = route_rows(orders[0])
+    box = res.cell.bbox()
+    area = box.width() * box.height()
+    best = min(tried, default=(area, 0))
+    if best[0] >= area:
+        return res, orders[0]
+    _drop_cells_since(session, before)
+    return route_rows(orders[best[1]]), orders[best[1]]
