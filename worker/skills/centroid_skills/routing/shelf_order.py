@@ -190,26 +190,34 @@ def smallest_route(session: Session, orders: list[list[str]],
                    route_rows: Callable[[list[str]], R]) -> tuple[R, list[str]]:
     """``route_rows`` (one routing call: its result's ``cell`` the routed cell) on the first
     of ``orders`` (the packing's own) or, when another order of the same rows routes
-    smaller, on that one; the result kept and its order.  The other orders are routed first
-    (a failure leaves them out), their cells dropped; the kept order routed again when it
-    was not the last one routed (rows of blocks are turned in place for each order)."""
+    smaller, on that one; the result kept and its order.  Each order is routed in turn (a
+    failure of another order leaves it out), the cells of each routed but the last dropped;
+    the smallest routed again when it was not the last (rows of blocks are turned in place
+    for each order).  The other orders are the cost's choice, so the smallest is mostly the
+    last: two routes."""
     layout = session.layout
-    tried: list[tuple[int, int]] = []  # (area, index)
-    for k, rows in enumerate(orders[1:], start=1):
+    best = (0, 0)  # (area, index) of the smallest routed so far
+    res: R | None = None
+    before: set[int] = set()
+    last = 0
+    for k, rows in enumerate(orders):
+        if res is not None:  # the cell's name is free for the next order
+            _drop_cells_since(session, before)
+            res = None
         before = {c.cell_index() for c in layout.each_cell()}
         try:
-            box = route_rows(rows).cell.bbox()
+            res = route_rows(rows)
         except SkillError:
+            if k == 0:
+                raise
             _drop_cells_since(session, before)
             continue
-        tried.append((box.width() * box.height(), k))
+        box = res.cell.bbox()
+        if k == 0 or box.width() * box.height() < best[0]:
+            best = (box.width() * box.height(), k)
+        last = k
+    if res is not None and best[1] == last:
+        return res, orders[last]
+    if res is not None:
         _drop_cells_since(session, before)
-    before = {c.cell_index() for c in layout.each_cell()}
-    res = route_rows(orders[0])
-    box = res.cell.bbox()
-    area = box.width() * box.height()
-    best = min(tried, default=(area, 0))
-    if best[0] >= area:
-        return res, orders[0]
-    _drop_cells_since(session, before)
     return route_rows(orders[best[1]]), orders[best[1]]
