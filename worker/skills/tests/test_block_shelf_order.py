@@ -24,7 +24,8 @@ from helpers import REPO_ROOT, Client, load_rule_set
 from test_block_rows_whole import SWITCH, member_ports, written_rows
 from test_blocks import SUPPLIES, check_clean, flat_devices, make_rows, route_items
 
-from centroid_skills.routing.shelf_order import Weights, channels, cost, order
+from centroid_skills.routing.router import route
+from centroid_skills.routing.shelf_order import Weights, channels, cost, order, smallest_route
 
 PDK = REPO_ROOT / "examples" / "pdk"
 PDKS = ["sky130", "ihp_sg13g2", "gf180mcu"]
@@ -33,12 +34,12 @@ MODULES = {"MIRROR": ["MM", "ABCDEEDCBA"], "X1": ["GHHGGHHG"], "Y1": ["JKKJJKKJ"
            "X2": ["GHHGGHHG"], "Y2": ["JKKJJKKJ"]}
 
 
-def parent(path: Path, given: list[list[str]] | None = None
+def parent(path: Path, given: list[list[str]] | None = None, routed: bool = True
            ) -> tuple[Client, dict[str, Any], list[dict[str, Any]], dict[str, str]]:
     """The switch block and its instances in the modules' rows routed into TOP, packed with
     the modules' rows whole; with ``given`` (rows of members' copies, bottom to top) those
-    rows routed as they are instead.  The route result, the flat devices and each instance's
-    module and member."""
+    rows routed as they are instead.  The route result (not ``routed``: the ``route.nets``
+    arguments, nothing routed), the flat devices and each instance's module and member."""
     client = Client()
     client.call("tech.load", rules=load_rule_set(path))
     pitch = client.call("route.info")["pitch_um"]
@@ -76,9 +77,10 @@ def parent(path: Path, given: list[list[str]] | None = None
         "devices": [{"id": i, "type": "block", "terminals": t} for i, t in terminals.items()]}
     if given is None:
         arguments["pack_block_rows"] = {"gap": pitch, "whole_rows": groups}
-    routed = client.call("route.nets", **arguments)
     flat = [d for inst, ports in terminals.items() for d in flat_devices(inst, SWITCH, ports)]
-    return client, routed, flat, module_of
+    if not routed:
+        return client, arguments, flat, module_of
+    return client, client.call("route.nets", **arguments), flat, module_of
 
 
 def modules_of(row: list[tuple[str, Any]], module_of: dict[str, str]) -> set[str]:
@@ -103,6 +105,34 @@ def test_shelves_sharing_nets_stand_together(path: Path, tmp_path: Path) -> None
     _client, own_order, _flat, _modules = parent(path, given=band + rest)
     assert packed["width_um"] * packed["height_um"] < own_order["width_um"] * own_order["height_um"], \
         (packed["bbox_um"], own_order["bbox_um"])
+
+
+@pytest.mark.parametrize("own_first", [True, False], ids=["cheaper-last", "cheaper-first"])
+def test_the_smaller_order_is_kept_and_drawn_clean(own_first: bool, tmp_path: Path) -> None:
+    """Both orders of the same row cells routed in one session (rows of blocks turned in
+    place for each): the smaller kept whichever was routed last, one TOP, DRC/LVS clean."""
+    path = PDK / "sky130.json"
+    client, packed, _flat, module_of = parent(path)
+    rows = written_rows(client, tmp_path / "packed")
+    shelves = [[name for name, _box in row] for row in rows]
+    at = {m: [r for r, row in enumerate(rows) if m in modules_of(row, module_of)] for m in MODULES}
+    # the packing's own order: the mirror's band, then Y1, X2, Y2
+    own = [shelves[r] for r in at["MIRROR"]] + [shelves[at[m][0]] for m in ("Y1", "X2", "Y2")]
+    client, arguments, flat, _modules = parent(path, given=shelves, routed=False)
+    names = arguments["rows"]
+    by_shelf = {tuple(s): name for s, name in zip(shelves, names, strict=True)}
+    orders = [[by_shelf[tuple(s)] for s in own], names]
+    if not own_first:
+        orders.reverse()
+    session = client.server.session
+    net_types = {n["name"]: n["net_type"] for n in SUPPLIES}
+    res, kept = smallest_route(session, orders, lambda rows: route(
+        session, rows, arguments["devices"], net_types, "TOP"))
+    assert kept == names and res.cell.name == "TOP"
+    box = res.cell.bbox()
+    assert round(box.width() * box.height() / 1e6, 1) == round(packed["width_um"] * packed["height_um"], 1)
+    assert [c.name for c in session.layout.each_cell()].count("TOP") == 1
+    check_clean(client, "TOP", flat)
 
 
 def test_cost_counts_each_channel_and_the_nets_between_channels() -> None:
