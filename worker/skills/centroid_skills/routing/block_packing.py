@@ -31,7 +31,13 @@ side in bands of ``k`` shelves (widest first, next fit; a tile of rows of differ
 has a band of its own); one-row tiles and the other instances are then packed first fit
 into shelves of their own, tallest first (a tile as wide as its row), so that short rows of
 different modules share a shelf instead of each leaving the rest of the parent's width
-empty.  ``W`` is then chosen among the widths above, the tiles' widths and those of two
+empty.  A row of a tile in a band of its own whose two halves hold the same devices (as
+many instances of each: a member's parallel copies, ``x.m1`` and ``x.m2``, one either side)
+then takes one of those shelves between its halves where they fit in ``W`` — the shelf
+saving the most height: the row stands centred as before, its halves moved apart by the same
+distance, so every device's centroid stays where it was and the tile's rows stay in order in
+consecutive shelves (a lone short row of a module no longer costs a shelf and a channel of
+its own).  ``W`` is then chosen among the widths above, the tiles' widths and those of two
 tiles side by side.
 
 The packed shelves replace those rows where the first of them stood (the parent's MOS
@@ -40,14 +46,17 @@ rows keep their places); same input, same shelves.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import klayout.db as kdb
 
 from centroid_skills import abut
 from centroid_skills.routing.dims import Dims
+from centroid_skills.routing.shelf_order import Weights, reordered
 from centroid_skills.session import Session
 
 #: a packing's width and height stay within this factor of each other (else the planner's
@@ -61,6 +70,8 @@ ESTIMATE_ERROR = 0.05
 
 #: device cells a shelf of blocks may hold beside them: no rail, no well
 PASSIVES = ("resistor", "capacitor")
+#: the suffix a netlist's ``m=`` gives each parallel copy of one device
+COPY_SUFFIX = re.compile(r"\.m\d+$")
 
 
 @dataclass(frozen=True)
@@ -72,6 +83,7 @@ class Item:
     width: int
     height: int
     order: int  # its place in the planner's rows
+    device: str = ""  # the device it draws (parallel copies ``x.m1``, ``x.m2``: ``x``)
 
 
 @dataclass
@@ -81,6 +93,9 @@ class Packing:
     rows: list[list[str]]
     width: int
     height: int
+    #: the rows of each unit its order may move (a tile's band, kept together), bottom to
+    #: top; empty: every row a unit of its own
+    units: list[int] = field(default_factory=list)
 
     @property
     def area(self) -> int:
@@ -111,13 +126,22 @@ def _holds_blocks(session: Session, cell: kdb.Cell) -> bool:
     return any(_block_of(session, i.cell.name) not in (None, i.cell.name) for i in cell.each_inst())
 
 
+def _device_of(session: Session, name: str) -> str:
+    """The device a cell draws: a block instance's device id without the copy suffix the
+    netlist gives parallel copies (``.m<k>``), else the cell's own name."""
+    rec = session.cells.get(name)
+    device = rec.params.get("device_id") if rec is not None else None
+    return COPY_SUFFIX.sub("", str(device)) if device else name
+
+
 def _items(session: Session, rows: list[kdb.Cell]) -> list[Item]:
     items: list[Item] = []
     for row in rows:
         for inst in sorted(row.each_inst(), key=lambda i: (i.bbox().left, i.bbox().bottom)):
             bb = inst.cell.bbox()
             block = str(_block_of(session, inst.cell.name))
-            items.append(Item(inst.cell.name, block, bb.width(), bb.height(), len(items)))
+            items.append(Item(inst.cell.name, block, bb.width(), bb.height(), len(items),
+                              _device_of(session, inst.cell.name)))
     return items
 
 
@@ -188,24 +212,29 @@ def _tiles(row_items: list[list[Item]], whole: list[list[int]],
 
 
 def _tile_shelves(tiles: list[Tile], loose: list[Item], width: int,
-                  gap: Callable[[Item, Item], int]) -> list[list[Item]]:
+                  gap: Callable[[Item, Item], int]) -> list[list[list[Item]]]:
     """Bands of the tiles of two rows or more (by row count, widest first, next fit), then
-    one-row tiles and loose instances first fit, tallest first, into shelves of ``width``."""
-    shelves: list[list[Item]] = []
+    one-row tiles and loose instances first fit, tallest first, into shelves of ``width``;
+    a shelf of those then flanked by the halves of a row of a band of one tile where they fit
+    (:func:`_flank`).  The units their order may move: each band (its shelves, bottom to
+    top), then each other shelf alone."""
+    bands: list[list[list[Item]]] = []
+    alone: list[bool] = []  # whether the band holds one tile
     multi = sorted((t for t in tiles if len(t.rows) > 1), key=lambda t: (-len(t.rows), -t.width))
-    band: list[list[Item]] = []
     for tile in multi:
         # each shelf is centred on the parent's axis: side by side, tiles keep their rows
         # one above the other only when every row of the band is as wide
         even = len({_row_width(row, gap) for row in tile.rows}) == 1
+        band = bands[-1] if bands else []
         if even and band and len(band) == len(tile.rows) and \
                 len({_row_width(row, gap) for row in band}) == 1 and \
                 _row_width(band[0] + tile.rows[0], gap) <= width:
             for shelf, row in zip(band, tile.rows, strict=True):
                 shelf.extend(row)
+            alone[-1] = False
             continue
-        band = [list(row) for row in tile.rows]
-        shelves.extend(band)
+        bands.append([list(row) for row in tile.rows])
+        alone.append(True)
     units: list[list[Item]] = [t.rows[0] for t in tiles if len(t.rows) == 1]
     units += [[i] for i in loose]
     units.sort(key=lambda u: (-max(i.height for i in u), -_row_width(u, gap), u[0].block, u[0].order))
@@ -216,7 +245,44 @@ def _tile_shelves(tiles: list[Tile], loose: list[Item], width: int,
             singles.append(list(unit))
         else:
             fit.extend(unit)
-    return shelves + singles
+    for band, one in zip(bands, alone, strict=True):
+        if one:
+            _flank(band, singles, width, gap)
+    return bands + [[shelf] for shelf in singles]
+
+
+def _halves(row: list[Item]) -> tuple[list[Item], list[Item]] | None:
+    """``row`` cut at its middle when every device has as many instances in either half,
+    else ``None``.  Centred on the axis with a shelf between them, the halves move apart by
+    the same distance, so every device's centroid stays where it was."""
+    middle = len(row) // 2
+    if len(row) % 2 or not row:
+        return None
+    left, right = row[:middle], row[middle:]
+    if Counter(i.device for i in left) != Counter(i.device for i in right):
+        return None
+    return left, right
+
+
+def _flank(band: list[list[Item]], singles: list[list[Item]], width: int,
+           gap: Callable[[Item, Item], int]) -> None:
+    """Each row of ``band`` (one tile's rows, bottom to top) whose halves keep its devices'
+    centroids (:func:`_halves`) takes between them the shelf of ``singles`` (one-row tiles,
+    loose instances: nothing of theirs is matched across rows) that fits in ``width`` and
+    saves the most height; that shelf leaves ``singles``.  The tile's rows stay in order in
+    consecutive shelves, each device's centroid where it was."""
+    for at, row in enumerate(band):
+        halves = _halves(row)
+        if halves is None:
+            continue
+        left, right = halves
+        tall = max(i.height for i in row)
+        fits = [s for s in singles if _row_width(left + s + right, gap) <= width]
+        if not fits:
+            continue
+        shelf = max(fits, key=lambda s: (min(tall, max(i.height for i in s)), _row_width(s, gap)))
+        singles.remove(shelf)
+        band[at] = left + shelf + right
 
 
 def _tile_widths(tiles: list[Tile], floor: int, gap: Callable[[Item, Item], int]) -> set[int]:
@@ -304,8 +370,12 @@ def _candidates(session: Session, rows: list[kdb.Cell], own: list[tuple[int, int
         floor = max([t.width for t in tiles] + [i.width for i in loose] + [w for w, _h in own])
         ordered = sorted(loose, key=lambda i: (-i.height, i.block, i.order))
         widths = set(_widths(ordered, floor, gap)) | _tile_widths(tiles, floor, gap)
-        choices = [_estimate(_tile_shelves(tiles, loose, w, gap), own, margins, gap)
-                   for w in sorted(widths)]
+        choices = []
+        for w in sorted(widths):
+            units = _tile_shelves(tiles, loose, w, gap)
+            packing = _estimate([shelf for unit in units for shelf in unit], own, margins, gap)
+            packing.units = [len(unit) for unit in units]
+            choices.append(packing)
     else:
         ordered = sorted(items, key=lambda i: (-i.height, i.block, i.order))
         floor = max([i.width for i in items] + [w for w, _h in own])
@@ -337,16 +407,39 @@ def run_widths(session: Session, rows: list[kdb.Cell], extra_gap: int) -> dict[s
     return runs
 
 
+def _nets_of(session: Session, shelves: list[list[str]], devices: list[dict[str, Any]]
+             ) -> dict[str, frozenset[str] | None]:
+    """Each instance's nets that some other device also touches (a net of one device needs
+    no track); ``None`` for a passive device (its shelf is never turned)."""
+    terminals = {dev["id"]: set((dev.get("terminals") or {}).values()) for dev in devices}
+    touched = Counter(net for nets in terminals.values() for net in nets)
+    out: dict[str, frozenset[str] | None] = {}
+    for name in (n for shelf in shelves for n in shelf):
+        rec = session.cells.get(name)
+        if rec is None or rec.kind != "block":
+            out[name] = None
+            continue
+        nets = terminals.get(str(rec.params.get("device_id")), set())
+        out[name] = frozenset(net for net in nets if touched[net] > 1)
+    return out
+
+
 def packed_rows(session: Session, rows: list[str], d: Dims, cell_name: str,
                 place: Callable[[Session, dict[str, Any]], Any], extra_gap_um: float,
-                whole_rows: list[list[str]] | None = None, rank: int = 0) -> tuple[list[str], list[str]]:
+                whole_rows: list[list[str]] | None = None, rank: int = 0,
+                devices: list[dict[str, Any]] | None = None,
+                has_ports: bool = False) -> tuple[list[str], list[str], list[str] | None]:
     """``rows`` with its rows of blocks packed by real size (new row cells drawn by
     ``place``, ``layout.place``'s skill function, with the extra gap ``extra_gap_um``), and
     the row cells the packing replaced (to drop once routed); ``rows`` unchanged and no
     cell to drop when there is nothing to pack or the planner's rows are as small.
     ``whole_rows``: groups of row names kept whole, one above the other (a group naming a
     row that is not one of blocks is left out: its rows are not packed at all).  ``rank``:
-    the rank-th of the distinct packings weighed (:func:`ranked`; 0: the smallest estimate)."""
+    the rank-th of the distinct packings weighed (:func:`ranked`; 0: the smallest estimate).
+    ``devices``: the cell's devices (``route.nets``' list): the rows in the order whose
+    channels hold the fewest nets (:mod:`.shelf_order`; ``has_ports``: a block, its rows
+    paired from row 1) come third when it is not the packing's own (else ``None``), for the
+    caller to route both and keep the smaller."""
     tech = session.need_tech()
     cells = [session.any_cell(name) for name in rows]
     of_blocks = [i for i, cell in enumerate(cells) if packable(session, cell)]
@@ -355,20 +448,30 @@ def packed_rows(session: Session, rows: list[str], d: Dims, cell_name: str,
     left_out = {name for group in groups if not set(group) <= packable_names for name in group}
     of_blocks = [i for i in of_blocks if rows[i] not in left_out]
     if not any(_holds_blocks(session, cells[i]) for i in of_blocks):
-        return rows, []
+        return rows, [], None
     own = [(c.bbox().width(), c.bbox().height()) for i, c in enumerate(cells) if i not in of_blocks]
     extra = tech.snap_up(extra_gap_um * 1000)
     at_row = {rows[i]: k for k, i in enumerate(of_blocks)}
     whole = [[at_row[name] for name in group] for group in groups if set(group) <= at_row.keys()]
     packing = pack(session, [cells[i] for i in of_blocks], own, d, extra, whole, rank)
     if packing is None:
-        return rows, []
+        return rows, [], None
+    at = of_blocks[0]
     new_rows: list[str] = []
     for shelf in packing.rows:
         name = session.unique_name(f"{cell_name}_BROW{len(new_rows)}")
         place(session, {"cell_name": name, "rows": [{"cells": shelf, "gap": extra_gap_um}]})
         new_rows.append(name)
-    at = of_blocks[0]
+    other: list[str] | None = None
+    if devices is not None:
+        weights = Weights(d.py * packing.width, d.px * packing.height)
+        shelves = reordered(packing.rows, packing.units, _nets_of(session, packing.rows, devices),
+                            1 if has_ports and at == 0 else 0, weights)
+        if shelves != packing.rows:
+            other = [new_rows[packing.rows.index(shelf)] for shelf in shelves]
     kept = [name for i, name in enumerate(rows) if i not in of_blocks]
     before = [name for i, name in enumerate(rows) if i not in of_blocks and i < at]
-    return before + new_rows + kept[len(before):], [rows[i] for i in of_blocks]
+    replaced = [rows[i] for i in of_blocks]
+    if other is not None:
+        other = before + other + kept[len(before):]
+    return before + new_rows + kept[len(before):], replaced, other

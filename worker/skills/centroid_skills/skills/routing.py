@@ -10,7 +10,9 @@ port at its bottom edge (:mod:`centroid_skills.routing.ports`), no labels inside
 places its instances (``layout.instantiate_block``) and routes them as ``type: block``
 devices.  With ``pack_block_rows`` the rows holding only block instances (and passive devices)
 are packed again by their real sizes before routing (:mod:`centroid_skills.routing.block_packing`):
-the planner's rows of blocks are a preference, kept unless a packing is smaller.  With
+the planner's rows of blocks are a preference, kept unless a packing is smaller; packed
+shelves whose other order puts fewer nets in the channels are routed in both orders, the
+smaller cell kept (:mod:`centroid_skills.routing.shelf_order`).  With
 ``fold_device_rows`` the rows of each MOS kind are cut again into as many rows as give the
 smallest estimated cell (:mod:`centroid_skills.routing.device_folding`): the planner leaves
 the count open, the given rows are kept unless a folding is smaller.
@@ -28,6 +30,7 @@ from centroid_skills.routing.device_folding import folded_rows
 from centroid_skills.routing.dims import routing_dims
 from centroid_skills.routing.report import record, result_dict
 from centroid_skills.routing.router import route
+from centroid_skills.routing.shelf_order import smallest_route
 from centroid_skills.session import Session, um
 from centroid_skills.skills.blocks import instantiate_block
 from centroid_skills.skills.devices import create_device
@@ -130,6 +133,7 @@ def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     d = routing_dims(tech)
     rows: list[str] = list(args["rows"])
     replaced: list[str] = []
+    other: list[str] | None = None
     try:
         fold = args.get("fold_device_rows")
         if fold is not None:
@@ -143,13 +147,18 @@ def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
             rows, reshaped = reshaped_rows(session, rows, d, args["cell_name"], skills,
                                            float(pack.get("gap", 0)), pack.get("whole_rows"))
             replaced += reshaped
-            rows, packed = packed_rows(session, rows, d, args["cell_name"], place,
-                                       float(pack.get("gap", 0)), pack.get("whole_rows"),
-                                       int(pack.get("rank", 0)))
+            rows, packed, other = packed_rows(session, rows, d, args["cell_name"], place,
+                                              float(pack.get("gap", 0)), pack.get("whole_rows"),
+                                              int(pack.get("rank", 0)), args["devices"],
+                                              ports is not None)
             replaced += packed
-        res = route(session, rows, args["devices"], net_types, args["cell_name"],
-                    bool(args.get("balance_partners", True)), ports or (),
-                    short_nets=args.get("short_nets") or ())
+
+        def route_rows(order: list[str]) -> Any:
+            return route(session, order, args["devices"], net_types, args["cell_name"],
+                         bool(args.get("balance_partners", True)), ports or (),
+                         short_nets=args.get("short_nets") or ())
+
+        res, rows = smallest_route(session, [rows] if other is None else [rows, other], route_rows)
     except Exception:
         # leave the session as it was: drop the top, rail and packed row cells made before
         # the failure
