@@ -13,6 +13,9 @@ use crate::printable_names::check_printable;
 /// almost certainly written in the wrong unit.
 pub const MIN_LENGTH_M: f64 = 1e-9;
 pub const MAX_LENGTH_M: f64 = 1e-3;
+/// A resistor's bar may be longer: a folded bar of megohms (a PDK cell's `series=46`
+/// segments of 35 µm is 1.6 mm); 1 cm still catches a length written in micrometres.
+pub const MAX_RESISTOR_LENGTH_M: f64 = 1e-2;
 /// Bounds on multiplicity and finger count.
 pub const MAX_MULTIPLICITY: f64 = 10_000.0;
 pub const MAX_FINGERS: f64 = 1_000.0;
@@ -287,12 +290,16 @@ fn check_device(device: &DeviceDef, pointer: &str, sink: &mut IssueSink) {
         DeviceType::Nmos | DeviceType::Pmos => "total gate width of one instance",
         DeviceType::Resistor | DeviceType::Capacitor => "drawn width",
     };
-    check_length(device.w, "w", required_size, kind, pointer, sink);
+    check_length(device.w, ("w", MAX_LENGTH_M), required_size, kind, pointer, sink);
     let l_meaning = match device.device_type {
         DeviceType::Nmos | DeviceType::Pmos => "gate length",
         DeviceType::Resistor | DeviceType::Capacitor => "drawn length",
     };
-    check_length(device.l, "l", l_meaning, kind, pointer, sink);
+    let max_l = match device.device_type {
+        DeviceType::Resistor => MAX_RESISTOR_LENGTH_M,
+        _ => MAX_LENGTH_M,
+    };
+    check_length(device.l, ("l", max_l), l_meaning, kind, pointer, sink);
     check_count(device.m, "m", MAX_MULTIPLICITY, pointer, sink);
     check_count(device.nf, "nf", MAX_FINGERS, pointer, sink);
     if !device.device_type.is_mos() && device.nf.is_some_and(|nf| nf != 1.0) {
@@ -348,9 +355,10 @@ fn check_device(device: &DeviceDef, pointer: &str, sink: &mut IssueSink) {
     }
 }
 
+/// `(field, maximum)`: the field's name and its largest sound value (m).
 fn check_length(
     value: Option<f64>,
-    field: &str,
+    (field, maximum): (&str, f64),
     meaning: &str,
     kind: &str,
     pointer: &str,
@@ -364,12 +372,12 @@ fn check_length(
         }
         Some(value) if value < MIN_LENGTH_M => sink.push(
             pointer,
-            format!("{field} = {value:e} m is below 1 nm; lengths are in metres (0.5 µm is 5e-7), valid range {MIN_LENGTH_M:e}..{MAX_LENGTH_M:e}"),
+            format!("{field} = {value:e} m is below 1 nm; lengths are in metres (0.5 µm is 5e-7), valid range {MIN_LENGTH_M:e}..{maximum:e}"),
         ),
-        Some(value) if value > MAX_LENGTH_M => sink.push(
+        Some(value) if value > maximum => sink.push(
             pointer,
             format!(
-                "{field} = {value} m is absurdly large; lengths are in metres ({value} µm would be {:e}), valid range {MIN_LENGTH_M:e}..{MAX_LENGTH_M:e}",
+                "{field} = {value} m is absurdly large; lengths are in metres ({value} µm would be {:e}), valid range {MIN_LENGTH_M:e}..{maximum:e}",
                 value * 1e-6
             ),
         ),

@@ -19,7 +19,7 @@
 //! What the rule set lacks to size a device is named in the error.
 
 use crate::drc_rules::{DrcRuleSet, RuleType};
-use crate::netlist::MAX_LENGTH_M;
+use crate::netlist::{MAX_LENGTH_M, MAX_RESISTOR_LENGTH_M};
 use crate::rule_lookup::{Context, RESISTOR_CONTEXT, RuleLookup, micrometres};
 
 /// Sizes (m) a value asks for, or why the rule set cannot tell them.
@@ -100,9 +100,9 @@ pub fn size_resistor(
         (None, None) => (min_width, lookup.snap(ohms * min_width as f64 / sheet)),
     };
     let (w_nm, l_nm) = (w_nm.max(lookup.grid_nm()), l_nm.max(lookup.grid_nm()));
-    if metres(l_nm) > MAX_LENGTH_M || metres(w_nm) > MAX_LENGTH_M {
+    if metres(l_nm) > MAX_RESISTOR_LENGTH_M || metres(w_nm) > MAX_LENGTH_M {
         return Err(format!(
-            "at {sheet} Ω/□ ({source}) a bar {} µm wide is {} µm long, more than the 1 mm a device may measure; give w= and l= on the line, or split it into resistors in series",
+            "at {sheet} Ω/□ ({source}) a bar {} µm wide is {} µm long, more than the 1 cm a resistor may measure; give w= and l= on the line, or split it into resistors in series",
             micrometres(w_nm),
             micrometres(l_nm)
         ));

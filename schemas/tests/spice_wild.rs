@@ -197,11 +197,20 @@ fn what_the_rule_set_lacks_to_size_a_value_is_named() {
         ]
     );
     assert_eq!(
-        errors_with(".subckt big a b\nR1 a b 1meg\n.ends\n", Some(&SKY130)),
+        errors_with(".subckt big a b\nR1 a b 10meg\n.ends\n", Some(&SKY130)),
         [
-            "netlist.sp:2:1: R1 = 1 MΩ is given by its value only: at 48.2 Ω/□ (layer \"poly.res\") a bar 0.33 µm wide is 6846.475 µm long, more than the 1 mm a device may measure; give w= and l= on the line, or split it into resistors in series",
+            "netlist.sp:2:1: R1 = 10 MΩ is given by its value only: at 48.2 Ω/□ (layer \"poly.res\") a bar 0.33 µm wide is 68464.73 µm long, more than the 1 cm a resistor may measure; give w= and l= on the line, or split it into resistors in series",
         ]
     );
+    // 1 MΩ is a bar 6.8 mm long: drawn folded
+    let options = SpiceOptions {
+        rules: Some(&SKY130),
+        ..SpiceOptions::default()
+    };
+    let (read, _) = load_spice_netlist(&file(".subckt big a b\nR1 a b 1meg\n.ends\n"), &options)
+        .unwrap_or_else(|errors| panic!("{errors}"));
+    let l = device(&read.value, "R1").params.l.unwrap();
+    assert!((l - 6846.475e-6).abs() < 1e-9, "{l}");
     // without a rule set (`centroid convert` with none at hand), a value cannot be drawn
     assert_eq!(
         errors_with("R1 a b 10k\n", None),

@@ -98,7 +98,9 @@ DEVICE_SPEC = obj(
         "type": {"enum": ["nmos", "pmos", "resistor", "capacitor"]},
         "w": {**LENGTH_M, "description": "MOS: total width of one instance (split over nf); "
                                          "resistor: bar width; capacitor: plate width"},
-        "l": {**LENGTH_M, "description": "MOS: gate length; resistor: bar length; capacitor: plate length"},
+        "l": {**LENGTH_M, "maximum": 1e-2,
+              "description": "MOS: gate length; resistor: bar length (at most 1 cm, folded); "
+                             "capacitor: plate length (the circuit's checks bound MOS and plates to 1 mm)"},
         "nf": {"type": "integer", "minimum": 1, "maximum": MAX_FINGERS, "default": 1},
         "m": {"type": "integer", "minimum": 1, "maximum": MAX_FINGERS, "default": 1},
         "cell_name": NAME,
