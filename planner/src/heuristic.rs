@@ -123,7 +123,8 @@ impl HeuristicPlanner {
     }
 
     /// The hierarchies the space offers, the engineer's default first: blocks first
-    /// when a block is instanced twice or more or the circuit is large; none when
+    /// when a block is instanced twice or more or the circuit is large, blocks alone
+    /// above [`crate::hierarchy::FLAT_OFFERED_UP_TO`] devices; none when
     /// the circuit has no block worth it or the workers cannot route and
     /// instantiate blocks.
     fn hierarchies(&self, context: &TaskContext, skills: &SkillCatalog) -> Vec<String> {
@@ -136,7 +137,9 @@ impl HeuristicPlanner {
         if self.routing(skills).is_none() || !blocks_supported(skills) {
             return Vec::new();
         }
-        if hierarchy.blocks_by_default(&context.circuit) {
+        if !hierarchy.flat_offered(&context.circuit) {
+            vec![BLOCKS.into()]
+        } else if hierarchy.blocks_by_default(&context.circuit) {
             vec![BLOCKS.into(), FLAT.into()]
         } else {
             vec![FLAT.into(), BLOCKS.into()]

@@ -35,6 +35,34 @@ fn the_hierarchy_is_a_choice_and_blocks_are_the_default_for_repeated_subcircuits
 }
 
 #[test]
+fn a_large_circuit_is_offered_blocks_alone() {
+    // 21 buffers of five devices and the rest: above FLAT_OFFERED_UP_TO devices flat rows
+    // are not offered (the farm would spend its slots on layouts no search keeps)
+    let mut large = netlist();
+    let chain = &mut large["cells"][0]["subcells"];
+    for k in 4..=21 {
+        chain.as_array_mut().unwrap().push(support::buffer(
+            &format!("X{k}"),
+            "o2",
+            &format!("q{k}"),
+        ));
+    }
+    let (context, raw) = load(&large);
+    assert!(
+        context.circuit.devices.len() > centroid_planner::hierarchy::FLAT_OFFERED_UP_TO,
+        "{}",
+        context.circuit.devices.len()
+    );
+    let planner = HeuristicPlanner::new(raw).with_route_pitch(Some(0.5));
+    let space = planner.design_space(&context, &skills(true));
+    assert_eq!(space.hierarchies, ["blocks"]);
+    let mut rng = centroid_planner::random::SplitMix64::new(7);
+    for _ in 0..20 {
+        assert_eq!(space.random_point(&mut rng).hierarchy, "blocks");
+    }
+}
+
+#[test]
 fn blocks_are_laid_out_once_and_instanced_per_instance() {
     let (context, raw) = load(&netlist());
     let planner = HeuristicPlanner::new(raw).with_route_pitch(Some(0.5));

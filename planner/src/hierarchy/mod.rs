@@ -39,6 +39,11 @@ pub const MIN_BLOCK_DEVICES: usize = 2;
 /// Above this many devices, the engineer's default is blocks even when every
 /// subcircuit is instanced once (a flat layout of a large circuit is sparse and slow).
 pub const BLOCKS_BY_DEFAULT_ABOVE: usize = 30;
+/// Above this many devices the flat layout is not offered at all: flat rows of a large
+/// circuit grow with the square of its devices (a 500-device bank of OTAs flat: 30–116 s
+/// and 80,000–560,000 µm² per candidate against 8 s and 15,400 µm² in blocks), so its
+/// candidates would hold the farm's slots for layouts no search keeps.
+pub const FLAT_OFFERED_UP_TO: usize = 100;
 
 /// A block instance placed by a scope.
 #[derive(Debug, Clone, PartialEq)]
@@ -179,6 +184,12 @@ impl Hierarchy {
     pub fn worth_offering(&self, circuit: &Circuit) -> bool {
         self.blocks_by_default(circuit)
             || self.top.children.len() + self.top.circuit.devices.len() >= 2
+    }
+
+    /// Whether the flat layout is offered beside blocks: not for a circuit above
+    /// [`FLAT_OFFERED_UP_TO`] devices.
+    pub fn flat_offered(&self, circuit: &Circuit) -> bool {
+        circuit.devices.len() <= FLAT_OFFERED_UP_TO
     }
 
     /// Whether a layout engineer would build blocks: a block instanced twice or more,
