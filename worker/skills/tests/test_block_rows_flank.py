@@ -19,9 +19,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO_ROOT, Client, assert_top_deck_clean, foundry_deck, load_rule_set
-from test_block_rows_whole import SWITCH, centroids, member_ports, written_rows
-from test_blocks import SUPPLIES, check_clean, flat_devices, make_rows, route_items
+from helpers import REPO_ROOT, Client, assert_top_deck_clean, foundry_deck
+from test_block_rows_whole import (
+    SWITCH,
+    centroids,
+    member_ports,
+    switch_block,
+    whole_groups,
+    written_rows,
+)
+from test_blocks import SUPPLIES, check_clean, flat_devices
 
 from centroid_skills.routing.block_packing import Item, _halves
 
@@ -37,11 +44,7 @@ def parent(path: Path, whole: bool) -> tuple[Client, dict[str, Any], list[dict[s
     """The switch block and its instances in the modules' rows, routed into TOP (packed with
     the modules' rows whole with ``whole``, else as given); the route result, the flat
     devices and each instance's member."""
-    client = Client()
-    client.call("tech.load", rules=load_rule_set(path))
-    pitch = client.call("route.info")["pitch_um"]
-    client.call("route.nets", cell_name="BLK_SW", rows=make_rows(client, "BLK_SW", SWITCH),
-                devices=route_items(SWITCH), ports=["a", "en", "b", "vss"])
+    client, pitch = switch_block(path)
     terminals: dict[str, dict[str, str]] = {}
     member_of: dict[str, str] = {}
     copies: dict[str, int] = {}
@@ -65,11 +68,7 @@ def parent(path: Path, whole: bool) -> tuple[Client, dict[str, Any], list[dict[s
         "cell_name": "TOP", "rows": rows, "nets": SUPPLIES,
         "devices": [{"id": i, "type": "block", "terminals": t} for i, t in terminals.items()]}
     if whole:
-        groups, at = [], 0
-        for module_rows in MODULES.values():
-            groups.append(rows[at:at + len(module_rows)])
-            at += len(module_rows)
-        arguments["pack_block_rows"] = {"gap": pitch, "whole_rows": groups}
+        arguments["pack_block_rows"] = {"gap": pitch, "whole_rows": whole_groups(rows, MODULES)}
     routed = client.call("route.nets", **arguments)
     flat = [d for inst, ports in terminals.items() for d in flat_devices(inst, SWITCH, ports)]
     return client, routed, flat, member_of

@@ -36,16 +36,32 @@ def member_ports(member: str) -> dict[str, str]:
     return {"a": f"d{member}", "en": f"g{member}", "b": "tail", "vss": "gnd"}
 
 
-def parent(path: Path, whole: bool) -> tuple[Client, dict[str, Any], list[dict[str, Any]],
-                                              dict[str, str]]:
-    """The switch block, its instances in the modules' rows and the loose rows, routed into
-    TOP (packed with the modules' rows whole with ``whole``, else as given); the route
-    result, the flat devices and each instance's member."""
+
+def switch_block(path: Path) -> tuple[Client, float]:
+    """A client on the rule set at ``path`` with the switch block ``BLK_SW`` routed, and the
+    routing pitch (µm)."""
     client = Client()
     client.call("tech.load", rules=load_rule_set(path))
     pitch = client.call("route.info")["pitch_um"]
     client.call("route.nets", cell_name="BLK_SW", rows=make_rows(client, "BLK_SW", SWITCH),
                 devices=route_items(SWITCH), ports=["a", "en", "b", "vss"])
+    return client, pitch
+
+
+def whole_groups(rows: list[str], modules: dict[str, list[Any]]) -> list[list[str]]:
+    """``rows`` (the modules' rows first, in order) cut into each module's group."""
+    groups, at = [], 0
+    for module_rows in modules.values():
+        groups.append(rows[at:at + len(module_rows)])
+        at += len(module_rows)
+    return groups
+
+def parent(path: Path, whole: bool) -> tuple[Client, dict[str, Any], list[dict[str, Any]],
+                                              dict[str, str]]:
+    """The switch block, its instances in the modules' rows and the loose rows, routed into
+    TOP (packed with the modules' rows whole with ``whole``, else as given); the route
+    result, the flat devices and each instance's member."""
+    client, pitch = switch_block(path)
     terminals: dict[str, dict[str, str]] = {}
     member_of: dict[str, str] = {}
 
@@ -67,11 +83,7 @@ def parent(path: Path, whole: bool) -> tuple[Client, dict[str, Any], list[dict[s
         "cell_name": "TOP", "rows": rows, "nets": SUPPLIES,
         "devices": [{"id": i, "type": "block", "terminals": t} for i, t in terminals.items()]}
     if whole:
-        groups, at = [], 0
-        for module_rows in MODULES.values():
-            groups.append(rows[at:at + len(module_rows)])
-            at += len(module_rows)
-        arguments["pack_block_rows"] = {"gap": pitch, "whole_rows": groups}
+        arguments["pack_block_rows"] = {"gap": pitch, "whole_rows": whole_groups(rows, MODULES)}
     routed = client.call("route.nets", **arguments)
     flat = [d for inst, ports in terminals.items() for d in flat_devices(inst, SWITCH, ports)]
     return client, routed, flat, member_of

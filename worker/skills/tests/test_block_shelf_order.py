@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO_ROOT, Client, load_rule_set
-from test_block_rows_whole import SWITCH, member_ports, written_rows
-from test_blocks import SUPPLIES, check_clean, flat_devices, make_rows, route_items
+from helpers import REPO_ROOT, Client
+from test_block_rows_whole import SWITCH, member_ports, switch_block, written_rows
+from test_blocks import SUPPLIES, check_clean, flat_devices
 
 from centroid_skills.routing.router import route
 from centroid_skills.routing.shelf_order import Weights, channels, cost, order, smallest_route
@@ -40,11 +40,7 @@ def parent(path: Path, given: list[list[str]] | None = None, routed: bool = True
     the modules' rows whole; with ``given`` (rows of members' copies, bottom to top) those
     rows routed as they are instead.  The route result (not ``routed``: the ``route.nets``
     arguments, nothing routed), the flat devices and each instance's module and member."""
-    client = Client()
-    client.call("tech.load", rules=load_rule_set(path))
-    pitch = client.call("route.info")["pitch_um"]
-    client.call("route.nets", cell_name="BLK_SW", rows=make_rows(client, "BLK_SW", SWITCH),
-                devices=route_items(SWITCH), ports=["a", "en", "b", "vss"])
+    client, pitch = switch_block(path)
     terminals: dict[str, dict[str, str]] = {}
     module_of: dict[str, str] = {}
     copies: dict[str, int] = {}
