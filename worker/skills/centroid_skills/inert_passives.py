@@ -10,7 +10,7 @@ with a layout group of the same device classes on the same outside net (by name 
 layout labels it) whose resistors add up to the same squares (within LVS's tolerance).
 
 A net inside a group has no pin and no subcircuit pin, only passive devices' terminals, and
-no label in the layout (``named``: the schematic's nets that the layout labels, and every
+no label in the layout (``labelled``: the schematic's nets that the layout labels, and every
 named layout net, stay outside nets — a port's net is never inside a group).
 """
 
@@ -65,7 +65,7 @@ def find_inert_groups(circuit: kdb.Circuit, labelled: Callable[[kdb.Net], bool],
             i = parent[i]
         return i
 
-    outside: dict[int, set[str]] = {}
+    outside: dict[int, set[tuple[str, str]]] = {}  # device -> (net, its outside name)
     inside_nets: dict[str, kdb.Net] = {}
     on_inside_net: set[int] = set()
     for net in circuit.each_net():
@@ -80,13 +80,13 @@ def find_inert_groups(circuit: kdb.Circuit, labelled: Callable[[kdb.Net], bool],
             net = device.net_for_terminal(terminal.id())
             if net is None or net.expanded_name() in inside_nets:
                 continue
-            outside.setdefault(device.id(), set()).add(f"{net.expanded_name()}\0{outside_name(net)}")
+            outside.setdefault(device.id(), set()).add((net.expanded_name(), outside_name(net)))
     members: dict[int, list[kdb.Device]] = {}
     for device in passives:
         members.setdefault(root(device.id()), []).append(device)
     groups = []
     for devices in members.values():
-        touched = set().union(*(outside.get(d.id(), set()) for d in devices))
+        touched: set[tuple[str, str]] = set().union(*(outside.get(d.id(), set()) for d in devices))
         # a group touching nothing, or a lone device shorted on one net (no net inside),
         # is left to the comparison
         if len(touched) != 1 or not any(d.id() in on_inside_net for d in devices):
@@ -94,7 +94,7 @@ def find_inert_groups(circuit: kdb.Circuit, labelled: Callable[[kdb.Net], bool],
         classes = tuple(sorted({d.device_class().name for d in devices}))
         squares = sum(d.parameter("L") / d.parameter("W") for d in devices
                       if d.device_class().name == "RES" and d.parameter("W") > 0)
-        name = next(iter(touched)).split("\0", 1)[1]
+        name = next(iter(touched))[1]
         groups.append((InertGroup(classes, name, squares), devices))
     return sorted(groups, key=lambda group: group[0])
 
@@ -104,19 +104,16 @@ def remove_inert_groups(circuit: kdb.Circuit, labelled: Callable[[kdb.Net], bool
     """Removes every group of passives that carries no current, and the nets inside them;
     returns the groups, sorted."""
     found = find_inert_groups(circuit, labelled, outside_name)
-    emptied: list[kdb.Net] = []
+    emptied: dict[str, kdb.Net] = {}  # each net inside a group once, by name
     for _, devices in found:
         for device in devices:
             for terminal in device.device_class().terminal_definitions():
                 net = device.net_for_terminal(terminal.id())
                 if net is not None and _inside(net, labelled):
-                    emptied.append(net)
+                    emptied.setdefault(net.expanded_name(), net)
             circuit.remove_device(device)
-    removed: set[str] = set()
-    for net in emptied:
-        key = net.expanded_name()
-        if key not in removed and net.terminal_count() == 0:
-            removed.add(key)
+    for net in emptied.values():
+        if net.terminal_count() == 0:
             circuit.remove_net(net)
     return [group for group, _ in found]
 
