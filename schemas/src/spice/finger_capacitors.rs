@@ -46,8 +46,9 @@ impl FingerParams {
 
 impl Builder<'_, '_> {
     /// The capacitance (F) of a finger capacitor's line and where its `nr` is, with a
-    /// warning saying how it will be drawn; `None` after an error. `scale` multiplies the
-    /// lengths written (`.option scale`).
+    /// warning saying how it will be drawn; `None` after an error (or when `nr` could not
+    /// be read, which was reported then). `scale` multiplies the lengths written
+    /// (`.option scale`).
     pub(super) fn finger_capacitor(
         &mut self,
         element: &Element,
@@ -55,6 +56,8 @@ impl Builder<'_, '_> {
         scale: f64,
     ) -> Option<(f64, TextLocation)> {
         let (fingers, at) = params.fingers.clone()?;
+        // an unreadable nr was reported where it was read
+        params.count?;
         let refuse = |why: String| SpiceError::FingerCapacitor {
             element: element.name.text.clone(),
             fingers: fingers.clone(),
