@@ -91,7 +91,7 @@ fn dispatched(job_id: &str, candidate_id: &str) -> CandidateWrite {
 fn finished(job_id: &str, candidate_id: &str, worker: &str) -> CandidateWrite {
     CandidateWrite::Result {
         job_id: job_id.to_string(),
-        result: result(candidate_id, worker),
+        result: Box::new(result(candidate_id, worker)),
         event: candidate_event(EventKind::CandidateFinished, candidate_id),
     }
 }

@@ -81,12 +81,12 @@ impl Recorder {
     ) -> Result<(CandidateResult, EventRecord, bool), WriteFailed> {
         let write = CandidateWrite::Result {
             job_id: job_id.to_string(),
-            result,
+            result: Box::new(result),
             event,
         };
         match self.write(write).await? {
             (CandidateWrite::Result { result, event, .. }, outcome) => {
-                Ok((result, event, outcome?))
+                Ok((*result, event, outcome?))
             }
             _ => unreachable!("the recorder answers with the write it was given"),
         }

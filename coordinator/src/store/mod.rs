@@ -338,9 +338,10 @@ pub enum CandidateWrite {
     /// an event appended to the job's log
     Event { job_id: String, event: EventRecord },
     /// a result recorded unless one is, with its event when this write records it
+    /// (boxed: a result is far larger than an event)
     Result {
         job_id: String,
-        result: CandidateResult,
+        result: Box<CandidateResult>,
         event: EventRecord,
     },
 }
