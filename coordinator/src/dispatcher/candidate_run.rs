@@ -12,14 +12,13 @@ use centroid_proto::Error;
 use centroid_proto::v1::RunCandidateResponse;
 use tokio::sync::watch;
 
-use super::preflight::{Preflight, preflight};
-use super::recording::{Finished, record, record_dead_letter};
+use super::preflight::{Delivered, Preflight, preflight};
+use super::recorder::Recorder;
+use super::recording::{Finished, record, record_dead_letter, result_of_try};
 use super::slot_line::{Place, SlotLine};
 use super::{Disposition, InFlight};
 use crate::context::Context;
-use crate::model::{
-    CandidateRecord, CandidateResult, CandidateStatus, EventKind, JobRecord, Plan, QueueEntry,
-};
+use crate::model::{CandidateRecord, EventKind, JobRecord, Plan, QueueEntry};
 use crate::registry::SlotGuard;
 use crate::retry_policy::{Decision, RetryPolicy, Tries, decide};
 use crate::worker_calls::{
@@ -30,16 +29,26 @@ use crate::worker_calls::{
 /// How often a candidate waiting for a slot looks again without a wake-up.
 const SLOT_POLL: Duration = Duration::from_millis(250);
 
+/// Runs `entry` from its delivery (`delivered`: read already with the other
+/// entries of its queue read, or not yet) to its recorded result.
 pub(super) async fn run_entry(
-    context: &Arc<Context>,
+    (context, recorder): (&Arc<Context>, &Recorder),
     in_flight: &InFlight,
     entry: &QueueEntry,
     place: Place,
+    delivered: Delivered,
 ) -> Disposition {
-    match preflight(context, entry).await {
+    match preflight(context, entry, delivered).await {
         Preflight::Run(job, candidate, deliveries) => {
             tracing::Span::current().record("trace_id", job.trace_id.as_str());
-            let mut run = CandidateRun::new(context, in_flight, entry, job, *candidate, place);
+            let mut run = CandidateRun::new(
+                (context, recorder),
+                in_flight,
+                entry,
+                job,
+                *candidate,
+                place,
+            );
             run.counted_delivery = Some(deliveries);
             run.run().await
         }
@@ -50,6 +59,8 @@ pub(super) async fn run_entry(
 /// The state of one candidate's tries.
 struct CandidateRun<'a> {
     context: &'a Arc<Context>,
+    /// where the dispatched event and the result are written (batched)
+    recorder: &'a Recorder,
     in_flight: &'a InFlight,
     entry: &'a QueueEntry,
     /// shared with the store's copy (parsed once per change of the record)
@@ -83,7 +94,7 @@ type Step<T> = Result<T, Disposition>;
 
 impl<'a> CandidateRun<'a> {
     fn new(
-        context: &'a Arc<Context>,
+        (context, recorder): (&'a Arc<Context>, &'a Recorder),
         in_flight: &'a InFlight,
         entry: &'a QueueEntry,
         job: Arc<JobRecord>,
@@ -101,6 +112,7 @@ impl<'a> CandidateRun<'a> {
             ticket: place.ticket(),
             place: Some(place),
             context,
+            recorder,
             in_flight,
             entry,
             plan,
@@ -214,7 +226,7 @@ impl<'a> CandidateRun<'a> {
             .map_err(Disposition::interrupted)?;
         let duration_ms = self.started.elapsed().as_millis() as u64;
         record_dead_letter(
-            context,
+            (context, self.recorder),
             &self.job,
             candidate_id,
             (count, duration_ms),
@@ -296,18 +308,18 @@ impl<'a> CandidateRun<'a> {
         let (job_id, candidate_id) = (self.entry.job_id.clone(), self.entry.candidate_id.clone());
         let worker_id = slot.worker_id.clone();
         self.in_flight.set_worker(self.entry, Some(&worker_id));
-        context
-            .report(
-                &self.job,
-                EventKind::CandidateDispatched,
-                &candidate_id,
-                format!("on {worker_id}"),
-                EventData::CandidateDispatched {
-                    worker_id: worker_id.clone(),
-                    delivery: self.deliveries,
-                },
-            )
-            .await;
+        // written with the other candidates' writes of the moment (one store call)
+        let dispatched = Context::event_of(
+            &self.job,
+            EventKind::CandidateDispatched,
+            &candidate_id,
+            format!("on {worker_id}"),
+            EventData::CandidateDispatched {
+                worker_id: worker_id.clone(),
+                delivery: self.deliveries,
+            },
+        );
+        self.recorder.report(context, &self.job, dispatched).await;
         let deadline_ms = self.job.options.candidate_deadline_ms;
         let rpc_timeout = Duration::from_millis(deadline_ms + context.config.rpc_grace_ms);
         let mut request =
@@ -456,55 +468,19 @@ impl<'a> CandidateRun<'a> {
         error: Option<Error>,
         worker_id: &str,
     ) -> Disposition {
-        let ok = response.as_ref().is_some_and(|response| response.ok);
-        let slot_ms = response.as_ref().map_or(0, |response| response.duration_ms);
-        let steps = response
-            .as_ref()
-            .map(worker_calls::step_outcomes)
-            .unwrap_or_default();
-        let artifacts = match (ok, response) {
-            (true, Some(response)) => response.artifacts,
-            _ => Vec::new(),
+        let (mut result, artifacts) =
+            result_of_try(&self.entry.candidate_id, worker_id, response, error);
+        result.attempts = self.deliveries;
+        result.duration_ms = self.started.elapsed().as_millis() as u64;
+        result.plan = Some(self.plan);
+        result.adjustments = self.adjustments;
+        let finished = Finished {
+            result,
+            artifacts: &artifacts,
         };
-        let result = CandidateResult {
-            candidate_id: self.entry.candidate_id.clone(),
-            status: if ok {
-                CandidateStatus::Finished
-            } else {
-                CandidateStatus::Failed
-            },
-            ok,
-            worker_id: worker_id.to_string(),
-            attempts: self.deliveries,
-            error_code: error
-                .as_ref()
-                .map(|error| error.error_code().wire_name().to_string())
-                .unwrap_or_default(),
-            error_message: error
-                .as_ref()
-                .map(worker_calls::error_text)
-                .unwrap_or_default(),
-            steps,
-            artifacts: Vec::new(),
-            duration_ms: self.started.elapsed().as_millis() as u64,
-            slot_ms,
-            finished_ms: crate::model::now_ms(),
-            plan: Some(self.plan),
-            adjustments: self.adjustments,
-        };
-        if record(
-            self.context,
-            &self.job,
-            Finished {
-                result,
-                artifacts: &artifacts,
-            },
-        )
-        .await
-        {
-            Disposition::Ack
-        } else {
-            Disposition::LeavePending
+        match record((self.context, self.recorder), &self.job, finished).await {
+            true => Disposition::Ack,
+            false => Disposition::LeavePending,
         }
     }
 }

@@ -18,6 +18,7 @@ mod acks;
 mod candidate_run;
 mod preflight;
 mod progress_pace;
+mod recorder;
 mod recording;
 mod slot_line;
 
@@ -31,7 +32,9 @@ use crate::context::{Context, Interrupted};
 use crate::error::StoreError;
 use crate::model::QueueEntry;
 use acks::Acks;
+use preflight::Delivered;
 use progress_pace::ProgressPace;
+use recorder::Recorder;
 use slot_line::{Place, SlotLine};
 
 /// Queue entries this coordinator holds per live slot (waiting ones included),
@@ -115,15 +118,22 @@ pub(crate) fn spawn(context: Arc<Context>) -> Vec<JoinHandle<()>> {
     let line = Arc::new(SlotLine::default());
     let (acks, ack_task) = Acks::spawn(context.clone());
     let (pace, pace_task) = ProgressPace::spawn(context.clone());
+    let (recorder, record_task) = Recorder::spawn(context.clone());
+    let tasks = EntryTasks {
+        acks,
+        pace,
+        recorder,
+    };
     vec![
         tokio::spawn(dispatch_loop(
             context.clone(),
             in_flight.clone(),
             line.clone(),
-            (acks, pace),
+            tasks,
         )),
         ack_task,
         pace_task,
+        record_task,
         tokio::spawn(usher_loop(context.clone(), line)),
         tokio::spawn(renew_loop(context.clone(), in_flight)),
         tokio::spawn(sweep_loop(context)),
@@ -232,13 +242,45 @@ async fn next_entries(
     Ok(entries)
 }
 
-/// The queue's reader; `(acks, pace)`: where finished entries are acknowledged,
-/// and how the drivers hear of them.
+/// The dispatcher's tasks an entry's run hands work to.
+#[derive(Clone)]
+struct EntryTasks {
+    /// where finished entries are acknowledged
+    acks: Acks,
+    /// how the drivers hear of them
+    pace: ProgressPace,
+    /// where the dispatched events and results are written
+    recorder: Recorder,
+}
+
+/// The deliveries of `entries` as one store call, each entry's reads in order;
+/// when that call fails for good, `None` for each (every entry delivers itself,
+/// and meets the error on its own record).
+async fn deliver_all(context: &Context, entries: &[QueueEntry]) -> Option<Vec<Delivered>> {
+    let keys: Vec<(String, String)> = entries
+        .iter()
+        .map(|entry| (entry.job_id.clone(), entry.candidate_id.clone()))
+        .collect();
+    match context
+        .with_store_retry("deliver", || context.store.deliver_many(&keys))
+        .await
+    {
+        Ok(reads) => Some(reads.into_iter().map(Some).collect()),
+        Err(Interrupted::Shutdown) => None,
+        Err(Interrupted::Store(error)) => {
+            tracing::warn!(%error, entries = entries.len(), "the deliveries of a queue read failed together; each entry is delivered alone");
+            Some(entries.iter().map(|_| None).collect())
+        }
+    }
+}
+
+/// The queue's reader: the entries of one read are delivered together
+/// ([`deliver_all`]), then each runs in its own task.
 async fn dispatch_loop(
     context: Arc<Context>,
     in_flight: InFlight,
     line: Arc<SlotLine>,
-    (acks, pace): (Acks, ProgressPace),
+    tasks: EntryTasks,
 ) {
     let reclaim_period = Duration::from_millis((context.config.lease_timeout_ms / 4).max(50));
     let mut last_reclaim = Instant::now() - reclaim_period;
@@ -270,10 +312,21 @@ async fn dispatch_loop(
             if reclaim {
                 last_reclaim = Instant::now();
             }
-            for entry in entries.into_iter().filter(|entry| in_flight.take_on(entry)) {
+            let entries: Vec<QueueEntry> = entries
+                .into_iter()
+                .filter(|entry| in_flight.take_on(entry))
+                .collect();
+            // slots go to waiting entries job by job, in the order each job's were read
+            let places: Vec<Place> = entries
+                .iter()
+                .map(|entry| line.stand(line.ticket(), &entry.job_id, entry.weight))
+                .collect();
+            // the coordinator shuts down: the entries stay pending
+            let Some(delivered) = deliver_all(&context, &entries).await else {
+                return;
+            };
+            for ((entry, place), delivered) in entries.into_iter().zip(places).zip(delivered) {
                 started += 1;
-                // slots go to waiting entries job by job, in the order each job's were read
-                let place = line.stand(line.ticket(), &entry.job_id, entry.weight);
                 let span = tracing::info_span!(
                     "candidate",
                     session_id = %entry.job_id,
@@ -284,9 +337,9 @@ async fn dispatch_loop(
                     handle_entry(
                         context.clone(),
                         in_flight.clone(),
-                        (acks.clone(), pace.clone()),
+                        tasks.clone(),
                         entry,
-                        place,
+                        (place, delivered),
                     ),
                     span,
                 ));
@@ -330,11 +383,17 @@ impl Disposition {
 async fn handle_entry(
     context: Arc<Context>,
     in_flight: InFlight,
-    (acks, pace): (Acks, ProgressPace),
+    tasks: EntryTasks,
     entry: QueueEntry,
-    place: Place,
+    (place, delivered): (Place, Delivered),
 ) {
-    let mut disposition = candidate_run::run_entry(&context, &in_flight, &entry, place).await;
+    let EntryTasks {
+        acks,
+        pace,
+        recorder,
+    } = tasks;
+    let mut disposition =
+        candidate_run::run_entry((&context, &recorder), &in_flight, &entry, place, delivered).await;
     if let Disposition::Unreadable(error) = &disposition {
         disposition = recording::record_unreadable(&context, &entry, error).await;
     }

@@ -3,15 +3,18 @@
 //! carries the measured figures.
 
 use centroid_planner::job_events::{CandidateFinished, EventData, MeasuredFigures};
-use centroid_proto::v1::Artifact;
+use centroid_proto::Error;
+use centroid_proto::v1::{Artifact, RunCandidateResponse};
 
 use super::Disposition;
+use super::recorder::Recorder;
 use crate::artifacts;
 use crate::context::Context;
 use crate::error::StoreError;
 use crate::model::{
     ArtifactMeta, CandidateResult, CandidateStatus, EventKind, EventRecord, JobRecord, QueueEntry,
 };
+use crate::worker_calls;
 use centroid_planner::evaluator;
 
 /// A result to record and the files its run produced.
@@ -25,8 +28,13 @@ pub(super) struct Finished<'a> {
 ///
 /// A result without artifacts (every failed run; an ok run that kept no file, as a
 /// simulated one) is recorded with its event in one store call; with artifacts the
-/// event follows them, so that whoever sees the event finds them.
-pub(super) async fn record(context: &Context, job: &JobRecord, finished: Finished<'_>) -> bool {
+/// event follows them, so that whoever sees the event finds them. Without
+/// artifacts it goes through the `recorder` (batched with other candidates' writes).
+pub(super) async fn record(
+    (context, recorder): (&Context, &Recorder),
+    job: &JobRecord,
+    finished: Finished<'_>,
+) -> bool {
     let Finished {
         mut result,
         artifacts,
@@ -45,31 +53,31 @@ pub(super) async fn record(context: &Context, job: &JobRecord, finished: Finishe
     let measured = evaluator::measure(&result.steps);
     let event = finished_event(job, &result, &measured);
     let recording = if artifacts.is_empty() {
-        context
-            .with_store_retry("record result", || {
-                context
-                    .store
-                    .record_result_reported(job_id, &result, &event)
-            })
+        // with the other candidates' writes of the moment (one store call)
+        recorder
+            .record(job_id, result, event)
             .await
+            .map_err(|failed| failed.to_string())
     } else {
         context
             .with_store_retry("record result", || {
                 context.store.record_result(job_id, &result)
             })
             .await
+            .map(|first| (result, event, first))
+            .map_err(|interrupted| interrupted.to_string())
     };
-    let first = match recording {
-        Ok(first) => first,
-        Err(interrupted) => {
-            tracing::error!(session_id = job_id, candidate_id = %candidate_id, %interrupted, "result not recorded");
+    let (result, event) = match recording {
+        Ok((result, event, true)) => (result, event),
+        Ok(_) => {
+            tracing::info!(session_id = job_id, candidate_id = %candidate_id, "late duplicate result ignored");
+            return true;
+        }
+        Err(failed) => {
+            tracing::error!(session_id = job_id, candidate_id = %candidate_id, %failed, "result not recorded");
             return false;
         }
     };
-    if !first {
-        tracing::info!(session_id = job_id, candidate_id = %candidate_id, "late duplicate result ignored");
-        return true;
-    }
     context.metrics.candidate_recorded(&result);
     // a finish is logged with its event (debug, per candidate); a failed run here too
     if !result.ok {
@@ -90,6 +98,54 @@ pub(super) async fn record(context: &Context, job: &JobRecord, finished: Finishe
     }
     // the job's driver hears of it when the entry is done (`ProgressPace`)
     true
+}
+
+/// A result of the last try: the worker's `response` (when it answered) and the
+/// `error` the run ended with (none when ok); an ok run's artifacts apart. What
+/// the run adds (attempts, duration, plan, adjustments) is left to the caller.
+pub(super) fn result_of_try(
+    candidate_id: &str,
+    worker_id: &str,
+    response: Option<RunCandidateResponse>,
+    error: Option<Error>,
+) -> (CandidateResult, Vec<Artifact>) {
+    let ok = response.as_ref().is_some_and(|response| response.ok);
+    let slot_ms = response.as_ref().map_or(0, |response| response.duration_ms);
+    let steps = response
+        .as_ref()
+        .map(worker_calls::step_outcomes)
+        .unwrap_or_default();
+    let artifacts = match (ok, response) {
+        (true, Some(response)) => response.artifacts,
+        _ => Vec::new(),
+    };
+    let result = CandidateResult {
+        candidate_id: candidate_id.to_string(),
+        status: if ok {
+            CandidateStatus::Finished
+        } else {
+            CandidateStatus::Failed
+        },
+        ok,
+        worker_id: worker_id.to_string(),
+        attempts: 0,
+        error_code: error
+            .as_ref()
+            .map(|error| error.error_code().wire_name().to_string())
+            .unwrap_or_default(),
+        error_message: error
+            .as_ref()
+            .map(worker_calls::error_text)
+            .unwrap_or_default(),
+        steps,
+        artifacts: Vec::new(),
+        duration_ms: 0,
+        slot_ms,
+        finished_ms: crate::model::now_ms(),
+        plan: None,
+        adjustments: Vec::new(),
+    };
+    (result, artifacts)
 }
 
 /// The CandidateFinished event of `result`.
@@ -153,7 +209,7 @@ pub(super) async fn record_unreadable(
 /// Records a candidate dead-lettered after `count` deliveries over `duration_ms`,
 /// and reports it.
 pub(super) async fn record_dead_letter(
-    context: &Context,
+    (context, recorder): (&Context, &Recorder),
     job: &JobRecord,
     candidate_id: &str,
     (count, duration_ms): (u32, u64),
@@ -171,7 +227,7 @@ pub(super) async fn record_dead_letter(
         result,
         artifacts: &[],
     };
-    record(context, job, finished).await;
+    record((context, recorder), job, finished).await;
     let data = EventData::Nothing;
     context
         .report(

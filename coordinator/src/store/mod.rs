@@ -217,6 +217,46 @@ pub trait JobRecords: Send + Sync + 'static {
             has_result: self.has_result(job_id, candidate_id).await?,
         })
     }
+    /// The deliveries of several queue entries (`(job_id, candidate_id)` each) as
+    /// one store call (the Redis store: one pipeline for them all): each entry's
+    /// [`JobRecords::deliver`], in order. The outer error is the call's (nothing
+    /// is known of what it did); an inner one is that entry's own (a record that
+    /// does not parse).
+    async fn deliver_many(
+        &self,
+        entries: &[(String, String)],
+    ) -> StoreResult<Vec<StoreResult<DispatchReads>>> {
+        let mut reads = Vec::with_capacity(entries.len());
+        for (job_id, candidate_id) in entries {
+            reads.push(Ok(self.deliver(job_id, candidate_id).await?));
+        }
+        Ok(reads)
+    }
+    /// Several candidates' writes as one store call (the Redis store: one pipeline;
+    /// each write atomic by itself): each write's outcome, in order — for an event
+    /// `true` once appended, for a result whether this call recorded it
+    /// ([`JobRecords::record_result_reported`]). The outer error is the call's; an
+    /// inner one that write's own (the others were done).
+    async fn write_candidates(
+        &self,
+        writes: &[CandidateWrite],
+    ) -> StoreResult<Vec<StoreResult<bool>>> {
+        let mut outcomes = Vec::with_capacity(writes.len());
+        for write in writes {
+            outcomes.push(Ok(match write {
+                CandidateWrite::Event { job_id, event } => {
+                    self.append_event(job_id, event).await?;
+                    true
+                }
+                CandidateWrite::Result {
+                    job_id,
+                    result,
+                    event,
+                } => self.record_result_reported(job_id, result, event).await?,
+            }));
+        }
+        Ok(outcomes)
+    }
     /// The delivery counter of a candidate: incremented on every delivery, returns the new value.
     async fn bump_deliveries(&self, job_id: &str, candidate_id: &str) -> StoreResult<u32>;
 
@@ -290,6 +330,20 @@ pub struct DispatchReads {
     pub cancel: Option<String>,
     pub candidate: Option<CandidateRecord>,
     pub has_result: bool,
+}
+
+/// One write of a candidate's dispatch ([`JobRecords::write_candidates`]).
+#[derive(Debug, Clone)]
+pub enum CandidateWrite {
+    /// an event appended to the job's log
+    Event { job_id: String, event: EventRecord },
+    /// a result recorded unless one is, with its event when this write records it
+    /// (boxed: a result is far larger than an event)
+    Result {
+        job_id: String,
+        result: Box<CandidateResult>,
+        event: EventRecord,
+    },
 }
 
 /// The work queue of candidates: at-least-once delivery with leases, a delivery

@@ -14,8 +14,16 @@ impl RedisStore {
         job_id: &str,
         event: &EventRecord,
     ) -> StoreResult<String> {
-        let key = self.job_key(job_id, "events");
         let mut pipe = redis::pipe();
+        self.push_event(&mut pipe, job_id, event);
+        let (id,): (String,) = pipe.query_async(&mut self.conn()).await?;
+        Ok(id)
+    }
+
+    /// The XADD of `event` (its reply: the event's id) and the log's expiry
+    /// (ignored) into `pipe`.
+    pub(super) fn push_event(&self, pipe: &mut redis::Pipeline, job_id: &str, event: &EventRecord) {
+        let key = self.job_key(job_id, "events");
         pipe.cmd("XADD")
             .arg(&key)
             .arg("MAXLEN")
@@ -25,8 +33,6 @@ impl RedisStore {
             .arg("e")
             .arg(to_json(event));
         pipe.cmd("PEXPIRE").arg(&key).arg(self.ttl_ms()).ignore();
-        let (id,): (String,) = pipe.query_async(&mut self.conn()).await?;
-        Ok(id)
     }
 
     /// The XADDs in one atomic pipeline (MULTI/EXEC).

@@ -1,9 +1,11 @@
 //! The job and worker records in Redis (keys in the table of `mod.rs`), one file
 //! per kind of record: `jobs.rs`, `candidates.rs`, `results.rs`, `delivery.rs`
-//! (what a queue entry's delivery reads), `events.rs`, `artifacts.rs`,
+//! (what a queue entry's delivery reads), `events.rs`, `candidate_writes.rs`
+//! (several candidates' events and results in one pipeline), `artifacts.rs`,
 //! `workers.rs`. The trait's methods hand over to them.
 
 mod artifacts;
+mod candidate_writes;
 mod candidates;
 mod delivery;
 mod events;
@@ -19,7 +21,9 @@ use crate::error::StoreResult;
 use crate::model::{
     ArtifactMeta, CandidateRecord, CandidateResult, EventRecord, JobInputs, JobRecord, WorkerCard,
 };
-use crate::store::{DispatchReads, JobRecords, ResultIdsSince, ResultsAndCandidates};
+use crate::store::{
+    CandidateWrite, DispatchReads, JobRecords, ResultIdsSince, ResultsAndCandidates,
+};
 
 #[tonic::async_trait]
 impl JobRecords for RedisStore {
@@ -193,6 +197,20 @@ impl JobRecords for RedisStore {
 
     async fn deliver(&self, job_id: &str, candidate_id: &str) -> StoreResult<DispatchReads> {
         RedisStore::deliver(self, job_id, candidate_id).await
+    }
+
+    async fn deliver_many(
+        &self,
+        entries: &[(String, String)],
+    ) -> StoreResult<Vec<StoreResult<DispatchReads>>> {
+        RedisStore::deliver_many(self, entries).await
+    }
+
+    async fn write_candidates(
+        &self,
+        writes: &[CandidateWrite],
+    ) -> StoreResult<Vec<StoreResult<bool>>> {
+        RedisStore::write_candidates(self, writes).await
     }
 
     async fn bump_deliveries(&self, job_id: &str, candidate_id: &str) -> StoreResult<u32> {

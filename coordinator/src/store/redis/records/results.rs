@@ -74,6 +74,21 @@ impl RedisStore {
         result: &CandidateResult,
         event: &EventRecord,
     ) -> StoreResult<bool> {
+        let mut pipe = redis::pipe();
+        self.push_result_reported(&mut pipe, job_id, result, event);
+        let (recorded,): (i64,) = pipe.query_async(&mut self.conn()).await?;
+        Ok(recorded == 1)
+    }
+
+    /// The script of [`RedisStore::record_result_reported`] into `pipe`: its reply
+    /// is 1 when it recorded the result, 0 when one was recorded already.
+    pub(super) fn push_result_reported(
+        &self,
+        pipe: &mut redis::Pipeline,
+        job_id: &str,
+        result: &CandidateResult,
+        event: &EventRecord,
+    ) {
         const SCRIPT: &str = r"local recorded = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
               redis.call('PEXPIRE', KEYS[1], ARGV[3])
               if recorded == 1 then
@@ -83,7 +98,7 @@ impl RedisStore {
                 redis.call('PEXPIRE', KEYS[2], ARGV[3])
               end
               return recorded";
-        let recorded: i64 = redis::cmd("EVAL")
+        pipe.cmd("EVAL")
             .arg(SCRIPT)
             .arg(3)
             .arg(self.job_key(job_id, "results"))
@@ -93,10 +108,7 @@ impl RedisStore {
             .arg(to_json(result))
             .arg(self.ttl_ms())
             .arg(self.settings.max_events)
-            .arg(to_json(event))
-            .query_async(&mut self.conn())
-            .await?;
-        Ok(recorded == 1)
+            .arg(to_json(event));
     }
 
     /// HMGET of the results.
