@@ -290,7 +290,14 @@ fn check_device(device: &DeviceDef, pointer: &str, sink: &mut IssueSink) {
         DeviceType::Nmos | DeviceType::Pmos => "total gate width of one instance",
         DeviceType::Resistor | DeviceType::Capacitor => "drawn width",
     };
-    check_length(device.w, ("w", MAX_LENGTH_M), required_size, kind, pointer, sink);
+    check_length(
+        device.w,
+        ("w", MAX_LENGTH_M),
+        required_size,
+        kind,
+        pointer,
+        sink,
+    );
     let l_meaning = match device.device_type {
         DeviceType::Nmos | DeviceType::Pmos => "gate length",
         DeviceType::Resistor | DeviceType::Capacitor => "drawn length",

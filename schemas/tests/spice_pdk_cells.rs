@@ -75,10 +75,19 @@ fn a_finger_capacitor_is_read_as_its_combs_value_from_the_rule_sets_coupling() {
     let c1 = circuit.device("xc1").unwrap();
     assert_eq!(c1.device_type.as_str(), "capacitor");
     let rules = support::sky130();
-    let plate = centroid_schemas::passive_sizing::size_capacitor(&rules, 45.0 * 332.17e-18, None, None)
-        .unwrap();
-    assert!((c1.params.w.unwrap() - plate.0).abs() < 1e-12, "{:?} vs {plate:?}", c1.params);
-    assert!((c1.params.l.unwrap() - plate.1).abs() < 1e-12, "{:?} vs {plate:?}", c1.params);
+    let plate =
+        centroid_schemas::passive_sizing::size_capacitor(&rules, 45.0 * 332.17e-18, None, None)
+            .unwrap();
+    assert!(
+        (c1.params.w.unwrap() - plate.0).abs() < 1e-12,
+        "{:?} vs {plate:?}",
+        c1.params
+    );
+    assert!(
+        (c1.params.l.unwrap() - plate.1).abs() < 1e-12,
+        "{:?} vs {plate:?}",
+        c1.params
+    );
     assert!(
         warnings.iter().any(|warning| warning.contains(
             "xc1: the nr=46 finger capacitor is 14.9476 fF by the rule set's same-layer coupling of met1, met2, met3"
@@ -87,7 +96,8 @@ fn a_finger_capacitor_is_read_as_its_combs_value_from_the_rule_sets_coupling() {
     );
     // given by its value, the value is drawn
     let c2 = circuit.device("xc2").unwrap();
-    let plate2 = centroid_schemas::passive_sizing::size_capacitor(&rules, 100e-15, None, None).unwrap();
+    let plate2 =
+        centroid_schemas::passive_sizing::size_capacitor(&rules, 100e-15, None, None).unwrap();
     assert!((c2.params.w.unwrap() - plate2.0).abs() < 1e-12);
 }
 
@@ -101,8 +111,9 @@ fn a_finger_capacitor_without_the_rule_sets_coupling_is_refused_with_what_is_mis
     };
     let file = centroid_schemas::InputFile {
         label: "netlist.sp".to_owned(),
-        bytes: b".subckt filt a b\nxc1 a b cfmom_2t nr=46 lr=1e-6 w=70e-9 s=70e-9 stm=2 spm=3\n.ends\n"
-            .to_vec(),
+        bytes:
+            b".subckt filt a b\nxc1 a b cfmom_2t nr=46 lr=1e-6 w=70e-9 s=70e-9 stm=2 spm=3\n.ends\n"
+                .to_vec(),
     };
     let errors = centroid_schemas::spice::load_spice_netlist(&file, &options).unwrap_err();
     let errors: Vec<String> = errors.issues.iter().map(ToString::to_string).collect();
