@@ -9,6 +9,8 @@ use centroid_schemas::{Circuit, DrcRuleSet, InputFile, SpiceOptions, load_drc_ru
 
 static SKY130: LazyLock<DrcRuleSet> =
     LazyLock::new(|| rules(include_bytes!("../../examples/pdk/sky130.json")));
+static IHP: LazyLock<DrcRuleSet> =
+    LazyLock::new(|| rules(include_bytes!("../../examples/pdk/ihp_sg13g2.json")));
 
 fn rules(bytes: &[u8]) -> DrcRuleSet {
     let file = InputFile {
@@ -129,4 +131,25 @@ fn an_unknown_function_or_a_wrong_count_of_arguments_is_named() {
     assert!(problems[1].contains("next argument"), "{}", problems[1]);
     assert!(problems[2].contains("closing ')'"), "{}", problems[2]);
     assert!(problems[3].contains("finite"), "{}", problems[3]);
+}
+
+#[test]
+fn ihp_gate_fingers_ng_are_fingers() {
+    // IHP-Open-DesignLib, AnalogLDO_exampleDesign/…/netlist/OTA.spice (ng=1 there), bulks
+    // on nodes 1 and 2 as its schematic left them
+    let (circuit, warnings) = read(
+        ".subckt OTA iref vin_n vin_p vdd vss vout\n\
+         M1 net1 vin_n net2 1 sg13_lv_nmos W=15u L=2u ng=3 m=1\n\
+         M3 net3 net1 vdd 2 sg13_lv_pmos W=2u L=1u ng=1 m=2\n\
+         M5 net2 iref vss 1 sg13_lv_nmos W=6u L=2u ng=2 m=1\n\
+         .ends\n",
+        &IHP,
+    );
+    assert_eq!(size(&circuit, "M1"), (15000.0, 2000.0, 3, 1));
+    assert_eq!(size(&circuit, "M3"), (2000.0, 1000.0, 1, 2));
+    assert_eq!(size(&circuit, "M5"), (6000.0, 2000.0, 2, 1));
+    assert!(
+        warnings.iter().all(|w| !w.contains("parameter ng")),
+        "{warnings:?}"
+    );
 }

@@ -51,11 +51,14 @@ struct Read {
     fingers: FingerParams,
 }
 
-/// A PDK cell's name for a size Centroid reads under another: a resistor's `lr`/`wr`.
+/// A PDK cell's name for a size Centroid reads under another: a resistor's `lr`/`wr`, a
+/// transistor's `ng`.
 fn canonical_key(device_type: DeviceType, key: &str) -> &str {
     match (device_type, key) {
         (DeviceType::Resistor, "lr") => "l",
         (DeviceType::Resistor, "wr") => "w",
+        // IHP SG13G2's transistors count their gate fingers as `ng` (w is the total width)
+        (DeviceType::Nmos | DeviceType::Pmos, "ng") => "nf",
         _ => key,
     }
 }
