@@ -153,3 +153,30 @@ fn ihp_gate_fingers_ng_are_fingers() {
         "{warnings:?}"
     );
 }
+
+#[test]
+fn a_negative_parasitic_of_an_extracted_netlist_is_named_with_why() {
+    // sky130_gff_ip__bgr_1.2v, magic/bgr_op5_block_rev2.spice: magic's coupling capacitors
+    let problems = errors(
+        ".subckt bias D1 G1 AVSS\n\
+         XM1 D1 G1 AVSS AVSS sky130_fd_pr__nfet_01v8 L=1 W=1\n\
+         C0 AVSS G1 0.758576f\n\
+         C3 AVSS 0 -0.306076f\n\
+         R1 D1 G1 0\n\
+         .ends\n",
+        &SKY130,
+    );
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(
+        problems[0].starts_with("netlist.sp:4:")
+            && problems[0].contains("C3 = -306.076 aF: a capacitance of zero or less")
+            && problems[0].contains("parasitic"),
+        "{}",
+        problems[0]
+    );
+    assert!(
+        problems[1].contains("R1 = 0 Ω: a resistance of zero or less"),
+        "{}",
+        problems[1]
+    );
+}

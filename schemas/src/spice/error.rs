@@ -156,6 +156,14 @@ pub enum SpiceError {
         element: String,
         defined: String,
     },
+    #[error(
+        "{element} = {value}: a {quantity} of zero or less is no part that can be drawn (an extracted netlist's parasitic, e.g. magic's negative coupling capacitors): lay out the schematic's netlist, or extract without parasitics (magic: ext2spice cthresh infinite rthresh infinite)"
+    )]
+    NoPart {
+        element: String,
+        value: String,
+        quantity: &'static str,
+    },
     #[error("subcircuit {subckt} has no parameter \"{param}\"; its parameters: {known}")]
     UnknownInstanceParam {
         subckt: String,

@@ -87,6 +87,27 @@ impl Builder<'_, '_> {
                 read.written.remove(field);
             }
         }
+        if let Some((value, at)) = read.value
+            && !device_type.is_mos()
+            && value <= 0.0
+        {
+            // an extraction's parasitic (magic writes negative coupling capacitors), not a part
+            let (quantity, unit) = match device_type {
+                DeviceType::Resistor => ("resistance", "Ω"),
+                _ => ("capacitance", "F"),
+            };
+            let error = SpiceError::NoPart {
+                element: element.name.text.clone(),
+                value: if value == 0.0 {
+                    format!("0 {unit}")
+                } else {
+                    engineering(value, unit)
+                },
+                quantity,
+            };
+            self.problems.error(at, error);
+            return false;
+        }
         if let Some((value, at)) = read.value {
             device.insert("value".to_owned(), json!(tidy(value)));
             self.locations.insert(format!("{pointer}/value"), at);
