@@ -180,3 +180,28 @@ fn a_negative_parasitic_of_an_extracted_netlist_is_named_with_why() {
         problems[1]
     );
 }
+
+#[test]
+fn virtuoso_spectre_values_in_parentheses_are_expressions_not_nodes() {
+    // AnalogGym, Amplifier/spectre_netlist/Leung_NMCF_Pin_3 (a Virtuoso export)
+    let (circuit, _) = read(
+        "simulator lang=spectre\n\
+         parameters W_P=1u L_P=1u M_P=4\n\
+         subckt amp GNDA VDDA VINN VOUT\n\
+         \x20   M11 (VOUT VINN VDDA VDDA) pch_ulvt_mac l=L_P \\\n\
+         \x20       w=W_P*1 multi=M_P nf=1 \\\n\
+         \x20       sd=100n \\\n\
+         \x20       ad=((1-int(1/2)*2)*(8.5e-08+((1-1)*1e-07)/2+0)+(1+1-int((1+1)/2)*2)*((1/2)*1e-07))*W_P \\\n\
+         \x20       pd=(1-int(1/2)*2)*((8.5e-08+((1-1)*1e-07)/2+0)*2+(1+1)*W_P)+(1+1-int((1+1)/2)*2)*(((1/2)*1e-07)*2+1*W_P) \\\n\
+         \x20       spa=120.0n dfm_flag=0\n\
+         \x20   M23 (VOUT VINN GNDA GNDA) nch_ulvt_mac l=L_P w=(W_P*2) multi=(M_P) nf=1\n\
+         ends amp\n",
+        &SKY130,
+    );
+    assert_eq!(circuit.devices.len(), 2);
+    assert_eq!(size(&circuit, "M11"), (1000.0, 1000.0, 1, 4));
+    assert_eq!(size(&circuit, "M23"), (2000.0, 1000.0, 1, 4));
+    let m11 = circuit.device("M11").unwrap();
+    assert_eq!(m11.terminal("d"), Some("VOUT"));
+    assert_eq!(m11.terminal("b"), Some("VDDA"));
+}

@@ -30,12 +30,15 @@ fn source_kind(master: &str) -> Option<&'static str> {
 }
 
 /// The tokens with each word's enclosing parentheses removed (`(d` → `d`, `b)` → `b`,
-/// `(` alone dropped); locations point into the file as written.
+/// `(` alone dropped), except a value's after `=` (Virtuoso writes
+/// `ad=((1-int(1/2)*2)*8.5e-08)*w`); locations point into the file as written.
 pub(super) fn without_parentheses(tokens: &[Token]) -> Vec<Token> {
     tokens
         .iter()
-        .filter_map(|token| {
-            if token.kind != TokenKind::Word {
+        .enumerate()
+        .filter_map(|(index, token)| {
+            let a_value = index > 0 && tokens[index - 1].kind == TokenKind::Equals;
+            if token.kind != TokenKind::Word || a_value {
                 return Some(token.clone());
             }
             let leading = token.text.len() - token.text.trim_start_matches('(').len();
