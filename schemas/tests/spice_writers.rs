@@ -205,3 +205,39 @@ fn virtuoso_spectre_values_in_parentheses_are_expressions_not_nodes() {
     assert_eq!(m11.terminal("d"), Some("VOUT"));
     assert_eq!(m11.terminal("b"), Some("VDDA"));
 }
+
+#[test]
+fn a_virtuoso_testbench_s_analyses_and_options_are_skipped() {
+    // the same file's testbench: options and analyses with string values, `save`
+    let (circuit, warnings) = read(
+        "simulator lang=spectre\n\
+         subckt amp GNDA VDDA VINN VOUT\n\
+         \x20   M23 (VOUT VINN GNDA GNDA) nch_ulvt_mac l=1u w=2u\n\
+         ends amp\n\
+         V0 (VDD 0) vsource dc=1 type=dc\n\
+         I26 (0 VDD VIN_M VOUT) amp\n\
+         simulatorOptions options psfversion=\"1.1.0\" reltol=1e-3 \\\n\
+         \x20   sensfile=\"../psf/sens.output\" checklimitdest=psf\n\
+         dcOp dc write=\"spectre.dc\" maxiters=150 annotate=status\n\
+         noise ( VOUT 0 ) noise start=1 stop=10G iprobe=V0 annotate=status\n\
+         element info what=inst where=rawfile\n\
+         save VOUT VIN_M V0:p\n\
+         saveOptions options save=allpub\n",
+        &SKY130,
+    );
+    assert_eq!(circuit.devices.len(), 1);
+    for skipped in [
+        "simulatorOptions",
+        "dcOp",
+        "noise",
+        "element",
+        "saveOptions",
+    ] {
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains(&format!("{skipped} (a Spectre"))),
+            "{skipped}: {warnings:#?}"
+        );
+    }
+}

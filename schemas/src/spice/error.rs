@@ -174,6 +174,10 @@ pub enum SpiceError {
         value: String,
         quantity: &'static str,
     },
+    #[error(
+        "{name} (a Spectre {kind} statement) is skipped: analyses and options belong to a testbench"
+    )]
+    AnalysisIgnored { name: String, kind: String },
     #[error("subcircuit {subckt} has no parameter \"{param}\"; its parameters: {known}")]
     UnknownInstanceParam {
         subckt: String,
