@@ -37,7 +37,9 @@ pub fn finger_capacitance(rules: &DrcRuleSet, fingers: Fingers) -> Result<(f64, 
         ));
     }
     if length.is_nan() || length <= 0.0 {
-        return Err("a finger capacitor needs its finger length, a positive lr=…, e.g. lr=10u".to_owned());
+        return Err(
+            "a finger capacitor needs its finger length, a positive lr=…, e.g. lr=10u".to_owned(),
+        );
     }
     let (lowest, highest) = (lowest.min(highest).max(1), highest.max(lowest));
     let parasitics = rules.parasitics.as_ref();

@@ -140,7 +140,17 @@ const CASES: &[(&str, &[&str])] = &[
     (
         ".subckt top p q\nX1 p q nand2\n.ends\n",
         &[
-            "netlist.sp:2:8: unknown subcircuit \"nand2\" for X1; defined subcircuits: top. A device model called as X needs a mapping (the rule set's \"models\" table, schema_version 1.3.0, or --model-map FILE)",
+            "netlist.sp:2:8: unknown subcircuit \"nand2\" for X1; defined subcircuits: top. A device model called as X needs a mapping (the rule set's \"models\" table, schema_version 1.3.0, or --model-map FILE); Centroid draws MOS transistors, resistors and capacitors, so a cell defined elsewhere (a standard cell, a diode, a bipolar transistor, an inductor) cannot be laid out",
+        ],
+    ),
+    // not_that_device: a standard cell whose name reads as a capacitor
+    (
+        ".subckt top vss vdd
+x5[1] vss vss vdd vdd sky130_fd_sc_hvl__decap_4
+.ends
+",
+        &[
+            "netlist.sp:2:1: x5[1] calls sky130_fd_sc_hvl__decap_4 with 4 nodes, but this file does not define sky130_fd_sc_hvl__decap_4 and its name reads as a capacitor, which takes two nodes (and an optional body node): a cell defined elsewhere (a standard cell, a PDK cell with more terminals) cannot be laid out; define it in this file, or map its name (--model-map) to the device it is",
         ],
     ),
     // unknown_instance_param

@@ -87,10 +87,21 @@ impl Builder<'_, '_> {
                 element.nodes.len(),
                 if element.nodes.len() == 1 { "" } else { "s" }
             );
-            let error = SpiceError::ExpectedItems {
-                what: what.to_owned(),
-                element: element.name.text.clone(),
-                found,
+            let error = match &element.target {
+                Some(subckt) if element.kind == ElementKind::Instance => {
+                    SpiceError::NotThatDevice {
+                        element: element.name.text.clone(),
+                        subckt: subckt.text.clone(),
+                        device: device_type.as_str(),
+                        expected: what,
+                        found,
+                    }
+                }
+                _ => SpiceError::ExpectedItems {
+                    what: what.to_owned(),
+                    element: element.name.text.clone(),
+                    found,
+                },
             };
             self.problems.error(element.name.at, error);
             return None;

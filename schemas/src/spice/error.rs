@@ -149,13 +149,35 @@ pub enum SpiceError {
         ports: String,
     },
     #[error(
-        "unknown subcircuit \"{name}\" for {element}; defined subcircuits: {defined}. A device model called as X needs a mapping (the rule set's \"models\" table, schema_version 1.3.0, or --model-map FILE)"
+        "unknown subcircuit \"{name}\" for {element}; defined subcircuits: {defined}. A device model called as X needs a mapping (the rule set's \"models\" table, schema_version 1.3.0, or --model-map FILE); Centroid draws MOS transistors, resistors and capacitors, so a cell defined elsewhere (a standard cell, a diode, a bipolar transistor, an inductor) cannot be laid out"
     )]
     UnknownSubckt {
         name: String,
         element: String,
         defined: String,
     },
+    #[error(
+        "{element} calls {subckt} with {found}, but this file does not define {subckt} and its name reads as a {device}, which takes {expected}: a cell defined elsewhere (a standard cell, a PDK cell with more terminals) cannot be laid out; define it in this file, or map its name (--model-map) to the device it is"
+    )]
+    NotThatDevice {
+        element: String,
+        subckt: String,
+        device: &'static str,
+        expected: &'static str,
+        found: String,
+    },
+    #[error(
+        "{element} = {value}: a {quantity} of zero or less is no part that can be drawn (an extracted netlist's parasitic, e.g. magic's negative coupling capacitors): lay out the schematic's netlist, or extract without parasitics (magic: ext2spice cthresh infinite rthresh infinite)"
+    )]
+    NoPart {
+        element: String,
+        value: String,
+        quantity: &'static str,
+    },
+    #[error(
+        "{name} (a Spectre {kind} statement) is skipped: analyses and options belong to a testbench"
+    )]
+    AnalysisIgnored { name: String, kind: String },
     #[error("subcircuit {subckt} has no parameter \"{param}\"; its parameters: {known}")]
     UnknownInstanceParam {
         subckt: String,

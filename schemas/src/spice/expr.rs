@@ -1,11 +1,13 @@
 //! Values and expressions: numbers with SPICE scale factors (`4u`, `500n`, `1e-6`, `1meg`,
 //! `10k`, `5f`; `m` is milli, `meg` is 1e6; case-insensitive; a unit such as the `m` of
-//! `4um` or the `F` of `10fF` may follow), parameter names, `+ - * /` and parentheses.
+//! `4um` or the `F` of `10fF` may follow), parameter names, `+ - * /`, parentheses and the
+//! functions of `expr_functions.rs` (`int(…)`, `max(a, b)`).
 //! An expression is parsed when the line is read (syntax errors at once) and evaluated when
 //! its subcircuit is instantiated (parameters then have values).
 
 use crate::issue::TextLocation;
 use crate::spice::error::SpiceError;
+use crate::spice::expr_functions::{FUNCTION_NAMES, Function};
 use crate::spice::lines::LogicalLine;
 
 /// A problem and where it is (boxed: problems are rare, results are everywhere).
@@ -20,6 +22,11 @@ pub(crate) enum Expr {
         at: TextLocation,
     },
     Negate(Box<Expr>),
+    /// `int(…)`, `max(a, b)`: as many arguments as the function takes.
+    Call {
+        function: Function,
+        args: Vec<Expr>,
+    },
     /// `first op rest[0].1 op rest[1].1 …`, left to right, all `+ -` or all `* /`: a chain
     /// (not a left-deep tree) so that a long sum evaluates without deep recursion.
     Chain {
@@ -271,7 +278,8 @@ impl ExprParser<'_> {
         if self.terms > MAX_TERMS {
             return Err(self.expected("a shorter value (at most 100 numbers and names)"));
         }
-        let rest = &self.text[self.position..];
+        let start = self.position;
+        let rest = &self.text[start..];
         match self.peek() {
             Some('(') => {
                 self.position += 1;
@@ -302,7 +310,11 @@ impl ExprParser<'_> {
                 self.position += length;
                 self.skip_space();
                 if self.peek() == Some('(') {
-                    return Err(self.expected("an operator (functions are not supported)"));
+                    let Some(function) = Function::named(&rest[..length]) else {
+                        self.position = start;
+                        return Err(self.expected(FUNCTION_NAMES));
+                    };
+                    return self.call(function);
                 }
                 Ok(Expr::Param {
                     name: rest[..length].to_ascii_lowercase(),
@@ -310,6 +322,29 @@ impl ExprParser<'_> {
                 })
             }
             _ => Err(self.expected("a number, a parameter name or '('")),
+        }
+    }
+
+    /// The arguments of `function`, from its '(' to its ')': as many as it takes.
+    fn call(&mut self, function: Function) -> Result<Expr, Located> {
+        self.position += 1;
+        let mut args = vec![self.sum()?];
+        loop {
+            self.skip_space();
+            match self.peek() {
+                Some(',') if args.len() < function.arity() => {
+                    self.position += 1;
+                    args.push(self.sum()?);
+                }
+                Some(')') if args.len() == function.arity() => {
+                    self.position += 1;
+                    return Ok(Expr::Call { function, args });
+                }
+                _ if args.len() < function.arity() => {
+                    return Err(self.expected("',' and the function's next argument"));
+                }
+                _ => return Err(self.expected("the closing ')' of the function")),
+            }
         }
     }
 }
@@ -347,6 +382,13 @@ pub(crate) fn evaluate(
             at: param_at,
         } => params.value_of(param, *param_at, name)?,
         Expr::Negate(inner) => -evaluate(inner, name, at, params)?,
+        Expr::Call { function, args } => {
+            let mut values = Vec::with_capacity(args.len());
+            for arg in args {
+                values.push(evaluate(arg, name, at, params)?);
+            }
+            function.apply(&values)
+        }
         Expr::Chain { first, rest } => {
             let mut value = evaluate(first, name, at, params)?;
             for (op, operand) in rest {

@@ -17,6 +17,7 @@ mod directives;
 mod element_items;
 mod error;
 mod expr;
+mod expr_functions;
 mod finger_capacitors;
 mod foreign;
 mod instances;

@@ -51,11 +51,14 @@ struct Read {
     fingers: FingerParams,
 }
 
-/// A PDK cell's name for a size Centroid reads under another: a resistor's `lr`/`wr`.
+/// A PDK cell's name for a size Centroid reads under another: a resistor's `lr`/`wr`, a
+/// transistor's `ng`.
 fn canonical_key(device_type: DeviceType, key: &str) -> &str {
     match (device_type, key) {
         (DeviceType::Resistor, "lr") => "l",
         (DeviceType::Resistor, "wr") => "w",
+        // IHP SG13G2's transistors count their gate fingers as `ng` (w is the total width)
+        (DeviceType::Nmos | DeviceType::Pmos, "ng") => "nf",
         _ => key,
     }
 }
@@ -83,6 +86,27 @@ impl Builder<'_, '_> {
                 read.fields.remove(field);
                 read.written.remove(field);
             }
+        }
+        if let Some((value, at)) = read.value
+            && !device_type.is_mos()
+            && value <= 0.0
+        {
+            // an extraction's parasitic (magic writes negative coupling capacitors), not a part
+            let (quantity, unit) = match device_type {
+                DeviceType::Resistor => ("resistance", "Ω"),
+                _ => ("capacitance", "F"),
+            };
+            let error = SpiceError::NoPart {
+                element: element.name.text.clone(),
+                value: if value == 0.0 {
+                    format!("0 {unit}")
+                } else {
+                    engineering(value, unit)
+                },
+                quantity,
+            };
+            self.problems.error(at, error);
+            return false;
         }
         if let Some((value, at)) = read.value {
             device.insert("value".to_owned(), json!(tidy(value)));

@@ -3,7 +3,8 @@
 //! `global`, `include`, `model NAME TYPE type=n|p` are the SPICE directives; an instance is
 //! `NAME (nodes) MASTER params`, whatever its first letter: its master is a subcircuit of
 //! the file, a source (left out with a warning, as in SPICE) or a device model (resolved as
-//! an X line calling one). `simulator lang=spice|spectre` switches dialect; nodes in
+//! an X line calling one); analyses, options and `save`/`ic`/`nodeset` are a testbench's and
+//! are skipped. `simulator lang=spice|spectre` switches dialect; nodes in
 //! parentheses lose them (the locations stay those of the file).
 
 use crate::circuit::DeviceType;
@@ -29,13 +30,48 @@ fn source_kind(master: &str) -> Option<&'static str> {
     }
 }
 
+/// Spectre's analyses and control statements (`dcOp dc write="spectre.dc"`,
+/// `simulatorOptions options …`, `noise (out 0) noise …`): a testbench's, not a layout's.
+const ANALYSES: [&str; 24] = [
+    "ac",
+    "dc",
+    "tran",
+    "noise",
+    "pz",
+    "stb",
+    "xf",
+    "sp",
+    "pss",
+    "pac",
+    "pnoise",
+    "pxf",
+    "hb",
+    "hbac",
+    "info",
+    "options",
+    "set",
+    "shell",
+    "sweep",
+    "montecarlo",
+    "alter",
+    "altergroup",
+    "check",
+    "checklimit",
+];
+
+/// Statements that start with their keyword and name nodes or values, never a part.
+const NODE_STATEMENTS: [&str; 3] = ["save", "ic", "nodeset"];
+
 /// The tokens with each word's enclosing parentheses removed (`(d` → `d`, `b)` → `b`,
-/// `(` alone dropped); locations point into the file as written.
+/// `(` alone dropped), except a value's after `=` (Virtuoso writes
+/// `ad=((1-int(1/2)*2)*8.5e-08)*w`); locations point into the file as written.
 pub(super) fn without_parentheses(tokens: &[Token]) -> Vec<Token> {
     tokens
         .iter()
-        .filter_map(|token| {
-            if token.kind != TokenKind::Word {
+        .enumerate()
+        .filter_map(|(index, token)| {
+            let a_value = index > 0 && tokens[index - 1].kind == TokenKind::Equals;
+            if token.kind != TokenKind::Word || a_value {
                 return Some(token.clone());
             }
             let leading = token.text.len() - token.text.trim_start_matches('(').len();
@@ -82,6 +118,9 @@ impl DeckParser<'_> {
         }
         if keyword == "model" {
             self.spectre_model(line, tokens);
+            return;
+        }
+        if NODE_STATEMENTS.contains(&keyword.as_str()) {
             return;
         }
         if let Some(directive) = directive_of(&keyword) {
@@ -151,6 +190,14 @@ impl DeckParser<'_> {
             self.problems.error(at(line, &tokens[0]), error);
             return;
         };
+        if ANALYSES.contains(&master.text.to_ascii_lowercase().as_str()) {
+            let warning = SpiceError::AnalysisIgnored {
+                name: tokens[0].text.clone(),
+                kind: master.text.clone(),
+            };
+            self.problems.warning(at(line, &tokens[0]), warning);
+            return;
+        }
         if let Some(what) = source_kind(&master.text) {
             let nodes = &words[..words.len() - 1];
             let between = match nodes {

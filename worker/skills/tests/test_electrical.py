@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 from helpers import REPO_ROOT, Client, load_rule_set
-from rust_plans import draft, example_request, run_plan
+from rust_plans import PlanRequest, draft, example_netlist, example_request, rule_set, run_plan
+
+from centroid_skills.skills.lvs import extract
 
 SUPPLIES = {"ota5": ["vdd"], "miller_ota": ["vdd"], "strongarm_comparator": ["vdd"]}
 
@@ -97,3 +99,39 @@ def test_a_substrate_with_nothing_on_it_is_no_dangling_net(client: Client) -> No
     assert report["counts"]["single_connection"] == 1, report  # the wire, not the substrate
     client.call("layout.add_label", cell="T", text="out", role="metal1_label", x=1, y=0.5)
     assert electrical(client, "T")["clean"], "a labelled wire on a substrate with nothing on it"
+
+
+def _pmos_input_ota(pair_bulk: str) -> dict[str, Any]:
+    """ota5 mirrored (PMOS pair, NMOS mirror), the pair's bulk on ``pair_bulk``."""
+    netlist = example_netlist("ota5")
+    swap = {"vdd": "vss", "vss": "vdd"}
+    for device in netlist["cells"][0]["devices"]:
+        device["type"] = {"nmos": "pmos", "pmos": "nmos"}[device["type"]]
+        device["terminals"] = {t: swap.get(n, n) for t, n in device["terminals"].items()}
+        if device["terminals"]["s"] == "tail":
+            device["terminals"]["b"] = pair_bulk
+    return netlist
+
+
+def _own_well_requests(_: Any) -> list[Any]:
+    return [PlanRequest.of(_pmos_input_ota("tail"), rule_set("sky130"), candidates=2)]
+
+
+@pytest.mark.rust_plans(requests=_own_well_requests)
+def test_dummies_of_a_pair_in_its_own_well_are_tied_to_that_well(tmp_path: Path) -> None:
+    # AnalogGym's SKY130 amplifiers: a PMOS pair whose bulk is its tail (a well of its own);
+    # the pair's dummies sit in that well, every terminal on the tail: off, not floating
+    from centroid_skills.server import Server
+
+    tail_dummies = 0
+    for k, candidate in enumerate(draft(_own_well_requests(None)[0]).candidates):
+        server = Server()
+        result = run_plan(candidate.steps, tmp_path / str(k), server=server)
+        assert result["ok"] and result["drc_total"] == 0 and result["lvs_match"], result.get("failed")
+        client = Client()
+        client.server = server
+        report = electrical(client, result["cell"])
+        assert report["clean"], report["issues"]
+        extraction = extract(server.session, server.session.any_cell(result["cell"]), set_aside_inert=True)
+        tail_dummies += sum(1 for kind, net, bulk in extraction.dummies if net == "tail" == bulk)
+    assert tail_dummies > 0, "no dummy in the pair's well: the test proves nothing"

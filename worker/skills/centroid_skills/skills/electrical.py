@@ -9,9 +9,10 @@ Each issue has a ``reason``:
   substrate its parent ties);
 * ``shorted_to_supply`` -- a net that carries a supply or ground label and another label
   (KLayout names such a net ``a,b``);
-* ``floating_dummy`` -- a dummy (S = D = G on one net) whose net is not one of the
-  ``supplies``/``grounds`` (a dummy is tied to its well's rail: PMOS to the supply, NMOS
-  to ground);
+* ``floating_dummy`` -- a dummy (S = D = G on one net) whose net is neither one of the
+  ``supplies``/``grounds`` nor its own bulk's net (a dummy is tied to its well: PMOS to the
+  supply, NMOS to ground, or a device in a well of its own -- a PMOS pair whose bulk is its
+  tail -- to that well's net: every terminal on one potential, the device is off);
 * ``dummy_on_wrong_rail`` -- a PMOS dummy on a ground or an NMOS dummy on a supply.
 
 The result counts them per reason and names each item. With ``fail_on_issue`` any issue
@@ -51,8 +52,8 @@ def find_issues(ex: Any, supplies: set[str], grounds: set[str]) -> list[dict[str
     top = ex.netlist.top_circuit()
     issues: list[dict[str, Any]] = []
     rails = supplies | grounds
-    for kind, net in ex.dummies:
-        if net not in rails:
+    for kind, net, bulk in ex.dummies:
+        if net not in rails and (not net or net != bulk):
             issues.append({"reason": "floating_dummy", "item": f"{kind} dummy on {net or 'an unnamed net'}"})
         elif (kind == "PMOS" and net in grounds) or (kind == "NMOS" and net in supplies):
             issues.append({"reason": "dummy_on_wrong_rail", "item": f"{kind} dummy on {net}"})

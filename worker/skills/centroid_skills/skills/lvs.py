@@ -57,6 +57,14 @@ from centroid_skills.session import Session
 from centroid_skills.tech import METAL_ROLES, VIA_ROLES, Technology
 
 CLASS_NAMES = {"nmos": "NMOS", "pmos": "PMOS", "resistor": "RES", "capacitor": "CAP"}
+def _bulk_name(dev: kdb.Device) -> str:
+    """The name of the net on a MOS device's bulk terminal ("" when it has none or no name)."""
+    if not any(t.name == "B" for t in dev.device_class().terminal_definitions()):
+        return ""
+    net = dev.net_for_terminal("B")
+    return (net.name or "") if net is not None else ""
+
+
 MOS_TERMINALS = {"s": "S", "g": "G", "d": "D", "b": "B"}
 TWO_TERMINALS = {"p": "A", "n": "B", "plus": "A", "minus": "B", "a": "A"}
 # Without an area capacitance in the rule set, capacitors are extracted with a unit
@@ -72,7 +80,8 @@ class Extraction:
     dummies_removed: int
     devices_extracted: int
     fingers: dict[int, int]  # combined device id -> gate fingers
-    dummies: list[tuple[str, str]]  # (NMOS/PMOS, net name or "") of each removed dummy
+    # (NMOS/PMOS, net name or "", its bulk's net name or "") of each removed dummy
+    dummies: list[tuple[str, str, str]]
     # combined MOSFET id -> its drawn junctions by terminal net (KLayout's combined AS/AD
     # are the mean of source and drain: junctions_by_net.py)
     junctions: dict[int, DeviceJunctions] = field(default_factory=dict)
@@ -230,14 +239,15 @@ def extract(session: Session, cell: kdb.Cell, set_aside_inert: bool = False) -> 
     top = netlist.top_circuit()
     extracted = len(list(top.each_device())) if top is not None else 0
     removed = 0
-    dummies: list[tuple[str, str]] = []
+    dummies: list[tuple[str, str, str]] = []
     if top is not None:
         for dev in list(top.each_device()):
             if dev.device_class().name not in ("NMOS", "PMOS"):
                 continue
             nets = {_net_id(dev.net_for_terminal(t)) for t in ("S", "D", "G")}
             if len(nets) == 1:
-                dummies.append((dev.device_class().name, dev.net_for_terminal("G").name or ""))
+                dummies.append((dev.device_class().name, dev.net_for_terminal("G").name or "",
+                                _bulk_name(dev)))
                 top.remove_device(dev)
                 removed += 1
     inert: list[InertGroup] = []
