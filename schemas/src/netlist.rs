@@ -16,6 +16,9 @@ pub const MAX_LENGTH_M: f64 = 1e-3;
 /// A resistor's bar may be longer: a folded bar of megohms (a PDK cell's `series=46`
 /// segments of 35 µm is 1.6 mm); 1 cm still catches a length written in micrometres.
 pub const MAX_RESISTOR_LENGTH_M: f64 = 1e-2;
+/// A MOS's total width may be as large (an LDO's pass device: 8 mm over many fingers);
+/// each finger, `w / nf`, at most [`MAX_LENGTH_M`].
+pub const MAX_MOS_WIDTH_M: f64 = 1e-2;
 /// Bounds on multiplicity and finger count.
 pub const MAX_MULTIPLICITY: f64 = 10_000.0;
 pub const MAX_FINGERS: f64 = 1_000.0;
@@ -290,14 +293,15 @@ fn check_device(device: &DeviceDef, pointer: &str, sink: &mut IssueSink) {
         DeviceType::Nmos | DeviceType::Pmos => "total gate width of one instance",
         DeviceType::Resistor | DeviceType::Capacitor => "drawn width",
     };
-    check_length(
-        device.w,
-        ("w", MAX_LENGTH_M),
-        required_size,
-        kind,
-        pointer,
-        sink,
-    );
+    let max_w = if device.device_type.is_mos() {
+        MAX_MOS_WIDTH_M
+    } else {
+        MAX_LENGTH_M
+    };
+    check_length(device.w, ("w", max_w), required_size, kind, pointer, sink);
+    if device.device_type.is_mos() {
+        check_finger_width(device, pointer, sink);
+    }
     let l_meaning = match device.device_type {
         DeviceType::Nmos | DeviceType::Pmos => "gate length",
         DeviceType::Resistor | DeviceType::Capacitor => "drawn length",
@@ -360,6 +364,25 @@ fn check_device(device: &DeviceDef, pointer: &str, sink: &mut IssueSink) {
             );
         }
     }
+}
+
+/// A MOS finger (`w / nf`) at most [`MAX_LENGTH_M`]: a wide device is drawn as fingers.
+fn check_finger_width(device: &DeviceDef, pointer: &str, sink: &mut IssueSink) {
+    let (Some(w), nf) = (device.w, device.nf.unwrap_or(1.0)) else {
+        return;
+    };
+    if !(w.is_finite() && w <= MAX_MOS_WIDTH_M && nf >= 1.0) || w / nf <= MAX_LENGTH_M {
+        return; // the bounds of w and nf are reported on their own
+    }
+    let fewest = (w / MAX_LENGTH_M).ceil();
+    sink.push(
+        format!("{pointer}/nf"),
+        format!(
+            "{}: w = {w} m over nf = {nf} is a finger {} µm wide, more than the 1 mm a finger may be; give nf = {fewest} fingers or more, or m parallel devices",
+            device.id,
+            (w / nf * 1e6 * 1000.0).round() / 1000.0
+        ),
+    );
 }
 
 /// `(field, maximum)`: the field's name and its largest sound value (m).

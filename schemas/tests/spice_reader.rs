@@ -390,6 +390,16 @@ fn x_lines_to_device_models_and_option_scale_read_pdk_style_netlists() {
 }
 
 #[test]
+fn a_wide_device_in_fingers_of_at_most_a_millimetre_is_read() {
+    // an LDO's pass device: 8 mm over 16 fingers of 500 µm
+    let read = read(".subckt ldo in out g\nM9 out g in in pmos w=8000u l=0.5u nf=16\n.ends\n");
+    assert_eq!(
+        devices(&read.circuit),
+        ["M9 pmos w=8e-3 l=5e-7 nf=16 m=1 b=in d=out g=g s=in"]
+    );
+}
+
+#[test]
 fn the_default_top_is_the_last_subcircuit_no_other_instantiates() {
     // xschem writes the top first and its symbols' subcircuits after it
     let text = ".subckt top in out vss\n\

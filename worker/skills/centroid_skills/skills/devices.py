@@ -96,8 +96,9 @@ DEVICE_SPEC = obj(
     {
         "device_id": NAME,
         "type": {"enum": ["nmos", "pmos", "resistor", "capacitor"]},
-        "w": {**LENGTH_M, "description": "MOS: total width of one instance (split over nf); "
-                                         "resistor: bar width; capacitor: plate width"},
+        "w": {**LENGTH_M, "maximum": 1e-2,
+              "description": "MOS: total width of one instance (split over nf, each finger at most "
+                             "1 mm: the circuit's checks); resistor: bar width; capacitor: plate width"},
         "l": {**LENGTH_M, "maximum": 1e-2,
               "description": "MOS: gate length; resistor: bar length (at most 1 cm, folded); "
                              "capacitor: plate length (the circuit's checks bound MOS and plates to 1 mm)"},

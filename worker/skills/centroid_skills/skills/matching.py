@@ -40,7 +40,8 @@ MOS_DEVICE = obj(
     {
         "device_id": NAME,
         "type": {"enum": ["nmos", "pmos"]},
-        "w": {**LENGTH_M, "description": "total width of one instance (split over nf fingers)"},
+        "w": {**LENGTH_M, "maximum": 1e-2,
+              "description": "total width of one instance (split over nf fingers, each at most 1 mm)"},
         "l": LENGTH_M,
         "nf": {"type": "integer", "minimum": 1, "maximum": MAX_FINGERS, "default": 1},
         "m": {"type": "integer", "minimum": 1, "default": 1,
