@@ -201,13 +201,6 @@ x5[1] vss vss vdd vdd sky130_fd_sc_hvl__decap_4
             "netlist.sp:1:19: w = 4 m is absurdly large; lengths are in metres (4 µm would be 4e-6), valid range 1e-9..1e-2",
         ],
     ),
-    // mos_finger_too_wide: an 8 mm pass device in one finger (its total is sound)
-    (
-        "M9 out g in in pmos w=8000u l=0.5u nf=1\n",
-        &[
-            "netlist.sp:1:39: M9: w = 0.008 m over nf = 1 is a finger 8000 µm wide, more than the 1 mm a finger may be; give nf = 8 fingers or more, or m parallel devices",
-        ],
-    ),
     // nf_on_resistor
     (
         "R1 a b 1k w=1u l=10u nf=2\n",

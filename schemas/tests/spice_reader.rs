@@ -397,6 +397,30 @@ fn a_wide_device_in_fingers_of_at_most_a_millimetre_is_read() {
         devices(&read.circuit),
         ["M9 pmos w=8e-3 l=5e-7 nf=16 m=1 b=in d=out g=g s=in"]
     );
+    assert!(
+        !read.warnings.iter().any(|warning| warning.contains("fingers")),
+        "{:?}",
+        read.warnings
+    );
+}
+
+#[test]
+fn a_wide_device_written_in_one_finger_is_folded_about_square() {
+    // as xschem writes an LDO's pass device: W=8000 (µm) in one finger; √(w / l) fingers
+    let read = read(
+        ".subckt ldo in out g\nXM9 out g in in sky130_fd_pr__pfet_01v8 L=0.5 W=8000 nf=1 m=1\n.ends\n",
+    );
+    assert_eq!(
+        devices(&read.circuit),
+        ["XM9 pmos w=8e-3 l=5e-7 nf=126 m=1 b=in d=out g=g s=in"]
+    );
+    assert!(
+        read.warnings.iter().any(|warning| warning.contains(
+            "XM9: w = 8000 µm over nf = 1 would be fingers wider than 1 mm: drawn as nf = 126 fingers of 63.492 µm (the same total width)"
+        )),
+        "{:?}",
+        read.warnings
+    );
 }
 
 #[test]

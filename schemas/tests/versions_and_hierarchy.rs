@@ -169,6 +169,30 @@ fn schema_problems_and_semantic_problems_come_in_one_report() {
 }
 
 #[test]
+fn a_finger_wider_than_a_millimetre_is_refused_naming_the_fingers_to_give() {
+    // an 8 mm pass device written in one finger (its total width is sound)
+    let netlist = json!({
+        "top": "ldo",
+        "cells": [{"name": "ldo", "devices": [
+            {"id": "M9", "type": "pmos", "w": 8e-3, "l": 5e-7, "nf": 1,
+             "terminals": {"g": "g", "d": "out", "s": "in", "b": "in"}}
+        ]}]
+    });
+    let errors = load_netlist(&file("n.json", &netlist)).unwrap_err();
+    let found: Vec<String> = errors.issues.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        found,
+        [
+            "n.json: /cells/0/devices/0/nf: M9: w = 0.008 m over nf = 1 is a finger 8000 µm wide, more than the 1 mm a finger may be; give nf = 8 fingers or more, or m parallel devices"
+        ]
+    );
+    // over 16 fingers of 500 µm it loads
+    let mut folded = netlist.clone();
+    folded["cells"][0]["devices"][0]["nf"] = json!(16);
+    assert!(load_netlist(&file("n.json", &folded)).is_ok());
+}
+
+#[test]
 fn unknown_fields_are_reported_as_warnings() {
     let netlist = json!({
         "top": "amp",

@@ -280,6 +280,16 @@ pub enum SpiceError {
         model: String,
         width: String,
     },
+    #[error(
+        "{element}: w = {width} over nf = {nf} would be fingers wider than 1 mm: drawn as nf = {folded} fingers of {finger} (the same total width)"
+    )]
+    FoldedIntoFingers {
+        element: String,
+        width: String,
+        nf: String,
+        folded: u32,
+        finger: String,
+    },
     #[error("parameter {name} of {element} is ignored: Centroid reads {known}")]
     IgnoredParam {
         name: String,

@@ -29,6 +29,7 @@ mod parser;
 mod scope;
 mod sizes;
 mod spectre;
+mod wide_devices;
 
 use std::path::Path;
 

@@ -138,6 +138,9 @@ impl Builder<'_, '_> {
                 &mut read,
             );
         }
+        if device_type.is_mos() {
+            self.fold_wide_device(element, &mut read.fields);
+        }
         for field in ["w", "l", "nf"] {
             if let Some((value, at)) = read.fields.get(field) {
                 device.insert(field.to_owned(), whole_or_float(*value));
