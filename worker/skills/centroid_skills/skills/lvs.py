@@ -57,14 +57,6 @@ from centroid_skills.session import Session
 from centroid_skills.tech import METAL_ROLES, VIA_ROLES, Technology
 
 CLASS_NAMES = {"nmos": "NMOS", "pmos": "PMOS", "resistor": "RES", "capacitor": "CAP"}
-def _bulk_name(dev: kdb.Device) -> str:
-    """The name of the net on a MOS device's bulk terminal ("" when it has none or no name)."""
-    if not any(t.name == "B" for t in dev.device_class().terminal_definitions()):
-        return ""
-    net = dev.net_for_terminal("B")
-    return (net.name or "") if net is not None else ""
-
-
 MOS_TERMINALS = {"s": "S", "g": "G", "d": "D", "b": "B"}
 TWO_TERMINALS = {"p": "A", "n": "B", "plus": "A", "minus": "B", "a": "A"}
 # Without an area capacitance in the rule set, capacitors are extracted with a unit
@@ -297,6 +289,14 @@ def _finger_counts(circuit: kdb.Circuit, weight: dict[int, int]) -> dict[tuple[A
 def _fingers_after(circuit: kdb.Circuit, counts: dict[tuple[Any, ...], int]) -> dict[int, int]:
     return {dev.id(): counts.get(_mos_key(dev), 0) for dev in circuit.each_device()
             if dev.device_class().name in ("NMOS", "PMOS")}
+
+
+def _bulk_name(dev: kdb.Device) -> str:
+    """The name of the net on a MOS device's bulk terminal ("" when it has none or no name)."""
+    if not any(t.name == "B" for t in dev.device_class().terminal_definitions()):
+        return ""
+    net = dev.net_for_terminal("B")
+    return (net.name or "") if net is not None else ""
 
 
 def _net_id(net: kdb.Net | None) -> int:
