@@ -398,7 +398,10 @@ fn a_wide_device_in_fingers_of_at_most_a_millimetre_is_read() {
         ["M9 pmos w=8e-3 l=5e-7 nf=16 m=1 b=in d=out g=g s=in"]
     );
     assert!(
-        !read.warnings.iter().any(|warning| warning.contains("fingers")),
+        !read
+            .warnings
+            .iter()
+            .any(|warning| warning.contains("fingers")),
         "{:?}",
         read.warnings
     );
