@@ -21,14 +21,15 @@ from typing import Any
 import pytest
 from helpers import REPO_ROOT, Client, assert_top_deck_clean, foundry_deck
 from test_block_rows_whole import (
-    SWITCH,
     centroids,
+    flat_switches,
     member_ports,
     switch_block,
+    top_arguments,
     whole_groups,
     written_rows,
 )
-from test_blocks import SUPPLIES, check_clean, flat_devices
+from test_blocks import check_clean
 
 from centroid_skills.routing.block_packing import Item, _halves
 
@@ -64,13 +65,9 @@ def parent(path: Path, whole: bool) -> tuple[Client, dict[str, Any], list[dict[s
             cells = [instance(m) for m in sequence]
             rows.append(f"TOP_ROW{len(rows)}")
             client.call("layout.place", cell_name=rows[-1], rows=[{"cells": cells, "gap": pitch}])
-    arguments: dict[str, Any] = {
-        "cell_name": "TOP", "rows": rows, "nets": SUPPLIES,
-        "devices": [{"id": i, "type": "block", "terminals": t} for i, t in terminals.items()]}
-    if whole:
-        arguments["pack_block_rows"] = {"gap": pitch, "whole_rows": whole_groups(rows, MODULES)}
-    routed = client.call("route.nets", **arguments)
-    flat = [d for inst, ports in terminals.items() for d in flat_devices(inst, SWITCH, ports)]
+    routed = client.call("route.nets", **top_arguments(
+        rows, terminals, pitch, whole_groups(rows, MODULES) if whole else None))
+    flat = flat_switches(terminals)
     return client, routed, flat, member_of
 
 

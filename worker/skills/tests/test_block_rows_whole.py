@@ -56,6 +56,23 @@ def whole_groups(rows: list[str], modules: dict[str, list[Any]]) -> list[list[st
         at += len(module_rows)
     return groups
 
+
+def top_arguments(rows: list[str], terminals: dict[str, dict[str, str]], pitch: float,
+                  whole_rows: list[list[str]] | None) -> dict[str, Any]:
+    """``route.nets`` of TOP over ``rows`` of switch instances (``terminals`` by instance),
+    packed with ``whole_rows`` kept whole when given."""
+    arguments: dict[str, Any] = {
+        "cell_name": "TOP", "rows": rows, "nets": SUPPLIES,
+        "devices": [{"id": i, "type": "block", "terminals": t} for i, t in terminals.items()]}
+    if whole_rows is not None:
+        arguments["pack_block_rows"] = {"gap": pitch, "whole_rows": whole_rows}
+    return arguments
+
+
+def flat_switches(terminals: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+    """The flat devices of the switch instances (``terminals`` by instance)."""
+    return [d for inst, ports in terminals.items() for d in flat_devices(inst, SWITCH, ports)]
+
 def parent(path: Path, whole: bool) -> tuple[Client, dict[str, Any], list[dict[str, Any]],
                                               dict[str, str]]:
     """The switch block, its instances in the modules' rows and the loose rows, routed into
@@ -79,13 +96,9 @@ def parent(path: Path, whole: bool) -> tuple[Client, dict[str, Any], list[dict[s
     for r, cells in enumerate(given):
         client.call("layout.place", cell_name=f"TOP_ROW{r}", rows=[{"cells": cells, "gap": pitch}])
         rows.append(f"TOP_ROW{r}")
-    arguments: dict[str, Any] = {
-        "cell_name": "TOP", "rows": rows, "nets": SUPPLIES,
-        "devices": [{"id": i, "type": "block", "terminals": t} for i, t in terminals.items()]}
-    if whole:
-        arguments["pack_block_rows"] = {"gap": pitch, "whole_rows": whole_groups(rows, MODULES)}
-    routed = client.call("route.nets", **arguments)
-    flat = [d for inst, ports in terminals.items() for d in flat_devices(inst, SWITCH, ports)]
+    routed = client.call("route.nets", **top_arguments(
+        rows, terminals, pitch, whole_groups(rows, MODULES) if whole else None))
+    flat = flat_switches(terminals)
     return client, routed, flat, member_of
 
 

@@ -21,8 +21,14 @@ from typing import Any
 
 import pytest
 from helpers import REPO_ROOT, Client
-from test_block_rows_whole import SWITCH, member_ports, switch_block, written_rows
-from test_blocks import SUPPLIES, check_clean, flat_devices
+from test_block_rows_whole import (
+    flat_switches,
+    member_ports,
+    switch_block,
+    top_arguments,
+    written_rows,
+)
+from test_blocks import SUPPLIES, check_clean
 
 from centroid_skills.routing.router import route
 from centroid_skills.routing.shelf_order import Weights, channels, cost, order, smallest_route
@@ -68,12 +74,8 @@ def parent(path: Path, given: list[list[str]] | None = None, routed: bool = True
         for r, cells in enumerate(given):
             rows.append(f"TOP_GIVEN{r}")
             client.call("layout.place", cell_name=rows[-1], rows=[{"cells": cells, "gap": pitch}])
-    arguments: dict[str, Any] = {
-        "cell_name": "TOP", "rows": rows, "nets": SUPPLIES,
-        "devices": [{"id": i, "type": "block", "terminals": t} for i, t in terminals.items()]}
-    if given is None:
-        arguments["pack_block_rows"] = {"gap": pitch, "whole_rows": groups}
-    flat = [d for inst, ports in terminals.items() for d in flat_devices(inst, SWITCH, ports)]
+    arguments = top_arguments(rows, terminals, pitch, groups if given is None else None)
+    flat = flat_switches(terminals)
     if not routed:
         return client, arguments, flat, module_of
     return client, client.call("route.nets", **arguments), flat, module_of
