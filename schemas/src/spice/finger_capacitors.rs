@@ -17,8 +17,8 @@ pub(super) const FINGER_KEYS: [&str; 6] = ["nr", "lr", "s", "stm", "spm", "ftip"
 /// The finger parameters written on one capacitor line.
 #[derive(Default)]
 pub(super) struct FingerParams {
-    /// `nr`, as written (a number, or "…" when it could not be read) and where
-    pub fingers: Option<(String, TextLocation)>,
+    /// where `nr` is written (`count`: its value, `None` when it could not be read)
+    pub at: Option<TextLocation>,
     pub count: Option<f64>,
     pub length: Option<f64>,
     pub spacing: Option<f64>,
@@ -31,8 +31,7 @@ impl FingerParams {
     pub(super) fn note(&mut self, key: &str, number: Option<f64>, at: TextLocation) {
         match key {
             "nr" => {
-                let text = number.map_or_else(|| "…".to_owned(), |nr| nr.to_string());
-                self.fingers = Some((text, at));
+                self.at = Some(at);
                 self.count = number;
             }
             "lr" => self.length = number,
@@ -47,17 +46,18 @@ impl FingerParams {
 impl Builder<'_, '_> {
     /// The capacitance (F) of a finger capacitor's line and where its `nr` is, with a
     /// warning saying how it will be drawn; `None` after an error (or when `nr` could not
-    /// be read, which was reported then). `scale` multiplies the lengths written
-    /// (`.option scale`).
+    /// be read, which was reported then). The lengths written are scaled by the
+    /// reading's scale (`.option scale`).
     pub(super) fn finger_capacitor(
         &mut self,
         element: &Element,
         params: &FingerParams,
-        scale: f64,
     ) -> Option<(f64, TextLocation)> {
-        let (fingers, at) = params.fingers.clone()?;
+        let scale = self.scale;
+        let at = params.at?;
         // an unreadable nr was reported where it was read
-        params.count?;
+        let count = params.count?;
+        let fingers = count.to_string();
         let refuse = |why: String| SpiceError::FingerCapacitor {
             element: element.name.text.clone(),
             fingers: fingers.clone(),
@@ -73,7 +73,7 @@ impl Builder<'_, '_> {
         };
         let lowest = metal(params.lowest, 1);
         let geometry = Fingers {
-            count: params.count.unwrap_or(0.0),
+            count,
             length: params.length.map_or(0.0, |length| length * scale),
             spacing: params.spacing.map(|spacing| spacing * scale),
             metals: (lowest, metal(params.highest, lowest)),

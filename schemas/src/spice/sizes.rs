@@ -76,9 +76,9 @@ impl Builder<'_, '_> {
         let mut read = self.read_params(element, device_type, scope);
         self.width_from_model_name(element, device_type, &mut read);
         self.series_segments(element, &mut read);
-        if read.fingers.fingers.is_some() && read.value.is_none() {
+        if read.fingers.at.is_some() && read.value.is_none() {
             // its w is a finger's: the plates of its value are sized from the rule set
-            let Some(value) = self.finger_capacitor(element, &read.fingers, self.scale) else {
+            let Some(value) = self.finger_capacitor(element, &read.fingers) else {
                 return false;
             };
             read.value = Some(value);
