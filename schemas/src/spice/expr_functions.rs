@@ -114,4 +114,13 @@ mod tests {
         }
         assert_eq!(Function::named("foo"), None);
     }
+
+    #[test]
+    fn the_message_names_every_function_of_the_table() {
+        let names: Vec<&str> = FUNCTIONS.iter().map(|(name, _)| *name).collect();
+        assert!(
+            FUNCTION_NAMES.ends_with(&format!("({})", names.join(" "))),
+            "{FUNCTION_NAMES}"
+        );
+    }
 }
