@@ -26,13 +26,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
-use centroid_schemas::{Circuit, CircuitModule, TaskContext};
+use centroid_schemas::{Circuit, CircuitModule, Device, TaskContext};
 use serde_json::Value;
 
 use crate::candidate_plan::{Draft, blocks_supported, draft_blocks, pack_ranks};
 use crate::design_point::{BLOCKS, DesignPoint, FLAT};
 use crate::design_space::{BlockSpace, DesignSpace};
-use crate::device_units::{RowKind, is_mos};
+use crate::device_units::{RowKind, common_split, is_mos};
 use crate::hierarchy::Hierarchy;
 use crate::kind_order::KindOrder;
 use crate::performance::{JobSimulation, PerformanceSetup, setup::rails};
@@ -195,26 +195,50 @@ impl HeuristicPlanner {
             .map(|device| device.params.nf)
             .max()
             .unwrap_or(1);
-        let finger_splits: Vec<u32> = (1..=max_nf.clamp(1, 4))
-            .filter(|split| max_nf % split == 0)
-            .collect();
         let kinds: BTreeSet<RowKind> = devices
             .iter()
             .map(|device| RowKind::of(device.device_type))
             .collect();
         let row_orders = (1..=kinds.len().max(1) as u32).product::<u32>().min(6);
         let routed = self.routing(skills).is_some();
-        let dummies = if skills.contains_key("layout.add_dummies") {
-            vec![0, 1, 2]
-        } else {
-            vec![0]
-        };
+        // A knob is offered only where it can change what is drawn (`effective`): a
+        // value that draws the same layout as another is the same candidate run twice.
+        // Finger splits, dummies and rings apply to matched cells only, arrangements
+        // to pairs drawn as common-centroid pairs, spacing to more than one device, the
+        // aspect (rows per kind) to a kind of more than one.
+        let matched_cells = !placement.groups.is_empty();
+        let splits: Vec<u32> = (1..=max_nf.clamp(1, 4))
+            .filter(|split| max_nf % split == 0)
+            .collect();
+        let pairs: Vec<String> = circuit
+            .modules
+            .iter()
+            .filter(|module| {
+                drawn_as_a_pair(module) && arrangement_matters(circuit, module, &splits)
+            })
+            .map(|module| module.id.clone())
+            .collect();
+        let several_devices = devices.len() > 1;
+        // a kind of one device has no rows to fold it in
+        let foldable = placement.kinds.iter().any(|kind| kind.devices.len() > 1);
+        let finger_splits: Vec<u32> =
+            effective(matched_cells, splits, |splits| splits.iter().max().copied());
+        let dummies = effective(
+            matched_cells,
+            if skills.contains_key("layout.add_dummies") {
+                vec![0, 1, 2]
+            } else {
+                vec![0]
+            },
+            |counts| counts.contains(&1).then_some(1).or(counts.first().copied()),
+        );
         // routed layouts get bulk taps from the router: no guard rings there
-        let guard_rings = if skills.contains_key("layout.add_guard_ring") && !routed {
-            vec![false, true]
-        } else {
-            vec![false]
-        };
+        let guard_rings =
+            if matched_cells && skills.contains_key("layout.add_guard_ring") && !routed {
+                vec![false, true]
+            } else {
+                vec![false]
+            };
         // a matched module's ends take their own dummies and ring
         let groups = if dummies.len() > 1 || guard_rings.len() > 1 {
             placement.groups.clone()
@@ -223,31 +247,36 @@ impl HeuristicPlanner {
         };
         DesignSpace {
             // route.nets needs one row of devices per row cell: no 2-D modules when routing
-            arrangements: if routed {
-                vec!["ABBA".into(), "ABAB".into()]
-            } else {
-                vec!["ABBA".into(), "2D".into(), "ABAB".into()]
-            },
+            arrangements: effective(
+                !pairs.is_empty(),
+                if routed {
+                    vec!["ABBA".into(), "ABAB".into()]
+                } else {
+                    vec!["ABBA".into(), "2D".into(), "ABAB".into()]
+                },
+                |arrangements| arrangements.first().cloned(),
+            ),
             finger_splits,
             dummies,
             guard_rings,
             row_orders,
-            spacings_nm: vec![0, 200, 500],
+            spacings_nm: effective(several_devices, vec![0, 200, 500], |spacings| {
+                spacings.first().copied()
+            }),
             // a routed row holds one device type: no single mixed row
-            aspect_ratios_pct: if routed {
-                vec![100, 50]
-            } else {
-                vec![100, 50, 200]
-            },
+            aspect_ratios_pct: effective(
+                foldable,
+                if routed {
+                    vec![100, 50]
+                } else {
+                    vec![100, 50, 200]
+                },
+                |aspects| aspects.contains(&100).then_some(100),
+            ),
             kinds: placement.kinds.clone(),
             bound: placement.bound.clone(),
             groups,
-            modules: circuit
-                .modules
-                .iter()
-                .filter(|module| drawn_as_a_pair(module))
-                .map(|module| module.id.clone())
-                .collect(),
+            modules: pairs,
             hierarchies: Vec::new(),
             top_devices: Vec::new(),
             blocks: BTreeMap::new(),
@@ -266,6 +295,39 @@ impl HeuristicPlanner {
             .all(|skill| skills.contains_key(*skill));
         self.route_pitch_um.filter(|_| advertised)
     }
+}
+
+/// `values` where the knob can change the layout, else only the value the default point
+/// takes among them (`default_of`): one spelling, one candidate.
+fn effective<T: Clone>(
+    applies: bool,
+    values: Vec<T>,
+    default_of: impl Fn(&[T]) -> Option<T>,
+) -> Vec<T> {
+    if applies {
+        return values;
+    }
+    match default_of(&values) {
+        Some(value) => vec![value],
+        None => values.into_iter().take(1).collect(),
+    }
+}
+
+/// Whether pair `module`'s arrangement can change its cell: at some finger split its
+/// devices have an even number of units each (an odd count is drawn ABAB whatever the
+/// point asks: `Draft::add_pair`).
+fn arrangement_matters(circuit: &Circuit, module: &CircuitModule, splits: &[u32]) -> bool {
+    let devices: Vec<&Device> = module
+        .devices
+        .iter()
+        .filter_map(|member| circuit.device(&member.device_id))
+        .collect();
+    let Some(first) = devices.first() else {
+        return false;
+    };
+    splits
+        .iter()
+        .any(|split| (first.params.m.max(1) * common_split(&devices, *split)) % 2 == 0)
 }
 
 /// Whether matched `module` is drawn as one common-centroid pair, the drawing that takes

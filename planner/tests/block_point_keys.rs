@@ -3,7 +3,7 @@
 //! point's order or its own default), so two points whose top orders differ only in
 //! the devices drawn inside blocks are one layout, one key, one candidate.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use centroid_planner::evaluation::Evaluation;
 use centroid_planner::heuristic::HeuristicPlanner;
@@ -115,6 +115,100 @@ fn an_iteration_of_a_blocks_layout_drafts_no_layout_twice_for_the_top_order() {
                 "seed {seed}: {:?} {} draws a layout drafted already",
                 proposal.origin,
                 serde_json::to_string(point).unwrap()
+            );
+        }
+    }
+}
+
+/// A knob a block's space offers one value of draws nothing different whatever its
+/// value (a block without matched cells has no finger split, dummies or arrangement to
+/// choose; a block of one device no spacing or aspect): the block's own point that
+/// differs from the inherited one only there is the inherited layout, under its key.
+#[test]
+fn a_block_knob_offered_one_value_changes_neither_the_plan_nor_the_key() {
+    let (context, raw) = load(&netlist());
+    let planner = HeuristicPlanner::new(raw).with_route_pitch(Some(0.5));
+    let catalog = skills(true);
+    let space = planner.design_space(&context, &catalog);
+    let default = space.default_point();
+    let drawn = |point: &DesignPoint| plan_json(&planner.plan(&context, point, &catalog).unwrap());
+    let default_plan = drawn(&default);
+    let default_key = space.canonical(&default).key();
+    // what the top offers: the values a block inherits
+    type Knob = fn(&mut DesignPoint, usize);
+    let knobs: [(&str, usize, Knob); 5] = [
+        ("arrangement", 2, |p, v| {
+            p.arrangement = ["ABBA", "ABAB"][v].into()
+        }),
+        ("dummies", 3, |p, v| p.dummies = v as u32),
+        ("finger_split", 2, |p, v| p.finger_split = [1, 2][v]),
+        ("spacing_nm", 3, |p, v| p.spacing_nm = [0, 200, 500][v]),
+        ("aspect_ratio_pct", 2, |p, v| {
+            p.aspect_ratio_pct = [100, 50][v]
+        }),
+    ];
+    let mut single = 0;
+    let mut several = 0;
+    for (subcircuit, block) in &space.blocks {
+        let offered = [
+            block.space.arrangements.len(),
+            block.space.dummies.len(),
+            block.space.finger_splits.len(),
+            block.space.spacings_nm.len(),
+            block.space.aspect_ratios_pct.len(),
+        ];
+        for ((name, values, set), offered) in knobs.iter().zip(offered) {
+            if offered > 1 {
+                several += 1;
+                continue;
+            }
+            single += 1;
+            for value in 0..*values {
+                let mut own = space.inherited(&default, subcircuit).unwrap();
+                set(&mut own, value);
+                let mut point = default.clone();
+                point.blocks.insert(subcircuit.clone(), own);
+                assert_eq!(
+                    drawn(&point),
+                    default_plan,
+                    "{subcircuit} {name} {value}: the plan"
+                );
+                assert_eq!(
+                    space.canonical(&point).key(),
+                    default_key,
+                    "{subcircuit} {name} {value}: the key"
+                );
+            }
+        }
+    }
+    assert!(
+        single > 0 && several > 0,
+        "{single} knobs offered once, {several} several times"
+    );
+}
+
+/// No two proposals of an iteration draw one plan: a proposal whose plan was drafted
+/// already is a slot spent on a layout the journal has.
+#[test]
+fn an_iteration_of_a_blocks_layout_drafts_no_plan_twice() {
+    let (context, raw) = load(&netlist());
+    let planner = HeuristicPlanner::new(raw).with_route_pitch(Some(0.5));
+    let catalog = skills(true);
+    let space = planner.design_space(&context, &catalog);
+    let tried = space.canonical(&space.default_point());
+    let journal = Journal::from_candidates(&[evaluated(tried.clone())]);
+    let drawn = |point: &DesignPoint| plan_json(&planner.plan(&context, point, &catalog).unwrap());
+    for seed in 1..=3 {
+        let proposals = journal.propose(&space, 24, seed, 1, vec![], &[]);
+        let mut plans = HashMap::from([(drawn(&tried), tried.clone())]);
+        for proposal in &proposals {
+            let earlier = plans.insert(drawn(&proposal.point), proposal.point.clone());
+            assert!(
+                earlier.is_none(),
+                "seed {seed}: {:?} {} draws the plan of {}",
+                proposal.origin,
+                serde_json::to_string(&proposal.point).unwrap(),
+                serde_json::to_string(&earlier).unwrap()
             );
         }
     }

@@ -87,6 +87,36 @@ impl DesignSpace {
             point.blocks.clear();
             return;
         }
+        // the top folds only the kinds of its own devices into rows: a row count of a
+        // kind drawn inside blocks alone draws nothing
+        let own: HashSet<&str> = self.top_devices.iter().map(String::as_str).collect();
+        if own.is_empty() {
+            // and a module's own choice reaches the layout only through the blocks that
+            // inherit it (`inherited` keeps the entries their spaces name)
+            let named = |names: fn(&DesignSpace) -> &Vec<String>, module: &String| {
+                self.blocks
+                    .values()
+                    .any(|block| names(&block.space).contains(module))
+            };
+            point
+                .module_arrangements
+                .retain(|module, _| named(|space| &space.modules, module));
+            point
+                .module_dummies
+                .retain(|module, _| named(|space| &space.groups, module));
+            point
+                .module_rings
+                .retain(|module, _| named(|space| &space.groups, module));
+        }
+        point.rows.retain(|kind, _| {
+            self.kinds.iter().any(|order| {
+                order.kind == *kind
+                    && order
+                        .devices
+                        .iter()
+                        .any(|device| own.contains(device.as_str()))
+            })
+        });
         let own = std::mem::take(&mut point.blocks);
         for (subcircuit, block_point) in own {
             let Some(block) = self.blocks.get(&subcircuit) else {

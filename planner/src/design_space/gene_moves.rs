@@ -5,11 +5,12 @@ use std::collections::{BTreeMap, HashSet};
 
 use crate::random::SplitMix64;
 
-/// One spelling of a per-group choice (dummies or ring): `global` applies to every
-/// group without an entry in `overrides`. Every matched cell is a group, so when
-/// there are groups, `global` takes the first group's value and `overrides` holds
-/// the groups that differ; without groups, only entries equal to `global` go.
-pub(super) fn fold_groups<T: Copy + PartialEq>(
+/// One spelling of a per-group choice (a pair's arrangement, a matched cell's dummies
+/// or ring): `global` applies to every group without an entry in `overrides`. When
+/// `groups` are every module the choice applies to, `global` takes the first group's
+/// value and `overrides` holds the groups that differ; without groups, only entries
+/// equal to `global` go.
+pub(super) fn fold_groups<T: Clone + PartialEq>(
     groups: &[String],
     global: &mut T,
     overrides: &mut BTreeMap<String, T>,
@@ -18,7 +19,7 @@ pub(super) fn fold_groups<T: Copy + PartialEq>(
         overrides.retain(|_, value| *value != *global);
         return;
     };
-    let value_of = |module: &String| overrides.get(module).copied().unwrap_or(*global);
+    let value_of = |module: &String| overrides.get(module).unwrap_or(global).clone();
     let first_value = value_of(first);
     let differing: BTreeMap<String, T> = groups
         .iter()

@@ -183,9 +183,9 @@ impl DesignSpace {
         complete(point, &self.kinds, &self.bound)
     }
 
-    /// One spelling per layout: the whole order, no module arrangement that repeats
-    /// the global one, and the dummies and rings of the groups as the first group's
-    /// value plus the groups that differ from it.
+    /// One spelling per layout: the whole order, the arrangements of the pairs, the
+    /// dummies and rings of the groups each as the first's value plus those that differ
+    /// from it, and a knob the space offers one value of at that value.
     pub fn canonical(&self, point: &DesignPoint) -> DesignPoint {
         let hierarchy = if self.hierarchies.contains(&point.hierarchy) {
             spelled(&point.hierarchy)
@@ -218,9 +218,13 @@ impl DesignSpace {
             hierarchy,
             blocks: point.blocks.clone(),
         };
-        canonical
-            .module_arrangements
-            .retain(|_, arrangement| *arrangement != point.arrangement);
+        self.only_offered_values(&mut canonical);
+        // the global arrangement is drawn by the pairs without their own only
+        fold_groups(
+            &self.modules,
+            &mut canonical.arrangement,
+            &mut canonical.module_arrangements,
+        );
         fold_groups(
             &self.groups,
             &mut canonical.dummies,
@@ -233,6 +237,27 @@ impl DesignSpace {
         );
         self.canonical_blocks(&mut canonical);
         canonical
+    }
+
+    /// A knob the space offers one value of takes that value: the space offers one
+    /// where the others would draw the same layout (a block without matched cells, one
+    /// device), so a point inherited from a top that chose otherwise, or a block point
+    /// differing from it only there, is spelled as the one layout it draws.
+    fn only_offered_values(&self, point: &mut DesignPoint) {
+        fn only<T: Clone>(values: &[T], value: &mut T) {
+            if let [only] = values {
+                *value = only.clone();
+            }
+        }
+        only(&self.arrangements, &mut point.arrangement);
+        only(&self.finger_splits, &mut point.finger_split);
+        only(&self.dummies, &mut point.dummies);
+        only(&self.guard_rings, &mut point.guard_ring);
+        only(&self.spacings_nm, &mut point.spacing_nm);
+        only(&self.aspect_ratios_pct, &mut point.aspect_ratio_pct);
+        if self.row_orders <= 1 {
+            point.row_order = 0;
+        }
     }
 
     /// Changes one coordinate of `point` to another allowed value: of the top, or
@@ -450,8 +475,14 @@ impl DesignSpace {
     pub fn size(&self) -> u64 {
         // with groups, the global dummies and ring are the first group's (canonical)
         let global = |values: usize| if self.groups.is_empty() { values } else { 1 };
+        // with pairs, the global arrangement is the first pair's (canonical)
+        let arrangement = if self.modules.is_empty() {
+            self.arrangements.len()
+        } else {
+            1
+        };
         let knobs = [
-            self.arrangements.len() as u64,
+            arrangement as u64,
             self.finger_splits.len() as u64,
             global(self.dummies.len()) as u64,
             global(self.guard_rings.len()) as u64,

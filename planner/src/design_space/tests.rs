@@ -124,9 +124,10 @@ fn a_partial_order_is_completed_from_the_default() {
 #[test]
 fn the_space_counts_orders_rows_and_module_arrangements() {
     let space = space();
-    // knobs 2·2·(dummies: the first group's)·1·2·1·1 = 8; orders 3!·2 (rows) ·
-    // 2!·1 = 24; one module's arrangement: 2; two groups' dummies and rings: (2·1)²
-    assert_eq!(space.size(), 8 * 24 * 2 * 4);
+    // knobs (arrangement: the module's)·2·(dummies: the first group's)·1·2·1·1 = 4;
+    // orders 3!·2 (rows) · 2!·1 = 24; one module's arrangement: 2; two groups'
+    // dummies and rings: (2·1)²
+    assert_eq!(space.size(), 4 * 24 * 2 * 4);
     let mut rng = SplitMix64::new(5);
     let first = space.random_point(&mut rng);
     let again = space.random_point(&mut SplitMix64::new(5));

@@ -91,8 +91,9 @@ impl<'a> DrawImage<'a> {
         }
         let arrangements = distinct(&space.arrangements);
         let factors = [
-            // the global arrangement and each module's (kept only when it differs)
-            arrangements.saturating_pow(1 + space.modules.len() as u32),
+            // each module's arrangement (the global one is the first module's; without
+            // modules, the global one alone)
+            arrangements.saturating_pow(space.modules.len().max(1) as u32),
             distinct(&space.finger_splits),
             // random points give every group the global dummies and ring
             distinct(&space.dummies),

@@ -236,11 +236,13 @@ fn large_iterations_draft_the_points_they_drafted_before() {
     assert_eq!(second.len(), 2_000);
     assert_eq!(
         (digest(&first), digest(&second)),
-        (0x8ec5_3051_c3be_8c7b, 0xdd90_eb72_205f_1433)
+        // re-pinned when a pair's arrangement got one spelling (the global one is the
+        // first pair's): the iterations draw other points since
+        (0xfb94_45e8_fb77_5958, 0x92e0_18fc_43b7_f00d)
     );
 }
 
-/// A flat space of 1,536 drawable points: a bound pair, a module, two groups.
+/// A flat space of 768 drawable points: a bound pair, a module, two groups.
 fn drawable_space() -> DesignSpace {
     use crate::kind_order::KindOrder;
     let kind = |name: &str, devices: &[&str], max_rows: u32| KindOrder {
@@ -269,9 +271,9 @@ fn the_draw_image_counts_every_point_random_draws_give() {
     use super::draw_image::DrawImage;
     let space = drawable_space();
     let image = DrawImage::of(&space).expect("known for a flat space");
-    // arrangements 2 × 2 (dp's), splits 2, dummies 2, rings 2, row orders 2,
-    // nmos orders 3! × rows 2, pmos orders 2! (M3 M4 one unit)
-    assert_eq!(image.size(), 4 * 2 * 2 * 2 * 2 * 6 * 2 * 2);
+    // arrangements 2 (dp's: the global one is the only pair's), splits 2, dummies 2,
+    // rings 2, row orders 2, nmos orders 3! × rows 2, pmos orders 2! (M3 M4 one unit)
+    assert_eq!(image.size(), 2 * 2 * 2 * 2 * 2 * 6 * 2 * 2);
     let mut rng = SplitMix64::new(29);
     let mut drawn: HashSet<String> = HashSet::new();
     for _ in 0..60_000 {
@@ -331,7 +333,7 @@ fn an_exhausted_space_drafts_what_drawing_on_drafted() {
     let space = drawable_space();
     let count = 1_700;
     let proposals = Journal::from_candidates(&[]).propose(&space, count, 3, 0, vec![], &[]);
-    assert_eq!(proposals.len(), 1_536, "every drawable point once");
+    assert_eq!(proposals.len(), 768, "every drawable point once");
     let points: Vec<DesignPoint> = proposals
         .into_iter()
         .map(|proposal| proposal.point)
