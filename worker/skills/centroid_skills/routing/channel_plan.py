@@ -158,7 +158,8 @@ def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[li
                  ) -> tuple[dict[str, int], dict[str, int]]:
     """Centre x and half width of every trunk, in ``trunk_nets`` order: each trunk goes to
     the column left or right of the rows nearer its pins' mean x, the next one outwards;
-    supply trunks are a pitch wider, and trunks keep one pitch minus a width apart (more
+    supply trunks are a pitch wider, a net given a current as wide as it needs
+    (:mod:`.net_currents`), and trunks keep one pitch minus a width apart (more
     next to a wide trunk, a pitch more between two ``short`` nets' trunks: less coupling
     between the sensitive nets, e.g. a differential output's two sides)."""
     half_pitch = tech.snap_up(d.px / 2)
@@ -182,6 +183,7 @@ def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[li
     last: dict[bool, str] = {}  # the last trunk placed on each side (True: left)
     for n in trunk_nets:
         hw = d.ht if net_types.get(n) not in SUPPLY_TYPES else d.ht + half_pitch
+        hw = max(hw, d.half_for(n, "metal2"))  # as wide as its current needs
         trunk_hw[n] = hw
         xs = pins_x.get(n)
         mean = sum(xs) / len(xs) if xs else x_left

@@ -51,6 +51,13 @@ class Dims:
     low_area: int = 0  # minimum area of a metal-1 track island (nm²)
     pyl: int = 0  # track pitch of a channel holding metal-1 tracks (both layers' needs)
     hvl: int = 0  # half height of what sits on a track in such a channel
+    # (net, role, least half width) of the wires of nets given a current (:mod:`.net_currents`)
+    net_halves: tuple[tuple[str, str, int], ...] = ()
+
+    def half_for(self, net: str | None, role: str) -> int:
+        """The least half width a wire of ``net`` on ``role`` takes for its current (0: the
+        rule widths)."""
+        return max((h for n, r, h in self.net_halves if n == net and r == role), default=0)
 
     def reach_of(self, low: bool) -> tuple[int, int, int, int]:
         """Half width, along margin, minimum area and spacing of a track on the track layer

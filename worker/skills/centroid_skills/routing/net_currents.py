@@ -1,0 +1,108 @@
+"""Wires as wide as their current needs (issue 26).
+
+A net given a DC current (``route.nets`` ``nets[].current``, amperes: the most the net
+carries through any one wire, from objectives ``constraints.net_currents``) has its wires
+drawn at least ``current / max_current_density`` wide on each layer, the density (A per
+metre of wire width) read from that layer of the rule set, snapped up to the grid and
+never below the rule set's widths.  The widths are kept in :class:`.dims.Dims`
+(``net_halves``) so every part of the router that draws a net's wire reads them there:
+today the rows' rails (metal 1, :mod:`.rails`) and the trunks (metal 2,
+:func:`.channel_plan.place_trunks`).  The stubs, tracks and verticals keep their rule
+widths (reported as such).
+
+A current on a net whose wires would lie on a layer without ``max_current_density``, or
+that needs a width beyond the layer's largest width rule, is refused before anything is
+drawn, with the net, the current, the layer and the width (the coordinator refuses the
+same inputs at load, ``schemas/src/net_currents.rs``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from centroid_skills.errors import invalid
+from centroid_skills.routing.dims import Dims
+from centroid_skills.tech import Technology
+
+NM_PER_M = 1e9
+# the wires the router sizes today, by layer role (see the module docstring)
+SIZED_WIRES = {"metal1": "rails", "metal2": "trunks"}
+
+
+def currents_of(nets: Any) -> dict[str, float]:
+    """The ``current`` of each item of ``route.nets``' ``nets`` that gives one."""
+    out: dict[str, float] = {}
+    for n in nets or []:
+        if isinstance(n, dict) and isinstance(n.get("name"), str) and n.get("current") is not None:
+            out[n["name"]] = float(n["current"])
+    return out
+
+
+def wire_roles(tech: Technology, d: Dims) -> list[str]:
+    """The layer roles the router draws wires on: metal 1 and 2, and the track layer."""
+    roles = ["metal1", "metal2"]
+    if d.h_role not in roles:
+        roles.append(d.h_role)
+    return roles
+
+
+def needed_width(tech: Technology, role: str, net: str, amperes: float) -> int:
+    """The width (nm, snapped up to the grid) a wire of ``net`` carrying ``amperes`` needs on
+    ``role``; refused when the layer declares no density or the width is beyond its largest
+    width."""
+    ldef = tech.require(role, "a wire of a net given a current")
+    density = ldef.max_current_density
+    if not amperes > 0:
+        raise invalid(f"net {net}: current {amperes} A must be greater than 0", net=net,
+                      current=amperes, reason="net_current")
+    if density is None:
+        raise invalid(
+            f"net \"{net}\" carries {amperes} A (objectives constraints.net_currents) and its "
+            f"wires lie on layer \"{ldef.name}\" ({role}), which declares no current limit: add "
+            "\"max_current_density\" (A per metre of wire width; 1 mA/µm = 1000 A/m) to that "
+            "layer, from the process's electromigration rules",
+            net=net, current=amperes, layer=ldef.name, reason="no_current_density")
+    width = tech.snap_up(amperes / density * NM_PER_M)
+    widest = tech.rule_max("width", role)
+    if widest is not None and width > widest:
+        raise invalid(
+            f"net \"{net}\" carries {amperes} A: its wires on layer \"{ldef.name}\" ({role}, at "
+            f"most {density} A/m) would be {width / 1000:.3f} µm wide, beyond the largest width "
+            f"{widest / 1000:.3f} µm; give a smaller current",
+            net=net, current=amperes, layer=ldef.name, width_um=width / 1000,
+            reason="net_current_too_wide")
+    return max(width, tech.width(role))
+
+
+def with_net_currents(tech: Technology, d: Dims, currents: Mapping[str, float]) -> Dims:
+    """``d`` with the least half width of every wire of the nets given a current."""
+    halves = []
+    for net in sorted(currents):
+        for role in wire_roles(tech, d):
+            width = needed_width(tech, role, net, currents[net])
+            halves.append((net, role, tech.snap_up(width / 2)))
+    return replace(d, net_halves=tuple(halves))
+
+
+def widest_wires(d: Dims) -> dict[str, int]:
+    """role -> the widest wire (nm) a current asks for on it (for the wide-metal clearance)."""
+    out: dict[str, int] = {}
+    for _net, role, half in d.net_halves:
+        out[role] = max(out.get(role, 0), 2 * half)
+    return out
+
+
+def current_report(tech: Technology, d: Dims, currents: Mapping[str, float],
+                   drawn: Mapping[tuple[str, str], int]) -> list[dict[str, Any]]:
+    """Per net and layer: the current, the width it needs, the widest wire of that kind drawn
+    (``drawn``: (net, role) -> nm) and which wires were sized."""
+    out = []
+    for net, role, half in d.net_halves:
+        ldef = tech.require(role)
+        out.append({"net": net, "current_a": currents[net], "layer": ldef.name, "role": role,
+                    "needed_um": 2 * half / 1000,
+                    "drawn_um": drawn[(net, role)] / 1000 if (net, role) in drawn else None,
+                    "wires": SIZED_WIRES.get(role, "none sized (rule width)")})
+    return out

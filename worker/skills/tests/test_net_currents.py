@@ -1,0 +1,140 @@
+"""Issue 26: a net given a DC current (objectives ``constraints.net_currents``) has its rails
+and trunks drawn at least ``current / max_current_density`` wide (the density from the rule
+set's layer); the other nets keep their widths; the layout stays DRC clean and LVS matches.
+The Rust planner drafts the candidate (``centroid plan``: it carries the current into
+``route.nets``); the widths are read from the layout the skills drew."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import klayout.db as kdb
+import pytest
+from rust_plans import (
+    PlanRequest,
+    check_clean,
+    draft,
+    example_netlist,
+    example_objectives,
+    rule_set,
+    run_plan,
+    sized_for,
+)
+
+from centroid_skills.server import Server
+from centroid_skills.tech import Technology
+
+EXAMPLE = "miller_ota"
+NET = "vdd"
+AMPERES = 1e-3
+
+
+def process(pdk: str) -> dict[str, Any]:
+    """The rule set; IHP SG13G2's example rule set declares no densities, so the test gives
+    its routing metals one (a value for the mechanism, not the process's figure)."""
+    rules = copy.deepcopy(rule_set(pdk))
+    for spec in rules["layers"].values():
+        if isinstance(spec, dict) and spec.get("role") in ("metal1", "metal2", "metal3"):
+            spec.setdefault("max_current_density", 500.0)
+    return rules
+
+
+def request(rules: dict[str, Any], currents: dict[str, float]) -> PlanRequest:
+    objectives = copy.deepcopy(example_objectives(EXAMPLE))
+    if currents:
+        objectives.setdefault("constraints", {})["net_currents"] = currents
+    netlist = sized_for(example_netlist(EXAMPLE), rules)
+    return PlanRequest.of(netlist, rules, objectives)
+
+
+def routed(rules: dict[str, Any], currents: dict[str, float], scratch: Path
+           ) -> tuple[Server, dict[str, Any]]:
+    server = Server()
+    result = run_plan(draft(request(rules, currents)).candidates[0].steps, scratch, server=server)
+    check_clean(result)
+    return server, result
+
+
+def rail_heights(server: Server, top: str) -> dict[str, list[int]]:
+    """The metal-1 rails' heights (nm) per kind: ``well`` (an n-well in the rail cell: the
+    pmos rows' rail, on vdd) and ``substrate``, read from the layout."""
+    session = server.session
+    tech = session.tech
+    assert tech is not None
+    layout = session.layout
+    m1 = tech.role_index(layout, "metal1")
+    nwell = tech.role_index(layout, "nwell")
+    out: dict[str, list[int]] = {"well": [], "substrate": []}
+    for cell in layout.each_cell():
+        if not cell.name.startswith(f"{top}_rail"):
+            continue
+        kind = "well" if not cell.shapes(nwell).is_empty() else "substrate"
+        out[kind] += [shape.bbox().height() for shape in cell.shapes(m1).each()]
+    return out
+
+
+def trunk_width(server: Server, result: dict[str, Any], net: str) -> int:
+    """The width (nm) of the metal-2 trunk of ``net``, read from the top cell at the trunk's x."""
+    session = server.session
+    tech = session.tech
+    assert tech is not None
+    layout = session.layout
+    top = layout.cell(result["cell"])
+    x = round(result["results"]["route.nets"]["nets"][net]["trunk_x_um"] * 1000)
+    region = kdb.Region(top.begin_shapes_rec(tech.role_index(layout, "metal2"))).merged()
+    widths = [p.bbox().width() for p in region.each()
+              if p.bbox().left <= x <= p.bbox().right and p.bbox().height() > p.bbox().width()]
+    assert widths, f"no metal-2 trunk of {net} at x={x}"
+    return max(widths)
+
+
+@pytest.mark.parametrize("pdk", ["sky130", "ihp_sg13g2"])
+def test_rails_and_trunks_as_wide_as_the_current(pdk: str, tmp_path: Path) -> None:
+    rules = process(pdk)
+    tech = Technology.from_rules(rules)
+    plain_server, plain = routed(rules, {}, tmp_path / "plain")
+    wide_server, wide = routed(rules, {NET: AMPERES}, tmp_path / "wide")
+
+    grid = tech.grid_nm
+    rail_need = AMPERES / tech.require("metal1").max_current_density * 1e9  # type: ignore[operator]
+    trunk_need = AMPERES / tech.require("metal2").max_current_density * 1e9  # type: ignore[operator]
+    before = rail_heights(plain_server, plain["cell"])
+    after = rail_heights(wide_server, wide["cell"])
+    assert after["well"] and all(h >= rail_need - grid for h in after["well"]), (after, rail_need)
+    assert max(before["well"]) < rail_need  # the current made them wider
+    assert sorted(set(after["substrate"])) == sorted(set(before["substrate"]))  # vss unchanged
+    assert trunk_width(wide_server, wide, NET) >= trunk_need - grid
+    assert trunk_width(plain_server, plain, NET) < trunk_need
+    # the other nets' trunks keep their widths
+    for net, info in plain["results"]["route.nets"]["nets"].items():
+        if net != NET and info["trunk"]:
+            assert wide["results"]["route.nets"]["nets"][net]["trunk_half_width_um"] == \
+                info["trunk_half_width_um"], net
+    report = {(r["net"], r["role"]): r for r in wide["results"]["route.nets"]["net_currents"]}
+    assert report[(NET, "metal1")]["drawn_um"] * 1000 >= rail_need - grid
+    assert plain["results"]["route.nets"]["net_currents"] == []
+
+
+def test_layer_without_density_refused(tmp_path: Path) -> None:
+    """A current on a net whose wires lie on a layer without a density: refused by route.nets
+    with the layer, the net and what to add."""
+    rules = rule_set("sky130")
+    steps = draft(request(rules, {NET: AMPERES})).candidates[0].steps
+    bare = copy.deepcopy(rules)
+    for spec in bare["layers"].values():
+        if isinstance(spec, dict):
+            spec.pop("max_current_density", None)
+
+    def without_density(step: dict[str, Any]) -> dict[str, Any]:
+        if step["skill"] == "tech.load":
+            step["arguments"]["rules"] = bare
+        return step
+
+    result = run_plan(steps, tmp_path, edit=without_density)
+    assert not result["ok"]
+    error = result["failed"]["error"]
+    assert result["failed"]["step"]["skill"] == "route.nets"
+    assert "max_current_density" in error["message"] and NET in error["message"]
+    assert error["details"]["reason"] == "no_current_density"
