@@ -45,6 +45,8 @@ pub fn check_net_currents(
     if currents.is_empty() {
         return issues;
     }
+    let mut names: Vec<&str> = circuit.nets.iter().map(|net| net.name.as_str()).collect();
+    names.sort_unstable();
     for net in currents.keys() {
         if circuit.net(net).is_none() {
             issues.push(issue(
@@ -53,7 +55,7 @@ pub fn check_net_currents(
                 format!(
                     "net \"{net}\" is not a net of the circuit in {} (its nets: {})",
                     labels.netlist,
-                    name_list(circuit.nets.iter().map(|net| net.name.as_str()))
+                    name_list(names.iter().copied())
                 ),
             ));
         }
