@@ -1,5 +1,5 @@
-"""Issue 26: a net given a DC current (objectives ``constraints.net_currents``) has its rails
-and trunks drawn at least ``current / max_current_density`` wide (the density from the rule
+"""Issue 26: a net given a DC current (objectives ``constraints.net_currents``) has its rails,
+trunks and tracks drawn at least ``current / max_current_density`` wide (the density from the rule
 set's layer); the other nets keep their widths; the layout stays DRC clean and LVS matches.
 The Rust planner drafts the candidate (``centroid plan``: it carries the current into
 ``route.nets``); the widths are read from the layout the skills drew."""
@@ -27,7 +27,8 @@ from centroid_skills.server import Server
 from centroid_skills.tech import Technology
 
 EXAMPLE = "miller_ota"
-NET = "vdd"
+NET = "vdd"  # a supply: its rails and trunk
+SIGNAL = "out"  # any net may carry a current: the output's tracks
 AMPERES = 1e-3
 
 
@@ -90,12 +91,40 @@ def trunk_width(server: Server, result: dict[str, Any], net: str) -> int:
     return max(widths)
 
 
+def track_heights(server: Server, result: dict[str, Any], net: str, role: str) -> list[int]:
+    """The height (nm) of every track of ``net`` on the track layer, read from the top
+    cell's merged shapes of that layer: the piece a thin vertical cut through the track's
+    span (at its ends and middle, the narrowest) holds at the track's y."""
+    session = server.session
+    tech = session.tech
+    assert tech is not None
+    layout = session.layout
+    top = layout.cell(result["cell"])
+    region = kdb.Region(top.shapes(tech.role_index(layout, role))).merged()
+    g = tech.grid_nm
+    out = []
+    for channel in result["results"]["route.nets"]["channels"]:
+        track = channel["tracks_um"].get(net)
+        if track is None or track["layer"] != role:
+            continue
+        y = round(track["y"] * 1000)
+        left, right = (round(v * 1000) for v in track["x"])
+        heights = []
+        for x in (left, (left + right) // 2 // g * g, right - g):
+            cut = region & kdb.Region(kdb.Box(x, y - 10**6, x + g, y + 10**6))
+            piece = [p.bbox() for p in cut.each() if p.bbox().bottom <= y <= p.bbox().top]
+            assert piece, f"no {role} at ({x}, {y}) for {net}'s track"
+            heights.append(piece[0].height())
+        out.append(min(heights))
+    return out
+
+
 @pytest.mark.parametrize("pdk", ["sky130", "ihp_sg13g2"])
 def test_rails_and_trunks_as_wide_as_the_current(pdk: str, tmp_path: Path) -> None:
     rules = process(pdk)
     tech = Technology.from_rules(rules)
     plain_server, plain = routed(rules, {}, tmp_path / "plain")
-    wide_server, wide = routed(rules, {NET: AMPERES}, tmp_path / "wide")
+    wide_server, wide = routed(rules, {NET: AMPERES, SIGNAL: AMPERES}, tmp_path / "wide")
 
     grid = tech.grid_nm
     rail_need = AMPERES / tech.require("metal1").max_current_density * 1e9  # type: ignore[operator]
@@ -109,11 +138,23 @@ def test_rails_and_trunks_as_wide_as_the_current(pdk: str, tmp_path: Path) -> No
     assert trunk_width(plain_server, plain, NET) < trunk_need
     # the other nets' trunks keep their widths
     for net, info in plain["results"]["route.nets"]["nets"].items():
-        if net != NET and info["trunk"]:
+        if net not in (NET, SIGNAL) and info["trunk"] and \
+                wide["results"]["route.nets"]["nets"][net]["trunk"]:
             assert wide["results"]["route.nets"]["nets"][net]["trunk_half_width_um"] == \
                 info["trunk_half_width_um"], net
     report = {(r["net"], r["role"]): r for r in wide["results"]["route.nets"]["net_currents"]}
     assert report[(NET, "metal1")]["drawn_um"] * 1000 >= rail_need - grid
+    # a track of the track layer: as wide as the current needs, wherever the net has one
+    track_role = wide["results"]["route.nets"]["track_layer"]
+    track_need = AMPERES / tech.require(track_role).max_current_density * 1e9  # type: ignore[operator]
+    tracks = track_heights(wide_server, wide, SIGNAL, track_role)
+    assert tracks and all(h >= track_need - grid for h in tracks), (tracks, track_need)
+    assert min(track_heights(plain_server, plain, SIGNAL, track_role)) < track_need
+    assert report[(SIGNAL, track_role)]["drawn_um"] * 1000 >= track_need - grid
+    # the other nets' tracks keep the rule width (a cut may meet a vertical: the narrowest)
+    for net in ("n1", "n2"):
+        assert min(track_heights(wide_server, wide, net, track_role)) == \
+            min(track_heights(plain_server, plain, net, track_role)), net
     assert plain["results"]["route.nets"]["net_currents"] == []
 
 

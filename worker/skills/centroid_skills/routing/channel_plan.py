@@ -296,7 +296,9 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
         places.setdefault(net, set()).add(("port", 0))
     # a port on the rail of one row above row 0: verticals up to a tap on that rail
     tapped = tap_ports(ports, places, infos) if taps else {}
-    vnets = vertical_nets(_tapped(places, tapped), gaps)
+    # a net whose current asks for a wide track takes no vertical (a track's width)
+    vnets = {n: r for n, r in vertical_nets(_tapped(places, tapped), gaps).items()
+             if d.track_levels(n)[0] == 1}
     tapped = {n: r for n, r in tapped.items() if n in vnets}
     all_ports, column_nets = list(ports), list(in_columns)
     rail_nets = rail_ports(column_nets, places, infos) if to_rail else []

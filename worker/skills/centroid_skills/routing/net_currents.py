@@ -6,9 +6,11 @@ drawn at least ``current / max_current_density`` wide on each layer, the density
 metre of wire width) read from that layer of the rule set, snapped up to the grid and
 never below the rule set's widths.  The widths are kept in :class:`.dims.Dims`
 (``net_halves``) so every part of the router that draws a net's wire reads them there:
-today the rows' rails (metal 1, :mod:`.rails`) and the trunks (metal 2,
-:func:`.channel_plan.place_trunks`).  The stubs, tracks and verticals keep their rule
-widths (reported as such).
+the rows' rails (metal 1, :mod:`.rails`), the trunks (metal 2,
+:func:`.channel_plan.place_trunks`) and the tracks of the track layer (a wide track spans
+several levels of its channel, with free levels beside it for the wide-metal spacing,
+:mod:`.track_packing`; such a net takes no vertical and no metal-1 track).  The stubs
+(one device's pin each) keep their rule widths.
 
 A current on a net whose wires would lie on a layer without ``max_current_density``, or
 that needs a width beyond the layer's largest width rule, is refused before anything is
@@ -29,6 +31,7 @@ from centroid_skills.tech import Technology
 NM_PER_M = 1e9
 # the wires the router sizes today, by layer role (see the module docstring)
 SIZED_WIRES = {"metal1": "rails", "metal2": "trunks"}
+TRACKS = "tracks (levels of a channel joined into one wide track)"
 
 
 def currents_of(nets: Any) -> dict[str, float]:
@@ -77,13 +80,30 @@ def needed_width(tech: Technology, role: str, net: str, amperes: float) -> int:
 
 
 def with_net_currents(tech: Technology, d: Dims, currents: Mapping[str, float]) -> Dims:
-    """``d`` with the least half width of every wire of the nets given a current."""
+    """``d`` with the least half width of every wire of the nets given a current, and the
+    levels their tracks span (:func:`wide_track`)."""
     halves = []
+    wide = []
     for net in sorted(currents):
         for role in wire_roles(tech, d):
             width = needed_width(tech, role, net, currents[net])
             halves.append((net, role, tech.snap_up(width / 2)))
-    return replace(d, net_halves=tuple(halves))
+            if role == d.h_role and width > 2 * d.hh:
+                wide.append((net, *wide_track(tech, d, width)))
+    return replace(d, net_halves=tuple(halves), wide_tracks=tuple(wide))
+
+
+def wide_track(tech: Technology, d: Dims, width: int) -> tuple[int, int]:
+    """A track ``width`` wide on the track layer: the levels it spans (drawn from the lowest
+    level's track bottom to the highest's top, a track pitch apart at least) and the levels
+    it keeps free below and above so its neighbours keep the layer's spacing next to a wire
+    that wide (the wide-metal spacing)."""
+    levels = 1 + -(-(width - 2 * d.hh) // d.py)
+    drawn = (levels - 1) * d.py + 2 * d.hh
+    gap = d.py - 2 * d.hh  # between two tracks on neighbouring levels
+    need = tech.space_for_width(d.h_role, drawn)
+    guard = -(-(need - gap) // d.py) if need > gap else 0
+    return levels, guard
 
 
 def widest_wires(d: Dims) -> dict[str, int]:
@@ -104,5 +124,6 @@ def current_report(tech: Technology, d: Dims, currents: Mapping[str, float],
         out.append({"net": net, "current_a": currents[net], "layer": ldef.name, "role": role,
                     "needed_um": 2 * half / 1000,
                     "drawn_um": drawn[(net, role)] / 1000 if (net, role) in drawn else None,
-                    "wires": SIZED_WIRES.get(role, "none sized (rule width)")})
+                    "wires": TRACKS if role == d.h_role and role not in SIZED_WIRES else
+                    SIZED_WIRES.get(role, "none sized (rule width)")})
     return out

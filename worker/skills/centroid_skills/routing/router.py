@@ -41,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from centroid_skills.routing.channel_plan import ChannelPlan, partner_nets
-from centroid_skills.routing.dims import routing_dims
+from centroid_skills.routing.dims import Dims, routing_dims
 from centroid_skills.routing.net_currents import current_report, with_net_currents
 from centroid_skills.routing.plan_choice import planned_route
 from centroid_skills.routing.report import (
@@ -58,6 +58,7 @@ from centroid_skills.routing.rows import (
     collect_rows,
     with_wide_clearance,
 )
+from centroid_skills.routing.stacking import Stack
 from centroid_skills.routing.verticals import row_gaps
 from centroid_skills.session import Session
 
@@ -105,12 +106,22 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
                   verticals=len(plan.verticals),
                   modules=module_reports(infos, plan.stubs),
                   partners=[list(p) for p in partners], clearance=d.c_out, ports=drawn.ports,
-                  current_widths=current_report(tech, d, currents, _drawn_widths(infos, plan)))
+                  current_widths=current_report(tech, d, currents,
+                                                _drawn_widths(d, infos, plan, stack)))
 
 
-def _drawn_widths(infos: list[RowInfo], plan: ChannelPlan) -> dict[tuple[str, str], int]:
-    """(net, role) -> the narrowest rail (metal 1) and the trunk (metal 2) of each net."""
+def _drawn_widths(d: Dims, infos: list[RowInfo], plan: ChannelPlan, stack: Stack
+                  ) -> dict[tuple[str, str], int]:
+    """(net, role) -> the narrowest rail (metal 1), the trunk (metal 2) and the narrowest
+    track of the track layer of each net."""
     out: dict[tuple[str, str], int] = {}
+    for ch, tracks in enumerate(plan.tracks):
+        for net in tracks:
+            if ch < len(plan.low) and net in plan.low[ch]:
+                continue
+            width = (d.track_levels(net)[0] - 1) * stack.pitch[ch] + 2 * d.hh
+            key = (net, d.h_role)
+            out[key] = min(out.get(key, width), width)
     for info in infos:
         if info.rail is not None and info.rail_net is not None:
             key = (info.rail_net, "metal1")
