@@ -13,14 +13,20 @@ fn example() -> PathBuf {
 }
 
 /// ota5_spice (SKY130, whose metals declare their densities) copied into `dir`, its
-/// objectives given `currents`, its rule set passed through `rules`.
+/// objectives given `currents` (a schema_version 1.1.0 field), its rule set passed through
+/// `rules`.
 fn inputs(dir: &Path, currents: Value, rules: impl Fn(&mut Value)) {
+    inputs_at(dir, "1.1.0", currents, rules);
+}
+
+fn inputs_at(dir: &Path, version: &str, currents: Value, rules: impl Fn(&mut Value)) {
     std::fs::copy(example().join("netlist.sp"), dir.join("netlist.sp")).unwrap();
     let read = |name: &str| -> Value {
         serde_json::from_slice(&std::fs::read(example().join(name)).unwrap()).unwrap()
     };
     let mut objectives = read("objectives.json");
     objectives["constraints"]["net_currents"] = currents;
+    objectives["schema_version"] = json!(version);
     let mut drc = read("drc_rules.json");
     rules(&mut drc);
     for (name, value) in [("objectives.json", objectives), ("drc_rules.json", drc)] {
@@ -138,4 +144,19 @@ fn a_density_that_is_not_positive_is_refused() {
                 && line.contains("must be greater than 0")),
         "{validate:?}"
     );
+}
+
+#[test]
+fn net_currents_in_an_objectives_file_older_than_1_1_0_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    inputs_at(dir.path(), "1.0.0", json!({"vdd": 0.001}), |_| {});
+    let [validate, run] = refusals(dir.path());
+    let file = dir.path().join("objectives.json").display().to_string();
+    assert_eq!(
+        validate,
+        [format!(
+            "error: {file}: /constraints/net_currents: \"net_currents\" is a schema_version 1.1.0 field but the file is read as 1.0.0; declare \"schema_version\": \"1.1.0\""
+        )]
+    );
+    assert_eq!(run, validate);
 }

@@ -237,6 +237,12 @@ pub(crate) fn build_objectives(
         constraints.max_area = Some(area);
     }
     constraints.min_matching_score = spec.min_matching_score;
+    if spec.net_currents.is_some() && read_as < SchemaVersion::new(1, 1, 0) {
+        sink.push(
+            "/constraints/net_currents",
+            format!("\"net_currents\" is a schema_version 1.1.0 field but the file is read as {read_as}; declare \"schema_version\": \"1.1.0\""),
+        );
+    }
     constraints.net_currents = net_currents(spec.net_currents.unwrap_or_default(), sink);
     sink.is_empty().then_some(DesignObjectives {
         objectives,

@@ -44,8 +44,9 @@ def process(pdk: str) -> dict[str, Any]:
 
 def request(rules: dict[str, Any], currents: dict[str, float]) -> PlanRequest:
     objectives = copy.deepcopy(example_objectives(EXAMPLE))
-    if currents:
+    if currents:  # an objectives 1.1.0 field
         objectives.setdefault("constraints", {})["net_currents"] = currents
+        objectives["schema_version"] = "1.1.0"
     netlist = sized_for(example_netlist(EXAMPLE), rules)
     return PlanRequest.of(netlist, rules, objectives)
 
