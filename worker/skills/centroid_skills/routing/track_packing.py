@@ -170,6 +170,7 @@ def pack_tracks(entries: Spans, before: Precedence, bands: Precedence, d: Dims,
     banded = {n for b, below in bands.items() for n in (b, *below)}
     free = frozenset(e[2] for e in entries
                      if e[2] in banded and e[2] not in joined | upper
+                     and d.track_levels(e[2])[0] == 1  # a wide track stays on the track layer
                      and _clear_of_bars(d, tech, e, bars))
     if not free:
         return res
