@@ -95,4 +95,10 @@ fn a_current_on_vdd_widens_its_wires_and_the_layout_stays_clean() {
             .get("current_widths")
             .is_none()
     );
+    let html = std::fs::read_to_string(wide_out.path().join("report.html")).unwrap();
+    assert!(
+        html.contains("Wires sized for their current"),
+        "report.html"
+    );
+    assert!(html.contains("<td class=\"l\">li1</td>"), "report.html");
 }
