@@ -180,3 +180,24 @@ def test_layer_without_density_refused(tmp_path: Path) -> None:
     assert result["failed"]["step"]["skill"] == "route.nets"
     assert "max_current_density" in error["message"] and NET in error["message"]
     assert error["details"]["reason"] == "no_current_density"
+
+
+def test_a_wide_track_keeps_below_a_vertical_that_crosses_it() -> None:
+    """A wide track (two levels) whose span a vertical crosses stays below that vertical's
+    track, also when the packing that puts other banded nets on metal 1 wins: the wide
+    track never goes on metal 1, so the verticals' bands keep binding it (a 10 mA vss track
+    once crossed nbias's vertical in two_stage_ota)."""
+    from dataclasses import replace
+
+    from centroid_skills.routing.dims import routing_dims
+    from centroid_skills.routing.track_packing import pack_tracks
+
+    tech = Technology.from_rules(rule_set("sky130"))
+    d = replace(routing_dims(tech), wide_tracks=(("w", 2, 0),))
+    assert d.low_role == "metal1"  # a level holds a metal-1 track too
+    spans = [(0, 20000, "a"), (0, 20000, "w"), (0, 20000, "v")]
+    low: set[str] = set()
+    levels = pack_tracks(spans, {}, {"v": {"a", "w"}}, d, tech, {"v"}, low)
+    assert levels is not None
+    assert levels["w"][0] + 1 < levels["v"][0], levels  # both of w's levels below v's
+    assert "w" not in low
