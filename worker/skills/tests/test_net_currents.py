@@ -120,6 +120,20 @@ def track_heights(server: Server, result: dict[str, Any], net: str, role: str) -
     return out
 
 
+def trunk_cuts(server: Server, result: dict[str, Any], net: str) -> int:
+    """The via-1 cuts of the top cell inside ``net``'s trunk column (where it meets its rails
+    and its metal-1 tracks), read from the layout."""
+    session = server.session
+    tech = session.tech
+    assert tech is not None
+    layout = session.layout
+    top = layout.cell(result["cell"])
+    info = result["results"]["route.nets"]["nets"][net]
+    x, hw = (round(info[k] * 1000) for k in ("trunk_x_um", "trunk_half_width_um"))
+    cuts = kdb.Region(top.shapes(tech.role_index(layout, "via1")))
+    return sum(1 for c in cuts.each() if x - hw <= c.bbox().center().x <= x + hw)
+
+
 @pytest.mark.parametrize("pdk", ["sky130", "ihp_sg13g2"])
 def test_rails_and_trunks_as_wide_as_the_current(pdk: str, tmp_path: Path) -> None:
     rules = process(pdk)
@@ -137,6 +151,8 @@ def test_rails_and_trunks_as_wide_as_the_current(pdk: str, tmp_path: Path) -> No
     assert sorted(set(after["substrate"])) == sorted(set(before["substrate"]))  # vss unchanged
     assert trunk_width(wide_server, wide, NET) >= trunk_need - grid
     assert trunk_width(plain_server, plain, NET) < trunk_need
+    # where the wide trunk meets a wide rail: an array of via-1 cuts, not one
+    assert trunk_cuts(wide_server, wide, NET) >= trunk_cuts(plain_server, plain, NET) + 2
     # the other nets' trunks keep their widths
     for net, info in plain["results"]["route.nets"]["nets"].items():
         if net not in (NET, SIGNAL) and info["trunk"] and \

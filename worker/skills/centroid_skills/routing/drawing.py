@@ -73,6 +73,23 @@ class Painter:
         lo_y, hi_y = self.d.cut(y, self.d.vh)
         self.put(self.vh, kdb.Box(lo, lo_y, hi, hi_y))
 
+    def via1_array(self, box: kdb.Box) -> int:
+        """Via-1 cuts filling ``box`` (metal 1 and metal 2 both cover it), each a pad's half
+        size inside it and a cut spacing apart.  Returns the number of cuts (0: no room)."""
+        d = self.d
+        pitch = d.v1 + d.v1s
+
+        def centres(lo: int, hi: int) -> list[int]:
+            lo = -(-(lo + d.hstack) // d.g) * d.g
+            hi = hi - d.hstack
+            return [] if hi < lo else list(range(lo, hi + 1, pitch))
+
+        xs, ys = centres(box.left, box.right), centres(box.bottom, box.top)
+        for x in xs:
+            for y in ys:
+                self.via1_cut(x, y)
+        return len(xs) * len(ys)
+
     def via_stack_1(self, x: int, y: int) -> None:
         """A via-1 at (x, y) with its metal-1 and metal-2 pads."""
         d = self.d
@@ -231,6 +248,17 @@ def draw_trunks(p: Painter, infos: list[RowInfo], plan: ChannelPlan, stack: Stac
     via on each of its tracks, and a metal-1 bar with a via-1 to each rail on its net."""
     d = p.d
     for net, x in plan.trunk_x.items():
+        hw = plan.trunk_hw[net]
+        ys = trunk_ys(infos, plan, stack, net)
+        trunk = kdb.Box(x - hw, min(ys) - d.ht, x + hw, max(ys) + d.ht)
+        # a net given a current: the trunk covers its rails' height and their bars its width,
+        # joined by an array of via-1 cuts (not one cut for the whole current)
+        wide = d.half_for(net, "metal2") > 0
+        if wide:
+            for info in infos:
+                if info.rail is not None and info.rail_net == net:
+                    rm = info.placed_rail_metal()
+                    trunk = trunk + kdb.Box(x - hw, rm.bottom, x + hw, rm.top)
         for ch in range(len(plan.tracks)):
             if net in stack.track_y[ch]:
                 y = stack.track_y[ch][net]
@@ -242,14 +270,14 @@ def draw_trunks(p: Painter, infos: list[RowInfo], plan: ChannelPlan, stack: Stac
             if info.rail is None or info.rail_net != net:
                 continue
             rm = info.placed_rail_metal()
+            reach = max(d.hp1, hw) if wide else d.hp1
             if x < rm.left:
-                p.put(p.m1, kdb.Box(x - d.hp1, rm.bottom, rm.left, rm.top))
+                p.put(p.m1, kdb.Box(x - reach, rm.bottom, rm.left, rm.top))
             else:
-                p.put(p.m1, kdb.Box(rm.right, rm.bottom, x + d.hp1, rm.top))
-            p.via1_cut(x, rm.center().y)
-        ys = trunk_ys(infos, plan, stack, net)
-        hw = plan.trunk_hw[net]
-        p.put(p.m2, kdb.Box(x - hw, min(ys) - d.ht, x + hw, max(ys) + d.ht))
+                p.put(p.m1, kdb.Box(rm.right, rm.bottom, x + reach, rm.top))
+            if not (wide and p.via1_array(kdb.Box(x - hw, rm.bottom, x + hw, rm.top))):
+                p.via1_cut(x, rm.center().y)
+        p.put(p.m2, trunk)
         p.add_wire(net, max(ys) - min(ys))
 
 
