@@ -120,9 +120,10 @@ def track_heights(server: Server, result: dict[str, Any], net: str, role: str) -
     return out
 
 
-def trunk_cuts(server: Server, result: dict[str, Any], net: str) -> int:
-    """The via-1 cuts of the top cell inside ``net``'s trunk column (where it meets its rails
-    and its metal-1 tracks), read from the layout."""
+def trunk_cuts(server: Server, result: dict[str, Any], net: str, role: str = "via1") -> int:
+    """The cuts of ``role`` (via 1: where the trunk meets its rails and metal-1 tracks; the
+    track via: its tracks) of the top cell inside ``net``'s trunk column, read from the
+    layout."""
     session = server.session
     tech = session.tech
     assert tech is not None
@@ -130,7 +131,7 @@ def trunk_cuts(server: Server, result: dict[str, Any], net: str) -> int:
     top = layout.cell(result["cell"])
     info = result["results"]["route.nets"]["nets"][net]
     x, hw = (round(info[k] * 1000) for k in ("trunk_x_um", "trunk_half_width_um"))
-    cuts = kdb.Region(top.shapes(tech.role_index(layout, "via1")))
+    cuts = kdb.Region(top.shapes(tech.role_index(layout, role)))
     return sum(1 for c in cuts.each() if x - hw <= c.bbox().center().x <= x + hw)
 
 
@@ -168,6 +169,9 @@ def test_rails_and_trunks_as_wide_as_the_current(pdk: str, tmp_path: Path) -> No
     assert tracks and all(h >= track_need - grid for h in tracks), (tracks, track_need)
     assert min(track_heights(plain_server, plain, SIGNAL, track_role)) < track_need
     assert report[(SIGNAL, track_role)]["drawn_um"] * 1000 >= track_need - grid
+    # out takes a trunk (no vertical: a track's width); its wide tracks meet it with arrays
+    assert wide["results"]["route.nets"]["nets"][SIGNAL]["verticals"] == 0
+    assert trunk_cuts(wide_server, wide, SIGNAL, "via2") >= 2 * len(tracks)
     # the other nets' tracks keep the rule width (a cut may meet a vertical: the narrowest)
     for net in ("n1", "n2"):
         assert min(track_heights(wide_server, wide, net, track_role)) == \

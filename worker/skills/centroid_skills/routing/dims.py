@@ -52,6 +52,7 @@ class Dims:
     pyl: int = 0  # track pitch of a channel holding metal-1 tracks (both layers' needs)
     hvl: int = 0  # half height of what sits on a track in such a channel
     v1s: int = 0  # spacing of via-1 cuts (an array where wide wires of a net meet)
+    vhs: int = 0  # spacing of track-via cuts (likewise)
     # (net, role, least half width) of the wires of nets given a current (:mod:`.net_currents`)
     net_halves: tuple[tuple[str, str, int], ...] = ()
 
@@ -141,7 +142,7 @@ def routing_dims(tech: Technology) -> Dims:
     d = Dims(g=g, h_role=h_role, h_via=h_via, v1=v1, vh=vh, hs1=hs1, hs2=hs2, hp1=hp1,
              hp2=hp2, hp2h=hp2h, hh=hh, ht=ht, hstack=hstack, hvt=hvt,
              px=tech.snap_up(px), py=tech.snap_up(py), c_out=tech.snap_up(c_out),
-             s1=s1, s2=s2, sh=sh, he=he, track_area=tech.area(h_role), v1s=v1s,
+             s1=s1, s2=s2, sh=sh, he=he, track_area=tech.area(h_role), v1s=v1s, vhs=vhs,
              stack_low=max(hp2, tech.snap_up(tech.area("metal2") / (2 * hp2)) - hp2))
     return with_low_tracks(tech, d, v1s) if use_m3 else d
 

@@ -5,7 +5,7 @@ port pins (:mod:`.ports`) and a name label per net."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import klayout.db as kdb
@@ -77,17 +77,27 @@ class Painter:
         """Via-1 cuts filling ``box`` (metal 1 and metal 2 both cover it), each a pad's half
         size inside it and a cut spacing apart.  Returns the number of cuts (0: no room)."""
         d = self.d
-        pitch = d.v1 + d.v1s
+        return self._array(box, d.hstack, d.v1 + d.v1s, self.via1_cut)
+
+    def track_via_array(self, box: kdb.Box) -> int:
+        """Track-via cuts filling ``box`` (metal 2 and the track layer both cover it), as
+        :meth:`via1_array`."""
+        d = self.d
+        return self._array(box, max(d.hp2h, d.hh), d.vh + d.vhs, self.track_cut)
+
+    def _array(self, box: kdb.Box, margin: int, pitch: int,
+               cut: Callable[[int, int], None]) -> int:
+        g = self.d.g
 
         def centres(lo: int, hi: int) -> list[int]:
-            lo = -(-(lo + d.hstack) // d.g) * d.g
-            hi = hi - d.hstack
+            lo = -(-(lo + margin) // g) * g
+            hi = hi - margin
             return [] if hi < lo else list(range(lo, hi + 1, pitch))
 
         xs, ys = centres(box.left, box.right), centres(box.bottom, box.top)
         for x in xs:
             for y in ys:
-                self.via1_cut(x, y)
+                cut(x, y)
         return len(xs) * len(ys)
 
     def via_stack_1(self, x: int, y: int) -> None:
@@ -264,8 +274,18 @@ def draw_trunks(p: Painter, infos: list[RowInfo], plan: ChannelPlan, stack: Stac
                 y = stack.track_y[ch][net]
                 if d.h_role == "metal1" or on_low(plan, ch, net):
                     p.via1_cut(x, y)  # the trunk is the via's metal-2 pad
-                else:
-                    p.via_track(x, y)
+                    continue
+                levels = d.track_levels(net)[0]
+                if wide and levels > 1:
+                    # a wide track meets the wide trunk: the track layer over the trunk's
+                    # width and the track's height, joined by an array of track vias
+                    joint = kdb.Box(x - hw, y - d.hh, x + hw,
+                                    y + (levels - 1) * stack.pitch[ch] + d.hh)
+                    p.put(p.h, joint)
+                    trunk = trunk + joint
+                    if p.track_via_array(joint):
+                        continue
+                p.via_track(x, y)
         for info in infos:
             if info.rail is None or info.rail_net != net:
                 continue
