@@ -10,7 +10,9 @@ the rows' rails (metal 1, :mod:`.rails`), the trunks (metal 2,
 :func:`.channel_plan.place_trunks`) and the tracks of the track layer (a wide track spans
 several levels of its channel, with free levels beside it for the wide-metal spacing,
 :mod:`.track_packing`; such a net takes no vertical and no metal-1 track).  The stubs
-(one device's pin each) keep their rule widths.
+(one device's pin each) keep their rule widths.  Where a wide trunk meets its net's rail or
+wide track, an array of cuts joins them (:func:`.drawing.draw_trunks`; the rule set gives no
+current per cut, so as many as the junction holds).
 
 A current on a net whose wires would lie on a layer without ``max_current_density``, or
 that needs a width beyond the layer's largest width rule, is refused before anything is
