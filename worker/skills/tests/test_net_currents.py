@@ -33,8 +33,9 @@ AMPERES = 1e-3
 
 
 def process(pdk: str) -> dict[str, Any]:
-    """The rule set; IHP SG13G2's example rule set declares no densities, so the test gives
-    its routing metals one (a value for the mechanism, not the process's figure)."""
+    """The rule set; the IHP SG13G2 and GF180 example rule sets declare no densities, so the
+    test gives their routing metals one (a value for the mechanism, not the process's figure;
+    GF180 has no metal 3: its tracks are metal 1, as its rails)."""
     rules = copy.deepcopy(rule_set(pdk))
     for spec in rules["layers"].values():
         if isinstance(spec, dict) and spec.get("role") in ("metal1", "metal2", "metal3"):
@@ -135,7 +136,7 @@ def trunk_cuts(server: Server, result: dict[str, Any], net: str, role: str = "vi
     return sum(1 for c in cuts.each() if x - hw <= c.bbox().center().x <= x + hw)
 
 
-@pytest.mark.parametrize("pdk", ["sky130", "ihp_sg13g2"])
+@pytest.mark.parametrize("pdk", ["sky130", "ihp_sg13g2", "gf180mcu"])
 def test_rails_and_trunks_as_wide_as_the_current(pdk: str, tmp_path: Path) -> None:
     rules = process(pdk)
     tech = Technology.from_rules(rules)
@@ -171,7 +172,8 @@ def test_rails_and_trunks_as_wide_as_the_current(pdk: str, tmp_path: Path) -> No
     assert report[(SIGNAL, track_role)]["drawn_um"] * 1000 >= track_need - grid
     # out takes a trunk (no vertical: a track's width); its wide tracks meet it with arrays
     assert wide["results"]["route.nets"]["nets"][SIGNAL]["verticals"] == 0
-    assert trunk_cuts(wide_server, wide, SIGNAL, "via2") >= 2 * len(tracks)
+    track_via = "via2" if track_role == "metal3" else "via1"
+    assert trunk_cuts(wide_server, wide, SIGNAL, track_via) >= 2 * len(tracks)
     # the other nets' tracks keep the rule width (a cut may meet a vertical: the narrowest)
     for net in ("n1", "n2"):
         assert min(track_heights(wide_server, wide, net, track_role)) == \

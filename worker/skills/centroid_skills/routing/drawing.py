@@ -272,20 +272,21 @@ def draw_trunks(p: Painter, infos: list[RowInfo], plan: ChannelPlan, stack: Stac
         for ch in range(len(plan.tracks)):
             if net in stack.track_y[ch]:
                 y = stack.track_y[ch][net]
-                if d.h_role == "metal1" or on_low(plan, ch, net):
-                    p.via1_cut(x, y)  # the trunk is the via's metal-2 pad
-                    continue
                 levels = d.track_levels(net)[0]
-                if wide and levels > 1:
+                via1 = d.h_role == "metal1" or on_low(plan, ch, net)
+                if wide and levels > 1 and not on_low(plan, ch, net):
                     # a wide track meets the wide trunk: the track layer over the trunk's
                     # width and the track's height, joined by an array of track vias
                     joint = kdb.Box(x - hw, y - d.hh, x + hw,
                                     y + (levels - 1) * stack.pitch[ch] + d.hh)
                     p.put(p.h, joint)
                     trunk = trunk + joint
-                    if p.track_via_array(joint):
+                    if p.via1_array(joint) if via1 else p.track_via_array(joint):
                         continue
-                p.via_track(x, y)
+                if via1:
+                    p.via1_cut(x, y)  # the trunk is the via's metal-2 pad
+                else:
+                    p.via_track(x, y)
         for info in infos:
             if info.rail is None or info.rail_net != net:
                 continue

@@ -126,6 +126,14 @@ def current_report(tech: Technology, d: Dims, currents: Mapping[str, float],
         out.append({"net": net, "current_a": currents[net], "layer": ldef.name, "role": role,
                     "needed_um": 2 * half / 1000,
                     "drawn_um": drawn[(net, role)] / 1000 if (net, role) in drawn else None,
-                    "wires": TRACKS if role == d.h_role and role not in SIZED_WIRES else
-                    SIZED_WIRES.get(role, "none sized (rule width)")})
+                    "wires": wires_of(d, role)})
     return out
+
+
+def wires_of(d: Dims, role: str) -> str:
+    """Which wires on ``role`` are sized for their current (the track layer's tracks; on a
+    rule set without metal 3 the tracks are metal 1, as the rails)."""
+    kinds = [SIZED_WIRES[role]] if role in SIZED_WIRES else []
+    if role == d.h_role:
+        kinds.append(TRACKS)
+    return " and ".join(kinds) or "none sized (rule width)"
