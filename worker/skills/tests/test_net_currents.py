@@ -215,7 +215,7 @@ def test_a_wide_track_keeps_below_a_vertical_that_crosses_it() -> None:
     from centroid_skills.routing.track_packing import pack_tracks
 
     tech = Technology.from_rules(rule_set("sky130"))
-    d = replace(routing_dims(tech), wide_tracks=(("w", 2, 0),))
+    d = replace(routing_dims(tech), wide_tracks=(("w", 2, 0, 0),))
     assert d.low_role == "metal1"  # a level holds a metal-1 track too
     spans = [(0, 20000, "a"), (0, 20000, "w"), (0, 20000, "v")]
     low: set[str] = set()
@@ -223,3 +223,24 @@ def test_a_wide_track_keeps_below_a_vertical_that_crosses_it() -> None:
     assert levels is not None
     assert levels["w"][0] + 1 < levels["v"][0], levels  # both of w's levels below v's
     assert "w" not in low
+
+
+def test_a_wide_track_keeps_the_wide_metal_spacing_from_its_neighbours_on_a_level() -> None:
+    """Two tracks one after the other on a level keep the layer's spacing; next to a wide
+    track, its wide-metal spacing (a 10 mA vss track once ended 0.14 µm from another net's
+    track on SKY130's met2, whose rule asks 0.28 µm next to a wire over 3 µm wide)."""
+    from dataclasses import replace
+
+    from centroid_skills.routing.dims import routing_dims, track_reach
+    from centroid_skills.routing.track_packing import pack_tracks
+
+    tech = Technology.from_rules(rule_set("sky130"))
+    d = routing_dims(tech)
+    reach = track_reach(tech, d, 0, 20000)
+    start = 20000 + 2 * reach + d.sh + 4 * tech.grid_nm  # a layer spacing after a's end
+    spans = [(0, 20000, "a"), (start, start + 20000, "w")]
+    narrow = pack_tracks(spans, {}, {}, d, tech, set())
+    assert narrow is not None and narrow["a"][0] == narrow["w"][0]  # one level holds both
+    wide = replace(d, wide_tracks=(("w", 2, 0, d.sh + 10 * tech.grid_nm),))
+    levels = pack_tracks(spans, {}, {}, wide, tech, set())
+    assert levels is not None and levels["a"][0] != levels["w"][0], levels

@@ -56,9 +56,10 @@ class Dims:
     # (net, role, least half width) of the wires of nets given a current (:mod:`.net_currents`)
     net_halves: tuple[tuple[str, str, int], ...] = ()
 
-    # (net, levels its track spans, free levels kept below and above it) of the nets whose
-    # current asks for a track wider than one (:mod:`.net_currents`)
-    wide_tracks: tuple[tuple[str, int, int], ...] = ()
+    # (net, levels its track spans, free levels kept below and above it, spacing from the
+    # tracks beside it on its levels) of the nets whose current asks for a track wider than
+    # one (:mod:`.net_currents`)
+    wide_tracks: tuple[tuple[str, int, int, int], ...] = ()
 
     def half_for(self, net: str | None, role: str) -> int:
         """The least half width a wire of ``net`` on ``role`` takes for its current (0: the
@@ -68,7 +69,12 @@ class Dims:
     def track_levels(self, net: str) -> tuple[int, int]:
         """How many levels the track of ``net`` spans (1: one track) and how many levels it
         keeps free below and above it (the wide-metal spacing of a wide track)."""
-        return next(((k, g) for n, k, g in self.wide_tracks if n == net), (1, 0))
+        return next(((k, g) for n, k, g, _s in self.wide_tracks if n == net), (1, 0))
+
+    def track_space(self, net: str) -> int:
+        """The spacing a wide track of ``net`` keeps from the tracks beside it on its levels
+        (the wide-metal spacing; 0: the layer's own)."""
+        return next((sp for n, _k, _g, sp in self.wide_tracks if n == net), 0)
 
     def reach_of(self, low: bool) -> tuple[int, int, int, int]:
         """Half width, along margin, minimum area and spacing of a track on the track layer

@@ -137,12 +137,24 @@ def draw_rows(tech: Technology, layout: kdb.Layout, top: kdb.Cell, infos: list[R
             top.shapes(tech.role_index(layout, "nwell")).insert(box.moved(info.offset))
 
 
+def stub_sides(d: Dims, net: str, role: str, x: int, pin: kdb.Box) -> tuple[int, int]:
+    """The left and right edge of a stub of ``net`` on ``role`` at ``x`` from ``pin``: the rule
+    width, or for a net given a current as wide as it needs within the pin's own width (the
+    pin keeps its neighbours' spacing; :mod:`.net_currents`)."""
+    half = d.hs1 if role == "metal1" else d.hs2
+    need = d.half_for(net, role)
+    if need <= half:
+        return x - half, x + half
+    return min(x - half, max(pin.left, x - need)), max(x + half, min(pin.right, x + need))
+
+
 def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack: Stack) -> None:
     """Every stub from its pin to its track: a metal-1 pin gets a metal-1 bar to a via-1
     outside its row (the via zone below it, or the channel's via row above it, or, going up
     where the tracks are not metal 1, right under its track via), then a metal-2 bar to the
     track; a metal-2 pin a metal-2 bar; a rail stub a metal-1 bar down
-    to the rail's centre line."""
+    to the rail's centre line.  A net given a current has its bars as wide as it needs
+    within the pin's width (:func:`stub_sides`)."""
     d = p.d
     for ch, lst in enumerate(stubs):
         for s in lst:
@@ -151,9 +163,11 @@ def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack:
             info = infos[s.row]
             box = s.term.box.moved(info.offset)
             x = s.x
+            l1, r1 = stub_sides(d, s.net, "metal1", x, box)
+            l2, r2 = stub_sides(d, s.net, "metal2", x, box)
             if s.kind == "rail":
                 rail_y = info.placed_rail_metal().center().y
-                p.put(p.m1, kdb.Box(x - d.hs1, rail_y, x + d.hs1, box.top))
+                p.put(p.m1, kdb.Box(l1, rail_y, r1, box.top))
                 p.add_wire(s.net, box.top - rail_y)
                 continue
             ty = stack.track_y[ch].get(s.net)
@@ -164,26 +178,26 @@ def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack:
                 if s.term.tap:  # up from the track to a via-1 on the rail
                     p.via_stack_1(x, box.top)
                 if s.term.role == "metal1":
-                    p.put(p.m1, kdb.Box(x - d.hs1, vy, x + d.hs1, box.top))
+                    p.put(p.m1, kdb.Box(l1, vy, r1, box.top))
                     p.via_stack_1(x, vy)
-                    p.put(p.m2, kdb.Box(x - d.hs2, ty, x + d.hs2, vy))
+                    p.put(p.m2, kdb.Box(l2, ty, r2, vy))
                 else:
-                    p.put(p.m2, kdb.Box(x - d.hs2, ty, x + d.hs2, box.top))
+                    p.put(p.m2, kdb.Box(l2, ty, r2, box.top))
                 p.add_wire(s.net, box.top - ty)
             else:
                 vy = stack.via_up_y[ch]
                 if s.term.role == "metal1" and vy is None:
                     # no via row: a metal-1 bar up to the track, the via-1 under the track via
-                    p.put(p.m1, kdb.Box(x - d.hs1, box.bottom, x + d.hs1, ty))
+                    p.put(p.m1, kdb.Box(l1, box.bottom, r1, ty))
                     p.via_stack_1(x, ty)
                     # its metal-2 pad grown down the stub's column to the layer's minimum area
                     p.put(p.m2, kdb.Box(x - d.hp2, ty - d.stack_low, x + d.hp2, ty + d.hp2))
                 elif s.term.role == "metal1":
-                    p.put(p.m1, kdb.Box(x - d.hs1, box.bottom, x + d.hs1, vy))
+                    p.put(p.m1, kdb.Box(l1, box.bottom, r1, vy))
                     p.via_stack_1(x, vy)
-                    p.put(p.m2, kdb.Box(x - d.hs2, vy, x + d.hs2, ty))
+                    p.put(p.m2, kdb.Box(l2, vy, r2, ty))
                 else:
-                    p.put(p.m2, kdb.Box(x - d.hs2, box.bottom, x + d.hs2, ty))
+                    p.put(p.m2, kdb.Box(l2, box.bottom, r2, ty))
                 p.add_wire(s.net, ty - box.bottom)
 
 

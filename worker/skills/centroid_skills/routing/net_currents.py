@@ -95,17 +95,18 @@ def with_net_currents(tech: Technology, d: Dims, currents: Mapping[str, float]) 
     return replace(d, net_halves=tuple(halves), wide_tracks=tuple(wide))
 
 
-def wide_track(tech: Technology, d: Dims, width: int) -> tuple[int, int]:
+def wide_track(tech: Technology, d: Dims, width: int) -> tuple[int, int, int]:
     """A track ``width`` wide on the track layer: the levels it spans (drawn from the lowest
-    level's track bottom to the highest's top, a track pitch apart at least) and the levels
-    it keeps free below and above so its neighbours keep the layer's spacing next to a wire
-    that wide (the wide-metal spacing)."""
+    level's track bottom to the highest's top, a track pitch apart at least), the levels
+    it keeps free below and above, and the spacing it keeps from the tracks beside it on its
+    levels, so its neighbours keep the layer's spacing next to a wire that wide (the
+    wide-metal spacing)."""
     levels = 1 + -(-(width - 2 * d.hh) // d.py)
     drawn = (levels - 1) * d.py + 2 * d.hh
     gap = d.py - 2 * d.hh  # between two tracks on neighbouring levels
     need = tech.space_for_width(d.h_role, drawn)
     guard = -(-(need - gap) // d.py) if need > gap else 0
-    return levels, guard
+    return levels, guard, need
 
 
 def widest_wires(d: Dims) -> dict[str, int]:

@@ -78,7 +78,8 @@ def _left_edge(entries: Spans, before: Precedence, d: Dims, tech: Technology, jo
             return None
     if low is not None:
         low.clear()
-    occupied: dict[tuple[int, bool], list[tuple[int, int]]] = {}  # (level, low): extents
+    # (level, low): extents, each with the spacing it asks of its neighbours (a wide track's)
+    occupied: dict[tuple[int, bool], list[tuple[int, int, int]]] = {}
     out: Levels = {}
 
     def taken(net: str, t: int, on_low: bool) -> range:
@@ -89,19 +90,26 @@ def _left_edge(entries: Spans, before: Precedence, d: Dims, tech: Technology, jo
         k, g = d.track_levels(net)
         return range(max(0, t - g), t + k + g)
 
-    def fits(net: str, t: int, left: int, right: int, on_low: bool) -> tuple[int, int] | None:
-        """The drawn extent of ``net``'s track on level ``t`` and that layer, if it fits."""
+    def fits(net: str, t: int, left: int, right: int, on_low: bool
+             ) -> tuple[int, int, int] | None:
+        """The drawn extent of ``net``'s track on level ``t`` and that layer, if it fits, and
+        the spacing it asks of its neighbours (a wide track: the wide-metal spacing, and its
+        extent reaching over its trunk's width, where it meets it)."""
         half, _end, _area, space = d.reach_of(on_low)
         reach = track_reach(tech, d, left, right, net in joined, on_low)
+        own = 0 if on_low else d.track_space(net)
+        if own:
+            reach = max(reach, d.half_for(net, "metal2"))
         lo, hi = left - reach, right + reach
-        if not all(lo - r >= space or l_ - hi >= space
-                   for u in taken(net, t, on_low) for l_, r in occupied.get((u, on_low), [])):
+        if not all(lo - r >= max(space, own, sp) or l_ - hi >= max(space, own, sp)
+                   for u in taken(net, t, on_low)
+                   for l_, r, sp in occupied.get((u, on_low), [])):
             return None
         if on_low and any(n != net and (n not in out or out[n][0] >= t)
                           and lo - (x + d.hp1) < d.s1 and (x - d.hp1) - hi < d.s1
                           for x, n in bars):
             return None
-        return lo, hi
+        return lo, hi, own
 
     on_metal1: set[str] = set()
     def top(p: str) -> int:  # the highest level of p's track
