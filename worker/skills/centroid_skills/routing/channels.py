@@ -141,17 +141,12 @@ def band_constraints(bands: list[Band], entries: list[tuple[int, int, str]], d: 
 
 
 def _stub_constraints(ups: list[Stub], downs: list[Stub], d: Dims) -> dict[str, set[str]]:
-    """Precedence from stubs of both sides closer than a pitch (more next to a stub widened
-    for its net's current, :func:`.drawing.stub_sides`): the one coming up from below ends
-    on a track below the one coming down (their metal-2 bars would overlap)."""
+    """Precedence from stubs of both sides closer than a pitch: the one coming up from below
+    ends on a track below the one coming down (their metal-2 bars would overlap)."""
     before: dict[str, set[str]] = {}
-
-    def wider(s: Stub) -> int:
-        return max(0, d.half_for(s.net, "metal2") - d.hs2)
-
     for u in ups:
         for w in downs:
-            if w.kind == "rail" or u.net == w.net or abs(u.x - w.x) >= d.px + wider(u) + wider(w):
+            if w.kind == "rail" or u.net == w.net or abs(u.x - w.x) >= d.px:
                 continue
             before.setdefault(w.net, set()).add(u.net)
     return before

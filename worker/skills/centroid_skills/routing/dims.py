@@ -61,6 +61,15 @@ class Dims:
     # one (:mod:`.net_currents`)
     wide_tracks: tuple[tuple[str, int, int, int], ...] = ()
 
+    # (net, role, spacing) next to the wires of nets given a current (their width's spacing)
+    net_spaces: tuple[tuple[str, str, int], ...] = ()
+
+    def space_for(self, net: str, role: str, default: int) -> int:
+        """The spacing next to a wire of ``net`` on ``role`` as wide as its current needs (the
+        wide-metal spacing; ``default`` when the net has no current)."""
+        return max((sp for n, r, sp in self.net_spaces if n == net and r == role),
+                   default=default)
+
     def half_for(self, net: str | None, role: str) -> int:
         """The least half width a wire of ``net`` on ``role`` takes for its current (0: the
         rule widths)."""

@@ -137,15 +137,29 @@ def draw_rows(tech: Technology, layout: kdb.Layout, top: kdb.Cell, infos: list[R
             top.shapes(tech.role_index(layout, "nwell")).insert(box.moved(info.offset))
 
 
-def stub_sides(d: Dims, net: str, role: str, x: int, pin: kdb.Box) -> tuple[int, int]:
+def stub_sides(d: Dims, net: str, role: str, x: int, pin: kdb.Box,
+               others: Sequence[int] = ()) -> tuple[int, int]:
     """The left and right edge of a stub of ``net`` on ``role`` at ``x`` from ``pin``: the rule
     width, or for a net given a current as wide as it needs within the pin's own width (the
-    pin keeps its neighbours' spacing; :mod:`.net_currents`)."""
+    pin keeps its neighbours' spacing; :mod:`.net_currents`) and clear of the other nets'
+    stubs (``others``: their x; on metal 2 those of the channel, where a stub of the other
+    side may stand a pitch away; on metal 1 those of the row) by their via pads and the
+    spacing next to a wire that wide."""
     half = d.hs1 if role == "metal1" else d.hs2
     need = d.half_for(net, role)
     if need <= half:
         return x - half, x + half
-    return min(x - half, max(pin.left, x - need)), max(x + half, min(pin.right, x + need))
+    left, right = max(pin.left, x - need), min(pin.right, x + need)
+    if role == "metal1":
+        clear = max(d.hp1, d.hs1) + d.space_for(net, role, d.s1)
+    else:
+        clear = max(d.hp2, d.hp2h, d.hs2) + d.space_for(net, role, d.s2)
+    for o in others:
+        if o < x:
+            left = max(left, o + clear)
+        else:
+            right = min(right, o - clear)
+    return min(x - half, left), max(x + half, right)
 
 
 def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack: Stack) -> None:
@@ -156,6 +170,10 @@ def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack:
     to the rail's centre line.  A net given a current has its bars as wide as it needs
     within the pin's width (:func:`stub_sides`)."""
     d = p.d
+    of_row: dict[int, list[Stub]] = {}
+    for lst in stubs:
+        for s in lst:
+            of_row.setdefault(s.row, []).append(s)
     for ch, lst in enumerate(stubs):
         for s in lst:
             if s.term.port:
@@ -163,8 +181,10 @@ def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack:
             info = infos[s.row]
             box = s.term.box.moved(info.offset)
             x = s.x
-            l1, r1 = stub_sides(d, s.net, "metal1", x, box)
-            l2, r2 = stub_sides(d, s.net, "metal2", x, box)
+            l1, r1 = stub_sides(d, s.net, "metal1", x, box,
+                                [o.x for o in of_row[s.row] if o.net != s.net])
+            l2, r2 = stub_sides(d, s.net, "metal2", x, box,
+                                [o.x for o in lst if o.net != s.net and o.kind != "rail"])
             if s.kind == "rail":
                 rail_y = info.placed_rail_metal().center().y
                 p.put(p.m1, kdb.Box(l1, rail_y, r1, box.top))

@@ -10,7 +10,9 @@ the rows' rails (metal 1, :mod:`.rails`), the trunks (metal 2,
 :func:`.channel_plan.place_trunks`) and the tracks of the track layer (a wide track spans
 several levels of its channel, with free levels beside it for the wide-metal spacing,
 :mod:`.track_packing`; such a net takes no vertical and no metal-1 track).  The stubs
-(one device's pin each) keep their rule widths.  Where a wide trunk meets its net's rail or
+are as wide as their pin allows and the other nets' stubs beside them leave room
+(:func:`.drawing.stub_sides`): a device's own pin sets what its terminal carries.  Where a
+wide trunk meets its net's rail or
 wide track, an array of cuts joins them (:func:`.drawing.draw_trunks`; the rule set gives no
 current per cut, so as many as the junction holds).
 
@@ -32,7 +34,8 @@ from centroid_skills.tech import Technology
 
 NM_PER_M = 1e9
 # the wires the router sizes today, by layer role (see the module docstring)
-SIZED_WIRES = {"metal1": "rails", "metal2": "trunks"}
+SIZED_WIRES = {"metal1": "rails (stubs within their pins)",
+               "metal2": "trunks (stubs within their pins)"}
 TRACKS = "tracks (levels of a channel joined into one wide track)"
 
 
@@ -85,14 +88,17 @@ def with_net_currents(tech: Technology, d: Dims, currents: Mapping[str, float]) 
     """``d`` with the least half width of every wire of the nets given a current, and the
     levels their tracks span (:func:`wide_track`)."""
     halves = []
+    spaces = []
     wide = []
     for net in sorted(currents):
         for role in wire_roles(tech, d):
             width = needed_width(tech, role, net, currents[net])
             halves.append((net, role, tech.snap_up(width / 2)))
+            spaces.append((net, role, tech.space_for_width(role, 2 * tech.snap_up(width / 2))))
             if role == d.h_role and width > 2 * d.hh:
                 wide.append((net, *wide_track(tech, d, width)))
-    return replace(d, net_halves=tuple(halves), wide_tracks=tuple(wide))
+    return replace(d, net_halves=tuple(halves), net_spaces=tuple(spaces),
+                   wide_tracks=tuple(wide))
 
 
 def wide_track(tech: Technology, d: Dims, width: int) -> tuple[int, int, int]:
