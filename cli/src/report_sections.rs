@@ -68,7 +68,48 @@ pub(crate) fn figures_section(metrics: &CandidateMetrics) -> String {
         section.push_str("</table>");
     }
     section.push_str(&blocks_table(figures));
+    section.push_str(&current_widths_table(figures));
     section
+}
+
+/// The wires of the nets given a current (objectives `constraints.net_currents`): per
+/// routed cell, net and layer the width the current needs and the narrowest drawn.
+fn current_widths_table(figures: &serde_json::Value) -> String {
+    let widths = figures
+        .get("current_widths")
+        .and_then(serde_json::Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if widths.is_empty() {
+        return String::new();
+    }
+    let mut table = String::from(
+        "<h3>Wires sized for their current</h3><table><tr><th class=\"l\">cell</th><th class=\"l\">net</th><th>current mA</th><th class=\"l\">layer</th><th class=\"l\">wires</th><th>needed µm</th><th>drawn µm</th></tr>",
+    );
+    for entry in &widths {
+        let text = |key: &str| {
+            entry
+                .get(key)
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("")
+        };
+        let number = |key: &str| entry.get(key).and_then(serde_json::Value::as_f64);
+        let _ = write!(
+            table,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.3}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.3}</td><td>{}</td></tr>",
+            escape(text("cell")),
+            escape(text("net")),
+            1e3 * number("current_a").unwrap_or(0.0),
+            escape(text("layer")),
+            escape(text("wires")),
+            number("needed_um").unwrap_or(0.0),
+            number("drawn_um").map_or("– (none in this cell)".to_owned(), |um| format!(
+                "{um:.3}"
+            )),
+        );
+    }
+    table.push_str("</table>");
+    table
 }
 
 /// The blocks of a hierarchical layout: each subcircuit drawn once, how often it is

@@ -44,6 +44,22 @@ pub struct BlockFigure {
     pub utilisation: f64,
 }
 
+/// A net given a current (objectives `constraints.net_currents`) on one wire layer of
+/// one routed cell: the width its current needs and the narrowest wire of the sized kind
+/// drawn (`route.nets` `net_currents`; issue 26).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CurrentWidth {
+    pub cell: String,
+    pub net: String,
+    pub current_a: f64,
+    pub layer: String,
+    pub needed_um: f64,
+    pub drawn_um: Option<f64>,
+    /// which wires of that layer were sized (rails, trunks) or none
+    pub wires: String,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LayoutFigures {
     /// routed wire length over all nets (`route.nets`)
@@ -75,6 +91,9 @@ pub struct LayoutFigures {
     /// `matching_max` objective (the report shows it, not only the centroid errors)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub geometric_matching_score: Option<f64>,
+    /// the widths the nets given a current took, per routed cell and layer
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub current_widths: Vec<CurrentWidth>,
 }
 
 impl LayoutFigures {
@@ -92,6 +111,20 @@ impl LayoutFigures {
         let Some(nets) = data.get("nets").and_then(Value::as_object) else {
             return;
         };
+        let cell = data.get("cell_name").and_then(Value::as_str).unwrap_or("");
+        for entry in data
+            .get("net_currents")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Ok(width) = serde_json::from_value::<CurrentWidth>(entry.clone()) {
+                self.current_widths.push(CurrentWidth {
+                    cell: cell.to_string(),
+                    ..width
+                });
+            }
+        }
         let length = |net: &str| {
             nets.get(net)
                 .and_then(|entry| entry.get("wire_um"))
@@ -206,6 +239,33 @@ fn round(value: f64) -> f64 {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_widths_of_nets_given_a_current_are_kept_per_cell() {
+        let mut figures = LayoutFigures::default();
+        figures.read_step(
+            "route.nets",
+            &json!({"cell_name": "TOP", "nets": {"vdd": {"wire_um": 1.0}},
+                    "net_currents": [{"net": "vdd", "current_a": 0.001, "layer": "li1",
+                                      "role": "metal1", "needed_um": 5.56, "drawn_um": 5.6,
+                                      "wires": "rails"}]}),
+        );
+        assert_eq!(
+            figures.current_widths,
+            [CurrentWidth {
+                cell: "TOP".into(),
+                net: "vdd".into(),
+                current_a: 0.001,
+                layer: "li1".into(),
+                needed_um: 5.56,
+                drawn_um: Some(5.6),
+                wires: "rails".into(),
+            }]
+        );
+        assert!(
+            serde_json::to_value(&figures).unwrap()["current_widths"][0]["drawn_um"] == json!(5.6)
+        );
+    }
 
     #[test]
     fn routing_and_metrics_give_the_figures() {

@@ -89,6 +89,7 @@ fn objectives() -> DesignObjectives {
             max_iterations: 5,
             max_area: Some(400.0),
             min_matching_score: Some(0.8),
+            ..Default::default()
         },
         performance: Default::default(),
     }

@@ -162,6 +162,10 @@ pub struct Net {
     pub name: String,
     pub connections: Vec<TerminalRef>,
     pub net_type: NetType,
+    /// The DC current (A) its wires must carry, from `objectives.json`
+    /// `constraints.net_currents` (set once the three inputs are checked together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current: Option<f64>,
 }
 
 /// The flattened circuit of the top cell.

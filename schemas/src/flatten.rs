@@ -47,6 +47,7 @@ pub(crate) fn flatten(document: &NetlistDocument) -> (Circuit, Vec<(String, Stri
                     name: net_name.clone(),
                     connections: Vec::new(),
                     net_type,
+                    current: None,
                 });
                 nets.len() - 1
             });

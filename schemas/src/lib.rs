@@ -20,6 +20,7 @@ pub mod layer_roles;
 pub mod module_types;
 pub mod modules;
 pub mod mom_capacitance;
+pub mod net_currents;
 mod net_use;
 pub mod netlist;
 mod netlist_hierarchy;

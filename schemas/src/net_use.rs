@@ -98,6 +98,7 @@ mod tests {
                             name: name.clone(),
                             connections: Vec::new(),
                             net_type: crate::circuit::infer_net_type(name),
+                            current: None,
                         });
                         nets.len() - 1
                     }

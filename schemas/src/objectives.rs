@@ -1,6 +1,6 @@
 //! `objectives.json`: design objectives and constraints (seed 001 §5.4).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
@@ -46,6 +46,11 @@ pub struct DesignConstraints {
     /// µm².
     pub max_area: Option<f64>,
     pub min_matching_score: Option<f64>,
+    /// DC amperes per net: the most the net carries through any one wire. Any net may
+    /// carry one (a supply, or a signal driving a load); its wires are drawn at least
+    /// `current / max_current_density` of their layer wide.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub net_currents: BTreeMap<String, f64>,
 }
 
 impl Default for DesignConstraints {
@@ -54,6 +59,7 @@ impl Default for DesignConstraints {
             max_iterations: 5,
             max_area: None,
             min_matching_score: None,
+            net_currents: BTreeMap::new(),
         }
     }
 }
@@ -109,6 +115,9 @@ impl DesignObjectives {
         if let Some(score) = self.constraints.min_matching_score {
             let _ = writeln!(text, "  - min_matching_score: {score}");
         }
+        for (net, amperes) in &self.constraints.net_currents {
+            let _ = writeln!(text, "  - net_current {net}: {amperes} A");
+        }
         if !self.performance.specs.is_empty() {
             text.push_str("performance specs:\n");
             for spec in &self.performance.specs {
@@ -152,6 +161,8 @@ struct ConstraintsSpec {
     max_area: Option<f64>,
     #[serde(default)]
     min_matching_score: Option<f64>,
+    #[serde(default)]
+    net_currents: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 pub(crate) fn build_objectives(
@@ -226,9 +237,40 @@ pub(crate) fn build_objectives(
         constraints.max_area = Some(area);
     }
     constraints.min_matching_score = spec.min_matching_score;
+    if spec.net_currents.is_some() && read_as < SchemaVersion::new(1, 1, 0) {
+        sink.push(
+            "/constraints/net_currents",
+            format!("\"net_currents\" is a schema_version 1.1.0 field but the file is read as {read_as}; declare \"schema_version\": \"1.1.0\""),
+        );
+    }
+    constraints.net_currents = net_currents(spec.net_currents.unwrap_or_default(), sink);
     sink.is_empty().then_some(DesignObjectives {
         objectives,
         constraints,
         performance,
     })
+}
+
+/// `constraints.net_currents`: every value a positive, finite number of amperes.
+fn net_currents(
+    written: serde_json::Map<String, serde_json::Value>,
+    sink: &mut IssueSink,
+) -> BTreeMap<String, f64> {
+    let mut currents = BTreeMap::new();
+    for (net, value) in written {
+        let pointer = crate::issue::pointer_join("/constraints/net_currents", &net);
+        match value.as_f64() {
+            Some(amperes) if amperes.is_finite() && amperes > 0.0 => {
+                currents.insert(net, amperes);
+            }
+            _ => sink.push(
+                pointer,
+                format!(
+                    "the current of net \"{net}\" is {value}: give a DC current in amperes \
+                     greater than 0 (e.g. 0.02 for 20 mA)"
+                ),
+            ),
+        }
+    }
+    currents
 }

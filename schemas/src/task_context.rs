@@ -15,6 +15,7 @@ use crate::drc_rules::DrcRuleSet;
 use crate::flatten::definition_pointer;
 use crate::issue::{InputErrors, InputIssue};
 use crate::json_inputs::{InputFile, Loaded, load_drc_rules, load_netlist, load_objectives};
+use crate::net_currents::{Labels, carry_currents, check_net_currents};
 use crate::objectives::DesignObjectives;
 use crate::source::read_input_file;
 use crate::spice::{
@@ -241,12 +242,22 @@ impl TaskContext {
                     .expect("at least one file failed"));
                 }
             };
-        let issues = check_drawable(
+        let mut issues = check_drawable(
             &netlist.value,
             &drc_rules.value,
             &inputs.drc_rules.label,
             &netlist_json,
         );
+        issues.extend(check_net_currents(
+            &netlist.value,
+            &drc_rules.value,
+            &objectives.value,
+            &Labels {
+                netlist: &inputs.netlist.label,
+                drc_rules: &inputs.drc_rules.label,
+                objectives: &inputs.objectives.label,
+            },
+        ));
         if !issues.is_empty() {
             let issues = match locations {
                 Some(locations) => locations.locate(issues),
@@ -254,11 +265,13 @@ impl TaskContext {
             };
             return Err(InputErrors { issues });
         }
+        let mut circuit = netlist.value;
+        carry_currents(&mut circuit, &objectives.value);
         let mut warnings = netlist.warnings;
         warnings.extend(drc_rules.warnings);
         warnings.extend(objectives.warnings);
         let context = TaskContext {
-            circuit: netlist.value,
+            circuit,
             drc_rules: drc_rules.value,
             objectives: objectives.value,
             session_id: session_id.into(),

@@ -122,7 +122,14 @@ impl Draft<'_> {
             .circuit
             .nets
             .iter()
-            .map(|net| json!({"name": net.name, "net_type": net.net_type.as_str()}))
+            .map(|net| {
+                let mut item = json!({"name": net.name, "net_type": net.net_type.as_str()});
+                if let Some(current) = net.current {
+                    // the worker knows the layers: it sizes the wires (issue 26)
+                    item["current"] = json!(current);
+                }
+                item
+            })
             .collect();
         let cell = self.target.cell.clone();
         let mut arguments =

@@ -371,10 +371,12 @@ fn local_nets(
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut touch = |name: &str, connection: Option<TerminalRef>| {
         let at = *index.entry(name.to_string()).or_insert_with(|| {
+            let flat = flat_net(name);
             nets.push(Net {
                 name: name.to_string(),
                 connections: Vec::new(),
-                net_type: circuit.net_type(&flat_net(name)),
+                net_type: circuit.net_type(&flat),
+                current: circuit.net(&flat).and_then(|net| net.current),
             });
             nets.len() - 1
         });

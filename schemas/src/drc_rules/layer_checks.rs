@@ -28,6 +28,8 @@ enum LayerSpec {
         #[serde(default)]
         area_capacitance: Option<f64>,
         #[serde(default)]
+        max_current_density: Option<f64>,
+        #[serde(default)]
         description: Option<String>,
     },
 }
@@ -58,24 +60,33 @@ pub(super) fn build_layers(specs: &Map<String, Value>, sink: &mut IssueSink) -> 
                 continue;
             }
         };
-        let (number, datatype, role, sheet_resistance, area_capacitance, description) = match spec {
-            LayerSpec::Number(number) => (number, 0, None, None, None, None),
+        let (number, datatype, role, electrical, description) = match spec {
+            LayerSpec::Number(number) => (number, 0, None, [None; 3], None),
             LayerSpec::Full {
                 layer,
                 datatype,
                 role,
                 sheet_resistance,
                 area_capacitance,
+                max_current_density,
                 description,
             } => (
                 layer,
                 datatype.unwrap_or(0),
                 role,
-                sheet_resistance,
-                area_capacitance,
+                [sheet_resistance, area_capacitance, max_current_density],
                 description,
             ),
         };
+        let [sheet_resistance, area_capacitance, max_current_density] = electrical;
+        if let Some(density) = max_current_density
+            && !(density.is_finite() && density > 0.0)
+        {
+            sink.push(
+                pointer_join(&pointer, "max_current_density"),
+                format!("max_current_density = {density} must be greater than 0 (A per metre of wire width; 1 mA/µm = 1000 A/m)"),
+            );
+        }
         let mut sound = true;
         for (field, value) in [("layer", number), ("datatype", datatype)] {
             if !(0..=MAX_GDS_NUMBER).contains(&value) {
@@ -124,6 +135,7 @@ pub(super) fn build_layers(specs: &Map<String, Value>, sink: &mut IssueSink) -> 
             role,
             sheet_resistance,
             area_capacitance,
+            max_current_density,
             description,
         });
     }

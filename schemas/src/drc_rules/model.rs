@@ -61,6 +61,10 @@ pub struct LayerDef {
     pub role_is_explicit: bool,
     pub sheet_resistance: Option<f64>,
     pub area_capacitance: Option<f64>,
+    /// The most DC current a wire of this layer may carry per metre of its width (A/m;
+    /// 1 mA/µm = 1000 A/m): what sizes the wires of a net given a current.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_current_density: Option<f64>,
     pub description: Option<String>,
 }
 

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::circuit::DeviceType;
 use crate::issue::IssueSink;
-use crate::parasitics::{Parasitics, check_parasitics};
+use crate::parasitics::{Parasitics, V1_4, check_parasitics};
 use crate::version::SchemaVersion;
 
 use super::layer_checks::{build_derived_layers, build_layers};
@@ -59,6 +59,17 @@ pub(crate) fn build_rule_set(
     check_models(&document.models, version, sink);
     if let Some(parasitics) = &document.parasitics {
         check_parasitics(parasitics, version, &layer_names, sink);
+    }
+    if version < V1_4 {
+        for layer in layers
+            .iter()
+            .filter(|layer| layer.max_current_density.is_some())
+        {
+            sink.push(
+                crate::issue::pointer_join(&crate::issue::pointer_join("/layers", &layer.name), "max_current_density"),
+                format!("\"max_current_density\" is a schema_version 1.4.0 field but the file declares {version}; declare \"schema_version\": \"1.4.0\""),
+            );
+        }
     }
     let rule_set = DrcRuleSet {
         tech: document.tech,

@@ -65,6 +65,7 @@ _LAYER_OBJECT = {
         "role": {"type": "string", "minLength": 1},
         "sheet_resistance": {"type": "number", "minimum": 0},
         "area_capacitance": {"type": "number", "minimum": 0},
+        "max_current_density": {"type": "number", "exclusiveMinimum": 0},
         "description": {"type": "string"},
     },
 }
@@ -162,6 +163,7 @@ class LayerDef:
     role_source: str  # "explicit" | "inferred" | "none"
     sheet_resistance: float | None = None
     area_capacitance: float | None = None
+    max_current_density: float | None = None  # A per metre of wire width
 
     def info(self) -> kdb.LayerInfo:
         return kdb.LayerInfo(self.layer, self.datatype, self.name)
@@ -226,7 +228,8 @@ class Technology:
                 explicit[role] = name
             layers[name] = LayerDef(name, int(spec["layer"]), int(spec.get("datatype", 0)), role,
                                     "explicit" if role else "none",
-                                    spec.get("sheet_resistance"), spec.get("area_capacitance"))
+                                    spec.get("sheet_resistance"), spec.get("area_capacitance"),
+                                    spec.get("max_current_density"))
         roles = dict(explicit)
         for name, ldef in list(layers.items()):
             if ldef.role is not None:
@@ -235,7 +238,8 @@ class Technology:
             if inferred and inferred not in roles:
                 roles[inferred] = name
                 layers[name] = LayerDef(name, ldef.layer, ldef.datatype, inferred, "inferred",
-                                        ldef.sheet_resistance, ldef.area_capacitance)
+                                        ldef.sheet_resistance, ldef.area_capacitance,
+                                        ldef.max_current_density)
         derived: dict[str, tuple[str, str, str]] = {}
         for name, spec in (data.get("derived_layers") or {}).items():
             if name in layers:

@@ -158,7 +158,8 @@ def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[li
                  ) -> tuple[dict[str, int], dict[str, int]]:
     """Centre x and half width of every trunk, in ``trunk_nets`` order: each trunk goes to
     the column left or right of the rows nearer its pins' mean x, the next one outwards;
-    supply trunks are a pitch wider, and trunks keep one pitch minus a width apart (more
+    supply trunks are a pitch wider, a net given a current as wide as it needs
+    (:mod:`.net_currents`), and trunks keep one pitch minus a width apart (more
     next to a wide trunk, a pitch more between two ``short`` nets' trunks: less coupling
     between the sensitive nets, e.g. a differential output's two sides)."""
     half_pitch = tech.snap_up(d.px / 2)
@@ -182,6 +183,7 @@ def place_trunks(tech: Technology, d: Dims, infos: list[RowInfo], stubs: list[li
     last: dict[bool, str] = {}  # the last trunk placed on each side (True: left)
     for n in trunk_nets:
         hw = d.ht if net_types.get(n) not in SUPPLY_TYPES else d.ht + half_pitch
+        hw = max(hw, d.half_for(n, "metal2"))  # as wide as its current needs
         trunk_hw[n] = hw
         xs = pins_x.get(n)
         mean = sum(xs) / len(xs) if xs else x_left
@@ -294,7 +296,9 @@ def _plan(tech: Technology, d: Dims, infos: list[RowInfo], net_types: dict[str, 
         places.setdefault(net, set()).add(("port", 0))
     # a port on the rail of one row above row 0: verticals up to a tap on that rail
     tapped = tap_ports(ports, places, infos) if taps else {}
-    vnets = vertical_nets(_tapped(places, tapped), gaps)
+    # a net whose current asks for a wide track takes no vertical (a track's width)
+    vnets = {n: r for n, r in vertical_nets(_tapped(places, tapped), gaps).items()
+             if d.track_levels(n)[0] == 1}
     tapped = {n: r for n, r in tapped.items() if n in vnets}
     all_ports, column_nets = list(ports), list(in_columns)
     rail_nets = rail_ports(column_nets, places, infos) if to_rail else []

@@ -51,6 +51,39 @@ class Dims:
     low_area: int = 0  # minimum area of a metal-1 track island (nm²)
     pyl: int = 0  # track pitch of a channel holding metal-1 tracks (both layers' needs)
     hvl: int = 0  # half height of what sits on a track in such a channel
+    v1s: int = 0  # spacing of via-1 cuts (an array where wide wires of a net meet)
+    vhs: int = 0  # spacing of track-via cuts (likewise)
+    # (net, role, least half width) of the wires of nets given a current (:mod:`.net_currents`)
+    net_halves: tuple[tuple[str, str, int], ...] = ()
+
+    # (net, levels its track spans, free levels kept below and above it, spacing from the
+    # tracks beside it on its levels) of the nets whose current asks for a track wider than
+    # one (:mod:`.net_currents`)
+    wide_tracks: tuple[tuple[str, int, int, int], ...] = ()
+
+    # (net, role, spacing) next to the wires of nets given a current (their width's spacing)
+    net_spaces: tuple[tuple[str, str, int], ...] = ()
+
+    def space_for(self, net: str, role: str, default: int) -> int:
+        """The spacing next to a wire of ``net`` on ``role`` as wide as its current needs (the
+        wide-metal spacing; ``default`` when the net has no current)."""
+        return max((sp for n, r, sp in self.net_spaces if n == net and r == role),
+                   default=default)
+
+    def half_for(self, net: str | None, role: str) -> int:
+        """The least half width a wire of ``net`` on ``role`` takes for its current (0: the
+        rule widths)."""
+        return max((h for n, r, h in self.net_halves if n == net and r == role), default=0)
+
+    def track_levels(self, net: str) -> tuple[int, int]:
+        """How many levels the track of ``net`` spans (1: one track) and how many levels it
+        keeps free below and above it (the wide-metal spacing of a wide track)."""
+        return next(((k, g) for n, k, g, _s in self.wide_tracks if n == net), (1, 0))
+
+    def track_space(self, net: str) -> int:
+        """The spacing a wide track of ``net`` keeps from the tracks beside it on its levels
+        (the wide-metal spacing; 0: the layer's own)."""
+        return next((sp for n, _k, _g, sp in self.wide_tracks if n == net), 0)
 
     def reach_of(self, low: bool) -> tuple[int, int, int, int]:
         """Half width, along margin, minimum area and spacing of a track on the track layer
@@ -124,7 +157,7 @@ def routing_dims(tech: Technology) -> Dims:
     d = Dims(g=g, h_role=h_role, h_via=h_via, v1=v1, vh=vh, hs1=hs1, hs2=hs2, hp1=hp1,
              hp2=hp2, hp2h=hp2h, hh=hh, ht=ht, hstack=hstack, hvt=hvt,
              px=tech.snap_up(px), py=tech.snap_up(py), c_out=tech.snap_up(c_out),
-             s1=s1, s2=s2, sh=sh, he=he, track_area=tech.area(h_role),
+             s1=s1, s2=s2, sh=sh, he=he, track_area=tech.area(h_role), v1s=v1s, vhs=vhs,
              stack_low=max(hp2, tech.snap_up(tech.area("metal2") / (2 * hp2)) - hp2))
     return with_low_tracks(tech, d, v1s) if use_m3 else d
 

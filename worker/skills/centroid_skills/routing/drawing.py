@@ -5,7 +5,7 @@ port pins (:mod:`.ports`) and a name label per net."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import klayout.db as kdb
@@ -73,6 +73,33 @@ class Painter:
         lo_y, hi_y = self.d.cut(y, self.d.vh)
         self.put(self.vh, kdb.Box(lo, lo_y, hi, hi_y))
 
+    def via1_array(self, box: kdb.Box) -> int:
+        """Via-1 cuts filling ``box`` (metal 1 and metal 2 both cover it), each a pad's half
+        size inside it and a cut spacing apart.  Returns the number of cuts (0: no room)."""
+        d = self.d
+        return self._array(box, d.hstack, d.v1 + d.v1s, self.via1_cut)
+
+    def track_via_array(self, box: kdb.Box) -> int:
+        """Track-via cuts filling ``box`` (metal 2 and the track layer both cover it), as
+        :meth:`via1_array`."""
+        d = self.d
+        return self._array(box, max(d.hp2h, d.hh), d.vh + d.vhs, self.track_cut)
+
+    def _array(self, box: kdb.Box, margin: int, pitch: int,
+               cut: Callable[[int, int], None]) -> int:
+        g = self.d.g
+
+        def centres(lo: int, hi: int) -> list[int]:
+            lo = -(-(lo + margin) // g) * g
+            hi = hi - margin
+            return [] if hi < lo else list(range(lo, hi + 1, pitch))
+
+        xs, ys = centres(box.left, box.right), centres(box.bottom, box.top)
+        for x in xs:
+            for y in ys:
+                cut(x, y)
+        return len(xs) * len(ys)
+
     def via_stack_1(self, x: int, y: int) -> None:
         """A via-1 at (x, y) with its metal-1 and metal-2 pads."""
         d = self.d
@@ -110,13 +137,43 @@ def draw_rows(tech: Technology, layout: kdb.Layout, top: kdb.Cell, infos: list[R
             top.shapes(tech.role_index(layout, "nwell")).insert(box.moved(info.offset))
 
 
+def stub_sides(d: Dims, net: str, role: str, x: int, pin: kdb.Box,
+               others: Sequence[int] = ()) -> tuple[int, int]:
+    """The left and right edge of a stub of ``net`` on ``role`` at ``x`` from ``pin``: the rule
+    width, or for a net given a current as wide as it needs within the pin's own width (the
+    pin keeps its neighbours' spacing; :mod:`.net_currents`) and clear of the other nets'
+    stubs (``others``: their x; on metal 2 those of the channel, where a stub of the other
+    side may stand a pitch away; on metal 1 those of the row) by their via pads and the
+    spacing next to a wire that wide."""
+    half = d.hs1 if role == "metal1" else d.hs2
+    need = d.half_for(net, role)
+    if need <= half:
+        return x - half, x + half
+    left, right = max(pin.left, x - need), min(pin.right, x + need)
+    if role == "metal1":
+        clear = max(d.hp1, d.hs1) + d.space_for(net, role, d.s1)
+    else:
+        clear = max(d.hp2, d.hp2h, d.hs2) + d.space_for(net, role, d.s2)
+    for o in others:
+        if o < x:
+            left = max(left, o + clear)
+        else:
+            right = min(right, o - clear)
+    return min(x - half, left), max(x + half, right)
+
+
 def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack: Stack) -> None:
     """Every stub from its pin to its track: a metal-1 pin gets a metal-1 bar to a via-1
     outside its row (the via zone below it, or the channel's via row above it, or, going up
     where the tracks are not metal 1, right under its track via), then a metal-2 bar to the
     track; a metal-2 pin a metal-2 bar; a rail stub a metal-1 bar down
-    to the rail's centre line."""
+    to the rail's centre line.  A net given a current has its bars as wide as it needs
+    within the pin's width (:func:`stub_sides`)."""
     d = p.d
+    of_row: dict[int, list[Stub]] = {}
+    for lst in stubs:
+        for s in lst:
+            of_row.setdefault(s.row, []).append(s)
     for ch, lst in enumerate(stubs):
         for s in lst:
             if s.term.port:
@@ -124,9 +181,13 @@ def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack:
             info = infos[s.row]
             box = s.term.box.moved(info.offset)
             x = s.x
+            l1, r1 = stub_sides(d, s.net, "metal1", x, box,
+                                [o.x for o in of_row[s.row] if o.net != s.net])
+            l2, r2 = stub_sides(d, s.net, "metal2", x, box,
+                                [o.x for o in lst if o.net != s.net and o.kind != "rail"])
             if s.kind == "rail":
                 rail_y = info.placed_rail_metal().center().y
-                p.put(p.m1, kdb.Box(x - d.hs1, rail_y, x + d.hs1, box.top))
+                p.put(p.m1, kdb.Box(l1, rail_y, r1, box.top))
                 p.add_wire(s.net, box.top - rail_y)
                 continue
             ty = stack.track_y[ch].get(s.net)
@@ -137,26 +198,26 @@ def draw_stubs(p: Painter, infos: list[RowInfo], stubs: list[list[Stub]], stack:
                 if s.term.tap:  # up from the track to a via-1 on the rail
                     p.via_stack_1(x, box.top)
                 if s.term.role == "metal1":
-                    p.put(p.m1, kdb.Box(x - d.hs1, vy, x + d.hs1, box.top))
+                    p.put(p.m1, kdb.Box(l1, vy, r1, box.top))
                     p.via_stack_1(x, vy)
-                    p.put(p.m2, kdb.Box(x - d.hs2, ty, x + d.hs2, vy))
+                    p.put(p.m2, kdb.Box(l2, ty, r2, vy))
                 else:
-                    p.put(p.m2, kdb.Box(x - d.hs2, ty, x + d.hs2, box.top))
+                    p.put(p.m2, kdb.Box(l2, ty, r2, box.top))
                 p.add_wire(s.net, box.top - ty)
             else:
                 vy = stack.via_up_y[ch]
                 if s.term.role == "metal1" and vy is None:
                     # no via row: a metal-1 bar up to the track, the via-1 under the track via
-                    p.put(p.m1, kdb.Box(x - d.hs1, box.bottom, x + d.hs1, ty))
+                    p.put(p.m1, kdb.Box(l1, box.bottom, r1, ty))
                     p.via_stack_1(x, ty)
                     # its metal-2 pad grown down the stub's column to the layer's minimum area
                     p.put(p.m2, kdb.Box(x - d.hp2, ty - d.stack_low, x + d.hp2, ty + d.hp2))
                 elif s.term.role == "metal1":
-                    p.put(p.m1, kdb.Box(x - d.hs1, box.bottom, x + d.hs1, vy))
+                    p.put(p.m1, kdb.Box(l1, box.bottom, r1, vy))
                     p.via_stack_1(x, vy)
-                    p.put(p.m2, kdb.Box(x - d.hs2, vy, x + d.hs2, ty))
+                    p.put(p.m2, kdb.Box(l2, vy, r2, ty))
                 else:
-                    p.put(p.m2, kdb.Box(x - d.hs2, box.bottom, x + d.hs2, ty))
+                    p.put(p.m2, kdb.Box(l2, box.bottom, r2, ty))
                 p.add_wire(s.net, ty - box.bottom)
 
 
@@ -209,7 +270,9 @@ def draw_tracks(tech: Technology, p: Painter, tracks: list[Tracks], stack: Stack
             on_metal1 = ch < len(low) and net in low[ch]
             half = d.reach_of(on_metal1)[0]
             ext = track_reach(tech, d, left, right, net in joined, on_metal1)
-            tb = kdb.Box(left - ext, y - half, right + ext, y + half)
+            # a wide track spans its levels (:mod:`.net_currents`)
+            above = 0 if on_metal1 else (d.track_levels(net)[0] - 1) * stack.pitch[ch]
+            tb = kdb.Box(left - ext, y - half, right + ext, y + above + half)
             p.put(p.m1 if on_metal1 else p.h, tb)
             p.add_wire(net, right - left)
             first.setdefault(net, ("metal1" if on_metal1 else d.h_role, tb))
@@ -229,10 +292,32 @@ def draw_trunks(p: Painter, infos: list[RowInfo], plan: ChannelPlan, stack: Stac
     via on each of its tracks, and a metal-1 bar with a via-1 to each rail on its net."""
     d = p.d
     for net, x in plan.trunk_x.items():
+        hw = plan.trunk_hw[net]
+        ys = trunk_ys(infos, plan, stack, net)
+        trunk = kdb.Box(x - hw, min(ys) - d.ht, x + hw, max(ys) + d.ht)
+        # a net given a current: the trunk covers its rails' height and their bars its width,
+        # joined by an array of via-1 cuts (not one cut for the whole current)
+        wide = d.half_for(net, "metal2") > 0
+        if wide:
+            for info in infos:
+                if info.rail is not None and info.rail_net == net:
+                    rm = info.placed_rail_metal()
+                    trunk = trunk + kdb.Box(x - hw, rm.bottom, x + hw, rm.top)
         for ch in range(len(plan.tracks)):
             if net in stack.track_y[ch]:
                 y = stack.track_y[ch][net]
-                if d.h_role == "metal1" or on_low(plan, ch, net):
+                levels = d.track_levels(net)[0]
+                via1 = d.h_role == "metal1" or on_low(plan, ch, net)
+                if wide and levels > 1 and not on_low(plan, ch, net):
+                    # a wide track meets the wide trunk: the track layer over the trunk's
+                    # width and the track's height, joined by an array of track vias
+                    joint = kdb.Box(x - hw, y - d.hh, x + hw,
+                                    y + (levels - 1) * stack.pitch[ch] + d.hh)
+                    p.put(p.h, joint)
+                    trunk = trunk + joint
+                    if p.via1_array(joint) if via1 else p.track_via_array(joint):
+                        continue
+                if via1:
                     p.via1_cut(x, y)  # the trunk is the via's metal-2 pad
                 else:
                     p.via_track(x, y)
@@ -240,14 +325,14 @@ def draw_trunks(p: Painter, infos: list[RowInfo], plan: ChannelPlan, stack: Stac
             if info.rail is None or info.rail_net != net:
                 continue
             rm = info.placed_rail_metal()
+            reach = max(d.hp1, hw) if wide else d.hp1
             if x < rm.left:
-                p.put(p.m1, kdb.Box(x - d.hp1, rm.bottom, rm.left, rm.top))
+                p.put(p.m1, kdb.Box(x - reach, rm.bottom, rm.left, rm.top))
             else:
-                p.put(p.m1, kdb.Box(rm.right, rm.bottom, x + d.hp1, rm.top))
-            p.via1_cut(x, rm.center().y)
-        ys = trunk_ys(infos, plan, stack, net)
-        hw = plan.trunk_hw[net]
-        p.put(p.m2, kdb.Box(x - hw, min(ys) - d.ht, x + hw, max(ys) + d.ht))
+                p.put(p.m1, kdb.Box(rm.right, rm.bottom, x + reach, rm.top))
+            if not (wide and p.via1_array(kdb.Box(x - hw, rm.bottom, x + hw, rm.top))):
+                p.via1_cut(x, rm.center().y)
+        p.put(p.m2, trunk)
         p.add_wire(net, max(ys) - min(ys))
 
 

@@ -3,7 +3,7 @@
 The tap diffusion (role ``tap`` when the rule set separates it, else ``active``) is a
 band with one row of contacts along its centre line; the metal-1 rail over it is at
 least twice the metal-1 width and holds a via-1 with its enclosure (where a trunk
-lands); the tap implant (pplus for a substrate tap, nplus for a well tap, when the
+lands), wider when its net is given a current (:mod:`.net_currents`); the tap implant (pplus for a substrate tap, nplus for a well tap, when the
 rule set has that layer) covers the band.  A well tap's nwell is drawn by the router
 over the whole row.  Every dimension is a rule lookup.
 """
@@ -33,11 +33,13 @@ def tap_role(tech: Technology) -> str:
     return "tap" if tech.has("tap") else "active"
 
 
-def rail_half_height(tech: Technology, d: Dims) -> int:
-    """Half height of the metal-1 rail (centred on the band)."""
+def rail_half_height(tech: Technology, d: Dims, net: str | None = None) -> int:
+    """Half height of the metal-1 rail (centred on the band) of ``net``: at least the half
+    width its current needs (:mod:`.net_currents`)."""
     r = draw_rules(tech)
     band = band_width(tech)
-    return tech.snap_up(max(r.m1w, band / 2, (r.cont + 2 * r.m1_ct + 1) / 2, d.hp1))
+    return tech.snap_up(max(r.m1w, band / 2, (r.cont + 2 * r.m1_ct + 1) / 2, d.hp1,
+                            d.half_for(net, "metal1")))
 
 
 def band_width(tech: Technology) -> int:
@@ -51,8 +53,9 @@ def band_width(tech: Technology) -> int:
 
 
 def draw_rail(tech: Technology, layout: kdb.Layout, cell: kdb.Cell, kind: str, x0: int, x1: int,
-              yc: int, d: Dims) -> Rail:
-    """Draw a rail centred on ``yc`` with its tap band from ``x0`` to ``x1`` into ``cell``."""
+              yc: int, d: Dims, net: str | None = None) -> Rail:
+    """Draw a rail of ``net`` centred on ``yc`` with its tap band from ``x0`` to ``x1`` into
+    ``cell``."""
     r = draw_rules(tech)
     tap = tap_role(tech)
     rw = band_width(tech)
@@ -60,7 +63,7 @@ def draw_rail(tech: Technology, layout: kdb.Layout, cell: kdb.Cell, kind: str, x
     y0 = yc - tech.snap_down(rw / 2)
     band = kdb.Box(x0, y0, x1, y0 + rw)
     cell.shapes(tech.role_index(layout, tap)).insert(band)
-    hm = rail_half_height(tech, d)
+    hm = rail_half_height(tech, d, net)
     metal = kdb.Box(x0, yc - hm, x1, yc + hm)
     cell.shapes(tech.role_index(layout, "metal1")).insert(metal)
     # the end contacts keep the along margin of the band and of the rail (line ends,

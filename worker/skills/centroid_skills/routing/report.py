@@ -30,6 +30,8 @@ class Result:
     partners: list[list[str]] = field(default_factory=list)
     clearance: int = 0  # c_out used (raised by wide-metal spacing where it applies)
     ports: list[tuple[str, kdb.Box]] = field(default_factory=list)  # a block's (net, pin box)
+    # per net given a current and layer: the width needed and drawn (:mod:`.net_currents`)
+    current_widths: list[dict[str, Any]] = field(default_factory=list)
 
 
 def net_reports(tech: Technology, plan: ChannelPlan, wire: dict[str, int],
@@ -136,4 +138,5 @@ def result_dict(session: Session, res: Result, d: Dims) -> dict[str, Any]:
         "nets": res.nets,
         "wire_um": round(sum(n["wire_um"] for n in res.nets.values()), 3),
         "ports": [{"net": net, "box_um": box_um(box)} for net, box in res.ports],
+        "net_currents": res.current_widths,
     }

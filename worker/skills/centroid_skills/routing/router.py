@@ -37,11 +37,12 @@ the routing need and the rule-derived gap between the neighbouring rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from centroid_skills.routing.channel_plan import partner_nets
-from centroid_skills.routing.dims import routing_dims
+from centroid_skills.routing.channel_plan import ChannelPlan, partner_nets
+from centroid_skills.routing.dims import Dims, routing_dims
+from centroid_skills.routing.net_currents import current_report, with_net_currents
 from centroid_skills.routing.plan_choice import planned_route
 from centroid_skills.routing.report import (
     Result,
@@ -50,14 +51,22 @@ from centroid_skills.routing.report import (
     net_reports,
 )
 from centroid_skills.routing.row_pairs import turn_block_rows
-from centroid_skills.routing.rows import ExtentsCache, add_rails, collect_rows, with_wide_clearance
+from centroid_skills.routing.rows import (
+    ExtentsCache,
+    RowInfo,
+    add_rails,
+    collect_rows,
+    with_wide_clearance,
+)
+from centroid_skills.routing.stacking import Stack
 from centroid_skills.routing.verticals import row_gaps
 from centroid_skills.session import Session
 
 
 def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
           net_types: dict[str, str], cell_name: str, balance_partners: bool = True,
-          ports: Sequence[str] = (), short_nets: Sequence[str] = ()) -> Result:
+          ports: Sequence[str] = (), short_nets: Sequence[str] = (),
+          currents: Mapping[str, float] | None = None) -> Result:
     """Stacks ``rows`` (bottom to top) with rails and channels into a new top cell
     ``cell_name`` and routes every net of ``devices``; ``net_types`` (net -> power,
     ground, ...) puts supply trunks first in their column; ``balance_partners`` gives the
@@ -66,6 +75,8 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     labels (a block's nets are named by its parent's labels only, so the flattened
     instances of one block are never joined by name).  ``short_nets`` (a per-net choice)
     are kept short: left out of partner balancing, their trunks nearest the rows.
+    ``currents`` (net -> DC amperes) widen the rails and trunks of those nets to the width
+    their current needs on each layer (:mod:`.net_currents`).
 
     Steps: collect the rows' pins and nets (:mod:`.rows`), turn rows of blocks upside down
     in pairs so two share a channel (:mod:`.row_pairs`), raise the clearance for wide
@@ -80,7 +91,9 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
     turn_block_rows(session, infos, by_id, bool(ports))
     top = session.new_cell(cell_name)
     cache: ExtentsCache = {}
-    d = with_wide_clearance(tech, layout, routing_dims(tech), infos, cache)
+    currents = dict(currents or {})
+    d = with_net_currents(tech, routing_dims(tech), currents)
+    d = with_wide_clearance(tech, layout, d, infos, cache)
     add_rails(session, infos, d, cell_name, cache)
     short = set(short_nets)
     partners = [p for p in partner_nets(infos, by_id, balance_partners) if not short & set(p)]
@@ -92,4 +105,27 @@ def route(session: Session, rows: list[str], devices: list[dict[str, Any]],
                   channels=channel_reports(d, plan, stack), trunks=len(plan.trunk_x),
                   verticals=len(plan.verticals),
                   modules=module_reports(infos, plan.stubs),
-                  partners=[list(p) for p in partners], clearance=d.c_out, ports=drawn.ports)
+                  partners=[list(p) for p in partners], clearance=d.c_out, ports=drawn.ports,
+                  current_widths=current_report(tech, d, currents,
+                                                _drawn_widths(d, infos, plan, stack)))
+
+
+def _drawn_widths(d: Dims, infos: list[RowInfo], plan: ChannelPlan, stack: Stack
+                  ) -> dict[tuple[str, str], int]:
+    """(net, role) -> the narrowest rail (metal 1), the trunk (metal 2) and the narrowest
+    track of the track layer of each net."""
+    out: dict[tuple[str, str], int] = {}
+    for ch, tracks in enumerate(plan.tracks):
+        for net in tracks:
+            if ch < len(plan.low) and net in plan.low[ch]:
+                continue
+            width = (d.track_levels(net)[0] - 1) * stack.pitch[ch] + 2 * d.hh
+            key = (net, d.h_role)
+            out[key] = min(out.get(key, width), width)
+    for info in infos:
+        if info.rail is not None and info.rail_net is not None:
+            key = (info.rail_net, "metal1")
+            out[key] = min(out.get(key, info.rail.metal.height()), info.rail.metal.height())
+    for net, hw in plan.trunk_hw.items():
+        out[(net, "metal2")] = 2 * hw
+    return out

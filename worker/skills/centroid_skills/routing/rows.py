@@ -12,6 +12,7 @@ import klayout.db as kdb
 from centroid_skills import abut
 from centroid_skills.errors import invalid
 from centroid_skills.routing.dims import Dims, wide_clearance
+from centroid_skills.routing.net_currents import widest_wires
 from centroid_skills.routing.rails import Rail, draw_rail, rail_half_height
 from centroid_skills.routing.terminals import Term, collect_terms
 from centroid_skills.routing.well_split import split_by_bulk
@@ -154,7 +155,10 @@ def with_wide_clearance(tech: Technology, layout: kdb.Layout, d: Dims, infos: li
     if d.low_role is not None:
         widths[d.low_role] = max(widths.get(d.low_role, 0), 2 * d.hl)
     if any(info.is_mos for info in infos):
-        widths["metal1"] = max(widths.get("metal1", 0), 2 * rail_half_height(tech, d))
+        widths["metal1"] = max([widths.get("metal1", 0)] + [
+            2 * rail_half_height(tech, d, info.rail_net) for info in infos if info.is_mos])
+    for role, width in widest_wires(d).items():  # wires as wide as their current needs
+        widths[role] = max(widths.get(role, 0), width)
     for info in infos:
         for key in abut.extents(tech, layout, info.cell, cache).boxes:
             name, sep, over = key.partition(">")
@@ -236,7 +240,8 @@ def add_rails(session: Session, infos: list[RowInfo], d: Dims, cell_name: str,
         if info.is_mos:
             rkind = "substrate" if info.kind == "nmos" else "well"
             rcell = session.new_cell(session.unique_name(f"{cell_name}_rail{ri}"))
-            rail = draw_rail(tech, layout, rcell, rkind, own.left, own.right, 0, d)
+            rail = draw_rail(tech, layout, rcell, rkind, own.left, own.right, 0, d,
+                             info.rail_net)
             rext = abut.extents(tech, layout, rcell)
             filled = frozenset({nwell_name}) if rkind == "well" and nwell_name else frozenset()
             gap = abut.required_gap(tech, rext, row_ext, "y", zone, bridge=True, filled=filled)

@@ -25,8 +25,10 @@ class Stack:
     pitch: list[int] = field(default_factory=list)  # per channel: its track pitch
 
 
-def track_count(tracks: Tracks) -> int:
-    return 1 + max((k for k, _l, _r in tracks.values()), default=-1)
+def track_count(tracks: Tracks, d: Dims) -> int:
+    """The levels of a channel's tracks (a wide track counts every level it spans)."""
+    return 1 + max((k + d.track_levels(n)[0] - 1 for n, (k, _l, _r) in tracks.items()),
+                   default=-1)
 
 
 def stack_rows(tech: Technology, d: Dims, infos: list[RowInfo], tracks: list[Tracks],
@@ -46,7 +48,7 @@ def stack_rows(tech: Technology, d: Dims, infos: list[RowInfo], tracks: list[Tra
     prev_top: int | None = None
     prev_ext: abut.Extents | None = None
     for ch, channel_tracks in enumerate(tracks):
-        n_tracks = track_count(channel_tracks)
+        n_tracks = track_count(channel_tracks, d)
         two = bool(low and ch < len(low) and low[ch])
         py, hvt = (d.pyl, d.hvl) if two else (d.py, d.hvt)
         if prev_top is None:

@@ -78,29 +78,51 @@ def _left_edge(entries: Spans, before: Precedence, d: Dims, tech: Technology, jo
             return None
     if low is not None:
         low.clear()
-    occupied: dict[tuple[int, bool], list[tuple[int, int]]] = {}  # (level, low): extents
+    # (level, low): extents, each with the spacing it asks of its neighbours (a wide track's)
+    occupied: dict[tuple[int, bool], list[tuple[int, int, int]]] = {}
     out: Levels = {}
 
-    def fits(net: str, t: int, left: int, right: int, on_low: bool) -> tuple[int, int] | None:
-        """The drawn extent of ``net``'s track on level ``t`` and that layer, if it fits."""
+    def taken(net: str, t: int, on_low: bool) -> range:
+        """The levels ``net``'s track on level ``t`` keeps (a wide track: its levels and the
+        free ones beside it, :meth:`.dims.Dims.track_levels`)."""
+        if on_low:
+            return range(t, t + 1)
+        k, g = d.track_levels(net)
+        return range(max(0, t - g), t + k + g)
+
+    def fits(net: str, t: int, left: int, right: int, on_low: bool
+             ) -> tuple[int, int, int] | None:
+        """The drawn extent of ``net``'s track on level ``t`` and that layer, if it fits, and
+        the spacing it asks of its neighbours (a wide track: the wide-metal spacing, and its
+        extent reaching over its trunk's width, where it meets it)."""
         half, _end, _area, space = d.reach_of(on_low)
         reach = track_reach(tech, d, left, right, net in joined, on_low)
+        own = 0 if on_low else d.track_space(net)
+        if own:
+            reach = max(reach, d.half_for(net, "metal2"))
         lo, hi = left - reach, right + reach
-        if not all(lo - r >= space or l_ - hi >= space for l_, r in occupied.get((t, on_low), [])):
+        if not all(lo - r >= max(space, own, sp) or l_ - hi >= max(space, own, sp)
+                   for u in taken(net, t, on_low)
+                   for l_, r, sp in occupied.get((u, on_low), [])):
             return None
         if on_low and any(n != net and (n not in out or out[n][0] >= t)
                           and lo - (x + d.hp1) < d.s1 and (x - d.hp1) - hi < d.s1
                           for x, n in bars):
             return None
-        return lo, hi
+        return lo, hi, own
 
     on_metal1: set[str] = set()
+    def top(p: str) -> int:  # the highest level of p's track
+        return out[p][0] + (0 if p in on_metal1 else d.track_levels(p)[0] - 1)
+
     for left, right, net in sorted(entries, key=lambda e: (level[e[2]], e[0], e[2])):
-        lowest = 1 + max((out[p][0] for p in before.get(net, ()) if p in out), default=-1)
-        banded = 1 + max((out[p][0] for p in bands.get(net, ())
+        lowest = 1 + max((top(p) for p in before.get(net, ()) if p in out), default=-1)
+        banded = 1 + max((top(p) for p in bands.get(net, ())
                           if p in out and p not in on_metal1), default=-1)
-        if net in only_low:
-            layers: tuple[bool, ...] = (True,)
+        if d.track_levels(net)[0] > 1:  # a wide track: on the track layer
+            layers: tuple[bool, ...] = (False,)
+        elif net in only_low:
+            layers = (True,)
         else:
             layers = ((False, True) if low is not None and net not in joined and net not in upper
                       else (False,))
@@ -114,7 +136,8 @@ def _left_edge(entries: Spans, before: Precedence, d: Dims, tech: Technology, jo
                 break
             t += 1
         on_low, ext = placed
-        occupied.setdefault((t, on_low), []).append(ext)
+        for u in taken(net, t, on_low):
+            occupied.setdefault((u, on_low), []).append(ext)
         if on_low:
             on_metal1.add(net)
         out[net] = (t, left, right)
@@ -134,8 +157,8 @@ def _clear_of_bars(d: Dims, tech: Technology, span: tuple[int, int, str],
                for x, n in bars)
 
 
-def _levels(res: Levels) -> int:
-    return 1 + max((t for t, _l, _r in res.values()), default=-1)
+def _levels(res: Levels, d: Dims) -> int:
+    return 1 + max((t + d.track_levels(n)[0] - 1 for n, (t, _l, _r) in res.items()), default=-1)
 
 
 def pack_tracks(entries: Spans, before: Precedence, bands: Precedence, d: Dims,
@@ -155,13 +178,14 @@ def pack_tracks(entries: Spans, before: Precedence, bands: Precedence, d: Dims,
     banded = {n for b, below in bands.items() for n in (b, *below)}
     free = frozenset(e[2] for e in entries
                      if e[2] in banded and e[2] not in joined | upper
+                     and d.track_levels(e[2])[0] == 1  # a wide track stays on the track layer
                      and _clear_of_bars(d, tech, e, bars))
     if not free:
         return res
     loose = {b: {n for n in below if n not in free} for b, below in bands.items() if b not in free}
     low_free: set[str] = set()
     alt = _left_edge(entries, before, d, tech, joined, low_free, bars, free, loose, upper)
-    if alt is None or (res is not None and _levels(alt) >= _levels(res)):
+    if alt is None or (res is not None and _levels(alt, d) >= _levels(res, d)):
         if res is None:  # the first packing's low set is stale
             low.clear()
         return res

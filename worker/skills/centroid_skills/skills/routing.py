@@ -28,6 +28,7 @@ from centroid_skills.routing.block_packing import packed_rows
 from centroid_skills.routing.block_reshaping import reshaped_rows
 from centroid_skills.routing.device_folding import folded_rows
 from centroid_skills.routing.dims import routing_dims
+from centroid_skills.routing.net_currents import currents_of
 from centroid_skills.routing.report import record, result_dict
 from centroid_skills.routing.router import route
 from centroid_skills.routing.shelf_order import smallest_route
@@ -65,8 +66,19 @@ def info(session: Session, args: dict[str, Any]) -> dict[str, Any]:
                      "description": "row cells (e.g. from layout.place), bottom to top"},
             "devices": {"type": "array", "minItems": 1, "items": DEVICE_ITEM,
                         "description": "flattened circuit devices (id, type, terminals)"},
-            "nets": {"type": "array", "items": {"type": "object"},
-                     "description": "flattened nets ({name, net_type}); supply nets first in the trunk column"},
+            "nets": {"type": "array",
+                     "items": {"type": "object",
+                               "properties": {
+                                   "name": {"type": "string", "minLength": 1},
+                                   "net_type": {"type": "string"},
+                                   "current": {"type": "number", "exclusiveMinimum": 0,
+                                               "description": "DC amperes the net carries "
+                                                              "through any one wire: its rails "
+                                                              "and trunks are drawn at least "
+                                                              "current / max_current_density "
+                                                              "(of their layer) wide"}}},
+                     "description": "flattened nets ({name, net_type, current}); supply nets "
+                                    "first in the trunk column"},
             "balance_partners": {"type": "boolean", "default": True,
                                  "description": "give the partner nets of a matched pair (same "
                                                 "terminal of both devices) tracks of equal span"},
@@ -124,6 +136,7 @@ def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     for n in args.get("nets") or []:
         if isinstance(n, dict) and isinstance(n.get("name"), str):
             net_types[n["name"]] = str(n.get("net_type") or n.get("type") or "signal")
+    currents = currents_of(args.get("nets"))
     tech = session.need_tech()
     layout = session.layout
     ports = args.get("ports")
@@ -156,7 +169,7 @@ def nets(session: Session, args: dict[str, Any]) -> dict[str, Any]:
         def route_rows(order: list[str]) -> Any:
             return route(session, order, args["devices"], net_types, args["cell_name"],
                          bool(args.get("balance_partners", True)), ports or (),
-                         short_nets=args.get("short_nets") or ())
+                         short_nets=args.get("short_nets") or (), currents=currents)
 
         res, rows = smallest_route(session, [rows] if other is None else [rows, other], route_rows)
     except Exception:
