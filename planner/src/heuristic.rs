@@ -327,7 +327,7 @@ fn arrangement_matters(circuit: &Circuit, module: &CircuitModule, splits: &[u32]
     };
     splits
         .iter()
-        .any(|split| (first.params.m.max(1) * common_split(&devices, *split)) % 2 == 0)
+        .any(|split| (first.params.m.max(1) * common_split(&devices, *split)).is_multiple_of(2))
 }
 
 /// Whether matched `module` is drawn as one common-centroid pair, the drawing that takes

@@ -213,3 +213,43 @@ fn an_iteration_of_a_blocks_layout_drafts_no_plan_twice() {
         }
     }
 }
+
+/// One spelling per layout never changes the layout: every point the search can draw,
+/// random or mutated, flat or as blocks, draws the plan its canonical spelling draws.
+#[test]
+fn the_canonical_spelling_of_a_point_draws_its_plan() {
+    use centroid_planner::random::SplitMix64;
+    let (context, raw) = load(&netlist());
+    let planner = HeuristicPlanner::new(raw).with_route_pitch(Some(0.5));
+    let catalog = skills(true);
+    let space = planner.design_space(&context, &catalog);
+    // the skill calls (the summary names the point's knobs as spelled)
+    let drawn = |point: &DesignPoint| {
+        serde_json::to_string(&planner.plan(&context, point, &catalog).unwrap().steps).unwrap()
+    };
+    let mut rng = SplitMix64::new(7);
+    let mut point = space.default_point();
+    let mut spelled_otherwise = 0;
+    for _ in 0..300 {
+        point = if rng.below(4) == 0 {
+            space.random_point(&mut rng)
+        } else {
+            // a raw mutation (the canonical spelling is what is compared)
+            let mut mutated = space.mutate(&point, &mut rng);
+            if rng.below(2) == 0 {
+                mutated.rows.insert("nmos".into(), 2);
+            }
+            mutated
+        };
+        let canonical = space.canonical(&point);
+        spelled_otherwise += usize::from(canonical != point);
+        assert_eq!(
+            drawn(&point),
+            drawn(&canonical),
+            "{}\ncanonical {}",
+            serde_json::to_string(&point).unwrap(),
+            serde_json::to_string(&canonical).unwrap()
+        );
+    }
+    assert!(spelled_otherwise > 0, "some points are spelled otherwise");
+}

@@ -87,8 +87,6 @@ impl DesignSpace {
             point.blocks.clear();
             return;
         }
-        // the top folds only the kinds of its own devices into rows: a row count of a
-        // kind drawn inside blocks alone draws nothing
         let own: HashSet<&str> = self.top_devices.iter().map(String::as_str).collect();
         if own.is_empty() {
             // and a module's own choice reaches the layout only through the blocks that
@@ -108,17 +106,8 @@ impl DesignSpace {
                 .module_rings
                 .retain(|module, _| named(|space| &space.groups, module));
         }
-        point.rows.retain(|kind, _| {
-            self.kinds.iter().any(|order| {
-                order.kind == *kind
-                    && order
-                        .devices
-                        .iter()
-                        .any(|device| own.contains(device.as_str()))
-            })
-        });
-        let own = std::mem::take(&mut point.blocks);
-        for (subcircuit, block_point) in own {
+        let own_points = std::mem::take(&mut point.blocks);
+        for (subcircuit, block_point) in own_points {
             let Some(block) = self.blocks.get(&subcircuit) else {
                 continue;
             };
@@ -132,6 +121,45 @@ impl DesignSpace {
                 point.blocks.insert(subcircuit, canonical);
             }
         }
+        // a row count of the top's is drawn by the top's own devices of that kind and by
+        // the blocks inheriting the top's knobs: of a kind neither has two cells of, it
+        // draws nothing
+        let blocks = &self.blocks;
+        let inheriting: Vec<&BlockSpace> = blocks
+            .iter()
+            .filter(|(subcircuit, _)| !point.blocks.contains_key(*subcircuit))
+            .map(|(_, block)| block)
+            .collect();
+        point.rows.retain(|kind, _| {
+            self.cells_of(kind, &|device| own.contains(device)) > 1
+                || inheriting
+                    .iter()
+                    .any(|block| block.space.cells_of(kind, &|_| true) > 1)
+        });
+    }
+
+    /// How many cells row kind `kind` lays out of the devices `drawn` takes: a bound
+    /// module's devices are one cell.
+    fn cells_of(&self, kind: &str, drawn: &dyn Fn(&str) -> bool) -> usize {
+        let devices: Vec<&String> = self
+            .kinds
+            .iter()
+            .filter(|order| order.kind == kind)
+            .flat_map(|order| &order.devices)
+            .filter(|device| drawn(device))
+            .collect();
+        let merged: usize = self
+            .bound
+            .iter()
+            .map(|group| {
+                group
+                    .iter()
+                    .filter(|device| devices.contains(device))
+                    .count()
+            })
+            .map(|members| members.saturating_sub(1))
+            .sum();
+        devices.len() - merged
     }
 
     /// A random point of every block's space (for a point laid out as blocks).

@@ -218,13 +218,22 @@ impl DesignSpace {
             hierarchy,
             blocks: point.blocks.clone(),
         };
-        self.only_offered_values(&mut canonical);
-        // the global arrangement is drawn by the pairs without their own only
-        fold_groups(
-            &self.modules,
-            &mut canonical.arrangement,
-            &mut canonical.module_arrangements,
-        );
+        if canonical.builds_blocks() {
+            // blocks inherit the top's knobs and the entries their spaces name (their
+            // own module ids): the top's spelling stays as it is
+            let global = canonical.arrangement.clone();
+            canonical
+                .module_arrangements
+                .retain(|_, arrangement| *arrangement != global);
+        } else {
+            self.only_offered_values(&mut canonical);
+            // the global arrangement is drawn by the pairs without their own only
+            fold_groups(
+                &self.modules,
+                &mut canonical.arrangement,
+                &mut canonical.module_arrangements,
+            );
+        }
         fold_groups(
             &self.groups,
             &mut canonical.dummies,
