@@ -140,6 +140,16 @@ impl SlotLine {
         unreachable!("a standing ticket is in the line's order")
     }
 
+    /// The job of the entry at the front of the line.
+    pub fn front_job(&self) -> Option<String> {
+        let state = self.lock();
+        let front = state
+            .in_order()
+            .next()
+            .map(|(_, waiting)| waiting.job_id.clone());
+        front
+    }
+
     /// Wakes the first `count` entries of the line (a slot may be theirs now).
     pub fn wake_front(&self, count: usize) {
         let state = self.lock();

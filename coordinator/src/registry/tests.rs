@@ -14,6 +14,7 @@ fn info(worker_id: &str, address: &str) -> WorkerInfo {
         protocol_version: centroid_proto::PROTOCOL_VERSION,
         hostname: "localhost".into(),
         instance_id: format!("{address}#1"),
+        prefetch: 0,
     }
 }
 
