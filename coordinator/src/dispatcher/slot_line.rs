@@ -63,6 +63,10 @@ struct Waiting {
     required: Option<Vec<String>>,
     /// woken when a slot may be this entry's ([`SlotLine::wake_front`])
     wake: Arc<Notify>,
+    /// woken among the first `count` of the line by [`SlotLine::wake_front`]: its next
+    /// look may take a free slot without the entries before it having taken theirs
+    /// (there were `count` free), instead of after them one by one
+    granted: bool,
 }
 
 impl Waiting {
@@ -104,6 +108,7 @@ impl SlotLine {
                 weight,
                 required: None,
                 wake: wake.clone(),
+                granted: false,
             },
         );
         state
@@ -122,12 +127,15 @@ impl SlotLine {
     /// entry before it in the line could run there.
     pub fn is_turn_of(&self, ticket: u64, worker_skills: &[String]) -> bool {
         let state = self.lock();
-        if !state.waiting.contains_key(&ticket) {
+        let Some(standing) = state.waiting.get(&ticket) else {
             // not standing (yet): the entries read before it come first
             return state
                 .waiting
                 .iter()
                 .all(|(other, waiting)| *other >= ticket || !waiting.could_use(worker_skills));
+        };
+        if standing.granted && standing.could_use(worker_skills) {
+            return true;
         }
         for (other, waiting) in state.in_order() {
             if other == ticket {
@@ -150,11 +158,24 @@ impl SlotLine {
         front
     }
 
-    /// Wakes the first `count` entries of the line (a slot may be theirs now).
+    /// Wakes the first `count` entries of the line (a slot may be theirs now), each
+    /// with a grant for its next look: with `count` slots free the first `count`
+    /// entries may take them together, none waiting for those before it to have
+    /// taken theirs (which made the slots go out one wake-up after another).
     pub fn wake_front(&self, count: usize) {
-        let state = self.lock();
-        for (_, waiting) in state.in_order().take(count) {
-            waiting.wake.notify_one();
+        let mut state = self.lock();
+        let woken: Vec<u64> = state
+            .in_order()
+            .take(count)
+            .map(|(ticket, waiting)| {
+                waiting.wake.notify_one();
+                ticket
+            })
+            .collect();
+        for ticket in woken {
+            if let Some(waiting) = state.waiting.get_mut(&ticket) {
+                waiting.granted = true;
+            }
         }
     }
 
@@ -283,6 +304,16 @@ impl Place {
             waiting.required = Some(required_skills.to_vec());
         }
         self.line.wake_front(1);
+    }
+
+    /// The entry looked for a slot: a grant of [`SlotLine::wake_front`] served
+    /// that look (taken or not, its next one waits for its turn or a new grant).
+    /// Returns whether it held a grant.
+    pub fn looked(&self) -> bool {
+        match self.line.lock().waiting.get_mut(&self.ticket) {
+            Some(waiting) => std::mem::take(&mut waiting.granted),
+            None => false,
+        }
     }
 
     /// The entry took a slot: counted for its job (it leaves the line when the

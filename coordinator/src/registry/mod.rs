@@ -333,41 +333,42 @@ impl Registry {
     ) -> Option<SlotGuard> {
         let mut workers = self.lock();
         // (excluded, only a waiting place, load, id): the smallest is taken
-        let mut best: Option<(bool, bool, f64, &String)> = None;
-        for (worker_id, entry) in workers.iter() {
-            let has_free_slot = entry.running < entry.info.slots;
-            let has_place = has_free_slot
-                || (may_wait && entry.running < entry.info.slots + entry.info.prefetch);
-            if !entry.alive
-                || entry.draining
-                || entry.saturated
-                || !has_place
-                || entry.channel.is_none()
-                || !may_take(&entry.info.skills)
-            {
-                continue;
-            }
-            if !required_skills
-                .iter()
-                .all(|skill| entry.info.skills.contains(skill))
-            {
-                continue;
-            }
-            let load = entry.running as f64 / entry.info.slots.max(1) as f64;
-            let candidate = (
-                excluded.contains(worker_id),
-                !has_free_slot,
-                load,
-                worker_id,
-            );
-            let better = best.is_none_or(|best| {
-                (candidate.0, candidate.1, candidate.2, candidate.3)
-                    < (best.0, best.1, best.2, best.3)
-            });
-            if better {
-                best = Some(candidate);
-            }
-        }
+        let mut qualified: Vec<(bool, bool, f64, &String)> = workers
+            .iter()
+            .filter_map(|(worker_id, entry)| {
+                let has_free_slot = entry.running < entry.info.slots;
+                let has_place = has_free_slot
+                    || (may_wait && entry.running < entry.info.slots + entry.info.prefetch);
+                let usable = entry.alive
+                    && !entry.draining
+                    && !entry.saturated
+                    && has_place
+                    && entry.channel.is_some()
+                    && required_skills
+                        .iter()
+                        .all(|skill| entry.info.skills.contains(skill));
+                usable.then(|| {
+                    let load = entry.running as f64 / entry.info.slots.max(1) as f64;
+                    (
+                        excluded.contains(worker_id),
+                        !has_free_slot,
+                        load,
+                        worker_id,
+                    )
+                })
+            })
+            .collect();
+        qualified.sort_by(|left, right| {
+            (left.0, left.1)
+                .cmp(&(right.0, right.1))
+                .then(left.2.total_cmp(&right.2))
+                .then(left.3.cmp(right.3))
+        });
+        // `may_take` asked in order of preference, until one accepts (it may cost a
+        // look at the slot line: not asked of workers that would not be taken anyway)
+        let best = qualified
+            .into_iter()
+            .find(|(_, _, _, worker_id)| may_take(&workers[*worker_id].info.skills));
         let worker_id = best.map(|(_, _, _, worker_id)| worker_id.clone())?;
         let entry = workers.get_mut(&worker_id).expect("chosen above");
         entry.running += 1;
