@@ -167,7 +167,7 @@ async fn usher_loop(context: Arc<Context>, line: Arc<SlotLine>) {
                 .is_some_and(|job_id| context.candidate_times.may_prefetch(&job_id));
         let free = places.slots + if front_prefetches { places.waiting } else { 0 };
         if free > 0 {
-            line.wake_front(free);
+            line.grant_front(free);
         }
         tokio::select! {
             _ = slots_changed => {}

@@ -53,6 +53,8 @@ struct LineState {
     /// the virtual time of the line: the tag of the job that took the last slot
     /// when it took it (start-time fair queueing)
     virtual_time: f64,
+    /// the usher's passes so far ([`SlotLine::grant_front`]); grants are of the last
+    pass: u64,
 }
 
 /// An entry standing in the line.
@@ -63,13 +65,19 @@ struct Waiting {
     required: Option<Vec<String>>,
     /// woken when a slot may be this entry's ([`SlotLine::wake_front`])
     wake: Arc<Notify>,
-    /// woken among the first `count` of the line by [`SlotLine::wake_front`]: its next
-    /// look may take a free slot without the entries before it having taken theirs
-    /// (there were `count` free), instead of after them one by one
-    granted: bool,
+    /// the usher's pass ([`SlotLine::grant_front`]) that woke it among the first
+    /// `count` of the line for `count` free slots (0: none): until the next pass, its
+    /// next look may take a free slot without the entries before it having taken
+    /// theirs, instead of after them one by one
+    granted_in: u64,
 }
 
 impl Waiting {
+    /// Whether the usher's pass `pass` (the last) granted it a look.
+    fn holds_grant_of(&self, pass: u64) -> bool {
+        self.granted_in != 0 && self.granted_in == pass
+    }
+
     /// Whether this entry could run on a worker offering `worker_skills`.
     fn could_use(&self, worker_skills: &[String]) -> bool {
         match &self.required {
@@ -108,7 +116,7 @@ impl SlotLine {
                 weight,
                 required: None,
                 wake: wake.clone(),
-                granted: false,
+                granted_in: 0,
             },
         );
         state
@@ -134,7 +142,7 @@ impl SlotLine {
                 .iter()
                 .all(|(other, waiting)| *other >= ticket || !waiting.could_use(worker_skills));
         };
-        if standing.granted && standing.could_use(worker_skills) {
+        if standing.holds_grant_of(state.pass) && standing.could_use(worker_skills) {
             return true;
         }
         for (other, waiting) in state.in_order() {
@@ -158,12 +166,23 @@ impl SlotLine {
         front
     }
 
-    /// Wakes the first `count` entries of the line (a slot may be theirs now), each
-    /// with a grant for its next look: with `count` slots free the first `count`
-    /// entries may take them together, none waiting for those before it to have
-    /// taken theirs (which made the slots go out one wake-up after another).
+    /// Wakes the first `count` entries of the line (a slot may be theirs now).
     pub fn wake_front(&self, count: usize) {
+        let state = self.lock();
+        for (_, waiting) in state.in_order().take(count) {
+            waiting.wake.notify_one();
+        }
+    }
+
+    /// The usher's wake-up for `count` free slots: wakes the first `count` entries
+    /// of the line, each with a grant for its next look until the next pass — they
+    /// may take the free slots together, none waiting for those before it to have
+    /// taken theirs (which made the slots go out one wake-up after another). A
+    /// grant of an earlier pass is void (an entry that stood ahead since then
+    /// comes first).
+    pub fn grant_front(&self, count: usize) {
         let mut state = self.lock();
+        state.pass += 1;
         let woken: Vec<u64> = state
             .in_order()
             .take(count)
@@ -172,9 +191,10 @@ impl SlotLine {
                 ticket
             })
             .collect();
+        let pass = state.pass;
         for ticket in woken {
             if let Some(waiting) = state.waiting.get_mut(&ticket) {
-                waiting.granted = true;
+                waiting.granted_in = pass;
             }
         }
     }
@@ -306,12 +326,18 @@ impl Place {
         self.line.wake_front(1);
     }
 
-    /// The entry looked for a slot: a grant of [`SlotLine::wake_front`] served
+    /// The entry looked for a slot: a grant of [`SlotLine::grant_front`] served
     /// that look (taken or not, its next one waits for its turn or a new grant).
     /// Returns whether it held a grant.
     pub fn looked(&self) -> bool {
-        match self.line.lock().waiting.get_mut(&self.ticket) {
-            Some(waiting) => std::mem::take(&mut waiting.granted),
+        let mut state = self.line.lock();
+        let pass = state.pass;
+        match state.waiting.get_mut(&self.ticket) {
+            Some(waiting) => {
+                let granted = waiting.holds_grant_of(pass);
+                waiting.granted_in = 0;
+                granted
+            }
             None => false,
         }
     }
@@ -393,6 +419,37 @@ mod tests {
         let again = line.stand(first, "j", 1);
         assert_eq!(again.ticket(), first);
         assert!(!line.is_turn_of(third, &drc));
+    }
+
+    #[test]
+    fn the_first_entries_woken_for_free_slots_may_take_them_together_once() {
+        let line = Arc::new(SlotLine::default());
+        let drc = skills(&["drc.run"]);
+        let tickets: Vec<u64> = (0..4).map(|_| line.ticket()).collect();
+        let places: Vec<Place> = tickets
+            .iter()
+            .map(|ticket| line.stand(*ticket, "j", 1))
+            .collect();
+        assert!(
+            !line.is_turn_of(tickets[1], &drc),
+            "not woken: the first comes first"
+        );
+        // three slots freed: the first three may take them without waiting for
+        // the ones before them to have taken theirs
+        line.grant_front(3);
+        assert!(line.is_turn_of(tickets[1], &drc));
+        assert!(line.is_turn_of(tickets[2], &drc));
+        assert!(!line.is_turn_of(tickets[3], &drc), "a fourth was not freed");
+        // a grant serves one look
+        assert!(places[2].looked());
+        assert!(!places[2].looked());
+        assert!(!line.is_turn_of(tickets[2], &drc));
+        // and lasts until the usher's next pass
+        line.grant_front(1);
+        assert!(!line.is_turn_of(tickets[1], &drc));
+        // a worker without the skills an entry needs is not its to take, granted or not
+        places[1].needs(&skills(&["signoff.run"]));
+        assert!(!line.is_turn_of(tickets[1], &drc));
     }
 
     /// Takes the next slot for a worker offering `offered`: the waiting entry whose
