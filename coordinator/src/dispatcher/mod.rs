@@ -42,6 +42,11 @@ use slot_line::{Place, SlotLine};
 pub(crate) const ENTRIES_PER_SLOT: usize = 3;
 pub(crate) const EXTRA_ENTRIES: usize = 4;
 
+/// The shortest time between two passes of the usher ([`usher_loop`]): with a
+/// thousand slots turning over every 100 ms, a pass per finished candidate walked
+/// the front of the line thousands of times a second.
+const USHER_PASS_GAP: Duration = Duration::from_millis(1);
+
 /// What this coordinator is working on, by queue entry id.
 #[derive(Clone, Default)]
 pub(crate) struct InFlight(Arc<Mutex<HashMap<String, InFlightEntry>>>);
@@ -168,6 +173,10 @@ async fn usher_loop(context: Arc<Context>, line: Arc<SlotLine>) {
         let free = places.slots + if front_prefetches { places.waiting } else { 0 };
         if free > 0 {
             line.grant_front(free);
+            // passes at most every USHER_PASS_GAP: the changes meanwhile (listened
+            // to since before this pass) are served by the next one together, and
+            // the entries woken have that long to use their grants
+            tokio::time::sleep(USHER_PASS_GAP).await;
         }
         tokio::select! {
             _ = slots_changed => {}
