@@ -120,7 +120,7 @@ impl Pool {
     /// refusal (counted as busy) — or, once the waiting room is closed, `Closed`.
     pub fn admit(self: &Arc<Self>, candidate_id: &str) -> Admitted {
         match self.admissions.admit(candidate_id) {
-            Admission::Now(index) => Admitted::Now(self.lease(index, candidate_id)),
+            Admission::Now(index) => Admitted::Now(Box::new(self.lease(index, candidate_id))),
             Admission::Wait(place) => Admitted::Wait(WaitingForSlot {
                 pool: self.clone(),
                 candidate_id: candidate_id.to_string(),
@@ -254,7 +254,8 @@ impl Drop for SlotLease {
 
 /// What admission gave a call.
 pub enum Admitted {
-    Now(SlotLease),
+    /// a free slot, now (boxed: a lease is much larger than the other answers)
+    Now(Box<SlotLease>),
     Wait(WaitingForSlot),
     /// every slot busy and every waiting place taken
     Full,

@@ -91,8 +91,9 @@ impl SimulatedState {
             state: self,
             candidate_id: &candidate_id,
         };
-        let slot = match admitted {
-            Admission::Now(slot) => slot,
+        // a slot is a unit token: holding one is what counts
+        match admitted {
+            Admission::Now(()) => {}
             Admission::Wait(waiting) => tokio::select! {
                 slot = waiting.slot() => slot.ok_or_else(not_started_draining)?,
                 Ok(reason) = &mut stopped => {
@@ -100,10 +101,10 @@ impl SimulatedState {
                 }
             },
             Admission::Full | Admission::Closed => unreachable!("answered above"),
-        };
+        }
         let _slot = HeldSlot {
             admissions: &self.admissions,
-            slot: Some(slot),
+            slot: Some(()),
         };
         let started = Instant::now();
         let outcome = tokio::select! {

@@ -243,7 +243,7 @@ impl WorkerState {
         let deadline = Instant::now() + deadline_budget;
         let (cancel_guard, mut cancel) = self.cancels.register(&request.candidate_id);
         let lease = match admitted {
-            Admitted::Now(lease) => lease,
+            Admitted::Now(lease) => *lease,
             Admitted::Wait(waiting) => {
                 tokio::select! {
                     lease = waiting.lease() => lease.ok_or_else(not_started_draining)?,

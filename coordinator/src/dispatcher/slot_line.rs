@@ -158,12 +158,10 @@ impl SlotLine {
 
     /// The job of the entry at the front of the line.
     pub fn front_job(&self) -> Option<String> {
-        let state = self.lock();
-        let front = state
+        self.lock()
             .in_order()
             .next()
-            .map(|(_, waiting)| waiting.job_id.clone());
-        front
+            .map(|(_, waiting)| waiting.job_id.clone())
     }
 
     /// Wakes the first `count` entries of the line (a slot may be theirs now).
