@@ -18,6 +18,7 @@ use tokio::task::JoinHandle;
 use centroid_planner::job_events::EventData;
 use centroid_runtime::event_types;
 
+use crate::candidate_times::CandidateTimes;
 use crate::config::CoordinatorConfig;
 use crate::error::StoreError;
 use crate::farm_load::FarmLoad;
@@ -76,6 +77,8 @@ pub(crate) struct Context {
     pub memory: Option<Arc<dyn CaseMemory>>,
     /// what every job has out, as the drivers share the slots by it
     pub farm_load: FarmLoad,
+    /// each job's typical candidate time: whether its entries may prefetch
+    pub candidate_times: CandidateTimes,
 }
 
 impl Context {
@@ -87,6 +90,7 @@ impl Context {
         memory: Option<Arc<dyn CaseMemory>>,
     ) -> Context {
         let consumer = config.consumer_name();
+        let prefetch_below_ms = config.prefetch_below_ms;
         let driver_id = format!(
             "{consumer}/{}",
             &uuid::Uuid::new_v4().simple().to_string()[..8]
@@ -108,6 +112,7 @@ impl Context {
             metrics: CoordinatorMetrics::new(),
             memory,
             farm_load: FarmLoad::default(),
+            candidate_times: CandidateTimes::new(prefetch_below_ms),
         }
     }
 
@@ -163,6 +168,7 @@ impl Context {
             .lock()
             .expect("planners lock")
             .remove(job_id);
+        self.candidate_times.forget(job_id);
     }
 
     /// The job's planner, made once per job (and again when its routing pitch

@@ -6,6 +6,7 @@
 pub mod access;
 pub mod agent;
 pub mod artifacts;
+pub(crate) mod candidate_times;
 pub mod config;
 pub(crate) mod context;
 pub mod coordinator;

@@ -439,6 +439,7 @@ impl Jobs for CoordinatorService {
                         hostname: card.hostname,
                         // not told to other coordinators: no registration comes through them
                         instance_id: String::new(),
+                        prefetch: 0,
                     }),
                     free_slots: card.slots,
                     running: 0,

@@ -22,6 +22,8 @@
 //!     cargo bench -p centroid-tests --bench dispatch_scale
 //!     (CENTROID_BENCH_SLOTS=100,300,1000 CENTROID_BENCH_RUNS=3 CENTROID_BENCH_ROUNDS=10
 //!      CENTROID_BENCH_JOBS=4 CENTROID_BENCH_DELAY_MS=100 by default)
+//!     (CENTROID_BENCH_COORDINATOR / CENTROID_BENCH_WORKER: binaries of another build
+//!      to run instead of this one's, e.g. main's for a before/after pair)
 
 use std::time::Duration;
 

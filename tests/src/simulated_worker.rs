@@ -1,6 +1,8 @@
 //! A `centroid-worker` in its bench/test simulation mode (`--simulate-candidate-ms`):
 //! no KLayout, every candidate answered ok after the delay, many slots per
 //! process. Real gRPC, real registration; stopped with SIGTERM (it deregisters).
+//! `$CENTROID_BENCH_WORKER`, when set, is the worker binary (a bench pairing a
+//! worker built from other code with this build's harness).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -27,6 +29,18 @@ impl SimulatedWorkerProcess {
         slots: u32,
         delay_ms: u64,
     ) -> SimulatedWorkerProcess {
+        Self::start_with_args(dir, coordinator_url, worker_id, slots, delay_ms, &[])
+    }
+
+    /// [`Self::start`] with more flags (e.g. `--prefetch 0`).
+    pub fn start_with_args(
+        dir: &Path,
+        coordinator_url: &str,
+        worker_id: &str,
+        slots: u32,
+        delay_ms: u64,
+        args: &[&str],
+    ) -> SimulatedWorkerProcess {
         let ready = dir.join(format!("{worker_id}.ready"));
         let log_path = dir.join(format!("{worker_id}.log"));
         let log = std::fs::OpenOptions::new()
@@ -34,11 +48,15 @@ impl SimulatedWorkerProcess {
             .append(true)
             .open(&log_path)
             .expect("worker log");
-        let mut child = Command::new(binary("centroid-worker"))
+        let worker_binary = std::env::var_os("CENTROID_BENCH_WORKER")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| binary("centroid-worker"));
+        let mut child = Command::new(worker_binary)
             .args(["--listen", "127.0.0.1:0", "--coordinator", coordinator_url])
             .args(["--worker-id", worker_id, "--slots", &slots.to_string()])
             .args(["--simulate-candidate-ms", &delay_ms.to_string()])
             .args(["--heartbeat-interval-ms", "200"])
+            .args(args)
             .arg("--ready-file")
             .arg(&ready)
             .env("CENTROID_LOG", "warn")

@@ -226,6 +226,7 @@ async fn start(store: Arc<dyn Store>, script: Script, max_deliveries: u32) -> Co
         protocol_version: PROTOCOL_VERSION,
         hostname: "localhost".into(),
         instance_id: "fake-instance".into(),
+        prefetch: 0,
     });
     assert_eq!(registered, Ok(true), "a new worker");
     coordinator

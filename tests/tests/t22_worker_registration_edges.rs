@@ -22,6 +22,7 @@ fn claim(worker_id: &str, address: &str, instance_id: &str) -> RegisterWorkerReq
             protocol_version: PROTOCOL_VERSION,
             hostname: "elsewhere".into(),
             instance_id: instance_id.into(),
+            prefetch: 0,
         }),
     }
 }

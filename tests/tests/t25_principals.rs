@@ -100,6 +100,7 @@ fn registration(worker_id: &str) -> centroid_proto::v1::RegisterWorkerRequest {
             protocol_version: centroid_proto::PROTOCOL_VERSION,
             hostname: "test".into(),
             instance_id: format!("{worker_id}-instance"),
+            prefetch: 0,
         }),
     }
 }

@@ -39,6 +39,10 @@ pub struct CommandLine {
     /// number of KLayout processes (default: number of cores)
     #[arg(long, env = "CENTROID_SLOTS")]
     pub slots: Option<usize>,
+    /// calls taken beyond the slots, each waiting in the worker for the next slot to
+    /// free (its waiting room; default: one per slot; 0 = refuse when every slot is busy)
+    #[arg(long, env = "CENTROID_PREFETCH")]
+    pub prefetch: Option<usize>,
     /// Python interpreter with the klayout module
     #[arg(long, env = "CENTROID_PYTHON")]
     pub python: Option<PathBuf>,
@@ -97,6 +101,8 @@ pub struct WorkerConfig {
     pub advertise_address: Option<String>,
     /// KLayout processes; unset = one per core (resolved when loading)
     pub slots: Option<usize>,
+    /// calls waiting in the worker for a slot at most; unset = one per slot
+    pub prefetch: Option<usize>,
     pub python: PathBuf,
     pub skills_dir: PathBuf,
     pub memory_limit_mb: u64,
@@ -132,6 +138,7 @@ impl Default for WorkerConfig {
             listen: "127.0.0.1:50061".into(),
             advertise_address: None,
             slots: None,
+            prefetch: None,
             python: PathBuf::from(".venv/bin/python"),
             skills_dir: PathBuf::from("worker/skills"),
             memory_limit_mb: 4096,
@@ -214,6 +221,11 @@ impl WorkerConfig {
     /// The number of KLayout processes (one per core unless configured).
     pub fn slot_count(&self) -> usize {
         self.slots.unwrap_or(1).max(1)
+    }
+
+    /// Places in the waiting room: as configured, else one per slot.
+    pub fn prefetch_count(&self) -> usize {
+        self.prefetch.unwrap_or_else(|| self.slot_count())
     }
 
     pub fn memory_limit_bytes(&self) -> u64 {

@@ -6,7 +6,8 @@
 //! - [`skill_process`]: one child process: spawn, JSON-RPC client over stdio, deadline, kill.
 //! - [`skill_reply`]: reading the child's reply to one request (each line classified).
 //! - [`schema_check`]: the compiled skill schemas from `tools/list` (each compiled once).
-//! - [`pool`]: N slots, one candidate per slot, admission without a queue.
+//! - [`pool`]: N slots, one candidate per slot, admission through the waiting room.
+//! - [`waiting_room`]: a free slot, else one of `prefetch` waiting places (FIFO), else a refusal.
 //! - [`supervisor`]: keeps a live child on every slot (restart after a death or a timeout).
 //! - [`cancel`]: the running candidates by id, so `CancelCandidate` can stop one.
 //! - [`candidate`]: runs one candidate's plan on a slot.
@@ -37,6 +38,7 @@ pub mod skill_process;
 pub mod skill_reply;
 pub mod state;
 pub mod supervisor;
+pub mod waiting_room;
 
 pub use config::WorkerConfig;
 pub use error::{SkillProcessError, WorkerError};

@@ -56,6 +56,7 @@ impl Node {
         let pool = Pool::new(
             command,
             config.slot_count(),
+            config.prefetch_count(),
             Duration::from_millis(config.startup_timeout_ms),
         );
         let temporary_dir = std::env::temp_dir();
@@ -114,7 +115,7 @@ impl Node {
                 let _ = shutdown_requested.await;
             },
         ));
-        tracing::info!(address = %local_address, worker_id = %state.worker_id, slots = config.slot_count(), "worker serving");
+        tracing::info!(address = %local_address, worker_id = %state.worker_id, slots = config.slot_count(), prefetch = config.prefetch_count(), "worker serving");
 
         let mut registration_refused = None;
         if let Some((coordinator_url, coordinator_endpoint)) = coordinator {

@@ -1,11 +1,14 @@
 //! N slots, each with at most one KLayout process and at most one candidate.
-//! Admission is immediate: a free slot or a refusal, never a queue.
+//! Admission ([`crate::waiting_room`]): a free slot, else one of `prefetch`
+//! places in the waiting room (the next slot to free is the first waiting
+//! call's), else a refusal.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::skill_process::{SkillProcess, SkillServerCommand};
+use crate::waiting_room::{Admission, Admissions, Waiting};
 
 /// What Health reports about one slot.
 #[derive(Debug, Clone, Default)]
@@ -32,7 +35,8 @@ struct Slot {
 /// The slots of this worker.
 pub struct Pool {
     slots: Vec<Slot>,
-    free_slot_indexes: Mutex<Vec<usize>>,
+    /// the free slots' indexes and the calls waiting for one
+    admissions: Arc<Admissions<usize>>,
     command: SkillServerCommand,
     startup_timeout: Duration,
     rejected_busy: AtomicU64,
@@ -47,10 +51,12 @@ impl std::fmt::Debug for Pool {
 }
 
 impl Pool {
-    /// An empty pool of `slot_count` slots; the supervisor starts the processes.
+    /// An empty pool of `slot_count` slots and `prefetch` waiting places; the
+    /// supervisor starts the processes.
     pub fn new(
         command: SkillServerCommand,
         slot_count: usize,
+        prefetch: usize,
         startup_timeout: Duration,
     ) -> Arc<Pool> {
         let slots = (0..slot_count)
@@ -62,7 +68,7 @@ impl Pool {
         Arc::new(Pool {
             slots,
             // pop() hands out the lowest index first
-            free_slot_indexes: Mutex::new((0..slot_count).rev().collect()),
+            admissions: Admissions::new((0..slot_count).rev().collect(), prefetch),
             command,
             startup_timeout,
             rejected_busy: AtomicU64::new(0),
@@ -82,27 +88,59 @@ impl Pool {
     }
 
     pub fn free_slot_count(&self) -> usize {
-        self.free_slot_indexes
-            .lock()
-            .expect("free slots lock")
-            .len()
+        self.admissions.free_count()
+    }
+
+    /// Places in the waiting room.
+    pub fn prefetch(&self) -> usize {
+        self.admissions.prefetch()
+    }
+
+    /// Calls waiting for a slot now.
+    pub fn waiting_count(&self) -> usize {
+        self.admissions.waiting_count()
+    }
+
+    /// The most calls held at once, running and waiting.
+    pub fn most_admitted(&self) -> usize {
+        self.admissions.most_admitted()
     }
 
     pub fn rejected_busy_count(&self) -> u64 {
         self.rejected_busy.load(Ordering::Relaxed)
     }
 
-    /// A free slot for `candidate_id`, or `None` at once when all are busy.
+    /// A free slot for `candidate_id`, or `None` at once when all are busy (never waits).
     pub fn try_acquire(self: &Arc<Self>, candidate_id: &str) -> Option<SlotLease> {
-        let Some(index) = self
-            .free_slot_indexes
-            .lock()
-            .expect("free slots lock")
-            .pop()
-        else {
-            self.rejected_busy.fetch_add(1, Ordering::Relaxed);
-            return None;
-        };
+        let index = self.admissions.take_free()?;
+        Some(self.lease(index, candidate_id))
+    }
+
+    /// A free slot for `candidate_id`, else a place in the waiting room, else a
+    /// refusal (counted as busy) — or, once the waiting room is closed, `Closed`.
+    pub fn admit(self: &Arc<Self>, candidate_id: &str) -> Admitted {
+        match self.admissions.admit(candidate_id) {
+            Admission::Now(index) => Admitted::Now(Box::new(self.lease(index, candidate_id))),
+            Admission::Wait(place) => Admitted::Wait(WaitingForSlot {
+                pool: self.clone(),
+                candidate_id: candidate_id.to_string(),
+                place,
+            }),
+            Admission::Full => {
+                self.rejected_busy.fetch_add(1, Ordering::Relaxed);
+                Admitted::Full
+            }
+            Admission::Closed => Admitted::Closed,
+        }
+    }
+
+    /// Closes the waiting room (drain): the waiting calls are told they will not
+    /// start. Returns how many were waiting.
+    pub fn close_waiting_room(&self) -> usize {
+        self.admissions.close_waiting_room()
+    }
+
+    fn lease(self: &Arc<Self>, index: usize, candidate_id: &str) -> SlotLease {
         let slot = &self.slots[index];
         let process = slot.idle_process.lock().expect("slot process lock").take();
         {
@@ -110,11 +148,11 @@ impl Pool {
             status.busy = true;
             status.candidate_id = candidate_id.to_string();
         }
-        Some(SlotLease {
+        SlotLease {
             pool: self.clone(),
             index,
             process,
-        })
+        }
     }
 
     /// A snapshot of every slot's status, by index.
@@ -210,10 +248,32 @@ impl Drop for SlotLease {
             status.busy = false;
             status.candidate_id.clear();
         }
-        self.pool
-            .free_slot_indexes
-            .lock()
-            .expect("free slots lock")
-            .push(self.index);
+        self.pool.admissions.give_back(self.index);
+    }
+}
+
+/// What admission gave a call.
+pub enum Admitted {
+    /// a free slot, now (boxed: a lease is much larger than the other answers)
+    Now(Box<SlotLease>),
+    Wait(WaitingForSlot),
+    /// every slot busy and every waiting place taken
+    Full,
+    /// draining: the waiting room is closed
+    Closed,
+}
+
+/// A call in the waiting room.
+pub struct WaitingForSlot {
+    pool: Arc<Pool>,
+    candidate_id: String,
+    place: Waiting<usize>,
+}
+
+impl WaitingForSlot {
+    /// The slot once one frees for this call; `None` when the waiting room closed first.
+    pub async fn lease(self) -> Option<SlotLease> {
+        let index = self.place.slot().await?;
+        Some(self.pool.lease(index, &self.candidate_id))
     }
 }

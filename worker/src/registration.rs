@@ -27,6 +27,8 @@ const DEREGISTER_TIMEOUT: Duration = Duration::from_secs(3);
 pub trait WorkerReport: Send + Sync + 'static {
     fn worker_id(&self) -> String;
     fn slot_count(&self) -> u32;
+    /// calls taken beyond the slots, waiting in the worker for one
+    fn prefetch(&self) -> u32;
     fn free_slots(&self) -> u32;
     fn running_candidates(&self) -> Vec<String>;
     fn is_draining(&self) -> bool;
@@ -197,6 +199,7 @@ async fn register(
             protocol_version: PROTOCOL_VERSION,
             hostname: settings.hostname.clone(),
             instance_id: settings.instance_id.clone(),
+            prefetch: state.prefetch(),
         }),
     };
     let response = match client.register_worker(request).await {

@@ -1,15 +1,17 @@
 //! BENCH AND TEST MODE ONLY (`--simulate-candidate-ms N`): a worker that starts no
 //! KLayout and answers every candidate after N ms with a valid result (every step
 //! `ok`, `data` `{}`). It serves the real `Worker` gRPC service, registers and
-//! heartbeats like a real worker (`registration`), refuses a call over its slots
-//! with RESOURCE_EXHAUSTED and stops a candidate on `CancelCandidate`, so a farm
+//! heartbeats like a real worker (`registration`), runs at most `--slots`
+//! candidates at once with a waiting room of `--prefetch` calls like a real
+//! worker's ([`crate::waiting_room`]), refuses a call beyond both with
+//! RESOURCE_EXHAUSTED and stops a candidate on `CancelCandidate`, so a farm
 //! of thousands of slots can be simulated by a few processes to measure the
 //! coordinator's dispatch (`tests/benches/dispatch_scale.rs`). It offers only the
 //! debug skills: jobs with `noop_plan` run on it, nothing else does.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -33,6 +35,7 @@ use crate::node::incoming_without_nagle;
 use crate::registration::{
     RegistrationHandle, RegistrationSettings, WorkerReport, spawn_registration,
 };
+use crate::waiting_room::{Admission, Admissions};
 
 /// The skills a simulated worker offers: those of `noop_plan` jobs.
 pub const SIMULATED_SKILLS: &[&str] = &["debug.noop", "debug.sleep"];
@@ -41,10 +44,11 @@ pub const SIMULATED_SKILLS: &[&str] = &["debug.noop", "debug.sleep"];
 pub struct SimulatedState {
     worker_id: String,
     slots: usize,
-    busy: AtomicUsize,
+    /// the free slots (unit tokens) and the calls waiting for one
+    admissions: Arc<Admissions<()>>,
     delay: Duration,
     draining: AtomicBool,
-    /// the candidates running, each with the sender that stops it
+    /// the candidates running or waiting for a slot, each with the sender that stops it
     running: Mutex<HashMap<String, oneshot::Sender<String>>>,
     registration: Mutex<Option<RegistrationHandle>>,
 }
@@ -52,15 +56,6 @@ pub struct SimulatedState {
 impl SimulatedState {
     fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<String>>> {
         self.running.lock().expect("simulated running lock")
-    }
-
-    /// Takes a slot unless all are busy.
-    fn try_take_slot(&self) -> bool {
-        self.busy
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |busy| {
-                (busy < self.slots).then_some(busy + 1)
-            })
-            .is_ok()
     }
 
     async fn run(&self, request: RunCandidateRequest) -> Result<RunCandidateResponse, Error> {
@@ -72,27 +67,50 @@ impl SimulatedState {
             .with_retryable(false));
         }
         if self.draining.load(Ordering::SeqCst) {
-            return Err(
-                Error::new(ErrorCode::ServiceUnavailable, "worker is draining")
-                    .with_retryable(true),
-            );
+            return Err(not_started_draining());
         }
-        if !self.try_take_slot() {
+        let admitted = self.admissions.admit(&request.candidate_id);
+        if let Admission::Full = admitted {
             return Err(Error::new(
                 ErrorCode::ResourceExhausted,
-                format!("all {} slots are busy", self.slots),
+                format!(
+                    "all {} slots are busy and all {} waiting places taken",
+                    self.slots,
+                    self.admissions.prefetch()
+                ),
             )
             .with_retryable(true));
         }
+        if let Admission::Closed = admitted {
+            return Err(not_started_draining());
+        }
+        let (stop, mut stopped) = oneshot::channel();
+        let candidate_id = request.candidate_id.clone();
+        self.running().insert(candidate_id.clone(), stop);
+        let _listed = Listed {
+            state: self,
+            candidate_id: &candidate_id,
+        };
+        // a slot is a unit token: holding one is what counts
+        match admitted {
+            Admission::Now(()) => {}
+            Admission::Wait(waiting) => tokio::select! {
+                slot = waiting.slot() => slot.ok_or_else(not_started_draining)?,
+                Ok(reason) = &mut stopped => {
+                    return Err(Error::new(ErrorCode::Cancelled, reason).with_retryable(false));
+                }
+            },
+            Admission::Full | Admission::Closed => unreachable!("answered above"),
+        }
+        let _slot = HeldSlot {
+            admissions: &self.admissions,
+            slot: Some(()),
+        };
         let started = Instant::now();
-        let (stop, stopped) = oneshot::channel();
-        self.running().insert(request.candidate_id.clone(), stop);
         let outcome = tokio::select! {
             _ = tokio::time::sleep(self.delay) => Ok(()),
             Ok(reason) = stopped => Err(reason),
         };
-        self.running().remove(&request.candidate_id);
-        self.busy.fetch_sub(1, Ordering::AcqRel);
         if let Err(reason) = outcome {
             return Err(Error::new(ErrorCode::Cancelled, reason).with_retryable(false));
         }
@@ -123,6 +141,37 @@ impl SimulatedState {
     }
 }
 
+/// A call that will not start because the worker drains: retryable elsewhere.
+fn not_started_draining() -> Error {
+    Error::new(ErrorCode::ServiceUnavailable, "worker is draining").with_retryable(true)
+}
+
+/// A call listed as cancellable until it answers (or its caller hangs up).
+struct Listed<'a> {
+    state: &'a SimulatedState,
+    candidate_id: &'a str,
+}
+
+impl Drop for Listed<'_> {
+    fn drop(&mut self) {
+        self.state.running().remove(self.candidate_id);
+    }
+}
+
+/// A slot held until the call answers (or its caller hangs up).
+struct HeldSlot<'a> {
+    admissions: &'a Arc<Admissions<()>>,
+    slot: Option<()>,
+}
+
+impl Drop for HeldSlot<'_> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot.take() {
+            self.admissions.give_back(slot);
+        }
+    }
+}
+
 impl WorkerReport for SimulatedState {
     fn worker_id(&self) -> String {
         self.worker_id.clone()
@@ -132,8 +181,12 @@ impl WorkerReport for SimulatedState {
         self.slots as u32
     }
 
+    fn prefetch(&self) -> u32 {
+        self.admissions.prefetch() as u32
+    }
+
     fn free_slots(&self) -> u32 {
-        self.slots.saturating_sub(self.busy.load(Ordering::Acquire)) as u32
+        self.admissions.free_count() as u32
     }
 
     fn running_candidates(&self) -> Vec<String> {
@@ -204,6 +257,9 @@ impl Worker for SimulatedService {
             slot_health: Vec::new(),
             klayout_version: state.klayout_version(),
             rejected_busy: 0,
+            prefetch: state.prefetch(),
+            waiting: state.admissions.waiting_count() as u32,
+            most_admitted: state.admissions.most_admitted() as u32,
         }))
     }
 
@@ -212,10 +268,11 @@ impl Worker for SimulatedService {
         _request: Request<DrainRequest>,
     ) -> Result<Response<DrainResponse>, Status> {
         self.0.draining.store(true, Ordering::SeqCst);
-        let finished = self.0.running().len() as u32;
+        let failed_back = self.0.admissions.close_waiting_room() as u32;
+        let finished = (self.0.running().len() as u32).saturating_sub(failed_back);
         Ok(Response::new(DrainResponse {
             finished,
-            failed_back: 0,
+            failed_back,
         }))
     }
 
@@ -256,7 +313,7 @@ impl SimulatedNode {
         let state = Arc::new(SimulatedState {
             worker_id,
             slots: config.slot_count(),
-            busy: AtomicUsize::new(0),
+            admissions: Admissions::new(vec![(); config.slot_count()], config.prefetch_count()),
             delay,
             draining: AtomicBool::new(false),
             running: Mutex::new(HashMap::new()),
@@ -278,7 +335,7 @@ impl SimulatedNode {
                 shutdown_requested.await.ok();
             },
         ));
-        tracing::warn!(address = %local_address, worker_id = %state.worker_id, slots = state.slots, delay_ms = delay.as_millis() as u64, "SIMULATED worker serving (bench/test mode: no KLayout, every candidate answered ok after the delay)");
+        tracing::warn!(address = %local_address, worker_id = %state.worker_id, slots = state.slots, prefetch = state.admissions.prefetch(), delay_ms = delay.as_millis() as u64, "SIMULATED worker serving (bench/test mode: no KLayout, every candidate answered ok after the delay)");
         let mut registration_refused = None;
         if let Some(url) = &config.coordinator {
             let settings = RegistrationSettings {

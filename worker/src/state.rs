@@ -1,5 +1,6 @@
 //! The worker's shared state: the pool and the compiled skill schemas, admission of
-//! candidates (no queue: a busy worker says RESOURCE_EXHAUSTED at once),
+//! candidates (a free slot, else a place in the waiting room — `prefetch` of them,
+//! see [`crate::waiting_room`] — else RESOURCE_EXHAUSTED at once),
 //! per-candidate cancellation, health, and the drain. The gRPC service
 //! (`service.rs`), the registration task and `node.rs` all hold it.
 
@@ -18,7 +19,7 @@ use tracing::Instrument;
 use crate::cancel::CancelRegistry;
 use crate::candidate::{self, CandidateContext};
 use crate::metrics::WorkerMetrics;
-use crate::pool::Pool;
+use crate::pool::{Admitted, Pool};
 use crate::registration::{RegistrationHandle, WorkerReport};
 use crate::schema_check::CompiledSkillSchemas;
 
@@ -124,10 +125,14 @@ impl WorkerState {
             return *report;
         }
         self.draining.store(true, Ordering::SeqCst);
+        // the calls waiting for a slot have not started: answered SERVICE_UNAVAILABLE
+        // (retryable) at once, the coordinator runs them elsewhere
+        let sent_away = self.pool.close_waiting_room();
         let mut in_flight = self.in_flight.subscribe();
         let in_flight_at_start = *in_flight.borrow();
         tracing::info!(
             in_flight = in_flight_at_start,
+            sent_away,
             grace_ms = grace.as_millis() as u64,
             "draining"
         );
@@ -149,8 +154,8 @@ impl WorkerState {
             registration.deregister("drained").await;
         }
         let drained = DrainResponse {
-            finished: in_flight_at_start.saturating_sub(failed_back) as u32,
-            failed_back: failed_back as u32,
+            finished: in_flight_at_start.saturating_sub(failed_back + sent_away) as u32,
+            failed_back: (failed_back + sent_away) as u32,
         };
         tracing::info!(
             finished = drained.finished,
@@ -194,6 +199,9 @@ impl WorkerState {
             draining: self.is_draining(),
             slots: self.pool.slot_count() as u32,
             free_slots: self.pool.free_slot_count() as u32,
+            prefetch: self.pool.prefetch() as u32,
+            waiting: self.pool.waiting_count() as u32,
+            most_admitted: self.pool.most_admitted() as u32,
             slot_health: statuses
                 .iter()
                 .enumerate()
@@ -226,20 +234,40 @@ impl WorkerState {
                     .with_retryable(true),
             );
         }
-        let Some(lease) = self.pool.try_acquire(&request.candidate_id) else {
-            let slots = self.pool.slot_count();
-            return Err(Error::new(
-                ErrorCode::ResourceExhausted,
-                format!("all {slots} slots are busy"),
-            )
-            .with_retryable(true)
-            .with_details(serde_json::json!({"slots": slots})));
-        };
+        let admitted = self.pool.admit(&request.candidate_id);
         let deadline_budget = match request.deadline_ms {
             0 => self.default_deadline,
             milliseconds => Duration::from_millis(milliseconds.min(MAX_CANDIDATE_DEADLINE_MS)),
         };
+        // the wait for a slot counts against the deadline (the caller's RPC timeout does)
         let deadline = Instant::now() + deadline_budget;
+        let (cancel_guard, mut cancel) = self.cancels.register(&request.candidate_id);
+        let lease = match admitted {
+            Admitted::Now(lease) => *lease,
+            Admitted::Wait(waiting) => {
+                tokio::select! {
+                    lease = waiting.lease() => lease.ok_or_else(not_started_draining)?,
+                    cancelled = cancel.wait_for(Option::is_some) => {
+                        let reason = cancelled
+                            .map(|reason| reason.clone().unwrap_or_default())
+                            .unwrap_or_default();
+                        tracing::info!(candidate_id = %request.candidate_id, %reason, "cancelled while waiting for a slot");
+                        return Err(Error::new(ErrorCode::Cancelled, reason).with_retryable(false));
+                    }
+                }
+            }
+            Admitted::Full => {
+                let slots = self.pool.slot_count();
+                let prefetch = self.pool.prefetch();
+                return Err(Error::new(
+                    ErrorCode::ResourceExhausted,
+                    format!("all {slots} slots are busy and all {prefetch} waiting places taken"),
+                )
+                .with_retryable(true)
+                .with_details(serde_json::json!({"slots": slots, "prefetch": prefetch})));
+            }
+            Admitted::Closed => return Err(not_started_draining()),
+        };
         let span = tracing::info_span!(
             "candidate",
             candidate_id = %request.candidate_id,
@@ -247,7 +275,6 @@ impl WorkerState {
             trace_id = %trace_id,
             slot = lease.index(),
         );
-        let (cancel_guard, cancel) = self.cancels.register(&request.candidate_id);
         let context = CandidateContext {
             worker_id: self.worker_id.clone(),
             catalog: self.catalog.clone(),
@@ -289,6 +316,15 @@ impl WorkerState {
             ))
         })
     }
+}
+
+/// A call that will not start here because the worker drains: retryable elsewhere.
+fn not_started_draining() -> Error {
+    Error::new(
+        ErrorCode::ServiceUnavailable,
+        "worker is draining: the candidate was not started",
+    )
+    .with_retryable(true)
 }
 
 struct InFlightGuard {
@@ -338,6 +374,10 @@ impl WorkerReport for WorkerState {
 
     fn slot_count(&self) -> u32 {
         self.pool.slot_count() as u32
+    }
+
+    fn prefetch(&self) -> u32 {
+        self.pool.prefetch() as u32
     }
 
     fn free_slots(&self) -> u32 {

@@ -187,7 +187,8 @@ async fn bad_parameters_are_invalid_param_and_never_reach_klayout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn more_candidates_than_slots_are_refused_at_once() {
-    let worker = WorkerProcess::start(&["--slots", "2"]);
+    // without a waiting room (`--prefetch 0`; see waiting_room.rs for one)
+    let worker = WorkerProcess::start(&["--slots", "2", "--prefetch", "0"]);
     let mut client = worker.client().await;
 
     let mut running = Vec::new();

@@ -70,6 +70,10 @@ pub struct CommandLine {
     /// deadline of one candidate on a worker, in ms
     #[arg(long, env = "CENTROID_CANDIDATE_DEADLINE_MS")]
     pub candidate_deadline_ms: Option<u64>,
+    /// a job's entries may wait in a worker's waiting room (prefetch) while its
+    /// recent candidates took at most this many ms on their workers (0 = never)
+    #[arg(long, env = "CENTROID_PREFETCH_BELOW_MS")]
+    pub prefetch_below_ms: Option<u64>,
     /// how long a job's keys live after its last write, in s
     #[arg(long, env = "CENTROID_JOB_TTL_S")]
     pub job_ttl_s: Option<u64>,
@@ -120,6 +124,10 @@ pub struct CoordinatorConfig {
     pub candidate_deadline_ms: u64,
     /// extra time granted to a RunCandidate RPC beyond the candidate deadline
     pub rpc_grace_ms: u64,
+    /// an entry may take a place in a worker's waiting room (its prefetch) only while
+    /// its job's recent candidates took at most this long on their workers; 0 = never
+    /// (see `candidate_times`)
+    pub prefetch_below_ms: u64,
     pub retry_base_ms: u64,
     pub retry_max_ms: u64,
     /// candidates per job whose artifacts are kept
@@ -181,6 +189,7 @@ impl Default for CoordinatorConfig {
             overlap_iterations: true,
             candidate_deadline_ms: 300_000,
             rpc_grace_ms: 5_000,
+            prefetch_below_ms: 1_000,
             retry_base_ms: 200,
             retry_max_ms: 10_000,
             artifacts_keep: 3,

@@ -236,7 +236,9 @@ impl<'a> CandidateRun<'a> {
         Err(Disposition::LeavePending) // acknowledged by dead_letter
     }
 
-    /// Waits for a slot on a live worker with the skills, in its turn (the line:
+    /// Waits for a slot on a live worker with the skills — or a place in its waiting
+    /// room when the job's candidates are short ([`crate::candidate_times`]) and no
+    /// such worker has a free slot — in its turn (the line:
     /// [`SlotLine`]); with no live worker for a whole lease, hands the entry back (its
     /// lease lapses and any coordinator may take it). It looks again when woken
     /// (the usher wakes the front of the line when slots free: [`super::usher_loop`];
@@ -257,23 +259,20 @@ impl<'a> CandidateRun<'a> {
             let woken = place.wake().notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            // whether a free worker's slot was this entry's to take (no entry before
-            // it could use that worker) — if it still gets none, the worker lacks its
-            // skills, and the entry behind it is woken to try
-            let had_turn = std::cell::Cell::new(false);
+            // a place in a worker's waiting room only for a job of short candidates
+            let may_wait = context.candidate_times.may_prefetch(&self.entry.job_id);
             if let Some(slot) = context.registry.try_acquire_where(
                 &self.required_skills,
                 &self.avoided,
-                |worker_skills| {
-                    let turn = self.line.is_turn_of(self.ticket, worker_skills);
-                    had_turn.set(had_turn.get() || turn);
-                    turn
-                },
+                may_wait,
+                |worker_skills| self.line.is_turn_of(self.ticket, worker_skills),
             ) {
                 place.took_slot();
                 return Ok(slot);
             }
-            if had_turn.get() {
+            // woken for a free slot it could not take (taken meanwhile, or on a worker
+            // without its skills): the entry behind it may take it
+            if place.looked() {
                 self.line.wake_behind(self.ticket);
             }
             if context.registry.alive_slots() == 0 {
@@ -341,6 +340,9 @@ impl<'a> CandidateRun<'a> {
             && error.retryable
         {
             context.registry.mark_saturated(&worker_id);
+        }
+        if let CallOutcome::Response(response) = &outcome {
+            context.candidate_times.saw(&job_id, response.duration_ms);
         }
         let outcome = worker_calls::keep_layout_of_failed_simulation(outcome);
         let client = slot.client.clone();

@@ -42,6 +42,11 @@ use slot_line::{Place, SlotLine};
 pub(crate) const ENTRIES_PER_SLOT: usize = 3;
 pub(crate) const EXTRA_ENTRIES: usize = 4;
 
+/// The shortest time between two passes of the usher ([`usher_loop`]): with a
+/// thousand slots turning over every 100 ms, a pass per finished candidate walked
+/// the front of the line thousands of times a second.
+const USHER_PASS_GAP: Duration = Duration::from_millis(1);
+
 /// What this coordinator is working on, by queue entry id.
 #[derive(Clone, Default)]
 pub(crate) struct InFlight(Arc<Mutex<HashMap<String, InFlightEntry>>>);
@@ -149,7 +154,10 @@ async fn tick(context: &Context, period: Duration) -> bool {
 }
 
 /// Wakes the front of the line when slots may have freed: as many entries as
-/// there are free slots, in the line's order — not every entry waiting (with a
+/// there are free slots, in the line's order, and as many more as there are free
+/// waiting-room places when the front entry's job may prefetch (the line gives a
+/// place to the first entry that could run on the worker: behind an entry that may
+/// not wait, no one takes it) — not every entry waiting (with a
 /// thousand slots, a few thousand wait, and waking them all on every finished
 /// candidate was the dispatcher's main cost).
 async fn usher_loop(context: Arc<Context>, line: Arc<SlotLine>) {
@@ -157,9 +165,18 @@ async fn usher_loop(context: Arc<Context>, line: Arc<SlotLine>) {
         let slots_changed = context.registry.slots_changed.notified();
         tokio::pin!(slots_changed);
         slots_changed.as_mut().enable();
-        let free = context.registry.free_slots();
+        let places = context.registry.free_places();
+        let front_prefetches = places.waiting > 0
+            && line
+                .front_job()
+                .is_some_and(|job_id| context.candidate_times.may_prefetch(&job_id));
+        let free = places.slots + if front_prefetches { places.waiting } else { 0 };
         if free > 0 {
-            line.wake_front(free);
+            line.grant_front(free);
+            // passes at most every USHER_PASS_GAP: the changes meanwhile (listened
+            // to since before this pass) are served by the next one together, and
+            // the entries woken have that long to use their grants
+            tokio::time::sleep(USHER_PASS_GAP).await;
         }
         tokio::select! {
             _ = slots_changed => {}

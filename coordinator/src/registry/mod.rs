@@ -1,6 +1,11 @@
 //! The workers this coordinator knows: registration, heartbeats, liveness, and
 //! slot accounting for the dispatcher (least loaded first).
 //!
+//! A worker takes `slots` calls that run and `prefetch` more that wait in it for
+//! the next slot to free (its waiting room, advertised at registration). A call
+//! takes a waiting-room place only when the caller allows it (its job's candidates
+//! are short: `crate::candidate_times`) and no worker with the skills has a free slot.
+//!
 //! A worker is alive while its heartbeats arrive within `heartbeat_timeout`.
 //! When it misses them (or a call to it fails to connect) it is marked dead:
 //! its in-flight candidates are told (a watch channel) and their queue leases
@@ -31,7 +36,7 @@ struct WorkerEntry {
     alive: bool,
     /// when it was declared dead (pruned `dead_worker_grace` later)
     died: Option<Instant>,
-    /// candidates this coordinator has running on the worker
+    /// calls this coordinator has on the worker, running or waiting in it for a slot
     running: u32,
     channel: Option<Channel>,
     /// input schemas by skill name (from ListSkills), when fetched
@@ -68,6 +73,15 @@ impl Drop for SlotGuard {
     fn drop(&mut self) {
         self.registry.release(&self.worker_id);
     }
+}
+
+/// What [`Registry::free_places`] counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FreePlaces {
+    /// free slots
+    pub slots: usize,
+    /// free places in the workers' waiting rooms
+    pub waiting: usize,
 }
 
 pub struct Registry {
@@ -298,53 +312,64 @@ impl Registry {
     }
 
     /// Takes a slot on the least loaded live worker that has every required skill,
-    /// avoiding `excluded` workers when another one qualifies.
+    /// avoiding `excluded` workers when another one qualifies (never a waiting place).
     pub fn try_acquire(
         self: &Arc<Self>,
         required_skills: &[String],
         excluded: &BTreeSet<String>,
     ) -> Option<SlotGuard> {
-        self.try_acquire_where(required_skills, excluded, |_| true)
+        self.try_acquire_where(required_skills, excluded, false, |_| true)
     }
 
-    /// [`Self::try_acquire`] among the workers whose skills `may_take` accepts.
+    /// [`Self::try_acquire`] among the workers whose skills `may_take` accepts;
+    /// with `may_wait`, a place in a worker's waiting room when no such worker
+    /// has a free slot (the least loaded by calls per slot).
     pub fn try_acquire_where(
         self: &Arc<Self>,
         required_skills: &[String],
         excluded: &BTreeSet<String>,
+        may_wait: bool,
         may_take: impl Fn(&[String]) -> bool,
     ) -> Option<SlotGuard> {
         let mut workers = self.lock();
-        let mut best: Option<(&String, f64, bool)> = None;
-        for (worker_id, entry) in workers.iter() {
-            if !entry.alive
-                || entry.draining
-                || entry.saturated
-                || entry.running >= entry.info.slots
-                || entry.channel.is_none()
-                || !may_take(&entry.info.skills)
-            {
-                continue;
-            }
-            if !required_skills
-                .iter()
-                .all(|skill| entry.info.skills.contains(skill))
-            {
-                continue;
-            }
-            let load = entry.running as f64 / entry.info.slots.max(1) as f64;
-            let is_excluded = excluded.contains(worker_id);
-            let better = match best {
-                None => true,
-                Some((best_id, best_load, best_excluded)) => {
-                    (is_excluded, load, worker_id) < (best_excluded, best_load, best_id)
-                }
-            };
-            if better {
-                best = Some((worker_id, load, is_excluded));
-            }
-        }
-        let worker_id = best.map(|(worker_id, _, _)| worker_id.clone())?;
+        // (excluded, only a waiting place, load, id): the smallest is taken
+        let mut qualified: Vec<(bool, bool, f64, &String)> = workers
+            .iter()
+            .filter_map(|(worker_id, entry)| {
+                let has_free_slot = entry.running < entry.info.slots;
+                let has_place = has_free_slot
+                    || (may_wait && entry.running < entry.info.slots + entry.info.prefetch);
+                let usable = entry.alive
+                    && !entry.draining
+                    && !entry.saturated
+                    && has_place
+                    && entry.channel.is_some()
+                    && required_skills
+                        .iter()
+                        .all(|skill| entry.info.skills.contains(skill));
+                usable.then(|| {
+                    let load = entry.running as f64 / entry.info.slots.max(1) as f64;
+                    (
+                        excluded.contains(worker_id),
+                        !has_free_slot,
+                        load,
+                        worker_id,
+                    )
+                })
+            })
+            .collect();
+        qualified.sort_by(|left, right| {
+            (left.0, left.1)
+                .cmp(&(right.0, right.1))
+                .then(left.2.total_cmp(&right.2))
+                .then(left.3.cmp(right.3))
+        });
+        // `may_take` asked in order of preference, until one accepts (it may cost a
+        // look at the slot line: not asked of workers that would not be taken anyway)
+        let best = qualified
+            .into_iter()
+            .find(|(_, _, _, worker_id)| may_take(&workers[*worker_id].info.skills));
+        let worker_id = best.map(|(_, _, _, worker_id)| worker_id.clone())?;
         let entry = workers.get_mut(&worker_id).expect("chosen above");
         entry.running += 1;
         let channel = entry.channel.clone().expect("checked above");
@@ -395,16 +420,23 @@ impl Registry {
             .sum()
     }
 
-    /// Slots this coordinator could take now: on live workers it can call, neither
-    /// draining nor saturated, less the candidates it runs there.
-    pub fn free_slots(&self) -> usize {
+    /// Slots, and waiting-room places, this coordinator could take now: on live
+    /// workers it can call, neither draining nor saturated, less the calls it has there.
+    pub fn free_places(&self) -> FreePlaces {
         self.lock()
             .values()
             .filter(|entry| {
                 entry.alive && !entry.draining && !entry.saturated && entry.channel.is_some()
             })
-            .map(|entry| entry.info.slots.saturating_sub(entry.running) as usize)
-            .sum()
+            .fold(FreePlaces::default(), |free, entry| {
+                let slots = entry.info.slots;
+                let capacity = slots + entry.info.prefetch;
+                FreePlaces {
+                    slots: free.slots + slots.saturating_sub(entry.running) as usize,
+                    waiting: free.waiting
+                        + (capacity - entry.running.max(slots).min(capacity)) as usize,
+                }
+            })
     }
 }
 

@@ -1,6 +1,7 @@
 //! The registry's choices: registration never takes over a live worker (another
 //! instance at the same or another address); dead workers are forgotten after the
-//! grace; a saturated worker gets no call until a heartbeat reports a free slot.
+//! grace; a saturated worker gets no call until a heartbeat reports a free slot; a
+//! waiting-room place only for a caller allowed one, after every free slot.
 
 use super::*;
 
@@ -14,6 +15,7 @@ fn info(worker_id: &str, address: &str) -> WorkerInfo {
         protocol_version: centroid_proto::PROTOCOL_VERSION,
         hostname: "localhost".into(),
         instance_id: format!("{address}#1"),
+        prefetch: 0,
     }
 }
 
@@ -188,4 +190,46 @@ async fn dead_workers_are_forgotten_after_the_grace_and_live_ones_kept() {
         Ok(true)
     );
     assert!(registry.is_alive("silent"));
+}
+
+#[tokio::test]
+async fn a_waiting_room_place_is_taken_only_when_allowed_and_no_worker_has_a_free_slot() {
+    let registry = Registry::new(Duration::from_secs(10), Duration::from_secs(60), None, None);
+    let one_slot = |worker_id: &str, address: &str, prefetch: u32| WorkerInfo {
+        slots: 1,
+        prefetch,
+        ..info(worker_id, address)
+    };
+    registry
+        .register(one_slot("prefetching", "http://127.0.0.1:1", 1))
+        .unwrap();
+    let skills = vec!["debug.noop".to_string()];
+    let none = BTreeSet::new();
+    let acquire = |may_wait: bool| registry.try_acquire_where(&skills, &none, may_wait, |_| true);
+    let running = acquire(false).expect("its slot");
+    assert!(acquire(false).is_none(), "no free slot, no waiting allowed");
+    assert_eq!(
+        registry.free_places(),
+        FreePlaces {
+            slots: 0,
+            waiting: 1
+        }
+    );
+    // a worker with a free slot comes before a waiting place
+    registry
+        .register(one_slot("free", "http://127.0.0.1:2", 0))
+        .unwrap();
+    let on_free = acquire(true).expect("a slot");
+    assert_eq!(on_free.worker_id, "free");
+    let waiting = acquire(true).expect("the waiting place");
+    assert_eq!(waiting.worker_id, "prefetching");
+    assert!(acquire(true).is_none(), "slots + prefetch taken");
+    drop((running, on_free, waiting));
+    assert_eq!(
+        registry.free_places(),
+        FreePlaces {
+            slots: 2,
+            waiting: 1
+        }
+    );
 }

@@ -53,6 +53,8 @@ struct LineState {
     /// the virtual time of the line: the tag of the job that took the last slot
     /// when it took it (start-time fair queueing)
     virtual_time: f64,
+    /// the usher's passes so far ([`SlotLine::grant_front`]); grants are of the last
+    pass: u64,
 }
 
 /// An entry standing in the line.
@@ -63,9 +65,19 @@ struct Waiting {
     required: Option<Vec<String>>,
     /// woken when a slot may be this entry's ([`SlotLine::wake_front`])
     wake: Arc<Notify>,
+    /// the usher's pass ([`SlotLine::grant_front`]) that woke it among the first
+    /// `count` of the line for `count` free slots (0: none): until the next pass, its
+    /// next look may take a free slot without the entries before it having taken
+    /// theirs, instead of after them one by one
+    granted_in: u64,
 }
 
 impl Waiting {
+    /// Whether the usher's pass `pass` (the last) granted it a look.
+    fn holds_grant_of(&self, pass: u64) -> bool {
+        self.granted_in != 0 && self.granted_in == pass
+    }
+
     /// Whether this entry could run on a worker offering `worker_skills`.
     fn could_use(&self, worker_skills: &[String]) -> bool {
         match &self.required {
@@ -104,6 +116,7 @@ impl SlotLine {
                 weight,
                 required: None,
                 wake: wake.clone(),
+                granted_in: 0,
             },
         );
         state
@@ -122,12 +135,15 @@ impl SlotLine {
     /// entry before it in the line could run there.
     pub fn is_turn_of(&self, ticket: u64, worker_skills: &[String]) -> bool {
         let state = self.lock();
-        if !state.waiting.contains_key(&ticket) {
+        let Some(standing) = state.waiting.get(&ticket) else {
             // not standing (yet): the entries read before it come first
             return state
                 .waiting
                 .iter()
                 .all(|(other, waiting)| *other >= ticket || !waiting.could_use(worker_skills));
+        };
+        if standing.holds_grant_of(state.pass) && standing.could_use(worker_skills) {
+            return true;
         }
         for (other, waiting) in state.in_order() {
             if other == ticket {
@@ -140,11 +156,44 @@ impl SlotLine {
         unreachable!("a standing ticket is in the line's order")
     }
 
+    /// The job of the entry at the front of the line.
+    pub fn front_job(&self) -> Option<String> {
+        self.lock()
+            .in_order()
+            .next()
+            .map(|(_, waiting)| waiting.job_id.clone())
+    }
+
     /// Wakes the first `count` entries of the line (a slot may be theirs now).
     pub fn wake_front(&self, count: usize) {
         let state = self.lock();
         for (_, waiting) in state.in_order().take(count) {
             waiting.wake.notify_one();
+        }
+    }
+
+    /// The usher's wake-up for `count` free slots: wakes the first `count` entries
+    /// of the line, each with a grant for its next look until the next pass — they
+    /// may take the free slots together, none waiting for those before it to have
+    /// taken theirs (which made the slots go out one wake-up after another). A
+    /// grant of an earlier pass is void (an entry that stood ahead since then
+    /// comes first).
+    pub fn grant_front(&self, count: usize) {
+        let mut state = self.lock();
+        state.pass += 1;
+        let woken: Vec<u64> = state
+            .in_order()
+            .take(count)
+            .map(|(ticket, waiting)| {
+                waiting.wake.notify_one();
+                ticket
+            })
+            .collect();
+        let pass = state.pass;
+        for ticket in woken {
+            if let Some(waiting) = state.waiting.get_mut(&ticket) {
+                waiting.granted_in = pass;
+            }
         }
     }
 
@@ -275,6 +324,22 @@ impl Place {
         self.line.wake_front(1);
     }
 
+    /// The entry looked for a slot: a grant of [`SlotLine::grant_front`] served
+    /// that look (taken or not, its next one waits for its turn or a new grant).
+    /// Returns whether it held a grant.
+    pub fn looked(&self) -> bool {
+        let mut state = self.line.lock();
+        let pass = state.pass;
+        match state.waiting.get_mut(&self.ticket) {
+            Some(waiting) => {
+                let granted = waiting.holds_grant_of(pass);
+                waiting.granted_in = 0;
+                granted
+            }
+            None => false,
+        }
+    }
+
     /// The entry took a slot: counted for its job (it leaves the line when the
     /// place is dropped).
     pub fn took_slot(&self) {
@@ -303,163 +368,4 @@ impl Drop for Place {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn skills(names: &[&str]) -> Vec<String> {
-        names.iter().map(|name| name.to_string()).collect()
-    }
-
-    #[test]
-    fn a_slot_is_the_earliest_waiting_entry_s_that_can_use_it() {
-        let line = Arc::new(SlotLine::default());
-        let (first, second, third) = (line.ticket(), line.ticket(), line.ticket());
-        assert!(
-            first < second && second < third,
-            "tickets follow the read order"
-        );
-        let drc = skills(&["tech.load", "drc.run"]);
-        let full = skills(&["tech.load", "drc.run", "signoff.run"]);
-        let first_place = line.stand(first, "j", 1);
-        let second_place = line.stand(second, "j", 1);
-        let third_place = line.stand(third, "j", 1);
-        second_place.needs(&skills(&["drc.run"]));
-        third_place.needs(&skills(&["drc.run"]));
-        assert!(
-            !line.is_turn_of(second, &drc),
-            "the first entry's candidate is not read yet: it could run there"
-        );
-        // an entry needing a skill the worker lacks does not hold the others up
-        first_place.needs(&skills(&["signoff.run"]));
-        assert!(line.is_turn_of(second, &drc), "the first cannot run on it");
-        assert!(
-            !line.is_turn_of(second, &full),
-            "the first can run on this one"
-        );
-        assert!(
-            !line.is_turn_of(third, &drc),
-            "the second entry could use it"
-        );
-        drop(first_place);
-        drop(second_place);
-        assert!(
-            line.is_turn_of(third, &drc),
-            "the earlier ones left the line"
-        );
-        drop(third_place);
-        assert!(line.lock().waiting.is_empty());
-        // a later wait (after a failed try) stands with the same ticket again
-        let again = line.stand(first, "j", 1);
-        assert_eq!(again.ticket(), first);
-        assert!(!line.is_turn_of(third, &drc));
-    }
-
-    /// Takes the next slot for a worker offering `offered`: the waiting entry whose
-    /// turn it is, counted and removed from the line.
-    fn next_served(line: &Arc<SlotLine>, places: &mut Vec<Place>, offered: &[String]) -> u64 {
-        let index = places
-            .iter()
-            .position(|place| line.is_turn_of(place.ticket(), offered))
-            .expect("someone's turn");
-        let place = places.remove(index);
-        place.took_slot();
-        place.ticket()
-    }
-
-    #[test]
-    fn slots_are_shared_between_jobs_candidate_by_candidate() {
-        let line = Arc::new(SlotLine::default());
-        let any = skills(&["tech.load"]);
-        let mut places = Vec::new();
-        let mut job_of = HashMap::new();
-        // a large job read first (8 entries), then a small one (2) behind it
-        for (job_id, count) in [("large", 8), ("small", 2)] {
-            for _ in 0..count {
-                let ticket = line.ticket();
-                let place = line.stand(ticket, job_id, 1);
-                place.needs(&any);
-                job_of.insert(ticket, job_id);
-                places.push(place);
-            }
-        }
-        let order: Vec<&str> = (0..6)
-            .map(|_| job_of[&next_served(&line, &mut places, &any)])
-            .collect();
-        assert_eq!(
-            order,
-            ["large", "small", "large", "small", "large", "large"],
-            "the small job starts at the second slot, not after the large one's eight"
-        );
-    }
-
-    #[test]
-    fn a_heavier_job_gets_slots_in_proportion_to_its_weight() {
-        let line = Arc::new(SlotLine::default());
-        let any = skills(&["tech.load"]);
-        let mut places = Vec::new();
-        let mut job_of = HashMap::new();
-        for (job_id, weight) in [("light", 1), ("heavy", 3)] {
-            for _ in 0..20 {
-                let ticket = line.ticket();
-                let place = line.stand(ticket, job_id, weight);
-                place.needs(&any);
-                job_of.insert(ticket, job_id);
-                places.push(place);
-            }
-        }
-        let heavy = (0..16)
-            .filter(|_| job_of[&next_served(&line, &mut places, &any)] == "heavy")
-            .count();
-        assert_eq!(heavy, 12, "three slots of four go to the job of weight 3");
-        // each job stands a new entry after every slot it takes (as its window is
-        // topped up): still three of four
-        let mut heavy = 0;
-        for _ in 0..40 {
-            let served = job_of[&next_served(&line, &mut places, &any)];
-            heavy += usize::from(served == "heavy");
-            let ticket = line.ticket();
-            let weight = if served == "heavy" { 3 } else { 1 };
-            let place = line.stand(ticket, served, weight);
-            place.needs(&any);
-            job_of.insert(ticket, served);
-            places.push(place);
-        }
-        assert_eq!(
-            heavy, 30,
-            "three slots of four while both keep entries waiting"
-        );
-    }
-
-    #[test]
-    fn a_job_returning_to_the_line_cannot_claim_the_slots_it_did_not_use() {
-        let line = Arc::new(SlotLine::default());
-        let any = skills(&["tech.load"]);
-        let mut places = Vec::new();
-        let mut job_of = HashMap::new();
-        let mut stand = |places: &mut Vec<Place>, job_id: &'static str| {
-            let ticket = line.ticket();
-            let place = line.stand(ticket, job_id, 1);
-            place.needs(&any);
-            job_of.insert(ticket, job_id);
-            places.push(place);
-        };
-        for _ in 0..10 {
-            stand(&mut places, "busy");
-        }
-        for _ in 0..6 {
-            next_served(&line, &mut places, &any);
-        }
-        // a job that had nothing waiting while "busy" took six slots
-        for _ in 0..4 {
-            stand(&mut places, "late");
-        }
-        let order: Vec<&str> = (0..4)
-            .map(|_| job_of[&next_served(&line, &mut places, &any)])
-            .collect();
-        assert_eq!(
-            order,
-            ["late", "busy", "late", "busy"],
-            "lifted to the line's virtual time: they alternate, the late one does not take four in a row"
-        );
-    }
-}
+mod tests;
