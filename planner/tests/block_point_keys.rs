@@ -3,7 +3,7 @@
 //! point's order or its own default), so two points whose top orders differ only in
 //! the devices drawn inside blocks are one layout, one key, one candidate.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use centroid_planner::evaluation::Evaluation;
 use centroid_planner::heuristic::HeuristicPlanner;
@@ -86,40 +86,6 @@ fn evaluated(point: DesignPoint) -> CandidateRecord {
     }
 }
 
-/// A point but its top order: two proposals alike in this and in their plan are one
-/// layout drafted twice for the top's order alone.
-fn but_the_order(point: &DesignPoint) -> DesignPoint {
-    DesignPoint {
-        order: Vec::new(),
-        ..point.clone()
-    }
-}
-
-#[test]
-fn an_iteration_of_a_blocks_layout_drafts_no_layout_twice_for_the_top_order() {
-    let (context, raw) = load(&netlist());
-    let planner = HeuristicPlanner::new(raw).with_route_pitch(Some(0.5));
-    let catalog = skills(true);
-    let space = planner.design_space(&context, &catalog);
-    let tried = space.canonical(&space.default_point());
-    let journal = Journal::from_candidates(&[evaluated(tried.clone())]);
-    let drawn = |point: &DesignPoint| plan_json(&planner.plan(&context, point, &catalog).unwrap());
-    for seed in 1..=3 {
-        let proposals = journal.propose(&space, 24, seed, 1, vec![], &[]);
-        assert_eq!(proposals.len(), 24);
-        let mut layouts = HashSet::from([(drawn(&tried), but_the_order(&tried))]);
-        for proposal in &proposals {
-            let point = &proposal.point;
-            assert!(
-                layouts.insert((drawn(point), but_the_order(point))),
-                "seed {seed}: {:?} {} draws a layout drafted already",
-                proposal.origin,
-                serde_json::to_string(point).unwrap()
-            );
-        }
-    }
-}
-
 /// A knob a block's space offers one value of draws nothing different whatever its
 /// value (a block without matched cells has no finger split, dummies or arrangement to
 /// choose; a block of one device no spacing or aspect): the block's own point that
@@ -187,8 +153,9 @@ fn a_block_knob_offered_one_value_changes_neither_the_plan_nor_the_key() {
     );
 }
 
-/// No two proposals of an iteration draw one plan: a proposal whose plan was drafted
-/// already is a slot spent on a layout the journal has.
+/// No two proposals of an iteration draw one plan — not for the top's order of devices
+/// drawn inside blocks, nor for a knob that draws nothing where it is set: a proposal
+/// whose plan was drafted already is a slot spent on a layout the journal has.
 #[test]
 fn an_iteration_of_a_blocks_layout_drafts_no_plan_twice() {
     let (context, raw) = load(&netlist());
