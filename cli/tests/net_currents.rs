@@ -3,10 +3,13 @@
 //! unknown net, a current that is not a positive number, a wire layer without a density
 //! refused by `validate` and `run` alike (exit 2, the same message, nothing run).
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{Value, json};
+use support::validate_and_run_refusals;
 
 fn example() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/ota5_spice")
@@ -34,33 +37,6 @@ fn inputs_at(dir: &Path, version: &str, currents: Value, rules: impl Fn(&mut Val
     }
 }
 
-/// The `error:` lines of `validate` and of `run` (each exiting 2, `run` writing nothing).
-fn refusals(dir: &Path) -> [Vec<String>; 2] {
-    let out = dir.join("out");
-    let mut errors: [Vec<String>; 2] = Default::default();
-    for (at, command) in ["validate", "run"].into_iter().enumerate() {
-        let mut arguments = vec![command.to_owned(), dir.display().to_string()];
-        if command == "run" {
-            arguments.extend(["--no-memory".to_owned(), "--out".to_owned()]);
-            arguments.push(out.display().to_string());
-        }
-        let output = Command::new(env!("CARGO_BIN_EXE_centroid"))
-            .args(&arguments)
-            .env("CENTROID_PYTHON", "/nonexistent/python")
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-        assert_eq!(output.status.code(), Some(2), "{command}: {stderr}");
-        errors[at] = stderr
-            .lines()
-            .filter(|line| line.starts_with("error: "))
-            .map(str::to_owned)
-            .collect();
-    }
-    assert!(!out.exists(), "run wrote an output folder");
-    errors
-}
-
 #[test]
 fn net_currents_are_read_and_shown() {
     let dir = tempfile::tempdir().unwrap();
@@ -85,7 +61,7 @@ fn net_currents_are_read_and_shown() {
 fn an_unknown_net_is_refused_naming_the_nets_that_exist() {
     let dir = tempfile::tempdir().unwrap();
     inputs(dir.path(), json!({"vddx": 0.001}), |_| {});
-    let [validate, run] = refusals(dir.path());
+    let [validate, run] = validate_and_run_refusals(dir.path());
     let file = dir.path().join("objectives.json").display().to_string();
     let netlist = dir.path().join("netlist.sp").display().to_string();
     assert_eq!(
@@ -101,7 +77,7 @@ fn an_unknown_net_is_refused_naming_the_nets_that_exist() {
 fn a_current_that_is_not_positive_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     inputs(dir.path(), json!({"vdd": -0.001}), |_| {});
-    let [validate, run] = refusals(dir.path());
+    let [validate, run] = validate_and_run_refusals(dir.path());
     let file = dir.path().join("objectives.json").display().to_string();
     assert_eq!(
         validate,
@@ -119,7 +95,7 @@ fn a_wire_layer_without_a_density_is_refused_naming_layer_net_and_what_to_add() 
         let layer = rules["layers"]["met1"].as_object_mut().unwrap();
         layer.remove("max_current_density");
     });
-    let [validate, run] = refusals(dir.path());
+    let [validate, run] = validate_and_run_refusals(dir.path());
     let file = dir.path().join("drc_rules.json").display().to_string();
     assert_eq!(
         validate,
@@ -136,7 +112,7 @@ fn a_density_that_is_not_positive_is_refused() {
     inputs(dir.path(), json!({"vdd": 0.001}), |rules| {
         rules["layers"]["met2"]["max_current_density"] = json!(0.0);
     });
-    let [validate, _] = refusals(dir.path());
+    let [validate, _] = validate_and_run_refusals(dir.path());
     assert!(
         validate
             .iter()
@@ -150,7 +126,7 @@ fn a_density_that_is_not_positive_is_refused() {
 fn net_currents_in_an_objectives_file_older_than_1_1_0_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     inputs_at(dir.path(), "1.0.0", json!({"vdd": 0.001}), |_| {});
-    let [validate, run] = refusals(dir.path());
+    let [validate, run] = validate_and_run_refusals(dir.path());
     let file = dir.path().join("objectives.json").display().to_string();
     assert_eq!(
         validate,

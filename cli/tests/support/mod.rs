@@ -175,3 +175,31 @@ MB1 vb vb vss vss sky130_fd_pr__nfet_01v8 w=2u l=1u nf=2
 MB2 vb ibias vdd vdd sky130_fd_pr__pfet_01v8 w=2u l=1u nf=2
 .ends bias
 ";
+
+/// The `error:` lines `validate` and `run` print for the inputs in `dir`, each asserted to
+/// exit 2 without running anything (`run` writes no output folder).
+pub fn validate_and_run_refusals(dir: &Path) -> [Vec<String>; 2] {
+    let out = dir.join("out");
+    let mut errors: [Vec<String>; 2] = Default::default();
+    for (at, command) in ["validate", "run"].into_iter().enumerate() {
+        let mut arguments = vec![command.to_owned(), dir.display().to_string()];
+        if command == "run" {
+            arguments.extend(["--no-memory".to_owned(), "--out".to_owned()]);
+            arguments.push(out.display().to_string());
+        }
+        let output = Command::new(env!("CARGO_BIN_EXE_centroid"))
+            .args(&arguments)
+            .env("CENTROID_PYTHON", "/nonexistent/python")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert_eq!(output.status.code(), Some(2), "{command}: {stderr}");
+        errors[at] = stderr
+            .lines()
+            .filter(|line| line.starts_with("error: "))
+            .map(str::to_owned)
+            .collect();
+    }
+    assert!(!out.exists(), "run wrote an output folder");
+    errors
+}
