@@ -27,6 +27,8 @@ pub fn design_point(value: &Value, space: &DesignSpace) -> Result<DesignPoint, P
             None => fallback,
             Some(value) => match value.as_u64().and_then(|n| u32::try_from(n).ok()) {
                 Some(n) if allowed.contains(&n) => n,
+                // a knob offered one value draws the same whatever it is set to
+                Some(_) if allowed.len() == 1 => allowed[0],
                 _ => {
                     problems.push(format!("{name}: {value} is not one of {allowed:?}"));
                     fallback
@@ -53,6 +55,7 @@ pub fn design_point(value: &Value, space: &DesignSpace) -> Result<DesignPoint, P
     let arrangement = match object.get("arrangement") {
         None => default.arrangement.clone(),
         Some(Value::String(name)) if space.arrangements.contains(name) => name.clone(),
+        Some(Value::String(_)) if space.arrangements.len() == 1 => space.arrangements[0].clone(),
         Some(value) => {
             problems.push(format!(
                 "arrangement: {value} is not one of {:?}",
@@ -64,6 +67,7 @@ pub fn design_point(value: &Value, space: &DesignSpace) -> Result<DesignPoint, P
     let guard_ring = match object.get("guard_ring") {
         None => default.guard_ring,
         Some(Value::Bool(flag)) if space.guard_rings.contains(flag) => *flag,
+        Some(Value::Bool(_)) if space.guard_rings.len() == 1 => space.guard_rings[0],
         Some(value) => {
             problems.push(format!(
                 "guard_ring: {value} is not one of {:?}",

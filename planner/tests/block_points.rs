@@ -132,6 +132,33 @@ fn a_written_point_names_each_blocks_point_checked_against_its_space() {
     let round_trip: DesignPoint =
         serde_json::from_value(serde_json::to_value(&point).unwrap()).unwrap();
     assert_eq!(round_trip, point);
+    // a knob the block's space offers one value of (the bias block has no pair, one
+    // device of each kind) draws the same whatever a model sets it to: taken, at that
+    // value; a value of the wrong type is still a problem
+    let bias = &space.blocks["bias"].space;
+    assert_eq!(bias.arrangements.len(), 1, "{:?}", bias.arrangements);
+    assert_eq!(
+        bias.aspect_ratios_pct.len(),
+        1,
+        "{:?}",
+        bias.aspect_ratios_pct
+    );
+    let inert = json!({"hierarchy": "blocks",
+                       "blocks": {"bias": {"arrangement": "ABAB", "aspect_ratio_pct": 50}}});
+    let point = design_point(&inert, &space).unwrap();
+    assert_eq!(point.blocks["bias"].arrangement, bias.arrangements[0]);
+    assert_eq!(
+        point.blocks["bias"].aspect_ratio_pct,
+        bias.aspect_ratios_pct[0]
+    );
+    let mistyped = json!({"blocks": {"bias": {"arrangement": 2}}});
+    let problems = design_point(&mistyped, &space).unwrap_err();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with("blocks.bias.arrangement: 2")),
+        "{problems:?}"
+    );
 }
 
 #[test]
