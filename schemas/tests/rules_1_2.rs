@@ -367,6 +367,7 @@ fn the_real_rule_sets_use_all_four_additions() {
         "examples/pdk/ihp_sg13g2.json",
         "examples/pdk/sky130.json",
         "examples/pdk/gf180mcu.json",
+        "examples/pdk/gf180mcu_m3.json",
     ] {
         let bytes = std::fs::read(root.join(path)).unwrap();
         let loaded = load_drc_rules(&InputFile {

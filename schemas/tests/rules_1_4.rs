@@ -141,7 +141,12 @@ fn coupling_needs_the_spacing_it_is_given_at() {
 #[test]
 fn every_example_rule_set_has_sourced_parasitics_for_its_routing_layers() {
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/pdk");
-    for name in ["sky130.json", "gf180mcu.json", "ihp_sg13g2.json"] {
+    for name in [
+        "sky130.json",
+        "gf180mcu.json",
+        "gf180mcu_m3.json",
+        "ihp_sg13g2.json",
+    ] {
         let bytes = std::fs::read(dir.join(name)).unwrap();
         let loaded = load_drc_rules(&InputFile {
             label: name.to_owned(),
