@@ -170,7 +170,17 @@ async fn usher_loop(context: Arc<Context>, line: Arc<SlotLine>) {
             && line
                 .front_job()
                 .is_some_and(|job_id| context.candidate_times.may_prefetch(&job_id));
-        let free = places.slots + if front_prefetches { places.waiting } else { 0 };
+        // free slots first, waiting places on a pass with none: the entries granted
+        // together take their places in any order, and a waiting place taken before
+        // the slot an earlier entry was granted would start that earlier entry later
+        // (one slot: the queue's order is the order candidates start in)
+        let free = if places.slots > 0 {
+            places.slots
+        } else if front_prefetches {
+            places.waiting
+        } else {
+            0
+        };
         if free > 0 {
             line.grant_front(free);
             // passes at most every USHER_PASS_GAP: the changes meanwhile (listened
