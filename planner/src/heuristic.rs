@@ -219,8 +219,10 @@ impl HeuristicPlanner {
             .map(|module| module.id.clone())
             .collect();
         let several_devices = devices.len() > 1;
-        // a kind of one device has no rows to fold it in
-        let foldable = placement.kinds.iter().any(|kind| kind.devices.len() > 1);
+        // a kind of one device has no rows to fold it in (unrouted, 200 % puts the kinds
+        // of several devices in one row)
+        let foldable = placement.kinds.iter().any(|kind| kind.devices.len() > 1)
+            || (!routed && several_devices);
         let finger_splits: Vec<u32> =
             effective(matched_cells, splits, |splits| splits.iter().max().copied());
         let dummies = effective(
