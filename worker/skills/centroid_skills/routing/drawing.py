@@ -270,8 +270,10 @@ def draw_tracks(tech: Technology, p: Painter, tracks: list[Tracks], stack: Stack
             on_metal1 = ch < len(low) and net in low[ch]
             half = d.reach_of(on_metal1)[0]
             ext = track_reach(tech, d, left, right, net in joined, on_metal1)
-            # a wide track spans its levels (:mod:`.net_currents`)
-            above = 0 if on_metal1 else (d.track_levels(net)[0] - 1) * stack.pitch[ch]
+            # a wide track spans its levels (:mod:`.net_currents`); a track of one level
+            # needs no pitch (a stack drawn without its channels' pitches has none)
+            levels = 1 if on_metal1 else d.track_levels(net)[0]
+            above = (levels - 1) * stack.pitch[ch] if levels > 1 else 0
             tb = kdb.Box(left - ext, y - half, right + ext, y + above + half)
             p.put(p.m1 if on_metal1 else p.h, tb)
             p.add_wire(net, right - left)
