@@ -8,7 +8,7 @@ mod support;
 use std::path::Path;
 
 use serde_json::{Value, json};
-use support::{describe, one_iteration_run, python_on_gds, read_report, repository};
+use support::{python_on_gds, repository, run_inputs};
 
 const AMPERES: f64 = 1e-3;
 
@@ -35,14 +35,7 @@ fn inputs(current: Option<f64>) -> tempfile::TempDir {
 
 fn run(current: Option<f64>) -> (tempfile::TempDir, Value) {
     let inputs = inputs(current);
-    let out = tempfile::tempdir().unwrap();
-    let output = one_iteration_run(2, 2, 1, out.path())
-        .arg(inputs.path())
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
-    let report = read_report(out.path());
-    (out, report)
+    run_inputs(inputs.path(), 2, 2, 1)
 }
 
 /// Whether the GDS's top cell holds a shape of GDS layer `layer`/20 at least `width` µm wide

@@ -137,9 +137,21 @@ pub fn run_spice_on_sky130(
     seed: u64,
 ) -> (tempfile::TempDir, serde_json::Value) {
     let inputs = spice_inputs_on_sky130(netlist, AREA_AND_MATCHING_ONE_ITERATION);
+    run_inputs(inputs.path(), candidates, slots, seed)
+}
+
+/// `centroid run --no-memory` of the inputs in `dir`, one iteration of `candidates` on
+/// `slots` with `seed`; asserts exit 0. The output directory (kept while the value lives)
+/// and its report.json.
+pub fn run_inputs(
+    dir: &Path,
+    candidates: u32,
+    slots: u32,
+    seed: u64,
+) -> (tempfile::TempDir, serde_json::Value) {
     let out = tempfile::tempdir().unwrap();
     let output = one_iteration_run(candidates, slots, seed, out.path())
-        .arg(inputs.path())
+        .arg(dir)
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
