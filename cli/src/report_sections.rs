@@ -72,21 +72,25 @@ pub(crate) fn figures_section(metrics: &CandidateMetrics) -> String {
     section
 }
 
+/// The entries of the list `key` of a candidate's layout figures (none when absent).
+fn listed<'a>(figures: &'a serde_json::Value, key: &str) -> &'a [serde_json::Value] {
+    figures
+        .get(key)
+        .and_then(serde_json::Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
 /// The wires of the nets given a current (objectives `constraints.net_currents`): per
 /// routed cell, net and layer the width the current needs and the narrowest drawn.
 fn current_widths_table(figures: &serde_json::Value) -> String {
-    let widths = figures
-        .get("current_widths")
-        .and_then(serde_json::Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let widths = listed(figures, "current_widths");
     if widths.is_empty() {
         return String::new();
     }
     let mut table = String::from(
         "<h3>Wires sized for their current</h3><table><tr><th class=\"l\">cell</th><th class=\"l\">net</th><th>current mA</th><th class=\"l\">layer</th><th class=\"l\">wires</th><th>needed µm</th><th>drawn µm</th></tr>",
     );
-    for entry in &widths {
+    for entry in widths {
         let text = |key: &str| {
             entry
                 .get(key)
@@ -116,18 +120,14 @@ fn current_widths_table(figures: &serde_json::Value) -> String {
 /// placed, its area and utilisation, how many layouts of it the search measured and
 /// the smallest that passed.
 fn blocks_table(figures: &serde_json::Value) -> String {
-    let blocks = figures
-        .get("blocks")
-        .and_then(serde_json::Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let blocks = listed(figures, "blocks");
     if blocks.is_empty() {
         return String::new();
     }
     let mut table = String::from(
         "<h3>Blocks</h3><table><tr><th class=\"l\">block</th><th>placed</th><th>devices</th><th>area µm²</th><th>device area µm²</th><th>utilisation</th><th>layouts tried</th><th>smallest passing µm²</th></tr>",
     );
-    for block in &blocks {
+    for block in blocks {
         let number = |key: &str| {
             block
                 .get(key)
